@@ -1,0 +1,118 @@
+package state
+
+import "encoding/json"
+
+// Append is a list field whose writes concatenate: old ++ update, in the
+// deterministic order the runtime merges writes (triggered nodes by name,
+// then Send tasks by index).
+type Append[T any] struct {
+	v []T
+	w *ops[[]T, T]
+}
+
+// Items returns an Append carrying a write of items — handy in literals.
+func Items[T any](items ...T) Append[T] {
+	var f Append[T]
+	f.Append(items...)
+	return f
+}
+
+// Get returns the current list. Its capacity equals its length, so appending
+// to it copies; do not modify its elements in place.
+func (f Append[T]) Get() []T { return f.v[:len(f.v):len(f.v)] }
+
+// Len returns the length of the current list.
+func (f Append[T]) Len() int { return len(f.v) }
+
+// Append records a write that appends items.
+func (f *Append[T]) Append(items ...T) {
+	if f.w == nil {
+		f.w = newOps[[]T, T]()
+	}
+	f.w.updates = append(f.w.updates, items...)
+}
+
+// Overwrite records a write that replaces the whole list; Overwrite(nil)
+// clears it.
+func (f *Append[T]) Overwrite(items []T) {
+	f.w = &ops[[]T, T]{overwrite: true, base: append([]T(nil), items...)}
+}
+
+// Written reports whether this copy carries a pending write.
+func (f *Append[T]) Written() bool { return f.w != nil }
+
+// ClearWrite drops the pending write.
+func (f *Append[T]) ClearWrite() { f.w = nil }
+
+// HasValue is always true: a list field holds at least the empty list.
+func (f *Append[T]) HasValue() bool { return true }
+
+// MergeWrites concatenates the writes' items to the list.
+func (f *Append[T]) MergeWrites(writes []Channel) error {
+	ws := make([]*ops[[]T, T], len(writes))
+	for i, c := range writes {
+		ws[i] = c.(*Append[T]).w
+	}
+	base := f.v
+	if ow, err := pickOverwrite(ws); err != nil {
+		return err
+	} else if ow != nil {
+		base, ws = ow.base, []*ops[[]T, T]{{updates: ow.updates}}
+	}
+	n := len(base)
+	for _, w := range ws {
+		if w == nil {
+			continue
+		}
+		n += len(w.updates)
+	}
+	out := make([]T, 0, n)
+	out = append(out, base...)
+	for _, w := range ws {
+		if w == nil {
+			continue
+		}
+		out = append(out, w.updates...)
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	f.v = out
+	return nil
+}
+
+// ComposeWrite appends next's write to the receiver's.
+func (f *Append[T]) ComposeWrite(next Channel) { f.w = f.w.compose(next.(*Append[T]).w) }
+
+// WriteValue makes the current list an overwrite.
+func (f *Append[T]) WriteValue() { f.Overwrite(f.v) }
+
+// MarshalWrite encodes the pending write.
+func (f *Append[T]) MarshalWrite() ([]byte, error) { return f.w.marshal() }
+
+// UnmarshalWrite decodes a pending write.
+func (f *Append[T]) UnmarshalWrite(data []byte) (err error) {
+	f.w, err = unmarshalOps[[]T, T](data)
+	return err
+}
+
+// MarshalJSON encodes the current list ([] when empty).
+func (f Append[T]) MarshalJSON() ([]byte, error) {
+	if f.v == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal(f.v)
+}
+
+// UnmarshalJSON decodes a list.
+func (f *Append[T]) UnmarshalJSON(data []byte) error {
+	var v []T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if len(v) == 0 {
+		v = nil
+	}
+	*f = Append[T]{v: v}
+	return nil
+}

@@ -1,0 +1,38 @@
+// Package state provides the field types of a graph's state. A state is a
+// plain Go struct; the type of each field is its channel and decides how
+// the writes of parallel nodes merge at the end of a superstep:
+//
+//	type State struct {
+//		Messages state.Messages          // add or replace by ID, Remove, RemoveAll
+//		Plan     state.Value[[]string]   // last value; two writes in one step are an error
+//		Results  state.Append[string]    // concatenation, in a deterministic order
+//		Tokens   state.Sum[int]          // a counter
+//		Seen     state.Map[string, bool] // merged key by key
+//		Summary  state.Reduced[string, Join] // your own reducer, as a type
+//	}
+//
+// Every field holds its current value, read with Get (List for Messages),
+// and an optional pending write recorded on the node's own copy by Set,
+// Append, Add, Put, Update, Remove or Overwrite. A node receives a snapshot
+// without pending writes, so it returns exactly what it wrote:
+//
+//	func plan(ctx context.Context, s State) (State, error) {
+//		s.Plan.Set(makePlan(s.Messages.List()))
+//		s.Tokens.Overwrite(0) // writing a zero value is a write
+//		return s, nil          // Messages, Results, Seen: untouched
+//	}
+//
+// Get reads the snapshot: a node does not see its own writes, which become
+// visible in the next step (as in LangGraph). Overwrite replaces a reducer
+// field's value outright. Slices returned by Get have capacity equal to
+// their length, so appending to them copies instead of writing into a
+// snapshot other nodes read; do not modify their elements in place.
+//
+// [Message] wraps langchaingo's llms.MessageContent with an ID and a name,
+// and round-trips through JSON losslessly (valid UTF-8 text), tool calls
+// included. Every field type round-trips through JSON too: checkpoints
+// store values and pending writes that way.
+//
+// The [Channel] interface is how the graph runtime drives these types; a
+// new merge rule is a [Reducer] used with [Reduced], not a new Channel.
+package state

@@ -1,0 +1,105 @@
+package state
+
+import "encoding/json"
+
+// Value is a last-value field: a write replaces the value, and two writes to
+// it in one step (from parallel nodes) are an error naming the field and the
+// writers. Its zero value holds no value.
+type Value[T any] struct {
+	v       T
+	ok      bool
+	w       T
+	written bool
+}
+
+// Set returns a Value carrying the write v — handy in struct literals:
+//
+//	return State{Plan: state.Set(plan)}, nil
+func Set[T any](v T) Value[T] { return Value[T]{w: v, written: true} }
+
+// Get returns the current value (the zero T when there is none). It does not
+// see a write recorded on the same copy.
+func (f Value[T]) Get() T { return f.v }
+
+// Set records a write of v on this copy. Writing the zero value is a write.
+func (f *Value[T]) Set(v T) { f.w, f.written = v, true }
+
+// Written reports whether this copy carries a pending write.
+func (f *Value[T]) Written() bool { return f.written }
+
+// ClearWrite drops the pending write.
+func (f *Value[T]) ClearWrite() {
+	var zero T
+	f.w, f.written = zero, false
+}
+
+// HasValue reports whether a value was ever written.
+func (f *Value[T]) HasValue() bool { return f.ok }
+
+// MergeWrites replaces the value with the single write, or reports
+// [ErrConflict] for several.
+func (f *Value[T]) MergeWrites(writes []Channel) error {
+	if len(writes) > 1 {
+		return ErrConflict
+	}
+	for _, c := range writes {
+		if w := c.(*Value[T]); w.written {
+			f.v, f.ok = w.w, true
+		}
+	}
+	return nil
+}
+
+// ComposeWrite keeps next's write when it has one.
+func (f *Value[T]) ComposeWrite(next Channel) {
+	if n := next.(*Value[T]); n.written {
+		f.w, f.written = n.w, true
+	}
+}
+
+// WriteValue makes the current value the pending write.
+func (f *Value[T]) WriteValue() {
+	if f.ok {
+		f.w, f.written = f.v, true
+	}
+}
+
+// MarshalWrite encodes the pending write.
+func (f *Value[T]) MarshalWrite() ([]byte, error) {
+	if !f.written {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f.w)
+}
+
+// UnmarshalWrite decodes a pending write.
+func (f *Value[T]) UnmarshalWrite(data []byte) error {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	f.w, f.written = v, true
+	return nil
+}
+
+// MarshalJSON encodes the current value (null when there is none).
+func (f Value[T]) MarshalJSON() ([]byte, error) {
+	if !f.ok {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f.v)
+}
+
+// UnmarshalJSON decodes a value; null means no value.
+func (f *Value[T]) UnmarshalJSON(data []byte) error {
+	var v T
+	if string(data) == "null" {
+		*f = Value[T]{}
+		return nil
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*f = Value[T]{v: v, ok: true}
+	return nil
+}
