@@ -1,0 +1,279 @@
+package checkpoint
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"time"
+)
+
+// Ref names a checkpoint: a thread, a namespace inside it ("" for the root
+// graph, a path of subgraph nodes otherwise) and optionally a checkpoint ID.
+// An empty ID means the latest checkpoint of the thread and namespace.
+type Ref struct {
+	ThreadID  string
+	Namespace string
+	ID        string
+}
+
+// Metadata describes how a checkpoint came to be. It is stored as one flat
+// JSON object: source, step, parents, run_id, and every entry of Extra.
+type Metadata struct {
+	// Source is "input", "loop", "update" or "fork".
+	Source string
+	// Step is -1 for an input checkpoint, 0 after the first superstep, and
+	// grows by one per checkpoint of a thread.
+	Step int
+	// Parents maps each ancestor graph's namespace to its checkpoint ID.
+	Parents map[string]string
+	// RunID is the run that wrote the checkpoint, if any.
+	RunID string
+	// Extra holds user metadata (scalars), matched by List filters.
+	Extra map[string]any
+}
+
+// MarshalJSON flattens m into one object.
+func (m Metadata) MarshalJSON() ([]byte, error) {
+	out := make(map[string]any, len(m.Extra)+4)
+	for k, v := range m.Extra {
+		out[k] = v
+	}
+	out["source"] = m.Source
+	out["step"] = m.Step
+	if m.Parents == nil {
+		out["parents"] = map[string]string{}
+	} else {
+		out["parents"] = m.Parents
+	}
+	if m.RunID != "" {
+		out["run_id"] = m.RunID
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads the flat form written by MarshalJSON.
+func (m *Metadata) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*m = Metadata{}
+	for k, v := range raw {
+		var err error
+		switch k {
+		case "source":
+			err = json.Unmarshal(v, &m.Source)
+		case "step":
+			err = json.Unmarshal(v, &m.Step)
+		case "parents":
+			err = json.Unmarshal(v, &m.Parents)
+			if len(m.Parents) == 0 {
+				m.Parents = nil
+			}
+		case "run_id":
+			err = json.Unmarshal(v, &m.RunID)
+		default:
+			var x any
+			err = json.Unmarshal(v, &x)
+			if m.Extra == nil {
+				m.Extra = make(map[string]any)
+			}
+			m.Extra[k] = x
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint: metadata key %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// Matches reports whether every key of filter has an equal value in m's
+// flat JSON form (numbers compare by value).
+func (m Metadata) Matches(filter map[string]any) bool {
+	if len(filter) == 0 {
+		return true
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return false
+	}
+	var flat map[string]any
+	if json.Unmarshal(b, &flat) != nil {
+		return false
+	}
+	for k, want := range filter {
+		got, ok := flat[k]
+		if !ok {
+			return false
+		}
+		wb, err1 := json.Marshal(want)
+		gb, err2 := json.Marshal(got)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		var w any
+		if json.Unmarshal(wb, &w) != nil || string(mustJSON(w)) != string(gb) {
+			return false
+		}
+	}
+	return true
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// Checkpoint is the state of a graph between two supersteps, as bytes.
+//
+// Values holds the JSON of only the channels whose version changed since the
+// parent checkpoint (the channels in Versions that this checkpoint
+// introduced); savers keep each value keyed by (channel, version), so a
+// channel that does not change is stored once, not once per step. A [Tuple]
+// read back from a saver carries the values of every channel in Versions.
+type Checkpoint struct {
+	// ID is time-ordered: lexicographic order is creation order.
+	ID       string
+	ThreadID string
+	// Namespace is "" for the root graph.
+	Namespace string
+	// ParentID is the checkpoint this one follows, "" for the first.
+	ParentID string
+	// CreatedAt is when the checkpoint was made.
+	CreatedAt time.Time
+	Metadata  Metadata
+	// Versions maps each channel that has a value to its version.
+	Versions map[string]int64
+	// Values maps channels to JSON values (see the type's comment).
+	Values map[string][]byte
+	// Frontier is the runtime's opaque bookkeeping: what runs next.
+	Frontier []byte
+	// Shape fingerprints the graph that wrote the checkpoint.
+	Shape string
+}
+
+// Write is one pending write of a task, recorded against the checkpoint the
+// task started from.
+type Write struct {
+	TaskID   string
+	TaskPath string
+	// Idx orders a task's writes; special channels use the negative
+	// indexes of [WriteIndex].
+	Idx     int
+	Channel string
+	Value   []byte
+}
+
+// Special write channels.
+const (
+	ChannelError     = "__error__"
+	ChannelInterrupt = "__interrupt__"
+	ChannelResume    = "__resume__"
+	ChannelNoWrites  = "__no_writes__"
+)
+
+// WriteIndex returns the index a write to channel gets at position pos of
+// its task's writes: the special channels have fixed negative indexes (so a
+// retry replaces them), the others their position (so a repeated write is
+// ignored: first write wins).
+func WriteIndex(channel string, pos int) int {
+	switch channel {
+	case ChannelError:
+		return -1
+	case ChannelInterrupt:
+		return -3
+	case ChannelResume:
+		return -4
+	}
+	return pos
+}
+
+// Tuple is a checkpoint read back from a saver with its pending writes.
+type Tuple struct {
+	Checkpoint
+	// PendingWrites are the writes recorded against this checkpoint,
+	// ordered by task ID then index.
+	PendingWrites []Write
+}
+
+// ListOptions narrows [Saver.List].
+type ListOptions struct {
+	// Namespace selects one namespace; nil means all of them.
+	Namespace *string
+	// Before keeps checkpoints whose ID is strictly smaller.
+	Before string
+	// Limit caps the number returned (0 = no limit), applied after the
+	// filter.
+	Limit int
+	// Filter keeps checkpoints whose metadata matches every key (see
+	// [Metadata.Matches]).
+	Filter map[string]any
+}
+
+// Saver stores checkpoints. Implementations must be safe for concurrent use.
+// Optional capabilities are further interfaces a Saver may implement, such
+// as [ThreadDeleter]; [checkpointtest.Run] checks any implementation.
+type Saver interface {
+	// Get returns the checkpoint ref names (the latest of the thread and
+	// namespace when ref.ID is empty) with its pending writes, or an error
+	// wrapping [ErrNotFound].
+	Get(ctx context.Context, ref Ref) (*Tuple, error)
+	// Put stores cp with its changed channel values, atomically. The
+	// saver may keep cp's maps and byte slices: the caller must not modify
+	// them afterwards.
+	Put(ctx context.Context, cp *Checkpoint) error
+	// PutWrites stores writes of one task against the checkpoint ref (the
+	// saver may keep the Value slices, as with Put).
+	// A write whose (task, index) already exists is kept when the index is
+	// non-negative and replaced when it is negative.
+	PutWrites(ctx context.Context, ref Ref, writes []Write) error
+	// List yields a thread's checkpoints newest first. An empty threadID
+	// lists every thread.
+	List(ctx context.Context, threadID string, opts ListOptions) iter.Seq2[*Tuple, error]
+}
+
+// ThreadDeleter is implemented by savers that can delete a thread's
+// checkpoints and writes in every namespace.
+type ThreadDeleter interface {
+	DeleteThread(ctx context.Context, threadID string) error
+}
+
+// ErrNotFound is wrapped by errors of savers for a missing checkpoint.
+var ErrNotFound = errors.New("checkpoint not found")
+
+var idState struct {
+	sync.Mutex
+	last uint64
+}
+
+// idSuffix makes IDs of different processes differ.
+var idSuffix = func() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}()
+
+// NewID returns a new checkpoint ID: 32 lowercase hex digits whose first 16
+// are a nanosecond timestamp strictly increasing within the process (so IDs
+// sort in creation order) and whose last 16 are random per process.
+func NewID() string {
+	idState.Lock()
+	ts := uint64(time.Now().UnixNano())
+	if ts <= idState.last {
+		ts = idState.last + 1
+	}
+	idState.last = ts
+	idState.Unlock()
+	var b [32]byte
+	var raw [8]byte
+	binary.BigEndian.PutUint64(raw[:], ts)
+	hex.Encode(b[:16], raw[:])
+	copy(b[16:], idSuffix)
+	return string(b[:])
+}

@@ -1,0 +1,218 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Memory is an in-memory [Saver] for tests and short-lived programs. Like
+// the persistent savers it stores a channel's value once per version, so
+// unchanged channels cost nothing per checkpoint. The zero value is not
+// usable; call [NewMemory].
+type Memory struct {
+	mu      sync.RWMutex
+	threads map[string]map[string]*memNS // thread → namespace
+}
+
+// memNS holds one namespace of one thread.
+type memNS struct {
+	cps    map[string]*Checkpoint
+	latest *Checkpoint
+	blobs  map[blobKey][]byte
+	writes map[string]map[writeKey]Write // checkpoint ID → writes
+}
+
+type blobKey struct {
+	channel string
+	version int64
+}
+
+type writeKey struct {
+	task string
+	idx  int
+}
+
+// NewMemory returns an empty in-memory saver.
+func NewMemory() *Memory {
+	return &Memory{threads: make(map[string]map[string]*memNS)}
+}
+
+func (m *Memory) ns(thread, ns string, create bool) *memNS {
+	nss := m.threads[thread]
+	if nss == nil {
+		if !create {
+			return nil
+		}
+		nss = make(map[string]*memNS)
+		m.threads[thread] = nss
+	}
+	n := nss[ns]
+	if n == nil && create {
+		n = &memNS{cps: make(map[string]*Checkpoint), blobs: make(map[blobKey][]byte), writes: make(map[string]map[writeKey]Write)}
+		nss[ns] = n
+	}
+	return n
+}
+
+// Get implements [Saver].
+func (m *Memory) Get(ctx context.Context, ref Ref) (*Tuple, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var cp *Checkpoint
+	n := m.ns(ref.ThreadID, ref.Namespace, false)
+	if n != nil {
+		if ref.ID != "" {
+			cp = n.cps[ref.ID]
+		} else {
+			cp = n.latest
+		}
+	}
+	if cp == nil {
+		return nil, fmt.Errorf("checkpoint: thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, ErrNotFound)
+	}
+	return n.tuple(cp), nil
+}
+
+func (n *memNS) tuple(cp *Checkpoint) *Tuple {
+	t := &Tuple{Checkpoint: *cp}
+	t.Versions = maps.Clone(cp.Versions)
+	t.Frontier = slices.Clone(cp.Frontier)
+	t.Metadata.Parents = maps.Clone(cp.Metadata.Parents)
+	t.Metadata.Extra = maps.Clone(cp.Metadata.Extra)
+	t.Values = make(map[string][]byte, len(cp.Versions))
+	for ch, v := range cp.Versions {
+		if b, ok := n.blobs[blobKey{ch, v}]; ok {
+			t.Values[ch] = slices.Clone(b)
+		}
+	}
+	for _, w := range n.writes[cp.ID] {
+		w.Value = slices.Clone(w.Value)
+		t.PendingWrites = append(t.PendingWrites, w)
+	}
+	sort.Slice(t.PendingWrites, func(i, j int) bool {
+		a, b := t.PendingWrites[i], t.PendingWrites[j]
+		if a.TaskID != b.TaskID {
+			return a.TaskID < b.TaskID
+		}
+		return a.Idx < b.Idx
+	})
+	return t
+}
+
+// Put implements [Saver].
+func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if cp.ThreadID == "" || cp.ID == "" {
+		return fmt.Errorf("checkpoint: put needs a thread ID and a checkpoint ID")
+	}
+	c := *cp // Put owns cp's maps and slices (see Saver.Put): no deep copy
+	c.Values = nil
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.ns(cp.ThreadID, cp.Namespace, true)
+	for ch, b := range cp.Values {
+		k := blobKey{ch, cp.Versions[ch]}
+		if _, ok := n.blobs[k]; !ok {
+			n.blobs[k] = b
+		}
+	}
+	n.cps[cp.ID] = &c
+	if n.latest == nil || cp.ID >= n.latest.ID {
+		n.latest = &c
+	}
+	return nil
+}
+
+// PutWrites implements [Saver].
+func (m *Memory) PutWrites(ctx context.Context, ref Ref, writes []Write) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ref.ThreadID == "" || ref.ID == "" {
+		return fmt.Errorf("checkpoint: put writes needs a thread ID and a checkpoint ID")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.ns(ref.ThreadID, ref.Namespace, true)
+	ws := n.writes[ref.ID]
+	if ws == nil {
+		ws = make(map[writeKey]Write)
+		n.writes[ref.ID] = ws
+	}
+	for _, w := range writes {
+		k := writeKey{w.TaskID, w.Idx}
+		if _, ok := ws[k]; ok && w.Idx >= 0 {
+			continue
+		}
+		ws[k] = w
+	}
+	return nil
+}
+
+// List implements [Saver].
+func (m *Memory) List(ctx context.Context, threadID string, opts ListOptions) iter.Seq2[*Tuple, error] {
+	return func(yield func(*Tuple, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+			return
+		}
+		m.mu.RLock()
+		var out []*Tuple
+		for tid, nss := range m.threads {
+			if threadID != "" && tid != threadID {
+				continue
+			}
+			for ns, n := range nss {
+				if opts.Namespace != nil && *opts.Namespace != ns {
+					continue
+				}
+				for id, cp := range n.cps {
+					if opts.Before != "" && id >= opts.Before {
+						continue
+					}
+					if !cp.Metadata.Matches(opts.Filter) {
+						continue
+					}
+					out = append(out, n.tuple(cp))
+				}
+			}
+		}
+		m.mu.RUnlock()
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].ID != out[j].ID {
+				return out[i].ID > out[j].ID
+			}
+			return strings.Compare(out[i].ThreadID+"\x00"+out[i].Namespace, out[j].ThreadID+"\x00"+out[j].Namespace) < 0
+		})
+		if opts.Limit > 0 && len(out) > opts.Limit {
+			out = out[:opts.Limit]
+		}
+		for _, t := range out {
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
+
+// DeleteThread implements [ThreadDeleter].
+func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.threads, threadID)
+	return nil
+}
