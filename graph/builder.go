@@ -1,0 +1,264 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// NodeFunc is a plain node: it reads the state snapshot s and returns the
+// writes it wants merged — usually s itself with some fields written (Set,
+// Append, …), since s carries no pending writes of its own.
+type NodeFunc[S any] func(ctx context.Context, s S) (S, error)
+
+// CommandFunc is a node that also chooses where to go next (see [Command]).
+type CommandFunc[S any] func(ctx context.Context, s S) (Command[S], error)
+
+// BranchFunc chooses, after its source node ran, the nodes (or path-map
+// keys) and Send tasks of the next step. It sees the source node's input
+// with only that node's own writes applied.
+type BranchFunc[S any] func(ctx context.Context, s S) (Route[S], error)
+
+// RouterFunc is a branch choosing one node or path-map key.
+type RouterFunc[S any] func(ctx context.Context, s S) (string, error)
+
+type node[S any] struct {
+	name     string
+	fn       CommandFunc[S]
+	command  bool
+	retry    *RetryPolicy
+	timeout  time.Duration
+	deferred bool
+	cache    *CachePolicy
+	dests    []string
+	edges    []string
+	branches []*branch[S]
+}
+
+type branch[S any] struct {
+	fn      BranchFunc[S]
+	router  RouterFunc[S] // set instead of fn for AddConditionalEdges
+	pathMap map[string]string
+	dests   []string
+}
+
+type join struct {
+	sources []string
+	target  string
+	key     string
+}
+
+// Builder assembles a graph over the state type S. Its methods record
+// problems instead of failing; [Builder.Compile] reports all of them at once.
+// A Builder is not safe for concurrent use.
+type Builder[S any] struct {
+	nodes      map[string]*node[S]
+	order      []string
+	startEdges []string
+	startBr    []*branch[S]
+	joins      []*join
+	problems   []string
+}
+
+// New returns an empty builder for state S. S must be a struct whose
+// exported fields are all field types of package state (Value, Append, Sum,
+// Map, Reduced, Messages).
+func New[S any]() *Builder[S] {
+	return &Builder[S]{nodes: make(map[string]*node[S])}
+}
+
+// NodeOption configures a node.
+type NodeOption func(*nodeConfig)
+
+type nodeConfig struct {
+	retry    *RetryPolicy
+	timeout  time.Duration
+	deferred bool
+	cache    *CachePolicy
+	dests    []string
+}
+
+// WithRetry retries the node's failed attempts under p.
+func WithRetry(p RetryPolicy) NodeOption {
+	return func(c *nodeConfig) { c.retry = &p }
+}
+
+// WithNodeTimeout bounds each attempt of the node; an attempt that runs
+// longer fails with an error wrapping [ErrNodeTimeout].
+func WithNodeTimeout(d time.Duration) NodeOption {
+	return func(c *nodeConfig) { c.timeout = d }
+}
+
+// Deferred makes the node wait until every other pending branch of the run
+// has finished: it runs once, in the first step where nothing else is
+// triggered.
+func Deferred() NodeOption {
+	return func(c *nodeConfig) { c.deferred = true }
+}
+
+// WithCachePolicy caches the node's results (its writes and routes) keyed by
+// its input; the graph needs a cache ([WithCache]).
+func WithCachePolicy(p CachePolicy) NodeOption {
+	return func(c *nodeConfig) { c.cache = &p }
+}
+
+// WithDestinations declares where a command node may go. It is used for
+// validation (reachability) and rendering only.
+func WithDestinations(nodes ...string) NodeOption {
+	return func(c *nodeConfig) { c.dests = append(c.dests, nodes...) }
+}
+
+// AddNode adds a plain node.
+func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Builder[S] {
+	if fn == nil {
+		b.problem("node %q: nil function", name)
+		return b
+	}
+	return b.addNode(name, func(ctx context.Context, s S) (Command[S], error) {
+		out, err := fn(ctx, s)
+		return Command[S]{Update: out}, err
+	}, false, opts)
+}
+
+// AddCommandNode adds a node that returns a [Command].
+func (b *Builder[S]) AddCommandNode(name string, fn CommandFunc[S], opts ...NodeOption) *Builder[S] {
+	if fn == nil {
+		b.problem("node %q: nil function", name)
+		return b
+	}
+	return b.addNode(name, fn, true, opts)
+}
+
+func (b *Builder[S]) addNode(name string, fn CommandFunc[S], command bool, opts []NodeOption) *Builder[S] {
+	switch {
+	case name == "":
+		b.problem("a node has an empty name")
+		return b
+	case name == Start || name == End:
+		b.problem("node %q: the name is reserved", name)
+		return b
+	case strings.ContainsAny(name, "|:"):
+		b.problem("node %q: '|' and ':' are reserved characters in node names", name)
+		return b
+	case b.nodes[name] != nil:
+		b.problem("node %q: added twice", name)
+		return b
+	}
+	var c nodeConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	b.nodes[name] = &node[S]{name: name, fn: fn, command: command, retry: c.retry, timeout: c.timeout,
+		deferred: c.deferred, cache: c.cache, dests: c.dests}
+	b.order = append(b.order, name)
+	return b
+}
+
+func (b *Builder[S]) problem(format string, args ...any) {
+	b.problems = append(b.problems, fmt.Sprintf(format, args...))
+}
+
+// AddEdge runs to after from. Several edges from one node fan out in the
+// next step; from may be [Start] and to may be [End].
+func (b *Builder[S]) AddEdge(from, to string) *Builder[S] {
+	switch {
+	case from == End:
+		b.problem("edge %s -> %s: END cannot be a start node", from, to)
+	case to == Start:
+		b.problem("edge %s -> %s: START cannot be an end node", from, to)
+	case from == Start:
+		b.startEdges = append(b.startEdges, to)
+	default:
+		if n := b.nodes[from]; n != nil {
+			n.edges = append(n.edges, to)
+		} else {
+			b.problem("edge %s -> %s: found edge starting at unknown node %q", from, to, from)
+		}
+	}
+	return b
+}
+
+// AddJoin runs to once every node of from has finished, possibly in
+// different steps (a waiting edge). The join resets when to runs.
+func (b *Builder[S]) AddJoin(from []string, to string) *Builder[S] {
+	if len(from) == 0 {
+		b.problem("join -> %s: no source nodes", to)
+		return b
+	}
+	for _, f := range from {
+		if f == Start || f == End {
+			b.problem("join %s -> %s: %s cannot be a join source", strings.Join(from, "+"), to, f)
+			return b
+		}
+	}
+	b.joins = append(b.joins, &join{sources: append([]string(nil), from...), target: to, key: strings.Join(from, "+") + ":" + to})
+	return b
+}
+
+// BranchOption configures a conditional edge.
+type BranchOption func(*branchConfig)
+
+type branchConfig struct {
+	pathMap map[string]string
+	dests   []string
+}
+
+// PathMap maps the keys a router returns to node names.
+func PathMap(m map[string]string) BranchOption {
+	return func(c *branchConfig) { c.pathMap = m }
+}
+
+// Destinations declares the nodes a branch may choose, for validation and
+// rendering.
+func Destinations(nodes ...string) BranchOption {
+	return func(c *branchConfig) { c.dests = append(c.dests, nodes...) }
+}
+
+// AddConditionalEdges adds a router after from (or [Start], for a
+// conditional entry point): it returns one node name, a key of its
+// [PathMap], or [End].
+func (b *Builder[S]) AddConditionalEdges(from string, fn RouterFunc[S], opts ...BranchOption) *Builder[S] {
+	if fn == nil {
+		b.problem("conditional edges from %q: nil function", from)
+		return b
+	}
+	b.addBranch(from, &branch[S]{router: fn}, opts)
+	return b
+}
+
+// AddBranch adds a branch after from (or [Start]) that may choose several
+// nodes and Send tasks.
+func (b *Builder[S]) AddBranch(from string, fn BranchFunc[S], opts ...BranchOption) *Builder[S] {
+	if fn == nil {
+		b.problem("branch from %q: nil function", from)
+		return b
+	}
+	b.addBranch(from, &branch[S]{fn: fn}, opts)
+	return b
+}
+
+func (b *Builder[S]) addBranch(from string, br *branch[S], opts []BranchOption) {
+	var c branchConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	br.pathMap, br.dests = c.pathMap, c.dests
+	if br.dests == nil && br.pathMap != nil {
+		for _, v := range br.pathMap {
+			br.dests = append(br.dests, v)
+		}
+	}
+	switch {
+	case from == Start:
+		b.startBr = append(b.startBr, br)
+	case from == End:
+		b.problem("branch from %s: END cannot be a start node", from)
+	default:
+		if n := b.nodes[from]; n != nil {
+			n.branches = append(n.branches, br)
+		} else {
+			b.problem("branch from %q: found edge starting at unknown node %q", from, from)
+		}
+	}
+}

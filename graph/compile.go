@@ -1,0 +1,331 @@
+package graph
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/state"
+)
+
+// CompileError lists every problem found in a graph.
+type CompileError struct {
+	Problems []string
+}
+
+func (e *CompileError) Error() string {
+	if len(e.Problems) == 1 {
+		return "graph: invalid graph: " + e.Problems[0]
+	}
+	return "graph: invalid graph:\n\t" + strings.Join(e.Problems, "\n\t")
+}
+
+// field is one channel of the state struct.
+type field struct {
+	name string
+	off  uintptr
+	typ  reflect.Type // the field's type (not a pointer)
+}
+
+type schema struct {
+	fields []field
+	index  map[string]int
+}
+
+var channelType = reflect.TypeFor[state.Channel]()
+
+func newSchema[S any]() (*schema, []string) {
+	t := reflect.TypeFor[S]()
+	if t.Kind() != reflect.Struct {
+		return nil, []string{fmt.Sprintf("state type %s is not a struct", t)}
+	}
+	sc := &schema{index: make(map[string]int)}
+	var problems []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			problems = append(problems, fmt.Sprintf("state field %s.%s is unexported; every field must be an exported state channel (state.Value, Append, Sum, Map, Reduced, Messages)", t.Name(), f.Name))
+			continue
+		}
+		if !reflect.PointerTo(f.Type).Implements(channelType) {
+			problems = append(problems, fmt.Sprintf("state field %s.%s has type %s, which has no reducer; use state.Value[%s] for a last-value field, or another state channel type", t.Name(), f.Name, f.Type, f.Type))
+			continue
+		}
+		sc.index[f.Name] = len(sc.fields)
+		sc.fields = append(sc.fields, field{name: f.Name, off: f.Offset, typ: f.Type})
+	}
+	return sc, problems
+}
+
+// ch returns field i of *s as a Channel.
+func (sc *schema) ch(s unsafe.Pointer, i int) state.Channel {
+	f := &sc.fields[i]
+	return reflect.NewAt(f.typ, unsafe.Add(s, f.off)).Interface().(state.Channel)
+}
+
+// Graph is a compiled, immutable graph, safe for concurrent runs.
+type Graph[S any] struct {
+	nodes           map[string]*node[S]
+	names           []string // sorted
+	startEdges      []string
+	startBr         []*branch[S]
+	joins           []*join
+	joinsBySource   map[string][]int
+	sc              *schema
+	saver           checkpoint.Saver
+	cache           Cache
+	interruptBefore map[string]bool
+	interruptAfter  map[string]bool
+	shape           string
+	name            string
+	loops           sync.Pool // *loop[S], reused across runs
+}
+
+// CompileOption configures [Builder.Compile].
+type CompileOption func(*compileConfig)
+
+type compileConfig struct {
+	saver           checkpoint.Saver
+	cache           Cache
+	interruptBefore []string
+	interruptAfter  []string
+	name            string
+}
+
+// WithCheckpointer saves a checkpoint after every superstep in s, which
+// enables interrupts with resume, pending writes, GetState, History,
+// UpdateState and time travel. Runs then need [WithThread].
+func WithCheckpointer(s checkpoint.Saver) CompileOption {
+	return func(c *compileConfig) { c.saver = s }
+}
+
+// WithCache stores the results of nodes that have a [CachePolicy].
+func WithCache(cache Cache) CompileOption {
+	return func(c *compileConfig) { c.cache = cache }
+}
+
+// InterruptBefore pauses a run before any of nodes runs ("*" for every
+// node).
+func InterruptBefore(nodes ...string) CompileOption {
+	return func(c *compileConfig) { c.interruptBefore = append(c.interruptBefore, nodes...) }
+}
+
+// InterruptAfter pauses a run after any of nodes ran ("*" for every node).
+func InterruptAfter(nodes ...string) CompileOption {
+	return func(c *compileConfig) { c.interruptAfter = append(c.interruptAfter, nodes...) }
+}
+
+// WithName names the graph (used in renderings).
+func WithName(name string) CompileOption {
+	return func(c *compileConfig) { c.name = name }
+}
+
+// Compile validates the graph and returns it ready to run. All problems are
+// reported at once in a [*CompileError], each naming the node or edge.
+func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
+	var cfg compileConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	problems := slices.Clone(b.problems)
+	sc, sp := newSchema[S]()
+	problems = append(problems, sp...)
+
+	known := func(n string) bool { return n == End || b.nodes[n] != nil }
+	checkTarget := func(what, to string) {
+		if to == Start {
+			problems = append(problems, fmt.Sprintf("%s: START cannot be an end node", what))
+		} else if !known(to) {
+			problems = append(problems, fmt.Sprintf("%s: found edge ending at unknown node %q", what, to))
+		}
+	}
+	for _, to := range b.startEdges {
+		checkTarget(fmt.Sprintf("edge %s -> %s", Start, to), to)
+	}
+	checkBranch := func(from string, br *branch[S]) {
+		for _, d := range br.dests {
+			if !known(d) {
+				problems = append(problems, fmt.Sprintf("at %q node, a branch found unknown target %q", from, d))
+			}
+		}
+	}
+	for _, br := range b.startBr {
+		checkBranch(Start, br)
+	}
+	for _, name := range b.order {
+		n := b.nodes[name]
+		for _, to := range n.edges {
+			checkTarget(fmt.Sprintf("edge %s -> %s", name, to), to)
+		}
+		for _, br := range n.branches {
+			checkBranch(name, br)
+		}
+		for _, d := range n.dests {
+			if !known(d) {
+				problems = append(problems, fmt.Sprintf("node %q declares unknown destination %q", name, d))
+			}
+		}
+	}
+	for _, j := range b.joins {
+		for _, s := range j.sources {
+			if b.nodes[s] == nil {
+				problems = append(problems, fmt.Sprintf("join %s: found edge starting at unknown node %q", j.key, s))
+			}
+		}
+		if b.nodes[j.target] == nil {
+			problems = append(problems, fmt.Sprintf("join %s: found edge ending at unknown node %q", j.key, j.target))
+		}
+	}
+	if len(b.startEdges) == 0 && len(b.startBr) == 0 {
+		problems = append(problems, "graph must have an entrypoint: add at least one edge from graph.Start to another node")
+	}
+	for _, list := range [][]string{cfg.interruptBefore, cfg.interruptAfter} {
+		for _, n := range list {
+			if n != "*" && b.nodes[n] == nil {
+				problems = append(problems, fmt.Sprintf("interrupt node %q not found", n))
+			}
+		}
+	}
+	problems = append(problems, b.reachability()...)
+	if len(problems) > 0 {
+		return nil, &CompileError{Problems: problems}
+	}
+
+	g := &Graph[S]{
+		nodes:         b.nodes,
+		names:         slices.Sorted(slices.Values(b.order)),
+		startEdges:    b.startEdges,
+		startBr:       b.startBr,
+		joins:         b.joins,
+		joinsBySource: make(map[string][]int),
+		sc:            sc,
+		saver:         cfg.saver,
+		cache:         cfg.cache,
+		name:          cfg.name,
+	}
+	for i, j := range b.joins {
+		for _, s := range j.sources {
+			g.joinsBySource[s] = append(g.joinsBySource[s], i)
+		}
+	}
+	g.interruptBefore = expandInterrupts(cfg.interruptBefore, g.names)
+	g.interruptAfter = expandInterrupts(cfg.interruptAfter, g.names)
+	g.shape = g.fingerprint()
+	return g, nil
+}
+
+func expandInterrupts(list, names []string) map[string]bool {
+	if len(list) == 0 {
+		return nil
+	}
+	m := make(map[string]bool)
+	for _, n := range list {
+		if n == "*" {
+			for _, x := range names {
+				m[x] = true
+			}
+		} else {
+			m[n] = true
+		}
+	}
+	return m
+}
+
+// reachability reports nodes no path from Start reaches and nodes with no
+// way out. A branch or command node without declared destinations may go
+// anywhere, so then unreachability is not reported.
+func (b *Builder[S]) reachability() []string {
+	var problems []string
+	open := false // some branch may reach any node
+	out := func(name string) []string {
+		var next []string
+		var brs []*branch[S]
+		if name == Start {
+			next = append(next, b.startEdges...)
+			brs = b.startBr
+		} else {
+			n := b.nodes[name]
+			if n == nil {
+				return nil
+			}
+			next = append(next, n.edges...)
+			next = append(next, n.dests...)
+			if n.command && len(n.dests) == 0 {
+				open = true
+			}
+			brs = n.branches
+			for _, j := range b.joins {
+				if slices.Contains(j.sources, name) {
+					next = append(next, j.target)
+				}
+			}
+		}
+		for _, br := range brs {
+			if len(br.dests) == 0 {
+				open = true
+			}
+			next = append(next, br.dests...)
+		}
+		return next
+	}
+	seen := map[string]bool{Start: true}
+	queue := []string{Start}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, m := range out(n) {
+			if !seen[m] {
+				seen[m] = true
+				queue = append(queue, m)
+			}
+		}
+	}
+	for _, name := range b.order {
+		n := b.nodes[name]
+		if !open && !seen[name] {
+			problems = append(problems, fmt.Sprintf("node %q is unreachable from graph.Start", name))
+		}
+		hasJoin := false
+		for _, j := range b.joins {
+			if slices.Contains(j.sources, name) {
+				hasJoin = true
+			}
+		}
+		if len(n.edges) == 0 && len(n.branches) == 0 && !n.command && !hasJoin {
+			problems = append(problems, fmt.Sprintf("node %q is a dead end: add an edge from it (to graph.End to finish there)", name))
+		}
+	}
+	return problems
+}
+
+// fingerprint identifies the graph's shape: fields, nodes and edges.
+func (g *Graph[S]) fingerprint() string {
+	var parts []string
+	for _, f := range g.sc.fields {
+		parts = append(parts, "f:"+f.name+":"+f.typ.String())
+	}
+	for _, name := range g.names {
+		n := g.nodes[name]
+		e := slices.Sorted(slices.Values(n.edges))
+		parts = append(parts, "n:"+name+"->"+strings.Join(e, ","))
+		for _, br := range n.branches {
+			d := slices.Sorted(slices.Values(br.dests))
+			parts = append(parts, "b:"+name+"->"+strings.Join(d, ","))
+		}
+	}
+	se := slices.Sorted(slices.Values(g.startEdges))
+	parts = append(parts, "s:"+strings.Join(se, ","))
+	for _, j := range g.joins {
+		parts = append(parts, "j:"+j.key)
+	}
+	sort.Strings(parts)
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\n")))
+	return hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,66 @@
+// Package graph builds and runs typed state graphs with LangGraph's
+// semantics.
+//
+// A graph works on a state struct S whose fields are channels from package
+// state. Nodes are plain functions that read a snapshot of S and return the
+// fields they write; edges say what runs next:
+//
+//	b := graph.New[State]()
+//	b.AddNode("plan", plan)
+//	b.AddNode("act", act)
+//	b.AddEdge(graph.Start, "plan")
+//	b.AddConditionalEdges("plan", route, graph.PathMap(map[string]string{"act": "act", "done": graph.End}))
+//	b.AddEdge("act", "plan")
+//	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+//	out, err := g.Invoke(ctx, State{Goal: state.Set("ship it")}, graph.WithThread("t1"))
+//
+// # Supersteps
+//
+// A run proceeds in supersteps. Every node triggered for a step runs
+// concurrently (one goroutine each, bounded by [WithMaxConcurrency]) on the
+// same immutable snapshot. At the barrier the writes are merged through each
+// field's reducer in a deterministic order — triggered nodes by name, then
+// Send tasks by index — whatever order the tasks finished in. Two writes to
+// a last-value field in one step fail the step with an
+// [*InvalidUpdateError] naming the field and the writers. Then a checkpoint
+// is saved, and the nodes the step's edges, branches, joins and commands
+// chose form the next step. A run ends when nothing is triggered; a run
+// that would take more than its recursion limit of supersteps fails with a
+// [*RecursionError].
+//
+// The first error of a step cancels its other tasks and fails the run with
+// a [*NodeError] (a panic becomes one too); cancelling the caller's context
+// fails it with the context's error. Finished tasks' writes are saved as
+// pending writes, so [Graph.Resume] re-runs only the tasks that did not
+// finish.
+//
+// # Edges
+//
+// [Builder.AddEdge] fans out; [Builder.AddJoin] waits for several nodes,
+// possibly finishing in different steps; [Builder.AddConditionalEdges] and
+// [Builder.AddBranch] choose at run time, the latter also emitting [Send]
+// tasks for map-reduce; [Deferred] nodes wait until everything else is
+// done; command nodes ([Builder.AddCommandNode]) return a [Command] that
+// writes and chooses at once. [Subgraph] turns a compiled graph into a
+// node. [Builder.Compile] reports every problem at once in a
+// [*CompileError].
+//
+// # Interrupts and time travel
+//
+// With a checkpointer, a node can call [Interrupt] to ask a human; the run
+// returns an [*Interrupted] error and continues with [Graph.Resume] when the
+// answer comes, re-running the node from its top. [InterruptBefore] and
+// [InterruptAfter] pause around nodes. [Graph.GetState], [Graph.History]
+// and [Graph.UpdateState] read and edit a thread's checkpoints, and
+// [WithCheckpointID] replays or forks from any of them.
+//
+// # Streaming
+//
+// [Graph.Stream] yields [Event]s — values, updates, custom data
+// ([StreamWriter]), LLM tokens ([MessageWriter]), task starts and results,
+// checkpoints — as an iter.Seq2. [Graph.Invoke] runs the same loop and keeps
+// the last state.
+//
+// Inside a node, [Step], [RemainingSteps], [TaskID] and [NodeName] read the
+// task's place in the run.
+package graph

@@ -1,0 +1,656 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/state"
+)
+
+type stateChannel = state.Channel
+
+// Channels of pending writes besides the state fields.
+const (
+	chanRoute = "__route__"
+)
+
+const cmdTaskPrefix = "~cmd-"
+
+// writes encodes the fields written on *s.
+func (g *Graph[S]) writes(s *S) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	p := unsafe.Pointer(s)
+	for fi, f := range g.sc.fields {
+		c := g.sc.ch(p, fi)
+		if !c.Written() {
+			continue
+		}
+		b, err := c.MarshalWrite()
+		if err != nil {
+			return nil, fmt.Errorf("graph: encoding write of field %s: %w", f.name, err)
+		}
+		if m == nil {
+			m = make(map[string]json.RawMessage)
+		}
+		m[f.name] = b
+	}
+	return m, nil
+}
+
+// fromWrites decodes writes encoded by writes.
+func (g *Graph[S]) fromWrites(m map[string]json.RawMessage) (S, error) {
+	var s S
+	p := unsafe.Pointer(&s)
+	for name, b := range m {
+		fi, ok := g.sc.index[name]
+		if !ok {
+			return s, fmt.Errorf("graph: checkpoint has a write to unknown field %q", name)
+		}
+		if err := g.sc.ch(p, fi).UnmarshalWrite(b); err != nil {
+			return s, fmt.Errorf("graph: decoding write of field %s: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+// writesAny reports whether any field of *s is written.
+func (g *Graph[S]) writesAny(s *S) bool {
+	p := unsafe.Pointer(s)
+	for fi := range g.sc.fields {
+		if g.sc.ch(p, fi).Written() {
+			return true
+		}
+	}
+	return false
+}
+
+// materialize turns the writes carried by *arg into values (a Send's input).
+func (g *Graph[S]) materialize(arg *S) S {
+	var out S
+	p, q := unsafe.Pointer(&out), unsafe.Pointer(arg)
+	for fi := range g.sc.fields {
+		c := g.sc.ch(q, fi)
+		if c.Written() {
+			_ = g.sc.ch(p, fi).MergeWrites([]stateChannel{c})
+		}
+	}
+	return out
+}
+
+type sendJSON struct {
+	Node string                     `json:"node"`
+	Arg  map[string]json.RawMessage `json:"arg,omitempty"`
+}
+
+type routeJSON struct {
+	Nodes []string   `json:"nodes,omitempty"`
+	Sends []sendJSON `json:"sends,omitempty"`
+}
+
+type frontierJSON struct {
+	Input    map[string]json.RawMessage `json:"input,omitempty"`
+	HasInput bool                       `json:"has_input,omitempty"`
+	Nodes    []string                   `json:"nodes,omitempty"`
+	Sends    []sendJSON                 `json:"sends,omitempty"`
+	Joins    map[string][]string        `json:"joins,omitempty"`
+	Deferred []string                   `json:"deferred,omitempty"`
+	Last     []string                   `json:"last,omitempty"`
+	Accum    map[string]json.RawMessage `json:"accum,omitempty"`
+}
+
+func (g *Graph[S]) encodeSends(sends []Send[S]) ([]sendJSON, error) {
+	var out []sendJSON
+	for i := range sends {
+		a, err := g.writes(&sends[i].Arg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sendJSON{Node: sends[i].Node, Arg: a})
+	}
+	return out, nil
+}
+
+func (g *Graph[S]) decodeSends(in []sendJSON) ([]Send[S], error) {
+	var out []Send[S]
+	for _, s := range in {
+		if g.nodes[s.Node] == nil {
+			return nil, fmt.Errorf("graph: checkpoint sends to unknown node %q", s.Node)
+		}
+		a, err := g.fromWrites(s.Arg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Send[S]{Node: s.Node, Arg: a})
+	}
+	return out, nil
+}
+
+func (g *Graph[S]) encodeFrontier(f *frontier[S], accum *S) ([]byte, error) {
+	if accum == nil && f.input == nil && len(f.sends) == 0 && len(f.joins) == 0 {
+		// The common case, written by hand: this runs every step.
+		b := make([]byte, 0, 64)
+		b = append(b, '{')
+		b = appendStrings(b, "nodes", f.nodes)
+		b = appendStrings(b, "deferred", f.deferred)
+		b = appendStrings(b, "last", f.last)
+		if len(b) > 1 {
+			b = b[:len(b)-1]
+		}
+		return append(b, '}'), nil
+	}
+	var fj frontierJSON
+	var err error
+	if accum != nil {
+		if fj.Accum, err = g.writes(accum); err != nil {
+			return nil, err
+		}
+	}
+	if f.input != nil {
+		fj.HasInput = true
+		if fj.Input, err = g.writes(f.input); err != nil {
+			return nil, err
+		}
+	}
+	fj.Nodes = f.nodes
+	fj.Deferred = f.deferred
+	fj.Last = f.last
+	if fj.Sends, err = g.encodeSends(f.sends); err != nil {
+		return nil, err
+	}
+	for ji, seen := range f.joins {
+		if fj.Joins == nil {
+			fj.Joins = make(map[string][]string)
+		}
+		fj.Joins[g.joins[ji].key] = seen
+	}
+	return json.Marshal(fj)
+}
+
+// appendStrings appends `"key":["a","b"],` when list is not empty.
+func appendStrings(b []byte, key string, list []string) []byte {
+	if len(list) == 0 {
+		return b
+	}
+	b = append(b, '"')
+	b = append(b, key...)
+	b = append(b, `":[`...)
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	return append(b, "],"...)
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func (g *Graph[S]) decodeFrontier(b []byte, accum *S) (frontier[S], error) {
+	var f frontier[S]
+	if len(b) == 0 {
+		return f, nil
+	}
+	var fj frontierJSON
+	if err := json.Unmarshal(b, &fj); err != nil {
+		return f, fmt.Errorf("graph: decoding checkpoint frontier: %w", err)
+	}
+	if accum != nil && fj.Accum != nil {
+		a, err := g.fromWrites(fj.Accum)
+		if err != nil {
+			return f, err
+		}
+		*accum = a
+	}
+	if fj.HasInput {
+		in, err := g.fromWrites(fj.Input)
+		if err != nil {
+			return f, err
+		}
+		f.input = &in
+	}
+	f.nodes, f.deferred, f.last = fj.Nodes, fj.Deferred, fj.Last
+	var err error
+	if f.sends, err = g.decodeSends(fj.Sends); err != nil {
+		return f, err
+	}
+	for key, seen := range fj.Joins {
+		for ji, j := range g.joins {
+			if j.key == key {
+				if f.joins == nil {
+					f.joins = make(map[int][]string)
+				}
+				f.joins[ji] = seen
+			}
+		}
+	}
+	return f, nil
+}
+
+// encodeResult encodes a finished task's writes and route (pending writes
+// and the node cache use it).
+func (g *Graph[S]) encodeResult(t *task[S]) ([]byte, error) {
+	w, err := g.writes(&t.out)
+	if err != nil {
+		return nil, err
+	}
+	r, err := g.encodeRoute(t.route)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		W map[string]json.RawMessage `json:"w,omitempty"`
+		R json.RawMessage            `json:"r"`
+	}{w, r})
+}
+
+func (g *Graph[S]) decodeResult(b []byte, t *task[S]) error {
+	var v struct {
+		W map[string]json.RawMessage `json:"w"`
+		R json.RawMessage            `json:"r"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	out, err := g.fromWrites(v.W)
+	if err != nil {
+		return err
+	}
+	r, err := g.decodeRoute(v.R)
+	if err != nil {
+		return err
+	}
+	t.out, t.route = out, r
+	return nil
+}
+
+func (g *Graph[S]) encodeRoute(r Route[S]) ([]byte, error) {
+	s, err := g.encodeSends(r.Sends)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(routeJSON{Nodes: r.Nodes, Sends: s})
+}
+
+func (g *Graph[S]) decodeRoute(b []byte) (Route[S], error) {
+	var rj routeJSON
+	if err := json.Unmarshal(b, &rj); err != nil {
+		return Route[S]{}, fmt.Errorf("graph: decoding route: %w", err)
+	}
+	for _, n := range rj.Nodes {
+		if g.nodes[n] == nil {
+			return Route[S]{}, fmt.Errorf("graph: checkpoint routes to unknown node %q", n)
+		}
+	}
+	s, err := g.decodeSends(rj.Sends)
+	return Route[S]{Nodes: rj.Nodes, Sends: s}, err
+}
+
+// taskWrites encodes what a task leaves behind: its writes and route when
+// it finished, its error, its interrupt and the resume answers so far.
+func (l *loop[S]) taskWrites(id string, t *task[S]) ([]checkpoint.Write, error) {
+	var ws []checkpoint.Write
+	add := func(ch string, v []byte) {
+		ws = append(ws, checkpoint.Write{TaskID: id, TaskPath: t.name, Channel: ch, Idx: checkpoint.WriteIndex(ch, len(ws)), Value: v})
+	}
+	if t.done || strings.HasPrefix(id, cmdTaskPrefix) {
+		w, err := l.g.writes(&t.out)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, 0, len(w))
+		for n := range w {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			add(n, w[n])
+		}
+		r, err := l.g.encodeRoute(t.route)
+		if err != nil {
+			return nil, err
+		}
+		add(chanRoute, r)
+	}
+	if t.err != nil {
+		b, _ := json.Marshal(t.err.Error())
+		add(checkpoint.ChannelError, b)
+	}
+	if t.scratch.paused {
+		b, err := json.Marshal(t.scratch.raised)
+		if err != nil {
+			return nil, fmt.Errorf("graph: interrupt payload of node %s is not JSON-encodable: %w", t.name, err)
+		}
+		add(checkpoint.ChannelInterrupt, b)
+	}
+	if len(t.scratch.answers) > 0 {
+		b, err := json.Marshal(t.scratch.answers)
+		if err != nil {
+			return nil, fmt.Errorf("graph: resume values of node %s are not JSON-encodable: %w", t.name, err)
+		}
+		add(checkpoint.ChannelResume, b)
+	}
+	return ws, nil
+}
+
+func (l *loop[S]) putWrites(ctx context.Context, id string, t *task[S]) error {
+	if l.saver == nil {
+		return nil
+	}
+	ws, err := l.taskWrites(id, t)
+	if err != nil {
+		return err
+	}
+	ref := checkpoint.Ref{ThreadID: l.cfg.thread, Namespace: l.ns, ID: l.cpID}
+	switch {
+	case l.cfg.durability == DurabilityExit:
+		l.exitMu.Lock()
+		l.exitWrites = append(l.exitWrites, ws...)
+		l.exitMu.Unlock()
+		return nil
+	case l.async != nil:
+		l.async.do(func(ctx context.Context) error { return l.saver.PutWrites(ctx, ref, ws) })
+		return nil
+	}
+	if err := l.saver.PutWrites(ctx, ref, ws); err != nil {
+		return fmt.Errorf("graph: saving pending writes of node %s: %w", t.name, err)
+	}
+	return nil
+}
+
+var versionClock atomic.Int64
+
+// nextVersion returns a channel version greater than cur and unique across
+// forks of a thread (a fork must never reuse a version another branch
+// stored a different value under).
+func nextVersion(cur int64) int64 {
+	now := time.Now().UnixNano()
+	for {
+		last := versionClock.Load()
+		v := max(cur+1, now, last+1)
+		if versionClock.CompareAndSwap(last, v) {
+			return v
+		}
+	}
+}
+
+// save writes a checkpoint of the current state and frontier.
+func (l *loop[S]) save(ctx context.Context, source string) error {
+	if l.saver == nil {
+		return nil
+	}
+	parent := l.cpID
+	l.cpID = checkpoint.NewID()
+	l.cpStep = l.step
+	if l.cfg.durability == DurabilityExit {
+		l.exitMu.Lock()
+		l.exitWrites = nil
+		l.exitMu.Unlock()
+		if l.pendingExit == nil {
+			l.pendingExit = &exitState{parent: parent}
+		}
+		l.pendingExit.source = source
+		return nil
+	}
+	cp, err := l.checkpoint(parent, source)
+	if err != nil {
+		return err
+	}
+	if l.async != nil {
+		l.async.do(func(ctx context.Context) error { return l.saver.Put(ctx, cp) })
+		return nil
+	}
+	if err := l.saver.Put(ctx, cp); err != nil {
+		return fmt.Errorf("graph: saving checkpoint: %w", err)
+	}
+	return nil
+}
+
+type exitState struct {
+	parent string
+	source string
+}
+
+func (l *loop[S]) flushExit(ctx context.Context) error {
+	ctx = context.WithoutCancel(ctx)
+	cp, err := l.checkpoint(l.pendingExit.parent, l.pendingExit.source)
+	if err != nil {
+		return err
+	}
+	if err := l.saver.Put(ctx, cp); err != nil {
+		return fmt.Errorf("graph: saving checkpoint: %w", err)
+	}
+	if len(l.exitWrites) > 0 {
+		byTask := make(map[string][]checkpoint.Write)
+		for _, w := range l.exitWrites {
+			byTask[w.TaskID] = append(byTask[w.TaskID], w)
+		}
+		for _, ws := range byTask {
+			if err := l.saver.PutWrites(ctx, checkpoint.Ref{ThreadID: l.cfg.thread, Namespace: l.ns, ID: l.cpID}, ws); err != nil {
+				return fmt.Errorf("graph: saving pending writes: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkpoint builds the checkpoint l.cpID with the values changed since the
+// last one saved.
+func (l *loop[S]) checkpoint(parent, source string) (*checkpoint.Checkpoint, error) {
+	var accum *S
+	if l.accumulate {
+		accum = &l.accum
+	}
+	fr, err := l.g.encodeFrontier(&l.fr, accum)
+	if err != nil {
+		return nil, err
+	}
+	cp := &checkpoint.Checkpoint{
+		ID: l.cpID, ThreadID: l.cfg.thread, Namespace: l.ns, ParentID: parent,
+		CreatedAt: time.Now().UTC(),
+		Metadata: checkpoint.Metadata{Source: source, Step: l.step, Parents: l.parents, RunID: l.cfg.runID,
+			Extra: maps.Clone(l.cfg.metadata)},
+		Versions: make(map[string]int64, len(l.versions)),
+		Values:   make(map[string][]byte),
+		Frontier: fr,
+		Shape:    l.g.shape,
+	}
+	p := unsafe.Pointer(&l.vals)
+	for fi, f := range l.g.sc.fields {
+		v := l.versions[fi]
+		if v == 0 {
+			continue
+		}
+		cp.Versions[f.name] = v
+		if v != l.saved[fi] {
+			b, err := l.g.sc.ch(p, fi).MarshalJSON()
+			if err != nil {
+				return nil, fmt.Errorf("graph: encoding field %s: %w", f.name, err)
+			}
+			cp.Values[f.name] = b
+		}
+	}
+	copy(l.saved, l.versions)
+	return cp, nil
+}
+
+// restoredTask is what pending writes say about a task of the checkpoint.
+type restoredTask[S any] struct {
+	done       bool
+	out        S
+	route      Route[S]
+	answers    []any
+	interrupts []Interruption
+	paused     bool
+	err        string
+	name       string
+}
+
+// restore loads a checkpoint's state and frontier, and applies the writes
+// of commands recorded against it.
+func (l *loop[S]) restore(t *checkpoint.Tuple) error {
+	if t.Shape != "" && t.Shape != l.g.shape {
+		return &ShapeMismatchError{CheckpointID: t.ID, Want: l.g.shape, Got: t.Shape}
+	}
+	p := unsafe.Pointer(&l.vals)
+	for fi, f := range l.g.sc.fields {
+		v, ok := t.Versions[f.name]
+		if !ok {
+			continue
+		}
+		b, ok := t.Values[f.name]
+		if !ok {
+			return fmt.Errorf("graph: checkpoint %s has no value for field %s at version %d", t.ID, f.name, v)
+		}
+		if err := l.g.sc.ch(p, fi).UnmarshalJSON(b); err != nil {
+			return fmt.Errorf("graph: checkpoint %s: decoding field %s: %w", t.ID, f.name, err)
+		}
+		l.versions[fi] = v
+		l.maxVer = max(l.maxVer, v)
+	}
+	copy(l.saved, l.versions)
+	var accum *S
+	if l.accumulate {
+		accum = &l.accum
+	}
+	fr, err := l.g.decodeFrontier(t.Frontier, accum)
+	if err != nil {
+		return err
+	}
+	l.fr = fr
+	l.cpID = t.ID
+	l.cpStep = t.Metadata.Step
+	if l.nested != nil {
+		l.parents = l.nested.parents
+	}
+	// Commands recorded against this checkpoint, oldest first.
+	var cmds []string
+	byTask := make(map[string][]checkpoint.Write)
+	for _, w := range t.PendingWrites {
+		if strings.HasPrefix(w.TaskID, cmdTaskPrefix) {
+			if _, ok := byTask[w.TaskID]; !ok {
+				cmds = append(cmds, w.TaskID)
+			}
+			byTask[w.TaskID] = append(byTask[w.TaskID], w)
+		}
+	}
+	sort.Strings(cmds)
+	for _, id := range cmds {
+		r, err := l.decodeTask(byTask[id])
+		if err != nil {
+			return err
+		}
+		if err := l.applyStandalone(&task[S]{name: "command", out: r.out, route: r.route}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *loop[S]) decodeTask(ws []checkpoint.Write) (*restoredTask[S], error) {
+	r := &restoredTask[S]{}
+	writes := make(map[string]json.RawMessage)
+	for _, w := range ws {
+		r.name = w.TaskPath
+		switch w.Channel {
+		case chanRoute:
+			rt, err := l.g.decodeRoute(w.Value)
+			if err != nil {
+				return nil, err
+			}
+			r.route, r.done = rt, true
+		case checkpoint.ChannelError:
+			_ = json.Unmarshal(w.Value, &r.err)
+		case checkpoint.ChannelInterrupt:
+			r.paused = true
+			if err := json.Unmarshal(w.Value, &r.interrupts); err != nil {
+				return nil, fmt.Errorf("graph: decoding interrupt: %w", err)
+			}
+		case checkpoint.ChannelResume:
+			if err := json.Unmarshal(w.Value, &r.answers); err != nil {
+				return nil, fmt.Errorf("graph: decoding resume values: %w", err)
+			}
+		case checkpoint.ChannelNoWrites:
+			r.done = true
+		default:
+			writes[w.Channel] = w.Value
+		}
+	}
+	out, err := l.g.fromWrites(writes)
+	if err != nil {
+		return nil, err
+	}
+	r.out = out
+	return r, nil
+}
+
+// restorePending indexes the checkpoint's pending writes by task, so that
+// finished tasks are not run again and interrupted ones get their answers.
+func (l *loop[S]) restorePending(t *checkpoint.Tuple) error {
+	byTask := make(map[string][]checkpoint.Write)
+	for _, w := range t.PendingWrites {
+		if !strings.HasPrefix(w.TaskID, cmdTaskPrefix) {
+			byTask[w.TaskID] = append(byTask[w.TaskID], w)
+		}
+	}
+	l.restored = make(map[string]*restoredTask[S], len(byTask))
+	for id, ws := range byTask {
+		r, err := l.decodeTask(ws)
+		if err != nil {
+			return err
+		}
+		l.restored[id] = r
+	}
+	return nil
+}
+
+// asyncSaver performs saver calls in order on one goroutine, so that a run
+// overlaps checkpointing with its next step without keeping a chain of
+// pending futures alive.
+type asyncSaver struct {
+	jobs chan func(context.Context) error
+	done chan struct{}
+	err  error
+}
+
+func newAsyncSaver(checkpoint.Saver) *asyncSaver {
+	a := &asyncSaver{jobs: make(chan func(context.Context) error, 64), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for job := range a.jobs {
+			if a.err != nil {
+				continue
+			}
+			if err := job(context.Background()); err != nil {
+				a.err = fmt.Errorf("graph: saving checkpoint: %w", err)
+			}
+		}
+	}()
+	return a
+}
+
+func (a *asyncSaver) do(job func(context.Context) error) { a.jobs <- job }
+
+func (a *asyncSaver) close() error {
+	close(a.jobs)
+	<-a.done
+	return a.err
+}

@@ -1,0 +1,1117 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+)
+
+// ErrNoCheckpointer is returned by operations that need a checkpointer
+// (resume, GetState, History, UpdateState) on a graph compiled without one.
+var ErrNoCheckpointer = errors.New("graph: no checkpointer set (compile with graph.WithCheckpointer)")
+
+// ErrNoThread is returned when a graph with a checkpointer runs without
+// [WithThread].
+var ErrNoThread = errors.New("graph: the graph has a checkpointer, so the run needs a thread: pass graph.WithThread(id)")
+
+// ErrAmbiguousResume is returned when a single resume value is given while
+// several interrupts are pending.
+var ErrAmbiguousResume = errors.New("graph: when there are multiple pending interrupts, you must specify the interrupt id when resuming (use Command.ResumeMap)")
+
+// ErrNothingToResume is returned by Resume on a thread with no checkpoint.
+var ErrNothingToResume = errors.New("graph: nothing to resume")
+
+// task is one node execution in a superstep.
+type task[S any] struct {
+	hdr     taskHeader
+	rt      taskRuntime
+	tctx    taskCtx
+	name    string
+	node    *node[S] // nil for Start
+	push    bool
+	idx     int
+	input   S
+	scratch scratchpad
+
+	done     bool // has a successful result
+	restored bool // result came from pending writes or the cache
+	cached   bool
+	out      S
+	route    Route[S]
+	err      error
+	attempts int
+	one      [1]stateChannel
+	local    S // the input with the task's own writes, for its branches
+}
+
+func (t *task[S]) interrupted() bool { return t.scratch.paused }
+
+// frontier is what runs next.
+type frontier[S any] struct {
+	input    *S
+	nodes    []string
+	sends    []Send[S]
+	joins    map[int][]string
+	deferred []string
+	last     []string // the nodes of the step that made this frontier
+}
+
+func (f *frontier[S]) empty() bool {
+	return f.input == nil && len(f.nodes) == 0 && len(f.sends) == 0
+}
+
+// loop runs one invocation of a graph.
+type loop[S any] struct {
+	g        *Graph[S]
+	cfg      runConfig
+	ns       string
+	saver    checkpoint.Saver
+	parents  map[string]string
+	vals     S
+	versions []int64
+	saved    []int64 // versions as of the last saved checkpoint
+	maxVer   int64
+	fr       frontier[S]
+	step     int
+	stop     int
+	cpID     string
+	cpStep   int
+	restored map[string]*restoredTask[S]
+	resume   *resumeInput
+	skipBrk  bool
+	sink     func(Event) // nil when nothing is streamed
+	modes    Mode
+
+	nested *nestedInfo
+	async  *asyncSaver
+
+	shared *runShared
+	emitFn func(Event)
+	pool   []*task[S]
+	npool  int
+	tasks  []*task[S]
+	wbuf   []stateChannel
+	todo   []*task[S]
+	next   S           // the state being merged at a barrier
+	spare  frontier[S] // the buffers of the frontier before last
+
+	accumulate bool
+	accum      S // every write of the run's nodes, in order (for subgraphs)
+
+	wchan []string
+
+	exitMu      sync.Mutex
+	exitWrites  []checkpoint.Write
+	pendingExit *exitState
+}
+
+func (g *Graph[S]) newLoop(opts []RunOption) *loop[S] {
+	l, _ := g.loops.Get().(*loop[S])
+	if l == nil {
+		n := len(g.sc.fields)
+		vs := make([]int64, 2*n)
+		l = &loop[S]{versions: vs[:n:n], saved: vs[n:]}
+	}
+	l.g, l.saver, l.cfg = g, g.saver, runConfig{limit: DefaultRecursionLimit}
+	for _, o := range opts {
+		o(&l.cfg)
+	}
+	return l
+}
+
+// release returns a finished loop to the graph's pool, keeping its buffers.
+func (g *Graph[S]) release(l *loop[S]) {
+	clear(l.versions)
+	clear(l.saved)
+	for _, t := range l.pool {
+		nodes := t.route.Nodes[:0]
+		*t = task[S]{}
+		t.route.Nodes = nodes
+	}
+	buf := func(f frontier[S]) frontier[S] {
+		clear(f.sends[:cap(f.sends)])
+		return frontier[S]{nodes: f.nodes[:0], last: f.last[:0], sends: f.sends[:0]}
+	}
+	clear(l.tasks[:cap(l.tasks)])
+	clear(l.todo[:cap(l.todo)])
+	*l = loop[S]{
+		versions: l.versions, saved: l.saved, pool: l.pool,
+		tasks: l.tasks[:0], wbuf: l.wbuf[:0], todo: l.todo[:0], wchan: l.wchan[:0],
+		spare: buf(l.spare), fr: buf(l.fr),
+	}
+	g.loops.Put(l)
+}
+
+// Invoke runs the graph on input — the fields written on it (with Set,
+// Append, …) are merged through their reducers, like a node's writes — and
+// returns the final state. A paused run returns its state so far and an
+// [*Interrupted] error.
+func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
+	l := g.newLoop(opts)
+	err := l.run(ctx, &input, nil)
+	out := l.vals
+	g.release(l)
+	return out, err
+}
+
+// Resume continues the thread's run from its latest checkpoint (or the one
+// of [WithCheckpointID]): it answers pending interrupts with cmd.Resume or
+// cmd.ResumeMap, applies cmd.Update, adds cmd.Goto, and re-runs the tasks
+// of the interrupted or failed step that did not finish. An empty Command
+// just continues.
+func (g *Graph[S]) Resume(ctx context.Context, cmd Command[S], opts ...RunOption) (S, error) {
+	l := g.newLoop(opts)
+	err := l.run(ctx, nil, &cmd)
+	out := l.vals
+	g.release(l)
+	return out, err
+}
+
+// Stream runs the graph like [Graph.Invoke] and yields events of the modes
+// chosen with [WithStreamModes] (default [ModeUpdates]) as they happen. The
+// run's error, if any (an [*Interrupted] when it pauses), is yielded last.
+// Stopping the iteration cancels the run.
+func (g *Graph[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event, error] {
+	return g.stream(ctx, &input, nil, opts)
+}
+
+// StreamResume is [Graph.Resume] as a stream.
+func (g *Graph[S]) StreamResume(ctx context.Context, cmd Command[S], opts ...RunOption) iter.Seq2[Event, error] {
+	return g.stream(ctx, nil, &cmd, opts)
+}
+
+func (g *Graph[S]) stream(ctx context.Context, input *S, cmd *Command[S], opts []RunOption) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		l := g.newLoop(opts)
+		if l.cfg.modes == 0 {
+			l.cfg.modes = ModeUpdates
+		}
+		stopped := false
+		l.sink = func(ev Event) {
+			if stopped {
+				return
+			}
+			if !yield(ev, nil) {
+				stopped = true
+				cancel()
+			}
+		}
+		err := l.run(ctx, input, cmd)
+		if err != nil && !stopped {
+			yield(Event{}, err)
+		}
+	}
+}
+
+func (l *loop[S]) emit(ev Event) {
+	if l.sink != nil && l.modes&ev.Mode != 0 {
+		l.sink(ev)
+	}
+}
+
+func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error) {
+	l.modes = l.cfg.modes
+	if l.sink == nil {
+		l.modes = 0
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if l.cfg.limit < 1 {
+		return fmt.Errorf("graph: recursion limit must be at least 1, got %d", l.cfg.limit)
+	}
+	if rt := runtimeFrom(ctx); rt != nil && rt.shared != nil {
+		n := rt.nested()
+		l.nested = n
+		l.ns = n.ns
+		if l.saver == nil {
+			l.saver = n.saver
+		}
+		if l.cfg.thread == "" {
+			l.cfg.thread = n.threadID
+		}
+		l.cfg.durability = n.durability
+		if n.subgraphs {
+			l.sink, l.modes = n.emit, n.modes
+		}
+	}
+	l.shared = &runShared{ns: l.ns, thread: l.cfg.thread, saver: l.saver, modes: l.modes,
+		subgraphs: l.cfg.subgraphs, durability: l.cfg.durability, parents: l.parents}
+	if l.sink != nil {
+		l.emitFn = l.emit
+	} else {
+		l.emitFn = func(Event) {}
+	}
+	if l.saver != nil && l.cfg.thread == "" {
+		return ErrNoThread
+	}
+	if l.cfg.durability == DurabilityAsync && l.saver != nil {
+		l.async = newAsyncSaver(l.saver)
+		defer func() {
+			if werr := l.async.close(); werr != nil && err == nil {
+				err = werr
+			}
+		}()
+	}
+	if err := l.load(ctx, input, cmd); err != nil {
+		return l.ctxErr(ctx, err)
+	}
+	err = l.loop(ctx)
+	if l.cfg.durability == DurabilityExit && l.saver != nil && l.pendingExit != nil {
+		if werr := l.flushExit(ctx); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return l.ctxErr(ctx, err)
+}
+
+// ctxErr makes cancellation of the caller's context surface as the
+// context's error.
+func (l *loop[S]) ctxErr(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		var intr *Interrupted
+		if !errors.As(err, &intr) {
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
+// load restores the thread's checkpoint and applies input or cmd.
+func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
+	metaStep := -2
+	var tuple *checkpoint.Tuple
+	if l.saver != nil {
+		t, err := l.saver.Get(ctx, checkpoint.Ref{ThreadID: l.cfg.thread, Namespace: l.ns, ID: l.cfg.checkpointID})
+		switch {
+		case errors.Is(err, checkpoint.ErrNotFound) && l.cfg.checkpointID == "":
+		case err != nil:
+			return fmt.Errorf("graph: loading checkpoint of thread %q: %w", l.cfg.thread, err)
+		default:
+			tuple = t
+		}
+	}
+	if tuple != nil {
+		if err := l.restore(tuple); err != nil {
+			return err
+		}
+		metaStep = tuple.Metadata.Step
+		if l.nested != nil && l.nested.resuming || cmd != nil {
+			if err := l.restorePending(tuple); err != nil {
+				return err
+			}
+		}
+	}
+	l.step = metaStep + 1
+	l.stop = l.step + l.cfg.limit + 1
+	if cmd == nil && l.nested != nil && l.nested.resuming && tuple != nil {
+		// A subgraph whose parent task is re-run resumes instead of
+		// restarting.
+		cmd = &Command[S]{}
+		input = nil
+	}
+	if cmd != nil {
+		return l.applyCommand(ctx, tuple, cmd)
+	}
+	// Fresh input: pending tasks of the thread are dropped.
+	l.restored = nil
+	var zero S
+	l.accum = zero
+	l.fr = frontier[S]{input: input, joins: l.fr.joins}
+	if l.saver != nil {
+		if err := l.save(ctx, "input"); err != nil {
+			return err
+		}
+	}
+	l.step++
+	return nil
+}
+
+func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd *Command[S]) error {
+	if l.saver == nil {
+		return fmt.Errorf("%w: cannot resume a run", ErrNoCheckpointer)
+	}
+	if tuple == nil {
+		return fmt.Errorf("%w: thread %q has no checkpoint: %w", ErrNothingToResume, l.cfg.thread, checkpoint.ErrNotFound)
+	}
+	if cmd.Parent {
+		return errors.New("graph: there is no parent graph to send the command to")
+	}
+	hasResume := cmd.ResumeMap != nil || cmd.Resume != nil
+	if cmd.Resume != nil && cmd.ResumeMap == nil {
+		if n := l.pendingInterrupts(); n > 1 {
+			return fmt.Errorf("%w (%d pending)", ErrAmbiguousResume, n)
+		}
+	}
+	if l.nested != nil && l.nested.resume != nil {
+		l.resume = l.nested.resume
+	} else if hasResume {
+		l.resume = &resumeInput{byID: cmd.ResumeMap, scalar: cmd.Resume, hasValue: cmd.Resume != nil}
+	}
+	if l.cfg.checkpointID != "" && !hasResume && l.nested == nil {
+		// Replay: the tasks of that checkpoint run again, interrupts fire
+		// again, and the history forks.
+		l.restored = nil
+		if src := tuple.Metadata.Source; src != "update" && src != "fork" {
+			if err := l.save(ctx, "fork"); err != nil {
+				return err
+			}
+		}
+	}
+	if l.g.writesAny(&cmd.Update) || len(cmd.Goto) > 0 || len(cmd.Sends) > 0 {
+		if err := l.validateRoute(Command[S]{Goto: cmd.Goto, Sends: cmd.Sends}); err != nil {
+			return err
+		}
+		t := &task[S]{name: "command", out: cmd.Update, route: Route[S]{Nodes: cmd.Goto, Sends: cmd.Sends}}
+		if err := l.putWrites(ctx, "~cmd-"+checkpoint.NewID(), t); err != nil {
+			return err
+		}
+		if err := l.applyStandalone(t); err != nil {
+			return err
+		}
+	}
+	l.skipBrk = true
+	if l.modes&ModeValues != 0 {
+		l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: l.step, Payload: l.vals})
+	}
+	return nil
+}
+
+// applyStandalone merges a write set outside a superstep (a command's
+// update and goto).
+func (l *loop[S]) applyStandalone(t *task[S]) error {
+	if err := l.merge([]*task[S]{t}, &l.vals); err != nil {
+		return err
+	}
+	l.fr.nodes = sortedUnique(append(l.fr.nodes, filterEnd(t.route.Nodes)...))
+	l.fr.sends = append(l.fr.sends, t.route.Sends...)
+	return nil
+}
+
+func (l *loop[S]) pendingInterrupts() int {
+	n := 0
+	for _, r := range l.restored {
+		if len(r.interrupts) > 0 && !r.done {
+			n += len(r.interrupts)
+		}
+	}
+	return n
+}
+
+// loop runs supersteps until nothing is triggered.
+func (l *loop[S]) loop(ctx context.Context) error {
+	for {
+		if l.step > l.stop {
+			return &RecursionError{Limit: l.cfg.limit, LastNodes: sortedUnique(append([]string(nil), l.fr.last...))}
+		}
+		tasks := l.prepare()
+		if len(tasks) == 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !l.skipBrk && l.g.interruptBefore != nil {
+			var hit []string
+			for _, t := range tasks {
+				if l.g.interruptBefore[t.name] {
+					hit = append(hit, t.name)
+				}
+			}
+			if len(hit) > 0 {
+				l.emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Payload: nil, Interrupts: []Interruption{}})
+				return &Interrupted{Before: sortedUnique(hit)}
+			}
+		}
+		if err := l.runTasks(ctx, tasks); err != nil {
+			return err
+		}
+		var intr *Interrupted
+		for _, t := range tasks {
+			if t.interrupted() {
+				if intr == nil {
+					intr = &Interrupted{}
+				}
+				intr.Interrupts = append(intr.Interrupts, t.scratch.raised...)
+			}
+		}
+		if intr != nil {
+			return l.pause(ctx, tasks, intr)
+		}
+		changed, err := l.apply(tasks)
+		if err != nil {
+			return err
+		}
+		if changed && l.modes&ModeValues != 0 {
+			l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: l.step, Payload: l.vals})
+		}
+		if err := l.save(ctx, "loop"); err != nil {
+			return err
+		}
+		l.step++
+		l.skipBrk = false
+		l.restored = nil
+		l.resume = nil
+		if l.g.interruptAfter != nil {
+			var hit []string
+			for _, t := range tasks {
+				if l.g.interruptAfter[t.name] {
+					hit = append(hit, t.name)
+				}
+			}
+			if len(hit) > 0 {
+				l.emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step - 1, Interrupts: []Interruption{}})
+				return &Interrupted{After: sortedUnique(hit)}
+			}
+		}
+	}
+}
+
+// pause ends a step in which some task interrupted: the finished tasks'
+// writes are kept as pending writes, and the caller sees the state with
+// them applied.
+func (l *loop[S]) pause(ctx context.Context, tasks []*task[S], intr *Interrupted) error {
+	if l.saver != nil {
+		for _, t := range tasks {
+			if t.interrupted() {
+				if err := l.putWrites(ctx, t.hdr.ID(), t); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var done []*task[S]
+	for _, t := range tasks {
+		if t.done {
+			done = append(done, t)
+		}
+	}
+	view := l.vals
+	if err := l.merge(done, &view); err == nil {
+		l.vals = view
+	}
+	l.emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Interrupts: intr.Interrupts})
+	l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: l.step, Payload: l.vals, Interrupts: intr.Interrupts})
+	return intr
+}
+
+// prepare lists the next step's tasks: triggered nodes by name, then Send
+// tasks in order.
+func (l *loop[S]) prepare() []*task[S] {
+	l.npool = 0
+	l.tasks = l.tasks[:0]
+	if l.fr.input != nil {
+		t := l.newTask(Start, nil, false, 0)
+		t.input = l.vals
+		l.initTask(t, "pull")
+		return append(l.tasks, t)
+	}
+	for _, name := range l.fr.nodes {
+		t := l.newTask(name, l.g.nodes[name], false, 0)
+		t.input = l.vals
+		l.initTask(t, "pull")
+		l.tasks = append(l.tasks, t)
+	}
+	for i := range l.fr.sends {
+		s := &l.fr.sends[i]
+		t := l.newTask(s.Node, l.g.nodes[s.Node], true, i)
+		t.input = l.g.materialize(&s.Arg)
+		l.initTask(t, "push")
+		l.tasks = append(l.tasks, t)
+	}
+	return l.tasks
+}
+
+// newTask takes a task from the run's pool (tasks of a finished step are
+// reused) and resets it, keeping its route buffer.
+func (l *loop[S]) newTask(name string, n *node[S], push bool, idx int) *task[S] {
+	var t *task[S]
+	if l.npool < len(l.pool) {
+		t = l.pool[l.npool]
+		nodes := t.route.Nodes[:0]
+		*t = task[S]{}
+		t.route.Nodes = nodes
+	} else {
+		t = &task[S]{}
+		l.pool = append(l.pool, t)
+	}
+	l.npool++
+	t.name, t.node, t.push, t.idx = name, n, push, idx
+	return t
+}
+
+func (l *loop[S]) initTask(t *task[S], kind string) {
+	t.hdr.cp, t.hdr.ns, t.hdr.step, t.hdr.name, t.hdr.kind, t.hdr.idx = l.cpID, l.ns, l.step, t.name, kind, t.idx
+	t.scratch.resume = l.resume
+	if l.restored != nil {
+		if r := l.restored[t.hdr.ID()]; r != nil {
+			t.scratch.answers = r.answers
+			t.rt.resuming = true
+			if r.done {
+				t.done, t.restored, t.out, t.route = true, true, r.out, r.route
+			}
+		}
+	}
+}
+
+// runTasks runs the step's tasks that have no result yet, concurrently when
+// there are several. The first error cancels the others; an interrupt
+// does not.
+func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
+	todo := l.todo[:0]
+	for _, t := range tasks {
+		if t.done {
+			if l.modes&ModeUpdates != 0 {
+				l.emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: t.out, Cached: true})
+			}
+			continue
+		}
+		todo = append(todo, t)
+	}
+	l.todo = todo
+	if l.modes&ModeTasks != 0 {
+		for _, t := range todo {
+			l.emit(Event{Mode: ModeTasks, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: TaskStart{Name: t.name, Input: t.input, Push: t.push}})
+		}
+	}
+	switch len(todo) {
+	case 0:
+		return nil
+	case 1:
+		t := todo[0]
+		l.execute(ctx, t, l.sinkFor())
+		if t.err != nil {
+			return l.fail(ctx, t)
+		}
+		l.finished(t, l.sinkFor())
+		return nil
+	}
+	events := make(chan Event, 16)
+	emit := func(ev Event) {
+		if l.modes&ev.Mode != 0 && l.sink != nil {
+			events <- ev
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	if l.cfg.maxConc > 0 {
+		g.SetLimit(l.cfg.maxConc)
+	}
+	done := make(chan struct{})
+	var firstErr *task[S]
+	go func() {
+		for _, t := range todo {
+			g.Go(func() error {
+				l.execute(gctx, t, emit)
+				if t.err != nil {
+					return t.err
+				}
+				if t.done && l.saver != nil && l.cfg.durability != DurabilityExit {
+					if err := l.putWrites(gctx, t.hdr.ID(), t); err != nil {
+						t.err = err
+						return err
+					}
+				}
+				l.finished(t, emit)
+				return nil
+			})
+		}
+		_ = g.Wait()
+		close(done)
+	}()
+	for {
+		select {
+		case ev := <-events:
+			l.sink(ev)
+			continue
+		case <-done:
+		}
+		break
+	}
+	for {
+		select {
+		case ev := <-events:
+			l.sink(ev)
+			continue
+		default:
+		}
+		break
+	}
+	for _, t := range todo {
+		if t.err != nil && (firstErr == nil || isCancel(firstErr.err) && !isCancel(t.err)) {
+			firstErr = t
+		}
+	}
+	if firstErr != nil {
+		return l.fail(ctx, firstErr)
+	}
+	return nil
+}
+
+func isCancel(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+func (l *loop[S]) sinkFor() func(Event) { return l.emitFn }
+
+// finished emits a task's update and result events.
+func (l *loop[S]) finished(t *task[S], emit func(Event)) {
+	if l.modes == 0 || !t.done {
+		return
+	}
+	if t.name != Start {
+		emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: t.out, Cached: t.cached})
+	}
+	emit(Event{Mode: ModeTasks, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: TaskResult{Name: t.name, Writes: t.out}})
+}
+
+// fail records a failed task and returns its error.
+func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if l.saver != nil && l.cfg.durability != DurabilityExit {
+		_ = l.putWrites(context.WithoutCancel(ctx), t.hdr.ID(), t)
+	}
+	if l.modes&ModeTasks != 0 {
+		l.emit(Event{Mode: ModeTasks, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: TaskResult{Name: t.name, Err: t.err}})
+	}
+	return t.err
+}
+
+// execute runs one task with its retry policy, timeout and cache, and
+// resolves where it goes next.
+func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
+	rt := &t.rt
+	rt.node, rt.step, rt.stop, rt.task, rt.scratch, rt.emit = t.name, l.step, l.stop, &t.hdr, &t.scratch, emit
+	rt.shared, rt.cpID, rt.resume = l.shared, l.cpID, l.resume
+	t.tctx = taskCtx{Context: ctx, rt: rt}
+	ctx = &t.tctx
+	if t.name == Start {
+		t.out = *l.fr.input
+		t.done = true
+		t.err = l.resolve(ctx, t, Command[S]{})
+		return
+	}
+	n := t.node
+	var key string
+	if n.cache != nil && l.g.cache != nil {
+		var err error
+		key, err = l.g.cacheKey(n, t.input)
+		if err == nil {
+			if b, ok, _ := l.g.cache.Get(ctx, key); ok {
+				if err := l.g.decodeResult(b, t); err == nil {
+					t.done, t.cached, t.restored = true, true, true
+					return
+				}
+			}
+		}
+	}
+	cmd, err := l.attempts(ctx, t)
+	if err != nil || t.interrupted() {
+		t.err = err
+		if t.interrupted() {
+			t.err = nil
+		}
+		return
+	}
+	t.out = cmd.Update
+	if cmd.Parent {
+		t.err = &parentCommand[S]{cmd: cmd}
+		return
+	}
+	if err := l.resolve(ctx, t, cmd); err != nil {
+		t.err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
+		return
+	}
+	t.done = true
+	if key != "" {
+		if b, err := l.g.encodeResult(t); err == nil {
+			_ = l.g.cache.Set(ctx, key, b, n.cache.TTL)
+		}
+	}
+}
+
+// parentCommand carries a Command{Parent: true} out of a subgraph.
+type parentCommand[S any] struct{ cmd Command[S] }
+
+func (p *parentCommand[S]) isParentCommand() {}
+
+func (p *parentCommand[S]) Error() string {
+	return "graph: a node returned Command{Parent: true} outside a subgraph"
+}
+
+// sleep waits between retries; tests replace it.
+var sleep = func(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *loop[S]) attempts(ctx context.Context, t *task[S]) (Command[S], error) {
+	p := t.node.retry
+	interval := time.Duration(0)
+	if p != nil {
+		interval = p.InitialInterval
+	}
+	for {
+		t.attempts++
+		t.scratch.counter = 0
+		cmd, err := l.attempt(ctx, t)
+		if t.interrupted() {
+			return cmd, nil
+		}
+		if err == nil {
+			return cmd, nil
+		}
+		if ctx.Err() != nil {
+			return cmd, ctx.Err()
+		}
+		var pc interface{ isParentCommand() }
+		if errors.As(err, &pc) {
+			return cmd, err
+		}
+		if p == nil || t.attempts >= p.MaxAttempts || !retryable(p, err) {
+			return cmd, &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
+		}
+		wait := interval
+		if p.MaxInterval > 0 && wait > p.MaxInterval {
+			wait = p.MaxInterval
+		}
+		if p.Jitter && wait > 0 {
+			wait += time.Duration(rand.Int64N(int64(wait)))
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return cmd, err
+		}
+		f := p.BackoffFactor
+		if f == 0 {
+			f = 1
+		}
+		interval = time.Duration(float64(interval) * f)
+	}
+}
+
+func retryable(p *RetryPolicy, err error) bool {
+	var iu *InvalidUpdateError
+	if errors.As(err, &iu) {
+		return false
+	}
+	if p.RetryOn != nil {
+		return p.RetryOn(err)
+	}
+	return !isCancel(err) || errors.Is(err, ErrNodeTimeout)
+}
+
+// attempt runs the node once, turning a panic into an error.
+func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (cmd Command[S], err error) {
+	n := t.node
+	if n.timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel := context.WithTimeout(ctx, n.timeout)
+		defer cancel()
+		defer func() {
+			if err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+				err = fmt.Errorf("%w after %s: %w", ErrNodeTimeout, n.timeout, err)
+			}
+		}()
+		ctx = actx
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return n.fn(ctx, t.input)
+}
+
+// resolve computes where a finished task goes: its static edges, the
+// command's goto and sends, and its branches, evaluated on the task's input
+// with only its own writes applied.
+func (l *loop[S]) resolve(ctx context.Context, t *task[S], cmd Command[S]) error {
+	var edges []string
+	var brs []*branch[S]
+	if t.name == Start {
+		edges, brs = l.g.startEdges, l.g.startBr
+	} else {
+		edges, brs = t.node.edges, t.node.branches
+	}
+	if err := l.validateRoute(cmd); err != nil {
+		return err
+	}
+	nodes := t.route.Nodes[:0]
+	nodes = append(nodes, edges...)
+	nodes = append(nodes, cmd.Goto...)
+	sends := cmd.Sends
+	if len(brs) > 0 {
+		t.local = t.input
+		if err := l.applyOwn(t, &t.local); err != nil {
+			return err
+		}
+		local := t.local
+		for _, br := range brs {
+			var r Route[S]
+			if br.router != nil {
+				to, err := callRouter(ctx, br.router, local)
+				if err != nil {
+					return err
+				}
+				dest, err := l.destination(br, to)
+				if err != nil {
+					return err
+				}
+				nodes = append(nodes, dest)
+				continue
+			}
+			r, err := callBranch(ctx, br.fn, local)
+			if err != nil {
+				return err
+			}
+			for _, k := range r.Nodes {
+				dest, err := l.destination(br, k)
+				if err != nil {
+					return err
+				}
+				nodes = append(nodes, dest)
+			}
+			if len(r.Sends) > 0 {
+				if err := l.validateRoute(Command[S]{Sends: r.Sends}); err != nil {
+					return err
+				}
+				sends = append(sends, r.Sends...)
+			}
+		}
+	}
+	t.route = Route[S]{Nodes: filterEnd(nodes), Sends: sends}
+	return nil
+}
+
+// destination maps a branch's answer k through its path map and checks it.
+func (l *loop[S]) destination(br *branch[S], k string) (string, error) {
+	dest := k
+	if br.pathMap != nil {
+		d, ok := br.pathMap[k]
+		if !ok {
+			return "", fmt.Errorf("branch returned %q, which is not a key of its path map", k)
+		}
+		dest = d
+	}
+	if dest == "" || dest == Start {
+		return "", fmt.Errorf("branch did not return a valid destination (got %q)", dest)
+	}
+	if dest != End && l.g.nodes[dest] == nil {
+		return "", fmt.Errorf("branch returned unknown node %q", dest)
+	}
+	return dest, nil
+}
+
+func callBranch[S any](ctx context.Context, fn BranchFunc[S], s S) (r Route[S], err error) {
+	defer recoverTo(&err)
+	return fn(ctx, s)
+}
+
+func callRouter[S any](ctx context.Context, fn RouterFunc[S], s S) (to string, err error) {
+	defer recoverTo(&err)
+	return fn(ctx, s)
+}
+
+func recoverTo(err *error) {
+	if x := recover(); x != nil {
+		*err = &PanicError{Value: x, Stack: string(debug.Stack())}
+	}
+}
+
+// applyOwn merges t's own writes onto *dst (a branch's view).
+func (l *loop[S]) applyOwn(t *task[S], dst *S) error {
+	sc := l.g.sc
+	p, q := unsafe.Pointer(dst), unsafe.Pointer(&t.out)
+	for fi := range sc.fields {
+		c := sc.ch(q, fi)
+		if !c.Written() {
+			continue
+		}
+		t.one[0] = c
+		err := sc.ch(p, fi).MergeWrites(t.one[:])
+		t.one[0] = nil
+		if err != nil {
+			return &InvalidUpdateError{Field: sc.fields[fi].name, Writers: []string{t.name}, Err: err}
+		}
+	}
+	return nil
+}
+
+func (l *loop[S]) validateRoute(cmd Command[S]) error {
+	for _, n := range cmd.Goto {
+		if n != End && l.g.nodes[n] == nil {
+			return fmt.Errorf("goto unknown node %q", n)
+		}
+	}
+	for _, s := range cmd.Sends {
+		if s.Node == End {
+			return errors.New("cannot send a packet to the END node")
+		}
+		if l.g.nodes[s.Node] == nil {
+			return fmt.Errorf("send to unknown node %q", s.Node)
+		}
+	}
+	return nil
+}
+
+func filterEnd(nodes []string) []string {
+	out := nodes[:0]
+	for _, n := range nodes {
+		if n != End {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func sortedUnique(s []string) []string {
+	if len(s) < 2 {
+		return s
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+func joinNS(parent, seg string) string {
+	if parent == "" {
+		return seg
+	}
+	return parent + "|" + seg
+}
+
+// merge applies the writes of tasks, in order, onto *dst.
+func (l *loop[S]) merge(tasks []*task[S], dst *S) error {
+	_, err := l.mergeVersions(tasks, dst, false)
+	return err
+}
+
+// mergeVersions merges and, when bump is set, gives every changed field the
+// step's new version.
+func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, error) {
+	sc := l.g.sc
+	changed := false
+	newVer := l.maxVer + 1
+	if bump && l.saver != nil {
+		newVer = nextVersion(l.maxVer)
+	}
+	base := unsafe.Pointer(dst)
+	for fi := range sc.fields {
+		l.wchan = l.wchan[:0]
+		ws := l.wbuf[:0]
+		for _, t := range tasks {
+			c := sc.ch(unsafe.Pointer(&t.out), fi)
+			if c.Written() {
+				ws = append(ws, c)
+				l.wchan = append(l.wchan, t.name)
+			}
+		}
+		l.wbuf = ws
+		if len(ws) == 0 {
+			continue
+		}
+		err := sc.ch(base, fi).MergeWrites(ws)
+		clear(ws)
+		if err != nil {
+			return false, &InvalidUpdateError{Field: sc.fields[fi].name, Writers: slices.Clone(l.wchan), Err: err}
+		}
+		if bump {
+			l.versions[fi] = newVer
+			changed = true
+		}
+	}
+	if changed {
+		l.maxVer = newVer
+	}
+	return changed, nil
+}
+
+// apply ends a step: merges the writes into the state and computes the
+// next frontier.
+func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
+	l.next = l.vals
+	changed, err := l.mergeVersions(tasks, &l.next, true)
+	if err != nil {
+		return false, err
+	}
+	l.vals = l.next
+	if l.accumulate {
+		p := unsafe.Pointer(&l.accum)
+		for _, t := range tasks {
+			if t.name == Start {
+				continue
+			}
+			q := unsafe.Pointer(&t.out)
+			for fi := range l.g.sc.fields {
+				if c := l.g.sc.ch(q, fi); c.Written() {
+					l.g.sc.ch(p, fi).ComposeWrite(c)
+				}
+			}
+		}
+	}
+	nf := l.spare
+	nodes := nf.nodes[:0]
+	sends := nf.sends[:0]
+	clear(nf.sends[:cap(nf.sends)])
+	joins := l.fr.joins
+	last := nf.last[:0]
+	for _, t := range tasks {
+		last = append(last, t.name)
+		nodes = append(nodes, t.route.Nodes...)
+		sends = append(sends, t.route.Sends...)
+		for _, ji := range l.g.joinsBySource[t.name] {
+			if joins == nil {
+				joins = make(map[int][]string)
+			}
+			if !slices.Contains(joins[ji], t.name) {
+				joins[ji] = append(joins[ji], t.name)
+			}
+		}
+	}
+	for ji, seen := range joins {
+		if len(seen) == len(l.g.joins[ji].sources) {
+			nodes = append(nodes, l.g.joins[ji].target)
+			delete(joins, ji)
+		}
+	}
+	deferred := l.fr.deferred
+	pull := nodes[:0]
+	for _, n := range nodes {
+		if l.g.nodes[n].deferred {
+			if !slices.Contains(deferred, n) {
+				deferred = append(deferred, n)
+			}
+		} else {
+			pull = append(pull, n)
+		}
+	}
+	pull = sortedUnique(pull)
+	if len(pull) == 0 && len(sends) == 0 && len(deferred) > 0 {
+		pull, deferred = sortedUnique(deferred), nil
+	}
+	l.spare = l.fr
+	l.fr = frontier[S]{nodes: pull, sends: sends, joins: joins, deferred: deferred, last: last}
+	return changed, nil
+}

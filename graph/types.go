@@ -1,0 +1,209 @@
+package graph
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Reserved node names.
+const (
+	// Start is the virtual entry node: edges from Start choose the first
+	// nodes to run.
+	Start = "__start__"
+	// End is the virtual exit node: an edge to End ends that branch.
+	End = "__end__"
+)
+
+// DefaultRecursionLimit is the number of supersteps a run may take when no
+// [WithRecursionLimit] is given. LangGraph's historical default of 25 was the
+// most reported surprise of its users (long agent loops stopping early), and
+// Python LangGraph raised its own to 10 007 in 2026. An agent that must stop
+// gracefully reads [RemainingSteps] instead of relying on the limit; the
+// limit is a guard against runaway loops, and runaway loops of trivial nodes
+// reach 10 000 steps in milliseconds.
+const DefaultRecursionLimit = 10000
+
+// Send asks for one extra task of Node in the next superstep, with Arg as
+// that task's input instead of the graph state (map-reduce). Writes a Send
+// task returns are merged like any node's, after the triggered nodes', in
+// Send order.
+type Send[S any] struct {
+	Node string
+	Arg  S
+}
+
+// Route is what a branch function chooses: nodes (or path-map keys) to run
+// next, and Send tasks.
+type Route[S any] struct {
+	Nodes []string
+	Sends []Send[S]
+}
+
+// To returns a Route to the given nodes.
+func To[S any](nodes ...string) Route[S] { return Route[S]{Nodes: nodes} }
+
+// Command is returned by a command node (see [Builder.AddCommandNode]) to
+// write state and choose where to go, or passed to [Graph.Resume] to
+// continue a paused or failed run.
+type Command[S any] struct {
+	// Update holds the writes: the fields written on it (with Set, Append,
+	// …) are merged through their reducers.
+	Update S
+	// Goto adds nodes to run next; it does not replace static edges.
+	Goto []string
+	// Sends adds Send tasks for the next step.
+	Sends []Send[S]
+	// Parent, from a node of a subgraph, applies Update and Goto to the
+	// parent graph instead, as if the subgraph node had returned them.
+	Parent bool
+	// Resume answers the one pending interrupt (only in [Graph.Resume]).
+	Resume any
+	// ResumeMap answers pending interrupts by [Interruption] ID (only in
+	// [Graph.Resume]).
+	ResumeMap map[string]any
+}
+
+// Interruption is a pause requested by a node with [Interrupt] (dynamic) or by
+// a static breakpoint (then ID is empty and Value nil).
+type Interruption struct {
+	// ID is unique per Interrupt call and stable across re-runs of the task.
+	ID string `json:"id"`
+	// Value is the payload the node passed.
+	Value any `json:"value"`
+	// Node is the node that interrupted.
+	Node string `json:"node"`
+	// Namespace is the subgraph path of the node ("" for the root graph).
+	Namespace string `json:"ns,omitempty"`
+}
+
+// Interrupted is returned by Invoke, Resume and the streams when the run
+// paused: on a dynamic interrupt, or before/after a breakpoint node. It is
+// not a failure: the run's state is checkpointed (when a checkpointer is
+// set) and continues with [Graph.Resume].
+type Interrupted struct {
+	// Interrupts are the dynamic interrupts pending, in task order; empty
+	// for a static breakpoint.
+	Interrupts []Interruption
+	// Before or After name the breakpoint nodes for static interrupts.
+	Before, After []string
+}
+
+func (e *Interrupted) Error() string {
+	switch {
+	case len(e.Before) > 0:
+		return fmt.Sprintf("graph: interrupted before %s", strings.Join(e.Before, ", "))
+	case len(e.After) > 0:
+		return fmt.Sprintf("graph: interrupted after %s", strings.Join(e.After, ", "))
+	}
+	ids := make([]string, len(e.Interrupts))
+	for i, in := range e.Interrupts {
+		ids[i] = in.Node + ":" + in.ID
+	}
+	return fmt.Sprintf("graph: interrupted (%d pending: %s)", len(e.Interrupts), strings.Join(ids, ", "))
+}
+
+// RecursionError reports that a run did not finish within its recursion
+// limit. The last superstep allowed by the limit has run and been
+// checkpointed.
+type RecursionError struct {
+	Limit int
+	// LastNodes are the nodes of the last superstep that ran.
+	LastNodes []string
+}
+
+func (e *RecursionError) Error() string {
+	return fmt.Sprintf("graph: recursion limit of %d reached without hitting a stop condition (last nodes: %s); raise it with graph.WithRecursionLimit, or read graph.RemainingSteps in a node to stop gracefully",
+		e.Limit, strings.Join(e.LastNodes, ", "))
+}
+
+// InvalidUpdateError reports writes a field cannot merge: several writes to
+// a last-value field in one step, two overwrites, or a reducer error.
+type InvalidUpdateError struct {
+	Field   string
+	Writers []string
+	Err     error
+}
+
+func (e *InvalidUpdateError) Error() string {
+	return fmt.Sprintf("graph: at field %s (written by %s): %v", e.Field, strings.Join(e.Writers, ", "), e.Err)
+}
+
+func (e *InvalidUpdateError) Unwrap() error { return e.Err }
+
+// NodeError wraps an error returned (or a panic raised) by a node, a branch
+// or a router; errors.Is and errors.As see the original error through it.
+type NodeError struct {
+	Node   string
+	TaskID string
+	// Attempts is how many times the node ran (retries included).
+	Attempts int
+	Err      error
+}
+
+func (e *NodeError) Error() string {
+	return fmt.Sprintf("graph: node %s: %v", e.Node, e.Err)
+}
+
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// PanicError is the error a panicking node is turned into.
+type PanicError struct {
+	Value any
+	Stack string
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// ErrNodeTimeout is wrapped by the error of a node attempt that ran longer
+// than its [WithNodeTimeout].
+var ErrNodeTimeout = nodeTimeoutError{}
+
+type nodeTimeoutError struct{}
+
+func (nodeTimeoutError) Error() string { return "node timed out" }
+
+// ShapeMismatchError reports a checkpoint written by a graph of a different
+// shape (other nodes, edges or fields) than the one asked to resume it.
+type ShapeMismatchError struct {
+	CheckpointID string
+	Want, Got    string
+}
+
+func (e *ShapeMismatchError) Error() string {
+	return fmt.Sprintf("graph: checkpoint %s was written by a graph of a different shape (fingerprint %s, this graph is %s); resume it with the graph that wrote it, or start a new thread",
+		e.CheckpointID, e.Got, e.Want)
+}
+
+// RetryPolicy retries a failed node. The zero value never retries; use
+// [DefaultRetryPolicy] for LangGraph's defaults.
+type RetryPolicy struct {
+	// InitialInterval is the wait before the first retry.
+	InitialInterval time.Duration
+	// BackoffFactor multiplies the wait after each retry (1 when zero).
+	BackoffFactor float64
+	// MaxInterval caps the wait (no cap when zero).
+	MaxInterval time.Duration
+	// MaxAttempts counts the first attempt too; below 2 means no retry.
+	MaxAttempts int
+	// Jitter adds a random extra wait of up to one interval.
+	Jitter bool
+	// RetryOn decides which errors retry; nil retries every error except
+	// cancellation of the run, interrupts and invalid updates.
+	RetryOn func(error) bool
+}
+
+// DefaultRetryPolicy returns LangGraph's defaults: 0.5 s initial interval,
+// factor 2, at most 128 s, 3 attempts, jitter.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffFactor: 2, MaxInterval: 128 * time.Second, MaxAttempts: 3, Jitter: true}
+}
+
+// CachePolicy caches a node's results keyed by its input.
+type CachePolicy struct {
+	// Key derives the cache key from the node's input; nil uses the JSON
+	// encoding of the input state.
+	Key func(input any) (string, error)
+	// TTL bounds how long an entry is used; zero keeps it forever.
+	TTL time.Duration
+}
