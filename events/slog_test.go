@@ -1,0 +1,98 @@
+package events_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/events"
+)
+
+// logRecords runs LogTo over the given events with a JSON handler at level
+// and returns the decoded log lines.
+func logRecords(t *testing.T, level slog.Level, queue int, in ...events.Event) []map[string]any {
+	t.Helper()
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: level}))
+	bus := events.NewBus(events.WithBufferSize(queue))
+	sub := bus.Subscribe(t.Context())
+	for _, e := range in {
+		bus.Publish(e)
+	}
+	bus.Close()
+	require.NoError(t, events.LogTo(t.Context(), logger, sub))
+
+	var out []map[string]any
+	for line := range strings.Lines(buf.String()) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestSlogSinkLevels(t *testing.T) {
+	tests := []struct {
+		kind      events.Kind
+		wantLevel string
+	}{
+		{events.KindError, "ERROR"},
+		{events.KindStepStart, "INFO"},
+		{events.KindToolCall, "INFO"},
+		{events.KindRunEnd, "INFO"},
+		{events.KindLLMUsage, "INFO"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			in := events.Event{Kind: tt.kind, RunID: "r1", Iteration: 3, Time: t0,
+				Payload: map[string]any{"b": "two", "a": float64(1)}}
+			recs := logRecords(t, slog.LevelDebug, 8, in)
+			require.Equal(t, []map[string]any{{
+				"time":      "2025-03-14T15:09:26Z",
+				"level":     tt.wantLevel,
+				"msg":       events.LogMessage,
+				"kind":      string(tt.kind),
+				"run_id":    "r1",
+				"iteration": float64(3),
+				"payload":   map[string]any{"a": float64(1), "b": "two"},
+			}}, recs)
+		})
+	}
+}
+
+func TestSlogSinkLogsLostEventsAtWarn(t *testing.T) {
+	recs := logRecords(t, slog.LevelDebug, 1, evs(1, 2, 3)...)
+	require.Len(t, recs, 2)
+	require.Equal(t, "WARN", recs[0]["level"])
+	require.Equal(t, "events lost", recs[0]["msg"])
+	require.Equal(t, float64(2), recs[0]["lost"])
+	require.Equal(t, float64(3), recs[1]["iteration"])
+}
+
+func TestSlogSinkRespectsHandlerLevel(t *testing.T) {
+	recs := logRecords(t, slog.LevelError, 8,
+		ev(events.KindLog, "r", 1),
+		ev(events.KindError, "r", 2),
+		ev(events.KindRunEnd, "r", 3),
+	)
+	require.Len(t, recs, 1)
+	require.Equal(t, "error", recs[0]["kind"])
+}
+
+func TestSlogSinkStopsWhenContextDone(t *testing.T) {
+	bus := events.NewBus()
+	defer bus.Close()
+	sub := bus.Subscribe(t.Context())
+	ctx, cancel := context.WithCancel(t.Context())
+	result := make(chan error)
+	go func() { result <- events.LogTo(ctx, slog.New(slog.DiscardHandler), sub) }()
+	cancel()
+
+	require.ErrorIs(t, <-result, context.Canceled)
+	require.Zero(t, bus.Subscribers())
+}
