@@ -1,0 +1,451 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+const (
+	// maxFailureChars caps TestFailure.Output.
+	maxFailureChars = 2000
+	// maxFailures caps TestReport.Failures.
+	maxFailures = 50
+	// maxParsedLineBytes bounds one line of test output fed to a parser.
+	maxParsedLineBytes = 1 << 20
+)
+
+// Test frameworks supported by RunTests.
+const (
+	FrameworkGo     = "go"
+	FrameworkPytest = "pytest"
+	FrameworkCargo  = "cargo"
+	FrameworkNpm    = "npm"
+	FrameworkBun    = "bun"
+)
+
+// TestReport is the structured result of a test run.
+type TestReport struct {
+	// Framework is the framework that ran: go, pytest, cargo, npm or bun.
+	Framework string `json:"framework"`
+	// Passed, Failed and Skipped count tests. Errors (pytest), build
+	// failures and failed runs without a parsable result count as failed.
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+	// Failures describes failed tests, at most 50 of them.
+	Failures []TestFailure `json:"failures"`
+	// ExitCode is the test command's exit code (-1 if it was killed).
+	ExitCode int `json:"exit_code"`
+	// Output is the run's human-readable output, capped at the output
+	// limit (WithOutputLimit) keeping head and tail.
+	Output string `json:"output"`
+}
+
+// TestFailure is one failed test.
+type TestFailure struct {
+	// Name identifies the test, e.g. "example.com/pkg.TestFoo" or
+	// "tests/test_x.py::test_y".
+	Name string `json:"name"`
+	// Output is the test's output, capped at 2,000 characters.
+	Output string `json:"output"`
+}
+
+// RunTestsArgs are the arguments of the run_tests tool.
+type RunTestsArgs struct {
+	// Framework selects the test runner; empty means auto-detect.
+	Framework string `json:"framework,omitempty" jsonschema:"enum=go,enum=pytest,enum=cargo,enum=npm,enum=bun" jsonschema_description:"Test framework. Default: detected from go.mod, pyproject.toml/pytest.ini/tests, Cargo.toml or package.json."`
+	// Path is the directory (or file) to test; empty means the root.
+	Path string `json:"path,omitempty" jsonschema_description:"Directory or test file to run, relative to the workspace root. Default: the whole workspace."`
+}
+
+// RunTestsTool returns the run_tests tool, which runs the project's tests
+// (see RunTests) and returns the TestReport as JSON.
+func RunTestsTool(ws *Workspace, opts ...Option) Tool {
+	cfg := newConfig(opts)
+	return New(
+		"run_tests",
+		"Run the project's tests and return a JSON report with the numbers of passed, failed and skipped tests, "+
+			"the failing tests with their output, the exit code and the (truncated) output. "+
+			"The framework (go, pytest, cargo, npm, bun) is detected automatically unless given.",
+		func(ctx context.Context, args RunTestsArgs) (string, error) {
+			report, err := runTests(ctx, ws, cfg, args.Framework, args.Path)
+			if err != nil {
+				return "", err
+			}
+			out, err := json.MarshalIndent(report, "", "  ")
+			if err != nil {
+				return "", fmt.Errorf("run_tests: %w", err)
+			}
+			return string(out), nil
+		},
+	)
+}
+
+// RunTests runs the tests of the project at the workspace root and parses
+// the result.
+//
+// framework is one of FrameworkGo, FrameworkPytest, FrameworkCargo,
+// FrameworkNpm or FrameworkBun, or empty to detect it: go.mod → go;
+// pyproject.toml, pytest.ini, setup.py, conftest.py or a tests directory
+// holding .py files → pytest; Cargo.toml → cargo; package.json → bun if
+// bun.lock/bun.lockb is present, else npm. The commands are `go test -json
+// ./...`, `pytest -rA` (with --json-report when the pytest-json-report
+// plugin is installed), `cargo test`, `npm test` and `bun test`; npm and bun
+// run with CI=true so that watchers stay off.
+//
+// Failing tests are a normal result. An error is returned when the runner
+// cannot be started, and ctx.Err() when ctx is done. When the run exceeds
+// WithTestTimeout (default 10 min) it is killed and reported as a failure.
+func RunTests(ctx context.Context, ws *Workspace, framework string, opts ...Option) (*TestReport, error) {
+	return runTests(ctx, ws, newConfig(opts), framework, "")
+}
+
+// testRun is what a framework runs.
+type testRun struct {
+	framework string
+	dir       string   // working directory
+	name      string   // executable
+	args      []string // arguments
+	env       []string // extra environment
+	// newParser returns the parser of the run's stdout. If jsonStdout is
+	// set, stdout is machine-readable and the parser writes the
+	// human-readable output to human; otherwise human is nil.
+	newParser  func(human io.Writer) testParser
+	jsonStdout bool
+	// parseStderr feeds stderr to the parser too (jest and bun report
+	// there).
+	parseStderr bool
+}
+
+// testParser consumes a run's stdout line by line.
+type testParser interface {
+	// line handles one stdout line, without its line terminator.
+	line(s string)
+	// finish completes r (counts, failures) after the run.
+	finish(r *TestReport)
+}
+
+func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path string) (*TestReport, error) {
+	target, err := ws.Resolve(path)
+	if err != nil {
+		return nil, fmt.Errorf("run_tests: %w", err)
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return nil, fmt.Errorf("run_tests: %w", err)
+	}
+	startDir := target
+	if !fi.IsDir() {
+		startDir = filepath.Dir(target)
+	}
+	framework = strings.ToLower(strings.TrimSpace(framework))
+	var projectDir string
+	if framework == "" {
+		framework, projectDir = detectFramework(ws.Root(), startDir)
+		if framework == "" {
+			return nil, fmt.Errorf("run_tests: cannot detect the test framework in %s (no go.mod, pyproject.toml, pytest.ini, Cargo.toml or package.json); pass framework", ws.rel(startDir))
+		}
+	} else {
+		projectDir = findMarkerDir(ws.Root(), startDir, framework)
+	}
+
+	var run testRun
+	switch framework {
+	case FrameworkGo:
+		pkgs := "./..."
+		if !fi.IsDir() {
+			pkgs = "."
+		}
+		run = testRun{dir: startDir, name: "go", args: []string{"test", "-json", pkgs}, jsonStdout: true,
+			newParser: func(human io.Writer) testParser { return newGoTestParser(human) }}
+	case FrameworkPytest:
+		return runPytest(ctx, cfg, projectDir, target)
+	case FrameworkCargo:
+		run = testRun{dir: startDir, name: "cargo", args: []string{"test"}, newParser: newCargoParser}
+	case FrameworkNpm:
+		run = testRun{dir: projectDir, name: "npm", args: []string{"test"}, env: []string{"CI=true"}, newParser: newJSParser, parseStderr: true}
+	case FrameworkBun:
+		run = testRun{dir: projectDir, name: "bun", args: []string{"test"}, env: []string{"CI=true"}, newParser: newJSParser, parseStderr: true}
+	default:
+		return nil, fmt.Errorf("run_tests: unknown framework %q (want go, pytest, cargo, npm or bun)", framework)
+	}
+	run.framework = framework
+	report, _, err := execTestRun(ctx, cfg, run)
+	return report, err
+}
+
+// execTestRun runs run and builds its report. It also returns the raw
+// (capped) combined output for callers that need to inspect it.
+func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, string, error) {
+	if _, err := exec.LookPath(run.name); err != nil {
+		return nil, "", fmt.Errorf("run_tests: %s not found: %w", run.name, err)
+	}
+	capture := captureBytes(cfg.outputLimit)
+	output := newCapBuffer(capture)   // human-readable output
+	combined := newCapBuffer(capture) // raw stdout+stderr
+	var parser testParser
+	var stdout io.Writer
+	if run.jsonStdout {
+		parser = run.newParser(output)
+		stdout = combined
+	} else {
+		parser = run.newParser(nil)
+		stdout = io.MultiWriter(output, combined)
+	}
+	var mu sync.Mutex
+	lw := &lineWriter{fn: func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		parser.line(line)
+	}}
+	stdout = io.MultiWriter(lw, stdout)
+	stderr := io.MultiWriter(output, combined)
+	var elw *lineWriter
+	if run.parseStderr {
+		elw = &lineWriter{fn: lw.fn}
+		stderr = io.MultiWriter(elw, stderr)
+	}
+	res, err := runCommand(ctx, command{
+		name:    run.name,
+		args:    run.args,
+		dir:     run.dir,
+		env:     run.env,
+		timeout: cfg.testTimeout,
+		stdout:  stdout,
+		stderr:  stderr,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		return nil, "", fmt.Errorf("run_tests: %w", err)
+	}
+	lw.flush()
+	if elw != nil {
+		elw.flush()
+	}
+	report := &TestReport{Framework: run.framework, ExitCode: res.exitCode, Failures: []TestFailure{}}
+	mu.Lock()
+	parser.finish(report)
+	mu.Unlock()
+	raw := combined.String(maxFailureChars * 4)
+	if res.timedOut {
+		report.Failures = append([]TestFailure{{
+			Name:   "timeout",
+			Output: fmt.Sprintf("the test run was killed after %s (see WithTestTimeout)", cfg.testTimeout),
+		}}, report.Failures...)
+	} else if report.ExitCode != 0 && len(report.Failures) == 0 && !noTestsExit(run.framework, report) {
+		report.Failures = append(report.Failures, TestFailure{
+			Name:   run.framework + " test run",
+			Output: tailChars(raw, maxFailureChars),
+		})
+	}
+	report.Failed = max(report.Failed, len(report.Failures))
+	if len(report.Failures) > maxFailures {
+		report.Failures = report.Failures[:maxFailures]
+	}
+	for i := range report.Failures {
+		report.Failures[i].Output = truncateMiddle(report.Failures[i].Output, maxFailureChars)
+	}
+	report.Output = output.String(cfg.outputLimit)
+	return report, raw, nil
+}
+
+// noTestsExit reports a non-zero exit that only means "no tests".
+func noTestsExit(framework string, r *TestReport) bool {
+	return framework == FrameworkPytest && r.ExitCode == 5 && r.Passed+r.Failed+r.Skipped == 0
+}
+
+// tailChars returns the last n characters of s.
+func tailChars(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[len(r)-n:])
+}
+
+// detectFramework looks for project markers from dir up to root and returns
+// the framework and the directory holding the marker.
+func detectFramework(root, dir string) (framework, projectDir string) {
+	for d := dir; within(root, d); d = filepath.Dir(d) {
+		if fw := frameworkIn(d); fw != "" {
+			return fw, d
+		}
+		if d == root {
+			break
+		}
+	}
+	return "", ""
+}
+
+// frameworkIn detects the framework of the project in dir, if any.
+func frameworkIn(dir string) string {
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	switch {
+	case exists("go.mod"):
+		return FrameworkGo
+	case exists("pyproject.toml"), exists("pytest.ini"), exists("setup.py"), exists("conftest.py"):
+		return FrameworkPytest
+	case exists("Cargo.toml"):
+		return FrameworkCargo
+	case exists("package.json"):
+		if exists("bun.lock") || exists("bun.lockb") {
+			return FrameworkBun
+		}
+		return FrameworkNpm
+	case hasPythonTests(filepath.Join(dir, "tests")):
+		return FrameworkPytest
+	}
+	return ""
+}
+
+// hasPythonTests reports whether dir contains a .py file (at any depth up to
+// a few hundred entries).
+func hasPythonTests(dir string) bool {
+	found, seen := false, 0
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fs.SkipAll
+		}
+		seen++
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".py") {
+			found = true
+			return fs.SkipAll
+		}
+		if seen > 500 {
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+// findMarkerDir returns the nearest directory from dir up to root holding a
+// marker of framework, or dir if there is none.
+func findMarkerDir(root, dir, framework string) string {
+	for d := dir; within(root, d); d = filepath.Dir(d) {
+		fw := frameworkIn(d)
+		if fw == framework || (fw == FrameworkNpm && framework == FrameworkBun) || (fw == FrameworkBun && framework == FrameworkNpm) {
+			return d
+		}
+		if d == root {
+			break
+		}
+	}
+	return dir
+}
+
+// lineWriter splits written bytes into lines.
+type lineWriter struct {
+	mu  sync.Mutex
+	buf []byte
+	fn  func(line string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			room := maxParsedLineBytes - len(w.buf)
+			w.buf = append(w.buf, p[:max(0, min(room, len(p)))]...)
+			break
+		}
+		room := maxParsedLineBytes - len(w.buf)
+		w.buf = append(w.buf, p[:max(0, min(room, i))]...)
+		w.fn(strings.TrimSuffix(string(w.buf), "\r"))
+		w.buf = w.buf[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// flush emits a last unterminated line.
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.fn(strings.TrimSuffix(string(w.buf), "\r"))
+		w.buf = w.buf[:0]
+	}
+}
+
+// runPytest runs pytest in projectDir on target, with --json-report when
+// the plugin is available.
+func runPytest(ctx context.Context, cfg *config, projectDir, target string) (*TestReport, error) {
+	name, baseArgs := "pytest", []string(nil)
+	if _, err := exec.LookPath("pytest"); err != nil {
+		for _, py := range []string{"python3", "python"} {
+			if _, err := exec.LookPath(py); err == nil {
+				name, baseArgs = py, []string{"-m", "pytest"}
+				break
+			}
+		}
+	}
+	args := append(baseArgs, "-rA")
+	if target != projectDir {
+		rel, err := filepath.Rel(projectDir, target)
+		if err == nil {
+			args = append(args, rel)
+		}
+	}
+
+	reportFile, err := os.CreateTemp("", "pytest-report-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("run_tests: %w", err)
+	}
+	reportPath := reportFile.Name()
+	_ = reportFile.Close()
+	_ = os.Remove(reportPath) // pytest creates it; its presence means success
+	defer os.Remove(reportPath)
+
+	run := testRun{framework: FrameworkPytest, dir: projectDir, name: name, newParser: newPytestParser}
+	run.args = append(append([]string(nil), args...), "--json-report", "--json-report-file="+reportPath)
+	report, raw, err := execTestRun(ctx, cfg, run)
+	if err != nil {
+		return nil, err
+	}
+	if baseArgs != nil && strings.Contains(raw, "No module named pytest") {
+		return nil, fmt.Errorf("run_tests: pytest is not installed (%s -m pytest: No module named pytest)", name)
+	}
+	if report.ExitCode == 4 && strings.Contains(raw, "unrecognized arguments") && strings.Contains(raw, "--json-report") {
+		// pytest-json-report is not installed: rely on the -rA summary.
+		run.args = args
+		report, _, err = execTestRun(ctx, cfg, run)
+		return report, err
+	}
+	data, err := os.ReadFile(reportPath)
+	if err != nil {
+		return report, nil
+	}
+	var jr pyJSONReport
+	if err := json.Unmarshal(data, &jr); err != nil || jr.Summary == nil {
+		return report, nil
+	}
+	exit, out := report.ExitCode, report.Output
+	*report = TestReport{Framework: FrameworkPytest, ExitCode: exit, Output: out}
+	jr.apply(report)
+	report.Failed = max(report.Failed, len(report.Failures))
+	if len(report.Failures) > maxFailures {
+		report.Failures = report.Failures[:maxFailures]
+	}
+	for i := range report.Failures {
+		report.Failures[i].Output = truncateMiddle(report.Failures[i].Output, maxFailureChars)
+	}
+	return report, nil
+}
