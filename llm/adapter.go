@@ -1,0 +1,243 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/state"
+)
+
+// FromLangchain adapts a langchaingo model. name identifies it in errors,
+// in [RetryInfo] and in [Meter.ByModel] (for example "openai:gpt-4o-mini").
+//
+// Every call goes through m.GenerateContent; langchaingo types are used at
+// that boundary only. The adapter works around the quirks of langchaingo
+// v0.1.14's providers, detected from m's Go type (override with
+// [WithProvider]):
+//
+//   - anthropic answers with one choice per content block: all choices are
+//     merged into one AI message (text concatenated, tool calls in order)
+//     and usage is read from one choice, not summed. Its request encoder
+//     only sends the first part of an AI or tool message, so such messages
+//     are sent one part per message, and system messages are joined into
+//     one.
+//   - googleai returns tool calls without IDs: stable IDs are derived from
+//     the conversation and the call. It matches tool results by function
+//     name, so results without a Name get the name of their call, and
+//     consecutive tool messages are sent as one.
+//   - openai accepts one tool result per tool message: a tool message with
+//     several results is split.
+//   - Every provider: tool calls are given Type "function" and "{}" for
+//     empty arguments both ways; stop reasons are mapped onto the Stop*
+//     constants; usage is read from whichever GenerationInfo keys and
+//     integer types the provider used.
+//
+// Failed calls are retried with exponential backoff and jitter (see
+// [WithMaxAttempts], [WithBackoff]) when they are rate limits (429), server
+// errors (5xx), timeouts or network errors, honouring the server's
+// Retry-After. How the status is known: langchaingo's providers return
+// errors as plain text ("API returned unexpected status code: 429: …"), so
+// when the provider's HTTP client uses [WrapTransport] (every client [New]
+// builds does), the status and Retry-After / retry-after-ms headers are read
+// from the HTTP response itself; otherwise the status is parsed from the
+// error text ("status code: NNN", "Error NNN", "HTTP NNN"), and the delay
+// from "try again in …" phrases. Errors with neither are retried only when
+// they are recognisably transient (timeouts, resets, "overloaded", …).
+//
+// Cancellation of ctx is never retried, and the returned error satisfies
+// errors.Is(err, context.Canceled) or errors.Is(err, context.DeadlineExceeded)
+// (langchaingo's openai client loses those; the adapter checks ctx itself),
+// and errors.Is(err, cause) too when ctx was cancelled with a cause. A call
+// during which ctx ended returns that error even if the provider returned an
+// answer: langchaingo's stream readers return a truncated answer without
+// error when the context ends mid-stream. Other failures are returned as
+// [*Error].
+func FromLangchain(m llms.Model, name string, opts ...Option) Model {
+	s := newSettings(opts)
+	if s.provider == "" {
+		s.provider = detectProvider(m)
+	}
+	return &adapter{lc: m, name: name, s: s}
+}
+
+type adapter struct {
+	lc   llms.Model
+	name string
+	s    settings
+}
+
+// Generate implements [Model].
+func (a *adapter) Generate(ctx context.Context, msgs []state.Message, opts ...CallOption) (*Response, error) {
+	cfg := NewCallOptions(opts...)
+	lcMsgs, err := toLangchain(msgs, a.s.provider)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := normalizeTools(cfg.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if len(tools) > 0 && a.s.provider == ProviderOllama {
+		return nil, fmt.Errorf("llm: %s: langchaingo's native ollama provider ignores tools; use New(ctx, \"ollama:<model>\"), which goes through Ollama's OpenAI-compatible endpoint", a.name)
+	}
+	var base []llms.CallOption
+	if len(tools) > 0 {
+		base = append(base, llms.WithTools(tools))
+	}
+	if cfg.ToolChoice != nil {
+		base = append(base, llms.WithToolChoice(cfg.ToolChoice))
+	}
+	if cfg.Temperature != nil {
+		base = append(base, llms.WithTemperature(*cfg.Temperature))
+	}
+	if cfg.MaxTokens > 0 {
+		base = append(base, llms.WithMaxTokens(cfg.MaxTokens))
+	}
+	if len(cfg.StopWords) > 0 {
+		base = append(base, llms.WithStopWords(cfg.StopWords))
+	}
+	base = append(base, a.s.extra...)
+	base = append(base, cfg.Extra...)
+
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, ctxError(ctx, a.name, nil)
+		}
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if a.s.attemptTimeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, a.s.attemptTimeout)
+		}
+		actx, obs := withObservation(actx)
+		callOpts := base
+		var gate *sinkGate
+		if cfg.TokenSink != nil {
+			gate = &sinkGate{ctx: ctx, sink: cfg.TokenSink}
+			callOpts = append(callOpts[:len(callOpts):len(callOpts)], llms.WithStreamingFunc(gate.chunk))
+		}
+		resp, err := a.lc.GenerateContent(actx, lcMsgs, callOpts...)
+		streamed := gate.close()
+		timedOut := actx.Err() != nil
+		cancel()
+
+		// A context that ended during the call wins even over a "success":
+		// langchaingo's streaming readers can return what they had so far,
+		// without error, when the context ends mid-stream.
+		if ctx.Err() != nil {
+			return nil, ctxError(ctx, a.name, err)
+		}
+		if timedOut {
+			detail := ""
+			if err != nil {
+				detail = " (provider: " + err.Error() + ")"
+			}
+			err = fmt.Errorf("%w after %v%s", ErrAttemptTimeout, a.s.attemptTimeout, detail)
+		}
+		if err == nil && (resp == nil || len(resp.Choices) == 0) {
+			return nil, &Error{Model: a.name, Attempts: attempt, Err: ErrEmptyResponse}
+		}
+		if err == nil {
+			msg, usage, stop, reasoning := fromLangchain(resp, msgs)
+			msg.ID = cfg.MessageID
+			recordUsage(ctx, a.s.meter, a.name, usage)
+			return &Response{Message: msg, Usage: usage, StopReason: stop, Reasoning: reasoning, Attempts: attempt}, nil
+		}
+
+		f := classify(err, obs)
+		if timedOut {
+			f = failure{retryable: true}
+		}
+		if !f.retryable || streamed || attempt >= a.s.maxAttempts || f.retryAfter > a.s.maxRetryAfter {
+			return nil, &Error{Model: a.name, Attempts: attempt, StatusCode: f.status, RetryAfter: f.retryAfter, Retryable: f.retryable, Err: err}
+		}
+		delay := f.retryAfter
+		if delay <= 0 {
+			delay = backoff(attempt, a.s.initialBackoff, a.s.maxBackoff)
+		}
+		if a.s.onRetry != nil {
+			a.s.onRetry(ctx, RetryInfo{Model: a.name, Attempt: attempt, StatusCode: f.status, Delay: delay, Err: err})
+		}
+		if a.s.sleep(ctx, delay) != nil {
+			return nil, ctxError(ctx, a.name, err)
+		}
+	}
+}
+
+// sinkGate forwards streamed text to the caller's token sink: it drops
+// empty chunks and the tool-call JSON langchaingo's openai client mixes into
+// the stream, serialises calls, remembers whether anything was delivered,
+// and stops delivering once the attempt is over (some providers stream from
+// a goroutine that can outlive a failed attempt).
+type sinkGate struct {
+	ctx    context.Context
+	sink   func(context.Context, string)
+	mu     sync.Mutex
+	closed bool
+	sent   bool
+}
+
+func (g *sinkGate) chunk(_ context.Context, b []byte) error {
+	if len(b) == 0 || isToolDeltaChunk(b) {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.sent = true
+	g.sink(g.ctx, string(b))
+	return nil
+}
+
+// close ends delivery and reports whether any text was delivered. It is
+// safe on a nil gate.
+func (g *sinkGate) close() bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	return g.sent
+}
+
+// isToolDeltaChunk recognises the chunk langchaingo's openai client passes
+// to the streaming func for tool-call deltas: the JSON array of the deltas,
+// e.g. [{"type":"","function":{"name":"","arguments":"{\"a\":"}}].
+func isToolDeltaChunk(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return false
+	}
+	var arr []map[string]json.RawMessage
+	if json.Unmarshal(b, &arr) != nil || len(arr) == 0 {
+		return false
+	}
+	for _, o := range arr {
+		if _, ok := o["function"]; !ok {
+			return false
+		}
+		if _, ok := o["type"]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Unwrap returns the langchaingo model behind a Model built by [New] or
+// [FromLangchain], and false for any other Model.
+func Unwrap(m Model) (llms.Model, bool) {
+	a, ok := m.(*adapter)
+	if !ok {
+		return nil, false
+	}
+	return a.lc, true
+}
+
+// String returns the model's name.
+func (a *adapter) String() string { return a.name }

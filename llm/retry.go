@@ -1,0 +1,257 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Error is returned by the adapter's Generate when the provider call failed
+// for a reason other than the caller's context: a non-retryable error, or a
+// retryable one that persisted through every attempt.
+type Error struct {
+	// Model is the model's name (the spec given to [New], or the name given
+	// to [FromLangchain]).
+	Model string
+	// Attempts is the number of provider calls made.
+	Attempts int
+	// StatusCode is the HTTP status of the last failed attempt, 0 when it
+	// is unknown (a network error, or a provider whose errors carry no
+	// recognisable status; see [FromLangchain] for how it is found).
+	StatusCode int
+	// RetryAfter is the delay the server asked for in its last answer
+	// (Retry-After / retry-after-ms headers or "try again in …" text), 0 if
+	// none.
+	RetryAfter time.Duration
+	// Retryable reports whether the last failure was of a retryable kind
+	// (429, 5xx, timeout, network); true means the attempts ran out, or the
+	// server asked for a delay longer than [WithMaxRetryAfter].
+	Retryable bool
+	// Err is the provider's error.
+	Err error
+}
+
+// Error describes the failure: model, attempts, HTTP status and the
+// provider's message.
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "llm: %s", e.Model)
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, ": %d attempts", e.Attempts)
+	}
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, ": HTTP %d", e.StatusCode)
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns the provider's error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrAttemptTimeout is the error (wrapped in [*Error]) of an attempt that
+// ran out of the time given by [WithAttemptTimeout]. It deliberately does
+// not match context.DeadlineExceeded, which is reserved for the caller's
+// own context.
+var ErrAttemptTimeout = errors.New("llm: attempt timed out")
+
+// ErrEmptyResponse is returned (wrapped in [*Error]) when a provider answers
+// without any choice.
+var ErrEmptyResponse = errors.New("llm: provider returned an empty response")
+
+// RetryInfo describes a failed attempt that is about to be retried; see
+// [WithOnRetry].
+type RetryInfo struct {
+	Model      string
+	Attempt    int           // the attempt that failed, from 1
+	StatusCode int           // its HTTP status, 0 if unknown
+	Delay      time.Duration // how long Generate waits before the next attempt
+	Err        error         // the provider's error
+}
+
+// failure is the classification of one failed attempt.
+type failure struct {
+	retryable  bool
+	status     int
+	retryAfter time.Duration
+}
+
+var (
+	statusTextRe = regexp.MustCompile(`(?i)\b(?:status(?:\s+code)?|error|http(?:/\d(?:\.\d)?)?)[\s:=]+([45]\d\d)\b`)
+	tryAgainRe   = regexp.MustCompile(`(?i)\b(?:try again|retry)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)\b`)
+)
+
+// classify decides whether err, returned by an attempt whose HTTP exchange
+// (if the transport saw it) is obs, is worth retrying.
+func classify(err error, obs *httpObservation) failure {
+	var f failure
+	var header http.Header
+	if obs != nil {
+		f.status, header = obs.get()
+	}
+	msg := err.Error()
+	if f.status == 0 || f.status < 400 {
+		f.status = 0
+		if m := statusTextRe.FindStringSubmatch(msg); m != nil {
+			f.status, _ = strconv.Atoi(m[1])
+		}
+	}
+	f.retryAfter = retryAfterFromHeader(header)
+	if f.retryAfter == 0 {
+		f.retryAfter = retryAfterFromText(msg)
+	}
+	lower := strings.ToLower(msg)
+
+	switch {
+	case f.status == http.StatusTooManyRequests:
+		// OpenAI answers 429 for an exhausted quota too; waiting won't help.
+		f.retryable = !strings.Contains(lower, "quota")
+		return f
+	case f.status == http.StatusRequestTimeout, f.status == 425, f.status == http.StatusConflict:
+		f.retryable = true
+		return f
+	case f.status >= 500:
+		f.retryable = f.status != http.StatusNotImplemented && f.status != http.StatusHTTPVersionNotSupported
+		return f
+	case f.status >= 400:
+		return f
+	}
+
+	var lerr *llms.Error
+	if errors.As(err, &lerr) {
+		switch lerr.Code {
+		case llms.ErrCodeRateLimit, llms.ErrCodeTimeout, llms.ErrCodeProviderUnavailable:
+			f.retryable = true
+			return f
+		}
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) && nerr.Timeout() {
+		f.retryable = true
+		return f
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, context.DeadlineExceeded) {
+		// DeadlineExceeded here is the per-attempt timeout: the caller's
+		// own context was checked before classify is called.
+		f.retryable = true
+		return f
+	}
+	for _, s := range []string{
+		"rate limit", "too many requests", "overloaded", "timeout", "timed out",
+		"temporarily unavailable", "service unavailable", "network error",
+		"connection reset", "connection refused", "broken pipe", "unexpected eof",
+	} {
+		if strings.Contains(lower, s) {
+			f.retryable = true
+			return f
+		}
+	}
+	return f
+}
+
+func retryAfterFromHeader(h http.Header) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+func retryAfterFromText(msg string) time.Duration {
+	m := tryAgainRe.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	unit := time.Second
+	switch u := strings.ToLower(m[2]); {
+	case strings.HasPrefix(u, "ms"), strings.HasPrefix(u, "milli"):
+		unit = time.Millisecond
+	case strings.HasPrefix(u, "m"):
+		unit = time.Minute
+	}
+	return time.Duration(n * float64(unit))
+}
+
+// backoff returns the delay before attempt+1 after attempt failed:
+// exponential from initial, capped at maxDelay, with "equal jitter" (half
+// fixed, half random) so that concurrent callers spread out.
+func backoff(attempt int, initial, maxDelay time.Duration) time.Duration {
+	if initial <= 0 {
+		return 0
+	}
+	d := initial
+	for i := 1; i < attempt && d < maxDelay; i++ {
+		d *= 2
+	}
+	if maxDelay > 0 && d > maxDelay {
+		d = maxDelay
+	}
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// sleepCtx waits for d or until ctx is done, whichever comes first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ctxError wraps the caller's context error so that errors.Is finds
+// context.Canceled / context.DeadlineExceeded, and the cancellation cause
+// too when one was given; the provider's error is kept as text only.
+func ctxError(ctx context.Context, name string, providerErr error) error {
+	err := ctx.Err()
+	cause := context.Cause(ctx)
+	suffix := ""
+	if providerErr != nil {
+		suffix = " (provider: " + providerErr.Error() + ")"
+	}
+	if cause != nil && cause != err {
+		return fmt.Errorf("llm: %s: %w: %w%s", name, err, cause, suffix)
+	}
+	return fmt.Errorf("llm: %s: %w%s", name, err, suffix)
+}
