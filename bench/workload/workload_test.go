@@ -1,0 +1,113 @@
+package workload_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/bench/workload"
+	"github.com/agentgraph/agentgraph/checkpoint"
+)
+
+var ctx = context.Background()
+
+func TestWorkloadsValidate(t *testing.T) {
+	g1, err := workload.W1()
+	require.NoError(t, err)
+	require.NoError(t, workload.RunW1(ctx, g1))
+	g2, err := workload.W2()
+	require.NoError(t, err)
+	require.NoError(t, workload.RunW2(ctx, g2))
+	g3, err := workload.W3()
+	require.NoError(t, err)
+	require.NoError(t, workload.RunW3(ctx, g3))
+	g4, err := workload.W4()
+	require.NoError(t, err)
+	require.NoError(t, workload.RunW4(ctx, g4))
+	cs := &workload.CountingSaver{Saver: checkpoint.NewMemory()}
+	g5, err := workload.W5(cs)
+	require.NoError(t, err)
+	require.NoError(t, workload.RunW5(ctx, g5))
+	require.EqualValues(t, workload.W5Steps+2, cs.Puts.Load(), "input checkpoint, the start step and one per loop step")
+}
+
+func BenchmarkW1Chain(b *testing.B) {
+	g, err := workload.W1()
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := workload.RunW1(ctx, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*workload.W1Nodes), "ns/node")
+}
+
+func BenchmarkW2Loop(b *testing.B) {
+	g, err := workload.W2()
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := workload.RunW2(ctx, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*workload.W2Steps), "ns/step")
+}
+
+// BenchmarkW2Floor is W2's work as a plain Go loop: the floor any engine
+// is measured against.
+func BenchmarkW2Floor(b *testing.B) {
+	type st struct{ counter int }
+	inc := func(_ context.Context, s st) st { return st{counter: s.counter + 1} }
+	route := func(_ context.Context, s st) bool { return s.counter < workload.W2Steps }
+	for b.Loop() {
+		s := st{}
+		for {
+			s = inc(ctx, s)
+			if !route(ctx, s) {
+				break
+			}
+		}
+		if s.counter != workload.W2Steps {
+			b.Fatal(s.counter)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*workload.W2Steps), "ns/step")
+}
+
+func BenchmarkW3FanOut(b *testing.B) {
+	g, err := workload.W3()
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := workload.RunW3(ctx, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkW4MapReduce(b *testing.B) {
+	g, err := workload.W4()
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := workload.RunW4(ctx, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*workload.W4Sends), "ns/send")
+}
+
+func BenchmarkW5CheckpointedLoop(b *testing.B) {
+	g, err := workload.W5(checkpoint.NewMemory())
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := workload.RunW5(ctx, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*workload.W5Steps), "ns/step")
+}
