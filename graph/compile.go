@@ -86,6 +86,7 @@ type Graph[S any] struct {
 	shape           string
 	name            string
 	loops           sync.Pool // *loop[S], reused across runs
+	hooks           *Hooks
 }
 
 // CompileOption configures [Builder.Compile].
@@ -97,6 +98,7 @@ type compileConfig struct {
 	interruptBefore []string
 	interruptAfter  []string
 	name            string
+	hooks           *Hooks
 }
 
 // WithCheckpointer saves a checkpoint after every superstep in s, which
@@ -209,6 +211,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		saver:         cfg.saver,
 		cache:         cfg.cache,
 		name:          cfg.name,
+		hooks:         cfg.hooks,
 	}
 	for i, j := range b.joins {
 		for _, s := range j.sources {

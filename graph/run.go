@@ -266,6 +266,13 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			}
 		}()
 	}
+	if h := l.g.hooks; h != nil && h.RunStart != nil {
+		info := RunInfo{Graph: l.g.name, ThreadID: l.cfg.thread, Namespace: l.ns}
+		ctx = h.RunStart(ctx, info)
+		if h.RunEnd != nil {
+			defer func() { h.RunEnd(ctx, info, err) }()
+		}
+	}
 	if err := l.load(ctx, input, cmd); err != nil {
 		return l.ctxErr(ctx, err)
 	}
@@ -694,6 +701,16 @@ func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
 // execute runs one task with its retry policy, timeout and cache, and
 // resolves where it goes next.
 func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
+	if h := l.g.hooks; h != nil && h.TaskStart != nil && t.name != Start {
+		info := TaskRun{Node: t.name, TaskID: t.hdr.ID(), Step: l.step, Namespace: l.ns}
+		ctx = h.TaskStart(ctx, info)
+		if h.TaskEnd != nil {
+			defer func() {
+				info.Attempts, info.Interrupted = t.attempts, t.interrupted()
+				h.TaskEnd(ctx, info, t.err)
+			}()
+		}
+	}
 	rt := &t.rt
 	rt.node, rt.step, rt.stop, rt.task, rt.scratch, rt.emit = t.name, l.step, l.stop, &t.hdr, &t.scratch, emit
 	rt.shared, rt.cpID, rt.resume = l.shared, l.cpID, l.resume
