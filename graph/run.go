@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -613,35 +615,66 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	if l.cfg.maxConc > 0 {
-		g.SetLimit(l.cfg.maxConc)
-	}
 	done := make(chan struct{})
 	var firstErr *task[S]
-	go func() {
-		for _, t := range todo {
-			g.Go(func() error {
-				l.execute(gctx, t, emit)
-				if t.err != nil {
-					return t.err
-				}
-				if t.done && l.saver != nil && l.cfg.durability != DurabilityExit {
-					if err := l.putWrites(gctx, t.hdr.ID(), t); err != nil {
-						t.err = err
-						return err
-					}
-				}
-				l.finished(t, emit)
+	// Tasks are claimed by index by a few workers; if some are still
+	// waiting after spawnDelay (their siblings block, on I/O or on each
+	// other), every waiting task gets a goroutine of its own. Trivial
+	// steps so run without a goroutine per task, and every task of a
+	// blocking step still runs concurrently with the others.
+	var next atomic.Int64
+	n := int64(len(todo))
+	limit := n
+	if l.cfg.maxConc > 0 && int64(l.cfg.maxConc) < limit {
+		limit = int64(l.cfg.maxConc)
+	}
+	var workers atomic.Int64
+	worker := func() error {
+		for {
+			i := next.Add(1) - 1
+			if i >= n {
 				return nil
-			})
+			}
+			t := todo[i]
+			if err := gctx.Err(); err != nil {
+				t.err = err
+				return err
+			}
+			l.execute(gctx, t, emit)
+			if t.err != nil {
+				return t.err
+			}
+			if t.done && l.saver != nil {
+				if err := l.putWrites(gctx, t.hdr.ID(), t); err != nil {
+					t.err = err
+					return err
+				}
+			}
+			l.finished(t, emit)
 		}
+	}
+	spawn := func(k int64) {
+		for range k {
+			workers.Add(1)
+			g.Go(worker)
+		}
+	}
+	spawn(min(limit, int64(runtime.GOMAXPROCS(0))))
+	go func() {
 		_ = g.Wait()
 		close(done)
 	}()
+	timer := time.NewTimer(spawnDelay)
+	defer timer.Stop()
 	for {
 		select {
 		case ev := <-events:
 			l.sink(ev)
+			continue
+		case <-timer.C:
+			if waiting := n - next.Load(); waiting > 0 {
+				spawn(min(waiting, limit-workers.Load()))
+			}
 			continue
 		case <-done:
 		}
@@ -769,6 +802,10 @@ func (p *parentCommand[S]) isParentCommand() {}
 func (p *parentCommand[S]) Error() string {
 	return "graph: a node returned Command{Parent: true} outside a subgraph"
 }
+
+// spawnDelay is how long a step's tasks may wait for a worker before each
+// gets a goroutine of its own.
+const spawnDelay = 100 * time.Microsecond
 
 // sleep waits between retries; tests replace it.
 var sleep = func(ctx context.Context, d time.Duration) error {
