@@ -224,9 +224,9 @@ type Saver interface {
 	// namespace when ref.ID is empty) with its pending writes, or an error
 	// wrapping [ErrNotFound].
 	Get(ctx context.Context, ref Ref) (*Tuple, error)
-	// Put stores cp with its changed channel values, atomically. The
-	// saver may keep cp's maps and byte slices: the caller must not modify
-	// them afterwards.
+	// Put stores cp with its changed channel values, atomically. Put takes
+	// ownership of cp: the saver may keep and change it and everything it
+	// references, so the caller must not use it afterwards.
 	Put(ctx context.Context, cp *Checkpoint) error
 	// PutWrites stores writes of one task against the checkpoint ref (the
 	// saver may keep the Value slices, as with Put).

@@ -116,8 +116,6 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
 	if cp.ThreadID == "" || cp.ID == "" {
 		return fmt.Errorf("checkpoint: put needs a thread ID and a checkpoint ID")
 	}
-	c := *cp // Put owns cp's maps and slices (see Saver.Put): no deep copy
-	c.Values = nil
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.ns(cp.ThreadID, cp.Namespace, true)
@@ -127,9 +125,10 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
 			n.blobs[k] = b
 		}
 	}
-	n.cps[cp.ID] = &c
+	cp.Values = nil // Put owns cp (see Saver.Put): its values now live in blobs
+	n.cps[cp.ID] = cp
 	if n.latest == nil || cp.ID >= n.latest.ID {
-		n.latest = &c
+		n.latest = cp
 	}
 	return nil
 }

@@ -376,20 +376,25 @@ func (l *loop[S]) putWrites(ctx context.Context, id string, t *task[S]) error {
 	return nil
 }
 
-var versionClock atomic.Int64
+// versionClock hands out channel versions: seeded with the clock, so that
+// versions written by a later process of the same thread are larger, and
+// incremented atomically, so that two forks of a thread running at once
+// never use the same version.
+var versionClock = func() *atomic.Int64 {
+	var c atomic.Int64
+	c.Store(time.Now().UnixNano())
+	return &c
+}()
 
-// nextVersion returns a channel version greater than cur and unique across
-// forks of a thread (a fork must never reuse a version another branch
-// stored a different value under).
+// nextVersion returns a channel version greater than cur and unique within
+// the process (a fork must never reuse a version another branch stored a
+// different value under).
 func nextVersion(cur int64) int64 {
-	now := time.Now().UnixNano()
-	for {
-		last := versionClock.Load()
-		v := max(cur+1, now, last+1)
-		if versionClock.CompareAndSwap(last, v) {
-			return v
-		}
+	v := versionClock.Add(1)
+	for v <= cur {
+		v = versionClock.Add(cur - v + 1)
 	}
+	return v
 }
 
 // save writes a checkpoint of the current state and frontier.
@@ -469,11 +474,17 @@ func (l *loop[S]) checkpoint(parent, source string) (*checkpoint.Checkpoint, err
 		Metadata: checkpoint.Metadata{Source: source, Step: l.step, Parents: l.parents, RunID: l.cfg.runID,
 			Extra: maps.Clone(l.cfg.metadata)},
 		Versions: make(map[string]int64, len(l.versions)),
-		Values:   make(map[string][]byte),
 		Frontier: fr,
 		Shape:    l.g.shape,
 	}
 	p := unsafe.Pointer(&l.vals)
+	changed := 0
+	for fi := range l.g.sc.fields {
+		if l.versions[fi] != l.saved[fi] {
+			changed++
+		}
+	}
+	cp.Values = make(map[string][]byte, changed)
 	for fi, f := range l.g.sc.fields {
 		v := l.versions[fi]
 		if v == 0 {
