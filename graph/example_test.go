@@ -127,3 +127,36 @@ func Example_humanInTheLoop() {
 	// paused: approve plan A?
 	// approved: true <nil>
 }
+
+// Streaming several modes at once: the state after each step, and each
+// node's writes as it finishes.
+func Example_stream() {
+	type State struct {
+		Log state.Append[string]
+	}
+	b := graph.New[State]()
+	b.AddNode("hello", func(ctx context.Context, s State) (State, error) {
+		graph.StreamWriter(ctx)("working on it")
+		return State{Log: state.Items("hello")}, nil
+	})
+	b.AddEdge(graph.Start, "hello")
+	b.AddEdge("hello", graph.End)
+	g, err := b.Compile()
+	if err != nil {
+		panic(err)
+	}
+	for ev, err := range g.Stream(context.Background(), State{}, graph.WithStreamModes(graph.ModeValues|graph.ModeCustom)) {
+		if err != nil {
+			panic(err)
+		}
+		switch ev.Mode {
+		case graph.ModeCustom:
+			fmt.Println("custom:", ev.Payload)
+		case graph.ModeValues:
+			fmt.Println("values:", ev.Payload.(State).Log.Get())
+		}
+	}
+	// Output:
+	// custom: working on it
+	// values: [hello]
+}

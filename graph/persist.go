@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -418,6 +419,17 @@ func (l *loop[S]) save(ctx context.Context, source string) error {
 	cp, err := l.checkpoint(parent, source)
 	if err != nil {
 		return err
+	}
+	if l.modes&ModeCheckpoints != 0 {
+		next := slices.Clone(l.fr.nodes)
+		for _, s := range l.fr.sends {
+			next = append(next, s.Node)
+		}
+		if l.fr.input != nil {
+			next = append(next, Start)
+		}
+		l.emit(Event{Mode: ModeCheckpoints, Namespace: l.ns, Step: l.step, Payload: CheckpointInfo{
+			ID: cp.ID, ParentID: parent, Step: l.step, Source: source, Next: next, Values: l.vals}})
 	}
 	if l.async != nil {
 		l.async.do(func(ctx context.Context) error { return l.saver.Put(ctx, cp) })
