@@ -36,15 +36,14 @@ var ErrNothingToResume = errors.New("graph: nothing to resume")
 
 // task is one node execution in a superstep.
 type task[S any] struct {
-	hdr     taskHeader
-	rt      taskRuntime
-	tctx    taskCtx
-	name    string
-	node    *node[S] // nil for Start
-	push    bool
-	idx     int
-	input   S
-	scratch scratchpad
+	hdr      taskHeader
+	resuming bool // the task has pending writes: a subgraph in it resumes
+	name     string
+	node     *node[S] // nil for Start
+	push     bool
+	idx      int
+	input    S
+	scratch  scratchpad
 
 	done     bool // has a successful result
 	restored bool // result came from pending writes or the cache
@@ -568,7 +567,7 @@ func (l *loop[S]) initTask(t *task[S], kind string) {
 	if l.restored != nil {
 		if r := l.restored[t.hdr.ID()]; r != nil {
 			t.scratch.answers = r.answers
-			t.rt.resuming = true
+			t.resuming = true
 			if r.done {
 				t.done, t.restored, t.out, t.route = true, true, r.out, r.route
 			}
@@ -744,11 +743,15 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 			}()
 		}
 	}
-	rt := &t.rt
+	// The context and runtime are allocated per execution, not kept in the
+	// (reused) task: a provider's goroutine may still read the context
+	// after the node returned.
+	env := &taskEnv{}
+	rt := &env.rt
 	rt.node, rt.step, rt.stop, rt.task, rt.scratch, rt.emit = t.name, l.step, l.stop, &t.hdr, &t.scratch, emit
-	rt.shared, rt.cpID, rt.resume = l.shared, l.cpID, l.resume
-	t.tctx = taskCtx{Context: ctx, rt: rt}
-	ctx = &t.tctx
+	rt.shared, rt.cpID, rt.resume, rt.resuming = l.shared, l.cpID, l.resume, t.resuming
+	env.ctx = taskCtx{Context: ctx, rt: rt}
+	ctx = &env.ctx
 	if t.name == Start {
 		t.out = *l.fr.input
 		t.done = true

@@ -68,6 +68,13 @@ func (rt *taskRuntime) nested() *nestedInfo {
 	}
 }
 
+// taskEnv is what one execution of a task allocates: its context and
+// runtime.
+type taskEnv struct {
+	ctx taskCtx
+	rt  taskRuntime
+}
+
 // taskCtx is a task's context: the run's context plus the task's runtime,
 // without an allocation per task.
 type taskCtx struct {
