@@ -1,6 +1,9 @@
 package state
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"sync/atomic"
+)
 
 // Append is a list field whose writes concatenate: old ++ update, in the
 // deterministic order the runtime merges writes (triggered nodes by name,
@@ -8,6 +11,12 @@ import "encoding/json"
 type Append[T any] struct {
 	v []T
 	w *ops[[]T, T]
+	// used counts the elements of v's backing array that some value
+	// already holds. A merge appends in place only when it is the first to
+	// grow the array past len(v); any other merge from the same base (a
+	// fork, a parallel subgraph) copies. Readers only ever see v[:len(v)],
+	// which is never written again.
+	used *atomic.Int64
 }
 
 // Items returns an Append carrying a write of items — handy in literals.
@@ -59,26 +68,38 @@ func (f *Append[T]) MergeWrites(writes []Channel) error {
 	} else if ow != nil {
 		base, ws = ow.base, []*ops[[]T, T]{{updates: ow.updates}}
 	}
-	n := len(base)
+	add := 0
 	for _, w := range ws {
-		if w == nil {
-			continue
+		if w != nil {
+			add += len(w.updates)
 		}
-		n += len(w.updates)
 	}
-	out := make([]T, 0, n)
-	out = append(out, base...)
+	var out []T
+	if used := f.used; used != nil && len(base) > 0 && cap(base)-len(base) >= add && sameArray(base, f.v) &&
+		used.CompareAndSwap(int64(len(base)), int64(len(base)+add)) {
+		out = base
+	} else {
+		out = make([]T, len(base), max(len(base)+add, 2*len(base)))
+		copy(out, base)
+		f.used = new(atomic.Int64)
+		f.used.Store(int64(len(base) + add))
+	}
 	for _, w := range ws {
-		if w == nil {
-			continue
+		if w != nil {
+			out = append(out, w.updates...)
 		}
-		out = append(out, w.updates...)
 	}
 	if len(out) == 0 {
-		out = nil
+		out, f.used = nil, nil
 	}
 	f.v = out
 	return nil
+}
+
+// sameArray reports whether a and b start at the same element, so that
+// base is still f's own array (not an overwrite's).
+func sameArray[T any](a, b []T) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
 }
 
 // ComposeWrite appends next's write to the receiver's.

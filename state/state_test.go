@@ -360,3 +360,41 @@ func FuzzMessagesReducer(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendForksFromOneBaseDoNotShareWrites(t *testing.T) {
+	base, err := merge(t, state.Append[int]{}, state.Items(1, 2, 3))
+	require.NoError(t, err)
+	left, err := merge(t, base, state.Items(10))
+	require.NoError(t, err)
+	right, err := merge(t, base, state.Items(20))
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2, 3}, base.Get())
+	require.Equal(t, []int{1, 2, 3, 10}, left.Get())
+	require.Equal(t, []int{1, 2, 3, 20}, right.Get())
+	again, err := merge(t, left, state.Items(11))
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2, 3, 10, 11}, again.Get())
+	require.Equal(t, []int{1, 2, 3, 20}, right.Get())
+}
+
+func TestAppendConcurrentForksAreRaceFree(t *testing.T) {
+	base, err := merge(t, state.Append[int]{}, state.Items(1, 2, 3))
+	require.NoError(t, err)
+	results := make([][]int, 8)
+	done := make(chan struct{})
+	for i := range results {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			w := state.Items(100 + i)
+			cur := base
+			_ = (&cur).MergeWrites([]state.Channel{&w})
+			results[i] = cur.Get()
+		}()
+	}
+	for range results {
+		<-done
+	}
+	for i, r := range results {
+		require.Equal(t, []int{1, 2, 3, 100 + i}, r)
+	}
+}
