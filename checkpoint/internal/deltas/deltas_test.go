@@ -1,0 +1,181 @@
+package deltas
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// store holds blobs by version, with the lookups a database saver
+// performs; versions are put in increasing order.
+type store struct {
+	blobs map[int64]Blob
+	last  int64
+}
+
+func newStore() *store { return &store{blobs: map[int64]Blob{}} }
+
+func (s *store) path(v int64) []Blob {
+	var p []Blob
+	for {
+		b, ok := s.blobs[v]
+		if !ok {
+			return nil
+		}
+		p = append(p, b)
+		if !b.Delta {
+			return p
+		}
+		v = b.Base
+	}
+}
+
+func (s *store) put(v int64, value []byte, fanout int) Blob {
+	var p []Blob
+	if s.last > 0 {
+		for _, b := range s.path(s.last) {
+			b.Data = nil // Encode must not need the previous data
+			p = append(p, b)
+		}
+	}
+	b := Encode(v, value, p, fanout)
+	s.blobs[v] = b
+	s.last = v
+	return b
+}
+
+func TestAppends(t *testing.T) {
+	tests := []struct {
+		old, next string
+		want      bool
+	}{
+		{`[]`, `[]`, true},
+		{`[]`, `[1]`, true},
+		{`[1]`, `[1,2]`, true},
+		{`[1]`, `[1]`, true},
+		{`[1,2]`, `[1,2,{"a":[3]}]`, true},
+		{`[1 ]`, `[1 ,2]`, true},
+		{`[1]`, `[12]`, false},
+		{`[1]`, `[2,1]`, false},
+		{`[1,2]`, `[1]`, false},
+		{`[1]`, `[1,2] `, false},
+		{`{"a":1}`, `{"a":1,"b":2}`, false},
+		{`"[x]"`, `"[x]"`, false},
+		{``, `[1]`, false},
+		{`[1]`, ``, false},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, Appends([]byte(tt.old), []byte(tt.next)), "Appends(%s, %s)", tt.old, tt.next)
+	}
+}
+
+func TestEncodeDecodeAppendsRoundTrip(t *testing.T) {
+	for _, fanout := range []int{0, 2, 3, 16, 64} {
+		t.Run(fmt.Sprint("fanout=", fanout), func(t *testing.T) {
+			s := newStore()
+			value := []byte(`[]`)
+			values := map[int64][]byte{}
+			for v := int64(1); v <= 700; v++ {
+				switch {
+				case v%97 == 0: // a rewrite that is not an append
+					value = []byte(`["reset"]`)
+				case v%31 == 0: // no change
+				default:
+					value = append(value[:len(value)-1:len(value)-1], fmt.Sprintf(`,{"n":%d}]`, v)...)
+					if value[1] == ',' {
+						value = append([]byte{'['}, value[2:]...)
+					}
+				}
+				s.put(v, value, fanout)
+				values[v] = value
+			}
+			for v, want := range values {
+				got, err := Decode(s.path(v))
+				require.NoError(t, err)
+				require.Equal(t, string(want), string(got), "version %d", v)
+			}
+		})
+	}
+}
+
+func TestPathLengthIsLogarithmic(t *testing.T) {
+	const fanout, n = 16, 4095
+	s := newStore()
+	value := []byte(`["x"`)
+	longest := 0
+	for v := int64(1); v <= n; v++ {
+		value = append(value, `,"x"`...)
+		s.put(v, append(value[:len(value):len(value)], ']'), fanout)
+		longest = max(longest, len(s.path(v)))
+	}
+	// 4095 = fff in base 16: three levels of at most 15 deltas, plus the
+	// whole value the run starts from.
+	require.LessOrEqual(t, longest, 3*(fanout-1)+1)
+}
+
+func TestStorageIsLinearTimesLevels(t *testing.T) {
+	const fanout, n = 16, 4096
+	s := newStore()
+	value := []byte(`[]`)
+	total := 0
+	for v := int64(1); v <= n; v++ {
+		sep := ","
+		if v == 1 {
+			sep = ""
+		}
+		value = fmt.Appendf(value[:len(value)-1:len(value)-1], `%s{"n":%07d}]`, sep, v)
+		total += len(s.put(v, value, fanout).Data)
+	}
+	// Each element is stored once per level: log16(4096) = 3 levels + 1.
+	require.Less(t, total, 4*len(value), "stored %d bytes for a %d-byte value", total, len(value))
+}
+
+func TestDecodeRejectsBrokenChain(t *testing.T) {
+	_, err := Decode([]Blob{{Version: 2, Delta: true, Base: 1, Depth: 1, Size: 5, Data: []byte(`,2]`)}})
+	require.ErrorIs(t, err, ErrCorrupt)
+	_, err = Decode(nil)
+	require.ErrorIs(t, err, ErrCorrupt)
+	_, err = Decode([]Blob{
+		{Version: 1, Size: 3, Data: []byte(`[1]`)},
+		{Version: 3, Delta: true, Base: 2, Depth: 1, Size: 5, Data: []byte(`,2]`)},
+	})
+	require.ErrorIs(t, err, ErrCorrupt)
+}
+
+func TestEncodeRandomEditsRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	s := newStore()
+	values := map[int64]string{}
+	var elems []string
+	for v := int64(1); v <= 2000; v++ {
+		switch x := r.IntN(20); {
+		case x == 0 && len(elems) > 0:
+			elems = elems[:r.IntN(len(elems))]
+		case x == 1 && len(elems) > 0:
+			elems[r.IntN(len(elems))] = `"edited"`
+		case x < 15:
+			elems = append(elems, fmt.Sprintf(`{"i":%d}`, v))
+		}
+		value := "[" + join(elems) + "]"
+		s.put(v, []byte(value), 4)
+		values[v] = value
+	}
+	for v, want := range values {
+		got, err := Decode(s.path(v))
+		require.NoError(t, err)
+		require.Equal(t, want, string(got), "version %d", v)
+	}
+}
+
+func join(elems []string) string {
+	out := ""
+	for i, e := range elems {
+		if i > 0 {
+			out += ","
+		}
+		out += e
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+// Package postgres is a [checkpoint.Saver] that keeps checkpoints in
+// PostgreSQL, through a pgx connection pool.
+//
+// Open connects (failing quickly, with a [*ConnectError] naming the host,
+// when the server cannot be reached) and brings the schema up to date:
+//
+//	s, err := postgres.Open(ctx, "postgres://app@db.internal/app", postgres.WithSchema("agent"))
+//	if err != nil {
+//		return err
+//	}
+//	defer s.Close()
+//	err = s.Put(ctx, cp)
+//	t, err := s.Get(ctx, checkpoint.Ref{ThreadID: "t1"})
+//
+// A Saver is safe for concurrent use, and any number of processes may share
+// one database: each Put is one transaction, and migrations are serialized
+// with an advisory lock.
+//
+// # Schema
+//
+// Migrations run on Open in one transaction and are recorded in the table
+// agentgraph_schema_migrations; a schema written by a newer version of this
+// package makes Open fail with a [*SchemaVersionError]. The tables, in the
+// schema chosen with [WithSchema] or else the first schema of the
+// connection's search_path, are:
+//
+//   - agentgraph_checkpoints: one row per (thread_id, ns, id) with
+//     parent_id, created_at, metadata (jsonb, filtered with @> and ->>),
+//     versions (jsonb), frontier (bytea) and shape.
+//   - agentgraph_blobs: one row per (thread_id, ns, channel, version),
+//     inserted with ON CONFLICT DO NOTHING, so unchanged channels cost
+//     nothing per checkpoint.
+//   - agentgraph_writes: pending writes keyed by (thread_id, ns,
+//     checkpoint_id, task_id, idx): ON CONFLICT DO NOTHING for idx ≥ 0
+//     (first write wins), DO UPDATE for idx < 0 (last write wins).
+//
+// Text keys use the "C" collation, so checkpoint IDs sort bytewise whatever
+// the database's locale.
+//
+// # Storage of growing lists
+//
+// Like the SQLite saver, a channel whose new value is a JSON array
+// extending its previous stored version (the same bytes up to the closing
+// bracket, then more elements) is stored as a skip delta holding only the
+// appended bytes; see [WithDeltaFanout]. A message list grown by n messages
+// costs O(n·log n) bytes instead of O(n²), and reading any version applies
+// a logarithmic number of deltas.
+package postgres

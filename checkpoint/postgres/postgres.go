@@ -1,0 +1,244 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+)
+
+// Saver is a [checkpoint.Saver] and [checkpoint.ThreadDeleter] backed by
+// PostgreSQL. It is safe for concurrent use. Create one with [Open].
+type Saver struct {
+	pool   *pgxpool.Pool
+	fanout int
+}
+
+var (
+	_ checkpoint.Saver         = (*Saver)(nil)
+	_ checkpoint.ThreadDeleter = (*Saver)(nil)
+)
+
+// An Option configures [Open].
+type Option func(*options)
+
+type options struct {
+	schema         string
+	connectTimeout time.Duration
+	maxConns       int32
+	fanout         int
+}
+
+// WithSchema keeps the tables in the named schema, created if missing, by
+// setting search_path on every connection of the pool.
+func WithSchema(name string) Option {
+	return func(o *options) { o.schema = name }
+}
+
+// WithConnectTimeout bounds each connection attempt when the URL does not
+// set connect_timeout. The default is 5s.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(o *options) { o.connectTimeout = d }
+}
+
+// WithMaxConns caps the pool's connections, overriding pool_max_conns in
+// the URL.
+func WithMaxConns(n int32) Option {
+	return func(o *options) { o.maxConns = n }
+}
+
+// WithDeltaFanout sets the fanout of the skip deltas that store appended
+// JSON arrays: a read applies at most fanout−1 deltas per level, and
+// log_fanout(n) levels cover n appends. The default is 16; a fanout below 2
+// stores every version whole.
+func WithDeltaFanout(n int) Option {
+	return func(o *options) { o.fanout = n }
+}
+
+// ConnectError is returned by [Open] when the server cannot be reached or
+// refuses the connection.
+type ConnectError struct {
+	// Host is the server address, host:port.
+	Host string
+	// Err is the underlying error.
+	Err error
+}
+
+// Error names the host and the reason.
+func (e *ConnectError) Error() string {
+	return fmt.Sprintf("checkpoint/postgres: cannot connect to %s: %v", e.Host, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// SchemaVersionError is returned by [Open] for a schema written by a newer
+// version of this package.
+type SchemaVersionError struct {
+	// Schema is the schema holding the tables ("" for the search_path
+	// default).
+	Schema string
+	// Found is the schema version recorded in the database.
+	Found int
+	// Supported is the newest schema version this package knows.
+	Supported int
+}
+
+// Error describes the mismatch.
+func (e *SchemaVersionError) Error() string {
+	where := "the database"
+	if e.Schema != "" {
+		where = "schema " + strconv.Quote(e.Schema)
+	}
+	return fmt.Sprintf("checkpoint/postgres: %s has schema version %d, newer than version %d known to this program; upgrade the program", where, e.Found, e.Supported)
+}
+
+// Open connects to the PostgreSQL database at url (a postgres:// URL or a
+// key=value connection string, as accepted by pgxpool) and runs any pending
+// schema migrations. Close the Saver when done.
+func Open(ctx context.Context, url string, opts ...Option) (*Saver, error) {
+	o := options{connectTimeout: 5 * time.Second, fanout: deltas.DefaultFanout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint/postgres: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = o.connectTimeout
+	}
+	if o.maxConns > 0 {
+		cfg.MaxConns = o.maxConns
+	}
+	if o.schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
+	}
+	host := net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port)))
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint/postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("checkpoint/postgres: connect to %s: %w", host, errors.Join(ctx.Err(), err))
+		}
+		return nil, &ConnectError{Host: host, Err: err}
+	}
+	s := &Saver{pool: pool, fanout: o.fanout}
+	if err := s.migrate(ctx, o.schema); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the pool's connections. It waits for connections in use to
+// be released.
+func (s *Saver) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// migrations are the schema versions in order: migrations[i] brings a
+// schema from version i to version i+1. Never edit a released migration;
+// append a new one.
+var migrations = [][]string{{
+	`CREATE TABLE agentgraph_checkpoints (
+		thread_id  text COLLATE "C" NOT NULL,
+		ns         text COLLATE "C" NOT NULL,
+		id         text COLLATE "C" NOT NULL,
+		parent_id  text COLLATE "C" NOT NULL,
+		created_at timestamptz,
+		metadata   jsonb NOT NULL,
+		versions   jsonb NOT NULL,
+		frontier   bytea NOT NULL,
+		shape      text NOT NULL,
+		PRIMARY KEY (thread_id, ns, id)
+	)`,
+	`CREATE INDEX agentgraph_checkpoints_thread_id ON agentgraph_checkpoints (thread_id, id)`,
+	`CREATE INDEX agentgraph_checkpoints_id ON agentgraph_checkpoints (id)`,
+	`CREATE TABLE agentgraph_blobs (
+		thread_id text COLLATE "C" NOT NULL,
+		ns        text COLLATE "C" NOT NULL,
+		channel   text COLLATE "C" NOT NULL,
+		version   bigint NOT NULL,
+		base      bigint,
+		depth     bigint NOT NULL,
+		size      bigint NOT NULL,
+		hash      bytea NOT NULL,
+		data      bytea NOT NULL,
+		PRIMARY KEY (thread_id, ns, channel, version)
+	)`,
+	`CREATE TABLE agentgraph_writes (
+		thread_id     text COLLATE "C" NOT NULL,
+		ns            text COLLATE "C" NOT NULL,
+		checkpoint_id text COLLATE "C" NOT NULL,
+		task_id       text COLLATE "C" NOT NULL,
+		idx           integer NOT NULL,
+		channel       text NOT NULL,
+		task_path     text NOT NULL,
+		value         bytea NOT NULL,
+		PRIMARY KEY (thread_id, ns, checkpoint_id, task_id, idx)
+	)`,
+}}
+
+// SchemaVersion is the schema version this package writes.
+func SchemaVersion() int { return len(migrations) }
+
+func (s *Saver) migrate(ctx context.Context, schema string) error {
+	h := fnv.New64a()
+	h.Write([]byte("agentgraph/checkpoint/postgres migrate " + schema))
+	lock := int64(h.Sum64())
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lock); err != nil {
+			return err
+		}
+		if schema != "" {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS agentgraph_schema_migrations (
+			version    integer PRIMARY KEY,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return err
+		}
+		var cur int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM agentgraph_schema_migrations`).Scan(&cur); err != nil {
+			return err
+		}
+		if cur > len(migrations) {
+			return &SchemaVersionError{Schema: schema, Found: cur, Supported: len(migrations)}
+		}
+		for v := cur + 1; v <= len(migrations); v++ {
+			for _, stmt := range migrations[v-1] {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return fmt.Errorf("migration %d: %w", v, err)
+				}
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO agentgraph_schema_migrations (version) VALUES ($1)`, v); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+		}
+		return nil
+	})
+	if _, ok := errors.AsType[*SchemaVersionError](err); ok {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint/postgres: migrate: %w", err)
+	}
+	return nil
+}

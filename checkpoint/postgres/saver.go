@@ -1,0 +1,453 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+)
+
+// querier is what a pool, a connection and a transaction have in common.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+const (
+	selectCheckpoint = `SELECT thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape FROM agentgraph_checkpoints`
+	selectLatest     = selectCheckpoint + ` WHERE thread_id = $1 AND ns = $2 ORDER BY id DESC LIMIT 1`
+	selectByID       = selectCheckpoint + ` WHERE thread_id = $1 AND ns = $2 AND id = $3`
+
+	// selectPaths returns, for each channel $3[i] at version $4[i], the
+	// blob of that version and the blobs its chain of delta bases leads
+	// to. The LIMIT 1 subqueries (on a primary key) keep the planner from
+	// turning the lookups into hash joins over a thread's blobs.
+	selectPaths = `
+WITH RECURSIVE path AS (
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.data
+	FROM unnest($3::text[], $4::bigint[]) AS w(channel, version)
+	CROSS JOIN LATERAL (
+		SELECT x.channel, x.version, x.base, x.depth, x.size, x.data FROM agentgraph_blobs AS x
+		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = w.channel AND x.version = w.version
+		LIMIT 1
+	) AS b
+	UNION ALL
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.data
+	FROM path AS p
+	CROSS JOIN LATERAL (
+		SELECT x.channel, x.version, x.base, x.depth, x.size, x.data FROM agentgraph_blobs AS x
+		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = p.channel AND x.version = p.base
+		LIMIT 1
+	) AS b
+)
+SELECT channel, version, base, depth, size, data FROM path`
+
+	// selectPrevPaths is like selectPaths without the data, but with the
+	// hash of each value, and starts, for each channel, from the highest
+	// stored version not above the given one.
+	selectPrevPaths = `
+WITH RECURSIVE path AS (
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.hash
+	FROM unnest($3::text[], $4::bigint[]) AS w(channel, version)
+	CROSS JOIN LATERAL (
+		SELECT x.channel, x.version, x.base, x.depth, x.size, x.hash FROM agentgraph_blobs AS x
+		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = w.channel AND x.version <= w.version
+		ORDER BY x.version DESC LIMIT 1
+	) AS b
+	UNION ALL
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.hash
+	FROM path AS p
+	CROSS JOIN LATERAL (
+		SELECT x.channel, x.version, x.base, x.depth, x.size, x.hash FROM agentgraph_blobs AS x
+		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = p.channel AND x.version = p.base
+		LIMIT 1
+	) AS b
+)
+SELECT channel, version, base, depth, size, hash FROM path`
+
+	selectWrites = `SELECT task_id, task_path, idx, channel, value FROM agentgraph_writes
+	WHERE thread_id = $1 AND ns = $2 AND checkpoint_id = $3 ORDER BY task_id, idx`
+
+	insertBlob = `INSERT INTO agentgraph_blobs (thread_id, ns, channel, version, base, depth, size, hash, data)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`
+	upsertCheckpoint = `INSERT INTO agentgraph_checkpoints (thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	ON CONFLICT (thread_id, ns, id) DO UPDATE SET
+		parent_id = excluded.parent_id, created_at = excluded.created_at, metadata = excluded.metadata,
+		versions = excluded.versions, frontier = excluded.frontier, shape = excluded.shape`
+	insertWriteIgnore = `INSERT INTO agentgraph_writes (thread_id, ns, checkpoint_id, task_id, idx, channel, task_path, value)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`
+	insertWriteReplace = `INSERT INTO agentgraph_writes (thread_id, ns, checkpoint_id, task_id, idx, channel, task_path, value)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	ON CONFLICT (thread_id, ns, checkpoint_id, task_id, idx) DO UPDATE SET
+		channel = excluded.channel, task_path = excluded.task_path, value = excluded.value`
+)
+
+// Get implements [checkpoint.Saver].
+func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("checkpoint/postgres: get: %w", err)
+	}
+	t, err := getTuple(ctx, s.pool, ref)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint/postgres: get thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
+	}
+	return t, nil
+}
+
+// getTuple reads a checkpoint, then its values and pending writes in one
+// round trip. Blobs never change once written, so reading them after the
+// checkpoint row needs no transaction.
+func getTuple(ctx context.Context, q querier, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	var row pgx.Row
+	if ref.ID == "" {
+		row = q.QueryRow(ctx, selectLatest, ref.ThreadID, ref.Namespace)
+	} else {
+		row = q.QueryRow(ctx, selectByID, ref.ThreadID, ref.Namespace, ref.ID)
+	}
+	t, err := scanCheckpoint(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, checkpoint.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	channels, versions := versionArrays(t.Versions)
+	b := &pgx.Batch{}
+	b.Queue(selectPaths, t.ThreadID, t.Namespace, channels, versions)
+	b.Queue(selectWrites, t.ThreadID, t.Namespace, t.ID)
+	br := q.SendBatch(ctx, b)
+	defer br.Close()
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	paths, err := scanPaths(rows, true)
+	if err != nil {
+		return nil, err
+	}
+	t.Values = make(map[string][]byte, len(paths))
+	for ch, path := range paths {
+		v, err := deltas.Decode(path)
+		if err != nil {
+			return nil, fmt.Errorf("channel %q: %w", ch, err)
+		}
+		t.Values[ch] = v
+	}
+	rows, err = br.Query()
+	if err != nil {
+		return nil, err
+	}
+	t.PendingWrites, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Write, error) {
+		var w checkpoint.Write
+		err := r.Scan(&w.TaskID, &w.TaskPath, &w.Idx, &w.Channel, &w.Value)
+		return w, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(t.PendingWrites) == 0 {
+		t.PendingWrites = nil
+	}
+	return t, br.Close()
+}
+
+func scanCheckpoint(row pgx.Row) (*checkpoint.Tuple, error) {
+	t := new(checkpoint.Tuple)
+	var created *time.Time
+	var meta, versions []byte
+	if err := row.Scan(&t.ThreadID, &t.Namespace, &t.ID, &t.ParentID, &created, &meta, &versions, &t.Frontier, &t.Shape); err != nil {
+		return nil, err
+	}
+	if created != nil {
+		t.CreatedAt = created.UTC()
+	}
+	if len(t.Frontier) == 0 {
+		t.Frontier = nil
+	}
+	if err := json.Unmarshal(meta, &t.Metadata); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: metadata: %w", t.ID, err)
+	}
+	if err := json.Unmarshal(versions, &t.Versions); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: versions: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+func versionArrays(m map[string]int64) ([]string, []int64) {
+	channels := slices.Sorted(maps.Keys(m))
+	versions := make([]int64, len(channels))
+	for i, ch := range channels {
+		versions[i] = m[ch]
+	}
+	return channels, versions
+}
+
+// scanPaths reads paths of blobs whose last column is the data (withData)
+// or the hash of the value.
+func scanPaths(rows pgx.Rows, withData bool) (map[string][]deltas.Blob, error) {
+	defer rows.Close()
+	paths := make(map[string][]deltas.Blob)
+	for rows.Next() {
+		var ch string
+		var b deltas.Blob
+		var base *int64
+		var last []byte
+		if err := rows.Scan(&ch, &b.Version, &base, &b.Depth, &b.Size, &last); err != nil {
+			return nil, err
+		}
+		if withData {
+			b.Data = last
+		} else {
+			copy(b.Hash[:], last)
+		}
+		if base != nil {
+			b.Delta, b.Base = true, *base
+		}
+		paths[ch] = append(paths[ch], b)
+	}
+	return paths, rows.Err()
+}
+
+// Put implements [checkpoint.Saver]. The checkpoint row and the blobs of
+// its changed channels are written in one transaction.
+func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("checkpoint/postgres: put: %w", err)
+	}
+	if cp.ThreadID == "" || cp.ID == "" {
+		return errors.New("checkpoint/postgres: put needs a thread ID and a checkpoint ID")
+	}
+	meta, err := json.Marshal(cp.Metadata)
+	if err != nil {
+		return fmt.Errorf("checkpoint/postgres: put %s: metadata: %w", cp.ID, err)
+	}
+	versions := cp.Versions
+	if versions == nil {
+		versions = map[string]int64{}
+	}
+	versionsJSON, err := json.Marshal(versions)
+	if err != nil {
+		return fmt.Errorf("checkpoint/postgres: put %s: versions: %w", cp.ID, err)
+	}
+	var created *time.Time
+	if !cp.CreatedAt.IsZero() {
+		created = &cp.CreatedAt
+	}
+	changed := make(map[string]int64, len(cp.Values))
+	for ch := range cp.Values {
+		changed[ch] = cp.Versions[ch]
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		if len(changed) > 0 {
+			channels, vs := versionArrays(changed)
+			rows, err := tx.Query(ctx, selectPrevPaths, cp.ThreadID, cp.Namespace, channels, vs)
+			if err != nil {
+				return err
+			}
+			prev, err := scanPaths(rows, false)
+			if err != nil {
+				return err
+			}
+			for i, ch := range channels {
+				v := vs[i]
+				path := prev[ch]
+				if slices.ContainsFunc(path, func(b deltas.Blob) bool { return b.Version == v }) {
+					continue // stored by an earlier checkpoint: keep the first
+				}
+				blob := deltas.Encode(v, orEmpty(cp.Values[ch]), path, s.fanout)
+				var base *int64
+				if blob.Delta {
+					base = &blob.Base
+				}
+				b.Queue(insertBlob, cp.ThreadID, cp.Namespace, ch, v, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data)
+			}
+		}
+		b.Queue(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versionsJSON), orEmpty(cp.Frontier), cp.Shape)
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint/postgres: put thread %q namespace %q id %q: %w", cp.ThreadID, cp.Namespace, cp.ID, err)
+	}
+	return nil
+}
+
+// PutWrites implements [checkpoint.Saver]. All writes are stored in one
+// transaction.
+func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("checkpoint/postgres: put writes: %w", err)
+	}
+	if ref.ThreadID == "" || ref.ID == "" {
+		return errors.New("checkpoint/postgres: put writes needs a thread ID and a checkpoint ID")
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for _, w := range writes {
+		q := insertWriteIgnore
+		if w.Idx < 0 {
+			q = insertWriteReplace
+		}
+		b.Queue(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, orEmpty(w.Value))
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint/postgres: put writes thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
+	}
+	return nil
+}
+
+// List implements [checkpoint.Saver]. It selects the matching checkpoints
+// when iteration starts and reads each one as it is yielded, so the caller
+// may use the Saver while ranging.
+func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
+	return func(yield func(*checkpoint.Tuple, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, fmt.Errorf("checkpoint/postgres: list: %w", err))
+			return
+		}
+		refs, err := s.listRefs(ctx, threadID, opts)
+		if err != nil {
+			yield(nil, fmt.Errorf("checkpoint/postgres: list: %w", err))
+			return
+		}
+		for _, ref := range refs {
+			t, err := getTuple(ctx, s.pool, ref)
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				continue // deleted since the listing
+			}
+			if err != nil {
+				yield(nil, fmt.Errorf("checkpoint/postgres: list: thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err))
+				return
+			}
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Ref, error) {
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if threadID != "" {
+		where = append(where, "thread_id = "+arg(threadID))
+	}
+	if opts.Namespace != nil {
+		where = append(where, "ns = "+arg(*opts.Namespace))
+	}
+	if opts.Before != "" {
+		where = append(where, "id < "+arg(opts.Before))
+	}
+	contains := map[string]any{}
+	for _, k := range slices.Sorted(maps.Keys(opts.Filter)) {
+		b, err := json.Marshal(opts.Filter[k])
+		if err != nil {
+			return nil, nil // matches nothing, as Metadata.Matches
+		}
+		var want any
+		if err := json.Unmarshal(b, &want); err != nil {
+			return nil, nil
+		}
+		if f, ok := want.(float64); ok {
+			// jsonb compares numbers exactly; Matches compares them as
+			// float64, so compare as float8 here.
+			p := arg(k)
+			where = append(where, fmt.Sprintf("jsonb_typeof(metadata -> %s) = 'number' AND (metadata ->> %s)::float8 = %s::float8", p, p, arg(f)))
+			continue
+		}
+		contains[k] = want
+	}
+	if len(contains) > 0 {
+		b, err := json.Marshal(contains)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, "metadata @> "+arg(string(b))+"::jsonb")
+	}
+	q := `SELECT thread_id, ns, id, metadata FROM agentgraph_checkpoints`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC, thread_id, ns"
+	if opts.Limit > 0 && len(opts.Filter) == 0 {
+		q += " LIMIT " + arg(opts.Limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var refs []checkpoint.Ref
+	for rows.Next() {
+		var r checkpoint.Ref
+		var meta []byte
+		if err := rows.Scan(&r.ThreadID, &r.Namespace, &r.ID, &meta); err != nil {
+			return nil, err
+		}
+		if len(opts.Filter) > 0 {
+			// The SQL filter is necessary, not sufficient: confirm with
+			// the exact JSON comparison of Metadata.Matches.
+			var m checkpoint.Metadata
+			if err := json.Unmarshal(meta, &m); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: metadata: %w", r.ID, err)
+			}
+			if !m.Matches(opts.Filter) {
+				continue
+			}
+		}
+		refs = append(refs, r)
+		if opts.Limit > 0 && len(refs) == opts.Limit {
+			break
+		}
+	}
+	return refs, rows.Err()
+}
+
+// DeleteThread implements [checkpoint.ThreadDeleter]: it deletes the
+// thread's checkpoints, values and pending writes in every namespace, in
+// one transaction.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("checkpoint/postgres: delete thread: %w", err)
+	}
+	b := &pgx.Batch{}
+	for _, table := range []string{"agentgraph_checkpoints", "agentgraph_blobs", "agentgraph_writes"} {
+		b.Queue(`DELETE FROM `+table+` WHERE thread_id = $1`, threadID)
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint/postgres: delete thread %q: %w", threadID, err)
+	}
+	return nil
+}
+
+func orEmpty(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -1,0 +1,501 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+)
+
+// Get implements [checkpoint.Saver].
+func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("checkpoint/sqlite: get: %w", err)
+	}
+	var t *checkpoint.Tuple
+	err := s.read(ctx, func(tx txn) error {
+		var err error
+		t, err = getTuple(tx, ref)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint/sqlite: get thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
+	}
+	return t, nil
+}
+
+const (
+	selectCheckpoint = `SELECT thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape FROM checkpoints`
+	selectLatest     = selectCheckpoint + ` WHERE thread_id = ? AND ns = ? ORDER BY id DESC LIMIT 1`
+	selectByID       = selectCheckpoint + ` WHERE thread_id = ? AND ns = ? AND id = ?`
+)
+
+func getTuple(tx txn, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	var row *sql.Row
+	if ref.ID == "" {
+		row = tx.queryRow(selectLatest, ref.ThreadID, ref.Namespace)
+	} else {
+		row = tx.queryRow(selectByID, ref.ThreadID, ref.Namespace, ref.ID)
+	}
+	t, err := scanCheckpoint(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, checkpoint.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := loadValues(tx, t); err != nil {
+		return nil, err
+	}
+	if err := loadWrites(tx, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func scanCheckpoint(row interface{ Scan(...any) error }) (*checkpoint.Tuple, error) {
+	t := new(checkpoint.Tuple)
+	var created sql.NullInt64
+	var meta, versions string
+	if err := row.Scan(&t.ThreadID, &t.Namespace, &t.ID, &t.ParentID, &created, &meta, &versions, &t.Frontier, &t.Shape); err != nil {
+		return nil, err
+	}
+	if created.Valid {
+		t.CreatedAt = time.Unix(0, created.Int64).UTC()
+	}
+	if len(t.Frontier) == 0 {
+		t.Frontier = nil
+	}
+	if err := json.Unmarshal([]byte(meta), &t.Metadata); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: metadata: %w", t.ID, err)
+	}
+	if err := json.Unmarshal([]byte(versions), &t.Versions); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: versions: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+// selectPaths returns, for every channel of the JSON object ?3 (channel →
+// version), the blob of that version and the blobs its chain of delta
+// bases leads to.
+const selectPaths = `
+WITH RECURSIVE path(channel, version, base, depth, size, data) AS (
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.data
+	FROM json_each(?3) AS w CROSS JOIN blobs AS b
+	ON b.thread_id = ?1 AND b.ns = ?2 AND b.channel = w.key AND b.version = w.value
+	UNION ALL
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.data
+	FROM path AS p CROSS JOIN blobs AS b
+	ON b.thread_id = ?1 AND b.ns = ?2 AND b.channel = p.channel AND b.version = p.base
+)
+SELECT channel, version, base, depth, size, data FROM path`
+
+func loadValues(tx txn, t *checkpoint.Tuple) error {
+	t.Values = make(map[string][]byte, len(t.Versions))
+	if len(t.Versions) == 0 {
+		return nil
+	}
+	versions, err := json.Marshal(t.Versions)
+	if err != nil {
+		return err
+	}
+	paths, err := queryPaths(tx, selectPaths, t.ThreadID, t.Namespace, string(versions))
+	if err != nil {
+		return err
+	}
+	for ch, path := range paths {
+		v, err := deltas.Decode(path)
+		if err != nil {
+			return fmt.Errorf("channel %q: %w", ch, err)
+		}
+		t.Values[ch] = v
+	}
+	return nil
+}
+
+func queryPaths(tx txn, query string, args ...any) (map[string][]deltas.Blob, error) {
+	rows, err := tx.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	paths := make(map[string][]deltas.Blob)
+	for rows.Next() {
+		var ch string
+		var b deltas.Blob
+		var base sql.NullInt64
+		if err := rows.Scan(&ch, &b.Version, &base, &b.Depth, &b.Size, &b.Data); err != nil {
+			return nil, err
+		}
+		b.Delta, b.Base = base.Valid, base.Int64
+		paths[ch] = append(paths[ch], b)
+	}
+	return paths, rows.Err()
+}
+
+const selectWrites = `SELECT task_id, task_path, idx, channel, value FROM writes
+	WHERE thread_id = ? AND ns = ? AND checkpoint_id = ? ORDER BY task_id, idx`
+
+func loadWrites(tx txn, t *checkpoint.Tuple) error {
+	rows, err := tx.query(selectWrites, t.ThreadID, t.Namespace, t.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var w checkpoint.Write
+		if err := rows.Scan(&w.TaskID, &w.TaskPath, &w.Idx, &w.Channel, &w.Value); err != nil {
+			return err
+		}
+		t.PendingWrites = append(t.PendingWrites, w)
+	}
+	return rows.Err()
+}
+
+// selectLeaf returns the highest stored version of a channel not above
+// the given one, with the metadata deltas.Encode needs.
+const selectLeaf = `SELECT version, base, depth, size, hash FROM blobs
+	WHERE thread_id = ? AND ns = ? AND channel = ? AND version <= ? ORDER BY version DESC LIMIT 1`
+
+// selectMetaPath returns the metadata of the blob of a version and of the
+// blobs its chain of delta bases leads to.
+const selectMetaPath = `
+WITH RECURSIVE path(version, base, depth, size, hash) AS (
+	SELECT version, base, depth, size, hash FROM blobs
+	WHERE thread_id = ?1 AND ns = ?2 AND channel = ?3 AND version = ?4
+	UNION ALL
+	SELECT b.version, b.base, b.depth, b.size, b.hash
+	FROM path AS p CROSS JOIN blobs AS b
+	ON b.thread_id = ?1 AND b.ns = ?2 AND b.channel = ?3 AND b.version = p.base
+)
+SELECT version, base, depth, size, hash FROM path`
+
+// prevPath returns what deltas.Encode needs to store version v of a
+// channel: the metadata of the highest stored version below v and, when
+// the next delta is taken against an older version, of its whole path. It
+// reports whether version v itself is already stored.
+func (s *Saver) prevPath(tx txn, thread, ns, channel string, v int64) (path []deltas.Blob, exists bool, err error) {
+	leaf, err := scanMeta(tx.queryRow(selectLeaf, thread, ns, channel, v))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if leaf.Version == v {
+		return nil, true, nil
+	}
+	if deltas.BaseDepth(leaf.Depth, s.fanout) == leaf.Depth {
+		return []deltas.Blob{leaf}, false, nil
+	}
+	rows, err := tx.query(selectMetaPath, thread, ns, channel, leaf.Version)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		b, err := scanMeta(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		path = append(path, b)
+	}
+	return path, false, rows.Err()
+}
+
+func scanMeta(row interface{ Scan(...any) error }) (deltas.Blob, error) {
+	var b deltas.Blob
+	var base sql.NullInt64
+	var hash []byte
+	if err := row.Scan(&b.Version, &base, &b.Depth, &b.Size, &hash); err != nil {
+		return b, err
+	}
+	b.Delta, b.Base = base.Valid, base.Int64
+	copy(b.Hash[:], hash)
+	return b, nil
+}
+
+const (
+	insertBlob = `INSERT INTO blobs (thread_id, ns, channel, version, base, depth, size, hash, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	upsertCheckpoint = `INSERT INTO checkpoints (thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (thread_id, ns, id) DO UPDATE SET
+			parent_id = excluded.parent_id, created_at = excluded.created_at, metadata = excluded.metadata,
+			versions = excluded.versions, frontier = excluded.frontier, shape = excluded.shape`
+	insertWriteIgnore = `INSERT OR IGNORE INTO writes (thread_id, ns, checkpoint_id, task_id, idx, channel, task_path, value)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	insertWriteReplace = `INSERT OR REPLACE INTO writes (thread_id, ns, checkpoint_id, task_id, idx, channel, task_path, value)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// Put implements [checkpoint.Saver]. The checkpoint row and the blobs of
+// its changed channels are written in one transaction.
+func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("checkpoint/sqlite: put: %w", err)
+	}
+	if cp.ThreadID == "" || cp.ID == "" {
+		return errors.New("checkpoint/sqlite: put needs a thread ID and a checkpoint ID")
+	}
+	meta, err := json.Marshal(cp.Metadata)
+	if err != nil {
+		return fmt.Errorf("checkpoint/sqlite: put %s: metadata: %w", cp.ID, err)
+	}
+	versions, err := json.Marshal(orEmpty(cp.Versions))
+	if err != nil {
+		return fmt.Errorf("checkpoint/sqlite: put %s: versions: %w", cp.ID, err)
+	}
+	var created sql.NullInt64
+	if !cp.CreatedAt.IsZero() {
+		created = sql.NullInt64{Int64: cp.CreatedAt.UnixNano(), Valid: true}
+	}
+	changed := make(map[string]int64, len(cp.Values))
+	for ch := range cp.Values {
+		changed[ch] = cp.Versions[ch]
+	}
+	err = s.write(ctx, func(tx txn) error {
+		for _, ch := range slices.Sorted(maps.Keys(changed)) {
+			v := changed[ch]
+			path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, ch, v)
+			if err != nil {
+				return fmt.Errorf("channel %q: %w", ch, err)
+			}
+			if exists {
+				continue // stored by an earlier checkpoint: keep the first
+			}
+			b := deltas.Encode(v, orEmptyBytes(cp.Values[ch]), path, s.fanout)
+			var base sql.NullInt64
+			if b.Delta {
+				base = sql.NullInt64{Int64: b.Base, Valid: true}
+			}
+			if _, err := tx.exec(insertBlob, cp.ThreadID, cp.Namespace, ch, v, base, b.Depth, b.Size, b.Hash[:], b.Data); err != nil {
+				return fmt.Errorf("channel %q: %w", ch, err)
+			}
+		}
+		_, err := tx.exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), orEmptyBytes(cp.Frontier), cp.Shape)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint/sqlite: put thread %q namespace %q id %q: %w", cp.ThreadID, cp.Namespace, cp.ID, err)
+	}
+	return nil
+}
+
+// PutWrites implements [checkpoint.Saver]. All writes are stored in one
+// transaction.
+func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("checkpoint/sqlite: put writes: %w", err)
+	}
+	if ref.ThreadID == "" || ref.ID == "" {
+		return errors.New("checkpoint/sqlite: put writes needs a thread ID and a checkpoint ID")
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx txn) error {
+		for _, w := range writes {
+			q := insertWriteIgnore
+			if w.Idx < 0 {
+				q = insertWriteReplace
+			}
+			if _, err := tx.exec(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, orEmptyBytes(w.Value)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint/sqlite: put writes thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
+	}
+	return nil
+}
+
+// List implements [checkpoint.Saver]. It selects the matching checkpoints
+// when iteration starts and reads each one as it is yielded, so the caller
+// may use the Saver while ranging.
+func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
+	return func(yield func(*checkpoint.Tuple, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, fmt.Errorf("checkpoint/sqlite: list: %w", err))
+			return
+		}
+		refs, err := s.listRefs(ctx, threadID, opts)
+		if err != nil {
+			yield(nil, fmt.Errorf("checkpoint/sqlite: list: %w", err))
+			return
+		}
+		for _, ref := range refs {
+			var t *checkpoint.Tuple
+			err := s.read(ctx, func(tx txn) error {
+				var err error
+				t, err = getTuple(tx, ref)
+				return err
+			})
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				continue // deleted since the listing
+			}
+			if err != nil {
+				yield(nil, fmt.Errorf("checkpoint/sqlite: list: thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err))
+				return
+			}
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Ref, error) {
+	var where []string
+	var args []any
+	if threadID != "" {
+		where = append(where, "thread_id = ?")
+		args = append(args, threadID)
+	}
+	if opts.Namespace != nil {
+		where = append(where, "ns = ?")
+		args = append(args, *opts.Namespace)
+	}
+	if opts.Before != "" {
+		where = append(where, "id < ?")
+		args = append(args, opts.Before)
+	}
+	conds, fargs, ok := filterSQL(opts.Filter)
+	if !ok {
+		return nil, nil // the filter matches nothing
+	}
+	where = append(where, conds...)
+	args = append(args, fargs...)
+	q := `SELECT thread_id, ns, id, metadata FROM checkpoints`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC, thread_id, ns"
+	if opts.Limit > 0 && len(opts.Filter) == 0 {
+		q += " LIMIT ?"
+		args = append(args, opts.Limit)
+	}
+	var refs []checkpoint.Ref
+	err := s.read(ctx, func(tx txn) error {
+		refs = refs[:0]
+		rows, err := tx.query(q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r checkpoint.Ref
+			var meta string
+			if err := rows.Scan(&r.ThreadID, &r.Namespace, &r.ID, &meta); err != nil {
+				return err
+			}
+			if len(opts.Filter) > 0 {
+				// The SQL filter is necessary, not sufficient: confirm
+				// with the exact JSON comparison of Metadata.Matches.
+				var m checkpoint.Metadata
+				if err := json.Unmarshal([]byte(meta), &m); err != nil {
+					return fmt.Errorf("checkpoint %s: metadata: %w", r.ID, err)
+				}
+				if !m.Matches(opts.Filter) {
+					continue
+				}
+			}
+			refs = append(refs, r)
+			if opts.Limit > 0 && len(refs) == opts.Limit {
+				break
+			}
+		}
+		return rows.Err()
+	})
+	return refs, err
+}
+
+// filterSQL returns conditions that every checkpoint whose metadata
+// matches filter satisfies (so that SQLite can skip the others), with their
+// arguments, and false if no metadata can match.
+func filterSQL(filter map[string]any) (conds []string, args []any, ok bool) {
+	for _, k := range slices.Sorted(maps.Keys(filter)) {
+		b, err := json.Marshal(filter[k])
+		if err != nil {
+			return nil, nil, false
+		}
+		var want any
+		if err := json.Unmarshal(b, &want); err != nil {
+			return nil, nil, false
+		}
+		if strings.ContainsAny(k, `"\`) || strings.ContainsFunc(k, func(r rune) bool { return r < ' ' }) {
+			continue // not expressible as a JSON path; Matches decides
+		}
+		path := `$."` + k + `"`
+		switch w := want.(type) {
+		case string:
+			conds = append(conds, "json_type(metadata, ?) = 'text' AND json_extract(metadata, ?) = ?")
+			args = append(args, path, path, w)
+		case float64:
+			conds = append(conds, "json_type(metadata, ?) IN ('integer', 'real') AND CAST(json_extract(metadata, ?) AS REAL) = ?")
+			args = append(args, path, path, w)
+		case bool:
+			conds = append(conds, "json_type(metadata, ?) = ?")
+			args = append(args, path, fmt.Sprint(w))
+		case nil:
+			conds = append(conds, "json_type(metadata, ?) = 'null'")
+			args = append(args, path)
+		default:
+			conds = append(conds, "json_type(metadata, ?) IS NOT NULL")
+			args = append(args, path)
+		}
+	}
+	return conds, args, true
+}
+
+var deleteThread = []string{
+	`DELETE FROM checkpoints WHERE thread_id = ?`,
+	`DELETE FROM blobs WHERE thread_id = ?`,
+	`DELETE FROM writes WHERE thread_id = ?`,
+}
+
+// DeleteThread implements [checkpoint.ThreadDeleter]: it deletes the
+// thread's checkpoints, values and pending writes in every namespace, in
+// one transaction.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("checkpoint/sqlite: delete thread: %w", err)
+	}
+	err := s.write(ctx, func(tx txn) error {
+		for _, q := range deleteThread {
+			if _, err := tx.exec(q, threadID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint/sqlite: delete thread %q: %w", threadID, err)
+	}
+	return nil
+}
+
+func orEmpty(m map[string]int64) map[string]int64 {
+	if m == nil {
+		return map[string]int64{}
+	}
+	return m
+}
+
+func orEmptyBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
