@@ -1,0 +1,45 @@
+// Package agent provides prebuilt agent graphs.
+//
+// [NewReAct] builds LangGraph's ReAct agent (create_react_agent): a model
+// that may call tools, in a loop with a [tools.ToolNode] that runs them,
+// until the model answers without tool calls.
+//
+//	          ┌────────── tool calls ─────────┐
+//	START → agent                            tools
+//	          │   ▲────────────────────────────┘
+//	          └→ END (no tool calls)
+//
+// The state is [ReActState], a conversation with add_messages semantics:
+//
+//	model, err := llm.New(ctx, "openai:gpt-4o-mini")
+//	weather := tools.New("get_weather", "Current weather of a city.",
+//		func(ctx context.Context, a struct{ City string `json:"city"` }) (string, error) {
+//			return "sunny in " + a.City, nil
+//		})
+//	g, err := agent.NewReAct(model, []tools.Tool{weather},
+//		agent.WithSystemPrompt("You are terse."))
+//	out, err := g.Invoke(ctx, agent.ReActState{Messages: state.Msgs(state.Human("Weather in Paris?"))})
+//	answer, _ := out.Messages.Last()
+//
+// The "agent" node sends the whole conversation (after the system prompt,
+// if any) to the model with the tools' definitions bound, and appends the
+// model's AI message. Its tokens are streamed to the run's messages stream
+// (graph.ModeMessages) with the ID of that message. The "tools" node runs
+// the tool calls of the last AI message concurrently and appends one tool
+// message per call; tool failures become error messages the model sees
+// (see [tools.ToolNode]).
+//
+// Like LangGraph's, the agent stops gracefully near the recursion limit:
+// when fewer than two supersteps remain ([graph.RemainingSteps]) and the
+// model still wants tools, it appends the AI message [NeedMoreSteps]
+// instead of the tool calls, and the run ends normally. The agent and the
+// tools alternate, so for a fresh input this catches the agent with one
+// step left when the recursion limit is even; with an odd limit its last
+// call falls on the very last step and the run still fails with a
+// *graph.RecursionError, exactly as in LangGraph.
+//
+// The result is an ordinary compiled graph: stream it, checkpoint it
+// ([WithCheckpointer]), observe it ([WithCompileOptions] with
+// graph.WithHooks, for example with package telemetry), or use it as a
+// subgraph.
+package agent

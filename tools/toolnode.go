@@ -1,0 +1,371 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/state"
+)
+
+// ErrNoMessages is returned by [ToolNode.Run] and by the routers of
+// [Condition] when there are no messages to look at.
+var ErrNoMessages = errors.New("tools: no messages found in the input state")
+
+// ErrNoAIMessage is returned by [ToolNode.Run] when the last message is not
+// an AI message, so there are no tool calls to run.
+var ErrNoAIMessage = errors.New("tools: the last message is not an AI message")
+
+// CallError is returned by a [ToolNode] configured with [WithFailOnError]
+// when a tool call fails. errors.Is and errors.As see the tool's error
+// through it.
+type CallError struct {
+	// Tool is the name of the tool.
+	Tool string
+	// CallID is the ID of the tool call.
+	CallID string
+	// Err is the tool's error: what it returned, a [*PanicError] or a
+	// [*TimeoutError].
+	Err error
+}
+
+// Error implements error.
+func (e *CallError) Error() string {
+	return fmt.Sprintf("tools: call %s of tool %s: %v", e.CallID, e.Tool, e.Err)
+}
+
+// Unwrap returns the tool's error.
+func (e *CallError) Unwrap() error { return e.Err }
+
+// PanicError reports a tool whose Call panicked; a [ToolNode] recovers the
+// panic and reports it this way instead of crashing the program.
+type PanicError struct {
+	// Tool is the name of the tool.
+	Tool string
+	// Value is the value the tool panicked with.
+	Value any
+	// Stack is the stack trace of the panicking goroutine.
+	Stack []byte
+}
+
+// Error implements error.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("tool %s panicked: %v", e.Tool, e.Value)
+}
+
+// TimeoutError reports a tool call that did not finish within the time
+// given with [WithCallTimeout].
+type TimeoutError struct {
+	// Tool is the name of the tool.
+	Tool string
+	// Limit is the time limit it exceeded.
+	Limit time.Duration
+}
+
+// Error implements error.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("tool %s did not finish within %v", e.Tool, e.Limit)
+}
+
+// Timeout reports true, like the timeout errors of package net.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// ToolNode runs the tool calls of an AI message, as LangGraph's prebuilt
+// ToolNode does: every call runs concurrently, and the result is one tool
+// message per call, in the order of the calls.
+//
+// Calls that cannot be carried out become error tool messages the model can
+// react to, rather than errors of the node:
+//
+//   - an unknown tool: "Error: X is not a valid tool, try one of [a, b]."
+//   - arguments the tool cannot decode ([*ArgumentError]):
+//     "Error invoking tool 'X' with arguments {...}: <problem>\n Please fix the error and try again."
+//   - a tool returning an error, panicking ([*PanicError]) or running out of
+//     the time given with [WithCallTimeout] ([*TimeoutError]):
+//     "Error: <error>\n Please fix your mistakes." — unless [WithFailOnError]
+//     is set, in which case the node fails with a [*CallError].
+//
+// When the context is done, the node fails with the context's error.
+//
+// A ToolNode is safe for concurrent use.
+type ToolNode struct {
+	set            *Set
+	callTimeout    time.Duration
+	maxConcurrency int
+	failOnError    bool
+	logger         *slog.Logger
+}
+
+// ToolNodeOption configures a [ToolNode].
+type ToolNodeOption func(*ToolNode)
+
+// WithCallTimeout bounds each tool call: the tool's context is cancelled
+// after d, and the call is reported as a [*TimeoutError]. The node does not
+// wait for a tool that ignores its context beyond d. Zero (the default)
+// means no bound beyond the node's context.
+func WithCallTimeout(d time.Duration) ToolNodeOption {
+	return func(n *ToolNode) { n.callTimeout = max(d, 0) }
+}
+
+// WithMaxConcurrency bounds how many tool calls of one message run at once.
+// Zero or less (the default) runs them all at once.
+func WithMaxConcurrency(limit int) ToolNodeOption {
+	return func(n *ToolNode) { n.maxConcurrency = max(limit, 0) }
+}
+
+// WithFailOnError makes a tool that returns an error, panics or times out
+// fail the node with a [*CallError] instead of producing an error tool
+// message. Unknown tools and invalid arguments still produce tool messages,
+// since the model can correct them.
+func WithFailOnError() ToolNodeOption {
+	return func(n *ToolNode) { n.failOnError = true }
+}
+
+// WithLogger sets the logger that panicking tools are reported to (at Error
+// level, with the stack). The default is [slog.Default].
+func WithLogger(l *slog.Logger) ToolNodeOption {
+	return func(n *ToolNode) { n.logger = l }
+}
+
+// NewToolNode returns a ToolNode running the given tools. It fails if two
+// tools have the same name or a tool is invalid (see [Set.Add]).
+func NewToolNode(ts []Tool, opts ...ToolNodeOption) (*ToolNode, error) {
+	s, err := NewSet(ts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.ToolNode(opts...), nil
+}
+
+// ToolNode returns a [ToolNode] that runs the tools of s. Tools added to s
+// later are available to it too.
+func (s *Set) ToolNode(opts ...ToolNodeOption) *ToolNode {
+	n := &ToolNode{set: s}
+	for _, o := range opts {
+		if o != nil {
+			o(n)
+		}
+	}
+	if n.logger == nil {
+		n.logger = slog.Default()
+	}
+	return n
+}
+
+// Tools returns the tools the node runs, in the order they were added.
+func (n *ToolNode) Tools() []Tool { return n.set.Tools() }
+
+// Definitions returns the function definitions of the node's tools, for
+// llm.WithTools.
+func (n *ToolNode) Definitions() []llms.Tool { return Definitions(n.set.Tools()...) }
+
+// Run runs the tool calls of the last message of msgs, which must be an AI
+// message, and returns their tool messages in the order of the calls (none
+// when the message has no tool calls). It returns [ErrNoMessages] when msgs
+// is empty and an error wrapping [ErrNoAIMessage] when the last message is
+// not an AI message.
+func (n *ToolNode) Run(ctx context.Context, msgs []state.Message) ([]state.Message, error) {
+	if len(msgs) == 0 {
+		return nil, ErrNoMessages
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != llms.ChatMessageTypeAI {
+		return nil, fmt.Errorf("%w (it is a %q message)", ErrNoAIMessage, last.Role)
+	}
+	return n.RunCalls(ctx, last.ToolCalls())
+}
+
+// RunCalls runs calls concurrently and returns one tool message per call,
+// in the order of calls.
+func (n *ToolNode) RunCalls(ctx context.Context, calls []llms.ToolCall) ([]state.Message, error) {
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	out := make([]state.Message, len(calls))
+	g, gctx := errgroup.WithContext(ctx)
+	if n.maxConcurrency > 0 {
+		g.SetLimit(n.maxConcurrency)
+	}
+	for i, c := range calls {
+		g.Go(func() error {
+			m, err := n.call(gctx, c)
+			out[i] = m
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// call runs one tool call and turns its outcome into a tool message, or an
+// error that fails the node.
+func (n *ToolNode) call(ctx context.Context, c llms.ToolCall) (state.Message, error) {
+	var name, args string
+	if c.FunctionCall != nil {
+		name, args = c.FunctionCall.Name, c.FunctionCall.Arguments
+	}
+	if err := ctx.Err(); err != nil {
+		return state.Message{}, err
+	}
+	t, ok := n.set.Get(name)
+	if !ok {
+		return state.Tool(c.ID, name, n.unknownTool(name)), nil
+	}
+	out, err := n.invoke(ctx, t, c.ID, args)
+	if err == nil {
+		return state.Tool(c.ID, name, out), nil
+	}
+	if ctx.Err() != nil {
+		return state.Message{}, ctx.Err()
+	}
+	if argErr, ok := errors.AsType[*ArgumentError](err); ok {
+		return state.Tool(c.ID, name, fmt.Sprintf(
+			"Error invoking tool '%s' with arguments %s: %v\n Please fix the error and try again.",
+			name, args, argErr.Err)), nil
+	}
+	if n.failOnError {
+		return state.Message{}, &CallError{Tool: name, CallID: c.ID, Err: err}
+	}
+	return state.Tool(c.ID, name, fmt.Sprintf("Error: %v\n Please fix your mistakes.", err)), nil
+}
+
+func (n *ToolNode) unknownTool(name string) string {
+	ts := n.set.Tools()
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name()
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("Error: %s is not a valid tool, try one of [%s].", name, strings.Join(names, ", "))
+}
+
+type callResult struct {
+	out string
+	err error
+}
+
+// invoke calls t in its own goroutine, recovering a panic, and stops
+// waiting when the call's context is done.
+func (n *ToolNode) invoke(ctx context.Context, t Tool, callID, args string) (string, error) {
+	var cancel context.CancelFunc
+	if n.callTimeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, n.callTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	ctx = context.WithValue(ctx, callIDKey{}, callID)
+
+	done := make(chan callResult, 1) // buffered: an abandoned call does not leak forever
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				stack := debug.Stack()
+				n.logger.ErrorContext(ctx, "tool panicked", "tool", t.Name(), "call_id", callID,
+					"panic", fmt.Sprint(v), "stack", string(stack))
+				done <- callResult{err: &PanicError{Tool: t.Name(), Value: v, Stack: stack}}
+			}
+		}()
+		out, err := t.Call(ctx, json.RawMessage(args))
+		done <- callResult{out: out, err: err}
+	}()
+
+	var r callResult
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		select {
+		case r = <-done: // it returned at the same time
+		default:
+			r.err = ctx.Err()
+		}
+	}
+	// When the node's own context is done too, the caller reports that
+	// instead.
+	if r.err != nil && n.callTimeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && !isPanic(r.err) {
+		return "", &TimeoutError{Tool: t.Name(), Limit: n.callTimeout}
+	}
+	return r.out, r.err
+}
+
+func isPanic(err error) bool {
+	_, ok := errors.AsType[*PanicError](err)
+	return ok
+}
+
+type callIDKey struct{}
+
+// CallID returns the ID of the tool call being run, inside a tool called by
+// a [ToolNode], or "" elsewhere.
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
+
+// Definitions returns the function definitions of ts in langchaingo's form,
+// for llm.WithTools: each tool's name, description and JSON-schema
+// parameters.
+func Definitions(ts ...Tool) []llms.Tool {
+	if len(ts) == 0 {
+		return nil
+	}
+	defs := make([]llms.Tool, len(ts))
+	for i, t := range ts {
+		defs[i] = llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+			Name:        t.Name(),
+			Description: t.Description(),
+			Parameters:  t.Parameters(),
+		}}
+	}
+	return defs
+}
+
+// Node adapts n to a graph node over any state S holding messages: get
+// reads the conversation from the state, and set returns the state write
+// appending the tool messages, for example
+//
+//	tools.Node(n,
+//		func(s State) state.Messages { return s.Messages },
+//		func(m []state.Message) State { return State{Messages: state.Msgs(m...)} })
+func Node[S any](n *ToolNode, get func(S) state.Messages, set func([]state.Message) S) graph.NodeFunc[S] {
+	return func(ctx context.Context, s S) (S, error) {
+		out, err := n.Run(ctx, get(s).List())
+		if err != nil {
+			var zero S
+			return zero, err
+		}
+		return set(out), nil
+	}
+}
+
+// Condition returns a router for the node that calls the model, like
+// LangGraph's tools_condition: it goes to toolsNode when the last message
+// has tool calls and to [graph.End] otherwise. It fails with
+// [ErrNoMessages] when there are no messages.
+func Condition[S any](get func(S) state.Messages, toolsNode string) graph.RouterFunc[S] {
+	return func(ctx context.Context, s S) (string, error) {
+		last, ok := get(s).Last()
+		if !ok {
+			return "", ErrNoMessages
+		}
+		if len(last.ToolCalls()) > 0 {
+			return toolsNode, nil
+		}
+		return graph.End, nil
+	}
+}
