@@ -60,4 +60,7 @@
 //
 // Events are shared between subscribers, not copied: consumers must treat an
 // Event's Payload as read-only.
+// [Bridge] consumes a graph run's stream (graph.Stream) and publishes it on
+// a Bus: task starts, tool calls and results, interrupts waiting for a
+// human, and the run's end or error.
 package events

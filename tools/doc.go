@@ -52,6 +52,16 @@
 // tests are normal results; an error means the call itself could not be
 // carried out, and a done context surfaces as ctx.Err().
 //
+// # Running a model's tool calls
+//
+// [ToolNode] runs the tool calls of the last AI message concurrently and
+// returns one tool message per call, in call order. An unknown tool, bad
+// arguments, a tool error, a panic or a timeout becomes a tool message the
+// model can read (or, with WithFailOnError, fails the node). [Node] adapts
+// a ToolNode into a graph node over any state with a Messages field,
+// [Condition] routes to it while the model asks for tools, and
+// [Definitions] describes tools to a model.
+//
 // Only the file tools and grep are confined to the workspace: bash_exec,
 // run_tests and the git tools run processes in the root that can reach
 // anything the agent's process can.
