@@ -104,6 +104,7 @@ type frontierJSON struct {
 	Joins    map[string][]string        `json:"joins,omitempty"`
 	Deferred []string                   `json:"deferred,omitempty"`
 	Last     []string                   `json:"last,omitempty"`
+	Joined   []string                   `json:"joined,omitempty"`
 	Accum    map[string]json.RawMessage `json:"accum,omitempty"`
 }
 
@@ -135,7 +136,7 @@ func (g *Graph[S]) decodeSends(in []sendJSON) ([]Send[S], error) {
 }
 
 func (g *Graph[S]) encodeFrontier(f *frontier[S], accum *S) ([]byte, error) {
-	if accum == nil && f.input == nil && len(f.sends) == 0 && len(f.joins) == 0 {
+	if accum == nil && f.input == nil && len(f.sends) == 0 && len(f.joins) == 0 && len(f.joined) == 0 {
 		// The common case, written by hand: this runs every step.
 		b := make([]byte, 0, 64)
 		b = append(b, '{')
@@ -163,6 +164,7 @@ func (g *Graph[S]) encodeFrontier(f *frontier[S], accum *S) ([]byte, error) {
 	fj.Nodes = f.nodes
 	fj.Deferred = f.deferred
 	fj.Last = f.last
+	fj.Joined = f.joined
 	if fj.Sends, err = g.encodeSends(f.sends); err != nil {
 		return nil, err
 	}
@@ -228,7 +230,7 @@ func (g *Graph[S]) decodeFrontier(b []byte, accum *S) (frontier[S], error) {
 		}
 		f.input = &in
 	}
-	f.nodes, f.deferred, f.last = fj.Nodes, fj.Deferred, fj.Last
+	f.nodes, f.deferred, f.last, f.joined = fj.Nodes, fj.Deferred, fj.Last, fj.Joined
 	var err error
 	if f.sends, err = g.decodeSends(fj.Sends); err != nil {
 		return f, err
@@ -483,7 +485,7 @@ func (l *loop[S]) checkpoint(parent, source string) (*checkpoint.Checkpoint, err
 	cp := &checkpoint.Checkpoint{
 		ID: l.cpID, ThreadID: l.cfg.thread, Namespace: l.ns, ParentID: parent,
 		CreatedAt: time.Now().UTC(),
-		Metadata: checkpoint.Metadata{Source: source, Step: l.step, Parents: l.parents, RunID: l.cfg.runID,
+		Metadata: checkpoint.Metadata{Source: source, Step: l.cpStep, Parents: l.parents, RunID: l.cfg.runID,
 			Extra: maps.Clone(l.cfg.metadata)},
 		Versions: make(map[string]int64, len(l.versions)),
 		Frontier: fr,

@@ -66,6 +66,10 @@ type frontier[S any] struct {
 	joins    map[int][]string
 	deferred []string
 	last     []string // the nodes of the step that made this frontier
+	// joined lists join targets whose join fired and that have not run
+	// yet: like LangGraph's barrier channel, a fired join keeps its target
+	// triggered until it runs (an UpdateState in between keeps it).
+	joined []string
 }
 
 func (f *frontier[S]) empty() bool {
@@ -105,6 +109,7 @@ type loop[S any] struct {
 	wbuf   []stateChannel
 	todo   []*task[S]
 	next   S           // the state being merged at a barrier
+	view   *S          // what the caller sees when the run paused
 	spare  frontier[S] // the buffers of the frontier before last
 
 	accumulate bool
@@ -161,9 +166,18 @@ func (g *Graph[S]) release(l *loop[S]) {
 func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	l := g.newLoop(opts)
 	err := l.run(ctx, &input, nil)
-	out := l.vals
+	out := l.output()
 	g.release(l)
 	return out, err
+}
+
+// output is the state a caller sees: the run's state, or, when the run
+// paused, that state with the writes of the step's finished tasks.
+func (l *loop[S]) output() S {
+	if l.view != nil {
+		return *l.view
+	}
+	return l.vals
 }
 
 // Resume continues the thread's run from its latest checkpoint (or the one
@@ -174,7 +188,7 @@ func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 func (g *Graph[S]) Resume(ctx context.Context, cmd Command[S], opts ...RunOption) (S, error) {
 	l := g.newLoop(opts)
 	err := l.run(ctx, nil, &cmd)
-	out := l.vals
+	out := l.output()
 	g.release(l)
 	return out, err
 }
@@ -237,6 +251,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if rt := runtimeFrom(ctx); rt != nil && rt.shared != nil {
 		n := rt.nested()
 		l.nested = n
+		l.parents = n.parents
 		l.ns = n.ns
 		if l.saver == nil {
 			l.saver = n.saver
@@ -507,12 +522,14 @@ func (l *loop[S]) pause(ctx context.Context, tasks []*task[S], intr *Interrupted
 			done = append(done, t)
 		}
 	}
+	// The caller sees the state with the finished tasks' writes applied;
+	// the run's own state (what a checkpoint would hold) stays as it was.
 	view := l.vals
 	if err := l.merge(done, &view); err == nil {
-		l.vals = view
+		l.view = &view
 	}
 	l.emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Interrupts: intr.Interrupts})
-	l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: l.step, Payload: l.vals, Interrupts: intr.Interrupts})
+	l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: l.step, Payload: l.output(), Interrupts: intr.Interrupts})
 	return intr
 }
 
@@ -592,6 +609,9 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 	l.todo = todo
 	if l.modes&ModeTasks != 0 {
 		for _, t := range todo {
+			if t.name == Start {
+				continue
+			}
 			l.emit(Event{Mode: ModeTasks, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: TaskStart{Name: t.name, Input: t.input, Push: t.push}})
 		}
 	}
@@ -710,9 +730,10 @@ func (l *loop[S]) finished(t *task[S], emit func(Event)) {
 	if l.modes == 0 || !t.done {
 		return
 	}
-	if t.name != Start {
-		emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: t.out, Cached: t.cached})
+	if t.name == Start {
+		return
 	}
+	emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: t.out, Cached: t.cached})
 	emit(Event{Mode: ModeTasks, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: TaskResult{Name: t.name, Writes: t.out}})
 }
 
@@ -721,7 +742,7 @@ func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if l.saver != nil && l.cfg.durability != DurabilityExit {
+	if l.saver != nil {
 		_ = l.putWrites(context.WithoutCancel(ctx), t.hdr.ID(), t)
 	}
 	if l.modes&ModeTasks != 0 {
@@ -747,8 +768,9 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 	// (reused) task: a provider's goroutine may still read the context
 	// after the node returned.
 	env := &taskEnv{}
+	t.hdr.copyTo(&env.hdr)
 	rt := &env.rt
-	rt.node, rt.step, rt.stop, rt.task, rt.scratch, rt.emit = t.name, l.step, l.stop, &t.hdr, &t.scratch, emit
+	rt.node, rt.step, rt.stop, rt.task, rt.scratch, rt.emit = t.name, l.step, l.stop, &env.hdr, &t.scratch, emit
 	rt.shared, rt.cpID, rt.resume, rt.resuming = l.shared, l.cpID, l.resume, t.resuming
 	env.ctx = taskCtx{Context: ctx, rt: rt}
 	ctx = &env.ctx
@@ -884,11 +906,11 @@ func retryable(p *RetryPolicy, err error) bool {
 func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (cmd Command[S], err error) {
 	n := t.node
 	if n.timeout > 0 {
-		var cancel context.CancelFunc
+		parent := ctx
 		actx, cancel := context.WithTimeout(ctx, n.timeout)
 		defer cancel()
 		defer func() {
-			if err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			if err != nil && actx.Err() == context.DeadlineExceeded && parent.Err() == nil {
 				err = fmt.Errorf("%w after %s: %w", ErrNodeTimeout, n.timeout, err)
 			}
 		}()
@@ -1147,9 +1169,24 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 			}
 		}
 	}
+	var joined []string
+	for _, n := range l.fr.joined {
+		ran := false
+		for _, t := range tasks {
+			ran = ran || t.name == n
+		}
+		if !ran {
+			joined = append(joined, n)
+			nodes = append(nodes, n)
+		}
+	}
 	for ji, seen := range joins {
 		if len(seen) == len(l.g.joins[ji].sources) {
-			nodes = append(nodes, l.g.joins[ji].target)
+			target := l.g.joins[ji].target
+			nodes = append(nodes, target)
+			if !l.g.nodes[target].deferred && !slices.Contains(joined, target) {
+				joined = append(joined, target)
+			}
 			delete(joins, ji)
 		}
 	}
@@ -1169,6 +1206,6 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 		pull, deferred = sortedUnique(deferred), nil
 	}
 	l.spare = l.fr
-	l.fr = frontier[S]{nodes: pull, sends: sends, joins: joins, deferred: deferred, last: last}
+	l.fr = frontier[S]{nodes: pull, sends: sends, joins: joins, deferred: deferred, last: last, joined: joined}
 	return changed, nil
 }

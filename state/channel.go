@@ -84,8 +84,11 @@ func (o *ops[T, U]) compose(next *ops[T, U]) *ops[T, U] {
 }
 
 type jsonOps[T, U any] struct {
-	Overwrite *T  `json:"overwrite,omitempty"`
-	Updates   []U `json:"updates,omitempty"`
+	// O marks an overwrite, so that an overwrite with a null value (a nil
+	// list or map) survives the round trip.
+	O         bool `json:"o,omitempty"`
+	Overwrite *T   `json:"overwrite,omitempty"`
+	Updates   []U  `json:"updates,omitempty"`
 }
 
 func (o *ops[T, U]) marshal() ([]byte, error) {
@@ -94,7 +97,7 @@ func (o *ops[T, U]) marshal() ([]byte, error) {
 	}
 	j := jsonOps[T, U]{Updates: o.updates}
 	if o.overwrite {
-		j.Overwrite = &o.base
+		j.O, j.Overwrite = true, &o.base
 	}
 	return json.Marshal(j)
 }
@@ -108,9 +111,11 @@ func unmarshalOps[T, U any](data []byte) (*ops[T, U], error) {
 		return nil, err
 	}
 	o := &ops[T, U]{updates: j.Updates}
-	if j.Overwrite != nil {
+	if j.O || j.Overwrite != nil {
 		o.overwrite = true
-		o.base = *j.Overwrite
+		if j.Overwrite != nil {
+			o.base = *j.Overwrite
+		}
 	}
 	return o, nil
 }

@@ -398,3 +398,16 @@ func TestAppendConcurrentForksAreRaceFree(t *testing.T) {
 		require.Equal(t, []int{1, 2, 3, 100 + i}, r)
 	}
 }
+
+func TestOverwriteWithNilSurvivesTheWriteRoundTrip(t *testing.T) {
+	var w state.Append[int]
+	w.Overwrite(nil)
+	b, err := w.MarshalWrite()
+	require.NoError(t, err)
+	var back state.Append[int]
+	require.NoError(t, back.UnmarshalWrite(b))
+	cur, _ := merge(t, state.Append[int]{}, state.Items(1, 2))
+	cur, err = merge(t, cur, back)
+	require.NoError(t, err)
+	require.Empty(t, cur.Get())
+}
