@@ -1,0 +1,53 @@
+// Package store is long-term memory for agents: JSON objects kept under
+// hierarchical namespaces and shared across threads, LangGraph's
+// BaseStore. Where a [checkpoint.Saver] remembers one thread's state, a
+// [Store] remembers what outlives threads: user preferences, facts learned
+// in earlier conversations, documents.
+//
+// An item is a JSON object stored under a namespace, a path of labels such
+// as ["users", "u-42", "memories"], and a key:
+//
+//	s := store.NewMemory() // or sqlite.Open, postgres.Open
+//	ns := []string{"users", "u-42", "memories"}
+//	err := s.Put(ctx, ns, "food", map[string]any{"likes": "pizza", "stars": 4})
+//	item, err := s.Get(ctx, ns, "food") // nil, nil if there is none
+//
+// Search returns the items under a namespace prefix, most recently updated
+// first, optionally filtered on the values' top-level keys, exactly or
+// with the operators $eq, $ne, $gt, $gte, $lt and $lte:
+//
+//	items, err := s.Search(ctx, []string{"users", "u-42"},
+//		store.Filter(map[string]any{"stars": map[string]any{"$gte": 4}}),
+//		store.Limit(20), store.Offset(40))
+//
+// ListNamespaces explores the hierarchy; "*" matches any one label:
+//
+//	nss, err := s.ListNamespaces(ctx, store.Prefix("users", "*", "memories"), store.MaxDepth(2))
+//
+// # Namespaces
+//
+// A namespace has at least one label; labels are non-empty, contain no
+// "." (stores join labels with "."), and the first is not
+// [ReservedLabel]. Methods given an invalid namespace fail with a
+// [*InvalidNamespaceError] whose message mirrors LangGraph's.
+//
+// # Expiry
+//
+// Put with [WithTTL] makes an item expire. An expired item is absent for
+// every method at once; [Sweeper.Sweep] deletes expired items to reclaim
+// space (see [SweepEvery]). Get and Search extend the TTLs of the items
+// they return unless given RefreshTTL(false).
+//
+// # Implementations
+//
+// [Memory] (from [NewMemory]) keeps items in memory; the subpackages
+// store/sqlite and store/postgres keep them in SQLite and PostgreSQL, in
+// tables prefixed agentgraph_store_ that may share a database with the
+// checkpoint savers. store/storetest is the conformance suite every
+// implementation passes. The exported configurations ([NewSearchConfig],
+// [NewListConfig], ...) and helpers ([ValidateNamespace], [MarshalValue],
+// [SearchConfig.Match], [ListConfig.Apply]) let other implementations
+// share the exact semantics.
+//
+// [checkpoint.Saver]: https://pkg.go.dev/github.com/agentgraph/agentgraph/checkpoint#Saver
+package store

@@ -1,0 +1,289 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Memory is a [Store] that keeps items in memory, for tests and
+// single-process programs; it also implements [Sweeper] and
+// [ClockSetter]. Values are kept as JSON, so they read back exactly as
+// from the SQLite and PostgreSQL stores. Search and ListNamespaces scan
+// every item. It is safe for concurrent use. Create one with [NewMemory].
+type Memory struct {
+	clock atomic.Pointer[func() time.Time]
+
+	mu    sync.Mutex
+	items map[string]map[string]*memItem // namespace joined with "." → key → item
+}
+
+var (
+	_ Store       = (*Memory)(nil)
+	_ Sweeper     = (*Memory)(nil)
+	_ ClockSetter = (*Memory)(nil)
+)
+
+type memItem struct {
+	namespace []string
+	key       string
+	raw       []byte         // the value as stored
+	value     map[string]any // raw decoded, for filters; never handed out
+	created   time.Time
+	updated   time.Time
+	expires   time.Time // zero: never
+	ttl       time.Duration
+}
+
+func (it *memItem) live(now time.Time) bool {
+	return it.expires.IsZero() || it.expires.After(now)
+}
+
+func (it *memItem) item() (Item, error) {
+	v, err := UnmarshalValue(it.raw)
+	if err != nil {
+		return Item{}, err
+	}
+	return Item{
+		Namespace: slices.Clone(it.namespace),
+		Key:       it.key,
+		Value:     v,
+		CreatedAt: it.created,
+		UpdatedAt: it.updated,
+		ExpiresAt: it.expires,
+	}, nil
+}
+
+// A MemoryOption configures [NewMemory].
+type MemoryOption func(*Memory)
+
+// WithClock makes the store read the current time from now instead of
+// time.Now, as [Memory.SetClock] does.
+func WithClock(now func() time.Time) MemoryOption {
+	return func(m *Memory) { m.SetClock(now) }
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory(opts ...MemoryOption) *Memory {
+	m := &Memory{items: make(map[string]map[string]*memItem)}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// SetClock implements [ClockSetter]; nil restores time.Now.
+func (m *Memory) SetClock(now func() time.Time) {
+	if now == nil {
+		m.clock.Store(nil)
+		return
+	}
+	m.clock.Store(&now)
+}
+
+func (m *Memory) now() time.Time {
+	if f := m.clock.Load(); f != nil {
+		return (*f)().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Get implements [Store].
+func (m *Memory) Get(ctx context.Context, namespace []string, key string, opts ...GetOption) (*Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("store: get: %w", err)
+	}
+	if err := ValidateNamespace(namespace); err != nil {
+		return nil, fmt.Errorf("store: get: %w", err)
+	}
+	cfg := NewGetConfig(opts...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	it := m.items[strings.Join(namespace, ".")][key]
+	if it == nil || !it.live(now) {
+		return nil, nil
+	}
+	if cfg.RefreshTTL && it.ttl > 0 {
+		it.expires = now.Add(it.ttl)
+	}
+	item, err := it.item()
+	if err != nil {
+		return nil, fmt.Errorf("store: get: %w", err)
+	}
+	return &item, nil
+}
+
+// Put implements [Store].
+func (m *Memory) Put(ctx context.Context, namespace []string, key string, value map[string]any, opts ...PutOption) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: put: %w", err)
+	}
+	if err := ValidateNamespace(namespace); err != nil {
+		return fmt.Errorf("store: put: %w", err)
+	}
+	cfg, err := NewPutConfig(opts...)
+	if err != nil {
+		return fmt.Errorf("store: put: %w", err)
+	}
+	raw, err := MarshalValue(value)
+	if err != nil {
+		return fmt.Errorf("store: put: %w", err)
+	}
+	decoded, err := UnmarshalValue(raw)
+	if err != nil {
+		return fmt.Errorf("store: put: %w", err)
+	}
+	ns := strings.Join(namespace, ".")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	items := m.items[ns]
+	if items == nil {
+		items = make(map[string]*memItem)
+		m.items[ns] = items
+	}
+	created := now
+	if old := items[key]; old != nil && old.live(now) {
+		created = old.created
+	}
+	items[key] = &memItem{
+		namespace: slices.Clone(namespace),
+		key:       key,
+		raw:       raw,
+		value:     decoded,
+		created:   created,
+		updated:   now,
+		expires:   cfg.ExpiresAt(now),
+		ttl:       cfg.TTL,
+	}
+	return nil
+}
+
+// Delete implements [Store].
+func (m *Memory) Delete(ctx context.Context, namespace []string, key string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: delete: %w", err)
+	}
+	if err := ValidateNamespace(namespace); err != nil {
+		return fmt.Errorf("store: delete: %w", err)
+	}
+	ns := strings.Join(namespace, ".")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.items[ns], key)
+	if len(m.items[ns]) == 0 {
+		delete(m.items, ns)
+	}
+	return nil
+}
+
+// Search implements [Store].
+func (m *Memory) Search(ctx context.Context, prefix []string, opts ...SearchOption) ([]Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	if err := ValidatePrefix(prefix); err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	cfg, err := NewSearchConfig(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	var found []*memItem
+	for _, items := range m.items {
+		for _, it := range items {
+			if it.live(now) && hasPrefix(it.namespace, prefix) && cfg.Match(it.value) {
+				found = append(found, it)
+			}
+		}
+	}
+	slices.SortFunc(found, func(a, b *memItem) int {
+		if c := b.updated.Compare(a.updated); c != 0 {
+			return c
+		}
+		if c := strings.Compare(strings.Join(a.namespace, "."), strings.Join(b.namespace, ".")); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	found = page(found, cfg.Offset, cfg.Limit)
+	out := make([]Item, 0, len(found))
+	for _, it := range found {
+		if cfg.RefreshTTL && it.ttl > 0 {
+			it.expires = now.Add(it.ttl)
+		}
+		item, err := it.item()
+		if err != nil {
+			return nil, fmt.Errorf("store: search: %w", err)
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
+func hasPrefix(namespace, prefix []string) bool {
+	return len(namespace) >= len(prefix) && slices.Equal(namespace[:len(prefix)], prefix)
+}
+
+func page[T any](s []T, offset, limit int) []T {
+	if offset >= len(s) {
+		return nil
+	}
+	s = s[offset:]
+	return s[:min(limit, len(s))]
+}
+
+// ListNamespaces implements [Store].
+func (m *Memory) ListNamespaces(ctx context.Context, opts ...ListOption) ([][]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("store: list namespaces: %w", err)
+	}
+	cfg, err := NewListConfig(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list namespaces: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	var namespaces [][]string
+	for _, items := range m.items {
+		for _, it := range items {
+			if it.live(now) {
+				namespaces = append(namespaces, it.namespace)
+				break
+			}
+		}
+	}
+	return cfg.Apply(namespaces), nil
+}
+
+// Sweep implements [Sweeper].
+func (m *Memory) Sweep(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("store: sweep: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	n := 0
+	for ns, items := range m.items {
+		for key, it := range items {
+			if !it.live(now) {
+				delete(items, key)
+				n++
+			}
+		}
+		if len(items) == 0 {
+			delete(m.items, ns)
+		}
+	}
+	return n, nil
+}

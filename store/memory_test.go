@@ -1,0 +1,84 @@
+package store_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/store"
+	"github.com/agentgraph/agentgraph/store/storetest"
+)
+
+func TestMemoryConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return store.NewMemory() })
+}
+
+// realTime hides Memory's SetClock, so that the suite runs its subtests
+// that do not need a clock on real time, and skips the others.
+type realTime struct{ store.Store }
+
+func TestMemoryConformanceRealTime(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return realTime{store.NewMemory()} })
+}
+
+func TestMemoryWithClock(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := store.NewMemory(store.WithClock(func() time.Time { return now }))
+	ctx := t.Context()
+	require.NoError(t, m.Put(ctx, []string{"a"}, "k", nil, store.WithTTL(time.Hour)))
+	got, err := m.Get(ctx, []string{"a"}, "k")
+	require.NoError(t, err)
+	require.Equal(t, now, got.CreatedAt)
+	require.Equal(t, now.Add(time.Hour), got.ExpiresAt)
+	require.Equal(t, map[string]any{}, got.Value)
+
+	now = now.Add(time.Hour)
+	got, err = m.Get(ctx, []string{"a"}, "k")
+	require.NoError(t, err)
+	require.Nil(t, got)
+
+	m.SetClock(nil) // back to time.Now: the item expired in 2030
+	got, err = m.Get(ctx, []string{"a"}, "k")
+	require.NoError(t, err)
+	require.NotNil(t, got)
+}
+
+type countingSweeper struct {
+	calls atomic.Int32
+	done  chan struct{}
+}
+
+func (s *countingSweeper) Sweep(ctx context.Context) (int, error) {
+	if s.calls.Add(1) == 3 {
+		close(s.done)
+	}
+	return 1, nil
+}
+
+func TestSweepEvery(t *testing.T) {
+	s := &countingSweeper{done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(t.Context())
+	var reported, failed atomic.Int32
+	errc := make(chan error, 1)
+	go func() {
+		errc <- store.SweepEvery(ctx, s, time.Millisecond, func(n int, err error) {
+			if err != nil {
+				failed.Add(1)
+			}
+			reported.Add(int32(n))
+		})
+	}()
+	<-s.done
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	require.GreaterOrEqual(t, reported.Load(), int32(2), "the sweeps before the third were reported")
+	require.Zero(t, failed.Load())
+}
+
+func TestSweepEveryRejectsNonPositiveInterval(t *testing.T) {
+	err := store.SweepEvery(t.Context(), store.NewMemory(), 0, nil)
+	require.ErrorIs(t, err, store.ErrInvalidOption)
+}

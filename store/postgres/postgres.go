@@ -1,0 +1,236 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentgraph/agentgraph/store"
+)
+
+// Store is a [store.Store], [store.Sweeper] and [store.ClockSetter] backed
+// by PostgreSQL. It is safe for concurrent use. Create one with [Open].
+type Store struct {
+	pool  *pgxpool.Pool
+	clock atomic.Pointer[func() time.Time]
+}
+
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.Sweeper     = (*Store)(nil)
+	_ store.ClockSetter = (*Store)(nil)
+)
+
+// An Option configures [Open].
+type Option func(*options)
+
+type options struct {
+	schema         string
+	connectTimeout time.Duration
+	maxConns       int32
+	clock          func() time.Time
+}
+
+// WithSchema keeps the tables in the named schema, created if missing, by
+// setting search_path on every connection of the pool.
+func WithSchema(name string) Option {
+	return func(o *options) { o.schema = name }
+}
+
+// WithConnectTimeout bounds each connection attempt when the URL does not
+// set connect_timeout. The default is 5s.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(o *options) { o.connectTimeout = d }
+}
+
+// WithMaxConns caps the pool's connections, overriding pool_max_conns in
+// the URL.
+func WithMaxConns(n int32) Option {
+	return func(o *options) { o.maxConns = n }
+}
+
+// WithClock makes the store read the current time from now instead of
+// time.Now, as [Store.SetClock] does. The store never uses the server's
+// clock.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.clock = now }
+}
+
+// ConnectError is returned by [Open] when the server cannot be reached or
+// refuses the connection.
+type ConnectError struct {
+	// Host is the server address, host:port.
+	Host string
+	// Err is the underlying error.
+	Err error
+}
+
+// Error names the host and the reason.
+func (e *ConnectError) Error() string {
+	return fmt.Sprintf("store/postgres: cannot connect to %s: %v", e.Host, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// SchemaVersionError is returned by [Open] for a store schema written by a
+// newer version of this package.
+type SchemaVersionError struct {
+	// Schema is the schema holding the tables ("" for the search_path
+	// default).
+	Schema string
+	// Found is the schema version recorded in the database.
+	Found int
+	// Supported is the newest schema version this package knows.
+	Supported int
+}
+
+// Error describes the mismatch.
+func (e *SchemaVersionError) Error() string {
+	where := "the database"
+	if e.Schema != "" {
+		where = "schema " + strconv.Quote(e.Schema)
+	}
+	return fmt.Sprintf("store/postgres: %s has store schema version %d, newer than version %d known to this program; upgrade the program", where, e.Found, e.Supported)
+}
+
+// Open connects to the PostgreSQL database at url (a postgres:// URL or a
+// key=value connection string, as accepted by pgxpool) and runs any
+// pending migrations of the store's tables. Close the Store when done.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	o := options{connectTimeout: 5 * time.Second}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = o.connectTimeout
+	}
+	if o.maxConns > 0 {
+		cfg.MaxConns = o.maxConns
+	}
+	if o.schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
+	}
+	host := net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port)))
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("store/postgres: connect to %s: %w", host, errors.Join(ctx.Err(), err))
+		}
+		return nil, &ConnectError{Host: host, Err: err}
+	}
+	s := &Store{pool: pool}
+	s.SetClock(o.clock)
+	if err := s.migrate(ctx, o.schema); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the pool's connections. It waits for connections in use to
+// be released.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// SetClock implements [store.ClockSetter]; nil restores time.Now.
+func (s *Store) SetClock(now func() time.Time) {
+	if now == nil {
+		s.clock.Store(nil)
+		return
+	}
+	s.clock.Store(&now)
+}
+
+func (s *Store) now() time.Time {
+	if f := s.clock.Load(); f != nil {
+		return (*f)().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// migrations are the schema versions in order: migrations[i] brings a
+// schema from version i to version i+1. Never edit a released migration;
+// append a new one.
+var migrations = [][]string{{
+	`CREATE TABLE agentgraph_store_items (
+		namespace  text COLLATE "C" NOT NULL,
+		key        text COLLATE "C" NOT NULL,
+		value      jsonb NOT NULL,
+		created_at timestamptz NOT NULL,
+		updated_at timestamptz NOT NULL,
+		expires_at timestamptz,
+		ttl        interval,
+		PRIMARY KEY (namespace, key)
+	)`,
+	`CREATE INDEX agentgraph_store_items_updated_at ON agentgraph_store_items (updated_at DESC, namespace, key)`,
+	`CREATE INDEX agentgraph_store_items_expires_at ON agentgraph_store_items (expires_at) WHERE expires_at IS NOT NULL`,
+}}
+
+// SchemaVersion is the schema version this package writes.
+func SchemaVersion() int { return len(migrations) }
+
+func (s *Store) migrate(ctx context.Context, schema string) error {
+	h := fnv.New64a()
+	h.Write([]byte("agentgraph/store/postgres migrate " + schema))
+	lock := int64(h.Sum64())
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lock); err != nil {
+			return err
+		}
+		if schema != "" {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS agentgraph_store_migrations (
+			version    integer PRIMARY KEY,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return err
+		}
+		var cur int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM agentgraph_store_migrations`).Scan(&cur); err != nil {
+			return err
+		}
+		if cur > len(migrations) {
+			return &SchemaVersionError{Schema: schema, Found: cur, Supported: len(migrations)}
+		}
+		for v := cur + 1; v <= len(migrations); v++ {
+			for _, stmt := range migrations[v-1] {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return fmt.Errorf("migration %d: %w", v, err)
+				}
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO agentgraph_store_migrations (version) VALUES ($1)`, v); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+		}
+		return nil
+	})
+	if _, ok := errors.AsType[*SchemaVersionError](err); ok {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("store/postgres: migrate: %w", err)
+	}
+	return nil
+}

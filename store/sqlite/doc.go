@@ -1,0 +1,46 @@
+// Package sqlite is a [store.Store] that keeps items in a SQLite database
+// file, using the pure-Go driver modernc.org/sqlite (no cgo).
+//
+// Open creates or opens the file, switches it to write-ahead logging and
+// brings the store's tables up to date:
+//
+//	s, err := sqlite.Open(ctx, "agent.db")
+//	if err != nil {
+//		return err
+//	}
+//	defer s.Close()
+//	err = s.Put(ctx, []string{"users", "u-42"}, "prefs", map[string]any{"theme": "dark"})
+//	item, err := s.Get(ctx, []string{"users", "u-42"}, "prefs")
+//
+// The file may be the one the checkpoint saver of checkpoint/sqlite uses:
+// the store's tables and its migration records are its own, prefixed
+// agentgraph_store_. A Store is safe for use by many goroutines, and
+// several processes may open the same file: writes go through one
+// connection per Store, readers use their own connections, busy databases
+// are waited for (see [WithBusyTimeout]) and statements that still find
+// the database busy are retried.
+//
+// # Schema
+//
+// Migrations run on Open inside one transaction and are recorded in the
+// table agentgraph_store_migrations. A file written by a newer version of
+// this package makes Open fail with a [*SchemaVersionError]. Items live in
+// agentgraph_store_items, one row per (namespace, key), the namespace's
+// labels joined with "." (labels cannot contain "."), with the value as
+// JSON text, created_at, updated_at and expires_at as Unix nanoseconds,
+// and ttl_ns, the TTL in nanoseconds that reads refresh expires_at with.
+//
+// # Queries
+//
+// A search prefix is a range scan of the primary key. Filters become
+// json_type and json_extract conditions that every matching value meets;
+// each candidate row is then checked in Go with [store.SearchConfig.Match],
+// so results follow the store package's semantics exactly. Without a
+// filter, SQLite applies the limit and offset itself; with one, rows are
+// read newest first until the page is full. ListNamespaces reads the
+// distinct live namespaces under the literal part of the prefix pattern
+// and matches, truncates, sorts and pages them in Go. Expired rows are
+// excluded by every query until [Store.Sweep] deletes them.
+//
+// [store.Store]: https://pkg.go.dev/github.com/agentgraph/agentgraph/store#Store
+package sqlite
