@@ -1,0 +1,763 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/goals"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/state"
+	"github.com/agentgraph/agentgraph/tools"
+)
+
+// Names of the nodes of the retrAI graph.
+const (
+	// PlanNode calls the model with the tools bound.
+	PlanNode = "plan"
+	// ActNode runs the tool calls the model asked for.
+	ActNode = "act"
+	// EvaluateNode checks the goal and counts the iteration.
+	EvaluateNode = "evaluate"
+	// HumanCheckNode pauses the run for a human's approval (HITL runs).
+	HumanCheckNode = "human_check"
+)
+
+// Defaults of the retrAI agent.
+const (
+	// DefaultMaxIterations is the iteration limit of a run whose state
+	// sets none.
+	DefaultMaxIterations = 50
+	// DefaultContextMessages is how many messages, besides the system
+	// prompt, the plan node sends to the model (see [llm.Trim]).
+	DefaultContextMessages = 60
+	// DefaultToolOutputChars caps the text of each tool result kept in
+	// the conversation; longer output keeps its head and tail.
+	DefaultToolOutputChars = 8000
+	// DefaultStuckAfter is the number of consecutive iterations with the
+	// same failure after which the status message asks the model to try
+	// another approach.
+	DefaultStuckAfter = 3
+	// EventOutputChars caps the tool output carried by tool_result
+	// events.
+	EventOutputChars = 500
+)
+
+// Outcomes of a finished retrAI run, as returned by [RetraiState.Outcome]
+// and carried by the "status" key of its run_end event.
+const (
+	OutcomeAchieved = "achieved"
+	OutcomeFailed   = "failed"
+	OutcomeAborted  = "aborted"
+)
+
+// RetraiToolCall is a tool call the model asked for and the act node has
+// not run yet.
+type RetraiToolCall struct {
+	// ID is the call's ID, echoed by its result.
+	ID string `json:"id"`
+	// Name is the tool's name.
+	Name string `json:"name"`
+	// Args is the JSON text of the arguments.
+	Args string `json:"args"`
+}
+
+// RetraiToolResult is the outcome of one tool call run by the act node.
+type RetraiToolResult struct {
+	// CallID is the ID of the call.
+	CallID string `json:"call_id"`
+	// Name is the tool's name.
+	Name string `json:"name"`
+	// Output is what the model is shown, truncated to the tool output
+	// limit.
+	Output string `json:"output"`
+	// IsError reports a call that failed (an unknown tool, bad arguments,
+	// a tool error); Output then explains it to the model.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// RetraiState is the state of the retrAI agent. [RetraiInput] builds the
+// input of a new run.
+type RetraiState struct {
+	// Messages is the conversation: the kickoff message, the model's AI
+	// messages, the tool results and the goal status messages. The system
+	// prompt is not stored: the plan node rebuilds it from the goal.
+	Messages state.Messages
+	// PendingToolCalls are the calls of the model's last answer, until
+	// the act node has run them.
+	PendingToolCalls state.Value[[]RetraiToolCall]
+	// ToolResults are the results of the last act step.
+	ToolResults state.Value[[]RetraiToolResult]
+	// GoalAchieved and GoalReason are the outcome of the last goal check.
+	GoalAchieved state.Value[bool]
+	GoalReason   state.Value[string]
+	// Iteration counts the completed iterations (goal checks).
+	Iteration state.Value[int]
+	// MaxIterations is the run's limit; zero means DefaultMaxIterations.
+	MaxIterations state.Value[int]
+	// HITLEnabled asks for a human check after every iteration.
+	HITLEnabled state.Value[bool]
+	// ModelName names the model, for events and the prompt.
+	ModelName state.Value[string]
+	// Cwd is the project directory the tools and the goal check work in.
+	Cwd state.Value[string]
+	// RunID identifies the run; every event carries it.
+	RunID state.Value[string]
+	// TotalTokens is the run's token usage.
+	TotalTokens state.Sum[int]
+	// Aborted reports that a human aborted the run at a human check.
+	Aborted state.Value[bool]
+	// StuckIterations counts the consecutive goal checks that reported
+	// the same failure as LastFailure.
+	StuckIterations state.Value[int]
+	LastFailure     state.Value[string]
+}
+
+// Limit returns the run's iteration limit.
+func (s RetraiState) Limit() int {
+	if n := s.MaxIterations.Get(); n > 0 {
+		return n
+	}
+	return DefaultMaxIterations
+}
+
+// Outcome returns how the run ended — OutcomeAchieved, OutcomeAborted or
+// OutcomeFailed (out of iterations) — or "" if it has not ended.
+func (s RetraiState) Outcome() string {
+	switch {
+	case s.GoalAchieved.Get():
+		return OutcomeAchieved
+	case s.Aborted.Get():
+		return OutcomeAborted
+	case s.Iteration.Get() >= s.Limit():
+		return OutcomeFailed
+	}
+	return ""
+}
+
+// RetraiRun describes a new run for [RetraiInput].
+type RetraiRun struct {
+	// RunID identifies the run (and should be its checkpoint thread).
+	RunID string
+	// Cwd is the project directory.
+	Cwd string
+	// ModelName names the model.
+	ModelName string
+	// MaxIterations is the iteration limit (0: DefaultMaxIterations).
+	MaxIterations int
+	// HITL asks for a human check after every iteration.
+	HITL bool
+	// Instructions, if not empty, are added to the kickoff message.
+	Instructions string
+}
+
+// RetraiInput returns the input state of a new run: its settings and the
+// human kickoff message.
+func RetraiInput(r RetraiRun) RetraiState {
+	maxIter := r.MaxIterations
+	if maxIter <= 0 {
+		maxIter = DefaultMaxIterations
+	}
+	kickoff := "Start working towards the goal in the project directory " + r.Cwd +
+		". Begin by exploring the project and running the check yourself, then fix what fails."
+	if strings.TrimSpace(r.Instructions) != "" {
+		kickoff += "\n\nAdditional instructions:\n" + strings.TrimSpace(r.Instructions)
+	}
+	return RetraiState{
+		Messages:         state.Msgs(state.Human(kickoff)),
+		PendingToolCalls: state.Set[[]RetraiToolCall](nil),
+		ToolResults:      state.Set[[]RetraiToolResult](nil),
+		GoalAchieved:     state.Set(false),
+		GoalReason:       state.Set(""),
+		Iteration:        state.Set(0),
+		MaxIterations:    state.Set(maxIter),
+		HITLEnabled:      state.Set(r.HITL),
+		ModelName:        state.Set(r.ModelName),
+		Cwd:              state.Set(r.Cwd),
+		RunID:            state.Set(r.RunID),
+		Aborted:          state.Set(false),
+		StuckIterations:  state.Set(0),
+		LastFailure:      state.Set(""),
+	}
+}
+
+// EventPublisher receives the agent's events; *events.Bus is one.
+type EventPublisher interface {
+	Publish(ev events.Event)
+}
+
+// RetraiOption configures [NewRetrai].
+type RetraiOption func(*retraiConfig)
+
+type retraiConfig struct {
+	pub         EventPublisher
+	saver       checkpoint.Saver
+	toolsFor    func(cwd string) ([]tools.Tool, error)
+	compileOpts []graph.CompileOption
+	callOpts    []llm.CallOption
+	outputChars int
+	window      int
+	stuckAfter  int
+}
+
+// WithRetraiEvents publishes the run's events on p (an *events.Bus, say).
+// Without it no events are published.
+func WithRetraiEvents(p EventPublisher) RetraiOption {
+	return func(c *retraiConfig) { c.pub = p }
+}
+
+// WithRetraiCheckpointer compiles the graph with graph.WithCheckpointer(s);
+// it is needed for human checks and to resume runs, which then need
+// graph.WithThread (the run ID).
+func WithRetraiCheckpointer(s checkpoint.Saver) RetraiOption {
+	return func(c *retraiConfig) { c.saver = s }
+}
+
+// WithRetraiTools replaces the tools given to the model. toolsFor is called
+// once per project directory (the state's Cwd). The default is
+// tools.Coding on a workspace rooted at the project directory, with the
+// tool output limit.
+func WithRetraiTools(toolsFor func(cwd string) ([]tools.Tool, error)) RetraiOption {
+	return func(c *retraiConfig) { c.toolsFor = toolsFor }
+}
+
+// WithRetraiCompileOptions adds options to the graph's compilation (hooks,
+// a name, …), after the agent's own.
+func WithRetraiCompileOptions(opts ...graph.CompileOption) RetraiOption {
+	return func(c *retraiConfig) { c.compileOpts = append(c.compileOpts, opts...) }
+}
+
+// WithRetraiCallOptions adds options to every model call (temperature,
+// maximum tokens, …). The tools are bound by the agent itself.
+func WithRetraiCallOptions(opts ...llm.CallOption) RetraiOption {
+	return func(c *retraiConfig) { c.callOpts = append(c.callOpts, opts...) }
+}
+
+// WithRetraiToolOutputLimit caps each tool result kept in the conversation
+// at n characters (default DefaultToolOutputChars).
+func WithRetraiToolOutputLimit(n int) RetraiOption {
+	return func(c *retraiConfig) {
+		if n > 0 {
+			c.outputChars = n
+		}
+	}
+}
+
+// WithRetraiContextMessages sets how many messages besides the system
+// prompt the model is sent (default DefaultContextMessages).
+func WithRetraiContextMessages(n int) RetraiOption {
+	return func(c *retraiConfig) {
+		if n > 0 {
+			c.window = n
+		}
+	}
+}
+
+// WithRetraiStuckAfter sets after how many consecutive iterations with the
+// same failure the model is told to change its approach (default
+// DefaultStuckAfter).
+func WithRetraiStuckAfter(n int) RetraiOption {
+	return func(c *retraiConfig) {
+		if n > 0 {
+			c.stuckAfter = n
+		}
+	}
+}
+
+// NewRetrai returns the compiled retrAI agent graph working towards goal
+// with model:
+//
+//	START → plan ─┬─ tool calls ──→ act → evaluate ─┬─ achieved / out of iterations → END
+//	              └─ no tool calls ────→ evaluate   ├─ HITL → human_check ─┬─ approve → plan
+//	                                                │                      └─ abort → END
+//	                                                └─ otherwise → plan
+//
+// The nodes:
+//
+//   - plan sends the system prompt (the goal's, plus the project, the
+//     limits, the tools and a strategy) and the last messages of the
+//     conversation (see [WithRetraiContextMessages]) to the model with the
+//     tools bound; it appends the model's answer, counts its tokens and
+//     records its tool calls as pending.
+//   - act runs the pending calls one after the other and appends their
+//     results, each truncated to the tool output limit.
+//   - evaluate runs goal.Check, appends a status message telling the model
+//     how far it is (and to change approach when the same failure has
+//     persisted for several iterations), and counts the iteration.
+//   - human_check, for runs with HITLEnabled, pauses the run with
+//     graph.Interrupt; resuming it with a value [Approved] accepts goes
+//     on, anything else aborts the run.
+//
+// The goal and the event publisher are bound to the graph here, not stored
+// in the state. Events of kinds step_start, llm_usage, log (the model's
+// text), tool_call, tool_result, goal_check, iteration_complete,
+// human_check_required, human_check_response, error and run_end are
+// published with the state's RunID; run_end carries "status" (an Outcome*
+// constant), "reason", "iteration" and "total_tokens".
+//
+// Human checks and resuming need a checkpointer ([WithRetraiCheckpointer]).
+// Each iteration takes at most four supersteps; long runs need
+// graph.WithRecursionLimit of at least 4 × MaxIterations + 2.
+func NewRetrai(model llm.Model, goal goals.Goal, opts ...RetraiOption) (*graph.Graph[RetraiState], error) {
+	if model == nil {
+		return nil, errors.New("agent: retrai: nil model")
+	}
+	if goal == nil {
+		return nil, errors.New("agent: retrai: nil goal")
+	}
+	cfg := retraiConfig{outputChars: DefaultToolOutputChars, window: DefaultContextMessages, stuckAfter: DefaultStuckAfter}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if cfg.toolsFor == nil {
+		limit := cfg.outputChars
+		cfg.toolsFor = func(cwd string) ([]tools.Tool, error) {
+			ws, err := tools.NewWorkspace(cwd)
+			if err != nil {
+				return nil, err
+			}
+			return tools.Coding(ws, tools.WithOutputLimit(limit)), nil
+		}
+	}
+	r := &retrai{model: model, goal: goal, cfg: cfg, nodes: map[string]*tools.ToolNode{}}
+
+	b := graph.New[RetraiState]()
+	b.AddNode(PlanNode, r.plan)
+	b.AddNode(ActNode, r.act)
+	b.AddNode(EvaluateNode, r.evaluate)
+	b.AddNode(HumanCheckNode, r.humanCheck)
+	b.AddEdge(graph.Start, PlanNode)
+	b.AddConditionalEdges(PlanNode, routeAfterPlan, graph.PathMap(map[string]string{
+		routeToolCalls: ActNode, routeNoToolCalls: EvaluateNode}))
+	b.AddEdge(ActNode, EvaluateNode)
+	b.AddConditionalEdges(EvaluateNode, routeAfterEvaluate, graph.PathMap(map[string]string{
+		routeDone: graph.End, routeHITL: HumanCheckNode, routeContinue: PlanNode}))
+	b.AddConditionalEdges(HumanCheckNode, routeAfterHumanCheck, graph.PathMap(map[string]string{
+		routeApprove: PlanNode, routeAbort: graph.End}))
+
+	copts := []graph.CompileOption{graph.WithName("retrai")}
+	if cfg.saver != nil {
+		copts = append(copts, graph.WithCheckpointer(cfg.saver))
+	}
+	g, err := b.Compile(append(copts, cfg.compileOpts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("agent: retrai: %w", err)
+	}
+	return g, nil
+}
+
+// Keys of the routers' path maps, shown on the edges of the graph's
+// renderings.
+const (
+	routeToolCalls   = "tool calls"
+	routeNoToolCalls = "no tool calls"
+	routeDone        = "achieved or out of iterations"
+	routeHITL        = "HITL"
+	routeContinue    = "continue"
+	routeApprove     = "approve"
+	routeAbort       = "abort"
+)
+
+func routeAfterPlan(_ context.Context, s RetraiState) (string, error) {
+	if len(s.PendingToolCalls.Get()) > 0 {
+		return routeToolCalls, nil
+	}
+	return routeNoToolCalls, nil
+}
+
+func routeAfterEvaluate(_ context.Context, s RetraiState) (string, error) {
+	switch {
+	case s.GoalAchieved.Get(), s.Iteration.Get() >= s.Limit():
+		return routeDone, nil
+	case s.HITLEnabled.Get():
+		return routeHITL, nil
+	}
+	return routeContinue, nil
+}
+
+func routeAfterHumanCheck(_ context.Context, s RetraiState) (string, error) {
+	if s.Aborted.Get() || s.Iteration.Get() >= s.Limit() {
+		return routeAbort, nil
+	}
+	return routeApprove, nil
+}
+
+type retrai struct {
+	model llm.Model
+	goal  goals.Goal
+	cfg   retraiConfig
+
+	mu    sync.Mutex
+	nodes map[string]*tools.ToolNode // by project directory
+}
+
+// toolNode returns the tool node of the project directory cwd.
+func (r *retrai) toolNode(cwd string) (*tools.ToolNode, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n, ok := r.nodes[cwd]; ok {
+		return n, nil
+	}
+	ts, err := r.cfg.toolsFor(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("tools for %s: %w", cwd, err)
+	}
+	n, err := tools.NewToolNode(ts)
+	if err != nil {
+		return nil, err
+	}
+	r.nodes[cwd] = n
+	return n, nil
+}
+
+func (r *retrai) publish(ev events.Event) {
+	if r.cfg.pub != nil {
+		r.cfg.pub.Publish(ev)
+	}
+}
+
+// fail publishes an error event for err, unless the run was cancelled, and
+// returns err.
+func (r *retrai) fail(ctx context.Context, s RetraiState, iteration int, err error) error {
+	if ctx.Err() == nil {
+		r.publish(events.Error(s.RunID.Get(), iteration, err))
+	}
+	return err
+}
+
+func (r *retrai) stepStart(ctx context.Context, s RetraiState, node string, iteration int) {
+	r.publish(events.New(events.KindStepStart, s.RunID.Get(), iteration, map[string]any{
+		"node": node,
+		"step": graph.Step(ctx),
+	}))
+}
+
+// plan is the "plan" node.
+func (r *retrai) plan(ctx context.Context, s RetraiState) (RetraiState, error) {
+	it := s.Iteration.Get() + 1
+	r.stepStart(ctx, s, PlanNode, it)
+	tn, err := r.toolNode(s.Cwd.Get())
+	if err != nil {
+		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: %w", err))
+	}
+	msgs := append([]state.Message{state.System(r.systemPrompt(s, tn))}, s.Messages.List()...)
+	msgs = llm.Trim(msgs, r.cfg.window)
+	opts := append(r.cfg.callOpts[:len(r.cfg.callOpts):len(r.cfg.callOpts)], llm.WithTools(tn.Definitions()))
+	resp, err := llm.GenerateToGraph(ctx, r.model, msgs, opts...)
+	if err != nil {
+		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: model call: %w", err))
+	}
+
+	var out RetraiState
+	u := resp.Usage
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.PromptTokens + u.CompletionTokens
+	}
+	if !u.IsZero() {
+		out.TotalTokens.Add(total)
+		ev := events.LLMUsage(s.RunID.Get(), it, s.ModelName.Get(), u.PromptTokens, u.CompletionTokens)
+		ev.Payload["total_tokens"] = total
+		ev.Payload["run_total_tokens"] = s.TotalTokens.Get() + total
+		r.publish(ev)
+	}
+	if text := strings.TrimSpace(resp.Message.Text()); text != "" {
+		r.publish(events.New(events.KindLog, s.RunID.Get(), it, map[string]any{"node": PlanNode, "message": text}))
+	}
+	var pending []RetraiToolCall
+	for _, c := range resp.Message.ToolCalls() {
+		pc := RetraiToolCall{ID: c.ID}
+		if c.FunctionCall != nil {
+			pc.Name, pc.Args = c.FunctionCall.Name, c.FunctionCall.Arguments
+		}
+		pending = append(pending, pc)
+	}
+	out.Messages.Append(resp.Message)
+	out.PendingToolCalls.Set(pending)
+	return out, nil
+}
+
+// act is the "act" node.
+func (r *retrai) act(ctx context.Context, s RetraiState) (RetraiState, error) {
+	it := s.Iteration.Get() + 1
+	runID := s.RunID.Get()
+	r.stepStart(ctx, s, ActNode, it)
+	tn, err := r.toolNode(s.Cwd.Get())
+	if err != nil {
+		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: %w", err))
+	}
+	var out RetraiState
+	var results []RetraiToolResult
+	for _, c := range s.PendingToolCalls.Get() {
+		call := events.ToolCall(runID, it, c.Name, c.Args)
+		call.Payload["call_id"] = c.ID
+		r.publish(call)
+		msgs, err := tn.RunCalls(ctx, []llms.ToolCall{state.ToolCall(c.ID, c.Name, c.Args)})
+		if err != nil {
+			return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: tool %s: %w", c.Name, err))
+		}
+		for _, m := range msgs {
+			for _, tr := range m.ToolResults() {
+				res := RetraiToolResult{
+					CallID:  tr.ToolCallID,
+					Name:    tr.Name,
+					Output:  TruncateMiddle(tr.Content, r.cfg.outputChars),
+					IsError: isToolError(tr.Content),
+				}
+				results = append(results, res)
+				out.Messages.Append(state.Tool(res.CallID, res.Name, res.Output))
+				var terr error
+				if res.IsError {
+					terr = errors.New(firstLine(res.Output))
+				}
+				ev := events.ToolResult(runID, it, res.Name, TruncateMiddle(res.Output, EventOutputChars), terr)
+				ev.Payload["call_id"] = res.CallID
+				ev.Payload["output_chars"] = utf8.RuneCountInString(res.Output)
+				ev.Payload["output_lines"] = strings.Count(strings.TrimRight(res.Output, "\n"), "\n") + 1
+				r.publish(ev)
+			}
+		}
+	}
+	out.PendingToolCalls.Set(nil)
+	out.ToolResults.Set(results)
+	return out, nil
+}
+
+// isToolError reports a tool message written by tools.ToolNode for a call
+// that could not be carried out.
+func isToolError(content string) bool {
+	return strings.HasPrefix(content, "Error: ") || strings.HasPrefix(content, "Error invoking tool ")
+}
+
+// evaluate is the "evaluate" node.
+func (r *retrai) evaluate(ctx context.Context, s RetraiState) (RetraiState, error) {
+	it := s.Iteration.Get() + 1
+	runID := s.RunID.Get()
+	limit := s.Limit()
+	r.stepStart(ctx, s, EvaluateNode, it)
+	res, err := r.goal.Check(ctx, goals.State{
+		RunID:         runID,
+		Iteration:     it,
+		MaxIterations: limit,
+		Messages:      s.Messages.List(),
+	}, s.Cwd.Get())
+	if err != nil {
+		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: goal check %s: %w", r.goal.Name(), err))
+	}
+
+	stuck, signature := 0, ""
+	if !res.Achieved {
+		signature = failureSignature(res)
+		stuck = 1
+		if signature == s.LastFailure.Get() {
+			stuck = s.StuckIterations.Get() + 1
+		}
+	}
+	r.publish(events.New(events.KindGoalCheck, runID, it, map[string]any{
+		"goal":     r.goal.Name(),
+		"achieved": res.Achieved,
+		"reason":   res.Reason,
+		"passed":   res.Details.Passed,
+		"failed":   res.Details.Failed,
+		"stuck":    stuck,
+	}))
+
+	var out RetraiState
+	out.Messages.Append(state.Human(r.statusMessage(res, it, limit, stuck)))
+	out.GoalAchieved.Set(res.Achieved)
+	out.GoalReason.Set(res.Reason)
+	out.Iteration.Set(it)
+	out.StuckIterations.Set(stuck)
+	out.LastFailure.Set(signature)
+
+	tokens := s.TotalTokens.Get()
+	r.publish(events.New(events.KindIterationComplete, runID, it, map[string]any{
+		"iteration":      it,
+		"max_iterations": limit,
+		"achieved":       res.Achieved,
+		"reason":         res.Reason,
+		"total_tokens":   tokens,
+	}))
+	switch {
+	case res.Achieved:
+		r.publishEnd(runID, it, OutcomeAchieved, res.Reason, tokens)
+	case it >= limit:
+		r.publishEnd(runID, it, OutcomeFailed, fmt.Sprintf("goal not achieved after %d iteration(s): %s", it, res.Reason), tokens)
+	}
+	return out, nil
+}
+
+func (r *retrai) publishEnd(runID string, it int, outcome, reason string, tokens int) {
+	r.publish(events.New(events.KindRunEnd, runID, it, map[string]any{
+		"status":       outcome,
+		"reason":       reason,
+		"iteration":    it,
+		"total_tokens": tokens,
+	}))
+}
+
+// failureSignature identifies a failure for stuck detection: the number of
+// failures when the check counts them, else its reason.
+func failureSignature(res goals.Result) string {
+	if res.Details.Failed > 0 {
+		return fmt.Sprintf("%d failing", res.Details.Failed)
+	}
+	return res.Reason
+}
+
+// maxStatusDetail caps the failure details of a status message.
+const maxStatusDetail = 4000
+
+// statusMessage is what the evaluate node tells the model.
+func (r *retrai) statusMessage(res goals.Result, it, limit, stuck int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[goal check, iteration %d of %d] ", it, limit)
+	if res.Achieved {
+		fmt.Fprintf(&b, "Goal achieved: %s", res.Reason)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "Not achieved yet: %s\n", res.Reason)
+	detail := ""
+	for _, f := range res.Details.Failures {
+		detail += "\n--- " + f.Name + "\n" + strings.TrimSpace(f.Output) + "\n"
+	}
+	if detail == "" && strings.TrimSpace(res.Details.Output) != "" {
+		detail = "\nOutput of " + res.Details.Command + ":\n" + strings.TrimSpace(res.Details.Output) + "\n"
+	}
+	if detail != "" {
+		b.WriteString(TruncateMiddle(detail, maxStatusDetail))
+	}
+	left := limit - it
+	if left <= 0 {
+		b.WriteString("\nNo iterations are left: the run stops here.")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\n%d iteration(s) left. Keep going: decide your next change from the result above, make it, and verify it by running the check.", left)
+	if stuck >= r.cfg.stuckAfter {
+		fmt.Fprintf(&b, "\n\nYou are stuck: the check has reported the same failure for %d iterations in a row. Your current approach is not working. Step back, re-read the failing output and the code, search the code base or the web, and try a different approach.", stuck)
+	}
+	return b.String()
+}
+
+// humanCheck is the "human_check" node.
+func (r *retrai) humanCheck(ctx context.Context, s RetraiState) (RetraiState, error) {
+	it := s.Iteration.Get()
+	runID := s.RunID.Get()
+	r.stepStart(ctx, s, HumanCheckNode, it)
+	question := fmt.Sprintf("Iteration %d of %d done: %s. Continue (approve) or stop (abort)?", it, s.Limit(), s.GoalReason.Get())
+	answer, err := graph.Interrupt(ctx, map[string]any{
+		"question":  question,
+		"iteration": it,
+		"reason":    s.GoalReason.Get(),
+	})
+	if err != nil {
+		// The run pauses here; it re-runs this node when resumed.
+		r.publish(events.New(events.KindHumanCheckRequired, runID, it, map[string]any{
+			"question": question,
+			"reason":   s.GoalReason.Get(),
+		}))
+		return RetraiState{}, err
+	}
+	ok := Approved(answer)
+	r.publish(events.New(events.KindHumanCheckResponse, runID, it, map[string]any{
+		"decision": fmt.Sprint(answer),
+		"approved": ok,
+	}))
+	var out RetraiState
+	if !ok {
+		out.Aborted.Set(true)
+		out.Messages.Append(state.Human("[human check] The run was aborted by a human."))
+		r.publishEnd(runID, it, OutcomeAborted, "aborted by a human at iteration "+fmt.Sprint(it), s.TotalTokens.Get())
+	}
+	return out, nil
+}
+
+// Approved reports whether a human check's resume value approves going on:
+// true, or "approve", "yes" or "continue" in any case and surrounding
+// space, or a map whose "decision" key holds one of these.
+func Approved(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "approve", "yes", "continue":
+			return true
+		}
+	case map[string]any:
+		return Approved(x["decision"])
+	}
+	return false
+}
+
+// systemPrompt builds the model's instructions.
+func (r *retrai) systemPrompt(s RetraiState, tn *tools.ToolNode) string {
+	var b strings.Builder
+	b.WriteString("You are retrAI, an autonomous software engineering agent. You work on the project in the directory ")
+	b.WriteString(s.Cwd.Get())
+	b.WriteString(" with the tools below, and you keep iterating until the goal is achieved.\n\n## Goal: ")
+	b.WriteString(r.goal.Name())
+	b.WriteString("\n\n")
+	b.WriteString(strings.TrimSpace(r.goal.SystemPrompt()))
+	fmt.Fprintf(&b, "\n\n## How the run works\n\nEach iteration you may call tools; then the goal is checked automatically and you are told the result. You have at most %d iterations (%d done so far).\n\n## Tools\n\n", s.Limit(), s.Iteration.Get())
+	for _, t := range tn.Tools() {
+		fmt.Fprintf(&b, "- %s: %s\n", t.Name(), firstLine(t.Description()))
+	}
+	b.WriteString(`
+## Strategy
+
+1. Understand first: list the files, read the relevant code and configuration, and run the check yourself to see the actual failure before changing anything.
+2. Run things: execute the tests, scripts and commands; evidence beats guessing.
+3. Iterate: make one focused change at a time, then re-run to see its effect.
+4. Search when stuck: if the same failure persists, re-read the error, grep the code base or search the web, and try a different approach.
+5. Prefer file_patch for targeted edits over rewriting whole files with file_write.
+6. Always verify a change by running the tests or the command before you consider it done.
+
+## Rules
+
+- Never give up while iterations remain, and never say you cannot do something: you have full shell access in the project directory.
+- Paths are relative to the project directory.
+- Think step by step, and say briefly what you are about to do before calling tools.`)
+	return b.String()
+}
+
+// firstLine returns the first line of s.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// TruncateMiddle shortens s to at most n characters (runes) by keeping its
+// head and tail around a marker saying how many characters were left out.
+// n <= 0 returns s unchanged.
+func TruncateMiddle(s string, n int) string {
+	total := utf8.RuneCountInString(s)
+	if n <= 0 || total <= n {
+		return s
+	}
+	r := []rune(s)
+	keep := n
+	var marker string
+	for range 3 { // the marker's length depends on the count it shows
+		marker = fmt.Sprintf("\n… [%d characters truncated] …\n", total-keep)
+		keep = n - utf8.RuneCountInString(marker)
+	}
+	if keep < 2 {
+		return string(r[:n])
+	}
+	head := keep / 2
+	return string(r[:head]) + marker + string(r[total-(keep-head):])
+}

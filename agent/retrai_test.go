@@ -1,0 +1,623 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/goals"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/state"
+	"github.com/agentgraph/agentgraph/tools"
+)
+
+// retraiGoal is a goal whose check is a function of the number of the
+// check (from 1).
+type retraiGoal struct {
+	check func(n int) (goals.Result, error)
+
+	mu     sync.Mutex
+	states []goals.State
+	cwds   []string
+}
+
+func (g *retraiGoal) Name() string         { return "fake-goal" }
+func (g *retraiGoal) SystemPrompt() string { return "Make the fake widget work." }
+func (g *retraiGoal) Check(ctx context.Context, st goals.State, cwd string) (goals.Result, error) {
+	g.mu.Lock()
+	g.states = append(g.states, st)
+	g.cwds = append(g.cwds, cwd)
+	n := len(g.states)
+	g.mu.Unlock()
+	return g.check(n)
+}
+
+// achievedAt returns a check that fails (with one failing test) until
+// check number n.
+func achievedAt(n int) func(int) (goals.Result, error) {
+	return func(i int) (goals.Result, error) {
+		if i >= n {
+			return goals.Result{Achieved: true, Reason: "fake-goal: all 3 tests passed", Details: goals.Details{Passed: 3}}, nil
+		}
+		return goals.Result{Reason: "fake-goal: 1 of 3 tests failed: TestWidget", Details: goals.Details{
+			Passed: 2, Failed: 1, Failures: []goals.Failure{{Name: "TestWidget", Output: "widget is broken"}},
+		}}, nil
+	}
+}
+
+// recorder collects published events.
+type recorder struct {
+	mu  sync.Mutex
+	evs []events.Event
+}
+
+func (r *recorder) Publish(ev events.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.evs = append(r.evs, ev)
+}
+
+func (r *recorder) events() []events.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]events.Event(nil), r.evs...)
+}
+
+func (r *recorder) kinds() []string {
+	var out []string
+	for _, ev := range r.events() {
+		k := string(ev.Kind)
+		if n, ok := ev.PayloadString("node"); ok && ev.Kind == events.KindStepStart {
+			k += ":" + n
+		}
+		if t, ok := ev.PayloadString("tool"); ok {
+			k += ":" + t
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func (r *recorder) ofKind(kind events.Kind) []events.Event {
+	var out []events.Event
+	for _, ev := range r.events() {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// echoTools are a "probe" tool answering "probed <what>" and a "big" tool
+// answering n characters.
+func echoTools(n int) func(string) ([]tools.Tool, error) {
+	type probeArgs struct {
+		What string `json:"what" jsonschema:"required"`
+	}
+	return func(string) ([]tools.Tool, error) {
+		return []tools.Tool{
+			tools.New("probe", "Probe something.\nMore details.", func(ctx context.Context, a probeArgs) (string, error) {
+				return "probed " + a.What, nil
+			}),
+			tools.New("big", "Return a lot of output.", func(ctx context.Context, _ struct{}) (string, error) {
+				return strings.Repeat("x", n), nil
+			}),
+		}, nil
+	}
+}
+
+func probe(id, what string) llms.ToolCall {
+	return state.ToolCall(id, "probe", `{"what":"`+what+`"}`)
+}
+
+func retraiInput(maxIter int, hitl bool) agent.RetraiState {
+	return agent.RetraiInput(agent.RetraiRun{RunID: "run-1", Cwd: "/project", ModelName: "scripted", MaxIterations: maxIter, HITL: hitl})
+}
+
+func TestRetraiReachesTheGoal(t *testing.T) {
+	goal := &retraiGoal{check: achievedAt(2)}
+	var rec recorder
+	model := llm.NewScripted(
+		llm.Reply{Text: "Let me probe.", ToolCalls: []llms.ToolCall{probe("c1", "a"), probe("c2", "b")}, Usage: llm.Usage{PromptTokens: 100, CompletionTokens: 10}},
+		llm.Reply{Text: "Fixed.", Usage: llm.Usage{PromptTokens: 200, CompletionTokens: 20, TotalTokens: 220}},
+	)
+	g, err := agent.NewRetrai(model, goal, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+	require.NoError(t, err)
+
+	out, err := g.Invoke(t.Context(), retraiInput(0, false))
+	require.NoError(t, err)
+
+	require.Equal(t, agent.OutcomeAchieved, out.Outcome())
+	require.Equal(t, 2, out.Iteration.Get())
+	require.Equal(t, agent.DefaultMaxIterations, out.MaxIterations.Get())
+	require.Equal(t, 330, out.TotalTokens.Get())
+	require.Equal(t, "fake-goal: all 3 tests passed", out.GoalReason.Get())
+	require.Empty(t, out.PendingToolCalls.Get())
+	require.Len(t, out.ToolResults.Get(), 2, "the results of the last act step")
+
+	require.Equal(t, []string{
+		"human: Start",
+		`ai: Let me probe. call(c1 probe {"what":"a"}) call(c2 probe {"what":"b"})`,
+		"tool:  result(c1 probe probed a)",
+		"tool:  result(c2 probe probed b)",
+		"human: [goal check, iteration 1 of 50] Not achieved yet: fake-goal: 1 of 3 tests failed: TestWidget",
+		"ai: Fixed.",
+		"human: [goal check, iteration 2 of 50] Goal achieved: fake-goal: all 3 tests passed",
+	}, firstLines(summary(out.Messages.List())))
+
+	require.Equal(t, []string{
+		"step_start:plan", "llm_usage", "log", "step_start:act",
+		"tool_call:probe", "tool_result:probe", "tool_call:probe", "tool_result:probe",
+		"step_start:evaluate", "goal_check", "iteration_complete",
+		"step_start:plan", "llm_usage", "log", "step_start:evaluate", "goal_check", "iteration_complete", "run_end",
+	}, rec.kinds())
+	for _, ev := range rec.events() {
+		require.Equal(t, "run-1", ev.RunID, "%s", ev.Kind)
+	}
+	end := rec.ofKind(events.KindRunEnd)[0]
+	require.Equal(t, agent.OutcomeAchieved, end.Payload["status"])
+	require.Equal(t, 330, end.Payload["total_tokens"])
+	usage := rec.ofKind(events.KindLLMUsage)
+	require.Equal(t, 110, usage[0].Payload["total_tokens"])
+	require.Equal(t, 330, usage[1].Payload["run_total_tokens"])
+	result := rec.ofKind(events.KindToolResult)[0]
+	require.Equal(t, "probed a", result.Payload["output"])
+	require.Equal(t, "c1", result.Payload["call_id"])
+
+	// The goal saw each iteration's number, the limit and the project.
+	require.Equal(t, []string{"/project", "/project"}, goal.cwds)
+	require.Equal(t, 1, goal.states[0].Iteration)
+	require.Equal(t, 2, goal.states[1].Iteration)
+	require.Equal(t, "run-1", goal.states[1].RunID)
+	require.Equal(t, 50, goal.states[1].MaxIterations)
+
+	// Every model call got the system prompt first and the tools bound.
+	calls := model.Calls()
+	require.Len(t, calls, 2)
+	for _, c := range calls {
+		require.Equal(t, llms.ChatMessageTypeSystem, c.Messages[0].Role)
+		require.Len(t, c.Options.Tools, 2)
+	}
+	prompt := calls[0].Messages[0].Text()
+	for _, want := range []string{
+		"You are retrAI", "/project", "## Goal: fake-goal", "Make the fake widget work.", "at most 50 iterations",
+		"- probe: Probe something.\n", "- big: Return a lot of output.",
+		"Understand first", "Run things", "Iterate", "Search when stuck", "Prefer file_patch", "Always verify",
+	} {
+		require.Contains(t, prompt, want)
+	}
+}
+
+// firstLines cuts each string at its first newline.
+func firstLines(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i], _, _ = strings.Cut(s, "\n")
+		out[i] = strings.TrimSuffix(out[i], " Begin by exploring the project and running the check yourself, then fix what fails.")
+		if strings.HasPrefix(out[i], "human: Start working") {
+			out[i] = "human: Start"
+		}
+	}
+	return out
+}
+
+func TestRetraiRouting(t *testing.T) {
+	tests := []struct {
+		name       string
+		replies    []llm.Reply
+		achieveAt  int
+		maxIter    int
+		wantNodes  []string
+		wantOut    string
+		wantIter   int
+		wantReason string
+	}{
+		{
+			name:      "no tool calls goes straight to evaluate",
+			replies:   []llm.Reply{{Text: "Done already."}},
+			achieveAt: 1,
+			wantNodes: []string{"plan", "evaluate"},
+			wantOut:   agent.OutcomeAchieved,
+			wantIter:  1,
+		},
+		{
+			name:      "tool calls go through act",
+			replies:   []llm.Reply{{ToolCalls: []llms.ToolCall{probe("c1", "x")}}},
+			achieveAt: 1,
+			wantNodes: []string{"plan", "act", "evaluate"},
+			wantOut:   agent.OutcomeAchieved,
+			wantIter:  1,
+		},
+		{
+			name:       "out of iterations ends the run as failed",
+			replies:    []llm.Reply{{ToolCalls: []llms.ToolCall{probe("c1", "x")}}, {Text: "Hmm."}},
+			achieveAt:  99,
+			maxIter:    2,
+			wantNodes:  []string{"plan", "act", "evaluate", "plan", "evaluate"},
+			wantOut:    agent.OutcomeFailed,
+			wantIter:   2,
+			wantReason: "goal not achieved after 2 iteration(s): fake-goal: 1 of 3 tests failed: TestWidget",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rec recorder
+			model := llm.NewScripted(tt.replies...)
+			g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(tt.achieveAt)},
+				agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+			require.NoError(t, err)
+			out, err := g.Invoke(t.Context(), retraiInput(tt.maxIter, false))
+			require.NoError(t, err)
+			require.Equal(t, tt.wantOut, out.Outcome())
+			require.Equal(t, tt.wantIter, out.Iteration.Get())
+			require.Zero(t, model.Remaining())
+
+			var nodes []string
+			for _, ev := range rec.ofKind(events.KindStepStart) {
+				n, _ := ev.PayloadString("node")
+				nodes = append(nodes, n)
+			}
+			require.Equal(t, tt.wantNodes, nodes)
+			ends := rec.ofKind(events.KindRunEnd)
+			require.Len(t, ends, 1)
+			require.Equal(t, tt.wantOut, ends[0].Payload["status"])
+			if tt.wantReason != "" {
+				require.Equal(t, tt.wantReason, ends[0].Payload["reason"])
+				last, _ := out.Messages.Last()
+				require.Contains(t, last.Text(), "No iterations are left")
+			}
+		})
+	}
+}
+
+func TestRetraiTellsTheModelToChangeApproachWhenStuck(t *testing.T) {
+	// The check keeps reporting one failing test; from the third identical
+	// failure on the status message says the model is stuck.
+	var replies []llm.Reply
+	for range 4 {
+		replies = append(replies, llm.Reply{Text: "trying"})
+	}
+	model := llm.NewScripted(replies...)
+	var rec recorder
+	g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(99)}, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+	require.NoError(t, err)
+	out, err := g.Invoke(t.Context(), retraiInput(4, false))
+	require.NoError(t, err)
+	require.Equal(t, agent.OutcomeFailed, out.Outcome())
+	require.Equal(t, 4, out.StuckIterations.Get())
+
+	var status []string
+	for _, m := range out.Messages.List() {
+		if strings.HasPrefix(m.Text(), "[goal check") {
+			status = append(status, m.Text())
+		}
+	}
+	require.Len(t, status, 4)
+	for i, s := range status {
+		require.Contains(t, s, "--- TestWidget\nwidget is broken")
+		if i == 2 {
+			require.Contains(t, s, "You are stuck: the check has reported the same failure for 3 iterations in a row")
+			require.Contains(t, s, "try a different approach")
+			require.Contains(t, s, "1 iteration(s) left")
+		} else {
+			require.NotContains(t, s, "You are stuck", "status %d", i+1)
+		}
+	}
+	var stuck []int
+	for _, ev := range rec.ofKind(events.KindGoalCheck) {
+		n, _ := ev.PayloadInt("stuck")
+		stuck = append(stuck, n)
+	}
+	require.Equal(t, []int{1, 2, 3, 4}, stuck)
+}
+
+func TestRetraiStuckCountResetsWhenTheFailureChanges(t *testing.T) {
+	failing := []int{2, 2, 1, 1, 1}
+	goal := &retraiGoal{check: func(n int) (goals.Result, error) {
+		f := failing[n-1]
+		return goals.Result{Reason: fmt.Sprintf("%d failing", f), Details: goals.Details{Failed: f}}, nil
+	}}
+	var replies []llm.Reply
+	for range failing {
+		replies = append(replies, llm.Reply{Text: "trying"})
+	}
+	var rec recorder
+	g, err := agent.NewRetrai(llm.NewScripted(replies...), goal, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+	require.NoError(t, err)
+	_, err = g.Invoke(t.Context(), retraiInput(len(failing), false))
+	require.NoError(t, err)
+	var stuck []int
+	for _, ev := range rec.ofKind(events.KindGoalCheck) {
+		n, _ := ev.PayloadInt("stuck")
+		stuck = append(stuck, n)
+	}
+	require.Equal(t, []int{1, 2, 1, 2, 3}, stuck)
+}
+
+func TestRetraiHumanCheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		decision any
+		want     string
+	}{
+		{"true", true, agent.OutcomeAchieved},
+		{"approve", "approve", agent.OutcomeAchieved},
+		{"yes in capitals", " YES ", agent.OutcomeAchieved},
+		{"continue", "continue", agent.OutcomeAchieved},
+		{"a map with a decision", map[string]any{"decision": "approve"}, agent.OutcomeAchieved},
+		{"abort", "abort", agent.OutcomeAborted},
+		{"false", false, agent.OutcomeAborted},
+		{"anything else", "maybe", agent.OutcomeAborted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rec recorder
+			model := llm.NewScripted(
+				llm.Reply{ToolCalls: []llms.ToolCall{probe("c1", "x")}},
+				llm.Reply{Text: "fixed"},
+			)
+			g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(2)},
+				agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)),
+				agent.WithRetraiCheckpointer(checkpoint.NewMemory()))
+			require.NoError(t, err)
+			thread := graph.WithThread("hitl")
+
+			_, err = g.Invoke(t.Context(), retraiInput(0, true), thread)
+			intr, ok := errors.AsType[*graph.Interrupted](err)
+			require.True(t, ok, "want *graph.Interrupted, got %v", err)
+			require.Len(t, intr.Interrupts, 1)
+			require.Equal(t, agent.HumanCheckNode, intr.Interrupts[0].Node)
+			payload := intr.Interrupts[0].Value.(map[string]any)
+			require.Contains(t, payload["question"], "Iteration 1 of 50 done: fake-goal: 1 of 3 tests failed")
+			required := rec.ofKind(events.KindHumanCheckRequired)
+			require.Len(t, required, 1)
+			require.Equal(t, 1, required[0].Iteration)
+			require.Empty(t, rec.ofKind(events.KindRunEnd))
+
+			out, err := g.Resume(t.Context(), graph.Command[agent.RetraiState]{Resume: tt.decision}, thread)
+			if tt.want == agent.OutcomeAchieved {
+				// Approved: the agent plans again, reaches the goal at
+				// the second check and ends without another human check.
+				require.NoError(t, err)
+				require.Equal(t, 2, out.Iteration.Get())
+				require.Zero(t, model.Remaining())
+			} else {
+				require.NoError(t, err)
+				require.True(t, out.Aborted.Get())
+				require.Equal(t, 1, out.Iteration.Get())
+				require.Equal(t, 1, model.Remaining(), "no model call after an abort")
+			}
+			require.Equal(t, tt.want, out.Outcome())
+			responses := rec.ofKind(events.KindHumanCheckResponse)
+			require.Len(t, responses, 1)
+			require.Equal(t, tt.want == agent.OutcomeAchieved, responses[0].Payload["approved"])
+			require.Len(t, rec.ofKind(events.KindHumanCheckRequired), 1, "resuming does not ask again")
+			ends := rec.ofKind(events.KindRunEnd)
+			require.Len(t, ends, 1)
+			require.Equal(t, tt.want, ends[0].Payload["status"])
+		})
+	}
+}
+
+func TestRetraiTrimsTheContext(t *testing.T) {
+	tests := []struct {
+		name   string
+		window int
+		want   int // messages after the system prompt
+	}{
+		{"default window of 60", 0, agent.DefaultContextMessages},
+		{"window of 5", 5, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := retraiInput(1, false)
+			for i := range 100 {
+				in.Messages.Append(state.Human(fmt.Sprintf("note %d", i)))
+			}
+			model := llm.NewScripted(llm.Reply{Text: "ok", Expect: func(msgs []state.Message) error {
+				if len(msgs) != tt.want+1 {
+					return fmt.Errorf("got %d messages, want %d", len(msgs), tt.want+1)
+				}
+				if msgs[0].Role != llms.ChatMessageTypeSystem || !strings.Contains(msgs[0].Text(), "retrAI") {
+					return fmt.Errorf("the first message is not the system prompt: %q", msgs[0].Text())
+				}
+				if last := msgs[len(msgs)-1].Text(); last != "note 99" {
+					return fmt.Errorf("the last message is %q", last)
+				}
+				return nil
+			}})
+			opts := []agent.RetraiOption{agent.WithRetraiTools(echoTools(1))}
+			if tt.window > 0 {
+				opts = append(opts, agent.WithRetraiContextMessages(tt.window))
+			}
+			g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(1)}, opts...)
+			require.NoError(t, err)
+			_, err = g.Invoke(t.Context(), in)
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestRetraiTruncatesToolOutput(t *testing.T) {
+	tests := []struct {
+		name      string
+		size      int
+		limit     int
+		wantChars int
+	}{
+		{"short output is kept", 100, 0, 100},
+		{"default limit", 20000, 0, agent.DefaultToolOutputChars},
+		{"custom limit", 3000, 1000, 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rec recorder
+			model := llm.NewScripted(llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "big", `{}`)}})
+			opts := []agent.RetraiOption{agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(tt.size))}
+			if tt.limit > 0 {
+				opts = append(opts, agent.WithRetraiToolOutputLimit(tt.limit))
+			}
+			g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(1)}, opts...)
+			require.NoError(t, err)
+			out, err := g.Invoke(t.Context(), retraiInput(1, false))
+			require.NoError(t, err)
+
+			results := out.ToolResults.Get()
+			require.Len(t, results, 1)
+			require.Len(t, []rune(results[0].Output), tt.wantChars)
+			require.False(t, results[0].IsError)
+			var toolMsg string
+			for _, m := range out.Messages.List() {
+				for _, r := range m.ToolResults() {
+					toolMsg = r.Content
+				}
+			}
+			require.Equal(t, results[0].Output, toolMsg)
+			if tt.size > tt.wantChars {
+				require.Contains(t, toolMsg, "characters truncated")
+			}
+			ev := rec.ofKind(events.KindToolResult)[0]
+			shown, _ := ev.PayloadString("output")
+			require.LessOrEqual(t, len([]rune(shown)), agent.EventOutputChars)
+			chars, _ := ev.PayloadInt("output_chars")
+			require.Equal(t, tt.wantChars, chars)
+		})
+	}
+}
+
+func TestRetraiToolErrorsAreResultsTheModelSees(t *testing.T) {
+	var rec recorder
+	model := llm.NewScripted(
+		llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "nope", `{}`), state.ToolCall("c2", "probe", `{"bad":1}`)}},
+		llm.Reply{Text: "ok", Expect: func(msgs []state.Message) error {
+			for _, m := range msgs {
+				for _, r := range m.ToolResults() {
+					if !strings.HasPrefix(r.Content, "Error") {
+						return fmt.Errorf("tool result %q is not an error", r.Content)
+					}
+				}
+			}
+			return nil
+		}},
+	)
+	g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(2)}, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+	require.NoError(t, err)
+	out, err := g.Invoke(t.Context(), retraiInput(0, false))
+	require.NoError(t, err)
+	require.Equal(t, agent.OutcomeAchieved, out.Outcome())
+	results := rec.ofKind(events.KindToolResult)
+	require.Len(t, results, 2)
+	for _, ev := range results {
+		msg, _ := ev.PayloadString("error")
+		require.NotEmpty(t, msg)
+	}
+}
+
+func TestRetraiFailures(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name    string
+		model   llm.Reply
+		check   func(int) (goals.Result, error)
+		wantErr string
+	}{
+		{"model error", llm.Reply{Err: boom}, achievedAt(1), "agent: retrai: model call"},
+		{"goal check error", llm.Reply{Text: "ok"}, func(int) (goals.Result, error) { return goals.Result{}, boom }, "agent: retrai: goal check fake-goal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rec recorder
+			g, err := agent.NewRetrai(llm.NewScripted(tt.model), &retraiGoal{check: tt.check}, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+			require.NoError(t, err)
+			_, err = g.Invoke(t.Context(), retraiInput(0, false))
+			require.ErrorIs(t, err, boom)
+			require.ErrorContains(t, err, tt.wantErr)
+			errs := rec.ofKind(events.KindError)
+			require.Len(t, errs, 1)
+			require.Contains(t, errs[0].Payload["error"], "boom")
+			require.Empty(t, rec.ofKind(events.KindRunEnd))
+		})
+	}
+}
+
+func TestNewRetraiRejectsMissingParts(t *testing.T) {
+	_, err := agent.NewRetrai(nil, &retraiGoal{})
+	require.ErrorContains(t, err, "nil model")
+	_, err = agent.NewRetrai(llm.NewScripted(), nil)
+	require.ErrorContains(t, err, "nil goal")
+}
+
+func TestRetraiMermaid(t *testing.T) {
+	g, err := agent.NewRetrai(llm.NewScripted(), &retraiGoal{})
+	require.NoError(t, err)
+	m := g.Mermaid()
+	for _, edge := range []string{
+		"__start__ --> plan",
+		"plan -. tool calls .-> act",
+		"plan -. no tool calls .-> evaluate",
+		"act --> evaluate",
+		"evaluate -. achieved or out of iterations .-> __end__",
+		"evaluate -. HITL .-> human_check",
+		"evaluate -. continue .-> plan",
+		"human_check -. approve .-> plan",
+		"human_check -. abort .-> __end__",
+	} {
+		require.Contains(t, m, edge)
+	}
+}
+
+func TestApproved(t *testing.T) {
+	tests := []struct {
+		v    any
+		want bool
+	}{
+		{true, true}, {false, false},
+		{"approve", true}, {"Approve", true}, {" yes\n", true}, {"continue", true},
+		{"abort", false}, {"no", false}, {"", false}, {"approved!", false},
+		{map[string]any{"decision": "yes"}, true}, {map[string]any{"decision": "abort"}, false}, {map[string]any{}, false},
+		{nil, false}, {1, false},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, agent.Approved(tt.v), "%#v", tt.v)
+	}
+}
+
+func TestTruncateMiddle(t *testing.T) {
+	long := strings.Repeat("a", 600) + strings.Repeat("é", 600)
+	tests := []struct {
+		name string
+		s    string
+		n    int
+	}{
+		{"short", "hello", 10},
+		{"exact", "hello", 5},
+		{"no limit", long, 0},
+		{"long", long, 500},
+		{"tiny limit", long, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := agent.TruncateMiddle(tt.s, tt.n)
+			if tt.n <= 0 || len([]rune(tt.s)) <= tt.n {
+				require.Equal(t, tt.s, got)
+				return
+			}
+			require.Len(t, []rune(got), tt.n)
+			if tt.n >= 100 {
+				require.True(t, strings.HasPrefix(got, "aaaa"))
+				require.True(t, strings.HasSuffix(got, "éééé"))
+				require.Contains(t, got, "characters truncated")
+			}
+		})
+	}
+}

@@ -1,0 +1,652 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/checkpoint/sqlite"
+	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/goals"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/state"
+	"github.com/agentgraph/agentgraph/tools"
+)
+
+// Options configures [Open].
+type Options struct {
+	// DB is where runs and checkpoints are kept: a SQLite file (created
+	// with its directory if needed) or a postgres:// (postgresql://) URL.
+	// Empty: DefaultDB().
+	DB string
+	// Models builds a run's model from its spec. Default: llm.New.
+	Models func(ctx context.Context, spec string) (llm.Model, error)
+	// Bus receives the events of every run. Default: a new bus, closed by
+	// Close.
+	Bus *events.Bus
+	// Tools builds the agent's tools for a project directory. Default:
+	// the coding tools of package tools (see agent.WithRetraiTools).
+	Tools func(cwd string) ([]tools.Tool, error)
+	// AgentOptions are passed to agent.NewRetrai after the manager's own
+	// (hooks, call options, limits, …).
+	AgentOptions []agent.RetraiOption
+}
+
+// DefaultDB returns the default database file: ~/.retrai/retrai.db, or
+// retrai/retrai.db in the temporary directory when there is no home
+// directory.
+func DefaultDB() string {
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".retrai", "retrai.db")
+	}
+	return filepath.Join(os.TempDir(), "retrai", "retrai.db")
+}
+
+// IsPostgresURL reports whether db names a PostgreSQL database rather than
+// a SQLite file.
+func IsPostgresURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// Manager creates, runs, resumes and tracks runs. It is safe for concurrent
+// use; several runs may execute at once, each at most once at a time.
+type Manager struct {
+	db        string
+	store     *store
+	saver     checkpoint.Saver
+	closeSave func() error
+	bus       *events.Bus
+	ownBus    bool
+	models    func(ctx context.Context, spec string) (llm.Model, error)
+	tools     func(cwd string) ([]tools.Tool, error)
+	agentOpts []agent.RetraiOption
+	reader    *graph.Graph[agent.RetraiState] // reads checkpoints
+
+	mu     sync.Mutex
+	closed bool
+	active map[string]*execution
+	wg     sync.WaitGroup
+}
+
+// execution is a run executing (or being prepared) in this manager.
+type execution struct {
+	cancel context.CancelFunc // nil while preparing
+	done   chan struct{}
+}
+
+// Open opens the database of opts.DB (creating its tables) and returns a
+// Manager. Close it when done.
+func Open(ctx context.Context, opts Options) (*Manager, error) {
+	m := &Manager{
+		db:        opts.DB,
+		models:    opts.Models,
+		tools:     opts.Tools,
+		agentOpts: opts.AgentOptions,
+		bus:       opts.Bus,
+		active:    map[string]*execution{},
+	}
+	if m.models == nil {
+		m.models = func(ctx context.Context, spec string) (llm.Model, error) { return llm.New(ctx, spec) }
+	}
+	if m.db == "" {
+		m.db = DefaultDB()
+		if err := os.MkdirAll(filepath.Dir(m.db), 0o755); err != nil {
+			m.db = filepath.Join(os.TempDir(), "retrai", "retrai.db")
+		}
+	}
+	if IsPostgresURL(m.db) {
+		s, err := postgres.Open(ctx, m.db)
+		if err != nil {
+			return nil, fmt.Errorf("runs: open checkpoints: %w", err)
+		}
+		m.saver, m.closeSave = s, s.Close
+		if m.store, err = openPostgresStore(ctx, m.db); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("runs: open runs table: %w", err)
+		}
+	} else {
+		if err := os.MkdirAll(filepath.Dir(m.db), 0o755); err != nil {
+			return nil, fmt.Errorf("runs: %w", err)
+		}
+		s, err := sqlite.Open(ctx, m.db)
+		if err != nil {
+			return nil, fmt.Errorf("runs: open checkpoints: %w", err)
+		}
+		m.saver, m.closeSave = s, s.Close
+		if m.store, err = openSQLiteStore(ctx, m.db); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("runs: open runs table %s: %w", m.db, err)
+		}
+	}
+	reader, err := agent.NewRetrai(llm.NewScripted(), shapeGoal{}, agent.WithRetraiCheckpointer(m.saver))
+	if err != nil {
+		m.store.close()
+		m.closeSave()
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	m.reader = reader
+	if m.bus == nil {
+		m.bus, m.ownBus = events.NewBus(), true
+	}
+	return m, nil
+}
+
+// DB returns the database the manager uses (a file path or a URL).
+func (m *Manager) DB() string { return m.db }
+
+// Bus returns the bus on which the events of every run are published.
+func (m *Manager) Bus() *events.Bus { return m.bus }
+
+// Mermaid returns the agent's graph as a Mermaid flowchart.
+func (m *Manager) Mermaid() string { return m.reader.Mermaid() }
+
+// Close interrupts the runs executing in this manager (they become
+// StatusInterrupted and can be resumed later), waits for them to stop, and
+// closes the database and, if the manager created it, the bus.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	for _, ex := range m.active {
+		if ex.cancel != nil {
+			ex.cancel()
+		}
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+	err := errors.Join(m.store.close(), m.closeSave())
+	if m.ownBus {
+		m.bus.Close()
+	}
+	return err
+}
+
+// Create validates cfg and records a new pending run. Unset fields come
+// from the project's .retrai.yml, then from defaults: the goal is detected
+// from the project, the iteration limit is agent.DefaultMaxIterations. It
+// fails with ErrNoModel when no model is given either way, and when the
+// goal or the model cannot be built.
+func (m *Manager) Create(ctx context.Context, cfg Config) (Run, error) {
+	if cfg.Cwd == "" {
+		cfg.Cwd = "."
+	}
+	cwd, err := filepath.Abs(cfg.Cwd)
+	if err != nil {
+		return Run{}, fmt.Errorf("runs: create: %w", err)
+	}
+	if fi, err := os.Stat(cwd); err != nil {
+		return Run{}, fmt.Errorf("runs: create: %w", err)
+	} else if !fi.IsDir() {
+		return Run{}, fmt.Errorf("runs: create: %s is not a directory", cwd)
+	}
+	cfg.Cwd = cwd
+	fileCfg, _, err := goals.LoadConfig(cwd)
+	if err != nil {
+		return Run{}, fmt.Errorf("runs: create: %w", err)
+	}
+	if fileCfg == nil {
+		fileCfg = &goals.Config{}
+	}
+	if cfg.Model == "" {
+		cfg.Model = strings.TrimSpace(fileCfg.Model)
+	}
+	if cfg.Model == "" {
+		return Run{}, fmt.Errorf("runs: create: %w (set Config.Model or model in %s)", ErrNoModel, goals.ConfigFile)
+	}
+	if cfg.MaxIterations <= 0 {
+		cfg.MaxIterations = fileCfg.MaxIterations
+	}
+	if cfg.MaxIterations <= 0 {
+		cfg.MaxIterations = agent.DefaultMaxIterations
+	}
+	cfg.HITL = cfg.HITL || fileCfg.HITLEnabled
+	if cfg.Goal == "" {
+		name, _, err := goals.Detect(cwd)
+		if err != nil {
+			return Run{}, fmt.Errorf("runs: create: %w", err)
+		}
+		cfg.Goal = name
+	}
+	if _, err := goals.New(cfg.Goal, *fileCfg); err != nil {
+		return Run{}, fmt.Errorf("runs: create: %w", err)
+	}
+	if _, err := m.models(ctx, cfg.Model); err != nil {
+		return Run{}, fmt.Errorf("runs: create: model %s: %w", cfg.Model, err)
+	}
+	t := now()
+	run := Run{ID: state.NewID(), Config: cfg, Status: StatusPending, CreatedAt: t, UpdatedAt: t}
+	if err := m.store.put(ctx, run); err != nil {
+		return Run{}, fmt.Errorf("runs: create: %w", err)
+	}
+	return run, nil
+}
+
+// Get returns the run id (an error wrapping ErrNotFound if there is none).
+func (m *Manager) Get(ctx context.Context, id string) (Run, error) {
+	r, err := m.store.get(ctx, id)
+	if err != nil {
+		return Run{}, fmt.Errorf("runs: %w", err)
+	}
+	return r, nil
+}
+
+// List returns every run, newest first.
+func (m *Manager) List(ctx context.Context) ([]Run, error) {
+	rs, err := m.store.list(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	return rs, nil
+}
+
+// State returns the agent state of the run's latest checkpoint (the
+// conversation, the iteration, …); a run without checkpoints gives a zero
+// state.
+func (m *Manager) State(ctx context.Context, id string) (agent.RetraiState, error) {
+	if _, err := m.Get(ctx, id); err != nil {
+		return agent.RetraiState{}, err
+	}
+	snap, err := m.reader.GetState(ctx, graph.WithThread(id))
+	if err != nil {
+		return agent.RetraiState{}, fmt.Errorf("runs: state of %s: %w", id, err)
+	}
+	return snap.Values, nil
+}
+
+// Start starts the pending run id in the background and returns once it
+// runs; use Wait or the bus to follow it. The run keeps ctx's values but
+// not its cancellation: Cancel or Close stop it. Start fails with
+// ErrNotPending for a run started before, and with ErrBusy or ErrClosed.
+// When the run's goal or model cannot be built the run becomes failed
+// (with Error) and Start returns the error.
+func (m *Manager) Start(ctx context.Context, id string) error {
+	return m.execute(ctx, id, false, "")
+}
+
+// Resume continues the run id in the background from its last checkpoint
+// and returns once it runs. A run waiting at a human check needs a
+// decision (DecisionApprove or DecisionAbort, else ErrDecisionRequired);
+// for other runs decision is ignored. Interrupted runs, runs failed with an
+// error and runs left "running" by a process that died continue where they
+// stopped; a pending run starts. Resume fails with ErrFinal for runs that
+// have ended, and with ErrBusy or ErrClosed.
+func (m *Manager) Resume(ctx context.Context, id, decision string) error {
+	return m.execute(ctx, id, true, decision)
+}
+
+// Cancel interrupts the run id executing in this manager; it becomes
+// StatusInterrupted (Wait for it) and can be resumed. It fails with
+// ErrNotActive if the run is not executing here.
+func (m *Manager) Cancel(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ex, ok := m.active[id]
+	if !ok || ex.cancel == nil {
+		return fmt.Errorf("runs: cancel %s: %w", id, ErrNotActive)
+	}
+	ex.cancel()
+	return nil
+}
+
+// Wait blocks until the run id is not executing in this manager — it has
+// ended, waits for a human, or was interrupted — or ctx is done, and
+// returns the run.
+func (m *Manager) Wait(ctx context.Context, id string) (Run, error) {
+	m.mu.Lock()
+	ex := m.active[id]
+	m.mu.Unlock()
+	if ex != nil {
+		select {
+		case <-ex.done:
+		case <-ctx.Done():
+			return Run{}, ctx.Err()
+		}
+	}
+	return m.Get(ctx, id)
+}
+
+// reserve marks id as executing, or fails.
+func (m *Manager) reserve(id string) (*execution, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if _, ok := m.active[id]; ok {
+		return nil, fmt.Errorf("%s: %w", id, ErrBusy)
+	}
+	ex := &execution{done: make(chan struct{})}
+	m.active[id] = ex
+	m.wg.Add(1)
+	return ex, nil
+}
+
+// release ends the execution ex of id.
+func (m *Manager) release(id string, ex *execution) {
+	m.mu.Lock()
+	if m.active[id] == ex {
+		delete(m.active, id)
+	}
+	m.mu.Unlock()
+	close(ex.done)
+	m.wg.Done()
+}
+
+// execute starts (resume false) or resumes a run in the background.
+func (m *Manager) execute(ctx context.Context, id string, resume bool, decision string) (err error) {
+	op := "start"
+	if resume {
+		op = "resume"
+	}
+	ex, err := m.reserve(id)
+	if err != nil {
+		return fmt.Errorf("runs: %s: %w", op, err)
+	}
+	launched := false
+	defer func() {
+		if !launched {
+			m.release(id, ex)
+		}
+	}()
+
+	run, err := m.store.get(ctx, id)
+	if err != nil {
+		return fmt.Errorf("runs: %s: %w", op, err)
+	}
+	switch {
+	case !resume && run.Status != StatusPending:
+		return fmt.Errorf("runs: start %s (%s): %w", id, run.Status, ErrNotPending)
+	case resume && run.Status.Final(run.Error):
+		return fmt.Errorf("runs: resume %s (%s): %w", id, run.Status, ErrFinal)
+	}
+
+	sk := &sink{m: m, id: id}
+	g, err := m.build(ctx, run, sk)
+	if err != nil {
+		m.failEarly(run, err)
+		return fmt.Errorf("runs: %s %s: %w", op, id, err)
+	}
+	var cmd *graph.Command[agent.RetraiState]
+	if resume && run.Status != StatusPending {
+		snap, err := g.GetState(ctx, graph.WithThread(id))
+		if err != nil {
+			return fmt.Errorf("runs: resume %s: %w", id, err)
+		}
+		switch {
+		case snap.CheckpointID == "":
+			// Stopped before its first checkpoint: start afresh.
+		case len(snap.Interrupts) > 0:
+			if strings.TrimSpace(decision) == "" {
+				return fmt.Errorf("runs: resume %s: %w", id, ErrDecisionRequired)
+			}
+			cmd = &graph.Command[agent.RetraiState]{Resume: strings.TrimSpace(decision)}
+		default:
+			cmd = &graph.Command[agent.RetraiState]{}
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		cancel()
+		return fmt.Errorf("runs: %s: %w", op, ErrClosed)
+	}
+	ex.cancel = cancel
+	m.mu.Unlock()
+
+	run.Status, run.Error, run.Question, run.UpdatedAt = StatusRunning, "", "", now()
+	if err := m.store.put(ctx, run); err != nil {
+		cancel()
+		return fmt.Errorf("runs: %s: %w", op, err)
+	}
+	launched = true
+	go m.run(runCtx, ex, run, g, sk, cmd)
+	return nil
+}
+
+// build returns the agent graph of run, publishing on sk.
+func (m *Manager) build(ctx context.Context, run Run, sk *sink) (*graph.Graph[agent.RetraiState], error) {
+	fileCfg, _, err := goals.LoadConfig(run.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	if fileCfg == nil {
+		fileCfg = &goals.Config{}
+	}
+	goal, err := goals.New(run.Goal, *fileCfg)
+	if err != nil {
+		return nil, err
+	}
+	model, err := m.models(ctx, run.Model)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", run.Model, err)
+	}
+	opts := []agent.RetraiOption{agent.WithRetraiEvents(sk), agent.WithRetraiCheckpointer(m.saver)}
+	if m.tools != nil {
+		opts = append(opts, agent.WithRetraiTools(m.tools))
+	}
+	return agent.NewRetrai(model, goal, append(opts, m.agentOpts...)...)
+}
+
+// failEarly records that run could not be started or resumed.
+func (m *Manager) failEarly(run Run, cause error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run.Status, run.Error, run.UpdatedAt = StatusFailed, cause.Error(), now()
+	if err := m.store.put(ctx, run); err != nil {
+		cause = errors.Join(cause, err)
+	}
+	m.bus.Publish(events.Error(run.ID, run.Iteration, cause))
+	m.bus.Publish(endEvent(run))
+}
+
+// run executes the graph of run and records how it stopped.
+func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Graph[agent.RetraiState], sk *sink, cmd *graph.Command[agent.RetraiState]) {
+	opts := []graph.RunOption{graph.WithThread(run.ID), graph.WithRecursionLimit(4*run.MaxIterations + 8)}
+	var err error
+	if cmd != nil {
+		_, err = g.Resume(ctx, *cmd, opts...)
+	} else {
+		_, err = g.Invoke(ctx, agent.RetraiInput(agent.RetraiRun{
+			RunID:         run.ID,
+			Cwd:           run.Cwd,
+			ModelName:     run.Model,
+			MaxIterations: run.MaxIterations,
+			HITL:          run.HITL,
+			Instructions:  run.Instructions,
+		}), opts...)
+	}
+	cancelled := ctx.Err() != nil
+	ex.cancel()
+
+	bg, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	if latest, gerr := m.store.get(bg, run.ID); gerr == nil {
+		run = latest
+	}
+	var v agent.RetraiState
+	if snap, serr := g.GetState(bg, graph.WithThread(run.ID)); serr == nil {
+		v = snap.Values
+		run.Iteration, run.TotalTokens = v.Iteration.Get(), v.TotalTokens.Get()
+		if r := v.GoalReason.Get(); r != "" {
+			run.Reason = r
+		}
+	}
+	var intr *graph.Interrupted
+	switch {
+	case err == nil:
+		switch v.Outcome() {
+		case agent.OutcomeAchieved:
+			run.Status = StatusAchieved
+		case agent.OutcomeAborted:
+			run.Status = StatusAborted
+		case agent.OutcomeFailed:
+			run.Status = StatusFailed
+		default:
+			run.Status, run.Error = StatusFailed, "the agent stopped without an outcome"
+		}
+		if r, ok := sk.endReason(); ok {
+			run.Reason = r
+		}
+	case errors.As(err, &intr):
+		run.Status = StatusWaiting
+		for _, in := range intr.Interrupts {
+			if p, ok := in.Value.(map[string]any); ok {
+				run.Question, _ = p["question"].(string)
+			}
+		}
+	case cancelled && errors.Is(err, context.Canceled):
+		run.Status = StatusInterrupted
+	default:
+		run.Status, run.Error = StatusFailed, err.Error()
+	}
+	run.UpdatedAt = now()
+	perr := m.store.put(bg, run)
+	m.release(run.ID, ex)
+
+	if perr != nil {
+		m.bus.Publish(events.Error(run.ID, run.Iteration, perr))
+	}
+	switch {
+	case run.Status == StatusWaiting:
+		ev, ok := sk.humanCheck()
+		if !ok {
+			ev = events.New(events.KindHumanCheckRequired, run.ID, run.Iteration, map[string]any{"question": run.Question})
+		}
+		m.bus.Publish(ev)
+	case run.Error != "":
+		if !sk.sawError() {
+			m.bus.Publish(events.Error(run.ID, run.Iteration, err))
+		}
+		m.bus.Publish(endEvent(run))
+	default:
+		m.bus.Publish(endEvent(run))
+	}
+}
+
+// endEvent is the run_end event of run.
+func endEvent(run Run) events.Event {
+	p := map[string]any{
+		"status":       string(run.Status),
+		"reason":       run.Reason,
+		"iteration":    run.Iteration,
+		"total_tokens": run.TotalTokens,
+	}
+	if run.Error != "" {
+		p["error"] = run.Error
+	}
+	return events.New(events.KindRunEnd, run.ID, run.Iteration, p)
+}
+
+// sink receives the agent's events for one execution of a run: it stamps
+// them with the run's ID, records progress, and holds back the events
+// that end the execution until the run's record is updated.
+type sink struct {
+	m  *Manager
+	id string
+
+	mu    sync.Mutex
+	end   *events.Event
+	human *events.Event
+	err   bool
+}
+
+// Publish implements agent.EventPublisher.
+func (s *sink) Publish(ev events.Event) {
+	ev.RunID = s.id
+	s.mu.Lock()
+	switch ev.Kind {
+	case events.KindRunEnd:
+		s.end = &ev
+		s.mu.Unlock()
+		return
+	case events.KindHumanCheckRequired:
+		s.human = &ev
+		s.mu.Unlock()
+		return
+	case events.KindError:
+		s.err = true
+	}
+	s.mu.Unlock()
+	if ev.Kind == events.KindIterationComplete {
+		s.progress(ev)
+	}
+	s.m.bus.Publish(ev)
+}
+
+// progress records an iteration's outcome in the run's record.
+func (s *sink) progress(ev events.Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run, err := s.m.store.get(ctx, s.id)
+	if err != nil {
+		return
+	}
+	if n, ok := ev.PayloadInt("iteration"); ok {
+		run.Iteration = n
+	}
+	if n, ok := ev.PayloadInt("total_tokens"); ok {
+		run.TotalTokens = n
+	}
+	if r, ok := ev.PayloadString("reason"); ok {
+		run.Reason = r
+	}
+	run.UpdatedAt = now()
+	_ = s.m.store.put(ctx, run) // progress only; the final record is written by run
+}
+
+func (s *sink) endReason() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.end == nil {
+		return "", false
+	}
+	return s.end.PayloadString("reason")
+}
+
+func (s *sink) humanCheck() (events.Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.human == nil {
+		return events.Event{}, false
+	}
+	return *s.human, true
+}
+
+func (s *sink) sawError() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// shapeGoal stands in for a goal in the graph that only reads checkpoints.
+type shapeGoal struct{}
+
+func (shapeGoal) Name() string         { return "none" }
+func (shapeGoal) SystemPrompt() string { return "" }
+func (shapeGoal) Check(context.Context, goals.State, string) (goals.Result, error) {
+	return goals.Result{}, errors.New("runs: the checkpoint reader cannot check goals")
+}
+
+// Mermaid returns the agent's graph as a Mermaid flowchart, without opening
+// a database.
+func Mermaid() (string, error) {
+	g, err := agent.NewRetrai(llm.NewScripted(), shapeGoal{})
+	if err != nil {
+		return "", fmt.Errorf("runs: %w", err)
+	}
+	return g.Mermaid(), nil
+}

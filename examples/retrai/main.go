@@ -1,0 +1,93 @@
+// Command retrai is the retrAI coding agent: it works on a project — reads
+// code, runs commands, patches files — until a goal such as "every test
+// passes" is achieved.
+//
+//	retrai run [--goal G] [--model M] [--max-iterations N] [--hitl] [--cwd DIR] [--db FILE|URL] [--resume RUN_ID]
+//	retrai goals [--cwd DIR]
+//	retrai graph
+//
+// `retrai run` shows the run's progress — each iteration, every tool call
+// with its result on one line, the goal checks and the tokens used — then
+// a summary, and exits 0 only when the goal is achieved. Flags override the
+// project's .retrai.yml (goal, model, max_iterations, hitl_enabled), which
+// overrides the defaults (goal detected from the project, 50 iterations).
+// The model comes from --model, else $RETRAI_MODEL, else .retrai.yml, e.g.
+// "openai:gpt-4o-mini" (OPENAI_API_KEY), "anthropic:claude-sonnet-4-5"
+// (ANTHROPIC_API_KEY) or "openai-compatible:<model>@<base URL>".
+//
+// With no model configured at all, `retrai run` — and `retrai` with no
+// arguments — runs the offline demo: it copies a bundled sample project
+// with a failing test into a temporary directory and fixes it with a
+// scripted model (no LLM, no network). --goal picks the sample: go-test
+// (the default), pytest (needs python3 with pytest) or shell.
+//
+// With --hitl the run pauses after every iteration and asks on the
+// terminal whether to go on: answer approve (or yes, y, continue, or just
+// Enter) or abort (no, n). The answers are read line by line from standard
+// input, so they can be piped.
+//
+// Runs and their checkpoints are kept in a SQLite file (--db, default
+// ~/.retrai/retrai.db) or in PostgreSQL (--db postgres://…). A run that
+// was interrupted — Ctrl-C, a crash, an error, or a pending human check —
+// continues with `retrai run --resume RUN_ID`.
+//
+// `retrai goals` lists the goals and the one detected for a project;
+// `retrai graph` prints the agent's graph as a Mermaid flowchart.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes.
+const (
+	exitAchieved = 0 // the goal is achieved (or a command other than run succeeded)
+	exitNotDone  = 1 // the goal is not achieved, or an error
+	exitUsage    = 2 // bad command line
+)
+
+// cli runs the command line args (without the program name) and returns the
+// exit code.
+func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" {
+		return runCommand(ctx, args, stdin, stdout, stderr)
+	}
+	switch args[0] {
+	case "run":
+		return runCommand(ctx, args[1:], stdin, stdout, stderr)
+	case "goals":
+		return goalsCommand(args[1:], stdout, stderr)
+	case "graph":
+		return graphCommand(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitAchieved
+	}
+	fmt.Fprintf(stderr, "retrai: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}
+
+const usage = `retrai — an autonomous coding agent that iterates until a goal is achieved.
+
+Usage:
+  retrai run [flags]     work on a project until its goal is achieved
+                         (with no model configured: the offline demo)
+  retrai goals [--cwd DIR]
+                         list the goals and the one detected for DIR
+  retrai graph           print the agent's graph (Mermaid)
+
+Run "retrai run -h" for the flags of run.
+`

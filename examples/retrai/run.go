@@ -1,0 +1,408 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
+	"github.com/agentgraph/agentgraph/examples/retrai/samples"
+	"github.com/agentgraph/agentgraph/goals"
+	"github.com/agentgraph/agentgraph/llm"
+)
+
+// demoPrefix marks the model spec of the offline demo's runs: "demo:<sample>".
+const demoPrefix = "demo:"
+
+// modelEnv names the environment variable that supplies the model.
+const modelEnv = "RETRAI_MODEL"
+
+// runFlags are the flags of `retrai run`.
+type runFlags struct {
+	goal, model, cwd, db, resume string
+	maxIterations                int
+	hitl                         bool
+	set                          map[string]bool // the flags given
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
+	f := &runFlags{set: map[string]bool{}}
+	fs := flag.NewFlagSet("retrai run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.goal, "goal", "", "goal to pursue (default: .retrai.yml's, else detected; in the demo: the sample, one of "+strings.Join(samples.Names(), ", ")+")")
+	fs.StringVar(&f.model, "model", "", "model, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, openai-compatible:<model>@<url> (default: $"+modelEnv+", else .retrai.yml's; none: the offline demo)")
+	fs.IntVar(&f.maxIterations, "max-iterations", 0, "iteration limit (default: .retrai.yml's, else 50)")
+	fs.BoolVar(&f.hitl, "hitl", false, "ask a human to approve every iteration (answers read from standard input)")
+	fs.StringVar(&f.cwd, "cwd", ".", "project directory")
+	fs.StringVar(&f.db, "db", "", "SQLite file or postgres:// URL for runs and checkpoints (default "+runs.DefaultDB()+")")
+	fs.StringVar(&f.resume, "resume", "", "resume the run with this ID instead of starting one")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: retrai run [flags]\n\nWith no model configured, runs the offline demo on a bundled sample project.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "retrai run: unexpected arguments %q\n", fs.Args())
+		fs.Usage()
+		return nil, errors.New("unexpected arguments")
+	}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	return f, nil
+}
+
+// models builds the model of a run: the demo's scripted model for "demo:"
+// specs, llm.New otherwise.
+func models(ctx context.Context, spec string) (llm.Model, error) {
+	if name, ok := strings.CutPrefix(spec, demoPrefix); ok {
+		return samples.Model(name)
+	}
+	return llm.New(ctx, spec)
+}
+
+// runCommand is `retrai run`.
+func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, err := parseRunFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitAchieved
+	}
+	if err != nil {
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "retrai:", err)
+		return exitNotDone
+	}
+
+	var cfg runs.Config
+	demo := ""
+	if f.resume == "" {
+		cfg, demo, err = newRunConfig(f)
+		if err != nil {
+			var ue usageError
+			if errors.As(err, &ue) {
+				fmt.Fprintln(stderr, "retrai:", err)
+				return exitUsage
+			}
+			return fail(err)
+		}
+	}
+
+	m, err := runs.Open(ctx, runs.Options{DB: f.db, Models: models})
+	if err != nil {
+		return fail(err)
+	}
+	defer m.Close()
+
+	var run runs.Run
+	if f.resume != "" {
+		if run, err = m.Get(ctx, f.resume); err != nil {
+			return fail(err)
+		}
+		if !run.Resumable() {
+			fmt.Fprintf(stdout, "run %s has already ended (%s).\n", run.ID, run.Status)
+			return summary(stdout, m, run)
+		}
+		if name, ok := strings.CutPrefix(run.Model, demoPrefix); ok {
+			printDemoNotice(stdout, name, run.Cwd, true)
+		}
+		fmt.Fprintf(stdout, "resuming run %s (%s after %d iteration(s))\n", run.ID, run.Status, run.Iteration)
+	} else {
+		if demo != "" {
+			dir, err := os.MkdirTemp("", "retrai-demo-"+demo+"-")
+			if err != nil {
+				return fail(err)
+			}
+			if err := samples.Copy(demo, dir); err != nil {
+				return fail(err)
+			}
+			cfg.Cwd = dir
+			printDemoNotice(stdout, demo, dir, false)
+		}
+		if run, err = m.Create(ctx, cfg); err != nil {
+			return fail(err)
+		}
+	}
+	printHeader(stdout, m, run)
+
+	final, err := drive(ctx, m, run, f.resume != "", bufio.NewReader(stdin), !isTerminal(stdin), stdout)
+	if err != nil {
+		return fail(err)
+	}
+	return summary(stdout, m, final)
+}
+
+// usageError is a problem with the command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// newRunConfig returns the configuration of a new run from the flags, the
+// environment and .retrai.yml, and the demo's sample name when no model is
+// configured.
+func newRunConfig(f *runFlags) (runs.Config, string, error) {
+	cfg := runs.Config{Goal: f.goal, Cwd: f.cwd, Model: f.model, MaxIterations: f.maxIterations, HITL: f.hitl}
+	if cfg.Model == "" {
+		cfg.Model = strings.TrimSpace(os.Getenv(modelEnv))
+	}
+	if cfg.Model != "" {
+		return cfg, "", nil
+	}
+	fileCfg, _, err := goals.LoadConfig(f.cwd)
+	if err != nil {
+		return cfg, "", err
+	}
+	if fileCfg != nil && strings.TrimSpace(fileCfg.Model) != "" {
+		return cfg, "", nil // the manager takes the model from .retrai.yml
+	}
+	if f.set["cwd"] {
+		return cfg, "", usageError{fmt.Sprintf("no model configured for %s: pass --model (e.g. --model openai:gpt-4o-mini), set $%s, or set model in %s; without --cwd, retrai runs the offline demo",
+			f.cwd, modelEnv, goals.ConfigFile)}
+	}
+	sample := f.goal
+	if sample == "" {
+		sample = samples.GoTest
+	}
+	if !slices.Contains(samples.Names(), sample) {
+		return cfg, "", usageError{fmt.Sprintf("no model configured, so this would be the offline demo, which has no %q sample (samples: %s); pass --model to use a real model",
+			sample, strings.Join(samples.Names(), ", "))}
+	}
+	cfg.Goal, cfg.Model = sample, demoPrefix+sample
+	return cfg, sample, nil
+}
+
+func printDemoNotice(w io.Writer, sample, dir string, resumed bool) {
+	what := fmt.Sprintf("It fixes a bundled %s sample project with a failing check, copied to %s.", sample, dir)
+	if resumed {
+		what = fmt.Sprintf("This run of the offline demo works on the %s sample in %s.", sample, dir)
+	}
+	fmt.Fprintf(w, `retrai: OFFLINE DEMO — no model is configured (no --model flag, no $%s).
+  The model is SCRIPTED: its answers are canned, no LLM is called, and its token counts are made up.
+  %s
+  To use a real model on your project:
+    retrai run --cwd DIR --model openai:gpt-4o-mini                 (needs OPENAI_API_KEY)
+    retrai run --cwd DIR --model anthropic:claude-sonnet-4-5        (needs ANTHROPIC_API_KEY)
+    retrai run --cwd DIR --model openai-compatible:<model>@<base URL>
+
+`, modelEnv, what)
+}
+
+func printHeader(w io.Writer, m *runs.Manager, run runs.Run) {
+	hitl := ""
+	if run.HITL {
+		hitl = ", human check after every iteration"
+	}
+	model := run.Model
+	if strings.HasPrefix(model, demoPrefix) {
+		model += " (scripted)"
+	}
+	fmt.Fprintf(w, "run %s: goal %s in %s\n  model %s, up to %d iterations%s; db %s\n\n",
+		run.ID, run.Goal, run.Cwd, model, run.MaxIterations, hitl, displayDB(m.DB()))
+}
+
+// displayDB hides the password of a database URL.
+func displayDB(db string) string {
+	if !runs.IsPostgresURL(db) {
+		return db
+	}
+	if i, j := strings.Index(db, "://"), strings.LastIndex(db, "@"); i >= 0 && j > i {
+		if k := strings.Index(db[i+3:j], ":"); k >= 0 {
+			return db[:i+3+k] + ":***" + db[j:]
+		}
+	}
+	return db
+}
+
+// drive starts (or resumes) the run, renders its events, asks the human
+// checks on in, and returns the run once it has stopped for good: ended,
+// or interrupted (ctx done, or no answer to a human check).
+func drive(ctx context.Context, m *runs.Manager, run runs.Run, resume bool, in *bufio.Reader, echo bool, out io.Writer) (runs.Run, error) {
+	// The subscription outlives ctx, so that the run_end of an interrupted
+	// run is still shown.
+	subCtx, unsubscribe := context.WithCancel(context.WithoutCancel(ctx))
+	defer unsubscribe()
+	sub := m.Bus().Subscribe(subCtx, events.FilterRunIDs(run.ID), events.QueueSize(1<<14))
+	stopWatch := context.AfterFunc(ctx, func() { _ = m.Cancel(run.ID) })
+	defer stopWatch()
+	answers := newLineReader(in, echo)
+
+	var err error
+	switch {
+	case !resume:
+		err = m.Start(ctx, run.ID)
+	case run.Status == runs.StatusWaiting:
+		fmt.Fprintf(out, "  ? %s\n", run.Question)
+		var decision string
+		if decision, err = ask(ctx, answers, out); err == nil {
+			err = m.Resume(ctx, run.ID, decision)
+		}
+	default:
+		err = m.Resume(ctx, run.ID, "")
+	}
+	if errors.Is(err, errNoAnswer) {
+		return m.Get(context.WithoutCancel(ctx), run.ID)
+	}
+	if err != nil {
+		r, gerr := m.Get(context.WithoutCancel(ctx), run.ID)
+		if gerr == nil && r.Status == runs.StatusFailed && r.Error != "" {
+			return r, nil // the run recorded the error; the summary shows it
+		}
+		return run, err
+	}
+
+	r := newRenderer(out, run.MaxIterations)
+	for ev, err := range sub.Events() {
+		if lost, ok := errors.AsType[*events.LostError](err); ok {
+			fmt.Fprintf(out, "  (%d events not shown)\n", lost.N)
+			continue
+		}
+		r.render(ev)
+		switch ev.Kind {
+		case events.KindRunEnd:
+			return m.Wait(context.WithoutCancel(ctx), run.ID)
+		case events.KindHumanCheckRequired:
+			cur, err := m.Wait(context.WithoutCancel(ctx), run.ID)
+			if err != nil {
+				return cur, err
+			}
+			if cur.Status != runs.StatusWaiting {
+				continue
+			}
+			decision, err := ask(ctx, answers, out)
+			if errors.Is(err, errNoAnswer) {
+				return cur, nil
+			}
+			if err != nil {
+				return cur, err
+			}
+			if err := m.Resume(ctx, run.ID, decision); err != nil {
+				return cur, err
+			}
+		}
+	}
+	return m.Wait(context.WithoutCancel(ctx), run.ID)
+}
+
+// errNoAnswer reports that no answer to a human check came: the input
+// ended or ctx was done.
+var errNoAnswer = errors.New("no answer")
+
+// lineReader reads answers line by line in the background, so that waiting
+// for one can be abandoned when the context is done.
+type lineReader struct {
+	in      *bufio.Reader
+	echo    bool // print the answers read (when they do not come from a terminal)
+	pending chan lineResult
+}
+
+type lineResult struct {
+	line string
+	err  error
+}
+
+func newLineReader(in *bufio.Reader, echo bool) *lineReader {
+	return &lineReader{in: in, echo: echo}
+}
+
+// readLine returns the next line, io.EOF at the end of the input, or
+// ctx.Err(); a line still being read when ctx is done is returned by the
+// next call.
+func (lr *lineReader) readLine(ctx context.Context) (string, error) {
+	if lr.pending == nil {
+		ch := make(chan lineResult, 1)
+		lr.pending = ch
+		go func() {
+			line, err := lr.in.ReadString('\n')
+			ch <- lineResult{line, err}
+		}()
+	}
+	select {
+	case r := <-lr.pending:
+		lr.pending = nil
+		if r.err != nil && r.line == "" {
+			return "", r.err
+		}
+		return strings.TrimRight(r.line, "\r\n"), nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// ask prompts for a human check's decision until it gets one, and returns
+// runs.DecisionApprove or runs.DecisionAbort; errNoAnswer when the input
+// ends (the run then stays waiting) or ctx is done.
+func ask(ctx context.Context, lr *lineReader, out io.Writer) (string, error) {
+	for {
+		fmt.Fprint(out, "    approve or abort? [Approve/abort] > ")
+		line, err := lr.readLine(ctx)
+		if err != nil {
+			fmt.Fprintln(out)
+			if errors.Is(err, io.EOF) {
+				fmt.Fprintln(out, "    (no answer: the input ended)")
+			}
+			return "", errNoAnswer
+		}
+		if lr.echo {
+			fmt.Fprintln(out, line)
+		}
+		if d, ok := decision(line); ok {
+			return d, nil
+		}
+		fmt.Fprintf(out, "    %q is neither approve nor abort\n", line)
+	}
+}
+
+// decision maps an answer to a decision; ok is false for an answer it does
+// not understand.
+func decision(answer string) (string, bool) {
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "", "a", "approve", "approved", "y", "yes", "c", "continue", "ok":
+		return runs.DecisionApprove, true
+	case "abort", "n", "no", "q", "quit", "stop", "x":
+		return runs.DecisionAbort, true
+	}
+	return "", false
+}
+
+// summary prints how the run ended and returns the exit code.
+func summary(w io.Writer, m *runs.Manager, run runs.Run) int {
+	fmt.Fprintln(w)
+	resume := fmt.Sprintf("retrai run --resume %s --db %s", run.ID, displayDB(m.DB()))
+	switch {
+	case run.Status == runs.StatusAchieved:
+		fmt.Fprintf(w, "✓ GOAL ACHIEVED after %d iteration(s): %s\n", run.Iteration, run.Reason)
+	case run.Status == runs.StatusAborted:
+		fmt.Fprintf(w, "■ ABORTED by a human after %d iteration(s): %s\n", run.Iteration, run.Reason)
+	case run.Status == runs.StatusFailed && run.Error == "":
+		fmt.Fprintf(w, "✗ GOAL NOT ACHIEVED: %s\n", run.Reason)
+	case run.Status == runs.StatusFailed:
+		fmt.Fprintf(w, "✗ STOPPED ON AN ERROR after %d iteration(s): %s\n  resume with: %s\n", run.Iteration, run.Error, resume)
+	case run.Status == runs.StatusWaiting:
+		fmt.Fprintf(w, "… WAITING for a human check after %d iteration(s): %s\n  answer it with: %s\n", run.Iteration, run.Question, resume)
+	default:
+		fmt.Fprintf(w, "… INTERRUPTED after %d iteration(s) (%s)\n  resume with: %s\n", run.Iteration, run.Status, resume)
+	}
+	fmt.Fprintf(w, "  run %s · goal %s · model %s · %d tokens\n  project %s\n", run.ID, run.Goal, run.Model, run.TotalTokens, run.Cwd)
+	if run.Status == runs.StatusAchieved {
+		return exitAchieved
+	}
+	return exitNotDone
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
