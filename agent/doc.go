@@ -1,5 +1,12 @@
 // Package agent provides prebuilt agent graphs.
 //
+// [NewRetrai] builds the retrAI coding agent: plan (the model, with the
+// tools bound) → act (run the tool calls) → evaluate (the goal's check) →
+// plan again, until the goal is achieved or the iterations run out, with
+// an optional human_check that pauses the run (graph.Interrupt) for an
+// approve or abort. The goal and the event publisher are given when the
+// graph is built, not carried in its state. examples/retrai is the binary.
+//
 // [NewReAct] builds LangGraph's ReAct agent (create_react_agent): a model
 // that may call tools, in a loop with a [tools.ToolNode] that runs them,
 // until the model answers without tool calls.
