@@ -450,12 +450,14 @@ type exitState struct {
 
 func (l *loop[S]) flushExit(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
-	cp, err := l.checkpoint(l.pendingExit.parent, l.pendingExit.source)
-	if err != nil {
-		return err
-	}
-	if err := l.saver.Put(ctx, cp); err != nil {
-		return fmt.Errorf("graph: saving checkpoint: %w", err)
+	if l.pendingExit != nil {
+		cp, err := l.checkpoint(l.pendingExit.parent, l.pendingExit.source)
+		if err != nil {
+			return err
+		}
+		if err := l.saver.Put(ctx, cp); err != nil {
+			return fmt.Errorf("graph: saving checkpoint: %w", err)
+		}
 	}
 	if len(l.exitWrites) > 0 {
 		byTask := make(map[string][]checkpoint.Write)

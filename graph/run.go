@@ -277,8 +277,8 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if l.cfg.durability == DurabilityAsync && l.saver != nil {
 		l.async = newAsyncSaver(l.saver)
 		defer func() {
-			if werr := l.async.close(); werr != nil && err == nil {
-				err = werr
+			if werr := l.async.close(); werr != nil {
+				err = saverFailed(werr, err)
 			}
 		}()
 	}
@@ -293,12 +293,22 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 		return l.ctxErr(ctx, err)
 	}
 	err = l.loop(ctx)
-	if l.cfg.durability == DurabilityExit && l.saver != nil && l.pendingExit != nil {
-		if werr := l.flushExit(ctx); werr != nil && err == nil {
-			err = werr
+	if l.cfg.durability == DurabilityExit && l.saver != nil && (l.pendingExit != nil || len(l.exitWrites) > 0) {
+		if werr := l.flushExit(ctx); werr != nil {
+			err = saverFailed(werr, err)
 		}
 	}
 	return l.ctxErr(ctx, err)
+}
+
+// saverFailed reports a checkpoint that could not be saved at the end of a
+// run; it wins over how the run ended (even a pause: without its
+// checkpoint the run cannot be resumed).
+func saverFailed(werr, runErr error) error {
+	if runErr == nil {
+		return werr
+	}
+	return fmt.Errorf("%w (the run itself ended with: %v)", werr, runErr)
 }
 
 // ctxErr makes cancellation of the caller's context surface as the
@@ -416,7 +426,7 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 // applyStandalone merges a write set outside a superstep (a command's
 // update and goto).
 func (l *loop[S]) applyStandalone(t *task[S]) error {
-	if err := l.merge([]*task[S]{t}, &l.vals); err != nil {
+	if _, err := l.mergeVersions([]*task[S]{t}, &l.vals, true); err != nil {
 		return err
 	}
 	l.fr.nodes = sortedUnique(append(l.fr.nodes, filterEnd(t.route.Nodes)...))
@@ -648,11 +658,15 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		limit = int64(l.cfg.maxConc)
 	}
 	var workers atomic.Int64
+	allClaimed := make(chan struct{})
 	worker := func() error {
 		for {
 			i := next.Add(1) - 1
 			if i >= n {
 				return nil
+			}
+			if i == n-1 {
+				close(allClaimed)
 			}
 			t := todo[i]
 			if err := gctx.Err(); err != nil {
@@ -664,7 +678,9 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 				return t.err
 			}
 			if t.done && l.saver != nil {
-				if err := l.putWrites(gctx, t.hdr.ID(), t); err != nil {
+				// Saved even if a sibling fails meanwhile: that is what
+				// spares this task a re-run.
+				if err := l.putWrites(context.WithoutCancel(gctx), t.hdr.ID(), t); err != nil {
 					t.err = err
 					return err
 				}
@@ -679,21 +695,31 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		}
 	}
 	spawn(min(limit, int64(runtime.GOMAXPROCS(0))))
+	if int64(runtime.GOMAXPROCS(0)) < limit {
+		// The supervisor is a member of the group, so that it can still
+		// add workers: the group cannot finish before it does.
+		g.Go(func() error {
+			timer := time.NewTimer(spawnDelay)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+				if waiting := n - next.Load(); waiting > 0 {
+					spawn(min(waiting, limit-workers.Load()))
+				}
+			case <-allClaimed:
+			case <-gctx.Done():
+			}
+			return nil
+		})
+	}
 	go func() {
 		_ = g.Wait()
 		close(done)
 	}()
-	timer := time.NewTimer(spawnDelay)
-	defer timer.Stop()
 	for {
 		select {
 		case ev := <-events:
 			l.sink(ev)
-			continue
-		case <-timer.C:
-			if waiting := n - next.Load(); waiting > 0 {
-				spawn(min(waiting, limit-workers.Load()))
-			}
 			continue
 		case <-done:
 		}

@@ -217,6 +217,24 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 		if asNode != Start && g.nodes[asNode] == nil {
 			return "", fmt.Errorf("graph: node %q does not exist", asNode)
 		}
+		if t != nil && l.cfg.checkpointID == "" {
+			// On the latest checkpoint, the writes of tasks that finished
+			// in an interrupted or failed step count, as in GetState.
+			if err := l.restorePending(t); err != nil {
+				return "", err
+			}
+			var done []*task[S]
+			for _, tk := range l.prepare() {
+				if tk.done {
+					done = append(done, tk)
+				}
+			}
+			if len(done) > 0 {
+				if _, err := l.mergeVersions(done, &l.vals, true); err != nil {
+					return "", err
+				}
+			}
+		}
 		tk := &task[S]{name: asNode, node: g.nodes[asNode], input: l.vals, out: values}
 		rctx := context.WithValue(ctx, runtimeKey{}, &taskRuntime{node: asNode, step: l.step, stop: l.step + 1, task: &tk.hdr, scratch: &tk.scratch, emit: func(Event) {}, shared: &runShared{ns: l.ns}})
 		if asNode == Start {
