@@ -7,7 +7,9 @@ const (
 	// DurabilitySync writes each checkpoint before the next step starts.
 	DurabilitySync Durability = iota
 	// DurabilityAsync writes checkpoints in order in the background while
-	// the next step runs; the run waits for them before it returns.
+	// the next steps run (at most 64 behind, so a crash can lose that
+	// many steps); the run waits for them before it returns, and stops at
+	// the next step if one failed.
 	DurabilityAsync
 	// DurabilityExit writes one checkpoint when the run ends or pauses.
 	DurabilityExit

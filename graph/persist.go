@@ -651,15 +651,20 @@ func (l *loop[S]) restorePending(t *checkpoint.Tuple) error {
 
 // asyncSaver performs saver calls in order on one goroutine, so that a run
 // overlaps checkpointing with its next step without keeping a chain of
-// pending futures alive.
+// pending futures alive. Up to asyncDepth calls may wait behind the one in
+// progress (beyond that the run waits for the saver), so a crash loses at
+// most that many steps; the run stops at the next step once a call failed.
 type asyncSaver struct {
-	jobs chan func(context.Context) error
-	done chan struct{}
-	err  error
+	jobs   chan func(context.Context) error
+	done   chan struct{}
+	err    error
+	failed atomic.Bool
 }
 
+const asyncDepth = 64
+
 func newAsyncSaver(checkpoint.Saver) *asyncSaver {
-	a := &asyncSaver{jobs: make(chan func(context.Context) error, 64), done: make(chan struct{})}
+	a := &asyncSaver{jobs: make(chan func(context.Context) error, asyncDepth), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		for job := range a.jobs {
@@ -668,6 +673,7 @@ func newAsyncSaver(checkpoint.Saver) *asyncSaver {
 			}
 			if err := job(context.Background()); err != nil {
 				a.err = fmt.Errorf("graph: saving checkpoint: %w", err)
+				a.failed.Store(true)
 			}
 		}
 	}()

@@ -278,6 +278,9 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 		l.async = newAsyncSaver(l.saver)
 		defer func() {
 			if werr := l.async.close(); werr != nil {
+				if errors.Is(err, errAsyncSaveFailed) {
+					err = nil
+				}
 				err = saverFailed(werr, err)
 			}
 		}()
@@ -300,6 +303,10 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	}
 	return l.ctxErr(ctx, err)
 }
+
+// errAsyncSaveFailed stops a run whose background checkpointing failed;
+// run replaces it with the saver's error.
+var errAsyncSaveFailed = errors.New("graph: background checkpointing failed")
 
 // saverFailed reports a checkpoint that could not be saved at the end of a
 // run; it wins over how the run ended (even a pause: without its
@@ -493,6 +500,9 @@ func (l *loop[S]) loop(ctx context.Context) error {
 		}
 		if err := l.save(ctx, "loop"); err != nil {
 			return err
+		}
+		if l.async != nil && l.async.failed.Load() {
+			return errAsyncSaveFailed // the saver's error is reported by run
 		}
 		l.step++
 		l.skipBrk = false
