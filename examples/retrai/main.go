@@ -3,6 +3,8 @@
 // passes" is achieved.
 //
 //	retrai run [--goal G] [--model M] [--max-iterations N] [--hitl] [--cwd DIR] [--db FILE|URL] [--resume RUN_ID]
+//	retrai tui [run flags]
+//	retrai serve [--addr 127.0.0.1:8484] [--token T] [--db FILE|URL]
 //	retrai goals [--cwd DIR]
 //	retrai graph
 //
@@ -30,6 +32,17 @@
 // ~/.retrai/retrai.db) or in PostgreSQL (--db postgres://…). A run that
 // was interrupted — Ctrl-C, a crash, an error, or a pending human check —
 // continues with `retrai run --resume RUN_ID`.
+//
+// `retrai tui` is `retrai run` in a terminal UI: the run's events live, a
+// status line (iteration, goal, tokens), a and x to approve or abort a
+// human check, q to quit.
+//
+// `retrai serve` serves an HTTP API of the runs — POST /api/runs,
+// GET /api/runs, GET /api/runs/{id}, POST /api/runs/{id}/resume and the
+// WebSocket GET /api/runs/{id}/events — and a dashboard at /, on
+// 127.0.0.1:8484 by default. Every request needs the token (--token, or
+// a random one printed at start) as "Authorization: Bearer <token>"; the
+// dashboard and the WebSocket also take it as ?token=.
 //
 // `retrai goals` lists the goals and the one detected for a project;
 // `retrai graph` prints the agent's graph as a Mermaid flowchart.
@@ -72,6 +85,10 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return goalsCommand(args[1:], stdout, stderr)
 	case "graph":
 		return graphCommand(args[1:], stdout, stderr)
+	case "serve":
+		return serveCommand(ctx, args[1:], stdout, stderr)
+	case "tui":
+		return tuiCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitAchieved
@@ -85,9 +102,12 @@ const usage = `retrai — an autonomous coding agent that iterates until a goal 
 Usage:
   retrai run [flags]     work on a project until its goal is achieved
                          (with no model configured: the offline demo)
+  retrai tui [flags]     the same, in a terminal UI (a approve, x abort, q quit)
+  retrai serve [--addr 127.0.0.1:8484] [--token T] [--db FILE]
+                         the HTTP API and a web dashboard of the runs
   retrai goals [--cwd DIR]
                          list the goals and the one detected for DIR
   retrai graph           print the agent's graph (Mermaid)
 
-Run "retrai run -h" for the flags of run.
+Run "retrai run -h" for the flags of run (and tui), "retrai serve -h" for serve's.
 `

@@ -33,8 +33,14 @@ type runFlags struct {
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
+	return parseRunFlagsOf("run", "With no model configured, runs the offline demo on a bundled sample project.", args, stderr)
+}
+
+// parseRunFlagsOf parses the flags of `retrai run` for the command cmd,
+// whose usage says about.
+func parseRunFlagsOf(cmd, about string, args []string, stderr io.Writer) (*runFlags, error) {
 	f := &runFlags{set: map[string]bool{}}
-	fs := flag.NewFlagSet("retrai run", flag.ContinueOnError)
+	fs := flag.NewFlagSet("retrai "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.goal, "goal", "", "goal to pursue (default: .retrai.yml's, else detected; in the demo: the sample, one of "+strings.Join(samples.Names(), ", ")+")")
 	fs.StringVar(&f.model, "model", "", "model, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, openai-compatible:<model>@<url> (default: $"+modelEnv+", else .retrai.yml's; none: the offline demo)")
@@ -44,14 +50,14 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.db, "db", "", "SQLite file or postgres:// URL for runs and checkpoints (default "+runs.DefaultDB()+")")
 	fs.StringVar(&f.resume, "resume", "", "resume the run with this ID instead of starting one")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: retrai run [flags]\n\nWith no model configured, runs the offline demo on a bundled sample project.\n\nFlags:")
+		fmt.Fprintf(fs.Output(), "Usage: retrai %s [flags]\n\n%s\n\nFlags:\n", cmd, about)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "retrai run: unexpected arguments %q\n", fs.Args())
+		fmt.Fprintf(stderr, "retrai %s: unexpected arguments %q\n", cmd, fs.Args())
 		fs.Usage()
 		return nil, errors.New("unexpected arguments")
 	}
@@ -116,19 +122,11 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		fmt.Fprintf(stdout, "resuming run %s (%s after %d iteration(s))\n", run.ID, run.Status, run.Iteration)
 	} else {
-		if demo != "" {
-			dir, err := os.MkdirTemp("", "retrai-demo-"+demo+"-")
-			if err != nil {
-				return fail(err)
-			}
-			if err := samples.Copy(demo, dir); err != nil {
-				return fail(err)
-			}
-			cfg.Cwd = dir
-			printDemoNotice(stdout, demo, dir, false)
-		}
-		if run, err = m.Create(ctx, cfg); err != nil {
+		if run, err = createRun(ctx, m, cfg, demo); err != nil {
 			return fail(err)
+		}
+		if demo != "" {
+			printDemoNotice(stdout, demo, run.Cwd, false)
 		}
 	}
 	printHeader(stdout, m, run)
@@ -177,6 +175,28 @@ func newRunConfig(f *runFlags) (runs.Config, string, error) {
 	}
 	cfg.Goal, cfg.Model = sample, demoPrefix+sample
 	return cfg, sample, nil
+}
+
+// createRun records the run of cfg; for the offline demo (demo names its
+// sample) on a fresh copy of the sample project in a temporary directory.
+func createRun(ctx context.Context, m *runs.Manager, cfg runs.Config, demo string) (runs.Run, error) {
+	if demo != "" {
+		dir, err := os.MkdirTemp("", "retrai-demo-"+demo+"-")
+		if err != nil {
+			return runs.Run{}, err
+		}
+		if err := samples.Copy(demo, dir); err != nil {
+			_ = os.RemoveAll(dir)
+			return runs.Run{}, err
+		}
+		cfg.Cwd = dir
+		run, err := m.Create(ctx, cfg)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+		return run, err
+	}
+	return m.Create(ctx, cfg)
 }
 
 func printDemoNotice(w io.Writer, sample, dir string, resumed bool) {

@@ -1,0 +1,485 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+
+	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
+)
+
+// defaultServeAddr is where `retrai serve` listens by default: loopback
+// only.
+const defaultServeAddr = "127.0.0.1:8484"
+
+// serveCommand is `retrai serve`.
+func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("retrai serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", defaultServeAddr, "address to listen on")
+	token := fs.String("token", "", "bearer token the API requires (default: a random one, printed at start)")
+	db := fs.String("db", "", "SQLite file or postgres:// URL for runs and checkpoints (default "+runs.DefaultDB()+")")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: retrai serve [flags]\n\nServes the run API (/api/…) and the dashboard (/).\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitAchieved
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "retrai serve: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "retrai:", err)
+		return exitNotDone
+	}
+	if *token == "" {
+		*token = rand.Text()
+	}
+
+	m, err := runs.Open(ctx, runs.Options{DB: *db, Models: models})
+	if err != nil {
+		return fail(err)
+	}
+	defer m.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fail(err)
+	}
+	s := newServer(m, *token, stderr)
+	srv := &http.Server{
+		Handler:           s.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	srv.RegisterOnShutdown(s.shutdown) // the WebSockets, which Shutdown does not track
+
+	host := ln.Addr().String()
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		host = net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+	}
+	fmt.Fprintf(stdout, "retrai serve: listening on %s (db %s)\n  dashboard: http://%s/?token=%s\n  API:       curl -H 'Authorization: Bearer %s' http://%s/api/runs\n",
+		ln.Addr(), displayDB(m.DB()), host, *token, *token, host)
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		fmt.Fprintln(stdout, "  warning: not a loopback address — anyone who can reach it and has the token can run commands on this machine")
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		fmt.Fprintln(stdout, "retrai serve: shutting down")
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		err = srv.Shutdown(sctx)
+		cancel()
+	}
+	s.shutdown()
+	s.wait()
+	if cerr := m.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(err)
+	}
+	return exitAchieved
+}
+
+// server is the HTTP API and dashboard of `retrai serve`.
+type server struct {
+	m     *runs.Manager
+	token string
+	log   *eventLog
+	logw  io.Writer
+
+	base   context.Context // done on shutdown: the WebSockets close
+	cancel context.CancelFunc
+	ws     sync.WaitGroup // the WebSocket handlers
+}
+
+// newServer returns the server of m's runs, requiring token. It records
+// the events of m's bus from now on, until the bus is closed; logw gets a
+// line per run created or resumed.
+func newServer(m *runs.Manager, token string, logw io.Writer) *server {
+	base, cancel := context.WithCancel(context.Background())
+	return &server{m: m, token: token, log: newEventLog(base, m.Bus()), logw: logw, base: base, cancel: cancel}
+}
+
+// shutdown closes the WebSockets (going away).
+func (s *server) shutdown() { s.cancel() }
+
+// wait waits for the WebSocket handlers to return.
+func (s *server) wait() { s.ws.Wait() }
+
+//go:embed dashboard.html
+var dashboardHTML []byte
+
+// handler returns the server's routes.
+//
+//	GET  /                        the dashboard (token: header or ?token=)
+//	POST /api/runs                create and start a run
+//	GET  /api/runs                list the runs, newest first
+//	GET  /api/runs/{id}           a run
+//	POST /api/runs/{id}/resume    answer a run's human check
+//	GET  /api/runs/{id}/events    a WebSocket of the run's events (token: header or ?token=)
+func (s *server) handler() http.Handler {
+	mux := http.NewServeMux()
+	page, api := s.auth(true), s.auth(false)
+	mux.Handle("GET /{$}", page(http.HandlerFunc(s.handleDashboard)))
+	mux.Handle("POST /api/runs", api(http.HandlerFunc(s.handleCreate)))
+	mux.Handle("GET /api/runs", api(http.HandlerFunc(s.handleList)))
+	mux.Handle("GET /api/runs/{id}", api(http.HandlerFunc(s.handleGet)))
+	mux.Handle("POST /api/runs/{id}/resume", api(http.HandlerFunc(s.handleResume)))
+	mux.Handle("GET /api/runs/{id}/events", page(http.HandlerFunc(s.handleEvents)))
+	// JSON answers for the other methods and paths under /api/.
+	for path, allow := range map[string]string{
+		"/api/runs":             "GET, POST",
+		"/api/runs/{id}":        "GET",
+		"/api/runs/{id}/resume": "POST",
+		"/api/runs/{id}/events": "GET",
+	} {
+		mux.Handle(path, api(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method %s not allowed (allowed: %s)", r.Method, allow)
+		})))
+	}
+	mux.Handle("/api/", api(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+	})))
+	return mux
+}
+
+// auth requires the server's token as "Authorization: Bearer <token>" or,
+// with query, as the query parameter token (browsers cannot set headers
+// on WebSockets, nor on the page they open).
+func (s *server) auth(query bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got, ok := bearer(r.Header.Get("Authorization"))
+			if !ok && query {
+				got, ok = r.URL.Query().Get("token"), r.URL.Query().Has("token")
+			}
+			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="retrai"`)
+				msg := "missing or wrong token: send Authorization: Bearer <token> (the token retrai serve printed)"
+				if query {
+					msg = "missing or wrong token: open the dashboard URL retrai serve printed (…/?token=<token>)"
+				}
+				writeError(w, http.StatusUnauthorized, "%s", msg)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// bearer returns the token of an Authorization header of the Bearer
+// scheme.
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return token, true
+}
+
+// errorBody is the body of every error answer.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, errorBody{Error: fmt.Sprintf(format, args...)})
+}
+
+// decodeBody decodes the request's JSON object into v: unknown fields,
+// trailing data and bodies over 1 MiB are errors.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errors.New("the request body must be a JSON object")
+		}
+		return fmt.Errorf("bad JSON body: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("bad JSON body: data after the JSON object")
+	}
+	return nil
+}
+
+// runError writes the answer for an error of the manager.
+func runError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, runs.ErrNotFound):
+		writeError(w, http.StatusNotFound, "%v", err)
+	case errors.Is(err, runs.ErrBusy), errors.Is(err, runs.ErrFinal), errors.Is(err, runs.ErrNotPending),
+		errors.Is(err, runs.ErrDecisionRequired), errors.Is(err, runs.ErrNotActive):
+		writeError(w, http.StatusConflict, "%v", err)
+	case errors.Is(err, runs.ErrClosed):
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+	default:
+		writeError(w, http.StatusInternalServerError, "%v", err)
+	}
+}
+
+func (s *server) handleDashboard(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer") // the URL holds the token
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	_, _ = w.Write(dashboardHTML)
+}
+
+// createRequest is the body of POST /api/runs.
+type createRequest struct {
+	Goal          string `json:"goal"`
+	Cwd           string `json:"cwd"`
+	Model         string `json:"model"`
+	MaxIterations int    `json:"max_iterations"`
+	HITL          bool   `json:"hitl"`
+}
+
+// handleCreate is POST /api/runs: it creates the run and starts it. As with
+// `retrai run`, a run without a model — none given, none in $RETRAI_MODEL
+// or the .retrai.yml of cwd — and without cwd is the offline demo on a
+// fresh copy of the sample named by goal (default go-test).
+func (s *server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	var req createRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if req.MaxIterations < 0 {
+		writeError(w, http.StatusBadRequest, "max_iterations must not be negative")
+		return
+	}
+	f := &runFlags{goal: req.Goal, model: req.Model, cwd: req.Cwd, maxIterations: req.MaxIterations, hitl: req.HITL, set: map[string]bool{}}
+	if f.cwd == "" {
+		f.cwd = "."
+	} else {
+		f.set["cwd"] = true
+	}
+	cfg, demo, err := newRunConfig(f)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	run, err := createRun(r.Context(), s.m, cfg, demo)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if err := s.m.Start(r.Context(), run.ID); err != nil {
+		runError(w, err)
+		return
+	}
+	if demo != "" {
+		fmt.Fprintf(s.logw, "run %s: offline demo (scripted model) on the %s sample in %s\n", run.ID, demo, run.Cwd)
+	} else {
+		fmt.Fprintf(s.logw, "run %s: goal %s in %s, model %s\n", run.ID, run.Goal, run.Cwd, run.Model)
+	}
+	if cur, err := s.m.Get(r.Context(), run.ID); err == nil {
+		run = cur
+	}
+	w.Header().Set("Location", "/api/runs/"+run.ID)
+	writeJSON(w, http.StatusCreated, run)
+}
+
+// listResponse is the body of GET /api/runs.
+type listResponse struct {
+	Runs []runs.Run `json:"runs"`
+}
+
+func (s *server) handleList(w http.ResponseWriter, r *http.Request) {
+	rs, err := s.m.List(r.Context())
+	if err != nil {
+		runError(w, err)
+		return
+	}
+	if rs == nil {
+		rs = []runs.Run{}
+	}
+	writeJSON(w, http.StatusOK, listResponse{Runs: rs})
+}
+
+func (s *server) handleGet(w http.ResponseWriter, r *http.Request) {
+	run, err := s.m.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		runError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, run)
+}
+
+// resumeRequest is the body of POST /api/runs/{id}/resume.
+type resumeRequest struct {
+	Decision string `json:"decision"`
+}
+
+// handleResume is POST /api/runs/{id}/resume: it answers the human check of
+// a waiting run and lets it go on (approve) or end (abort).
+func (s *server) handleResume(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var req resumeRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if req.Decision != runs.DecisionApprove && req.Decision != runs.DecisionAbort {
+		writeError(w, http.StatusBadRequest, "decision must be %q or %q, not %q", runs.DecisionApprove, runs.DecisionAbort, req.Decision)
+		return
+	}
+	run, err := s.m.Get(r.Context(), id)
+	if err != nil {
+		runError(w, err)
+		return
+	}
+	if run.Status != runs.StatusWaiting {
+		writeError(w, http.StatusConflict, "run %s is %s, not waiting for a human check", id, run.Status)
+		return
+	}
+	if err := s.m.Resume(r.Context(), id, req.Decision); err != nil {
+		runError(w, err)
+		return
+	}
+	fmt.Fprintf(s.logw, "run %s: %s\n", id, req.Decision)
+	if cur, err := s.m.Get(r.Context(), id); err == nil {
+		run = cur
+	}
+	writeJSON(w, http.StatusAccepted, run)
+}
+
+// Messages of the events WebSocket besides the events themselves.
+const (
+	// wsKindState: the run's record, {"kind":"state","run_id":…,"run":{…}};
+	// sent once, after the events recorded before the client connected
+	// and before the live ones.
+	wsKindState = "state"
+	// wsKindLost: n events are missing here, {"kind":"lost","run_id":…,"n":…}.
+	wsKindLost = "lost"
+)
+
+type wsState struct {
+	Kind  string   `json:"kind"`
+	RunID string   `json:"run_id"`
+	Run   runs.Run `json:"run"`
+}
+
+type wsLost struct {
+	Kind  string `json:"kind"`
+	RunID string `json:"run_id"`
+	N     int    `json:"n"`
+}
+
+// handleEvents is GET /api/runs/{id}/events, a WebSocket that streams the
+// run's events as JSON (events.Event): first those this server recorded
+// before the client connected, then a "state" message with the run's
+// record, then the events as they happen. The server closes it (normal
+// closure) when the run's execution ends (run_end) — at once if it had
+// ended before — and keeps it open while the run waits for a human.
+func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	// Counted before the connection is hijacked, while http.Server.Shutdown
+	// still waits for it: wait then waits for every WebSocket.
+	s.ws.Add(1)
+	defer s.ws.Done()
+	id := r.PathValue("id")
+	// Follow the events before reading the run's state: whatever changes
+	// after the state is read arrives as an event.
+	subCtx, unsubscribe := context.WithCancel(s.base)
+	defer unsubscribe()
+	history, dropped, sub := s.log.follow(subCtx, id)
+	run, err := s.m.Get(r.Context(), id)
+	if err != nil {
+		runError(w, err)
+		return
+	}
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return // Accept wrote the answer
+	}
+	defer c.CloseNow()
+
+	// The client sends nothing; CloseRead handles its control frames and
+	// ends ctx when it goes away.
+	ctx := c.CloseRead(context.WithoutCancel(r.Context()))
+	stop := context.AfterFunc(ctx, unsubscribe)
+	defer stop()
+	send := func(v any) bool {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return wsjson.Write(wctx, c, v) == nil
+	}
+
+	if dropped > 0 && !send(wsLost{Kind: wsKindLost, RunID: id, N: dropped}) {
+		return
+	}
+	for _, ev := range history {
+		if !send(ev) {
+			return
+		}
+	}
+	if !send(wsState{Kind: wsKindState, RunID: id, Run: run}) {
+		return
+	}
+	switch run.Status {
+	case runs.StatusPending, runs.StatusRunning, runs.StatusWaiting:
+	default:
+		// The execution has ended. Its last events may still be on their
+		// way to the log if it recorded the run at all.
+		if len(history) == 0 || history[len(history)-1].Kind == events.KindRunEnd {
+			c.Close(websocket.StatusNormalClosure, "the run has ended")
+			return
+		}
+	}
+	for ev, err := range sub.Events() {
+		if lost, ok := errors.AsType[*events.LostError](err); ok {
+			if !send(wsLost{Kind: wsKindLost, RunID: id, N: lost.N}) {
+				return
+			}
+			continue
+		}
+		if !send(ev) {
+			return
+		}
+		if ev.Kind == events.KindRunEnd {
+			c.Close(websocket.StatusNormalClosure, "the run has ended")
+			return
+		}
+	}
+	if ctx.Err() == nil { // the server is shutting down
+		c.Close(websocket.StatusGoingAway, "the server is shutting down")
+	}
+}
