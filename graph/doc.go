@@ -62,5 +62,8 @@
 // the last state.
 //
 // Inside a node, [Step], [RemainingSteps], [TaskID] and [NodeName] read the
-// task's place in the run.
+// task's place in the run. They, [Interrupt] and the stream writers are for
+// the node's own execution: a context kept after the node returned stays a
+// valid context (Done, Err, Value), but what these functions read from it
+// belongs to a task the runtime reuses.
 package graph

@@ -804,9 +804,8 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 	// (reused) task: a provider's goroutine may still read the context
 	// after the node returned.
 	env := &taskEnv{}
-	t.hdr.copyTo(&env.hdr)
 	rt := &env.rt
-	rt.node, rt.step, rt.stop, rt.task, rt.scratch, rt.emit = t.name, l.step, l.stop, &env.hdr, &t.scratch, emit
+	rt.node, rt.step, rt.stop, rt.task, rt.scratch, rt.emit = t.name, l.step, l.stop, &t.hdr, &t.scratch, emit
 	rt.shared, rt.cpID, rt.resume, rt.resuming = l.shared, l.cpID, l.resume, t.resuming
 	env.ctx = taskCtx{Context: ctx, rt: rt}
 	ctx = &env.ctx

@@ -73,7 +73,6 @@ func (rt *taskRuntime) nested() *nestedInfo {
 type taskEnv struct {
 	ctx taskCtx
 	rt  taskRuntime
-	hdr taskHeader // a copy: the task itself is reused by later steps
 }
 
 // taskCtx is a task's context: the run's context plus the task's runtime,
@@ -100,11 +99,6 @@ type taskHeader struct {
 	name string
 	kind string
 	idx  int
-}
-
-// copyTo copies h's identity (and its ID, if already computed) to dst.
-func (h *taskHeader) copyTo(dst *taskHeader) {
-	dst.cp, dst.ns, dst.step, dst.name, dst.kind, dst.idx = h.cp, h.ns, h.step, h.name, h.kind, h.idx
 }
 
 // ID returns the task's ID, a hash of the checkpoint it starts from, its
