@@ -84,7 +84,7 @@ func (g *aiEvalGoal) Check(ctx context.Context, _ State, cwd string) (Result, er
 		return Result{}, err
 	}
 	name, args := harnessCommand(script, path)
-	res, err := runProcess(ctx, process{goal: GoalAIEval, dir: cwd, name: name, args: args, timeout: g.timeout})
+	res, err := runProcess(ctx, program{goal: GoalAIEval, dir: cwd, name: name, args: args, timeout: g.timeout})
 	if err != nil {
 		return Result{}, err
 	}

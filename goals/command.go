@@ -11,7 +11,7 @@ import (
 type commandGoal struct {
 	name    string
 	display string // the command as shown to people and models
-	proc    func(cwd string) process
+	proc    func(cwd string) program
 	timeout time.Duration
 	prompt  string
 }
@@ -49,8 +49,8 @@ func newMakeTestGoal(cfg Config) (Goal, error) {
 		name:    GoalMakeTest,
 		display: "make test",
 		timeout: timeout,
-		proc: func(cwd string) process {
-			return process{goal: GoalMakeTest, dir: cwd, name: "make", args: []string{"test"}, timeout: timeout}
+		proc: func(cwd string) program {
+			return program{goal: GoalMakeTest, dir: cwd, name: "make", args: []string{"test"}, timeout: timeout}
 		},
 		prompt: fmt.Sprintf(`Your goal is to make the project's test suite pass, as run by its Makefile.
 
@@ -73,7 +73,7 @@ func newShellGoal(cfg Config) (Goal, error) {
 		name:    GoalShell,
 		display: command,
 		timeout: timeout,
-		proc: func(cwd string) process {
+		proc: func(cwd string) program {
 			return shellProcess(GoalShell, cwd, command, timeout)
 		},
 		prompt: fmt.Sprintf(`Your goal is to make this command succeed:

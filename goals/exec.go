@@ -2,20 +2,16 @@ package goals
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"time"
+
+	"github.com/agentgraph/agentgraph/internal/process"
 )
 
-// waitDelay is how long a finished command's output pipes stay open for
-// background processes that inherited them.
-const waitDelay = 2 * time.Second
-
-// process describes one program run.
-type process struct {
+// program describes one program run.
+type program struct {
 	goal    string // for errors
 	dir     string
 	name    string // program, looked up on PATH
@@ -37,7 +33,7 @@ type processResult struct {
 // exit is a normal result, and so is being killed at p.timeout. It returns
 // a *ToolNotFoundError if the program is missing and an error wrapping
 // ctx.Err() if ctx is done.
-func runProcess(ctx context.Context, p process) (processResult, error) {
+func runProcess(ctx context.Context, p program) (processResult, error) {
 	if err := ctx.Err(); err != nil {
 		return processResult{}, fmt.Errorf("goals: %s: %w", p.goal, err)
 	}
@@ -45,56 +41,29 @@ func runProcess(ctx context.Context, p process) (processResult, error) {
 	if err != nil {
 		return processResult{}, &ToolNotFoundError{Goal: p.goal, Tool: p.name, Err: err}
 	}
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
-	if p.timeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, p.timeout)
-	}
-	defer cancel()
 	out := newCapBuffer(4 * MaxOutputChars)
-	cmd := exec.CommandContext(runCtx, path, p.args...)
-	cmd.Dir = p.dir
-	cmd.Env = os.Environ()
-	cmd.Stdout = out
+	c := process.Command{Name: path, Args: p.args, Dir: p.dir, Timeout: p.timeout, Stdout: out, Stderr: out}
 	if p.stdout != nil {
-		cmd.Stdout = p.stdout
+		c.Stdout = p.stdout
 	}
-	cmd.Stderr = out
-	cmd.WaitDelay = waitDelay
-	setProcessGroup(cmd)
-
-	err = cmd.Run()
+	r, err := process.Run(ctx, c)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return processResult{}, fmt.Errorf("goals: %s: %w", p.goal, ctxErr)
 	}
-	res := processResult{
-		timedOut: errors.Is(runCtx.Err(), context.DeadlineExceeded),
-		output:   out.String(MaxOutputChars),
+	if err != nil {
+		return processResult{}, fmt.Errorf("goals: %s: %w", p.goal, err)
 	}
-	if cmd.ProcessState != nil {
-		res.exitCode = cmd.ProcessState.ExitCode()
-	}
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil, errors.Is(err, exec.ErrWaitDelay):
-		return res, nil
-	case errors.As(err, &exitErr):
-		res.exitCode = exitErr.ExitCode()
-		return res, nil
-	case res.timedOut && cmd.ProcessState != nil:
-		return res, nil
-	default:
-		return processResult{}, fmt.Errorf("goals: %s: run %s: %w", p.goal, p.name, err)
-	}
+	return processResult{exitCode: r.ExitCode, timedOut: r.TimedOut, output: out.String(MaxOutputChars)}, nil
 }
 
 // shellProcess returns the process running command with bash -c, or sh -c
 // where bash is missing.
-func shellProcess(goal, dir, command string, timeout time.Duration) process {
+func shellProcess(goal, dir, command string, timeout time.Duration) program {
 	shell := "bash"
 	if _, err := exec.LookPath(shell); err != nil {
 		shell = "sh"
 	}
-	return process{goal: goal, dir: dir, name: shell, args: []string{"-c", command}, timeout: timeout}
+	return program{goal: goal, dir: dir, name: shell, args: []string{"-c", command}, timeout: timeout}
 }
 
 // exitReason describes how a command ended.

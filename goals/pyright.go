@@ -77,7 +77,7 @@ Fix the types and the code: do not silence errors with "# type: ignore" or "# py
 func (g *pyrightGoal) Check(ctx context.Context, _ State, cwd string) (Result, error) {
 	start := time.Now()
 	stdout := &limitedBuffer{max: maxPyrightJSON}
-	p := process{goal: GoalPyright, dir: cwd, name: "pyright", args: []string{"--outputjson"}, timeout: g.timeout, stdout: stdout}
+	p := program{goal: GoalPyright, dir: cwd, name: "pyright", args: []string{"--outputjson"}, timeout: g.timeout, stdout: stdout}
 	res, err := runProcess(ctx, p)
 	if err != nil {
 		return Result{}, err
