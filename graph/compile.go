@@ -31,7 +31,8 @@ func (e *CompileError) Error() string {
 type field struct {
 	name string
 	off  uintptr
-	typ  reflect.Type // the field's type (not a pointer)
+	typ  reflect.Type   // the field's type (not a pointer)
+	tab  unsafe.Pointer // the interface table of (*typ, state.Channel)
 }
 
 type schema struct {
@@ -59,15 +60,29 @@ func newSchema[S any]() (*schema, []string) {
 			continue
 		}
 		sc.index[f.Name] = len(sc.fields)
-		sc.fields = append(sc.fields, field{name: f.Name, off: f.Offset, typ: f.Type})
+		proto := reflect.New(f.Type).Interface().(state.Channel)
+		sc.fields = append(sc.fields, field{name: f.Name, off: f.Offset, typ: f.Type, tab: (*iface)(unsafe.Pointer(&proto)).tab})
 	}
 	return sc, problems
 }
 
-// ch returns field i of *s as a Channel.
+// iface is the layout of a non-empty interface value: its table (type and
+// methods) and its data pointer.
+type iface struct {
+	tab  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+// ch returns field i of *s as a Channel. Every field's pointer type has one
+// interface table, found once by newSchema, so the Channel is built from
+// that table and the field's address: what reflect.NewAt(...).Interface()
+// would return, without reflection on every write of every step.
 func (sc *schema) ch(s unsafe.Pointer, i int) state.Channel {
 	f := &sc.fields[i]
-	return reflect.NewAt(f.typ, unsafe.Add(s, f.off)).Interface().(state.Channel)
+	var c state.Channel
+	w := (*iface)(unsafe.Pointer(&c))
+	w.tab, w.data = f.tab, unsafe.Add(s, f.off)
+	return c
 }
 
 // Graph is a compiled, immutable graph, safe for concurrent runs.

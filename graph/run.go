@@ -14,8 +14,6 @@ import (
 	"time"
 	"unsafe"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/agentgraph/agentgraph/checkpoint"
 )
 
@@ -53,7 +51,8 @@ type task[S any] struct {
 	err      error
 	attempts int
 	one      [1]stateChannel
-	local    S // the input with the task's own writes, for its branches
+	local    S        // the input with the task's own writes, for its branches
+	env      *taskEnv // the context of this execution, never reused
 }
 
 func (t *task[S]) interrupted() bool { return t.scratch.paused }
@@ -116,6 +115,7 @@ type loop[S any] struct {
 	accum      S // every write of the run's nodes, in order (for subgraphs)
 
 	wchan []string
+	envs  []taskEnv // fresh task contexts (see newEnv)
 
 	exitMu      sync.Mutex
 	exitWrites  []checkpoint.Write
@@ -153,7 +153,7 @@ func (g *Graph[S]) release(l *loop[S]) {
 	clear(l.todo[:cap(l.todo)])
 	*l = loop[S]{
 		versions: l.versions, saved: l.saved, pool: l.pool,
-		tasks: l.tasks[:0], wbuf: l.wbuf[:0], todo: l.todo[:0], wchan: l.wchan[:0],
+		tasks: l.tasks[:0], wbuf: l.wbuf[:0], todo: l.todo[:0], wchan: l.wchan[:0], envs: l.envs,
 		spare: buf(l.spare), fr: buf(l.fr),
 	}
 	g.loops.Put(l)
@@ -598,6 +598,20 @@ func (l *loop[S]) newTask(name string, n *node[S], push bool, idx int) *task[S] 
 	return t
 }
 
+// envSlab is how many task contexts are allocated at once.
+const envSlab = 32
+
+// newEnv hands out a fresh task context. They are allocated envSlab at a
+// time and never handed out twice: a context may outlive its node.
+func (l *loop[S]) newEnv() *taskEnv {
+	if len(l.envs) == 0 {
+		l.envs = make([]taskEnv, envSlab)
+	}
+	e := &l.envs[0]
+	l.envs = l.envs[1:]
+	return e
+}
+
 func (l *loop[S]) initTask(t *task[S], kind string) {
 	t.hdr.cp, t.hdr.ns, t.hdr.step, t.hdr.name, t.hdr.kind, t.hdr.idx = l.cpID, l.ns, l.step, t.name, kind, t.idx
 	t.scratch.resume = l.resume
@@ -627,6 +641,9 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		todo = append(todo, t)
 	}
 	l.todo = todo
+	for _, t := range todo {
+		t.env = l.newEnv()
+	}
 	if l.modes&ModeTasks != 0 {
 		for _, t := range todo {
 			if t.name == Start {
@@ -647,53 +664,73 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		l.finished(t, l.sinkFor())
 		return nil
 	}
-	events := make(chan Event, 16)
-	emit := func(ev Event) {
-		if l.modes&ev.Mode != 0 && l.sink != nil {
-			events <- ev
+	return l.runConcurrent(ctx, todo)
+}
+
+// runConcurrent runs several tasks at once. They are claimed by index by a
+// few workers (one of them the calling goroutine, unless it relays stream
+// events); if some are still waiting after spawnDelay (their siblings
+// block, on I/O or on each other), every waiting task gets a goroutine of
+// its own. Trivial steps so run without a goroutine per task, and every
+// task of a blocking step still runs concurrently with the others.
+func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	streaming := l.modes != 0 // the calling goroutine relays events
+	emit := l.emitFn
+	var events chan Event
+	if streaming {
+		events = make(chan Event, 16)
+		emit = func(ev Event) {
+			if l.modes&ev.Mode != 0 {
+				events <- ev
+			}
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	done := make(chan struct{})
-	var firstErr *task[S]
-	// Tasks are claimed by index by a few workers; if some are still
-	// waiting after spawnDelay (their siblings block, on I/O or on each
-	// other), every waiting task gets a goroutine of its own. Trivial
-	// steps so run without a goroutine per task, and every task of a
-	// blocking step still runs concurrently with the others.
-	var next atomic.Int64
 	n := int64(len(todo))
 	limit := n
 	if l.cfg.maxConc > 0 && int64(l.cfg.maxConc) < limit {
 		limit = int64(l.cfg.maxConc)
 	}
-	var workers atomic.Int64
-	allClaimed := make(chan struct{})
-	worker := func() error {
+	procs := int64(runtime.GOMAXPROCS(0))
+	var (
+		next    atomic.Int64
+		workers atomic.Int64
+		wg      sync.WaitGroup
+		timer   *time.Timer
+	)
+	// claimedAll stops the supervisor's timer once no task waits; the
+	// timer holds a place in wg until it has fired or been stopped.
+	claimedAll := func() {
+		if timer != nil && timer.Stop() {
+			wg.Done()
+		}
+	}
+	worker := func() {
 		for {
 			i := next.Add(1) - 1
 			if i >= n {
-				return nil
+				return
 			}
 			if i == n-1 {
-				close(allClaimed)
+				claimedAll()
 			}
 			t := todo[i]
-			if err := gctx.Err(); err != nil {
+			if err := sctx.Err(); err != nil {
 				t.err = err
-				return err
+				return
 			}
-			l.execute(gctx, t, emit)
-			if t.err != nil {
-				return t.err
-			}
-			if t.done && l.saver != nil {
+			l.execute(sctx, t, emit)
+			if t.err == nil && t.done && l.saver != nil {
 				// Saved even if a sibling fails meanwhile: that is what
 				// spares this task a re-run.
-				if err := l.putWrites(context.WithoutCancel(gctx), t.hdr.ID(), t); err != nil {
+				if err := l.putWrites(context.WithoutCancel(sctx), t.hdr.ID(), t); err != nil {
 					t.err = err
-					return err
 				}
+			}
+			if t.err != nil {
+				cancel()
+				return
 			}
 			l.finished(t, emit)
 		}
@@ -701,49 +738,54 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 	spawn := func(k int64) {
 		for range k {
 			workers.Add(1)
-			g.Go(worker)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				worker()
+			}()
 		}
 	}
-	spawn(min(limit, int64(runtime.GOMAXPROCS(0))))
-	if int64(runtime.GOMAXPROCS(0)) < limit {
-		// The supervisor is a member of the group, so that it can still
-		// add workers: the group cannot finish before it does.
-		g.Go(func() error {
-			timer := time.NewTimer(spawnDelay)
-			defer timer.Stop()
-			select {
-			case <-timer.C:
-				if waiting := n - next.Load(); waiting > 0 {
-					spawn(min(waiting, limit-workers.Load()))
-				}
-			case <-allClaimed:
-			case <-gctx.Done():
+	if procs < limit {
+		wg.Add(1)
+		timer = time.AfterFunc(spawnDelay, func() {
+			defer wg.Done()
+			if waiting := n - next.Load(); waiting > 0 && sctx.Err() == nil {
+				spawn(min(waiting, limit-workers.Load()))
 			}
-			return nil
 		})
 	}
-	go func() {
-		_ = g.Wait()
-		close(done)
-	}()
-	for {
-		select {
-		case ev := <-events:
-			l.sink(ev)
-			continue
-		case <-done:
+	if streaming {
+		spawn(min(limit, procs))
+		done := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(done)
+		}()
+	relay:
+		for {
+			select {
+			case ev := <-events:
+				l.sink(ev)
+			case <-done:
+				break relay
+			}
 		}
-		break
-	}
-	for {
-		select {
-		case ev := <-events:
-			l.sink(ev)
-			continue
-		default:
+		for {
+			select {
+			case ev := <-events:
+				l.sink(ev)
+				continue
+			default:
+			}
+			break
 		}
-		break
+	} else {
+		workers.Add(1) // the calling goroutine
+		spawn(min(limit, procs) - 1)
+		worker()
+		wg.Wait()
 	}
+	var firstErr *task[S]
 	for _, t := range todo {
 		if t.err != nil && (firstErr == nil || isCancel(firstErr.err) && !isCancel(t.err)) {
 			firstErr = t
@@ -800,10 +842,10 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 			}()
 		}
 	}
-	// The context and runtime are allocated per execution, not kept in the
+	// The context and runtime belong to this execution, not to the
 	// (reused) task: a provider's goroutine may still read the context
 	// after the node returned.
-	env := &taskEnv{}
+	env := t.env
 	rt := &env.rt
 	rt.node, rt.step, rt.stop, rt.task, rt.scratch, rt.emit = t.name, l.step, l.stop, &t.hdr, &t.scratch, emit
 	rt.shared, rt.cpID, rt.resume, rt.resuming = l.shared, l.cpID, l.resume, t.resuming
