@@ -20,17 +20,70 @@ type Memory struct {
 	threads map[string]map[string]*memNS // thread → namespace
 }
 
-// memNS holds one namespace of one thread.
+// memNS holds one namespace of one thread. Checkpoints and each channel's
+// values are kept in slices sorted by ID and version: both almost always
+// arrive in increasing order, so a Put appends instead of growing a map.
 type memNS struct {
-	cps    map[string]*Checkpoint
-	latest *Checkpoint
-	blobs  map[blobKey][]byte
+	cps    []*Checkpoint // sorted by ID
+	blobs  map[string]*memBlobs
 	writes map[string]map[writeKey]Write // checkpoint ID → writes
 }
 
-type blobKey struct {
-	channel string
-	version int64
+// memBlobs holds one channel's values, sorted by version.
+type memBlobs struct {
+	versions []int64
+	values   [][]byte
+}
+
+func (b *memBlobs) get(v int64) ([]byte, bool) {
+	i, ok := slices.BinarySearch(b.versions, v)
+	if !ok {
+		return nil, false
+	}
+	return b.values[i], true
+}
+
+// put stores value under v unless v is already there.
+func (b *memBlobs) put(v int64, value []byte) {
+	if n := len(b.versions); n == 0 || b.versions[n-1] < v {
+		b.versions = append(b.versions, v)
+		b.values = append(b.values, value)
+		return
+	}
+	i, ok := slices.BinarySearch(b.versions, v)
+	if ok {
+		return
+	}
+	b.versions = slices.Insert(b.versions, i, v)
+	b.values = slices.Insert(b.values, i, value)
+}
+
+func (n *memNS) get(id string) *Checkpoint {
+	if id == "" {
+		if len(n.cps) == 0 {
+			return nil
+		}
+		return n.cps[len(n.cps)-1]
+	}
+	i, ok := slices.BinarySearchFunc(n.cps, id, func(cp *Checkpoint, id string) int { return strings.Compare(cp.ID, id) })
+	if !ok {
+		return nil
+	}
+	return n.cps[i]
+}
+
+// put stores cp, replacing a checkpoint with the same ID.
+func (n *memNS) put(cp *Checkpoint) {
+	if k := len(n.cps); k == 0 || n.cps[k-1].ID < cp.ID {
+		n.cps = append(n.cps, cp)
+		return
+	}
+	i, ok := slices.BinarySearchFunc(n.cps, cp.ID, func(c *Checkpoint, id string) int { return strings.Compare(c.ID, id) })
+	if ok {
+		n.cps[i] = cp
+		return
+	}
+	n.cps = slices.Insert(n.cps, i, cp)
 }
 
 type writeKey struct {
@@ -54,7 +107,7 @@ func (m *Memory) ns(thread, ns string, create bool) *memNS {
 	}
 	n := nss[ns]
 	if n == nil && create {
-		n = &memNS{cps: make(map[string]*Checkpoint), blobs: make(map[blobKey][]byte), writes: make(map[string]map[writeKey]Write)}
+		n = &memNS{blobs: make(map[string]*memBlobs), writes: make(map[string]map[writeKey]Write)}
 		nss[ns] = n
 	}
 	return n
@@ -70,11 +123,7 @@ func (m *Memory) Get(ctx context.Context, ref Ref) (*Tuple, error) {
 	var cp *Checkpoint
 	n := m.ns(ref.ThreadID, ref.Namespace, false)
 	if n != nil {
-		if ref.ID != "" {
-			cp = n.cps[ref.ID]
-		} else {
-			cp = n.latest
-		}
+		cp = n.get(ref.ID)
 	}
 	if cp == nil {
 		return nil, fmt.Errorf("checkpoint: thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, ErrNotFound)
@@ -90,8 +139,10 @@ func (n *memNS) tuple(cp *Checkpoint) *Tuple {
 	t.Metadata.Extra = maps.Clone(cp.Metadata.Extra)
 	t.Values = make(map[string][]byte, len(cp.Versions))
 	for ch, v := range cp.Versions {
-		if b, ok := n.blobs[blobKey{ch, v}]; ok {
-			t.Values[ch] = slices.Clone(b)
+		if bs := n.blobs[ch]; bs != nil {
+			if b, ok := bs.get(v); ok {
+				t.Values[ch] = slices.Clone(b)
+			}
 		}
 	}
 	for _, w := range n.writes[cp.ID] {
@@ -120,16 +171,15 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
 	defer m.mu.Unlock()
 	n := m.ns(cp.ThreadID, cp.Namespace, true)
 	for ch, b := range cp.Values {
-		k := blobKey{ch, cp.Versions[ch]}
-		if _, ok := n.blobs[k]; !ok {
-			n.blobs[k] = b
+		bs := n.blobs[ch]
+		if bs == nil {
+			bs = &memBlobs{}
+			n.blobs[ch] = bs
 		}
+		bs.put(cp.Versions[ch], b)
 	}
 	cp.Values = nil // Put owns cp (see Saver.Put): its values now live in blobs
-	n.cps[cp.ID] = cp
-	if n.latest == nil || cp.ID >= n.latest.ID {
-		n.latest = cp
-	}
+	n.put(cp)
 	return nil
 }
 
@@ -176,8 +226,8 @@ func (m *Memory) List(ctx context.Context, threadID string, opts ListOptions) it
 				if opts.Namespace != nil && *opts.Namespace != ns {
 					continue
 				}
-				for id, cp := range n.cps {
-					if opts.Before != "" && id >= opts.Before {
+				for _, cp := range n.cps {
+					if opts.Before != "" && cp.ID >= opts.Before {
 						continue
 					}
 					if !cp.Metadata.Matches(opts.Filter) {

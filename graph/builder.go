@@ -34,7 +34,11 @@ type node[S any] struct {
 	dests    []string
 	edges    []string
 	branches []*branch[S]
+	joinOf   []joinRef // the joins this node is a source of (set by Compile)
 }
+
+// joinRef is a node's place among the sources of a join.
+type joinRef struct{ join, pos int }
 
 type branch[S any] struct {
 	fn      BranchFunc[S]

@@ -92,7 +92,7 @@ type Graph[S any] struct {
 	startEdges      []string
 	startBr         []*branch[S]
 	joins           []*join
-	joinsBySource   map[string][]int
+	hasDeferred     bool
 	sc              *schema
 	saver           checkpoint.Saver
 	cache           Cache
@@ -216,21 +216,30 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 
 	g := &Graph[S]{
-		nodes:         b.nodes,
-		names:         slices.Sorted(slices.Values(b.order)),
-		startEdges:    b.startEdges,
-		startBr:       b.startBr,
-		joins:         b.joins,
-		joinsBySource: make(map[string][]int),
-		sc:            sc,
-		saver:         cfg.saver,
-		cache:         cfg.cache,
-		name:          cfg.name,
-		hooks:         cfg.hooks,
+		nodes:      b.nodes,
+		names:      slices.Sorted(slices.Values(b.order)),
+		startEdges: b.startEdges,
+		startBr:    b.startBr,
+		joins:      b.joins,
+		sc:         sc,
+		saver:      cfg.saver,
+		cache:      cfg.cache,
+		name:       cfg.name,
+		hooks:      cfg.hooks,
+	}
+	// The graph gets its own copy of the nodes: building on after Compile
+	// does not change a compiled graph.
+	g.nodes = make(map[string]*node[S], len(b.nodes))
+	for name, n := range b.nodes {
+		c := *n
+		c.joinOf = nil
+		g.nodes[name] = &c
+		g.hasDeferred = g.hasDeferred || n.deferred
 	}
 	for i, j := range b.joins {
-		for _, s := range j.sources {
-			g.joinsBySource[s] = append(g.joinsBySource[s], i)
+		for pos, s := range j.sources {
+			n := g.nodes[s]
+			n.joinOf = append(n.joinOf, joinRef{join: i, pos: pos})
 		}
 	}
 	g.interruptBefore = expandInterrupts(cfg.interruptBefore, g.names)

@@ -74,16 +74,16 @@ func (g *Graph[S]) writesAny(s *S) bool {
 }
 
 // materialize turns the writes carried by *arg into values (a Send's input).
-func (g *Graph[S]) materialize(arg *S) S {
-	var out S
-	p, q := unsafe.Pointer(&out), unsafe.Pointer(arg)
+func (g *Graph[S]) materialize(arg *S, out *S, one *[1]stateChannel) {
+	p, q := unsafe.Pointer(out), unsafe.Pointer(arg)
 	for fi := range g.sc.fields {
 		c := g.sc.ch(q, fi)
 		if c.Written() {
-			_ = g.sc.ch(p, fi).MergeWrites([]stateChannel{c})
+			one[0] = c
+			_ = g.sc.ch(p, fi).MergeWrites(one[:])
+			one[0] = nil
 		}
 	}
-	return out
 }
 
 type sendJSON struct {
@@ -172,7 +172,13 @@ func (g *Graph[S]) encodeFrontier(f *frontier[S], accum *S) ([]byte, error) {
 		if fj.Joins == nil {
 			fj.Joins = make(map[string][]string)
 		}
-		fj.Joins[g.joins[ji].key] = seen
+		var names []string
+		for i, src := range g.joins[ji].sources {
+			if seen.has(i) {
+				names = append(names, src)
+			}
+		}
+		fj.Joins[g.joins[ji].key] = names
 	}
 	return json.Marshal(fj)
 }
@@ -235,13 +241,18 @@ func (g *Graph[S]) decodeFrontier(b []byte, accum *S) (frontier[S], error) {
 	if f.sends, err = g.decodeSends(fj.Sends); err != nil {
 		return f, err
 	}
-	for key, seen := range fj.Joins {
+	for key, names := range fj.Joins {
 		for ji, j := range g.joins {
-			if j.key == key {
-				if f.joins == nil {
-					f.joins = make(map[int][]string)
+			if j.key != key {
+				continue
+			}
+			if f.joins == nil {
+				f.joins = make(map[int]seenSources)
+			}
+			for _, n := range names {
+				if i := slices.Index(j.sources, n); i >= 0 {
+					f.joins[ji] = f.joins[ji].with(i)
 				}
-				f.joins[ji] = seen
 			}
 		}
 	}

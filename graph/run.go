@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -62,13 +63,36 @@ type frontier[S any] struct {
 	input    *S
 	nodes    []string
 	sends    []Send[S]
-	joins    map[int][]string
+	joins    map[int]seenSources
 	deferred []string
 	last     []string // the nodes of the step that made this frontier
 	// joined lists join targets whose join fired and that have not run
 	// yet: like LangGraph's barrier channel, a fired join keeps its target
 	// triggered until it runs (an UpdateState in between keeps it).
 	joined []string
+}
+
+// seenSources is the set of a join's sources that ran since the join last
+// fired, by position in the join's source list.
+type seenSources []uint64
+
+// with returns s with source i added.
+func (s seenSources) with(i int) seenSources {
+	for len(s) <= i/64 {
+		s = append(s, 0)
+	}
+	s[i/64] |= 1 << (i % 64)
+	return s
+}
+
+func (s seenSources) has(i int) bool { return i/64 < len(s) && s[i/64]&(1<<(i%64)) != 0 }
+
+func (s seenSources) count() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
 }
 
 func (f *frontier[S]) empty() bool {
@@ -114,8 +138,7 @@ type loop[S any] struct {
 	accumulate bool
 	accum      S // every write of the run's nodes, in order (for subgraphs)
 
-	wchan []string
-	envs  []taskEnv // fresh task contexts (see newEnv)
+	envs []taskEnv // fresh task contexts (see newEnv)
 
 	exitMu      sync.Mutex
 	exitWrites  []checkpoint.Write
@@ -153,7 +176,7 @@ func (g *Graph[S]) release(l *loop[S]) {
 	clear(l.todo[:cap(l.todo)])
 	*l = loop[S]{
 		versions: l.versions, saved: l.saved, pool: l.pool,
-		tasks: l.tasks[:0], wbuf: l.wbuf[:0], todo: l.todo[:0], wchan: l.wchan[:0], envs: l.envs,
+		tasks: l.tasks[:0], wbuf: l.wbuf[:0], todo: l.todo[:0], envs: l.envs,
 		spare: buf(l.spare), fr: buf(l.fr),
 	}
 	g.loops.Put(l)
@@ -370,7 +393,7 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 	l.restored = nil
 	var zero S
 	l.accum = zero
-	l.fr = frontier[S]{input: input, joins: l.fr.joins}
+	l.fr = frontier[S]{input: input, joins: l.fr.joins, nodes: l.fr.nodes[:0], sends: l.fr.sends[:0], last: l.fr.last[:0]}
 	if l.saver != nil {
 		if err := l.save(ctx, "input"); err != nil {
 			return err
@@ -573,7 +596,7 @@ func (l *loop[S]) prepare() []*task[S] {
 	for i := range l.fr.sends {
 		s := &l.fr.sends[i]
 		t := l.newTask(s.Node, l.g.nodes[s.Node], true, i)
-		t.input = l.g.materialize(&s.Arg)
+		l.g.materialize(&s.Arg, &t.input, &t.one)
 		l.initTask(t, "push")
 		l.tasks = append(l.tasks, t)
 	}
@@ -1054,7 +1077,11 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], cmd Command[S]) error
 				if err := l.validateRoute(Command[S]{Sends: r.Sends}); err != nil {
 					return err
 				}
-				sends = append(sends, r.Sends...)
+				if len(sends) == 0 {
+					sends = r.Sends // the route is the runtime's once returned
+				} else {
+					sends = append(sends, r.Sends...)
+				}
 			}
 		}
 	}
@@ -1175,13 +1202,10 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 	}
 	base := unsafe.Pointer(dst)
 	for fi := range sc.fields {
-		l.wchan = l.wchan[:0]
 		ws := l.wbuf[:0]
 		for _, t := range tasks {
-			c := sc.ch(unsafe.Pointer(&t.out), fi)
-			if c.Written() {
+			if c := sc.ch(unsafe.Pointer(&t.out), fi); c.Written() {
 				ws = append(ws, c)
-				l.wchan = append(l.wchan, t.name)
 			}
 		}
 		l.wbuf = ws
@@ -1191,7 +1215,13 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 		err := sc.ch(base, fi).MergeWrites(ws)
 		clear(ws)
 		if err != nil {
-			return false, &InvalidUpdateError{Field: sc.fields[fi].name, Writers: slices.Clone(l.wchan), Err: err}
+			var writers []string
+			for _, t := range tasks {
+				if sc.ch(unsafe.Pointer(&t.out), fi).Written() {
+					writers = append(writers, t.name)
+				}
+			}
+			return false, &InvalidUpdateError{Field: sc.fields[fi].name, Writers: writers, Err: err}
 		}
 		if bump {
 			l.versions[fi] = newVer
@@ -1228,6 +1258,11 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 		}
 	}
 	nf := l.spare
+	if cap(l.fr.sends) > cap(nf.sends) {
+		// The current frontier's sends were copied into its tasks' inputs:
+		// its larger buffer can hold the next step's.
+		nf.sends, l.fr.sends = l.fr.sends, nf.sends
+	}
 	nodes := nf.nodes[:0]
 	sends := nf.sends[:0]
 	clear(nf.sends[:cap(nf.sends)])
@@ -1237,13 +1272,14 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 		last = append(last, t.name)
 		nodes = append(nodes, t.route.Nodes...)
 		sends = append(sends, t.route.Sends...)
-		for _, ji := range l.g.joinsBySource[t.name] {
+		if t.node == nil {
+			continue
+		}
+		for _, r := range t.node.joinOf {
 			if joins == nil {
-				joins = make(map[int][]string)
+				joins = make(map[int]seenSources)
 			}
-			if !slices.Contains(joins[ji], t.name) {
-				joins[ji] = append(joins[ji], t.name)
-			}
+			joins[r.join] = joins[r.join].with(r.pos)
 		}
 	}
 	var joined []string
@@ -1258,7 +1294,7 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 		}
 	}
 	for ji, seen := range joins {
-		if len(seen) == len(l.g.joins[ji].sources) {
+		if seen.count() == len(l.g.joins[ji].sources) {
 			target := l.g.joins[ji].target
 			nodes = append(nodes, target)
 			if !l.g.nodes[target].deferred && !slices.Contains(joined, target) {
@@ -1266,6 +1302,11 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 			}
 			delete(joins, ji)
 		}
+	}
+	if !l.g.hasDeferred {
+		l.spare = l.fr
+		l.fr = frontier[S]{nodes: sortedUnique(nodes), sends: sends, joins: joins, deferred: l.fr.deferred, last: last, joined: joined}
+		return changed, nil
 	}
 	deferred := l.fr.deferred
 	pull := nodes[:0]

@@ -58,9 +58,10 @@ func (f *Append[T]) HasValue() bool { return true }
 
 // MergeWrites concatenates the writes' items to the list.
 func (f *Append[T]) MergeWrites(writes []Channel) error {
-	ws := make([]*ops[[]T, T], len(writes))
-	for i, c := range writes {
-		ws[i] = c.(*Append[T]).w
+	var buf [8]*ops[[]T, T] // most steps merge few writes: no allocation
+	ws := buf[:0]
+	for _, c := range writes {
+		ws = append(ws, c.(*Append[T]).w)
 	}
 	base := f.v
 	if ow, err := pickOverwrite(ws); err != nil {

@@ -78,9 +78,10 @@ func (f *Map[K, V]) HasValue() bool { return true }
 
 // MergeWrites applies every write's puts and deletes to a copy of the map.
 func (f *Map[K, V]) MergeWrites(writes []Channel) error {
-	ws := make([]*ops[map[K]V, mapOp[K, V]], len(writes))
-	for i, c := range writes {
-		ws[i] = c.(*Map[K, V]).w
+	var buf [8]*ops[map[K]V, mapOp[K, V]] // most steps merge few writes: no allocation
+	ws := buf[:0]
+	for _, c := range writes {
+		ws = append(ws, c.(*Map[K, V]).w)
 	}
 	base := f.v
 	if ow, err := pickOverwrite(ws); err != nil {

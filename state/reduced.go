@@ -47,9 +47,10 @@ func (f *Reduced[T, R]) HasValue() bool { return true }
 
 // MergeWrites reduces every write's updates into the value.
 func (f *Reduced[T, R]) MergeWrites(writes []Channel) error {
-	ws := make([]*ops[T, T], len(writes))
-	for i, c := range writes {
-		ws[i] = c.(*Reduced[T, R]).w
+	var buf [8]*ops[T, T] // most steps merge few writes: no allocation
+	ws := buf[:0]
+	for _, c := range writes {
+		ws = append(ws, c.(*Reduced[T, R]).w)
 	}
 	v := f.v
 	if ow, err := pickOverwrite(ws); err != nil {

@@ -411,3 +411,51 @@ func TestOverwriteWithNilSurvivesTheWriteRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, cur.Get())
 }
+
+// valueJSON is what Value[T] encodes for v, next to encoding/json's answer.
+func valueJSON[T any](t *testing.T, v T) (got, want string) {
+	t.Helper()
+	var f state.Value[T]
+	require.NoError(t, f.UnmarshalJSON(mustMarshal(t, v)))
+	g, err := f.MarshalJSON()
+	require.NoError(t, err)
+	return string(g), string(mustMarshal(t, f.Get()))
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+func TestValueMarshalJSONMatchesEncodingJSON(t *testing.T) {
+	check := func(name, got, want string) {
+		t.Run(name, func(t *testing.T) { require.Equal(t, want, got) })
+	}
+	for _, v := range []int{0, 1, -1, 1 << 62, -1 << 63} {
+		got, want := valueJSON(t, v)
+		check("int "+want, got, want)
+	}
+	got, want := valueJSON(t, uint64(1<<64-1))
+	check("uint64 max", got, want)
+	got, want = valueJSON(t, int32(-7))
+	check("int32", got, want)
+	got, want = valueJSON(t, true)
+	check("bool", got, want)
+	for _, s := range []string{"", "plain words", "quote \" in", `back\slash`, "<html>&amp;", "tab\there", "é ü", "\u2028", "\x7f"} {
+		got, want := valueJSON(t, s)
+		check("string "+want, got, want)
+	}
+	got, want = valueJSON(t, 1.5e300)
+	check("float (encoding/json)", got, want)
+}
+
+func FuzzValueStringJSON(f *testing.F) {
+	f.Add("hello")
+	f.Add("<\"\\\x00é")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := valueJSON(t, s)
+		require.Equal(t, want, got)
+	})
+}

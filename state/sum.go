@@ -47,9 +47,10 @@ func (f *Sum[N]) HasValue() bool { return true }
 
 // MergeWrites adds every write's deltas.
 func (f *Sum[N]) MergeWrites(writes []Channel) error {
-	ws := make([]*ops[N, N], len(writes))
-	for i, c := range writes {
-		ws[i] = c.(*Sum[N]).w
+	var buf [8]*ops[N, N] // most steps merge few writes: no allocation
+	ws := buf[:0]
+	for _, c := range writes {
+		ws = append(ws, c.(*Sum[N]).w)
 	}
 	v := f.v
 	if ow, err := pickOverwrite(ws); err != nil {

@@ -1,6 +1,9 @@
 package state
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // Value is a last-value field: a write replaces the value, and two writes to
 // it in one step (from parallel nodes) are an error naming the field and the
@@ -87,7 +90,42 @@ func (f Value[T]) MarshalJSON() ([]byte, error) {
 	if !f.ok {
 		return []byte("null"), nil
 	}
+	if b, ok := appendScalar(nil, any(f.v)); ok {
+		return b, nil
+	}
 	return json.Marshal(f.v)
+}
+
+// appendScalar appends the JSON encoding of integers, booleans and plain
+// ASCII strings, exactly as encoding/json writes them, without reflection:
+// a checkpoint encodes every changed field every step. It reports false
+// for any other value.
+func appendScalar(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int64:
+		return strconv.AppendInt(b, x, 10), true
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case uint:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uint64:
+		return strconv.AppendUint(b, x, 10), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case string:
+		for i := 0; i < len(x); i++ {
+			// encoding/json escapes these (HTML-safe by default).
+			if c := x[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return b, false
+			}
+		}
+		b = append(b, '"')
+		b = append(b, x...)
+		return append(b, '"'), true
+	}
+	return b, false
 }
 
 // UnmarshalJSON decodes a value; null means no value.

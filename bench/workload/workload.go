@@ -188,6 +188,9 @@ func W5(saver checkpoint.Saver) (*graph.Graph[Counter], error) {
 
 var thread atomic.Int64
 
+// LastThread returns the thread of the latest RunW5.
+func LastThread() string { return "w5-" + strconv.FormatInt(thread.Load(), 10) }
+
 // RunW5 invokes W5 once on a fresh thread and validates the result.
 func RunW5(ctx context.Context, g *graph.Graph[Counter]) error {
 	id := "w5-" + strconv.FormatInt(thread.Add(1), 10)
@@ -205,6 +208,14 @@ func RunW5(ctx context.Context, g *graph.Graph[Counter]) error {
 type CountingSaver struct {
 	checkpoint.Saver
 	Puts atomic.Int64
+}
+
+// DeleteThread deletes a thread when the saver can.
+func (c *CountingSaver) DeleteThread(ctx context.Context, id string) error {
+	if d, ok := c.Saver.(checkpoint.ThreadDeleter); ok {
+		return d.DeleteThread(ctx, id)
+	}
+	return fmt.Errorf("workload: %T cannot delete threads", c.Saver)
 }
 
 // Put counts and delegates.
