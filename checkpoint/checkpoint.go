@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -132,11 +135,11 @@ func mustJSON(v any) []byte {
 
 // Checkpoint is the state of a graph between two supersteps, as bytes.
 //
-// Values holds the JSON of only the channels whose version changed since the
-// parent checkpoint (the channels in Versions that this checkpoint
-// introduced); savers keep each value keyed by (channel, version), so a
-// channel that does not change is stored once, not once per step. A [Tuple]
-// read back from a saver carries the values of every channel in Versions.
+// Channels lists every channel that has a value, with its version. A
+// checkpoint given to [Saver.Put] carries the JSON of only the channels
+// whose version it introduced; savers keep each value keyed by (channel,
+// version), so a channel that does not change is stored once, not once per
+// step. A [Tuple] read back from a saver carries the value of every channel.
 type Checkpoint struct {
 	// ID is time-ordered: lexicographic order is creation order.
 	ID       string
@@ -148,14 +151,68 @@ type Checkpoint struct {
 	// CreatedAt is when the checkpoint was made.
 	CreatedAt time.Time
 	Metadata  Metadata
-	// Versions maps each channel that has a value to its version.
-	Versions map[string]int64
-	// Values maps channels to JSON values (see the type's comment).
-	Values map[string][]byte
+	// Channels are the channels that have a value, sorted by name.
+	Channels []Channel
 	// Frontier is the runtime's opaque bookkeeping: what runs next.
 	Frontier []byte
 	// Shape fingerprints the graph that wrote the checkpoint.
 	Shape string
+}
+
+// Channel is one state channel of a checkpoint.
+type Channel struct {
+	// Name is the channel's name.
+	Name string
+	// Version identifies the channel's value: a new value gets a new,
+	// larger version.
+	Version int64
+	// Value is the channel's JSON. In a checkpoint given to [Saver.Put] it
+	// is set only for the channels whose version that checkpoint
+	// introduced, and nil for the others (the saver has their value from
+	// an earlier checkpoint); in a [Tuple] it is set for every channel.
+	Value []byte
+}
+
+// Lookup returns the channel named name.
+func (c *Checkpoint) Lookup(name string) (Channel, bool) {
+	i, ok := slices.BinarySearchFunc(c.Channels, name, func(ch Channel, name string) int { return strings.Compare(ch.Name, name) })
+	if !ok {
+		return Channel{}, false
+	}
+	return c.Channels[i], true
+}
+
+// Value returns the JSON value of the channel named name, or nil.
+func (c *Checkpoint) Value(name string) []byte {
+	ch, _ := c.Lookup(name)
+	return ch.Value
+}
+
+// Version returns the version of the channel named name, or 0.
+func (c *Checkpoint) Version(name string) int64 {
+	ch, _ := c.Lookup(name)
+	return ch.Version
+}
+
+// sortChannels sorts channels by name unless they already are.
+func sortChannels(chs []Channel) {
+	cmp := func(a, b Channel) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(chs, cmp) {
+		slices.SortFunc(chs, cmp)
+	}
+}
+
+// Clone returns a deep copy of c.
+func (c *Checkpoint) Clone() *Checkpoint {
+	out := *c
+	out.Metadata.Parents = maps.Clone(c.Metadata.Parents)
+	out.Metadata.Extra = maps.Clone(c.Metadata.Extra)
+	out.Channels = slices.Clone(c.Channels)
+	for i := range out.Channels {
+		out.Channels[i].Value = slices.Clone(out.Channels[i].Value)
+	}
+	out.Frontier = slices.Clone(c.Frontier)
+	return &out
 }
 
 // Write is one pending write of a task, recorded against the checkpoint the

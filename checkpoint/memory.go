@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -132,16 +131,12 @@ func (m *Memory) Get(ctx context.Context, ref Ref) (*Tuple, error) {
 }
 
 func (n *memNS) tuple(cp *Checkpoint) *Tuple {
-	t := &Tuple{Checkpoint: *cp}
-	t.Versions = maps.Clone(cp.Versions)
-	t.Frontier = slices.Clone(cp.Frontier)
-	t.Metadata.Parents = maps.Clone(cp.Metadata.Parents)
-	t.Metadata.Extra = maps.Clone(cp.Metadata.Extra)
-	t.Values = make(map[string][]byte, len(cp.Versions))
-	for ch, v := range cp.Versions {
-		if bs := n.blobs[ch]; bs != nil {
-			if b, ok := bs.get(v); ok {
-				t.Values[ch] = slices.Clone(b)
+	t := &Tuple{Checkpoint: *cp.Clone()}
+	for i := range t.Channels {
+		ch := &t.Channels[i]
+		if bs := n.blobs[ch.Name]; bs != nil {
+			if b, ok := bs.get(ch.Version); ok {
+				ch.Value = slices.Clone(b)
 			}
 		}
 	}
@@ -170,15 +165,20 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.ns(cp.ThreadID, cp.Namespace, true)
-	for ch, b := range cp.Values {
-		bs := n.blobs[ch]
+	sortChannels(cp.Channels)
+	for i := range cp.Channels {
+		ch := &cp.Channels[i]
+		if ch.Value == nil {
+			continue
+		}
+		bs := n.blobs[ch.Name]
 		if bs == nil {
 			bs = &memBlobs{}
-			n.blobs[ch] = bs
+			n.blobs[ch.Name] = bs
 		}
-		bs.put(cp.Versions[ch], b)
+		bs.put(ch.Version, ch.Value)
+		ch.Value = nil // Put owns cp (see Saver.Put): its values now live in blobs
 	}
-	cp.Values = nil // Put owns cp (see Saver.Put): its values now live in blobs
 	n.put(cp)
 	return nil
 }

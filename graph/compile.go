@@ -38,6 +38,7 @@ type field struct {
 type schema struct {
 	fields []field
 	index  map[string]int
+	byName []int // field indexes in the order of their names
 }
 
 var channelType = reflect.TypeFor[state.Channel]()
@@ -63,6 +64,11 @@ func newSchema[S any]() (*schema, []string) {
 		proto := reflect.New(f.Type).Interface().(state.Channel)
 		sc.fields = append(sc.fields, field{name: f.Name, off: f.Offset, typ: f.Type, tab: (*iface)(unsafe.Pointer(&proto)).tab})
 	}
+	sc.byName = make([]int, len(sc.fields))
+	for i := range sc.byName {
+		sc.byName[i] = i
+	}
+	slices.SortFunc(sc.byName, func(a, b int) int { return strings.Compare(sc.fields[a].name, sc.fields[b].name) })
 	return sc, problems
 }
 

@@ -500,31 +500,34 @@ func (l *loop[S]) checkpoint(parent, source string) (*checkpoint.Checkpoint, err
 		CreatedAt: time.Now().UTC(),
 		Metadata: checkpoint.Metadata{Source: source, Step: l.cpStep, Parents: l.parents, RunID: l.cfg.runID,
 			Extra: maps.Clone(l.cfg.metadata)},
-		Versions: make(map[string]int64, len(l.versions)),
 		Frontier: fr,
 		Shape:    l.g.shape,
 	}
 	p := unsafe.Pointer(&l.vals)
-	changed := 0
-	for fi := range l.g.sc.fields {
-		if l.versions[fi] != l.saved[fi] {
-			changed++
+	n := 0
+	for _, v := range l.versions {
+		if v != 0 {
+			n++
 		}
 	}
-	cp.Values = make(map[string][]byte, changed)
-	for fi, f := range l.g.sc.fields {
+	cp.Channels = make([]checkpoint.Channel, 0, n)
+	for _, fi := range l.g.sc.byName {
 		v := l.versions[fi]
 		if v == 0 {
 			continue
 		}
-		cp.Versions[f.name] = v
+		ch := checkpoint.Channel{Name: l.g.sc.fields[fi].name, Version: v}
 		if v != l.saved[fi] {
 			b, err := l.g.sc.ch(p, fi).MarshalJSON()
 			if err != nil {
-				return nil, fmt.Errorf("graph: encoding field %s: %w", f.name, err)
+				return nil, fmt.Errorf("graph: encoding field %s: %w", ch.Name, err)
 			}
-			cp.Values[f.name] = b
+			if b == nil {
+				b = []byte("null")
+			}
+			ch.Value = b
 		}
+		cp.Channels = append(cp.Channels, ch)
 	}
 	copy(l.saved, l.versions)
 	return cp, nil
@@ -549,20 +552,19 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 		return &ShapeMismatchError{CheckpointID: t.ID, Want: l.g.shape, Got: t.Shape}
 	}
 	p := unsafe.Pointer(&l.vals)
-	for fi, f := range l.g.sc.fields {
-		v, ok := t.Versions[f.name]
+	for _, ch := range t.Channels {
+		fi, ok := l.g.sc.index[ch.Name]
 		if !ok {
 			continue
 		}
-		b, ok := t.Values[f.name]
-		if !ok {
-			return fmt.Errorf("graph: checkpoint %s has no value for field %s at version %d", t.ID, f.name, v)
+		if ch.Value == nil {
+			return fmt.Errorf("graph: checkpoint %s has no value for field %s at version %d", t.ID, ch.Name, ch.Version)
 		}
-		if err := l.g.sc.ch(p, fi).UnmarshalJSON(b); err != nil {
-			return fmt.Errorf("graph: checkpoint %s: decoding field %s: %w", t.ID, f.name, err)
+		if err := l.g.sc.ch(p, fi).UnmarshalJSON(ch.Value); err != nil {
+			return fmt.Errorf("graph: checkpoint %s: decoding field %s: %w", t.ID, ch.Name, err)
 		}
-		l.versions[fi] = v
-		l.maxVer = max(l.maxVer, v)
+		l.versions[fi] = ch.Version
+		l.maxVer = max(l.maxVer, ch.Version)
 	}
 	copy(l.saved, l.versions)
 	var accum *S

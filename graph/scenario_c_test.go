@@ -412,8 +412,8 @@ func TestS31NestedGraphState(t *testing.T) {
 			}
 			require.NotNil(t, sub, "the subgraph checkpoints under inner:<task id>")
 			var myKey, myOther string
-			require.NoError(t, json.Unmarshal(sub.Values["MyKey"], &myKey))
-			require.NoError(t, json.Unmarshal(sub.Values["MyOtherKey"], &myOther))
+			require.NoError(t, json.Unmarshal(sub.Value("MyKey"), &myKey))
+			require.NoError(t, json.Unmarshal(sub.Value("MyOtherKey"), &myOther))
 			require.Equal(t, "hi my value here", myKey)
 			require.Equal(t, "hi my value", myOther)
 			require.Equal(t, "loop", sub.Metadata.Source)

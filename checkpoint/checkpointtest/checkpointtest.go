@@ -73,7 +73,7 @@ var cases = []testCase{
 			n2 := th.put(n1, meta("loop", 0), map[string]string{"a": `[1,2]`})
 			th.version = math.MaxInt64 - 1
 			n3 := th.put(n2, meta("loop", 1), map[string]string{"a": `[1,2,3]`})
-			require.Equal(e.t, int64(math.MaxInt64), n3.cp.Versions["a"])
+			require.Equal(e.t, int64(math.MaxInt64), n3.cp.Version("a"))
 			for _, n := range []*node{n1, n2, n3} {
 				e.requireTuple(th.want(n), e.get(ref(n)))
 			}
@@ -144,9 +144,9 @@ var cases = []testCase{
 			n2 := th.put(n1, meta("loop", 0), map[string]string{"b": `"b2"`})
 			n3 := th.put(n2, meta("loop", 1), map[string]string{"c": `"c3"`})
 			n4 := th.put(n3, meta("loop", 2), nil)
-			require.Len(e.t, n4.cp.Values, 0)
+			require.Empty(e.t, valuesOf(n4.cp))
 			got := e.get(ref(n4))
-			require.Equal(e.t, map[string]string{"a": `"a1"`, "b": `"b2"`, "c": `"c3"`}, stringValues(got.Values))
+			require.Equal(e.t, map[string]string{"a": `"a1"`, "b": `"b2"`, "c": `"c3"`}, stringValues(valuesOf(&got.Checkpoint)))
 			e.requireTuple(th.want(n4), got)
 			e.requireTuple(th.want(n2), e.get(ref(n2)))
 		},
@@ -159,8 +159,8 @@ var cases = []testCase{
 			n1 := th.put(nil, meta("input", -1), map[string]string{"a": `1`, "gone": `"x"`})
 			n2 := th.put(n1, meta("loop", 0), map[string]string{"a": `2`}, "gone")
 			got := e.get(ref(n2))
-			require.NotContains(e.t, got.Values, "gone")
-			require.NotContains(e.t, got.Versions, "gone")
+			_, ok := got.Lookup("gone")
+			require.False(e.t, ok)
 			e.requireTuple(th.want(n2), got)
 		},
 	},
@@ -177,7 +177,7 @@ var cases = []testCase{
 				nodes = append(nodes, prev)
 			}
 			for i, n := range nodes {
-				require.Equal(e.t, steps[i], string(e.get(ref(n)).Values["v"]), "step %d", i)
+				require.Equal(e.t, steps[i], string(e.get(ref(n)).Value("v")), "step %d", i)
 			}
 		},
 	},
@@ -217,7 +217,7 @@ var cases = []testCase{
 			}
 			for _, n := range nodes {
 				got := e.get(ref(n))
-				require.Equal(e.t, string(th.values[n.cp.ID]["messages"]), string(got.Values["messages"]), "checkpoint %d", n.cp.Metadata.Step)
+				require.Equal(e.t, string(th.values[n.cp.ID]["messages"]), string(got.Value("messages")), "checkpoint %d", n.cp.Metadata.Step)
 			}
 		},
 	},
@@ -382,7 +382,7 @@ var cases = []testCase{
 			ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
 			defer cancel()
 			id := checkpoint.NewID()
-			cp := &checkpoint.Checkpoint{ID: id, ThreadID: "t1", ParentID: ids[2], CreatedAt: now(), Metadata: meta("loop", 3), Versions: map[string]int64{"x": 100}, Values: map[string][]byte{"x": []byte(`1`)}}
+			cp := &checkpoint.Checkpoint{ID: id, ThreadID: "t1", ParentID: ids[2], CreatedAt: now(), Metadata: meta("loop", 3), Channels: []checkpoint.Channel{{Name: "x", Version: 100, Value: []byte(`1`)}}}
 			require.NoError(e.t, e.s.Put(ctx, cp))
 			got, err := e.s.Get(ctx, checkpoint.Ref{ThreadID: "t1"})
 			require.NoError(e.t, err)
@@ -581,14 +581,14 @@ var cases = []testCase{
 			want.PendingWrites = []checkpoint.Write{{TaskID: "t", Channel: "a", Value: []byte(`[2]`)}}
 			got := e.get(ref(n))
 			e.requireTuple(want, got)
-			got.Values["a"][1] = '8'
-			got.Versions["a"] = 998
+			got.Channels[0].Value[1] = '8'
+			got.Channels[0].Version = 998
 			got.Frontier[0] = 'Y'
 			got.PendingWrites[0].Value[1] = '9'
 			e.requireTuple(want, e.get(ref(n)))
 			listed := e.list("t1", checkpoint.ListOptions{})
 			require.Len(e.t, listed, 1)
-			listed[0].Values["a"][1] = '7'
+			listed[0].Channels[0].Value[1] = '7'
 			listed[0].PendingWrites[0].Value[1] = '6'
 			e.requireTuple(want, e.get(ref(n)))
 		},
@@ -601,7 +601,7 @@ var cases = []testCase{
 			child := e.thread("t1", "child")
 			r := root.put(nil, meta("loop", 0), map[string]string{"messages": `["root"]`})
 			c := child.put(nil, meta("loop", 0), map[string]string{"messages": `["child"]`})
-			require.Equal(e.t, r.cp.Versions, c.cp.Versions)
+			require.Equal(e.t, versionsOf(r.cp), versionsOf(c.cp))
 			e.putWrites(ref(c), checkpoint.Write{TaskID: "t", Channel: "x", Value: []byte(`1`)})
 			e.requireTuple(root.want(r), e.get(checkpoint.Ref{ThreadID: "t1"}))
 			wc := child.want(c)
@@ -657,10 +657,15 @@ var cases = []testCase{
 			// The thread can be reused: the same ID and channel versions
 			// now hold new values and no pending writes.
 			cp := cloneCheckpoint(na.cp)
-			cp.Values = map[string][]byte{"x": []byte(`["new"]`)}
+			for i := range cp.Channels {
+				cp.Channels[i].Value = nil
+				if cp.Channels[i].Name == "x" {
+					cp.Channels[i].Value = []byte(`["new"]`)
+				}
+			}
 			require.NoError(e.t, e.s.Put(e.ctx, cp))
 			got := e.get(ref(na))
-			require.Equal(e.t, `["new"]`, string(got.Values["x"]))
+			require.Equal(e.t, `["new"]`, string(got.Value("x")))
 			require.Empty(e.t, got.PendingWrites)
 		},
 	},
@@ -707,9 +712,9 @@ var cases = []testCase{
 				got := e.get(checkpoint.Ref{ThreadID: tid})
 				require.Equal(e.t, steps-1, got.Metadata.Step)
 				var msgs []string
-				require.NoError(e.t, json.Unmarshal(got.Values["messages"], &msgs))
+				require.NoError(e.t, json.Unmarshal(got.Value("messages"), &msgs))
 				require.Len(e.t, msgs, steps)
-				require.Equal(e.t, fmt.Sprintf(`"%s"`, tid), string(got.Values["owner"]))
+				require.Equal(e.t, fmt.Sprintf(`"%s"`, tid), string(got.Value("owner")))
 				require.Len(e.t, got.PendingWrites, 1)
 				require.Len(e.t, e.list(tid, checkpoint.ListOptions{}), steps)
 			}
@@ -727,18 +732,21 @@ var cases = []testCase{
 			frontier := bytes.Repeat([]byte{0, 1, 2, 0xff}, 1<<18)
 			cp := cloneCheckpoint(n2.cp)
 			id := checkpoint.NewID()
-			cp.ID, cp.ParentID, cp.Frontier, cp.Values = id, n2.cp.ID, slices.Clone(frontier), nil
+			cp.ID, cp.ParentID, cp.Frontier = id, n2.cp.ID, slices.Clone(frontier)
+			for i := range cp.Channels {
+				cp.Channels[i].Value = nil
+			}
 			require.NoError(e.t, e.s.Put(e.ctx, cp))
 			w := checkpoint.Write{TaskID: "t", Channel: "big", Value: []byte(big)}
 			e.putWrites(checkpoint.Ref{ThreadID: "t1", ID: id}, w)
 			got := e.get(checkpoint.Ref{ThreadID: "t1"})
 			require.Equal(e.t, id, got.ID)
-			requireSameBytes(e.t, []byte(big), got.Values["big"], "big")
-			requireSameBytes(e.t, n2.cp.Values["list"], got.Values["list"], "list")
+			requireSameBytes(e.t, []byte(big), got.Value("big"), "big")
+			requireSameBytes(e.t, n2.cp.Value("list"), got.Value("list"), "list")
 			requireSameBytes(e.t, frontier, got.Frontier, "frontier")
 			require.Len(e.t, got.PendingWrites, 1)
 			requireSameBytes(e.t, []byte(big), got.PendingWrites[0].Value, "write")
-			requireSameBytes(e.t, []byte(list), e.get(ref(n)).Values["list"], "first list")
+			requireSameBytes(e.t, []byte(list), e.get(ref(n)).Value("list"), "first list")
 		},
 	},
 	{
@@ -768,7 +776,7 @@ var cases = []testCase{
 			}
 			for i, n := range nodes {
 				var got []state.Message
-				require.NoError(e.t, json.Unmarshal(e.get(ref(n)).Values["messages"], &got))
+				require.NoError(e.t, json.Unmarshal(e.get(ref(n)).Value("messages"), &got))
 				if diff := cmp.Diff(msgs[:i+1], got); diff != "" {
 					e.t.Fatalf("messages at checkpoint %d (-want +got):\n%s", i, diff)
 				}
@@ -823,7 +831,7 @@ func concurrentThread(ctx context.Context, s checkpoint.Saver, tid string, steps
 		id := checkpoint.NewID()
 		cp := &checkpoint.Checkpoint{
 			ID: id, ThreadID: tid, ParentID: parent, CreatedAt: now(),
-			Metadata: meta("loop", i), Versions: maps.Clone(versions), Values: values,
+			Metadata: meta("loop", i), Channels: channelsOf(versions, values),
 		}
 		if err := s.Put(ctx, cp); err != nil {
 			return fmt.Errorf("%s step %d: Put: %w", tid, i, err)
@@ -836,8 +844,8 @@ func concurrentThread(ctx context.Context, s checkpoint.Saver, tid string, steps
 		if err != nil {
 			return fmt.Errorf("%s step %d: Get: %w", tid, i, err)
 		}
-		if t.ID != id || !bytes.Equal(t.Values["messages"], list) {
-			return fmt.Errorf("%s step %d: Get returned checkpoint %s with messages %s, want %s with %s", tid, i, t.ID, t.Values["messages"], id, list)
+		if t.ID != id || !bytes.Equal(t.Value("messages"), list) {
+			return fmt.Errorf("%s step %d: Get returned checkpoint %s with messages %s, want %s with %s", tid, i, t.ID, t.Value("messages"), id, list)
 		}
 		parent = id
 	}
@@ -880,25 +888,25 @@ func (h *history) put(parent *node, md checkpoint.Metadata, changes map[string]s
 		Namespace: h.ns,
 		CreatedAt: now(),
 		Metadata:  md,
-		Values:    map[string][]byte{},
 		Shape:     "shape-1",
 	}
+	changed := map[string][]byte{}
 	if parent != nil {
 		cp.ParentID = parent.cp.ID
-		versions = maps.Clone(parent.cp.Versions)
+		versions = versionsOf(parent.cp)
 		values = maps.Clone(h.values[parent.cp.ID])
 	}
 	for _, ch := range slices.Sorted(maps.Keys(changes)) {
 		h.version++
 		versions[ch] = h.version
 		values[ch] = []byte(changes[ch])
-		cp.Values[ch] = []byte(changes[ch])
+		changed[ch] = []byte(changes[ch])
 	}
 	for _, ch := range removed {
 		delete(versions, ch)
 		delete(values, ch)
 	}
-	cp.Versions = versions
+	cp.Channels = channelsOf(versions, changed)
 	cp.Frontier = []byte("frontier of " + cp.ID)
 	stored := cloneCheckpoint(cp) // Put owns cp
 	require.NoError(h.e.t, h.e.s.Put(h.e.ctx, cp), "Put")
@@ -908,29 +916,43 @@ func (h *history) put(parent *node, md checkpoint.Metadata, changes map[string]s
 
 // cloneCheckpoint returns a deep copy of cp, to pass to Put (which owns
 // what it is given) or to keep.
-func cloneCheckpoint(cp *checkpoint.Checkpoint) *checkpoint.Checkpoint {
-	c := *cp
-	c.Versions = maps.Clone(cp.Versions)
-	if cp.Values != nil {
-		c.Values = make(map[string][]byte, len(cp.Values))
-		for k, v := range cp.Values {
-			c.Values[k] = slices.Clone(v)
+func cloneCheckpoint(cp *checkpoint.Checkpoint) *checkpoint.Checkpoint { return cp.Clone() }
+
+// channelsOf lists the channels of versions, sorted by name, with the
+// values given.
+func channelsOf(versions map[string]int64, values map[string][]byte) []checkpoint.Channel {
+	var out []checkpoint.Channel
+	for _, name := range slices.Sorted(maps.Keys(versions)) {
+		out = append(out, checkpoint.Channel{Name: name, Version: versions[name], Value: values[name]})
+	}
+	return out
+}
+
+// versionsOf maps cp's channels to their versions.
+func versionsOf(cp *checkpoint.Checkpoint) map[string]int64 {
+	out := map[string]int64{}
+	for _, ch := range cp.Channels {
+		out[ch.Name] = ch.Version
+	}
+	return out
+}
+
+// valuesOf maps cp's channels that carry a value to it.
+func valuesOf(cp *checkpoint.Checkpoint) map[string][]byte {
+	out := map[string][]byte{}
+	for _, ch := range cp.Channels {
+		if ch.Value != nil {
+			out[ch.Name] = ch.Value
 		}
 	}
-	c.Frontier = slices.Clone(cp.Frontier)
-	c.Metadata.Parents = maps.Clone(cp.Metadata.Parents)
-	c.Metadata.Extra = maps.Clone(cp.Metadata.Extra)
-	return &c
+	return out
 }
 
 // want returns the tuple Get should return for n, without pending writes.
 func (h *history) want(n *node) *checkpoint.Tuple {
-	t := &checkpoint.Tuple{Checkpoint: *n.cp}
-	t.Versions = maps.Clone(n.cp.Versions)
-	t.Frontier = slices.Clone(n.cp.Frontier)
-	t.Values = map[string][]byte{}
-	for k, v := range h.values[n.cp.ID] {
-		t.Values[k] = slices.Clone(v)
+	t := &checkpoint.Tuple{Checkpoint: *n.cp.Clone()}
+	for i := range t.Channels {
+		t.Channels[i].Value = slices.Clone(h.values[n.cp.ID][t.Channels[i].Name])
 	}
 	return t
 }

@@ -177,8 +177,7 @@ func TestChatStorageGrowsLinearly(t *testing.T) {
 		cp := &checkpoint.Checkpoint{
 			ID: id, ThreadID: "chat", ParentID: parent,
 			Metadata: checkpoint.Metadata{Source: "loop", Step: i},
-			Versions: map[string]int64{"messages": int64(i + 1)},
-			Values:   map[string][]byte{"messages": list},
+			Channels: []checkpoint.Channel{{Name: "messages", Version: int64(i + 1), Value: list}},
 		}
 		require.NoError(t, s.Put(ctx, cp))
 		naive += int64(len(list))
@@ -197,7 +196,7 @@ func TestChatStorageGrowsLinearly(t *testing.T) {
 
 	got, err := s.Get(ctx, checkpoint.Ref{ThreadID: "chat"})
 	require.NoError(t, err)
-	require.Equal(t, string(buf)+"]", string(got.Values["messages"]))
+	require.Equal(t, string(buf)+"]", string(got.Value("messages")))
 }
 
 func connect(t *testing.T, schema string) *pgx.Conn {
@@ -223,8 +222,7 @@ func writeThread(ctx context.Context, s *postgres.Saver, thread string, steps in
 		cp := &checkpoint.Checkpoint{
 			ID: id, ThreadID: thread, ParentID: parent,
 			Metadata: checkpoint.Metadata{Source: "loop", Step: i},
-			Versions: map[string]int64{"list": int64(i + 1)},
-			Values:   map[string][]byte{"list": []byte(list + "]")},
+			Channels: []checkpoint.Channel{{Name: "list", Version: int64(i + 1), Value: []byte(list + "]")}},
 		}
 		if err := s.Put(ctx, cp); err != nil {
 			return err
@@ -236,8 +234,8 @@ func writeThread(ctx context.Context, s *postgres.Saver, thread string, steps in
 		if err != nil {
 			return err
 		}
-		if got.ID != id || string(got.Values["list"]) != list+"]" || len(got.PendingWrites) != 1 {
-			return fmt.Errorf("%s step %d: got %s %s %v", thread, i, got.ID, got.Values["list"], got.PendingWrites)
+		if got.ID != id || string(got.Value("list")) != list+"]" || len(got.PendingWrites) != 1 {
+			return fmt.Errorf("%s step %d: got %s %s %v", thread, i, got.ID, got.Value("list"), got.PendingWrites)
 		}
 		parent = id
 	}

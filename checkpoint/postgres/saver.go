@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/versionmap"
 )
 
 // querier is what a pool, a connection and a transaction have in common.
@@ -124,7 +125,7 @@ func getTuple(ctx context.Context, q querier, ref checkpoint.Ref) (*checkpoint.T
 	if err != nil {
 		return nil, err
 	}
-	channels, versions := versionArrays(t.Versions)
+	channels, versions := versionArrays(versionmap.Of(t.Channels))
 	b := &pgx.Batch{}
 	b.Queue(selectPaths, t.ThreadID, t.Namespace, channels, versions)
 	b.Queue(selectWrites, t.ThreadID, t.Namespace, t.ID)
@@ -138,13 +139,17 @@ func getTuple(ctx context.Context, q querier, ref checkpoint.Ref) (*checkpoint.T
 	if err != nil {
 		return nil, err
 	}
-	t.Values = make(map[string][]byte, len(paths))
-	for ch, path := range paths {
+	for i := range t.Channels {
+		ch := &t.Channels[i]
+		path, ok := paths[ch.Name]
+		if !ok {
+			continue
+		}
 		v, err := deltas.Decode(path)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", ch, err)
+			return nil, fmt.Errorf("channel %q: %w", ch.Name, err)
 		}
-		t.Values[ch] = v
+		ch.Value = v
 	}
 	rows, err = br.Query()
 	if err != nil {
@@ -180,9 +185,11 @@ func scanCheckpoint(row pgx.Row) (*checkpoint.Tuple, error) {
 	if err := json.Unmarshal(meta, &t.Metadata); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: metadata: %w", t.ID, err)
 	}
-	if err := json.Unmarshal(versions, &t.Versions); err != nil {
+	var vs map[string]int64
+	if err := json.Unmarshal(versions, &vs); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: versions: %w", t.ID, err)
 	}
+	t.Channels = versionmap.Channels(vs)
 	return t, nil
 }
 
@@ -234,11 +241,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint/postgres: put %s: metadata: %w", cp.ID, err)
 	}
-	versions := cp.Versions
-	if versions == nil {
-		versions = map[string]int64{}
-	}
-	versionsJSON, err := json.Marshal(versions)
+	versionsJSON, err := json.Marshal(versionmap.Of(cp.Channels))
 	if err != nil {
 		return fmt.Errorf("checkpoint/postgres: put %s: versions: %w", cp.ID, err)
 	}
@@ -246,9 +249,12 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if !cp.CreatedAt.IsZero() {
 		created = &cp.CreatedAt
 	}
-	changed := make(map[string]int64, len(cp.Values))
-	for ch := range cp.Values {
-		changed[ch] = cp.Versions[ch]
+	changed := make(map[string]int64, len(cp.Channels))
+	values := make(map[string][]byte, len(cp.Channels))
+	for _, ch := range cp.Channels {
+		if ch.Value != nil {
+			changed[ch.Name], values[ch.Name] = ch.Version, ch.Value
+		}
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
@@ -268,7 +274,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 				if slices.ContainsFunc(path, func(b deltas.Blob) bool { return b.Version == v }) {
 					continue // stored by an earlier checkpoint: keep the first
 				}
-				blob := deltas.Encode(v, orEmpty(cp.Values[ch]), path, s.fanout)
+				blob := deltas.Encode(v, values[ch], path, s.fanout)
 				var base *int64
 				if blob.Delta {
 					base = &blob.Base

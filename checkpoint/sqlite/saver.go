@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/versionmap"
 )
 
 // Get implements [checkpoint.Saver].
@@ -78,9 +79,11 @@ func scanCheckpoint(row interface{ Scan(...any) error }) (*checkpoint.Tuple, err
 	if err := json.Unmarshal([]byte(meta), &t.Metadata); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: metadata: %w", t.ID, err)
 	}
-	if err := json.Unmarshal([]byte(versions), &t.Versions); err != nil {
+	var vs map[string]int64
+	if err := json.Unmarshal([]byte(versions), &vs); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: versions: %w", t.ID, err)
 	}
+	t.Channels = versionmap.Channels(vs)
 	return t, nil
 }
 
@@ -100,11 +103,10 @@ WITH RECURSIVE path(channel, version, base, depth, size, data) AS (
 SELECT channel, version, base, depth, size, data FROM path`
 
 func loadValues(tx txn, t *checkpoint.Tuple) error {
-	t.Values = make(map[string][]byte, len(t.Versions))
-	if len(t.Versions) == 0 {
+	if len(t.Channels) == 0 {
 		return nil
 	}
-	versions, err := json.Marshal(t.Versions)
+	versions, err := json.Marshal(versionmap.Of(t.Channels))
 	if err != nil {
 		return err
 	}
@@ -112,12 +114,17 @@ func loadValues(tx txn, t *checkpoint.Tuple) error {
 	if err != nil {
 		return err
 	}
-	for ch, path := range paths {
+	for i := range t.Channels {
+		ch := &t.Channels[i]
+		path, ok := paths[ch.Name]
+		if !ok {
+			continue
+		}
 		v, err := deltas.Decode(path)
 		if err != nil {
-			return fmt.Errorf("channel %q: %w", ch, err)
+			return fmt.Errorf("channel %q: %w", ch.Name, err)
 		}
-		t.Values[ch] = v
+		ch.Value = v
 	}
 	return nil
 }
@@ -251,7 +258,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put %s: metadata: %w", cp.ID, err)
 	}
-	versions, err := json.Marshal(orEmpty(cp.Versions))
+	versions, err := json.Marshal(versionmap.Of(cp.Channels))
 	if err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put %s: versions: %w", cp.ID, err)
 	}
@@ -259,13 +266,16 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if !cp.CreatedAt.IsZero() {
 		created = sql.NullInt64{Int64: cp.CreatedAt.UnixNano(), Valid: true}
 	}
-	changed := make(map[string]int64, len(cp.Values))
-	for ch := range cp.Values {
-		changed[ch] = cp.Versions[ch]
+	changed := make([]checkpoint.Channel, 0, len(cp.Channels))
+	for _, ch := range cp.Channels {
+		if ch.Value != nil {
+			changed = append(changed, ch)
+		}
 	}
+	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
 	err = s.write(ctx, func(tx txn) error {
-		for _, ch := range slices.Sorted(maps.Keys(changed)) {
-			v := changed[ch]
+		for _, c := range changed {
+			ch, v := c.Name, c.Version
 			path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, ch, v)
 			if err != nil {
 				return fmt.Errorf("channel %q: %w", ch, err)
@@ -273,7 +283,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 			if exists {
 				continue // stored by an earlier checkpoint: keep the first
 			}
-			b := deltas.Encode(v, orEmptyBytes(cp.Values[ch]), path, s.fanout)
+			b := deltas.Encode(v, c.Value, path, s.fanout)
 			var base sql.NullInt64
 			if b.Delta {
 				base = sql.NullInt64{Int64: b.Base, Valid: true}
@@ -484,13 +494,6 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 		return fmt.Errorf("checkpoint/sqlite: delete thread %q: %w", threadID, err)
 	}
 	return nil
-}
-
-func orEmpty(m map[string]int64) map[string]int64 {
-	if m == nil {
-		return map[string]int64{}
-	}
-	return m
 }
 
 func orEmptyBytes(b []byte) []byte {

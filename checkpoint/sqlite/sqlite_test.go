@@ -43,7 +43,7 @@ func TestReopenKeepsCheckpoints(t *testing.T) {
 	s, err := sqlite.Open(t.Context(), path)
 	require.NoError(t, err)
 	id := checkpoint.NewID()
-	cp := &checkpoint.Checkpoint{ID: id, ThreadID: "t", Versions: map[string]int64{"a": 1}, Values: map[string][]byte{"a": []byte(`[1]`)}}
+	cp := &checkpoint.Checkpoint{ID: id, ThreadID: "t", Channels: []checkpoint.Channel{{Name: "a", Version: 1, Value: []byte(`[1]`)}}}
 	require.NoError(t, s.Put(t.Context(), cp))
 	require.NoError(t, s.Close())
 	require.FileExists(t, path)
@@ -52,7 +52,7 @@ func TestReopenKeepsCheckpoints(t *testing.T) {
 	got, err := s.Get(t.Context(), checkpoint.Ref{ThreadID: "t"})
 	require.NoError(t, err)
 	require.Equal(t, id, got.ID)
-	require.Equal(t, `[1]`, string(got.Values["a"]))
+	require.Equal(t, `[1]`, string(got.Value("a")))
 	require.True(t, got.CreatedAt.IsZero())
 }
 
@@ -177,8 +177,7 @@ func writeThread(t *testing.T, s *sqlite.Saver, thread string, steps int) error 
 		cp := &checkpoint.Checkpoint{
 			ID: id, ThreadID: thread, ParentID: parent,
 			Metadata: checkpoint.Metadata{Source: "loop", Step: i},
-			Versions: map[string]int64{"list": int64(i + 1)},
-			Values:   map[string][]byte{"list": []byte(list + "]")},
+			Channels: []checkpoint.Channel{{Name: "list", Version: int64(i + 1), Value: []byte(list + "]")}},
 		}
 		if err := s.Put(ctx, cp); err != nil {
 			return err
@@ -191,8 +190,8 @@ func writeThread(t *testing.T, s *sqlite.Saver, thread string, steps int) error 
 		if err != nil {
 			return err
 		}
-		if got.ID != id || string(got.Values["list"]) != list+"]" {
-			return fmt.Errorf("%s step %d: got %s %s", thread, i, got.ID, got.Values["list"])
+		if got.ID != id || string(got.Value("list")) != list+"]" {
+			return fmt.Errorf("%s step %d: got %s %s", thread, i, got.ID, got.Value("list"))
 		}
 		parent = id
 	}

@@ -66,10 +66,12 @@ func runChat(t *testing.T, s *Saver, steps int) chatStats {
 		cp := &checkpoint.Checkpoint{
 			ID: id, ThreadID: "chat", ParentID: parent,
 			Metadata: checkpoint.Metadata{Source: "loop", Step: i},
-			Versions: map[string]int64{"messages": int64(i + 1), "step": int64(i + 1)},
-			Values:   map[string][]byte{"messages": list, "step": []byte(fmt.Sprint(i))},
+			Channels: []checkpoint.Channel{
+				{Name: "messages", Version: int64(i + 1), Value: list},
+				{Name: "step", Version: int64(i + 1), Value: []byte(fmt.Sprint(i))},
+			},
 		}
-		naive := int64(len(list)) + int64(len(cp.Values["step"]))
+		naive := int64(len(list)) + int64(len(cp.Value("step")))
 		require.NoError(t, s.Put(ctx, cp))
 		if i+1 == steps/2 {
 			require.NoError(t, s.w.QueryRowContext(ctx, `SELECT SUM(LENGTH(data)) FROM blobs`).Scan(&st.halfBytes))
@@ -89,7 +91,7 @@ func runChat(t *testing.T, s *Saver, steps int) chatStats {
 	got, err := s.Get(ctx, checkpoint.Ref{ThreadID: "chat"})
 	require.NoError(t, err)
 	var back []state.Message
-	require.NoError(t, json.Unmarshal(got.Values["messages"], &back))
+	require.NoError(t, json.Unmarshal(got.Value("messages"), &back))
 	require.Len(t, back, steps)
 	return st
 }
@@ -195,14 +197,14 @@ func TestDeepSkipDeltasReadBack(t *testing.T) {
 		default:
 			list += fmt.Sprintf(`,%d`, v)
 		}
-		cp := &checkpoint.Checkpoint{ID: checkpoint.NewID(), ThreadID: "t", Versions: map[string]int64{"l": v}, Values: map[string][]byte{"l": []byte(list + "]")}}
+		cp := &checkpoint.Checkpoint{ID: checkpoint.NewID(), ThreadID: "t", Channels: []checkpoint.Channel{{Name: "l", Version: v, Value: []byte(list + "]")}}}
 		require.NoError(t, s.Put(ctx, cp))
 		want[v] = list + "]"
 	}
 	for v, w := range want {
 		got, err := s.Get(ctx, checkpoint.Ref{ThreadID: "t", ID: idOf(t, s, v)})
 		require.NoError(t, err)
-		require.Equal(t, w, string(got.Values["l"]), "version %d", v)
+		require.Equal(t, w, string(got.Value("l")), "version %d", v)
 	}
 }
 

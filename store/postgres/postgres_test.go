@@ -149,7 +149,7 @@ func TestSharesSchemaWithCheckpointSaver(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { cp.Close() })
 	ctx := t.Context()
-	require.NoError(t, cp.Put(ctx, &checkpoint.Checkpoint{ID: checkpoint.NewID(), ThreadID: "t", Versions: map[string]int64{"a": 1}, Values: map[string][]byte{"a": []byte(`1`)}}))
+	require.NoError(t, cp.Put(ctx, &checkpoint.Checkpoint{ID: checkpoint.NewID(), ThreadID: "t", Channels: []checkpoint.Channel{{Name: "a", Version: 1, Value: []byte(`1`)}}}))
 	require.NoError(t, s.Put(ctx, []string{"users", "u"}, "k", map[string]any{"x": 1}))
 	got, err := s.Get(ctx, []string{"users", "u"}, "k")
 	require.NoError(t, err)

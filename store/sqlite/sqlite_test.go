@@ -110,7 +110,7 @@ func TestSharesFileWithCheckpointSaver(t *testing.T) {
 				s = open(t, path)
 			}
 			ctx := t.Context()
-			require.NoError(t, cp.Put(ctx, &checkpoint.Checkpoint{ID: checkpoint.NewID(), ThreadID: "t", Versions: map[string]int64{"a": 1}, Values: map[string][]byte{"a": []byte(`1`)}}))
+			require.NoError(t, cp.Put(ctx, &checkpoint.Checkpoint{ID: checkpoint.NewID(), ThreadID: "t", Channels: []checkpoint.Channel{{Name: "a", Version: 1, Value: []byte(`1`)}}}))
 			require.NoError(t, s.Put(ctx, []string{"users", "u"}, "k", map[string]any{"x": 1}))
 			_, err = cp.Get(ctx, checkpoint.Ref{ThreadID: "t"})
 			require.NoError(t, err)
