@@ -720,12 +720,12 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 		next    atomic.Int64
 		workers atomic.Int64
 		wg      sync.WaitGroup
-		timer   *time.Timer
+		timer   atomic.Pointer[time.Timer]
 	)
 	// claimedAll stops the supervisor's timer once no task waits; the
 	// timer holds a place in wg until it has fired or been stopped.
 	claimedAll := func() {
-		if timer != nil && timer.Stop() {
+		if t := timer.Load(); t != nil && t.Stop() {
 			wg.Done()
 		}
 	}
@@ -770,12 +770,14 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 	}
 	if procs < limit {
 		wg.Add(1)
-		timer = time.AfterFunc(spawnDelay, func() {
+		// The timer may fire before it is stored; a worker that then finds
+		// no timer leaves the Done to the timer's function.
+		timer.Store(time.AfterFunc(spawnDelay, func() {
 			defer wg.Done()
 			if waiting := n - next.Load(); waiting > 0 && sctx.Err() == nil {
 				spawn(min(waiting, limit-workers.Load()))
 			}
-		})
+		}))
 	}
 	if streaming {
 		spawn(min(limit, procs))
