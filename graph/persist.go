@@ -348,15 +348,15 @@ func (l *loop[S]) taskWrites(id string, t *task[S]) ([]checkpoint.Write, error) 
 		b, _ := json.Marshal(t.err.Error())
 		add(checkpoint.ChannelError, b)
 	}
-	if t.scratch.paused {
-		b, err := json.Marshal(t.scratch.raised)
+	if t.hdr.scratch.paused {
+		b, err := json.Marshal(t.hdr.scratch.raised)
 		if err != nil {
 			return nil, fmt.Errorf("graph: interrupt payload of node %s is not JSON-encodable: %w", t.name, err)
 		}
 		add(checkpoint.ChannelInterrupt, b)
 	}
-	if len(t.scratch.answers) > 0 {
-		b, err := json.Marshal(t.scratch.answers)
+	if len(t.hdr.scratch.answers) > 0 {
+		b, err := json.Marshal(t.hdr.scratch.answers)
 		if err != nil {
 			return nil, fmt.Errorf("graph: resume values of node %s are not JSON-encodable: %w", t.name, err)
 		}

@@ -42,7 +42,6 @@ type task[S any] struct {
 	push     bool
 	idx      int
 	input    S
-	scratch  scratchpad
 
 	done     bool // has a successful result
 	restored bool // result came from pending writes or the cache
@@ -53,10 +52,10 @@ type task[S any] struct {
 	attempts int
 	one      [1]stateChannel
 	local    S        // the input with the task's own writes, for its branches
-	env      *taskEnv // the context of this execution, never reused
+	env      *taskCtx // the context of this execution, never reused
 }
 
-func (t *task[S]) interrupted() bool { return t.scratch.paused }
+func (t *task[S]) interrupted() bool { return t.hdr.scratch.paused }
 
 // frontier is what runs next.
 type frontier[S any] struct {
@@ -138,7 +137,7 @@ type loop[S any] struct {
 	accumulate bool
 	accum      S // every write of the run's nodes, in order (for subgraphs)
 
-	envs []taskEnv // fresh task contexts (see newEnv)
+	envs []taskCtx // fresh task contexts (see newEnv)
 
 	exitMu      sync.Mutex
 	exitWrites  []checkpoint.Write
@@ -380,6 +379,7 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 	}
 	l.step = metaStep + 1
 	l.stop = l.step + l.cfg.limit + 1
+	l.shared.stop = l.stop
 	if cmd == nil && l.nested != nil && l.nested.resuming && tuple != nil {
 		// A subgraph whose parent task is re-run resumes instead of
 		// restarting.
@@ -508,7 +508,7 @@ func (l *loop[S]) loop(ctx context.Context) error {
 				if intr == nil {
 					intr = &Interrupted{}
 				}
-				intr.Interrupts = append(intr.Interrupts, t.scratch.raised...)
+				intr.Interrupts = append(intr.Interrupts, t.hdr.scratch.raised...)
 			}
 		}
 		if intr != nil {
@@ -626,9 +626,9 @@ const envSlab = 32
 
 // newEnv hands out a fresh task context. They are allocated envSlab at a
 // time and never handed out twice: a context may outlive its node.
-func (l *loop[S]) newEnv() *taskEnv {
+func (l *loop[S]) newEnv() *taskCtx {
 	if len(l.envs) == 0 {
-		l.envs = make([]taskEnv, envSlab)
+		l.envs = make([]taskCtx, envSlab)
 	}
 	e := &l.envs[0]
 	l.envs = l.envs[1:]
@@ -637,10 +637,10 @@ func (l *loop[S]) newEnv() *taskEnv {
 
 func (l *loop[S]) initTask(t *task[S], kind string) {
 	t.hdr.cp, t.hdr.ns, t.hdr.step, t.hdr.name, t.hdr.kind, t.hdr.idx = l.cpID, l.ns, l.step, t.name, kind, t.idx
-	t.scratch.resume = l.resume
+	t.hdr.scratch.resume = l.resume
 	if l.restored != nil {
 		if r := l.restored[t.hdr.ID()]; r != nil {
-			t.scratch.answers = r.answers
+			t.hdr.scratch.answers = r.answers
 			t.resuming = true
 			if r.done {
 				t.done, t.restored, t.out, t.route = true, true, r.out, r.route
@@ -871,11 +871,11 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 	// (reused) task: a provider's goroutine may still read the context
 	// after the node returned.
 	env := t.env
+	env.Context = ctx
 	rt := &env.rt
-	rt.node, rt.step, rt.stop, rt.task, rt.scratch, rt.emit = t.name, l.step, l.stop, &t.hdr, &t.scratch, emit
-	rt.shared, rt.cpID, rt.resume, rt.resuming = l.shared, l.cpID, l.resume, t.resuming
-	env.ctx = taskCtx{Context: ctx, rt: rt}
-	ctx = &env.ctx
+	rt.node, rt.step, rt.task, rt.emit = t.name, l.step, &t.hdr, emit
+	rt.shared, rt.resume, rt.resuming = l.shared, l.resume, t.resuming
+	ctx = env
 	if t.name == Start {
 		t.out = *l.fr.input
 		t.done = true
@@ -957,7 +957,7 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) (Command[S], error) 
 	}
 	for {
 		t.attempts++
-		t.scratch.counter = 0
+		t.hdr.scratch.counter = 0
 		cmd, err := l.attempt(ctx, t)
 		if t.interrupted() {
 			return cmd, nil

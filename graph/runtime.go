@@ -14,22 +14,23 @@ import (
 
 type runtimeKey struct{}
 
-// taskRuntime is what a running node can read from its context.
+// taskRuntime is what a running node can read from its context. It is
+// allocated per execution (see taskCtx), so it is kept small: what the
+// whole run shares is in runShared, and the task's ID and interrupt
+// bookkeeping stay in its (reused) header.
 type taskRuntime struct {
 	node     string
 	step     int
-	stop     int
 	task     *taskHeader
-	scratch  *scratchpad
 	emit     func(Event)
 	shared   *runShared
-	cpID     string
-	resuming bool
 	resume   *resumeInput
+	resuming bool
 }
 
 // runShared is what every task of a run shares.
 type runShared struct {
+	stop       int // the step past the recursion limit
 	ns         string
 	thread     string
 	saver      checkpoint.Saver
@@ -60,7 +61,7 @@ func (rt *taskRuntime) nested() *nestedInfo {
 	for k, v := range sh.parents {
 		parents[k] = v
 	}
-	parents[sh.ns] = rt.cpID
+	parents[sh.ns] = rt.task.cp
 	return &nestedInfo{
 		ns: joinNS(sh.ns, rt.node+":"+rt.task.ID()), threadID: sh.thread, saver: sh.saver,
 		resuming: rt.resuming, resume: rt.resume, emit: rt.emit, modes: sh.modes,
@@ -68,23 +69,16 @@ func (rt *taskRuntime) nested() *nestedInfo {
 	}
 }
 
-// taskEnv is what one execution of a task allocates: its context and
-// runtime.
-type taskEnv struct {
-	ctx taskCtx
-	rt  taskRuntime
-}
-
 // taskCtx is a task's context: the run's context plus the task's runtime,
-// without an allocation per task.
+// in one object handed out by the loop's slab (see loop.newEnv).
 type taskCtx struct {
 	context.Context
-	rt *taskRuntime
+	rt taskRuntime
 }
 
 func (c *taskCtx) Value(key any) any {
 	if _, ok := key.(runtimeKey); ok {
-		return c.rt
+		return &c.rt
 	}
 	return c.Context.Value(key)
 }
@@ -99,6 +93,8 @@ type taskHeader struct {
 	name string
 	kind string
 	idx  int
+	// scratch is the task's interrupt bookkeeping.
+	scratch scratchpad
 }
 
 // ID returns the task's ID, a hash of the checkpoint it starts from, its
@@ -136,7 +132,7 @@ func Step(ctx context.Context) int {
 // gracefully when it gets low. It returns -1 outside a node.
 func RemainingSteps(ctx context.Context) int {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.stop - rt.step
+		return rt.shared.stop - rt.step
 	}
 	return -1
 }
@@ -268,7 +264,7 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 	if rt == nil {
 		return nil, errors.New("graph: Interrupt called outside a graph node")
 	}
-	sp := rt.scratch
+	sp := &rt.task.scratch
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	idx := sp.counter

@@ -50,10 +50,10 @@ func Subgraph[P, C any](sub *Graph[C], in func(P) C, out func(C) P) CommandFunc[
 		var intr *Interrupted
 		if errors.As(err, &intr) {
 			if rt := runtimeFrom(ctx); rt != nil {
-				rt.scratch.mu.Lock()
-				rt.scratch.raised = append(rt.scratch.raised, intr.Interrupts...)
-				rt.scratch.paused = true
-				rt.scratch.mu.Unlock()
+				rt.task.scratch.mu.Lock()
+				rt.task.scratch.raised = append(rt.task.scratch.raised, intr.Interrupts...)
+				rt.task.scratch.paused = true
+				rt.task.scratch.mu.Unlock()
 			}
 			return Command[P]{}, err
 		}
