@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // Messages is a chat-history field with LangGraph's add_messages semantics:
@@ -13,6 +14,82 @@ import (
 type Messages struct {
 	v []Message
 	w *ops[[]Message, msgOp]
+	// c caches the encoding of v for MarshalJSON. It is set together with
+	// v (by MergeWrites and UnmarshalJSON) and shared by the copies of this
+	// value, which all hold the same v.
+	c *msgCache
+}
+
+// msgCache holds the encoding of a prefix of one history, so that encoding
+// a history that grew by appending costs only the new messages.
+//
+// It relies on the backing array of a history never being written once the
+// history is published: reduceMessages fills a new array on every merge
+// and List hands out slices with cap == len. So a list that starts at head
+// and is at least len(ends) long has the prefix that buf encodes.
+type msgCache struct {
+	mu   sync.Mutex
+	head *Message // &v[0] of the history; also keeps the array alive
+	buf  []byte   // "[" then the first len(ends) messages, comma-separated
+	ends []int    // ends[i] is len(buf) just after message i
+}
+
+// newMsgCache returns a cache for the history v, or nil when v is empty.
+// When old is the cache of the history prev, and v begins with prev's first
+// keep messages, the new cache starts with their encoding.
+func newMsgCache(v []Message, old *msgCache, prev []Message, keep int) *msgCache {
+	if len(v) == 0 {
+		return nil
+	}
+	c := &msgCache{head: &v[0]}
+	if old == nil || keep == 0 {
+		return c
+	}
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	if !old.covers(prev) {
+		return c
+	}
+	if n := min(keep, len(old.ends)); n > 0 {
+		// old only ever appends past these bytes, and the full slice
+		// expressions make c's own appends copy them first.
+		end := old.ends[n-1]
+		c.buf, c.ends = old.buf[:end:end], old.ends[:n:n]
+	}
+	return c
+}
+
+// covers reports whether c describes a prefix of v. The caller holds c.mu.
+func (c *msgCache) covers(v []Message) bool {
+	return len(v) > 0 && &v[0] == c.head && len(c.ends) <= len(v)
+}
+
+// marshal returns the encoding of v, which must be the history c was made
+// for, encoding only the messages the cache does not hold yet. The result
+// is a new slice the caller may keep and modify.
+func (c *msgCache) marshal(v []Message) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.covers(v) {
+		return json.Marshal(v) // unreachable while c is set together with v
+	}
+	for i := len(c.ends); i < len(v); i++ {
+		// json.Marshal of a slice writes exactly this for each element.
+		b, err := json.Marshal(v[i])
+		if err != nil {
+			return nil, err
+		}
+		sep := byte(',')
+		if i == 0 {
+			sep = '['
+		}
+		c.buf = append(append(c.buf, sep), b...)
+		c.ends = append(c.ends, len(c.buf))
+	}
+	out := make([]byte, len(c.buf)+1)
+	copy(out, c.buf)
+	out[len(c.buf)] = ']'
+	return out, nil
 }
 
 type msgOp struct {
@@ -110,11 +187,11 @@ func (f *Messages) MergeWrites(writes []Channel) error {
 	for i, c := range writes {
 		ws[i] = c.(*Messages).w
 	}
-	base := f.v
+	base, overwrite := f.v, false
 	if ow, err := pickOverwrite(ws); err != nil {
 		return err
 	} else if ow != nil {
-		base, ws = ow.base, []*ops[[]Message, msgOp]{{updates: ow.updates}}
+		base, ws, overwrite = ow.base, []*ops[[]Message, msgOp]{{updates: ow.updates}}, true
 	}
 	var all []msgOp
 	if len(ws) == 1 && ws[0] != nil {
@@ -127,16 +204,20 @@ func (f *Messages) MergeWrites(writes []Channel) error {
 			all = append(all, w.updates...)
 		}
 	}
-	out, err := reduceMessages(base, all)
+	out, keep, err := reduceMessages(base, all)
 	if err != nil {
 		return err
 	}
-	f.v = out
+	if overwrite {
+		keep = 0 // out[:keep] is the overwrite's, not f.v's
+	}
+	f.v, f.c = out, newMsgCache(out, f.c, f.v, keep)
 	return nil
 }
 
 // reduceMessages is add_messages: the result never shares memory with left.
-func reduceMessages(left []Message, right []msgOp) ([]Message, error) {
+// Its first keep messages are left's first keep messages, unchanged.
+func reduceMessages(left []Message, right []msgOp) (out []Message, keep int, err error) {
 	last := -1
 	for i, op := range right {
 		if op.RemoveAll {
@@ -146,6 +227,7 @@ func reduceMessages(left []Message, right []msgOp) ([]Message, error) {
 	if last >= 0 {
 		left, right = nil, right[last+1:]
 	}
+	keep = len(left)
 	merged := make([]Message, len(left), len(left)+len(right))
 	copy(merged, left)
 	index := make(map[string]int, len(merged)+len(right))
@@ -158,6 +240,7 @@ func reduceMessages(left []Message, right []msgOp) ([]Message, error) {
 		case op.Message != nil:
 			if i, ok := index[op.Message.ID]; ok {
 				merged[i] = *op.Message
+				keep = min(keep, i)
 				delete(removed, op.Message.ID)
 			} else {
 				index[op.Message.ID] = len(merged)
@@ -165,7 +248,7 @@ func reduceMessages(left []Message, right []msgOp) ([]Message, error) {
 			}
 		case op.Remove != "":
 			if _, ok := index[op.Remove]; !ok {
-				return nil, &UnknownMessageError{ID: op.Remove}
+				return nil, 0, &UnknownMessageError{ID: op.Remove}
 			}
 			if removed == nil {
 				removed = make(map[string]bool)
@@ -175,17 +258,19 @@ func reduceMessages(left []Message, right []msgOp) ([]Message, error) {
 	}
 	if len(removed) > 0 {
 		kept := merged[:0]
-		for _, m := range merged {
-			if !removed[m.ID] {
+		for i, m := range merged {
+			if removed[m.ID] {
+				keep = min(keep, i)
+			} else {
 				kept = append(kept, m)
 			}
 		}
 		merged = kept
 	}
 	if len(merged) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
-	return merged[:len(merged):len(merged)], nil
+	return merged[:len(merged):len(merged)], keep, nil
 }
 
 // ComposeWrite appends next's write to the receiver's.
@@ -203,12 +288,17 @@ func (f *Messages) UnmarshalWrite(data []byte) (err error) {
 	return err
 }
 
-// MarshalJSON encodes the history ([] when empty).
+// MarshalJSON encodes the history ([] when empty). Copies of a value share
+// the encoding of its history, and a history that extends an encoded one by
+// appending reuses that encoding: only new or changed messages are encoded.
 func (f Messages) MarshalJSON() ([]byte, error) {
-	if f.v == nil {
+	if len(f.v) == 0 {
 		return []byte("[]"), nil
 	}
-	return json.Marshal(f.v)
+	if f.c == nil {
+		return json.Marshal(f.v)
+	}
+	return f.c.marshal(f.v)
 }
 
 // UnmarshalJSON decodes a history.
@@ -220,6 +310,6 @@ func (f *Messages) UnmarshalJSON(data []byte) error {
 	if len(v) == 0 {
 		v = nil
 	}
-	*f = Messages{v: v}
+	*f = Messages{v: v, c: newMsgCache(v, nil, nil, 0)}
 	return nil
 }
