@@ -10,6 +10,10 @@ import (
 // then Send tasks by index).
 type Append[T any] struct {
 	v []T
+	// add is a pending write that appends (non-nil, maybe empty, when
+	// there is one): the common write, kept inline.
+	add []T
+	// w is a pending write that overwrites (then add is nil).
 	w *ops[[]T, T]
 	// used counts the elements of v's backing array that some value
 	// already holds. A merge appends in place only when it is the first to
@@ -35,45 +39,66 @@ func (f Append[T]) Len() int { return len(f.v) }
 
 // Append records a write that appends items.
 func (f *Append[T]) Append(items ...T) {
-	if f.w == nil {
-		f.w = newOps[[]T, T]()
+	if f.w != nil {
+		f.w.updates = append(f.w.updates, items...)
+		return
 	}
-	f.w.updates = append(f.w.updates, items...)
+	if f.add == nil {
+		f.add = make([]T, 0, len(items)) // non-nil even when empty: a write
+	}
+	f.add = append(f.add, items...)
 }
 
 // Overwrite records a write that replaces the whole list; Overwrite(nil)
 // clears it.
 func (f *Append[T]) Overwrite(items []T) {
-	f.w = &ops[[]T, T]{overwrite: true, base: append([]T(nil), items...)}
+	f.w, f.add = &ops[[]T, T]{overwrite: true, base: append([]T(nil), items...)}, nil
 }
 
 // Written reports whether this copy carries a pending write.
-func (f *Append[T]) Written() bool { return f.w != nil }
+func (f *Append[T]) Written() bool { return f.add != nil || f.w != nil }
 
 // ClearWrite drops the pending write.
-func (f *Append[T]) ClearWrite() { f.w = nil }
+func (f *Append[T]) ClearWrite() { f.add, f.w = nil, nil }
 
 // HasValue is always true: a list field holds at least the empty list.
 func (f *Append[T]) HasValue() bool { return true }
 
+// pending returns the write as ops (nil when there is none).
+func (f *Append[T]) pending() *ops[[]T, T] {
+	if f.w != nil || f.add == nil {
+		return f.w
+	}
+	return &ops[[]T, T]{updates: f.add}
+}
+
+// updates returns the items the write appends.
+func (f *Append[T]) updates() []T {
+	if f.w != nil {
+		return f.w.updates
+	}
+	return f.add
+}
+
 // MergeWrites concatenates the writes' items to the list.
 func (f *Append[T]) MergeWrites(writes []Channel) error {
-	var buf [8]*ops[[]T, T] // most steps merge few writes: no allocation
-	ws := buf[:0]
-	for _, c := range writes {
-		ws = append(ws, c.(*Append[T]).w)
-	}
 	base := f.v
-	if ow, err := pickOverwrite(ws); err != nil {
-		return err
-	} else if ow != nil {
-		base, ws = ow.base, []*ops[[]T, T]{{updates: ow.updates}}
-	}
+	var ow *ops[[]T, T]
 	add := 0
-	for _, w := range ws {
-		if w != nil {
-			add += len(w.updates)
+	for _, c := range writes {
+		a := c.(*Append[T])
+		if a.w != nil && a.w.overwrite {
+			if ow != nil {
+				return ErrOverwriteConflict
+			}
+			ow = a.w
 		}
+		add += len(a.updates())
+	}
+	if ow != nil {
+		// LangGraph's rule: the overwrite and its own updates win; every
+		// other write of the step is ignored.
+		base, add = ow.base, len(ow.updates)
 	}
 	var out []T
 	if used := f.used; used != nil && len(base) > 0 && cap(base)-len(base) >= add && sameArray(base, f.v) &&
@@ -85,9 +110,11 @@ func (f *Append[T]) MergeWrites(writes []Channel) error {
 		f.used = new(atomic.Int64)
 		f.used.Store(int64(len(base) + add))
 	}
-	for _, w := range ws {
-		if w != nil {
-			out = append(out, w.updates...)
+	if ow != nil {
+		out = append(out, ow.updates...)
+	} else {
+		for _, c := range writes {
+			out = append(out, c.(*Append[T]).updates()...)
 		}
 	}
 	if len(out) == 0 {
@@ -104,18 +131,36 @@ func sameArray[T any](a, b []T) bool {
 }
 
 // ComposeWrite appends next's write to the receiver's.
-func (f *Append[T]) ComposeWrite(next Channel) { f.w = f.w.compose(next.(*Append[T]).w) }
+func (f *Append[T]) ComposeWrite(next Channel) {
+	f.setPending(f.pending().compose(next.(*Append[T]).pending()))
+}
+
+// setPending records o as the write: inline when it only appends.
+func (f *Append[T]) setPending(o *ops[[]T, T]) {
+	switch {
+	case o == nil:
+		f.add, f.w = nil, nil
+	case o.overwrite:
+		f.add, f.w = nil, o
+	default:
+		f.add, f.w = append(make([]T, 0, len(o.updates)), o.updates...), nil
+	}
+}
 
 // WriteValue makes the current list an overwrite.
 func (f *Append[T]) WriteValue() { f.Overwrite(f.v) }
 
 // MarshalWrite encodes the pending write.
-func (f *Append[T]) MarshalWrite() ([]byte, error) { return f.w.marshal() }
+func (f *Append[T]) MarshalWrite() ([]byte, error) { return f.pending().marshal() }
 
 // UnmarshalWrite decodes a pending write.
-func (f *Append[T]) UnmarshalWrite(data []byte) (err error) {
-	f.w, err = unmarshalOps[[]T, T](data)
-	return err
+func (f *Append[T]) UnmarshalWrite(data []byte) error {
+	o, err := unmarshalOps[[]T, T](data)
+	if err != nil {
+		return err
+	}
+	f.setPending(o)
+	return nil
 }
 
 // MarshalJSON encodes the current list ([] when empty).
