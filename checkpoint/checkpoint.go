@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -282,8 +281,10 @@ type Saver interface {
 	// wrapping [ErrNotFound].
 	Get(ctx context.Context, ref Ref) (*Tuple, error)
 	// Put stores cp with its changed channel values, atomically. Put takes
-	// ownership of cp: the saver may keep and change it and everything it
-	// references, so the caller must not use it afterwards.
+	// ownership of cp: the saver may keep it and change its fields, so the
+	// caller must not use it afterwards. The saver must not modify the
+	// bytes of cp.Frontier and of the channel values, which the caller may
+	// share between checkpoints.
 	Put(ctx context.Context, cp *Checkpoint) error
 	// PutWrites stores writes of one task against the checkpoint ref (the
 	// saver may keep the Value slices, as with Put).
@@ -304,10 +305,8 @@ type ThreadDeleter interface {
 // ErrNotFound is wrapped by errors of savers for a missing checkpoint.
 var ErrNotFound = errors.New("checkpoint not found")
 
-var idState struct {
-	sync.Mutex
-	last uint64
-}
+// lastID is the timestamp of the latest ID made by this process.
+var lastID atomic.Uint64
 
 // idSuffix makes IDs of different processes differ.
 var idSuffix = func() string {
@@ -319,18 +318,24 @@ var idSuffix = func() string {
 // NewID returns a new checkpoint ID: 32 lowercase hex digits whose first 16
 // are a nanosecond timestamp strictly increasing within the process (so IDs
 // sort in creation order) and whose last 16 are random per process.
-func NewID() string {
-	idState.Lock()
-	ts := uint64(time.Now().UnixNano())
-	if ts <= idState.last {
-		ts = idState.last + 1
+func NewID() string { return NewIDAt(time.Now()) }
+
+// NewIDAt is [NewID] for a checkpoint made at t: its timestamp is t, or
+// just past the process's latest ID when that is not earlier than t.
+func NewIDAt(t time.Time) string {
+	now := uint64(t.UnixNano())
+	for {
+		last := lastID.Load()
+		ts := max(now, last+1)
+		if lastID.CompareAndSwap(last, ts) {
+			const digits = "0123456789abcdef"
+			var b [32]byte
+			for i := 15; i >= 0; i-- {
+				b[i] = digits[ts&15]
+				ts >>= 4
+			}
+			copy(b[16:], idSuffix)
+			return string(b[:])
+		}
 	}
-	idState.last = ts
-	idState.Unlock()
-	var b [32]byte
-	var raw [8]byte
-	binary.BigEndian.PutUint64(raw[:], ts)
-	hex.Encode(b[:16], raw[:])
-	copy(b[16:], idSuffix)
-	return string(b[:])
 }

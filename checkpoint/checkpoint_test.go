@@ -1,7 +1,11 @@
 package checkpoint_test
 
 import (
+	"slices"
+	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
@@ -57,4 +61,42 @@ func TestCheckpointCloneSharesNothing(t *testing.T) {
 	require.Equal(t, `{}`, string(cp.Frontier))
 	require.Equal(t, "0", cp.Metadata.Parents[""])
 	require.Equal(t, "v", cp.Metadata.Extra["k"])
+}
+
+func TestNewIDsIncreaseAcrossGoroutines(t *testing.T) {
+	const goroutines, each = 8, 500
+	ids := make([][]string, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for range each {
+				ids[g] = append(ids[g], checkpoint.NewID())
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, list := range ids {
+		require.True(t, slices.IsSorted(list), "one goroutine's IDs are in creation order")
+		for _, id := range list {
+			require.Len(t, id, 32)
+			require.False(t, seen[id], "duplicate ID %s", id)
+			seen[id] = true
+		}
+	}
+}
+
+func TestNewIDAtCarriesTheTimeAndStaysIncreasing(t *testing.T) {
+	at := time.Now()
+	a := checkpoint.NewIDAt(at)
+	ts, err := strconv.ParseUint(a[:16], 16, 64)
+	require.NoError(t, err)
+	// The time itself, or just past an ID made in the same nanoseconds.
+	require.GreaterOrEqual(t, ts, uint64(at.UnixNano()))
+	require.Less(t, ts, uint64(at.Add(time.Millisecond).UnixNano()))
+	b := checkpoint.NewIDAt(at) // the same time: still a larger ID
+	require.Less(t, a, b)
+	c := checkpoint.NewIDAt(at.Add(-time.Hour)) // an earlier time too
+	require.Less(t, b, c)
+	require.Equal(t, a[16:], c[16:], "the suffix is the process's")
 }

@@ -17,6 +17,11 @@ import (
 type Memory struct {
 	mu      sync.RWMutex
 	threads map[string]map[string]*memNS // thread → namespace
+
+	// The namespace the last Put wrote to: runs put checkpoint after
+	// checkpoint on the same one.
+	last               *memNS
+	lastThread, lastNS string
 }
 
 // memNS holds one namespace of one thread. Checkpoints and each channel's
@@ -96,6 +101,9 @@ func NewMemory() *Memory {
 }
 
 func (m *Memory) ns(thread, ns string, create bool) *memNS {
+	if m.last != nil && m.lastThread == thread && m.lastNS == ns {
+		return m.last
+	}
 	nss := m.threads[thread]
 	if nss == nil {
 		if !create {
@@ -165,6 +173,7 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.ns(cp.ThreadID, cp.Namespace, true)
+	m.last, m.lastThread, m.lastNS = n, cp.ThreadID, cp.Namespace
 	sortChannels(cp.Channels)
 	for i := range cp.Channels {
 		ch := &cp.Channels[i]
@@ -263,5 +272,8 @@ func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.threads, threadID)
+	if m.lastThread == threadID {
+		m.last = nil
+	}
 	return nil
 }

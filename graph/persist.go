@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -135,10 +136,11 @@ func (g *Graph[S]) decodeSends(in []sendJSON) ([]Send[S], error) {
 	return out, nil
 }
 
-func (g *Graph[S]) encodeFrontier(f *frontier[S], accum *S) ([]byte, error) {
+// encodeFrontier appends the JSON of f (and of the accumulated writes) to
+// b.
+func (g *Graph[S]) encodeFrontier(b []byte, f *frontier[S], accum *S) ([]byte, error) {
 	if accum == nil && f.input == nil && len(f.sends) == 0 && len(f.joins) == 0 && len(f.joined) == 0 {
 		// The common case, written by hand: this runs every step.
-		b := make([]byte, 0, 64)
 		b = append(b, '{')
 		b = appendStrings(b, "nodes", f.nodes)
 		b = appendStrings(b, "deferred", f.deferred)
@@ -180,7 +182,8 @@ func (g *Graph[S]) encodeFrontier(f *frontier[S], accum *S) ([]byte, error) {
 		}
 		fj.Joins[g.joins[ji].key] = names
 	}
-	return json.Marshal(fj)
+	j, err := json.Marshal(fj)
+	return append(b, j...), err
 }
 
 // appendStrings appends `"key":["a","b"],` when list is not empty.
@@ -417,7 +420,8 @@ func (l *loop[S]) save(ctx context.Context, source string) error {
 		return nil
 	}
 	parent := l.cpID
-	l.cpID = checkpoint.NewID()
+	l.cpTime = time.Now()
+	l.cpID = checkpoint.NewIDAt(l.cpTime)
 	l.cpStep = l.step
 	if l.cfg.durability == DurabilityExit {
 		l.exitMu.Lock()
@@ -491,13 +495,20 @@ func (l *loop[S]) checkpoint(parent, source string) (*checkpoint.Checkpoint, err
 	if l.accumulate {
 		accum = &l.accum
 	}
-	fr, err := l.g.encodeFrontier(&l.fr, accum)
+	b, err := l.g.encodeFrontier(l.frBuf[:0], &l.fr, accum)
 	if err != nil {
 		return nil, err
 	}
+	l.frBuf = b
+	// A loop's frontier is the same step after step: checkpoints share
+	// its bytes (savers do not modify them, see checkpoint.Saver.Put).
+	if !bytes.Equal(b, l.frLast) {
+		l.frLast = bytes.Clone(b)
+	}
+	fr := l.frLast
 	cp := &checkpoint.Checkpoint{
 		ID: l.cpID, ThreadID: l.cfg.thread, Namespace: l.ns, ParentID: parent,
-		CreatedAt: time.Now().UTC(),
+		CreatedAt: l.cpTime.UTC(),
 		Metadata: checkpoint.Metadata{Source: source, Step: l.cpStep, Parents: l.parents, RunID: l.cfg.runID,
 			Extra: maps.Clone(l.cfg.metadata)},
 		Frontier: fr,

@@ -113,6 +113,9 @@ type loop[S any] struct {
 	step     int
 	stop     int
 	cpID     string
+	cpTime   time.Time // when checkpoint cpID was made
+	frBuf    []byte    // scratch for encoding the frontier
+	frLast   []byte    // the frontier of the last checkpoint made
 	cpStep   int
 	restored map[string]*restoredTask[S]
 	resume   *resumeInput
@@ -175,7 +178,7 @@ func (g *Graph[S]) release(l *loop[S]) {
 	clear(l.todo[:cap(l.todo)])
 	*l = loop[S]{
 		versions: l.versions, saved: l.saved, pool: l.pool,
-		tasks: l.tasks[:0], wbuf: l.wbuf[:0], todo: l.todo[:0], envs: l.envs,
+		tasks: l.tasks[:0], wbuf: l.wbuf[:0], todo: l.todo[:0], envs: l.envs, frBuf: l.frBuf[:0],
 		spare: buf(l.spare), fr: buf(l.fr),
 	}
 	g.loops.Put(l)
@@ -1103,6 +1106,9 @@ func (l *loop[S]) destination(br *branch[S], k string) (string, error) {
 	}
 	if dest == "" || dest == Start {
 		return "", fmt.Errorf("branch did not return a valid destination (got %q)", dest)
+	}
+	if slices.Contains(br.dests, dest) {
+		return dest, nil // declared destinations were checked by Compile
 	}
 	if dest != End && l.g.nodes[dest] == nil {
 		return "", fmt.Errorf("branch returned unknown node %q", dest)

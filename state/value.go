@@ -90,7 +90,7 @@ func (f Value[T]) MarshalJSON() ([]byte, error) {
 	if !f.ok {
 		return []byte("null"), nil
 	}
-	if b, ok := appendScalar(nil, any(f.v)); ok {
+	if b, ok := appendScalar(make([]byte, 0, 24), any(f.v)); ok {
 		return b, nil
 	}
 	return json.Marshal(f.v)
