@@ -26,6 +26,7 @@ type RouterFunc[S any] func(ctx context.Context, s S) (string, error)
 type node[S any] struct {
 	name     string
 	fn       CommandFunc[S]
+	plain    NodeFunc[S] // the function of a node added with AddNode (fn wraps it)
 	command  bool
 	retry    *RetryPolicy
 	timeout  time.Duration
@@ -122,7 +123,7 @@ func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *B
 	return b.addNode(name, func(ctx context.Context, s S) (Command[S], error) {
 		out, err := fn(ctx, s)
 		return Command[S]{Update: out}, err
-	}, false, opts)
+	}, fn, opts)
 }
 
 // AddCommandNode adds a node that returns a [Command].
@@ -131,10 +132,12 @@ func (b *Builder[S]) AddCommandNode(name string, fn CommandFunc[S], opts ...Node
 		b.problem("node %q: nil function", name)
 		return b
 	}
-	return b.addNode(name, fn, true, opts)
+	return b.addNode(name, fn, nil, opts)
 }
 
-func (b *Builder[S]) addNode(name string, fn CommandFunc[S], command bool, opts []NodeOption) *Builder[S] {
+// addNode adds a node running fn; plain is the function of a node added
+// with AddNode (nil for a command node).
+func (b *Builder[S]) addNode(name string, fn CommandFunc[S], plain NodeFunc[S], opts []NodeOption) *Builder[S] {
 	switch {
 	case name == "":
 		b.problem("a node has an empty name")
@@ -153,7 +156,7 @@ func (b *Builder[S]) addNode(name string, fn CommandFunc[S], command bool, opts 
 	for _, o := range opts {
 		o(&c)
 	}
-	b.nodes[name] = &node[S]{name: name, fn: fn, command: command, retry: c.retry, timeout: c.timeout,
+	b.nodes[name] = &node[S]{name: name, fn: fn, plain: plain, command: plain == nil, retry: c.retry, timeout: c.timeout,
 		deferred: c.deferred, cache: c.cache, dests: c.dests}
 	b.order = append(b.order, name)
 	return b

@@ -51,8 +51,9 @@ type task[S any] struct {
 	err      error
 	attempts int
 	one      [1]stateChannel
-	local    S        // the input with the task's own writes, for its branches
-	env      *taskCtx // the context of this execution, never reused
+	local    S          // the input with the task's own writes, for its branches
+	cmd      Command[S] // what a command node returned
+	env      *taskCtx   // the context of this execution, never reused
 }
 
 func (t *task[S]) interrupted() bool { return t.hdr.scratch.paused }
@@ -438,7 +439,7 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 		}
 	}
 	if l.g.writesAny(&cmd.Update) || len(cmd.Goto) > 0 || len(cmd.Sends) > 0 {
-		if err := l.validateRoute(Command[S]{Goto: cmd.Goto, Sends: cmd.Sends}); err != nil {
+		if err := l.validateRoute(cmd.Goto, cmd.Sends); err != nil {
 			return err
 		}
 		t := &task[S]{name: "command", out: cmd.Update, route: Route[S]{Nodes: cmd.Goto, Sends: cmd.Sends}}
@@ -882,7 +883,7 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 	if t.name == Start {
 		t.out = *l.fr.input
 		t.done = true
-		t.err = l.resolve(ctx, t, Command[S]{})
+		t.err = l.resolve(ctx, t, nil, nil)
 		return
 	}
 	n := t.node
@@ -899,20 +900,20 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 			}
 		}
 	}
-	cmd, err := l.attempts(ctx, t)
+	err := l.attempts(ctx, t)
 	if err != nil || t.interrupted() {
-		t.err = err
+		var zero S
+		t.out, t.err = zero, err
 		if t.interrupted() {
 			t.err = nil
 		}
 		return
 	}
-	t.out = cmd.Update
-	if cmd.Parent {
-		t.err = &parentCommand[S]{cmd: cmd}
+	if t.cmd.Parent {
+		t.err = &parentCommand[S]{cmd: t.cmd}
 		return
 	}
-	if err := l.resolve(ctx, t, cmd); err != nil {
+	if err := l.resolve(ctx, t, t.cmd.Goto, t.cmd.Sends); err != nil {
 		t.err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
 		return
 	}
@@ -952,7 +953,9 @@ var sleep = func(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (l *loop[S]) attempts(ctx context.Context, t *task[S]) (Command[S], error) {
+// attempts runs the node with its retry policy; the result is in t.out and
+// t.cmd.
+func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 	p := t.node.retry
 	interval := time.Duration(0)
 	if p != nil {
@@ -961,22 +964,19 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) (Command[S], error) 
 	for {
 		t.attempts++
 		t.hdr.scratch.counter = 0
-		cmd, err := l.attempt(ctx, t)
-		if t.interrupted() {
-			return cmd, nil
-		}
-		if err == nil {
-			return cmd, nil
+		err := l.attempt(ctx, t)
+		if t.interrupted() || err == nil {
+			return nil
 		}
 		if ctx.Err() != nil {
-			return cmd, ctx.Err()
+			return ctx.Err()
 		}
 		var pc interface{ isParentCommand() }
 		if errors.As(err, &pc) {
-			return cmd, err
+			return err
 		}
 		if p == nil || t.attempts >= p.MaxAttempts || !retryable(p, err) {
-			return cmd, &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
+			return &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
 		}
 		wait := interval
 		if p.MaxInterval > 0 && wait > p.MaxInterval {
@@ -986,7 +986,7 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) (Command[S], error) 
 			wait += time.Duration(rand.Int64N(int64(wait)))
 		}
 		if err := sleep(ctx, wait); err != nil {
-			return cmd, err
+			return err
 		}
 		f := p.BackoffFactor
 		if f == 0 {
@@ -1007,8 +1007,9 @@ func retryable(p *RetryPolicy, err error) bool {
 	return !isCancel(err) || errors.Is(err, ErrNodeTimeout)
 }
 
-// attempt runs the node once, turning a panic into an error.
-func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (cmd Command[S], err error) {
+// attempt runs the node once, turning a panic into an error. A plain node's
+// result goes to t.out, a command node's to t.cmd and t.out.
+func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (err error) {
 	n := t.node
 	if n.timeout > 0 {
 		parent := ctx
@@ -1026,13 +1027,19 @@ func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (cmd Command[S], err 
 			err = &PanicError{Value: r, Stack: string(debug.Stack())}
 		}
 	}()
-	return n.fn(ctx, t.input)
+	if n.plain != nil {
+		t.out, err = n.plain(ctx, t.input)
+		return err
+	}
+	t.cmd, err = n.fn(ctx, t.input)
+	t.out = t.cmd.Update
+	return err
 }
 
 // resolve computes where a finished task goes: its static edges, the
 // command's goto and sends, and its branches, evaluated on the task's input
 // with only its own writes applied.
-func (l *loop[S]) resolve(ctx context.Context, t *task[S], cmd Command[S]) error {
+func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSends []Send[S]) error {
 	var edges []string
 	var brs []*branch[S]
 	if t.name == Start {
@@ -1040,13 +1047,13 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], cmd Command[S]) error
 	} else {
 		edges, brs = t.node.edges, t.node.branches
 	}
-	if err := l.validateRoute(cmd); err != nil {
+	if err := l.validateRoute(gotos, cmdSends); err != nil {
 		return err
 	}
 	nodes := t.route.Nodes[:0]
 	nodes = append(nodes, edges...)
-	nodes = append(nodes, cmd.Goto...)
-	sends := cmd.Sends
+	nodes = append(nodes, gotos...)
+	sends := cmdSends
 	if len(brs) > 0 {
 		t.local = t.input
 		if err := l.applyOwn(t, &t.local); err != nil {
@@ -1079,7 +1086,7 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], cmd Command[S]) error
 				nodes = append(nodes, dest)
 			}
 			if len(r.Sends) > 0 {
-				if err := l.validateRoute(Command[S]{Sends: r.Sends}); err != nil {
+				if err := l.validateRoute(nil, r.Sends); err != nil {
 					return err
 				}
 				if len(sends) == 0 {
@@ -1151,13 +1158,14 @@ func (l *loop[S]) applyOwn(t *task[S], dst *S) error {
 	return nil
 }
 
-func (l *loop[S]) validateRoute(cmd Command[S]) error {
-	for _, n := range cmd.Goto {
+func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
+	for _, n := range gotos {
 		if n != End && l.g.nodes[n] == nil {
 			return fmt.Errorf("goto unknown node %q", n)
 		}
 	}
-	for _, s := range cmd.Sends {
+	for i := range sends {
+		s := &sends[i]
 		if s.Node == End {
 			return errors.New("cannot send a packet to the END node")
 		}

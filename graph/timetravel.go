@@ -240,7 +240,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 		if asNode == Start {
 			l.fr.input = &values
 		}
-		if err := l.resolve(rctx, tk, Command[S]{}); err != nil {
+		if err := l.resolve(rctx, tk, nil, nil); err != nil {
 			return "", &NodeError{Node: asNode, Err: err}
 		}
 		if _, err := l.apply([]*task[S]{tk}); err != nil {

@@ -105,7 +105,9 @@ func (f *Append[T]) MergeWrites(writes []Channel) error {
 		used.CompareAndSwap(int64(len(base)), int64(len(base)+add)) {
 		out = base
 	} else {
-		out = make([]T, len(base), max(len(base)+add, 2*len(base)))
+		// Room to grow in place: a list that gets an item a step would
+		// otherwise be copied at lengths 1, 2 and 4 as well.
+		out = make([]T, len(base), max(len(base)+add, 2*len(base), 8))
 		copy(out, base)
 		f.used = new(atomic.Int64)
 		f.used.Store(int64(len(base) + add))
