@@ -52,7 +52,7 @@ type task[S any] struct {
 	attempts int
 	one      [1]stateChannel
 	local    S          // the input with the task's own writes, for its branches
-	cmd      Command[S] // what a command node returned
+	cmd      *Command[S] // the routing a command node returned, if any
 	env      *taskCtx   // the context of this execution, never reused
 }
 
@@ -166,11 +166,9 @@ func (g *Graph[S]) newLoop(opts []RunOption) *loop[S] {
 func (g *Graph[S]) release(l *loop[S]) {
 	clear(l.versions)
 	clear(l.saved)
-	for _, t := range l.pool {
-		nodes := t.route.Nodes[:0]
-		*t = task[S]{}
-		t.route.Nodes = nodes
-	}
+	// The pooled tasks keep their last contents until newTask reuses them
+	// (or the pool drops the loop at a GC): clearing them here would
+	// zero every task twice a run.
 	buf := func(f frontier[S]) frontier[S] {
 		clear(f.sends[:cap(f.sends)])
 		return frontier[S]{nodes: f.nodes[:0], last: f.last[:0], sends: f.sends[:0]}
@@ -909,11 +907,16 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 		}
 		return
 	}
-	if t.cmd.Parent {
-		t.err = &parentCommand[S]{cmd: t.cmd}
-		return
+	var gotos []string
+	var sends []Send[S]
+	if c := t.cmd; c != nil {
+		if c.Parent {
+			t.err = &parentCommand[S]{cmd: *c}
+			return
+		}
+		gotos, sends = c.Goto, c.Sends
 	}
-	if err := l.resolve(ctx, t, t.cmd.Goto, t.cmd.Sends); err != nil {
+	if err := l.resolve(ctx, t, gotos, sends); err != nil {
 		t.err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
 		return
 	}
@@ -953,8 +956,8 @@ var sleep = func(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// attempts runs the node with its retry policy; the result is in t.out and
-// t.cmd.
+// attempts runs the node with its retry policy; the result is in t.out
+// (and t.cmd).
 func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 	p := t.node.retry
 	interval := time.Duration(0)
@@ -1031,8 +1034,11 @@ func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (err error) {
 		t.out, err = n.plain(ctx, t.input)
 		return err
 	}
-	t.cmd, err = n.fn(ctx, t.input)
-	t.out = t.cmd.Update
+	cmd, err := n.fn(ctx, t.input)
+	t.out, t.cmd = cmd.Update, nil
+	if cmd.Parent || len(cmd.Goto) > 0 || len(cmd.Sends) > 0 {
+		t.cmd = &cmd
+	}
 	return err
 }
 
