@@ -64,6 +64,8 @@
 // Inside a node, [Step], [RemainingSteps], [TaskID] and [NodeName] read the
 // task's place in the run. They, [Interrupt] and the stream writers are for
 // the node's own execution: a context kept after the node returned stays a
-// valid context (Done, Err, Value), but what these functions read from it
-// belongs to a task the runtime reuses.
+// valid context (Done, Err, Value) that the runtime never writes to, but
+// what these functions read from it belongs to a task the runtime reuses
+// (a loop hands the same context to the next step's node when nothing else
+// about it changed).
 package graph

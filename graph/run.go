@@ -51,9 +51,9 @@ type task[S any] struct {
 	err      error
 	attempts int
 	one      [1]stateChannel
-	local    S          // the input with the task's own writes, for its branches
+	local    S           // the input with the task's own writes, for its branches
 	cmd      *Command[S] // the routing a command node returned, if any
-	env      *taskCtx   // the context of this execution, never reused
+	env      *taskCtx    // the context of this execution, never reused
 }
 
 func (t *task[S]) interrupted() bool { return t.hdr.scratch.paused }
@@ -141,7 +141,8 @@ type loop[S any] struct {
 	accumulate bool
 	accum      S // every write of the run's nodes, in order (for subgraphs)
 
-	envs []taskCtx // fresh task contexts (see newEnv)
+	envs      []taskCtx // fresh task contexts (see newEnv)
+	inlineEnv *taskCtx  // the context of the last inline task (see taskContext)
 
 	exitMu      sync.Mutex
 	exitWrites  []checkpoint.Write
@@ -666,8 +667,10 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		todo = append(todo, t)
 	}
 	l.todo = todo
-	for _, t := range todo {
-		t.env = l.newEnv()
+	if len(todo) > 1 {
+		for _, t := range todo {
+			t.env = l.newEnv() // the slab is the loop's: taken before workers start
+		}
 	}
 	if l.modes&ModeTasks != 0 {
 		for _, t := range todo {
@@ -682,7 +685,7 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		return nil
 	case 1:
 		t := todo[0]
-		l.execute(ctx, t, l.sinkFor())
+		l.execute(ctx, t, l.sinkFor(), true)
 		if t.err != nil {
 			return l.fail(ctx, t)
 		}
@@ -745,7 +748,7 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 				t.err = err
 				return
 			}
-			l.execute(sctx, t, emit)
+			l.execute(sctx, t, emit, false)
 			if t.err == nil && t.done && l.saver != nil {
 				// Saved even if a sibling fails meanwhile: that is what
 				// spares this task a re-run.
@@ -858,8 +861,33 @@ func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
 
 // execute runs one task with its retry policy, timeout and cache, and
 // resolves where it goes next.
-func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
+// taskContext returns the context t's node runs with. A context is never
+// written once handed out: a provider's goroutine may still read it after
+// the node returned. So a fresh one is taken from the slab, except on the
+// inline path (one task a step, the run's own context), where the one the
+// previous step handed to the same task slot is handed out again when it
+// holds the same values: step, node and task ID are read from the task's
+// header, so a loop allocates no context per step.
+func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event), reusable bool) context.Context {
+	if e := l.inlineEnv; reusable && e != nil && e.rt.task == &t.hdr && e.rt.resume == l.resume && e.rt.resuming == t.resuming {
+		return e
+	}
+	e := t.env
+	if e == nil {
+		e = l.newEnv()
+	}
+	e.Context = ctx
+	e.rt = taskRuntime{task: &t.hdr, emit: emit, shared: l.shared, resume: l.resume, resuming: t.resuming}
+	if reusable {
+		l.inlineEnv = e
+	}
+	return e
+}
+
+func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event), inline bool) {
+	hooked := false
 	if h := l.g.hooks; h != nil && h.TaskStart != nil && t.name != Start {
+		hooked = true
 		info := TaskRun{Node: t.name, TaskID: t.hdr.ID(), Step: l.step, Namespace: l.ns}
 		ctx = h.TaskStart(ctx, info)
 		if h.TaskEnd != nil {
@@ -869,15 +897,7 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 			}()
 		}
 	}
-	// The context and runtime belong to this execution, not to the
-	// (reused) task: a provider's goroutine may still read the context
-	// after the node returned.
-	env := t.env
-	env.Context = ctx
-	rt := &env.rt
-	rt.node, rt.step, rt.task, rt.emit = t.name, l.step, &t.hdr, emit
-	rt.shared, rt.resume, rt.resuming = l.shared, l.resume, t.resuming
-	ctx = env
+	ctx = l.taskContext(ctx, t, emit, inline && !hooked)
 	if t.name == Start {
 		t.out = *l.fr.input
 		t.done = true

@@ -19,9 +19,7 @@ type runtimeKey struct{}
 // whole run shares is in runShared, and the task's ID and interrupt
 // bookkeeping stay in its (reused) header.
 type taskRuntime struct {
-	node     string
-	step     int
-	task     *taskHeader
+	task     *taskHeader // the node's name and step are its header's
 	emit     func(Event)
 	shared   *runShared
 	resume   *resumeInput
@@ -63,7 +61,7 @@ func (rt *taskRuntime) nested() *nestedInfo {
 	}
 	parents[sh.ns] = rt.task.cp
 	return &nestedInfo{
-		ns: joinNS(sh.ns, rt.node+":"+rt.task.ID()), threadID: sh.thread, saver: sh.saver,
+		ns: joinNS(sh.ns, rt.task.name+":"+rt.task.ID()), threadID: sh.thread, saver: sh.saver,
 		resuming: rt.resuming, resume: rt.resume, emit: rt.emit, modes: sh.modes,
 		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents,
 	}
@@ -122,7 +120,7 @@ func runtimeFrom(ctx context.Context) *taskRuntime {
 // applies the input), or -1 outside a node.
 func Step(ctx context.Context) int {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.step
+		return rt.task.step
 	}
 	return -1
 }
@@ -132,7 +130,7 @@ func Step(ctx context.Context) int {
 // gracefully when it gets low. It returns -1 outside a node.
 func RemainingSteps(ctx context.Context) int {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.shared.stop - rt.step
+		return rt.shared.stop - rt.task.step
 	}
 	return -1
 }
@@ -149,7 +147,7 @@ func TaskID(ctx context.Context) string {
 // NodeName returns the name of the calling node, or "" outside a node.
 func NodeName(ctx context.Context) string {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.node
+		return rt.task.name
 	}
 	return ""
 }
@@ -162,8 +160,11 @@ func StreamWriter(ctx context.Context) func(payload any) {
 	if rt == nil || rt.shared.modes&ModeCustom == 0 {
 		return func(any) {}
 	}
+	emit, ev := rt.emit, Event{Mode: ModeCustom, Namespace: rt.shared.ns, Step: rt.task.step, Node: rt.task.name, TaskID: rt.task.ID()}
 	return func(payload any) {
-		rt.emit(Event{Mode: ModeCustom, Namespace: rt.shared.ns, Step: rt.step, Node: rt.node, TaskID: rt.task.ID(), Payload: payload})
+		ev := ev
+		ev.Payload = payload
+		emit(ev)
 	}
 }
 
@@ -186,8 +187,11 @@ func MessageWriter(ctx context.Context) func(MessageChunk) {
 	if rt == nil || rt.shared.modes&ModeMessages == 0 {
 		return func(MessageChunk) {}
 	}
+	emit, ev := rt.emit, Event{Mode: ModeMessages, Namespace: rt.shared.ns, Step: rt.task.step, Node: rt.task.name, TaskID: rt.task.ID()}
 	return func(c MessageChunk) {
-		rt.emit(Event{Mode: ModeMessages, Namespace: rt.shared.ns, Step: rt.step, Node: rt.node, TaskID: rt.task.ID(), Payload: c})
+		ev := ev
+		ev.Payload = c
+		emit(ev)
 	}
 }
 
@@ -283,7 +287,7 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 		sp.consumed = true
 		return v, nil
 	}
-	in := Interruption{ID: id, Value: payload, Node: rt.node, Namespace: rt.shared.ns}
+	in := Interruption{ID: id, Value: payload, Node: rt.task.name, Namespace: rt.shared.ns}
 	sp.raised = append(sp.raised, in)
 	sp.paused = true
 	return nil, &interruptSignal{in: in}

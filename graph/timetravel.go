@@ -236,7 +236,8 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 			}
 		}
 		tk := &task[S]{name: asNode, node: g.nodes[asNode], input: l.vals, out: values}
-		rctx := context.WithValue(ctx, runtimeKey{}, &taskRuntime{node: asNode, step: l.step, task: &tk.hdr, emit: func(Event) {}, shared: &runShared{ns: l.ns, stop: l.step + 1}})
+		tk.hdr.name, tk.hdr.step = asNode, l.step
+		rctx := context.WithValue(ctx, runtimeKey{}, &taskRuntime{task: &tk.hdr, emit: func(Event) {}, shared: &runShared{ns: l.ns, stop: l.step + 1}})
 		if asNode == Start {
 			l.fr.input = &values
 		}

@@ -1,0 +1,66 @@
+package graph_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/state"
+)
+
+type ctxKey struct{}
+
+type ctxLoop struct {
+	N     state.Value[int]
+	Steps state.Append[int]
+	Nodes state.Append[string]
+}
+
+// A node's context may be read by goroutines the node started after the
+// node returned (an HTTP client's, say) while the run goes on: the runtime
+// must never write to a context it handed out (run under -race), and each
+// node must still see its own step and name.
+func TestContextReadAfterNodeReturnsWhileRunContinues(t *testing.T) {
+	const steps = 200
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	node := func(ctx context.Context, s ctxLoop) (ctxLoop, error) {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = ctx.Err()
+				_ = ctx.Value(ctxKey{})
+				_ = ctx.Done()
+			}
+		})
+		return ctxLoop{N: state.Set(s.N.Get() + 1), Steps: state.Items(graph.Step(ctx)), Nodes: state.Items(graph.NodeName(ctx))}, nil
+	}
+	g, err := graph.New[ctxLoop]().
+		AddNode("a", node).AddNode("b", node).
+		AddEdge(graph.Start, "a").AddEdge("a", "b").
+		AddConditionalEdges("b", func(_ context.Context, s ctxLoop) (string, error) {
+			if s.N.Get() < steps {
+				return "a", nil
+			}
+			return graph.End, nil
+		}, graph.Destinations("a", graph.End)).
+		Compile()
+	require.NoError(t, err)
+	ctx := context.WithValue(t.Context(), ctxKey{}, "v")
+	out, err := g.Invoke(ctx, ctxLoop{})
+	close(stop)
+	wg.Wait()
+	require.NoError(t, err)
+	require.Len(t, out.Steps.Get(), steps)
+	for i, st := range out.Steps.Get() {
+		require.Equal(t, i+1, st, "the step node %d saw", i)
+		require.Equal(t, []string{"a", "b"}[i%2], out.Nodes.Get()[i])
+	}
+}
