@@ -2,8 +2,11 @@ package graph_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -63,4 +66,39 @@ func TestContextReadAfterNodeReturnsWhileRunContinues(t *testing.T) {
 		require.Equal(t, i+1, st, "the step node %d saw", i)
 		require.Equal(t, []string{"a", "b"}[i%2], out.Nodes.Get()[i])
 	}
+}
+
+// Tasks that only compute (never block) still spread over the cores once
+// a step takes longer than the supervisor's period.
+func TestCPUBoundTasksRunInParallel(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs GOMAXPROCS >= 2")
+	}
+	var running, most atomic.Int32
+	work := func(_ context.Context, s ctxLoop) (ctxLoop, error) {
+		now := running.Add(1)
+		for {
+			m := most.Load()
+			if now <= m || most.CompareAndSwap(m, now) {
+				break
+			}
+		}
+		deadline := time.Now().Add(20 * time.Millisecond)
+		x := 0
+		for time.Now().Before(deadline) {
+			x++ // busy: never blocks
+		}
+		running.Add(-1)
+		return ctxLoop{Steps: state.Items(x & 1)}, nil
+	}
+	b := graph.New[ctxLoop]()
+	for _, name := range []string{"a", "b", "c", "d"} {
+		b.AddNode(name, work).AddEdge(graph.Start, name).AddEdge(name, graph.End)
+	}
+	g, err := b.Compile()
+	require.NoError(t, err)
+	out, err := g.Invoke(t.Context(), ctxLoop{})
+	require.NoError(t, err)
+	require.Len(t, out.Steps.Get(), 4)
+	require.GreaterOrEqual(t, most.Load(), int32(2), "at most one task ran at a time")
 }

@@ -695,11 +695,13 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 	return l.runConcurrent(ctx, todo)
 }
 
-// runConcurrent runs several tasks at once. They are claimed by index by a
-// few workers (one of them the calling goroutine, unless it relays stream
-// events); if some are still waiting after spawnDelay (their siblings
-// block, on I/O or on each other), every waiting task gets a goroutine of
-// its own. Trivial steps so run without a goroutine per task, and every
+// runConcurrent runs several tasks at once. They are claimed by index by
+// workers: the calling goroutine (or, when it relays stream events,
+// GOMAXPROCS goroutines), joined by more up to GOMAXPROCS when the tasks
+// take longer than spawnDelay; if no task could be claimed for a whole
+// spawnDelay while some wait (the workers block, on I/O or on each other),
+// every waiting task gets a goroutine of its own. Trivial steps so run
+// without a goroutine per task, CPU-bound ones on every core, and every
 // task of a blocking step still runs concurrently with the others.
 func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 	sctx, cancel := context.WithCancel(ctx)
@@ -773,16 +775,42 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 			}()
 		}
 	}
-	if procs < limit {
-		wg.Add(1)
-		// The timer may fire before it is stored; a worker that then finds
-		// no timer leaves the Done to the timer's function.
-		timer.Store(time.AfterFunc(spawnDelay, func() {
-			defer wg.Done()
-			if waiting := n - next.Load(); waiting > 0 && sctx.Err() == nil {
-				spawn(min(waiting, limit-workers.Load()))
+	if limit > 1 {
+		// The supervisor, every spawnDelay while tasks wait: if none was
+		// claimed during the whole period, the workers are blocked (on
+		// I/O, or on tasks that wait for a worker), and every waiting task
+		// gets a goroutine; otherwise the tasks take time, and workers are
+		// added up to GOMAXPROCS. A step of trivial tasks so ends on the
+		// calling goroutine alone. The supervisor holds a place in wg
+		// until it stops for good.
+		var seen atomic.Int64
+		seen.Store(-1)
+		tick := func() {
+			claimed := min(next.Load(), n)
+			if claimed == n || sctx.Err() != nil {
+				wg.Done()
+				return
 			}
-		}))
+			t := timer.Load()
+			if claimed == seen.Load() || t == nil {
+				spawn(min(n-claimed, limit-workers.Load()))
+				wg.Done()
+				return
+			}
+			seen.Store(claimed)
+			if w, most := workers.Load(), min(procs, limit); w < most {
+				spawn(most - w)
+			}
+			t.Reset(spawnDelay)
+			// claimedAll may have missed the timer while this ran.
+			if next.Load() >= n && t.Stop() {
+				wg.Done()
+			}
+		}
+		wg.Add(1)
+		t := time.AfterFunc(time.Hour, tick) // armed once published
+		timer.Store(t)
+		t.Reset(spawnDelay)
 	}
 	if streaming {
 		spawn(min(limit, procs))
@@ -810,8 +838,7 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 			break
 		}
 	} else {
-		workers.Add(1) // the calling goroutine
-		spawn(min(limit, procs) - 1)
+		workers.Add(1) // the calling goroutine; the supervisor adds others
 		worker()
 		wg.Wait()
 	}
