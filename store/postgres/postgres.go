@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"net"
 	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/store"
 )
 
@@ -110,37 +108,25 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	cfg, err := pgxpool.ParseConfig(url)
+	pool, err := pgdb.Open(ctx, url, pgdb.Config{
+		Schema:          o.schema,
+		ConnectTimeout:  o.connectTimeout,
+		MaxConns:        o.maxConns,
+		Lock:            "agentgraph/store/postgres migrate " + o.schema,
+		MigrationsTable: "agentgraph_store_migrations",
+		Migrations:      migrations,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("store/postgres: %w", err)
-	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = o.connectTimeout
-	}
-	if o.maxConns > 0 {
-		cfg.MaxConns = o.maxConns
-	}
-	if o.schema != "" {
-		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
-	}
-	host := net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port)))
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("store/postgres: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("store/postgres: connect to %s: %w", host, errors.Join(ctx.Err(), err))
+		if e, ok := errors.AsType[*pgdb.ConnectError](err); ok {
+			return nil, &ConnectError{Host: e.Host, Err: e.Err}
 		}
-		return nil, &ConnectError{Host: host, Err: err}
+		if e, ok := errors.AsType[*pgdb.VersionError](err); ok {
+			return nil, &SchemaVersionError{Schema: o.schema, Found: e.Found, Supported: e.Supported}
+		}
+		return nil, fmt.Errorf("store/postgres: %w", err)
 	}
 	s := &Store{pool: pool}
 	s.SetClock(o.clock)
-	if err := s.migrate(ctx, o.schema); err != nil {
-		pool.Close()
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -187,50 +173,3 @@ var migrations = [][]string{{
 
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }
-
-func (s *Store) migrate(ctx context.Context, schema string) error {
-	h := fnv.New64a()
-	h.Write([]byte("agentgraph/store/postgres migrate " + schema))
-	lock := int64(h.Sum64())
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lock); err != nil {
-			return err
-		}
-		if schema != "" {
-			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS agentgraph_store_migrations (
-			version    integer PRIMARY KEY,
-			applied_at timestamptz NOT NULL DEFAULT now()
-		)`); err != nil {
-			return err
-		}
-		var cur int
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM agentgraph_store_migrations`).Scan(&cur); err != nil {
-			return err
-		}
-		if cur > len(migrations) {
-			return &SchemaVersionError{Schema: schema, Found: cur, Supported: len(migrations)}
-		}
-		for v := cur + 1; v <= len(migrations); v++ {
-			for _, stmt := range migrations[v-1] {
-				if _, err := tx.Exec(ctx, stmt); err != nil {
-					return fmt.Errorf("migration %d: %w", v, err)
-				}
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO agentgraph_store_migrations (version) VALUES ($1)`, v); err != nil {
-				return fmt.Errorf("migration %d: %w", v, err)
-			}
-		}
-		return nil
-	})
-	if _, ok := errors.AsType[*SchemaVersionError](err); ok {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("store/postgres: migrate: %w", err)
-	}
-	return nil
-}

@@ -5,26 +5,21 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net/url"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"modernc.org/sqlite"
-
+	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/store"
 )
 
 // Store is a [store.Store], [store.Sweeper] and [store.ClockSetter] backed
 // by a SQLite file. It is safe for concurrent use. Create one with [Open].
 type Store struct {
-	path  string
-	w     *sql.DB // one connection; transactions BEGIN IMMEDIATE
-	r     *sql.DB // read-only connections (w itself for ":memory:")
-	ws    stmts   // statements prepared on w
-	rs    stmts   // statements prepared on r
+	db    *sqlitedb.DB
+	r     *sql.DB        // db.R, read-only connections (db.W for ":memory:")
+	ws    sqlitedb.Stmts // db.WS, statements prepared on db.W
+	rs    sqlitedb.Stmts // db.RS, statements prepared on r
 	clock atomic.Pointer[func() time.Time]
 }
 
@@ -96,80 +91,35 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	switch strings.ToUpper(o.synchronous) {
-	case "OFF", "NORMAL", "FULL", "EXTRA":
-	default:
-		return nil, fmt.Errorf("store/sqlite: invalid synchronous mode %q", o.synchronous)
+	if err := sqlitedb.CheckSynchronous(o.synchronous); err != nil {
+		return nil, fmt.Errorf("store/sqlite: %w", err)
 	}
 	if path == "" {
 		return nil, errors.New("store/sqlite: empty database path")
 	}
-	s := &Store{path: path}
+	db, err := sqlitedb.Open(ctx, path, sqlitedb.Config{
+		BusyTimeout:     o.busyTimeout,
+		Synchronous:     o.synchronous,
+		MaxReaders:      o.readers,
+		MigrationsTable: "agentgraph_store_migrations",
+		Migrations:      migrations,
+		WriteQueries:    writeQueries,
+		ReadQueries:     readQueries,
+	})
+	if v, ok := errors.AsType[*sqlitedb.VersionError](err); ok {
+		return nil, &SchemaVersionError{Path: path, Found: v.Found, Supported: v.Supported}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: open %s: %w", path, err)
+	}
+	s := &Store{db: db, r: db.R, ws: db.WS, rs: db.RS}
 	s.SetClock(o.clock)
-	common := url.Values{}
-	common.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.busyTimeout.Milliseconds()))
-	w := cloneValues(common)
-	w.Add("_pragma", "journal_mode(WAL)")
-	w.Add("_pragma", "synchronous("+o.synchronous+")")
-	w.Set("_txlock", "immediate")
-
-	memory := path == ":memory:"
-	var err error
-	if memory {
-		s.w, err = sql.Open("sqlite", ":memory:?"+w.Encode())
-	} else {
-		s.w, err = sql.Open("sqlite", dsn(path, w))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store/sqlite: open %s: %w", path, err)
-	}
-	s.w.SetMaxOpenConns(1)
-	s.w.SetMaxIdleConns(1)
-	s.w.SetConnMaxLifetime(0)
-	s.w.SetConnMaxIdleTime(0)
-	if err := s.migrate(ctx); err != nil {
-		s.w.Close()
-		return nil, err
-	}
-	if memory {
-		s.r = s.w
-		if s.ws, err = prepare(ctx, s.w, append(writeQueries, readQueries...)); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("store/sqlite: open %s: %w", path, err)
-		}
-		s.rs = s.ws
-		return s, nil
-	}
-	r := cloneValues(common)
-	r.Add("_pragma", "query_only(1)")
-	s.r, err = sql.Open("sqlite", dsn(path, r))
-	if err != nil {
-		s.w.Close()
-		return nil, fmt.Errorf("store/sqlite: open %s: %w", path, err)
-	}
-	s.r.SetMaxOpenConns(max(o.readers, 1))
-	s.r.SetMaxIdleConns(max(o.readers, 1))
-	if s.ws, err = prepare(ctx, s.w, writeQueries); err == nil {
-		s.rs, err = prepare(ctx, s.r, readQueries)
-	}
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("store/sqlite: open %s: %w", path, err)
-	}
 	return s, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	s.ws.close()
-	if s.r != s.w {
-		s.rs.close()
-	}
-	var err error
-	if s.r != nil && s.r != s.w {
-		err = s.r.Close()
-	}
-	return errors.Join(err, s.w.Close())
+	return s.db.Close()
 }
 
 // SetClock implements [store.ClockSetter]; nil restores time.Now.
@@ -186,21 +136,6 @@ func (s *Store) now() time.Time {
 		return (*f)().UTC()
 	}
 	return time.Now().UTC()
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := url.Values{}
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
-}
-
-// dsn returns a SQLite URI naming the file at path, so that any character
-// of path, '?' and '#' included, is taken literally.
-func dsn(path string, q url.Values) string {
-	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	return "file:" + r.Replace(path) + "?" + q.Encode()
 }
 
 // migrations are the schema versions in order: migrations[i] brings a
@@ -224,119 +159,15 @@ var migrations = [][]string{{
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }
 
-func (s *Store) migrate(ctx context.Context) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS agentgraph_store_migrations (
-			version    INTEGER PRIMARY KEY,
-			applied_at INTEGER NOT NULL
-		)`); err != nil {
-			return err
-		}
-		var cur int
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM agentgraph_store_migrations`).Scan(&cur); err != nil {
-			return err
-		}
-		if cur > len(migrations) {
-			return &SchemaVersionError{Path: s.path, Found: cur, Supported: len(migrations)}
-		}
-		for v := cur + 1; v <= len(migrations); v++ {
-			for _, stmt := range migrations[v-1] {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("migration %d: %w", v, err)
-				}
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_store_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
-				return fmt.Errorf("migration %d: %w", v, err)
-			}
-		}
-		return nil
-	})
-	if _, ok := errors.AsType[*SchemaVersionError](err); ok {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("store/sqlite: open %s: %w", s.path, err)
-	}
-	return nil
-}
-
 // write runs fn in a write transaction, retrying the whole transaction
 // while the database stays busy.
 func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	return retry(ctx, func() error {
-		tx, err := s.w.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			tx.Rollback()
-			return err
-		}
-		return tx.Commit()
-	})
+	return s.db.Write(ctx, func(tx sqlitedb.Tx) error { return fn(tx.Tx) })
 }
 
-// stmts holds statements prepared when the Store opens; database/sql
-// prepares them again on each new connection as needed.
-type stmts map[string]*sql.Stmt
-
-func prepare(ctx context.Context, db *sql.DB, queries []string) (stmts, error) {
-	m := make(stmts, len(queries))
-	for _, q := range queries {
-		st, err := db.PrepareContext(ctx, q)
-		if err != nil {
-			m.close()
-			return nil, err
-		}
-		m[q] = st
-	}
-	return m, nil
-}
-
-func (m stmts) close() {
-	for _, st := range m {
-		st.Close()
-	}
-}
-
-const maxAttempts = 8
-
-// retry runs f until it succeeds, fails with an error other than
-// SQLITE_BUSY or SQLITE_LOCKED, or has been tried maxAttempts times.
+// retry runs f until it succeeds or fails with an error other than
+// SQLITE_BUSY or SQLITE_LOCKED, a few times at the most; see
+// [sqlitedb.Retry].
 func retry(ctx context.Context, f func() error) error {
-	backoff := 5 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := f()
-		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-			// A statement interrupted by the context reports SQLite's
-			// error; keep the context's for errors.Is.
-			return fmt.Errorf("%w: %w", ctx.Err(), err)
-		}
-		if err == nil || !isBusy(err) || attempt == maxAttempts {
-			return err
-		}
-		d := backoff/2 + rand.N(backoff)
-		backoff = min(2*backoff, time.Second)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(err, ctx.Err())
-		case <-t.C:
-		}
-	}
-}
-
-const (
-	sqliteBusy   = 5 // SQLITE_BUSY
-	sqliteLocked = 6 // SQLITE_LOCKED
-)
-
-func isBusy(err error) bool {
-	e, ok := errors.AsType[*sqlite.Error](err)
-	if !ok {
-		return false
-	}
-	c := e.Code() & 0xff
-	return c == sqliteBusy || c == sqliteLocked
+	return sqlitedb.Retry(ctx, f)
 }

@@ -1,0 +1,162 @@
+// Package pgdb holds the plumbing that the PostgreSQL backends
+// (checkpoint/postgres and store/postgres) share: opening a connection pool
+// and running versioned schema migrations under an advisory lock.
+//
+// Errors are returned without a prefix; each backend adds its own.
+package pgdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Config configures [Open].
+type Config struct {
+	// Schema, if not empty, is the schema that holds the tables: it is
+	// created if missing and set as search_path on every connection.
+	Schema string
+	// ConnectTimeout bounds each connection attempt when the URL does not
+	// set connect_timeout.
+	ConnectTimeout time.Duration
+	// MaxConns, if positive, caps the pool's connections, overriding
+	// pool_max_conns in the URL.
+	MaxConns int32
+	// Lock names the transaction-level advisory lock held while migrating,
+	// so that concurrent Opens migrate one at a time. Its key is the 64-bit
+	// FNV-1a hash of Lock.
+	Lock string
+	// MigrationsTable is the table that records the applied schema
+	// versions.
+	MigrationsTable string
+	// Migrations are the schema versions in order: Migrations[i] brings a
+	// schema from version i to version i+1.
+	Migrations [][]string
+}
+
+// ConnectError is returned by [Open] when the server cannot be reached or
+// refuses the connection.
+type ConnectError struct {
+	// Host is the server address, host:port.
+	Host string
+	// Err is the underlying error.
+	Err error
+}
+
+// Error names the host and the reason.
+func (e *ConnectError) Error() string {
+	return fmt.Sprintf("cannot connect to %s: %v", e.Host, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// VersionError is returned by [Open] for a schema whose recorded version is
+// newer than the last of Config.Migrations.
+type VersionError struct {
+	// Found is the schema version recorded in the database.
+	Found int
+	// Supported is the number of migrations known to the caller.
+	Supported int
+}
+
+// Error describes the mismatch.
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("schema version %d is newer than version %d", e.Found, e.Supported)
+}
+
+// Open connects to the PostgreSQL database at url (a postgres:// URL or a
+// key=value connection string, as accepted by pgxpool) and runs any
+// pending migrations of cfg in one transaction. An unreachable server
+// fails with a [*ConnectError] (unless ctx is done first), and a schema
+// recorded with a version newer than cfg knows with a [*VersionError].
+// Close the pool when done.
+func Open(ctx context.Context, url string, cfg Config) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	}
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	}
+	if cfg.Schema != "" {
+		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
+	}
+	host := net.JoinHostPort(pc.ConnConfig.Host, strconv.Itoa(int(pc.ConnConfig.Port)))
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("connect to %s: %w", host, errors.Join(ctx.Err(), err))
+		}
+		return nil, &ConnectError{Host: host, Err: err}
+	}
+	if err := migrate(ctx, pool, cfg); err != nil {
+		pool.Close()
+		if _, ok := errors.AsType[*VersionError](err); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return pool, nil
+}
+
+// lockKey returns the advisory lock key for name.
+func lockKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return int64(h.Sum64())
+}
+
+// migrate brings the schema recorded in cfg.MigrationsTable up to
+// len(cfg.Migrations), holding the advisory lock cfg.Lock.
+func migrate(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
+	table, migrations := cfg.MigrationsTable, cfg.Migrations
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(cfg.Lock)); err != nil {
+			return err
+		}
+		if cfg.Schema != "" {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
+			version    integer PRIMARY KEY,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return err
+		}
+		var cur int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+table).Scan(&cur); err != nil {
+			return err
+		}
+		if cur > len(migrations) {
+			return &VersionError{Found: cur, Supported: len(migrations)}
+		}
+		for v := cur + 1; v <= len(migrations); v++ {
+			for _, stmt := range migrations[v-1] {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return fmt.Errorf("migration %d: %w", v, err)
+				}
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (version) VALUES ($1)`, v); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+		}
+		return nil
+	})
+}

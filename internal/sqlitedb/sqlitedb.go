@@ -1,0 +1,338 @@
+// Package sqlitedb holds the plumbing that the SQLite backends
+// (checkpoint/sqlite and store/sqlite) share: a database file opened as one
+// writer connection and a pool of read-only connections, versioned schema
+// migrations, prepared statements, and transactions retried while the
+// database is busy.
+//
+// Errors are returned without a prefix; each backend adds its own.
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// Config configures [Open].
+type Config struct {
+	// BusyTimeout is how long a statement waits for a database locked by
+	// another connection or process before failing with SQLITE_BUSY
+	// (PRAGMA busy_timeout).
+	BusyTimeout time.Duration
+	// Synchronous is PRAGMA synchronous of the writer connection; see
+	// [CheckSynchronous].
+	Synchronous string
+	// ForeignKeys turns PRAGMA foreign_keys on for every connection.
+	ForeignKeys bool
+	// MaxReaders caps the read-only connections; below 1 means 1.
+	MaxReaders int
+	// MigrationsTable is the table that records the applied schema
+	// versions.
+	MigrationsTable string
+	// Migrations are the schema versions in order: Migrations[i] brings a
+	// database from version i to version i+1.
+	Migrations [][]string
+	// WriteQueries are prepared on the writer connection, ReadQueries on
+	// the read-only ones.
+	WriteQueries, ReadQueries []string
+}
+
+// DB is a SQLite database opened by [Open]. Close it when done.
+type DB struct {
+	// W is the one writer connection; its transactions BEGIN IMMEDIATE.
+	W *sql.DB
+	// R is the pool of read-only connections, or W itself for ":memory:".
+	R *sql.DB
+	// WS and RS are the statements of Config.WriteQueries prepared on W
+	// and of Config.ReadQueries prepared on R. For ":memory:" they are
+	// the same map, of all the queries prepared on W.
+	WS, RS Stmts
+}
+
+// VersionError is returned by [Open] for a database whose recorded schema
+// version is newer than the last of Config.Migrations.
+type VersionError struct {
+	// Found is the schema version recorded in the database.
+	Found int
+	// Supported is the number of migrations known to the caller.
+	Supported int
+}
+
+// Error describes the mismatch.
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("schema version %d is newer than version %d", e.Found, e.Supported)
+}
+
+// CheckSynchronous returns an error unless mode, in any case, is a mode of
+// PRAGMA synchronous: OFF, NORMAL, FULL or EXTRA.
+func CheckSynchronous(mode string) error {
+	switch strings.ToUpper(mode) {
+	case "OFF", "NORMAL", "FULL", "EXTRA":
+		return nil
+	}
+	return fmt.Errorf("invalid synchronous mode %q", mode)
+}
+
+// Open opens the SQLite database at path, creating it if needed, runs any
+// pending migrations of cfg in one write transaction, and prepares cfg's
+// queries. path ":memory:" opens a private in-memory database whose one
+// connection serves reads too. The file is opened in WAL mode.
+//
+// A database recorded with a schema version newer than cfg knows fails
+// with a [*VersionError].
+func Open(ctx context.Context, path string, cfg Config) (*DB, error) {
+	w := cfg.pragmas("journal_mode(WAL)", "synchronous("+cfg.Synchronous+")")
+	w.Set("_txlock", "immediate")
+
+	memory := path == ":memory:"
+	db := new(DB)
+	var err error
+	if memory {
+		db.W, err = sql.Open("sqlite", ":memory:?"+w.Encode())
+	} else {
+		db.W, err = sql.Open("sqlite", dsn(path, w))
+	}
+	if err != nil {
+		return nil, err
+	}
+	db.W.SetMaxOpenConns(1)
+	db.W.SetMaxIdleConns(1)
+	db.W.SetConnMaxLifetime(0)
+	db.W.SetConnMaxIdleTime(0)
+	if err := db.migrate(ctx, cfg.MigrationsTable, cfg.Migrations); err != nil {
+		db.W.Close()
+		return nil, err
+	}
+	if memory {
+		db.R = db.W
+		if db.WS, err = prepare(ctx, db.W, slices.Concat(cfg.WriteQueries, cfg.ReadQueries)); err != nil {
+			db.Close()
+			return nil, err
+		}
+		db.RS = db.WS
+		return db, nil
+	}
+	db.R, err = sql.Open("sqlite", dsn(path, cfg.pragmas("query_only(1)")))
+	if err != nil {
+		db.W.Close()
+		return nil, err
+	}
+	db.R.SetMaxOpenConns(max(cfg.MaxReaders, 1))
+	db.R.SetMaxIdleConns(max(cfg.MaxReaders, 1))
+	if db.WS, err = prepare(ctx, db.W, cfg.WriteQueries); err == nil {
+		db.RS, err = prepare(ctx, db.R, cfg.ReadQueries)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes the prepared statements and the connections.
+func (db *DB) Close() error {
+	db.WS.close()
+	var err error
+	if db.R != nil && db.R != db.W {
+		db.RS.close()
+		err = db.R.Close()
+	}
+	return errors.Join(err, db.W.Close())
+}
+
+// pragmas returns the connection parameters that every connection gets,
+// followed by the given extra pragmas.
+func (c Config) pragmas(extra ...string) url.Values {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", c.BusyTimeout.Milliseconds()))
+	if c.ForeignKeys {
+		q.Add("_pragma", "foreign_keys(ON)")
+	}
+	for _, p := range extra {
+		q.Add("_pragma", p)
+	}
+	return q
+}
+
+// dsn returns a SQLite URI naming the file at path, so that any character
+// of path, '?' and '#' included, is taken literally.
+func dsn(path string, q url.Values) string {
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return "file:" + r.Replace(path) + "?" + q.Encode()
+}
+
+// migrate brings the schema recorded in table up to len(migrations).
+func (db *DB) migrate(ctx context.Context, table string, migrations [][]string) error {
+	return db.Write(ctx, func(t Tx) error {
+		tx := t.Tx
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
+			version    INTEGER PRIMARY KEY,
+			applied_at INTEGER NOT NULL
+		)`); err != nil {
+			return err
+		}
+		var cur int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+table).Scan(&cur); err != nil {
+			return err
+		}
+		if cur > len(migrations) {
+			return &VersionError{Found: cur, Supported: len(migrations)}
+		}
+		for v := cur + 1; v <= len(migrations); v++ {
+			for _, stmt := range migrations[v-1] {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("migration %d: %w", v, err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Write runs fn in a write transaction on W, retrying the whole
+// transaction (see [Retry]) while the database stays busy. An error from
+// fn rolls the transaction back.
+func (db *DB) Write(ctx context.Context, fn func(Tx) error) error {
+	return Retry(ctx, func() error {
+		tx, err := db.W.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(Tx{tx, ctx, db.WS}); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// Read runs fn in a read-only transaction on R, so that it sees one
+// snapshot, retrying it (see [Retry]) while the database stays busy.
+func (db *DB) Read(ctx context.Context, fn func(Tx) error) error {
+	return Retry(ctx, func() error {
+		tx, err := db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		return fn(Tx{tx, ctx, db.RS})
+	})
+}
+
+// Stmts maps queries to the statements prepared for them. database/sql
+// prepares a statement again on each new connection as needed, which a
+// transaction does on its own connection (so the single writer connection
+// never waits for itself).
+type Stmts map[string]*sql.Stmt
+
+func prepare(ctx context.Context, db *sql.DB, queries []string) (Stmts, error) {
+	m := make(Stmts, len(queries))
+	for _, q := range queries {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		m[q] = st
+	}
+	return m, nil
+}
+
+func (m Stmts) close() {
+	for _, st := range m {
+		st.Close()
+	}
+}
+
+// Tx is a transaction begun by [DB.Write] or [DB.Read]. Its Query,
+// QueryRow and Exec run under the context the transaction was begun with,
+// through the statement prepared for the query on the transaction's pool
+// if there is one.
+type Tx struct {
+	// Tx is the underlying transaction.
+	Tx *sql.Tx
+
+	ctx   context.Context
+	stmts Stmts
+}
+
+// Query runs a query that returns rows.
+func (t Tx) Query(q string, args ...any) (*sql.Rows, error) {
+	if st := t.stmts[q]; st != nil {
+		return t.Tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
+	}
+	return t.Tx.QueryContext(t.ctx, q, args...)
+}
+
+// QueryRow runs a query that returns at most one row.
+func (t Tx) QueryRow(q string, args ...any) *sql.Row {
+	if st := t.stmts[q]; st != nil {
+		return t.Tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
+	}
+	return t.Tx.QueryRowContext(t.ctx, q, args...)
+}
+
+// Exec runs a query that returns no rows.
+func (t Tx) Exec(q string, args ...any) (sql.Result, error) {
+	if st := t.stmts[q]; st != nil {
+		return t.Tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
+	}
+	return t.Tx.ExecContext(t.ctx, q, args...)
+}
+
+// maxAttempts is how many times [Retry] runs a function that keeps
+// failing with a busy database.
+const maxAttempts = 8
+
+// Retry runs f until it succeeds, fails with an error other than
+// SQLITE_BUSY or SQLITE_LOCKED, or has been tried 8 times, waiting a
+// jittered, growing delay between attempts. If ctx is done when f fails,
+// the error also wraps ctx.Err().
+func Retry(ctx context.Context, f func() error) error {
+	backoff := 5 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := f()
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			// A statement interrupted by the context reports SQLite's
+			// error; keep the context's for errors.Is.
+			return fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		if err == nil || !isBusy(err) || attempt == maxAttempts {
+			return err
+		}
+		d := backoff/2 + rand.N(backoff)
+		backoff = min(2*backoff, time.Second)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+const (
+	sqliteBusy   = 5 // SQLITE_BUSY
+	sqliteLocked = 6 // SQLITE_LOCKED
+)
+
+func isBusy(err error) bool {
+	e, ok := errors.AsType[*sqlite.Error](err)
+	if !ok {
+		return false
+	}
+	c := e.Code() & 0xff
+	return c == sqliteBusy || c == sqliteLocked
+}

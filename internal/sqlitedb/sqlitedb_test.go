@@ -1,0 +1,130 @@
+package sqlitedb
+
+import (
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func testConfig() Config {
+	return Config{
+		BusyTimeout:     time.Second,
+		Synchronous:     "NORMAL",
+		MaxReaders:      2,
+		MigrationsTable: "test_migrations",
+		Migrations:      [][]string{{`CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT)`}},
+		WriteQueries:    []string{`INSERT INTO t (k, v) VALUES (?, ?)`},
+		ReadQueries:     []string{`SELECT v FROM t WHERE k = ?`},
+	}
+}
+
+func open(t *testing.T, path string, cfg Config) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), path, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	return db
+}
+
+func TestDSNEscapesPath(t *testing.T) {
+	q := url.Values{"_txlock": {"immediate"}}
+	require.Equal(t, "file:/d/a b%3fc%23d%25e.db?_txlock=immediate", dsn("/d/a b?c#d%e.db", q))
+}
+
+func TestOpenTakesPathLiterally(t *testing.T) {
+	dir := t.TempDir()
+	name := "a b?c#d%25.db"
+	db := open(t, filepath.Join(dir, name), testConfig())
+	require.NoError(t, db.Write(t.Context(), func(tx Tx) error {
+		_, err := tx.Exec(`INSERT INTO t (k, v) VALUES (?, ?)`, "k", "v")
+		return err
+	}))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	require.Equal(t, name, entries[0].Name())
+}
+
+func TestOpenReadersAreReadOnly(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "x.db"), testConfig())
+	require.NotSame(t, db.W, db.R)
+	_, err := db.R.ExecContext(t.Context(), `INSERT INTO t (k, v) VALUES ('k', 'v')`)
+	require.Error(t, err)
+	require.NotContains(t, db.RS, `INSERT INTO t (k, v) VALUES (?, ?)`)
+	require.Contains(t, db.RS, `SELECT v FROM t WHERE k = ?`)
+
+	var v string
+	require.NoError(t, db.Write(t.Context(), func(tx Tx) error {
+		_, err := tx.Exec(`INSERT INTO t (k, v) VALUES (?, ?)`, "k", "v")
+		return err
+	}))
+	require.NoError(t, db.Read(t.Context(), func(tx Tx) error {
+		return tx.QueryRow(`SELECT v FROM t WHERE k = ?`, "k").Scan(&v)
+	}))
+	require.Equal(t, "v", v)
+}
+
+func TestOpenMemorySharesTheWriter(t *testing.T) {
+	db := open(t, ":memory:", testConfig())
+	require.Same(t, db.W, db.R)
+	require.Len(t, db.WS, 2)
+	require.Len(t, db.RS, 2)
+}
+
+func TestOpenForeignKeys(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		cfg := testConfig()
+		cfg.ForeignKeys = on
+		db := open(t, filepath.Join(t.TempDir(), "x.db"), cfg)
+		var w, r bool
+		require.NoError(t, db.W.QueryRowContext(t.Context(), `PRAGMA foreign_keys`).Scan(&w))
+		require.NoError(t, db.R.QueryRowContext(t.Context(), `PRAGMA foreign_keys`).Scan(&r))
+		require.Equal(t, on, w)
+		require.Equal(t, on, r)
+	}
+}
+
+func TestOpenMigrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	cfg := testConfig()
+	db, err := Open(t.Context(), path, cfg)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	cfg.Migrations = append(cfg.Migrations, []string{`CREATE TABLE u (x INTEGER)`})
+	db = open(t, path, cfg)
+	var n, maxV int
+	require.NoError(t, db.W.QueryRowContext(t.Context(), `SELECT COUNT(*), MAX(version) FROM test_migrations`).Scan(&n, &maxV))
+	require.Equal(t, 2, n)
+	require.Equal(t, 2, maxV)
+
+	cfg.Migrations = cfg.Migrations[:1]
+	_, err = Open(t.Context(), path, cfg)
+	verr, ok := errors.AsType[*VersionError](err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, VersionError{Found: 2, Supported: 1}, *verr)
+
+	cfg.Migrations = [][]string{cfg.Migrations[0], {`CREATE TABLE u (x INTEGER)`}, {`NONSENSE`}}
+	_, err = Open(t.Context(), path, cfg)
+	require.ErrorContains(t, err, "migration 3: ")
+}
+
+func TestCheckSynchronous(t *testing.T) {
+	for _, mode := range []string{"OFF", "normal", "Full", "EXTRA"} {
+		require.NoError(t, CheckSynchronous(mode))
+	}
+	require.EqualError(t, CheckSynchronous("SOMETIMES"), `invalid synchronous mode "SOMETIMES"`)
+}
+
+func TestRetryStopsAtOtherErrors(t *testing.T) {
+	calls := 0
+	errOther := errors.New("other")
+	err := Retry(t.Context(), func() error { calls++; return errOther })
+	require.ErrorIs(t, err, errOther)
+	require.Equal(t, 1, calls)
+}
