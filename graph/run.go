@@ -35,13 +35,12 @@ var ErrNothingToResume = errors.New("graph: nothing to resume")
 
 // task is one node execution in a superstep.
 type task[S any] struct {
-	hdr      taskHeader
-	resuming bool // the task has pending writes: a subgraph in it resumes
-	name     string
-	node     *node[S] // nil for Start
-	push     bool
-	idx      int
-	input    S
+	hdr   taskHeader
+	name  string
+	node  *node[S] // nil for Start
+	push  bool
+	idx   int
+	input S
 
 	done     bool // has a successful result
 	restored bool // result came from pending writes or the cache
@@ -644,7 +643,7 @@ func (l *loop[S]) initTask(t *task[S], kind string) {
 	if l.restored != nil {
 		if r := l.restored[t.hdr.ID()]; r != nil {
 			t.hdr.scratch.answers = r.answers
-			t.resuming = true
+			t.hdr.resuming = true
 			if r.done {
 				t.done, t.restored, t.out, t.route = true, true, r.out, r.route
 			}
@@ -896,7 +895,7 @@ func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
 // holds the same values: step, node and task ID are read from the task's
 // header, so a loop allocates no context per step.
 func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event), reusable bool) context.Context {
-	if e := l.inlineEnv; reusable && e != nil && e.rt.task == &t.hdr && e.rt.resume == l.resume && e.rt.resuming == t.resuming {
+	if e := l.inlineEnv; reusable && e != nil && e.rt.task == &t.hdr {
 		return e
 	}
 	e := t.env
@@ -904,7 +903,7 @@ func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event),
 		e = l.newEnv()
 	}
 	e.Context = ctx
-	e.rt = taskRuntime{task: &t.hdr, emit: emit, shared: l.shared, resume: l.resume, resuming: t.resuming}
+	e.rt = taskRuntime{task: &t.hdr, emit: emit, shared: l.shared}
 	if reusable {
 		l.inlineEnv = e
 	}
@@ -1338,7 +1337,9 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 	joins := l.fr.joins
 	last := nf.last[:0]
 	for _, t := range tasks {
-		last = append(last, t.name)
+		if len(last) == 0 || last[len(last)-1] != t.name {
+			last = append(last, t.name) // Sends to one node are adjacent
+		}
 		nodes = append(nodes, t.route.Nodes...)
 		sends = append(sends, t.route.Sends...)
 		if t.node == nil {

@@ -14,16 +14,14 @@ import (
 
 type runtimeKey struct{}
 
-// taskRuntime is what a running node can read from its context. It is
-// allocated per execution (see taskCtx), so it is kept small: what the
-// whole run shares is in runShared, and the task's ID and interrupt
-// bookkeeping stay in its (reused) header.
+// taskRuntime is what a running node can read from its context. It lives
+// in the context (see taskCtx), so it is kept small: what the whole run
+// shares is in runShared, and the task's name, step, ID, resume values and
+// interrupt bookkeeping are in its (reused) header.
 type taskRuntime struct {
-	task     *taskHeader // the node's name and step are its header's
-	emit     func(Event)
-	shared   *runShared
-	resume   *resumeInput
-	resuming bool
+	task   *taskHeader // the node's name and step are its header's
+	emit   func(Event)
+	shared *runShared
 }
 
 // runShared is what every task of a run shares.
@@ -62,7 +60,7 @@ func (rt *taskRuntime) nested() *nestedInfo {
 	parents[sh.ns] = rt.task.cp
 	return &nestedInfo{
 		ns: joinNS(sh.ns, rt.task.name+":"+rt.task.ID()), threadID: sh.thread, saver: sh.saver,
-		resuming: rt.resuming, resume: rt.resume, emit: rt.emit, modes: sh.modes,
+		resuming: rt.task.resuming, resume: rt.task.scratch.resume, emit: rt.emit, modes: sh.modes,
 		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents,
 	}
 }
@@ -93,6 +91,9 @@ type taskHeader struct {
 	idx  int
 	// scratch is the task's interrupt bookkeeping.
 	scratch scratchpad
+	// resuming is set when the task has pending writes: a subgraph in it
+	// resumes.
+	resuming bool
 }
 
 // ID returns the task's ID, a hash of the checkpoint it starts from, its
