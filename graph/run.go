@@ -1280,8 +1280,10 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 		if len(ws) == 0 {
 			continue
 		}
+		// ws keeps its pointers until the next merge overwrites them: they
+		// point into this loop's tasks (or a command's write), which live
+		// as long as the loop does.
 		err := sc.ch(base, fi).MergeWrites(ws)
-		clear(ws)
 		if err != nil {
 			var writers []string
 			for _, t := range tasks {
@@ -1363,14 +1365,16 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 			nodes = append(nodes, n)
 		}
 	}
-	for ji, seen := range joins {
-		if seen.count() == len(l.g.joins[ji].sources) {
-			target := l.g.joins[ji].target
-			nodes = append(nodes, target)
-			if !l.g.nodes[target].deferred && !slices.Contains(joined, target) {
-				joined = append(joined, target)
+	if len(joins) > 0 {
+		for ji, seen := range joins {
+			if seen.count() == len(l.g.joins[ji].sources) {
+				target := l.g.joins[ji].target
+				nodes = append(nodes, target)
+				if !l.g.nodes[target].deferred && !slices.Contains(joined, target) {
+					joined = append(joined, target)
+				}
+				delete(joins, ji)
 			}
-			delete(joins, ji)
 		}
 	}
 	if !l.g.hasDeferred {
