@@ -11,8 +11,8 @@ import (
 	"strings"
 	"sync"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
@@ -96,9 +96,12 @@ func tuiCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 	d := &decider{m: m}
 	model := newTUIModel(ctx, d, run, displayDB(m.DB()), msgs)
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(stdin), tea.WithOutput(stdout)}
-	if isTerminal(stdin) && isTerminalOutput(stdout) {
-		opts = append(opts, tea.WithAltScreen())
+	model.altScreen = isTerminal(stdin) && isTerminalOutput(stdout)
+	// The size until the terminal tells it; a screen that is not a terminal
+	// keeps it.
+	opts := []tea.ProgramOption{
+		tea.WithContext(ctx), tea.WithInput(stdin), tea.WithOutput(stdout),
+		tea.WithWindowSize(defaultTUIWidth, defaultTUIHeight),
 	}
 	_, err = tea.NewProgram(model, opts...).Run()
 	d.close()
@@ -175,7 +178,13 @@ type (
 // maxTUILines caps the log the TUI keeps.
 const maxTUILines = 5000
 
-// tuiModel is the bubbletea model of `retrai tui`: the run's event log
+// The size of the TUI's screen when the terminal does not tell it.
+const (
+	defaultTUIWidth  = 100
+	defaultTUIHeight = 30
+)
+
+// tuiModel is the Bubble Tea model of `retrai tui`: the run's event log
 // (rendered as `retrai run` prints it), a status line and the keys.
 type tuiModel struct {
 	ctx    context.Context
@@ -199,6 +208,7 @@ type tuiModel struct {
 	ended     bool
 
 	width, height int
+	altScreen     bool // the UI takes the whole terminal
 }
 
 // newTUIModel returns the model of the UI of run, whose events come on
@@ -213,8 +223,8 @@ func newTUIModel(ctx context.Context, d *decider, run runs.Run, db string, msgs 
 		iteration: run.Iteration,
 		maxIter:   run.MaxIterations,
 		tokens:    run.TotalTokens,
-		width:     100,
-		height:    30,
+		width:     defaultTUIWidth,
+		height:    defaultTUIHeight,
 	}
 	t.r = newRenderer(&t.buf, run.MaxIterations)
 	hitl := ""
@@ -261,7 +271,7 @@ func (t *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		t.width, t.height = msg.Width, msg.Height
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		switch msg.String() {
 		case "q", "ctrl+c", "esc":
 			return t, tea.Quit
@@ -400,7 +410,14 @@ func (t *tuiModel) statusLine() string {
 }
 
 // View implements tea.Model.
-func (t *tuiModel) View() string {
+func (t *tuiModel) View() tea.View {
+	v := tea.NewView(t.screen())
+	v.AltScreen = t.altScreen
+	return v
+}
+
+// screen is the content of the UI's screen.
+func (t *tuiModel) screen() string {
 	w := max(t.width, 20)
 	var b strings.Builder
 	model := t.run.Model

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/events"
@@ -16,14 +17,28 @@ import (
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
 )
 
-func key(s string) tea.KeyMsg {
+// key is the press of the key s: "ctrl+c", "esc" or a character.
+func key(s string) tea.KeyPressMsg {
 	switch s {
 	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+	r := []rune(s)
+	if len(r) != 1 {
+		panic("key: not one character: " + s)
+	}
+	return tea.KeyPressMsg{Code: r[0], Text: s}
+}
+
+// screen is the content of the model's view.
+func screen(tm *tuiModel) string { return tm.View().Content }
+
+func TestKeyNames(t *testing.T) {
+	for _, s := range []string{"ctrl+c", "esc", "q", "a", "x", "y"} {
+		require.Equal(t, s, key(s).String())
+	}
 }
 
 // newTestManager opens a manager of demo runs on a new database.
@@ -191,7 +206,7 @@ func TestTUIModelShowsTheRun(t *testing.T) {
 				_, cmd := tm.Update(msg)
 				require.Nil(t, cmd)
 			}
-			view := tm.View()
+			view := screen(tm)
 			for _, want := range tt.wantView {
 				require.Contains(t, view, want)
 			}
@@ -210,16 +225,25 @@ func TestTUIModelFitsTheWindow(t *testing.T) {
 	for _, msg := range concat(firstIteration, firstIteration, []tea.Msg{humanCheck}) {
 		tm.Update(msg)
 	}
-	view := tm.View()
+	view := screen(tm)
 	lines := strings.Split(view, "\n")
 	require.Len(t, lines, 8)
 	for _, l := range lines {
-		require.LessOrEqual(t, len([]rune(l)), 40, "%q", l)
+		require.LessOrEqual(t, lipgloss.Width(l), 40, "%q", l) // in cells, the styles aside
 	}
 	// The latest lines, and the footer.
 	require.Contains(t, view, "  ? Iteration 1 of 50 done")
 	require.Contains(t, view, "[a] approve  [x] abort  [q] quit")
 	require.NotContains(t, view, "retrai · run run-1 · goal go-test · model demo:go-test (scripted)") // clipped
+}
+
+// TestTUIModelAltScreen: the view takes the whole terminal only when told
+// to (tuiCommand does on a terminal).
+func TestTUIModelAltScreen(t *testing.T) {
+	tm := newTUIModel(t.Context(), &decider{}, syntheticRun, "DB", nil)
+	require.False(t, tm.View().AltScreen)
+	tm.altScreen = true
+	require.True(t, tm.View().AltScreen)
 }
 
 func TestTUIModelKeys(t *testing.T) {
@@ -258,7 +282,7 @@ func TestTUIModelKeys(t *testing.T) {
 				require.NotNil(t, cmd)
 				require.True(t, tm.deciding)
 				require.False(t, tm.waiting())
-				require.Contains(t, tm.View(), "sending the decision…")
+				require.Contains(t, screen(tm), "sending the decision…")
 				_, again := tm.Update(key(tt.key)) // one decision at a time
 				require.Nil(t, again)
 				msg := cmd()
@@ -267,7 +291,7 @@ func TestTUIModelKeys(t *testing.T) {
 				// Refused: the run still waits, and the error shows.
 				require.False(t, tm.deciding)
 				require.True(t, tm.waiting())
-				require.Contains(t, tm.View(), "! "+tt.wantError)
+				require.Contains(t, screen(tm), "! "+tt.wantError)
 			default:
 				require.Nil(t, cmd)
 			}
@@ -313,7 +337,7 @@ func TestTUIModelDecisions(t *testing.T) {
 			require.NoError(t, m.Start(t.Context(), run.ID))
 			feed(events.KindHumanCheckRequired)
 			require.True(t, tm.waiting())
-			require.Contains(t, tm.View(), "[a] approve  [x] abort  [q] quit")
+			require.Contains(t, screen(tm), "[a] approve  [x] abort  [q] quit")
 			waiting, err := m.Get(t.Context(), run.ID)
 			require.NoError(t, err)
 			require.Equal(t, runs.StatusWaiting, waiting.Status)
@@ -329,7 +353,7 @@ func TestTUIModelDecisions(t *testing.T) {
 			feed(events.KindRunEnd)
 			require.Equal(t, string(tt.wantStatus), tm.status)
 			require.True(t, tm.ended)
-			require.Contains(t, tm.View(), tt.wantLine)
+			require.Contains(t, screen(tm), tt.wantLine)
 			final, err := m.Wait(t.Context(), run.ID)
 			require.NoError(t, err)
 			require.Equal(t, tt.wantStatus, final.Status)
