@@ -17,8 +17,12 @@
 // # Supersteps
 //
 // A run proceeds in supersteps. Every node triggered for a step runs
-// concurrently (one goroutine each, bounded by [WithMaxConcurrency]) on the
-// same immutable snapshot. At the barrier the writes are merged through each
+// concurrently (at most [WithMaxConcurrency] at once) on the same immutable
+// snapshot: a lone task runs on the caller's goroutine; several start on it
+// too, more workers join up to GOMAXPROCS when the tasks take longer than
+// 100 µs, and when no task could start for a whole such period (the
+// running ones block, on I/O or on each other) every waiting task gets a
+// goroutine of its own. At the barrier the writes are merged through each
 // field's reducer in a deterministic order — triggered nodes by name, then
 // Send tasks by index — whatever order the tasks finished in. Two writes to
 // a last-value field in one step fail the step with an
