@@ -137,7 +137,7 @@ var cases = []testCase{
 	},
 	{
 		name:        "unchanged-channels-carried-over",
-		explanation: "Put receives only the values of channels whose version changed; Get returns a value for every channel in Versions, reading unchanged channels from the ancestor checkpoint that wrote that version",
+		explanation: "Put receives only the values of channels whose version changed; Get returns a value for every channel of the checkpoint, reading unchanged channels from the ancestor checkpoint that wrote that version",
 		run: func(e *env) {
 			th := e.thread("t1", "")
 			n1 := th.put(nil, meta("input", -1), map[string]string{"a": `"a1"`, "b": `"b1"`, "c": `"c1"`})
@@ -153,7 +153,7 @@ var cases = []testCase{
 	},
 	{
 		name:        "removed-channel-has-no-value",
-		explanation: "a channel missing from a checkpoint's Versions has no value in that checkpoint, even if an ancestor had one",
+		explanation: "a channel missing from a checkpoint's Channels has no value in that checkpoint, even if an ancestor had one",
 		run: func(e *env) {
 			th := e.thread("t1", "")
 			n1 := th.put(nil, meta("input", -1), map[string]string{"a": `1`, "gone": `"x"`})
