@@ -32,7 +32,9 @@ func TestContextReadAfterNodeReturnsWhileRunContinues(t *testing.T) {
 	stop := make(chan struct{})
 	node := func(ctx context.Context, s ctxLoop) (ctxLoop, error) {
 		wg.Go(func() {
-			for {
+			// A few reads, interleaved with the run's next steps; the race
+			// detector needs no overlap in time, only no synchronisation.
+			for range 50 {
 				select {
 				case <-stop:
 					return
@@ -41,6 +43,7 @@ func TestContextReadAfterNodeReturnsWhileRunContinues(t *testing.T) {
 				_ = ctx.Err()
 				_ = ctx.Value(ctxKey{})
 				_ = ctx.Done()
+				runtime.Gosched()
 			}
 		})
 		return ctxLoop{N: state.Set(s.N.Get() + 1), Steps: state.Items(graph.Step(ctx)), Nodes: state.Items(graph.NodeName(ctx))}, nil
