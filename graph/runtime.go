@@ -156,18 +156,7 @@ func NodeName(ctx context.Context) string {
 // StreamWriter returns a function that emits its argument as a custom
 // stream event from the calling node. It does nothing when the run does not
 // stream [ModeCustom] or outside a node.
-func StreamWriter(ctx context.Context) func(payload any) {
-	rt := runtimeFrom(ctx)
-	if rt == nil || rt.shared.modes&ModeCustom == 0 {
-		return func(any) {}
-	}
-	emit, ev := rt.emit, Event{Mode: ModeCustom, Namespace: rt.shared.ns, Step: rt.task.step, Node: rt.task.name, TaskID: rt.task.ID()}
-	return func(payload any) {
-		ev := ev
-		ev.Payload = payload
-		emit(ev)
-	}
-}
+func StreamWriter(ctx context.Context) func(payload any) { return writer[any](ctx, ModeCustom) }
 
 // MessageChunk is a piece of an LLM message streamed in [ModeMessages].
 type MessageChunk struct {
@@ -184,14 +173,21 @@ type MessageChunk struct {
 // task that made the call. It does nothing when the run does not stream
 // messages or outside a node.
 func MessageWriter(ctx context.Context) func(MessageChunk) {
+	return writer[MessageChunk](ctx, ModeMessages)
+}
+
+// writer returns a function emitting its argument as the payload of an
+// event of mode from the calling node; the node, step and task are the
+// ones of the call to writer.
+func writer[T any](ctx context.Context, mode Mode) func(T) {
 	rt := runtimeFrom(ctx)
-	if rt == nil || rt.shared.modes&ModeMessages == 0 {
-		return func(MessageChunk) {}
+	if rt == nil || rt.shared.modes&mode == 0 {
+		return func(T) {}
 	}
-	emit, ev := rt.emit, Event{Mode: ModeMessages, Namespace: rt.shared.ns, Step: rt.task.step, Node: rt.task.name, TaskID: rt.task.ID()}
-	return func(c MessageChunk) {
+	emit, ev := rt.emit, Event{Mode: mode, Namespace: rt.shared.ns, Step: rt.task.step, Node: rt.task.name, TaskID: rt.task.ID()}
+	return func(payload T) {
 		ev := ev
-		ev.Payload = c
+		ev.Payload = payload
 		emit(ev)
 	}
 }
