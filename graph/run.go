@@ -684,11 +684,11 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		return nil
 	case 1:
 		t := todo[0]
-		l.execute(ctx, t, l.sinkFor(), true)
+		l.execute(ctx, t, l.emitFn, true)
 		if t.err != nil {
 			return l.fail(ctx, t)
 		}
-		l.finished(t, l.sinkFor())
+		l.finished(t, l.emitFn)
 		return nil
 	}
 	return l.runConcurrent(ctx, todo)
@@ -856,8 +856,6 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 func isCancel(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
-
-func (l *loop[S]) sinkFor() func(Event) { return l.emitFn }
 
 // finished emits a task's update and result events.
 func (l *loop[S]) finished(t *task[S], emit func(Event)) {
@@ -1377,20 +1375,18 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 			}
 		}
 	}
-	if !l.g.hasDeferred {
-		l.spare = l.fr
-		l.fr = frontier[S]{nodes: sortedUnique(nodes), sends: sends, joins: joins, deferred: l.fr.deferred, last: last, joined: joined}
-		return changed, nil
-	}
 	deferred := l.fr.deferred
-	pull := nodes[:0]
-	for _, n := range nodes {
-		if l.g.nodes[n].deferred {
-			if !slices.Contains(deferred, n) {
-				deferred = append(deferred, n)
+	pull := nodes
+	if l.g.hasDeferred {
+		pull = nodes[:0]
+		for _, n := range nodes {
+			if l.g.nodes[n].deferred {
+				if !slices.Contains(deferred, n) {
+					deferred = append(deferred, n)
+				}
+			} else {
+				pull = append(pull, n)
 			}
-		} else {
-			pull = append(pull, n)
 		}
 	}
 	pull = sortedUnique(pull)
