@@ -26,23 +26,35 @@ const (
 
 const cmdTaskPrefix = "~cmd-"
 
-// writes encodes the fields written on *s.
-func (g *Graph[S]) writes(s *S) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
+// eachWrite calls fn with the name and the JSON write of every field
+// written on *s, in the order of the fields' names.
+func (g *Graph[S]) eachWrite(s *S, fn func(name string, write []byte)) error {
 	p := unsafe.Pointer(s)
-	for fi, f := range g.sc.fields {
+	for _, fi := range g.sc.byName {
 		c := g.sc.ch(p, fi)
 		if !c.Written() {
 			continue
 		}
 		b, err := c.MarshalWrite()
 		if err != nil {
-			return nil, fmt.Errorf("graph: encoding write of field %s: %w", f.name, err)
+			return fmt.Errorf("graph: encoding write of field %s: %w", g.sc.fields[fi].name, err)
 		}
+		fn(g.sc.fields[fi].name, b)
+	}
+	return nil
+}
+
+// writes encodes the fields written on *s.
+func (g *Graph[S]) writes(s *S) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	err := g.eachWrite(s, func(name string, b []byte) {
 		if m == nil {
 			m = make(map[string]json.RawMessage)
 		}
-		m[f.name] = b
+		m[name] = b
+	})
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -329,17 +341,8 @@ func (l *loop[S]) taskWrites(id string, t *task[S]) ([]checkpoint.Write, error) 
 		ws = append(ws, checkpoint.Write{TaskID: id, TaskPath: t.name, Channel: ch, Idx: checkpoint.WriteIndex(ch, len(ws)), Value: v})
 	}
 	if t.done || strings.HasPrefix(id, cmdTaskPrefix) {
-		w, err := l.g.writes(&t.out)
-		if err != nil {
+		if err := l.g.eachWrite(&t.out, add); err != nil {
 			return nil, err
-		}
-		names := make([]string, 0, len(w))
-		for n := range w {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			add(n, w[n])
 		}
 		r, err := l.g.encodeRoute(t.route)
 		if err != nil {
