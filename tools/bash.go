@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentgraph/agentgraph/internal/process"
 )
 
 // BashArgs are the arguments of the bash_exec tool.
@@ -54,13 +56,13 @@ func runBash(ctx context.Context, ws *Workspace, cfg *config, args BashArgs) (st
 	}
 	capture := captureBytes(cfg.outputLimit)
 	stdout, stderr := newCapBuffer(capture), newCapBuffer(capture)
-	res, err := runCommand(ctx, command{
-		name:    "bash",
-		args:    []string{"-c", args.Command},
-		dir:     ws.Root(),
-		timeout: timeout,
-		stdout:  stdout,
-		stderr:  stderr,
+	res, err := process.Run(ctx, process.Command{
+		Name:    "bash",
+		Args:    []string{"-c", args.Command},
+		Dir:     ws.Root(),
+		Timeout: timeout,
+		Stdout:  stdout,
+		Stderr:  stderr,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -71,8 +73,8 @@ func runBash(ctx context.Context, ws *Workspace, cfg *config, args BashArgs) (st
 	outBudget, errBudget := splitBudget(stdout.chars(), stderr.chars(), cfg.outputLimit)
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "exit code: %d", res.exitCode)
-	if res.timedOut {
+	fmt.Fprintf(&b, "exit code: %d", res.ExitCode)
+	if res.TimedOut {
 		fmt.Fprintf(&b, " (timed out after %s; process group killed)", timeout)
 	}
 	b.WriteString("\n")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/internal/process"
 )
 
 const (
@@ -23,14 +25,14 @@ func runGit(ctx context.Context, ws *Workspace, cfg *config, tool string, args .
 	capture := captureBytes(cfg.outputLimit)
 	stdout, stderr := newCapBuffer(capture), newCapBuffer(capture)
 	full := append([]string{"--no-pager", "-c", "color.ui=never", "-c", "core.quotepath=off"}, args...)
-	res, err := runCommand(ctx, command{
-		name:    "git",
-		args:    full,
-		dir:     ws.Root(),
-		env:     gitEnv,
-		timeout: cfg.timeout,
-		stdout:  stdout,
-		stderr:  stderr,
+	res, err := process.Run(ctx, process.Command{
+		Name:    "git",
+		Args:    full,
+		Dir:     ws.Root(),
+		Env:     gitEnv,
+		Timeout: cfg.timeout,
+		Stdout:  stdout,
+		Stderr:  stderr,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -38,15 +40,15 @@ func runGit(ctx context.Context, ws *Workspace, cfg *config, tool string, args .
 		}
 		return "", fmt.Errorf("%s: %w", tool, err)
 	}
-	if res.timedOut {
+	if res.TimedOut {
 		return "", fmt.Errorf("%s: git timed out after %s", tool, cfg.timeout)
 	}
-	if res.exitCode != 0 {
+	if res.ExitCode != 0 {
 		msg := strings.TrimSpace(stderr.String(cfg.outputLimit))
 		if strings.Contains(strings.ToLower(msg), "not a git repository") {
 			return "", fmt.Errorf("%s: the workspace %s is not a git repository", tool, ws.Root())
 		}
-		return "", fmt.Errorf("%s: git %s failed (exit code %d): %s", tool, args[0], res.exitCode, msg)
+		return "", fmt.Errorf("%s: git %s failed (exit code %d): %s", tool, args[0], res.ExitCode, msg)
 	}
 	return stdout.String(cfg.outputLimit), nil
 }

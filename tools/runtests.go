@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/agentgraph/agentgraph/internal/process"
 )
 
 const (
@@ -190,16 +192,18 @@ func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, st
 		return nil, "", fmt.Errorf("run_tests: %s not found: %w", run.name, err)
 	}
 	capture := captureBytes(cfg.outputLimit)
-	output := newCapBuffer(capture)   // human-readable output
-	combined := newCapBuffer(capture) // raw stdout+stderr
+	output := newCapBuffer(capture) // human-readable output
+	// combined is the raw stdout+stderr; it differs from output only when
+	// stdout is machine-readable.
+	combined := output
 	var parser testParser
-	var stdout io.Writer
+	var stderr io.Writer = output
 	if run.jsonStdout {
+		combined = newCapBuffer(capture)
 		parser = run.newParser(output)
-		stdout = combined
+		stderr = io.MultiWriter(output, combined)
 	} else {
 		parser = run.newParser(nil)
-		stdout = io.MultiWriter(output, combined)
 	}
 	var mu sync.Mutex
 	lw := &lineWriter{fn: func(line string) {
@@ -207,21 +211,20 @@ func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, st
 		defer mu.Unlock()
 		parser.line(line)
 	}}
-	stdout = io.MultiWriter(lw, stdout)
-	stderr := io.MultiWriter(output, combined)
+	stdout := io.MultiWriter(lw, combined)
 	var elw *lineWriter
 	if run.parseStderr {
 		elw = &lineWriter{fn: lw.fn}
 		stderr = io.MultiWriter(elw, stderr)
 	}
-	res, err := runCommand(ctx, command{
-		name:    run.name,
-		args:    run.args,
-		dir:     run.dir,
-		env:     run.env,
-		timeout: cfg.testTimeout,
-		stdout:  stdout,
-		stderr:  stderr,
+	res, err := process.Run(ctx, process.Command{
+		Name:    run.name,
+		Args:    run.args,
+		Dir:     run.dir,
+		Env:     run.env,
+		Timeout: cfg.testTimeout,
+		Stdout:  stdout,
+		Stderr:  stderr,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -233,12 +236,12 @@ func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, st
 	if elw != nil {
 		elw.flush()
 	}
-	report := &TestReport{Framework: run.framework, ExitCode: res.exitCode, Failures: []TestFailure{}}
+	report := &TestReport{Framework: run.framework, ExitCode: res.ExitCode, Failures: []TestFailure{}}
 	mu.Lock()
 	parser.finish(report)
 	mu.Unlock()
 	raw := combined.String(maxFailureChars * 4)
-	if res.timedOut {
+	if res.TimedOut {
 		report.Failures = append([]TestFailure{{
 			Name:   "timeout",
 			Output: fmt.Sprintf("the test run was killed after %s (see WithTestTimeout)", cfg.testTimeout),
@@ -249,15 +252,21 @@ func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, st
 			Output: tailChars(raw, maxFailureChars),
 		})
 	}
-	report.Failed = max(report.Failed, len(report.Failures))
-	if len(report.Failures) > maxFailures {
-		report.Failures = report.Failures[:maxFailures]
-	}
-	for i := range report.Failures {
-		report.Failures[i].Output = truncateMiddle(report.Failures[i].Output, maxFailureChars)
-	}
+	capFailures(report)
 	report.Output = output.String(cfg.outputLimit)
 	return report, raw, nil
+}
+
+// capFailures counts every failure of r as failed, then keeps at most
+// maxFailures of them, each with at most maxFailureChars of output.
+func capFailures(r *TestReport) {
+	r.Failed = max(r.Failed, len(r.Failures))
+	if len(r.Failures) > maxFailures {
+		r.Failures = r.Failures[:maxFailures]
+	}
+	for i := range r.Failures {
+		r.Failures[i].Output = truncateMiddle(r.Failures[i].Output, maxFailureChars)
+	}
 }
 
 // noTestsExit reports a non-zero exit that only means "no tests".
@@ -440,12 +449,6 @@ func runPytest(ctx context.Context, cfg *config, projectDir, target string) (*Te
 	exit, out := report.ExitCode, report.Output
 	*report = TestReport{Framework: FrameworkPytest, ExitCode: exit, Output: out}
 	jr.apply(report)
-	report.Failed = max(report.Failed, len(report.Failures))
-	if len(report.Failures) > maxFailures {
-		report.Failures = report.Failures[:maxFailures]
-	}
-	for i := range report.Failures {
-		report.Failures[i].Output = truncateMiddle(report.Failures[i].Output, maxFailureChars)
-	}
+	capFailures(report)
 	return report, nil
 }
