@@ -109,6 +109,19 @@ func fakeBin(t *testing.T, scripts map[string]string) {
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
+// runFake runs RunTests, detecting the framework, on a new workspace
+// holding files, with the fake runners of scripts first on PATH (see
+// fakeBin). Tests using it cannot run in parallel.
+func runFake(t *testing.T, files, scripts map[string]string, opts ...Option) *TestReport {
+	t.Helper()
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), files)
+	fakeBin(t, scripts)
+	report, err := RunTests(context.Background(), ws, "", opts...)
+	require.NoError(t, err)
+	return report
+}
+
 // pytestRA is pytest 8 output for `pytest -rA` with a passing, a failing,
 // a skipped and an erroring test.
 const pytestRA = `============================= test session starts ==============================
@@ -260,9 +273,7 @@ test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
 `
 
 func TestRunTestsCargoParsesResults(t *testing.T) {
-	ws := newTestWorkspace(t)
-	writeFiles(t, ws.Root(), map[string]string{"Cargo.toml": "[package]\nname = \"demo\"\n"})
-	fakeBin(t, map[string]string{"cargo": `
+	report := runFake(t, map[string]string{"Cargo.toml": "[package]\nname = \"demo\"\n"}, map[string]string{"cargo": `
 [ "$1" = test ] || exit 2
 echo "   Compiling demo v0.1.0 (/tmp/demo)" >&2
 echo "    Finished test [unoptimized + debuginfo] target(s) in 0.50s" >&2
@@ -271,8 +282,6 @@ cat <<'EOF'
 echo "error: test failed, to rerun pass '--lib'" >&2
 exit 101
 `})
-	report, err := RunTests(context.Background(), ws, "")
-	require.NoError(t, err)
 	want := &TestReport{
 		Framework: FrameworkCargo, Passed: 3, Failed: 1, Skipped: 1, ExitCode: 101,
 		Failures: []TestFailure{{
@@ -286,22 +295,16 @@ exit 101
 }
 
 func TestRunTestsCargoCompileErrorIsAFailure(t *testing.T) {
-	ws := newTestWorkspace(t)
-	writeFiles(t, ws.Root(), map[string]string{"Cargo.toml": ""})
-	fakeBin(t, map[string]string{"cargo": `
+	report := runFake(t, map[string]string{"Cargo.toml": ""}, map[string]string{"cargo": `
 echo "error[E0425]: cannot find value 'x' in this scope" >&2
 exit 101
 `})
-	report, err := RunTests(context.Background(), ws, "")
-	require.NoError(t, err)
 	require.Equal(t, 1, report.Failed)
 	require.Equal(t, []TestFailure{{Name: "cargo test run", Output: "error[E0425]: cannot find value 'x' in this scope\n"}}, report.Failures)
 }
 
 func TestRunTestsBunParsesResults(t *testing.T) {
-	ws := newTestWorkspace(t)
-	writeFiles(t, ws.Root(), map[string]string{"package.json": "{}", "bun.lock": ""})
-	fakeBin(t, map[string]string{"bun": `
+	report := runFake(t, map[string]string{"package.json": "{}", "bun.lock": ""}, map[string]string{"bun": `
 [ "$1" = test ] || exit 2
 [ "$CI" = true ] || exit 3
 cat >&2 <<'EOF'
@@ -326,8 +329,6 @@ Ran 3 tests across 1 files. [12.00ms]
 EOF
 exit 1
 `})
-	report, err := RunTests(context.Background(), ws, "")
-	require.NoError(t, err)
 	want := &TestReport{
 		Framework: FrameworkBun, Passed: 1, Failed: 1, Skipped: 1, ExitCode: 1,
 		Failures: []TestFailure{{
@@ -339,9 +340,7 @@ exit 1
 }
 
 func TestRunTestsNpmParsesJestResults(t *testing.T) {
-	ws := newTestWorkspace(t)
-	writeFiles(t, ws.Root(), map[string]string{"package.json": `{"scripts":{"test":"jest"}}`})
-	fakeBin(t, map[string]string{"npm": `
+	report := runFake(t, map[string]string{"package.json": `{"scripts":{"test":"jest"}}`}, map[string]string{"npm": `
 [ "$1" = test ] || exit 2
 printf '\n> proj@1.0.0 test\n> jest\n\n'
 cat >&2 <<'EOF'
@@ -366,8 +365,6 @@ Ran all test suites.
 EOF
 exit 1
 `})
-	report, err := RunTests(context.Background(), ws, "")
-	require.NoError(t, err)
 	want := &TestReport{
 		Framework: FrameworkNpm, Passed: 1, Failed: 1, Skipped: 1, ExitCode: 1,
 		Failures: []TestFailure{{
@@ -387,11 +384,8 @@ func TestRunTestsMissingRunnerIsAnError(t *testing.T) {
 }
 
 func TestRunTestsTimeoutIsReportedAsFailure(t *testing.T) {
-	ws := newTestWorkspace(t)
-	writeFiles(t, ws.Root(), map[string]string{"Cargo.toml": ""})
-	fakeBin(t, map[string]string{"cargo": "echo running; exec sleep 60\n"})
-	report, err := RunTests(context.Background(), ws, "", WithTestTimeout(300*time.Millisecond))
-	require.NoError(t, err)
+	report := runFake(t, map[string]string{"Cargo.toml": ""}, map[string]string{"cargo": "echo running; exec sleep 60\n"},
+		WithTestTimeout(300*time.Millisecond))
 	require.Equal(t, -1, report.ExitCode)
 	require.Equal(t, 1, report.Failed)
 	require.Equal(t, "timeout", report.Failures[0].Name)
