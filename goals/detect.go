@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -83,9 +84,9 @@ var detectRules = []func(dir string) (name, reason string, err error){
 	detectMake,
 }
 
-// readOptional returns the content of dir/name, or ok false if it does not
-// exist (or is a directory).
-func readOptional(dir, name string) (data []byte, ok bool, err error) {
+// openOptional opens dir/name, or returns ok false if it does not exist
+// (or is a directory).
+func openOptional(dir, name string) (f *os.File, ok bool, err error) {
 	path := filepath.Join(dir, name)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -97,16 +98,35 @@ func readOptional(dir, name string) (data []byte, ok bool, err error) {
 	if fi.IsDir() {
 		return nil, false, nil
 	}
-	data, err = os.ReadFile(path)
+	f, err = os.Open(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("goals: detect: %w", err)
+	}
+	return f, true, nil
+}
+
+// readOptional returns the content of dir/name, or ok false if it does not
+// exist (or is a directory).
+func readOptional(dir, name string) (data []byte, ok bool, err error) {
+	f, ok, err := openOptional(dir, name)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	data, err = io.ReadAll(f)
 	if err != nil {
 		return nil, false, fmt.Errorf("goals: detect: %w", err)
 	}
 	return data, true, nil
 }
 
-// exists reports whether dir/name exists as a file.
+// exists reports whether dir/name exists as a readable file, without
+// reading it.
 func exists(dir, name string) (bool, error) {
-	_, ok, err := readOptional(dir, name)
+	f, ok, err := openOptional(dir, name)
+	if ok {
+		f.Close()
+	}
 	return ok, err
 }
 
