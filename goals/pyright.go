@@ -100,11 +100,12 @@ func (g *pyrightGoal) Check(ctx context.Context, _ State, cwd string) (Result, e
 
 	var failures []Failure
 	var lines []string
+	dirs := dirAliases(cwd)
 	for _, diag := range report.Diagnostics {
 		if diag.Severity != "error" {
 			continue
 		}
-		name := relPath(cwd, diag.File)
+		name := relPath(dirs, diag.File)
 		if diag.Range != nil {
 			name = fmt.Sprintf("%s:%d:%d", name, diag.Range.Start.Line+1, diag.Range.Start.Character+1)
 		}
@@ -133,13 +134,19 @@ func (g *pyrightGoal) Check(ctx context.Context, _ State, cwd string) (Result, e
 	}, nil
 }
 
-// relPath returns file relative to dir when it lies below it (also when
-// dir's path goes through a symlink), else file.
-func relPath(dir, file string) string {
+// dirAliases returns dir and, when its path goes through a symlink, its
+// real path.
+func dirAliases(dir string) []string {
 	dirs := []string{dir}
 	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
 		dirs = append(dirs, real)
 	}
+	return dirs
+}
+
+// relPath returns file relative to the first of dirs (see dirAliases) it
+// lies below, else file.
+func relPath(dirs []string, file string) string {
 	for _, d := range dirs {
 		if rel, err := filepath.Rel(d, file); err == nil && filepath.IsLocal(rel) {
 			return filepath.ToSlash(rel)
