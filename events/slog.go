@@ -29,15 +29,20 @@ func LogTo(ctx context.Context, logger *slog.Logger, sub *Subscription) error {
 	defer sub.Close()
 	h := logger.Handler()
 	for ev, err := range sub.events(ctx.Done()) {
+		lost, isLost := errors.AsType[*LostError](err)
+		level := slog.LevelWarn
+		if !isLost {
+			level = eventLevel(ev)
+		}
+		if !h.Enabled(ctx, level) {
+			continue
+		}
 		var r slog.Record
-		if lost, ok := errors.AsType[*LostError](err); ok {
-			r = slog.NewRecord(time.Now(), slog.LevelWarn, "events lost", 0)
+		if isLost {
+			r = slog.NewRecord(time.Now(), level, "events lost", 0)
 			r.AddAttrs(slog.Int("lost", lost.N))
 		} else {
-			r = eventRecord(ev)
-		}
-		if !h.Enabled(ctx, r.Level) {
-			continue
+			r = eventRecord(ev, level)
 		}
 		if err := h.Handle(ctx, r); err != nil {
 			return fmt.Errorf("events: log event: %w", err)
@@ -46,11 +51,16 @@ func LogTo(ctx context.Context, logger *slog.Logger, sub *Subscription) error {
 	return ctx.Err()
 }
 
-func eventRecord(ev Event) slog.Record {
-	level := slog.LevelInfo
+// eventLevel is the level ev is logged at.
+func eventLevel(ev Event) slog.Level {
 	if ev.Kind == KindError {
-		level = slog.LevelError
+		return slog.LevelError
 	}
+	return slog.LevelInfo
+}
+
+// eventRecord builds the log record of ev at level.
+func eventRecord(ev Event, level slog.Level) slog.Record {
 	r := slog.NewRecord(ev.Time, level, LogMessage, 0)
 	r.AddAttrs(
 		slog.String("kind", string(ev.Kind)),
