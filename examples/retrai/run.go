@@ -83,59 +83,69 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return exitUsage
 	}
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "retrai:", err)
-		return exitNotDone
-	}
-
-	var cfg runs.Config
-	demo := ""
-	if f.resume == "" {
-		cfg, demo, err = newRunConfig(f)
-		if err != nil {
-			var ue usageError
-			if errors.As(err, &ue) {
-				fmt.Fprintln(stderr, "retrai:", err)
-				return exitUsage
-			}
-			return fail(err)
-		}
-	}
-
-	m, err := runs.Open(ctx, runs.Options{DB: f.db, Models: models})
-	if err != nil {
-		return fail(err)
+	m, run, demo, code := openRun(ctx, f, stdout, stderr)
+	if m == nil {
+		return code
 	}
 	defer m.Close()
-
-	var run runs.Run
 	if f.resume != "" {
-		if run, err = m.Get(ctx, f.resume); err != nil {
-			return fail(err)
-		}
-		if !run.Resumable() {
-			fmt.Fprintf(stdout, "run %s has already ended (%s).\n", run.ID, run.Status)
-			return summary(stdout, m, run)
-		}
 		if name, ok := strings.CutPrefix(run.Model, demoPrefix); ok {
 			printDemoNotice(stdout, name, run.Cwd, true)
 		}
 		fmt.Fprintf(stdout, "resuming run %s (%s after %d iteration(s))\n", run.ID, run.Status, run.Iteration)
-	} else {
-		if run, err = createRun(ctx, m, cfg, demo); err != nil {
-			return fail(err)
-		}
-		if demo != "" {
-			printDemoNotice(stdout, demo, run.Cwd, false)
-		}
+	} else if demo != "" {
+		printDemoNotice(stdout, demo, run.Cwd, false)
 	}
-	printHeader(stdout, m, run)
+	printHeader(stdout, run, displayModel(run.Model), displayDB(m.DB()))
 
 	final, err := drive(ctx, m, run, f.resume != "", bufio.NewReader(stdin), !isTerminal(stdin), stdout)
 	if err != nil {
-		return fail(err)
+		fmt.Fprintln(stderr, "retrai:", err)
+		return exitNotDone
 	}
 	return summary(stdout, m, final)
+}
+
+// openRun opens the manager of the flags' database and returns it with the
+// run that `retrai run` or `retrai tui` drives: the run of --resume, or a
+// new one; demo names the sample of a new offline demo run. When there is
+// nothing to drive — an error, or a resumed run that has already ended,
+// whose summary it prints — it returns a nil manager and the exit code.
+func openRun(ctx context.Context, f *runFlags, stdout, stderr io.Writer) (m *runs.Manager, run runs.Run, demo string, code int) {
+	fail := func(err error) (*runs.Manager, runs.Run, string, int) {
+		fmt.Fprintln(stderr, "retrai:", err)
+		if errors.As(err, new(usageError)) {
+			return nil, runs.Run{}, "", exitUsage
+		}
+		return nil, runs.Run{}, "", exitNotDone
+	}
+	var cfg runs.Config
+	if f.resume == "" {
+		var err error
+		if cfg, demo, err = newRunConfig(f); err != nil {
+			return fail(err)
+		}
+	}
+	m, err := runs.Open(ctx, runs.Options{DB: f.db, Models: models})
+	if err != nil {
+		return fail(err)
+	}
+	if f.resume != "" {
+		run, err = m.Get(ctx, f.resume)
+	} else {
+		run, err = createRun(ctx, m, cfg, demo)
+	}
+	if err != nil {
+		m.Close()
+		return fail(err)
+	}
+	if f.resume != "" && !run.Resumable() {
+		fmt.Fprintf(stdout, "run %s has already ended (%s).\n", run.ID, run.Status)
+		code := summary(stdout, m, run)
+		m.Close()
+		return nil, run, "", code
+	}
+	return m, run, demo, exitAchieved
 }
 
 // usageError is a problem with the command line.
@@ -215,17 +225,23 @@ func printDemoNotice(w io.Writer, sample, dir string, resumed bool) {
 `, modelEnv, what)
 }
 
-func printHeader(w io.Writer, m *runs.Manager, run runs.Run) {
+// printHeader prints the run's configuration; model and db are shown as
+// given.
+func printHeader(w io.Writer, run runs.Run, model, db string) {
 	hitl := ""
 	if run.HITL {
 		hitl = ", human check after every iteration"
 	}
-	model := run.Model
-	if strings.HasPrefix(model, demoPrefix) {
-		model += " (scripted)"
-	}
 	fmt.Fprintf(w, "run %s: goal %s in %s\n  model %s, up to %d iterations%s; db %s\n\n",
-		run.ID, run.Goal, run.Cwd, model, run.MaxIterations, hitl, displayDB(m.DB()))
+		run.ID, run.Goal, run.Cwd, model, run.MaxIterations, hitl, db)
+}
+
+// displayModel marks the scripted model of the offline demo.
+func displayModel(model string) string {
+	if strings.HasPrefix(model, demoPrefix) {
+		return model + " (scripted)"
+	}
+	return model
 }
 
 // displayDB hides the password of a database URL.

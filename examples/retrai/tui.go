@@ -36,38 +36,11 @@ func tuiCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "retrai:", err)
 		return exitNotDone
 	}
-	var cfg runs.Config
-	demo := ""
-	if f.resume == "" {
-		if cfg, demo, err = newRunConfig(f); err != nil {
-			fmt.Fprintln(stderr, "retrai:", err)
-			if errors.As(err, new(usageError)) {
-				return exitUsage
-			}
-			return exitNotDone
-		}
-	}
-
-	m, err := runs.Open(ctx, runs.Options{DB: f.db, Models: models})
-	if err != nil {
-		return fail(err)
+	m, run, _, code := openRun(ctx, f, stdout, stderr)
+	if m == nil {
+		return code
 	}
 	defer m.Close()
-
-	var run runs.Run
-	if f.resume != "" {
-		if run, err = m.Get(ctx, f.resume); err != nil {
-			return fail(err)
-		}
-		if !run.Resumable() {
-			fmt.Fprintf(stdout, "run %s has already ended (%s).\n", run.ID, run.Status)
-			return summary(stdout, m, run)
-		}
-	} else {
-		if run, err = createRun(ctx, m, cfg, demo); err != nil {
-			return fail(err)
-		}
-	}
 	if name, ok := strings.CutPrefix(run.Model, demoPrefix); ok {
 		printDemoNotice(stdout, name, run.Cwd, f.resume != "")
 	}
@@ -227,12 +200,7 @@ func newTUIModel(ctx context.Context, d *decider, run runs.Run, db string, msgs 
 		height:    defaultTUIHeight,
 	}
 	t.r = newRenderer(&t.buf, run.MaxIterations)
-	hitl := ""
-	if run.HITL {
-		hitl = ", human check after every iteration"
-	}
-	fmt.Fprintf(&t.buf, "run %s: goal %s in %s\n  model %s, up to %d iterations%s; db %s\n\n",
-		run.ID, run.Goal, run.Cwd, run.Model, run.MaxIterations, hitl, db)
+	printHeader(&t.buf, run, run.Model, db)
 	if run.Status == runs.StatusWaiting {
 		t.question = run.Question
 		t.humanSeq = 1
@@ -420,11 +388,7 @@ func (t *tuiModel) View() tea.View {
 func (t *tuiModel) screen() string {
 	w := max(t.width, 20)
 	var b strings.Builder
-	model := t.run.Model
-	if strings.HasPrefix(model, demoPrefix) {
-		model += " (scripted)"
-	}
-	b.WriteString(tuiTitle.Render(clip(fmt.Sprintf("retrai · run %s · goal %s · model %s", t.run.ID, t.run.Goal, model), w)))
+	b.WriteString(tuiTitle.Render(clip(fmt.Sprintf("retrai · run %s · goal %s · model %s", t.run.ID, t.run.Goal, displayModel(t.run.Model)), w)))
 	b.WriteString("\n")
 
 	var footer []string
