@@ -69,7 +69,6 @@ type Manager struct {
 	models    func(ctx context.Context, spec string) (llm.Model, error)
 	tools     func(cwd string) ([]tools.Tool, error)
 	agentOpts []agent.RetraiOption
-	reader    *graph.Graph[agent.RetraiState] // reads checkpoints
 
 	mu     sync.Mutex
 	closed bool
@@ -127,13 +126,6 @@ func Open(ctx context.Context, opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("runs: open runs table %s: %w", m.db, err)
 		}
 	}
-	reader, err := agent.NewRetrai(llm.NewScripted(), shapeGoal{}, agent.WithRetraiCheckpointer(m.saver))
-	if err != nil {
-		m.store.close()
-		m.closeSave()
-		return nil, fmt.Errorf("runs: %w", err)
-	}
-	m.reader = reader
 	if m.bus == nil {
 		m.bus, m.ownBus = events.NewBus(), true
 	}
@@ -145,9 +137,6 @@ func (m *Manager) DB() string { return m.db }
 
 // Bus returns the bus on which the events of every run are published.
 func (m *Manager) Bus() *events.Bus { return m.bus }
-
-// Mermaid returns the agent's graph as a Mermaid flowchart.
-func (m *Manager) Mermaid() string { return m.reader.Mermaid() }
 
 // Close interrupts the runs executing in this manager (they become
 // StatusInterrupted and can be resumed later), waits for them to stop, and
@@ -192,12 +181,9 @@ func (m *Manager) Create(ctx context.Context, cfg Config) (Run, error) {
 		return Run{}, fmt.Errorf("runs: create: %s is not a directory", cwd)
 	}
 	cfg.Cwd = cwd
-	fileCfg, _, err := goals.LoadConfig(cwd)
+	fileCfg, err := loadConfig(cwd)
 	if err != nil {
 		return Run{}, fmt.Errorf("runs: create: %w", err)
-	}
-	if fileCfg == nil {
-		fileCfg = &goals.Config{}
 	}
 	if cfg.Model == "" {
 		cfg.Model = strings.TrimSpace(fileCfg.Model)
@@ -219,7 +205,7 @@ func (m *Manager) Create(ctx context.Context, cfg Config) (Run, error) {
 		}
 		cfg.Goal = name
 	}
-	if _, err := goals.New(cfg.Goal, *fileCfg); err != nil {
+	if _, err := goals.New(cfg.Goal, fileCfg); err != nil {
 		return Run{}, fmt.Errorf("runs: create: %w", err)
 	}
 	if _, err := m.models(ctx, cfg.Model); err != nil {
@@ -258,7 +244,11 @@ func (m *Manager) State(ctx context.Context, id string) (agent.RetraiState, erro
 	if _, err := m.Get(ctx, id); err != nil {
 		return agent.RetraiState{}, err
 	}
-	snap, err := m.reader.GetState(ctx, graph.WithThread(id))
+	reader, err := shapeGraph(agent.WithRetraiCheckpointer(m.saver))
+	if err != nil {
+		return agent.RetraiState{}, err
+	}
+	snap, err := reader.GetState(ctx, graph.WithThread(id))
 	if err != nil {
 		return agent.RetraiState{}, fmt.Errorf("runs: state of %s: %w", id, err)
 	}
@@ -412,6 +402,7 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 		cancel()
 		return fmt.Errorf("runs: %s: %w", op, err)
 	}
+	sk.run = run
 	launched = true
 	go m.run(runCtx, ex, run, g, sk, cmd)
 	return nil
@@ -419,14 +410,11 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 
 // build returns the agent graph of run, publishing on sk.
 func (m *Manager) build(ctx context.Context, run Run, sk *sink) (*graph.Graph[agent.RetraiState], error) {
-	fileCfg, _, err := goals.LoadConfig(run.Cwd)
+	fileCfg, err := loadConfig(run.Cwd)
 	if err != nil {
 		return nil, err
 	}
-	if fileCfg == nil {
-		fileCfg = &goals.Config{}
-	}
-	goal, err := goals.New(run.Goal, *fileCfg)
+	goal, err := goals.New(run.Goal, fileCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -439,6 +427,16 @@ func (m *Manager) build(ctx context.Context, run Run, sk *sink) (*graph.Graph[ag
 		opts = append(opts, agent.WithRetraiTools(m.tools))
 	}
 	return agent.NewRetrai(model, goal, append(opts, m.agentOpts...)...)
+}
+
+// loadConfig returns the project's .retrai.yml in dir, the zero Config if
+// there is none.
+func loadConfig(dir string) (goals.Config, error) {
+	cfg, _, err := goals.LoadConfig(dir)
+	if err != nil || cfg == nil {
+		return goals.Config{}, err
+	}
+	return *cfg, nil
 }
 
 // failEarly records that run could not be started or resumed.
@@ -474,9 +472,7 @@ func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Grap
 
 	bg, stop := context.WithTimeout(context.Background(), time.Minute)
 	defer stop()
-	if latest, gerr := m.store.get(bg, run.ID); gerr == nil {
-		run = latest
-	}
+	run = sk.record()
 	var v agent.RetraiState
 	if snap, serr := g.GetState(bg, graph.WithThread(run.ID)); serr == nil {
 		v = snap.Values
@@ -559,6 +555,7 @@ type sink struct {
 	id string
 
 	mu    sync.Mutex
+	run   Run // the run's record, as the execution last wrote it
 	end   *events.Event
 	human *events.Event
 	err   bool
@@ -589,23 +586,29 @@ func (s *sink) Publish(ev events.Event) {
 
 // progress records an iteration's outcome in the run's record.
 func (s *sink) progress(ev events.Event) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	run, err := s.m.store.get(ctx, s.id)
-	if err != nil {
-		return
-	}
+	s.mu.Lock()
 	if n, ok := ev.PayloadInt("iteration"); ok {
-		run.Iteration = n
+		s.run.Iteration = n
 	}
 	if n, ok := ev.PayloadInt("total_tokens"); ok {
-		run.TotalTokens = n
+		s.run.TotalTokens = n
 	}
 	if r, ok := ev.PayloadString("reason"); ok {
-		run.Reason = r
+		s.run.Reason = r
 	}
-	run.UpdatedAt = now()
+	s.run.UpdatedAt = now()
+	run := s.run
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	_ = s.m.store.put(ctx, run) // progress only; the final record is written by run
+}
+
+// record returns the run's record with the progress made so far.
+func (s *sink) record() Run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run
 }
 
 func (s *sink) endReason() (string, bool) {
@@ -632,7 +635,7 @@ func (s *sink) sawError() bool {
 	return s.err
 }
 
-// shapeGoal stands in for a goal in the graph that only reads checkpoints.
+// shapeGoal stands in for a goal in a graph that is only read or drawn.
 type shapeGoal struct{}
 
 func (shapeGoal) Name() string         { return "none" }
@@ -641,12 +644,22 @@ func (shapeGoal) Check(context.Context, goals.State, string) (goals.Result, erro
 	return goals.Result{}, errors.New("runs: the checkpoint reader cannot check goals")
 }
 
+// shapeGraph returns the agent's graph with neither a model nor a goal:
+// enough to read checkpoints or draw it.
+func shapeGraph(opts ...agent.RetraiOption) (*graph.Graph[agent.RetraiState], error) {
+	g, err := agent.NewRetrai(llm.NewScripted(), shapeGoal{}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	return g, nil
+}
+
 // Mermaid returns the agent's graph as a Mermaid flowchart, without opening
 // a database.
 func Mermaid() (string, error) {
-	g, err := agent.NewRetrai(llm.NewScripted(), shapeGoal{})
+	g, err := shapeGraph()
 	if err != nil {
-		return "", fmt.Errorf("runs: %w", err)
+		return "", err
 	}
 	return g.Mermaid(), nil
 }
