@@ -43,9 +43,12 @@ func measure(warm, n int, invoke func() error) (wall, cpu time.Duration, err err
 	return time.Since(t0), cpuTime() - c0, nil
 }
 
-func report(w string, metric string, d time.Duration, count int) {
-	us := float64(d.Nanoseconds()) / 1e3 / float64(count)
-	fmt.Printf("agentgraph %s %s %.4g us\n", w, metric, us)
+// report prints metric, the wall time per count, and metric_cpu, the CPU
+// time per count.
+func report(w, metric string, wall, cpu time.Duration, count int) {
+	perUS := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(count) }
+	fmt.Printf("agentgraph %s %s %.4g us\n", w, metric, perUS(wall))
+	fmt.Printf("agentgraph %s %s_cpu %.4g us\n", w, metric, perUS(cpu))
 }
 
 func main() {
@@ -67,10 +70,8 @@ func main() {
 		}
 		wall, cpu, err = measure(200, 2000, func() error { return workload.RunW1(ctx, g) })
 		if err == nil {
-			report(w, "per_invoke", wall, 2000)
-			report(w, "per_invoke_cpu", cpu, 2000)
-			report(w, "per_node", wall, 2000*workload.W1Nodes)
-			report(w, "per_node_cpu", cpu, 2000*workload.W1Nodes)
+			report(w, "per_invoke", wall, cpu, 2000)
+			report(w, "per_node", wall, cpu, 2000*workload.W1Nodes)
 		}
 	case "W2":
 		g, e := workload.W2()
@@ -79,8 +80,7 @@ func main() {
 		}
 		wall, cpu, err = measure(1, 1, func() error { return workload.RunW2(ctx, g) })
 		if err == nil {
-			report(w, "per_superstep", wall, workload.W2Steps)
-			report(w, "per_superstep_cpu", cpu, workload.W2Steps)
+			report(w, "per_superstep", wall, cpu, workload.W2Steps)
 		}
 	case "W3":
 		g, e := workload.W3()
@@ -89,8 +89,7 @@ func main() {
 		}
 		wall, cpu, err = measure(50, 500, func() error { return workload.RunW3(ctx, g) })
 		if err == nil {
-			report(w, "per_invoke", wall, 500)
-			report(w, "per_invoke_cpu", cpu, 500)
+			report(w, "per_invoke", wall, cpu, 500)
 		}
 	case "W4":
 		g, e := workload.W4()
@@ -99,10 +98,8 @@ func main() {
 		}
 		wall, cpu, err = measure(2, 20, func() error { return workload.RunW4(ctx, g) })
 		if err == nil {
-			report(w, "per_invoke", wall, 20)
-			report(w, "per_invoke_cpu", cpu, 20)
-			report(w, "per_send", wall, 20*workload.W4Sends)
-			report(w, "per_send_cpu", cpu, 20*workload.W4Sends)
+			report(w, "per_invoke", wall, cpu, 20)
+			report(w, "per_send", wall, cpu, 20*workload.W4Sends)
 		}
 	case "W5":
 		saver := &workload.CountingSaver{Saver: checkpoint.NewMemory()}
@@ -114,8 +111,7 @@ func main() {
 			before := saver.Puts.Load()
 			wall, cpu, err = measure(0, 1, func() error { return workload.RunW5(ctx, g) })
 			if err == nil {
-				report(w, "per_superstep", wall, workload.W5Steps)
-				report(w, "per_superstep_cpu", cpu, workload.W5Steps)
+				report(w, "per_superstep", wall, cpu, workload.W5Steps)
 				fmt.Printf("agentgraph %s checkpoints_written %d count\n", w, saver.Puts.Load()-before)
 			}
 		}
