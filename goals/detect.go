@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/internal/filetree"
 )
 
 // Detect picks the goal for the project in dir. It returns the goal's name
@@ -160,31 +162,10 @@ func detectPytest(dir string) (string, string, error) {
 			return GoalPytest, f + " mentions pytest", nil
 		}
 	}
-	if hasPythonFiles(filepath.Join(dir, "tests")) {
+	if filetree.HasSuffix(filepath.Join(dir, "tests"), ".py") {
 		return GoalPytest, "tests directory holds Python files", nil
 	}
 	return "", "", nil
-}
-
-// hasPythonFiles reports whether dir holds a .py file, looking at a few
-// hundred entries at most.
-func hasPythonFiles(dir string) bool {
-	found, seen := false, 0
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fs.SkipAll
-		}
-		seen++
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".py") {
-			found = true
-			return fs.SkipAll
-		}
-		if seen > 500 {
-			return fs.SkipAll
-		}
-		return nil
-	})
-	return found
 }
 
 func detectPyright(dir string) (string, string, error) {

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/agentgraph/agentgraph/internal/filetree"
 	"github.com/agentgraph/agentgraph/internal/process"
 )
 
@@ -315,31 +315,10 @@ func frameworkIn(dir string) string {
 			return FrameworkBun
 		}
 		return FrameworkNpm
-	case hasPythonTests(filepath.Join(dir, "tests")):
+	case filetree.HasSuffix(filepath.Join(dir, "tests"), ".py"):
 		return FrameworkPytest
 	}
 	return ""
-}
-
-// hasPythonTests reports whether dir contains a .py file (at any depth up to
-// a few hundred entries).
-func hasPythonTests(dir string) bool {
-	found, seen := false, 0
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fs.SkipAll
-		}
-		seen++
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".py") {
-			found = true
-			return fs.SkipAll
-		}
-		if seen > 500 {
-			return fs.SkipAll
-		}
-		return nil
-	})
-	return found
 }
 
 // findMarkerDir returns the nearest directory from dir up to root holding a
