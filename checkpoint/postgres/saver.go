@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
-	"github.com/agentgraph/agentgraph/checkpoint/internal/versionmap"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/sqlsaver"
 )
 
 // querier is what a pool, a connection and a transaction have in common.
@@ -125,7 +125,7 @@ func getTuple(ctx context.Context, q querier, ref checkpoint.Ref) (*checkpoint.T
 	if err != nil {
 		return nil, err
 	}
-	channels, versions := versionArrays(versionmap.Of(t.Channels))
+	channels, versions := versionArrays(t.Channels)
 	b := &pgx.Batch{}
 	b.Queue(selectPaths, t.ThreadID, t.Namespace, channels, versions)
 	b.Queue(selectWrites, t.ThreadID, t.Namespace, t.ID)
@@ -139,17 +139,8 @@ func getTuple(ctx context.Context, q querier, ref checkpoint.Ref) (*checkpoint.T
 	if err != nil {
 		return nil, err
 	}
-	for i := range t.Channels {
-		ch := &t.Channels[i]
-		path, ok := paths[ch.Name]
-		if !ok {
-			continue
-		}
-		v, err := deltas.Decode(path)
-		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", ch.Name, err)
-		}
-		ch.Value = v
+	if err := sqlsaver.SetValues(t.Channels, paths); err != nil {
+		return nil, err
 	}
 	rows, err = br.Query()
 	if err != nil {
@@ -179,25 +170,18 @@ func scanCheckpoint(row pgx.Row) (*checkpoint.Tuple, error) {
 	if created != nil {
 		t.CreatedAt = created.UTC()
 	}
-	if len(t.Frontier) == 0 {
-		t.Frontier = nil
+	if err := sqlsaver.DecodeColumns(t, meta, versions); err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(meta, &t.Metadata); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: metadata: %w", t.ID, err)
-	}
-	var vs map[string]int64
-	if err := json.Unmarshal(versions, &vs); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: versions: %w", t.ID, err)
-	}
-	t.Channels = versionmap.Channels(vs)
 	return t, nil
 }
 
-func versionArrays(m map[string]int64) ([]string, []int64) {
-	channels := slices.Sorted(maps.Keys(m))
-	versions := make([]int64, len(channels))
-	for i, ch := range channels {
-		versions[i] = m[ch]
+// versionArrays returns the names and the versions of chs, for unnest.
+func versionArrays(chs []checkpoint.Channel) ([]string, []int64) {
+	channels := make([]string, len(chs))
+	versions := make([]int64, len(chs))
+	for i, ch := range chs {
+		channels[i], versions[i] = ch.Name, ch.Version
 	}
 	return channels, versions
 }
@@ -237,25 +221,21 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if cp.ThreadID == "" || cp.ID == "" {
 		return errors.New("checkpoint/postgres: put needs a thread ID and a checkpoint ID")
 	}
-	meta, err := json.Marshal(cp.Metadata)
+	meta, versionsJSON, err := sqlsaver.EncodeColumns(cp)
 	if err != nil {
-		return fmt.Errorf("checkpoint/postgres: put %s: metadata: %w", cp.ID, err)
-	}
-	versionsJSON, err := json.Marshal(versionmap.Of(cp.Channels))
-	if err != nil {
-		return fmt.Errorf("checkpoint/postgres: put %s: versions: %w", cp.ID, err)
+		return fmt.Errorf("checkpoint/postgres: put %s: %w", cp.ID, err)
 	}
 	var created *time.Time
 	if !cp.CreatedAt.IsZero() {
 		created = &cp.CreatedAt
 	}
-	changed := make(map[string]int64, len(cp.Channels))
-	values := make(map[string][]byte, len(cp.Channels))
+	changed := make([]checkpoint.Channel, 0, len(cp.Channels))
 	for _, ch := range cp.Channels {
 		if ch.Value != nil {
-			changed[ch.Name], values[ch.Name] = ch.Version, ch.Value
+			changed = append(changed, ch)
 		}
 	}
+	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		if len(changed) > 0 {
@@ -268,21 +248,20 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 			if err != nil {
 				return err
 			}
-			for i, ch := range channels {
-				v := vs[i]
-				path := prev[ch]
-				if slices.ContainsFunc(path, func(b deltas.Blob) bool { return b.Version == v }) {
+			for _, ch := range changed {
+				path := prev[ch.Name]
+				if slices.ContainsFunc(path, func(b deltas.Blob) bool { return b.Version == ch.Version }) {
 					continue // stored by an earlier checkpoint: keep the first
 				}
-				blob := deltas.Encode(v, values[ch], path, s.fanout)
+				blob := deltas.Encode(ch.Version, ch.Value, path, s.fanout)
 				var base *int64
 				if blob.Delta {
 					base = &blob.Base
 				}
-				b.Queue(insertBlob, cp.ThreadID, cp.Namespace, ch, v, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data)
+				b.Queue(insertBlob, cp.ThreadID, cp.Namespace, ch.Name, ch.Version, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data)
 			}
 		}
-		b.Queue(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versionsJSON), orEmpty(cp.Frontier), cp.Shape)
+		b.Queue(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versionsJSON), sqlsaver.NotNull(cp.Frontier), cp.Shape)
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
@@ -309,7 +288,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		if w.Idx < 0 {
 			q = insertWriteReplace
 		}
-		b.Queue(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, orEmpty(w.Value))
+		b.Queue(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, sqlsaver.NotNull(w.Value))
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return tx.SendBatch(ctx, b).Close()
@@ -324,30 +303,9 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 // when iteration starts and reads each one as it is yielded, so the caller
 // may use the Saver while ranging.
 func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
-	return func(yield func(*checkpoint.Tuple, error) bool) {
-		if err := ctx.Err(); err != nil {
-			yield(nil, fmt.Errorf("checkpoint/postgres: list: %w", err))
-			return
-		}
-		refs, err := s.listRefs(ctx, threadID, opts)
-		if err != nil {
-			yield(nil, fmt.Errorf("checkpoint/postgres: list: %w", err))
-			return
-		}
-		for _, ref := range refs {
-			t, err := getTuple(ctx, s.pool, ref)
-			if errors.Is(err, checkpoint.ErrNotFound) {
-				continue // deleted since the listing
-			}
-			if err != nil {
-				yield(nil, fmt.Errorf("checkpoint/postgres: list: thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err))
-				return
-			}
-			if !yield(t, nil) {
-				return
-			}
-		}
-	}
+	return sqlsaver.List(ctx, "checkpoint/postgres",
+		func() ([]checkpoint.Ref, error) { return s.listRefs(ctx, threadID, opts) },
+		func(ref checkpoint.Ref) (*checkpoint.Tuple, error) { return getTuple(ctx, s.pool, ref) })
 }
 
 func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Ref, error) {
@@ -366,16 +324,13 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 	if opts.Before != "" {
 		where = append(where, "id < "+arg(opts.Before))
 	}
+	filter, ok := sqlsaver.Filter(opts.Filter)
+	if !ok {
+		return nil, nil // matches nothing, as Metadata.Matches
+	}
 	contains := map[string]any{}
-	for _, k := range slices.Sorted(maps.Keys(opts.Filter)) {
-		b, err := json.Marshal(opts.Filter[k])
-		if err != nil {
-			return nil, nil // matches nothing, as Metadata.Matches
-		}
-		var want any
-		if err := json.Unmarshal(b, &want); err != nil {
-			return nil, nil
-		}
+	for _, k := range slices.Sorted(maps.Keys(filter)) {
+		want := filter[k]
 		if f, ok := want.(float64); ok {
 			// jsonb compares numbers exactly; Matches compares them as
 			// float64, so compare as float8 here.
@@ -413,13 +368,12 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 			return nil, err
 		}
 		if len(opts.Filter) > 0 {
-			// The SQL filter is necessary, not sufficient: confirm with
-			// the exact JSON comparison of Metadata.Matches.
-			var m checkpoint.Metadata
-			if err := json.Unmarshal(meta, &m); err != nil {
-				return nil, fmt.Errorf("checkpoint %s: metadata: %w", r.ID, err)
+			// The SQL filter is necessary, not sufficient.
+			match, err := sqlsaver.Matches(meta, r.ID, opts.Filter)
+			if err != nil {
+				return nil, err
 			}
-			if !m.Matches(opts.Filter) {
+			if !match {
 				continue
 			}
 		}
@@ -449,11 +403,4 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 		return fmt.Errorf("checkpoint/postgres: delete thread %q: %w", threadID, err)
 	}
 	return nil
-}
-
-func orEmpty(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }

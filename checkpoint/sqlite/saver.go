@@ -14,7 +14,9 @@ import (
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/sqlsaver"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/versionmap"
+	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 )
 
 // Get implements [checkpoint.Saver].
@@ -22,12 +24,7 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("checkpoint/sqlite: get: %w", err)
 	}
-	var t *checkpoint.Tuple
-	err := s.read(ctx, func(tx txn) error {
-		var err error
-		t, err = getTuple(tx, ref)
-		return err
-	})
+	t, err := s.getTuple(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint/sqlite: get thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
 	}
@@ -40,12 +37,24 @@ const (
 	selectByID       = selectCheckpoint + ` WHERE thread_id = ? AND ns = ? AND id = ?`
 )
 
-func getTuple(tx txn, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+// getTuple reads a checkpoint with its values and pending writes in one
+// read transaction.
+func (s *Saver) getTuple(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	var t *checkpoint.Tuple
+	err := s.db.Read(ctx, func(tx sqlitedb.Tx) error {
+		var err error
+		t, err = readTuple(tx, ref)
+		return err
+	})
+	return t, err
+}
+
+func readTuple(tx sqlitedb.Tx, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
 	var row *sql.Row
 	if ref.ID == "" {
-		row = tx.queryRow(selectLatest, ref.ThreadID, ref.Namespace)
+		row = tx.QueryRow(selectLatest, ref.ThreadID, ref.Namespace)
 	} else {
-		row = tx.queryRow(selectByID, ref.ThreadID, ref.Namespace, ref.ID)
+		row = tx.QueryRow(selectByID, ref.ThreadID, ref.Namespace, ref.ID)
 	}
 	t, err := scanCheckpoint(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -66,24 +75,16 @@ func getTuple(tx txn, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
 func scanCheckpoint(row interface{ Scan(...any) error }) (*checkpoint.Tuple, error) {
 	t := new(checkpoint.Tuple)
 	var created sql.NullInt64
-	var meta, versions string
+	var meta, versions []byte
 	if err := row.Scan(&t.ThreadID, &t.Namespace, &t.ID, &t.ParentID, &created, &meta, &versions, &t.Frontier, &t.Shape); err != nil {
 		return nil, err
 	}
 	if created.Valid {
 		t.CreatedAt = time.Unix(0, created.Int64).UTC()
 	}
-	if len(t.Frontier) == 0 {
-		t.Frontier = nil
+	if err := sqlsaver.DecodeColumns(t, meta, versions); err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal([]byte(meta), &t.Metadata); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: metadata: %w", t.ID, err)
-	}
-	var vs map[string]int64
-	if err := json.Unmarshal([]byte(versions), &vs); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: versions: %w", t.ID, err)
-	}
-	t.Channels = versionmap.Channels(vs)
 	return t, nil
 }
 
@@ -102,7 +103,7 @@ WITH RECURSIVE path(channel, version, base, depth, size, data) AS (
 )
 SELECT channel, version, base, depth, size, data FROM path`
 
-func loadValues(tx txn, t *checkpoint.Tuple) error {
+func loadValues(tx sqlitedb.Tx, t *checkpoint.Tuple) error {
 	if len(t.Channels) == 0 {
 		return nil
 	}
@@ -114,23 +115,11 @@ func loadValues(tx txn, t *checkpoint.Tuple) error {
 	if err != nil {
 		return err
 	}
-	for i := range t.Channels {
-		ch := &t.Channels[i]
-		path, ok := paths[ch.Name]
-		if !ok {
-			continue
-		}
-		v, err := deltas.Decode(path)
-		if err != nil {
-			return fmt.Errorf("channel %q: %w", ch.Name, err)
-		}
-		ch.Value = v
-	}
-	return nil
+	return sqlsaver.SetValues(t.Channels, paths)
 }
 
-func queryPaths(tx txn, query string, args ...any) (map[string][]deltas.Blob, error) {
-	rows, err := tx.query(query, args...)
+func queryPaths(tx sqlitedb.Tx, query string, args ...any) (map[string][]deltas.Blob, error) {
+	rows, err := tx.Query(query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +141,8 @@ func queryPaths(tx txn, query string, args ...any) (map[string][]deltas.Blob, er
 const selectWrites = `SELECT task_id, task_path, idx, channel, value FROM writes
 	WHERE thread_id = ? AND ns = ? AND checkpoint_id = ? ORDER BY task_id, idx`
 
-func loadWrites(tx txn, t *checkpoint.Tuple) error {
-	rows, err := tx.query(selectWrites, t.ThreadID, t.Namespace, t.ID)
+func loadWrites(tx sqlitedb.Tx, t *checkpoint.Tuple) error {
+	rows, err := tx.Query(selectWrites, t.ThreadID, t.Namespace, t.ID)
 	if err != nil {
 		return err
 	}
@@ -190,8 +179,8 @@ SELECT version, base, depth, size, hash FROM path`
 // channel: the metadata of the highest stored version below v and, when
 // the next delta is taken against an older version, of its whole path. It
 // reports whether version v itself is already stored.
-func (s *Saver) prevPath(tx txn, thread, ns, channel string, v int64) (path []deltas.Blob, exists bool, err error) {
-	leaf, err := scanMeta(tx.queryRow(selectLeaf, thread, ns, channel, v))
+func (s *Saver) prevPath(tx sqlitedb.Tx, thread, ns, channel string, v int64) (path []deltas.Blob, exists bool, err error) {
+	leaf, err := scanMeta(tx.QueryRow(selectLeaf, thread, ns, channel, v))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -204,7 +193,7 @@ func (s *Saver) prevPath(tx txn, thread, ns, channel string, v int64) (path []de
 	if deltas.BaseDepth(leaf.Depth, s.fanout) == leaf.Depth {
 		return []deltas.Blob{leaf}, false, nil
 	}
-	rows, err := tx.query(selectMetaPath, thread, ns, channel, leaf.Version)
+	rows, err := tx.Query(selectMetaPath, thread, ns, channel, leaf.Version)
 	if err != nil {
 		return nil, false, err
 	}
@@ -254,13 +243,9 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if cp.ThreadID == "" || cp.ID == "" {
 		return errors.New("checkpoint/sqlite: put needs a thread ID and a checkpoint ID")
 	}
-	meta, err := json.Marshal(cp.Metadata)
+	meta, versions, err := sqlsaver.EncodeColumns(cp)
 	if err != nil {
-		return fmt.Errorf("checkpoint/sqlite: put %s: metadata: %w", cp.ID, err)
-	}
-	versions, err := json.Marshal(versionmap.Of(cp.Channels))
-	if err != nil {
-		return fmt.Errorf("checkpoint/sqlite: put %s: versions: %w", cp.ID, err)
+		return fmt.Errorf("checkpoint/sqlite: put %s: %w", cp.ID, err)
 	}
 	var created sql.NullInt64
 	if !cp.CreatedAt.IsZero() {
@@ -273,7 +258,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	err = s.write(ctx, func(tx txn) error {
+	err = s.db.Write(ctx, func(tx sqlitedb.Tx) error {
 		for _, c := range changed {
 			ch, v := c.Name, c.Version
 			path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, ch, v)
@@ -288,11 +273,11 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 			if b.Delta {
 				base = sql.NullInt64{Int64: b.Base, Valid: true}
 			}
-			if _, err := tx.exec(insertBlob, cp.ThreadID, cp.Namespace, ch, v, base, b.Depth, b.Size, b.Hash[:], b.Data); err != nil {
+			if _, err := tx.Exec(insertBlob, cp.ThreadID, cp.Namespace, ch, v, base, b.Depth, b.Size, b.Hash[:], b.Data); err != nil {
 				return fmt.Errorf("channel %q: %w", ch, err)
 			}
 		}
-		_, err := tx.exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), orEmptyBytes(cp.Frontier), cp.Shape)
+		_, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape)
 		return err
 	})
 	if err != nil {
@@ -313,13 +298,13 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if len(writes) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx txn) error {
+	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
 		for _, w := range writes {
 			q := insertWriteIgnore
 			if w.Idx < 0 {
 				q = insertWriteReplace
 			}
-			if _, err := tx.exec(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, orEmptyBytes(w.Value)); err != nil {
+			if _, err := tx.Exec(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, sqlsaver.NotNull(w.Value)); err != nil {
 				return err
 			}
 		}
@@ -335,35 +320,9 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 // when iteration starts and reads each one as it is yielded, so the caller
 // may use the Saver while ranging.
 func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
-	return func(yield func(*checkpoint.Tuple, error) bool) {
-		if err := ctx.Err(); err != nil {
-			yield(nil, fmt.Errorf("checkpoint/sqlite: list: %w", err))
-			return
-		}
-		refs, err := s.listRefs(ctx, threadID, opts)
-		if err != nil {
-			yield(nil, fmt.Errorf("checkpoint/sqlite: list: %w", err))
-			return
-		}
-		for _, ref := range refs {
-			var t *checkpoint.Tuple
-			err := s.read(ctx, func(tx txn) error {
-				var err error
-				t, err = getTuple(tx, ref)
-				return err
-			})
-			if errors.Is(err, checkpoint.ErrNotFound) {
-				continue // deleted since the listing
-			}
-			if err != nil {
-				yield(nil, fmt.Errorf("checkpoint/sqlite: list: thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err))
-				return
-			}
-			if !yield(t, nil) {
-				return
-			}
-		}
-	}
+	return sqlsaver.List(ctx, "checkpoint/sqlite",
+		func() ([]checkpoint.Ref, error) { return s.listRefs(ctx, threadID, opts) },
+		func(ref checkpoint.Ref) (*checkpoint.Tuple, error) { return s.getTuple(ctx, ref) })
 }
 
 func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Ref, error) {
@@ -397,27 +356,26 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 		args = append(args, opts.Limit)
 	}
 	var refs []checkpoint.Ref
-	err := s.read(ctx, func(tx txn) error {
+	err := s.db.Read(ctx, func(tx sqlitedb.Tx) error {
 		refs = refs[:0]
-		rows, err := tx.query(q, args...)
+		rows, err := tx.Query(q, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var r checkpoint.Ref
-			var meta string
+			var meta []byte
 			if err := rows.Scan(&r.ThreadID, &r.Namespace, &r.ID, &meta); err != nil {
 				return err
 			}
 			if len(opts.Filter) > 0 {
-				// The SQL filter is necessary, not sufficient: confirm
-				// with the exact JSON comparison of Metadata.Matches.
-				var m checkpoint.Metadata
-				if err := json.Unmarshal([]byte(meta), &m); err != nil {
-					return fmt.Errorf("checkpoint %s: metadata: %w", r.ID, err)
+				// The SQL filter is necessary, not sufficient.
+				match, err := sqlsaver.Matches(meta, r.ID, opts.Filter)
+				if err != nil {
+					return err
 				}
-				if !m.Matches(opts.Filter) {
+				if !match {
 					continue
 				}
 			}
@@ -435,19 +393,16 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 // matches filter satisfies (so that SQLite can skip the others), with their
 // arguments, and false if no metadata can match.
 func filterSQL(filter map[string]any) (conds []string, args []any, ok bool) {
+	filter, ok = sqlsaver.Filter(filter)
+	if !ok {
+		return nil, nil, false
+	}
 	for _, k := range slices.Sorted(maps.Keys(filter)) {
-		b, err := json.Marshal(filter[k])
-		if err != nil {
-			return nil, nil, false
-		}
-		var want any
-		if err := json.Unmarshal(b, &want); err != nil {
-			return nil, nil, false
-		}
-		if strings.ContainsAny(k, `"\`) || strings.ContainsFunc(k, func(r rune) bool { return r < ' ' }) {
+		want := filter[k]
+		path, ok := sqlitedb.KeyPath(k)
+		if !ok {
 			continue // not expressible as a JSON path; Matches decides
 		}
-		path := `$."` + k + `"`
 		switch w := want.(type) {
 		case string:
 			conds = append(conds, "json_type(metadata, ?) = 'text' AND json_extract(metadata, ?) = ?")
@@ -482,9 +437,9 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: delete thread: %w", err)
 	}
-	err := s.write(ctx, func(tx txn) error {
+	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
 		for _, q := range deleteThread {
-			if _, err := tx.exec(q, threadID); err != nil {
+			if _, err := tx.Exec(q, threadID); err != nil {
 				return err
 			}
 		}
@@ -494,11 +449,4 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 		return fmt.Errorf("checkpoint/sqlite: delete thread %q: %w", threadID, err)
 	}
 	return nil
-}
-
-func orEmptyBytes(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"runtime"
@@ -16,9 +15,8 @@ import (
 // Saver is a [checkpoint.Saver] and [checkpoint.ThreadDeleter] backed by a
 // SQLite file. It is safe for concurrent use. Create one with [Open].
 type Saver struct {
-	path   string
+	path   string // for the package's tests
 	db     *sqlitedb.DB
-	w      *sql.DB // db.W, which the package's tests query directly
 	fanout int
 }
 
@@ -111,7 +109,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint/sqlite: open %s: %w", path, err)
 	}
-	return &Saver{path: path, db: db, w: db.W, fanout: o.fanout}, nil
+	return &Saver{path: path, db: db, fanout: o.fanout}, nil
 }
 
 // Close closes the database. It does not wait for iterations of List in
@@ -166,26 +164,8 @@ var migrations = [][]string{{
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }
 
-// write runs fn in a write transaction, retrying the whole transaction
-// while the database stays busy.
-func (s *Saver) write(ctx context.Context, fn func(txn) error) error {
-	return s.db.Write(ctx, func(tx sqlitedb.Tx) error { return fn(txn{tx}) })
-}
-
-// read runs fn in a read transaction, so that it sees one snapshot.
-func (s *Saver) read(ctx context.Context, fn func(txn) error) error {
-	return s.db.Read(ctx, func(tx sqlitedb.Tx) error { return fn(txn{tx}) })
-}
-
 // writeQueries and readQueries are prepared when the Saver opens.
 var (
 	writeQueries = []string{selectLeaf, selectMetaPath, insertBlob, upsertCheckpoint, insertWriteIgnore, insertWriteReplace, deleteThread[0], deleteThread[1], deleteThread[2]}
 	readQueries  = []string{selectLatest, selectByID, selectPaths, selectWrites}
 )
-
-// txn gives saver.go's names to the methods of [sqlitedb.Tx].
-type txn struct{ sqlitedb.Tx }
-
-func (t txn) query(q string, args ...any) (*sql.Rows, error) { return t.Query(q, args...) }
-func (t txn) queryRow(q string, args ...any) *sql.Row        { return t.QueryRow(q, args...) }
-func (t txn) exec(q string, args ...any) (sql.Result, error) { return t.Exec(q, args...) }

@@ -74,15 +74,15 @@ func runChat(t *testing.T, s *Saver, steps int) chatStats {
 		naive := int64(len(list)) + int64(len(cp.Value("step")))
 		require.NoError(t, s.Put(ctx, cp))
 		if i+1 == steps/2 {
-			require.NoError(t, s.w.QueryRowContext(ctx, `SELECT SUM(LENGTH(data)) FROM blobs`).Scan(&st.halfBytes))
+			require.NoError(t, s.db.W.QueryRowContext(ctx, `SELECT SUM(LENGTH(data)) FROM blobs`).Scan(&st.halfBytes))
 		}
 		st.naiveBytes += naive
 		st.finalBytes = int64(len(list))
 		parent = id
 	}
-	require.NoError(t, s.w.QueryRowContext(ctx, `SELECT SUM(LENGTH(data)) FROM blobs`).Scan(&st.blobBytes))
+	require.NoError(t, s.db.W.QueryRowContext(ctx, `SELECT SUM(LENGTH(data)) FROM blobs`).Scan(&st.blobBytes))
 	st.maxPath = longestPath(t, s, "chat", "messages")
-	_, err := s.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	_, err := s.db.W.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	require.NoError(t, err)
 	fi, err := os.Stat(s.path)
 	require.NoError(t, err)
@@ -99,7 +99,7 @@ func runChat(t *testing.T, s *Saver, steps int) chatStats {
 // longestPath returns the most blobs read to rebuild a version of channel.
 func longestPath(t *testing.T, s *Saver, thread, channel string) int {
 	t.Helper()
-	rows, err := s.w.QueryContext(t.Context(), `SELECT version, base FROM blobs WHERE thread_id = ? AND ns = '' AND channel = ? ORDER BY version`, thread, channel)
+	rows, err := s.db.W.QueryContext(t.Context(), `SELECT version, base FROM blobs WHERE thread_id = ? AND ns = '' AND channel = ? ORDER BY version`, thread, channel)
 	require.NoError(t, err)
 	defer rows.Close()
 	length := map[int64]int{}
@@ -161,7 +161,7 @@ func TestBlobReadsUsePrimaryKey(t *testing.T) {
 		{selectLeaf, []any{"t", "", "a", 1}},
 		{selectMetaPath, []any{"t", "", "a", 1}},
 	} {
-		rows, err := s.w.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q.sql, q.args...)
+		rows, err := s.db.W.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q.sql, q.args...)
 		require.NoError(t, err)
 		var plan []string
 		for rows.Next() {
@@ -212,6 +212,6 @@ func TestDeepSkipDeltasReadBack(t *testing.T) {
 func idOf(t *testing.T, s *Saver, v int64) string {
 	t.Helper()
 	var id string
-	require.NoError(t, s.w.QueryRowContext(t.Context(), `SELECT id FROM checkpoints WHERE json_extract(versions, '$.l') = ?`, v).Scan(&id))
+	require.NoError(t, s.db.W.QueryRowContext(t.Context(), `SELECT id FROM checkpoints WHERE json_extract(versions, '$.l') = ?`, v).Scan(&id))
 	return id
 }

@@ -329,3 +329,14 @@ func isBusy(err error) bool {
 	c := e.Code() & 0xff
 	return c == sqliteBusy || c == sqliteLocked
 }
+
+// KeyPath returns the JSON path, for json_extract and json_type, of the
+// member key of a top-level object, and false if the path cannot name key:
+// SQLite takes a quoted label literally, so key must hold no double quote,
+// backslash or control character.
+func KeyPath(key string) (string, bool) {
+	if strings.ContainsAny(key, `"\`) || strings.ContainsFunc(key, func(r rune) bool { return r < ' ' }) {
+		return "", false
+	}
+	return `$."` + key + `"`, true
+}

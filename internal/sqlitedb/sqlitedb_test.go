@@ -128,3 +128,12 @@ func TestRetryStopsAtOtherErrors(t *testing.T) {
 	require.ErrorIs(t, err, errOther)
 	require.Equal(t, 1, calls)
 }
+
+func TestKeyPath(t *testing.T) {
+	for key, want := range map[string]string{"": `$.""`, "a.b": `$."a.b"`, "é": `$."é"`, `a"b`: "", `a\b`: "", "a\nb": "", "\x1f": ""} {
+		got, ok := KeyPath(key)
+		if got != want || ok != (want != "") {
+			t.Errorf("KeyPath(%q) = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+}

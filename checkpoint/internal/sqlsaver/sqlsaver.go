@@ -1,0 +1,133 @@
+package sqlsaver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/versionmap"
+)
+
+// EncodeColumns returns the metadata and versions columns of cp, as JSON.
+func EncodeColumns(cp *checkpoint.Checkpoint) (meta, versions []byte, err error) {
+	meta, err = json.Marshal(cp.Metadata)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metadata: %w", err)
+	}
+	versions, err = json.Marshal(versionmap.Of(cp.Channels))
+	if err != nil {
+		return nil, nil, fmt.Errorf("versions: %w", err)
+	}
+	return meta, versions, nil
+}
+
+// DecodeColumns completes t, scanned from a checkpoint row, with its
+// metadata and versions columns. It also makes an empty frontier nil.
+func DecodeColumns(t *checkpoint.Tuple, meta, versions []byte) error {
+	if len(t.Frontier) == 0 {
+		t.Frontier = nil
+	}
+	if err := json.Unmarshal(meta, &t.Metadata); err != nil {
+		return fmt.Errorf("checkpoint %s: metadata: %w", t.ID, err)
+	}
+	var vs map[string]int64
+	if err := json.Unmarshal(versions, &vs); err != nil {
+		return fmt.Errorf("checkpoint %s: versions: %w", t.ID, err)
+	}
+	t.Channels = versionmap.Channels(vs)
+	return nil
+}
+
+// SetValues sets the value of every channel of chs that has a path in
+// paths (channel → blobs, as for [deltas.Decode]).
+func SetValues(chs []checkpoint.Channel, paths map[string][]deltas.Blob) error {
+	for i := range chs {
+		ch := &chs[i]
+		path, ok := paths[ch.Name]
+		if !ok {
+			continue
+		}
+		v, err := deltas.Decode(path)
+		if err != nil {
+			return fmt.Errorf("channel %q: %w", ch.Name, err)
+		}
+		ch.Value = v
+	}
+	return nil
+}
+
+// NotNull returns b, or an empty slice for nil, which a driver would bind
+// as NULL.
+func NotNull(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// Filter returns filter with its values as [checkpoint.Metadata.Matches]
+// compares them: decoded from their JSON encoding. It reports false if a
+// value has no JSON encoding, so that no metadata matches.
+func Filter(filter map[string]any) (map[string]any, bool) {
+	out := make(map[string]any, len(filter))
+	for k, v := range filter {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, false
+		}
+		var want any
+		if err := json.Unmarshal(b, &want); err != nil {
+			return nil, false
+		}
+		out[k] = want
+	}
+	return out, true
+}
+
+// Matches reports whether meta, the metadata column of checkpoint id,
+// matches filter (see [checkpoint.Metadata.Matches]). A saver's SQL
+// translation of a filter is necessary, not sufficient: Matches decides.
+func Matches(meta []byte, id string, filter map[string]any) (bool, error) {
+	var m checkpoint.Metadata
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return false, fmt.Errorf("checkpoint %s: metadata: %w", id, err)
+	}
+	return m.Matches(filter), nil
+}
+
+// List returns what a saver's List returns: when iteration starts, it
+// calls refs for the checkpoints to yield, then reads each with get as it
+// is yielded, so the caller may use the saver while ranging. A checkpoint
+// get no longer finds ([checkpoint.ErrNotFound]) was deleted since the
+// listing and is skipped. Errors start with prefix, the saver's package
+// path.
+func List(ctx context.Context, prefix string, refs func() ([]checkpoint.Ref, error), get func(checkpoint.Ref) (*checkpoint.Tuple, error)) iter.Seq2[*checkpoint.Tuple, error] {
+	return func(yield func(*checkpoint.Tuple, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, fmt.Errorf("%s: list: %w", prefix, err))
+			return
+		}
+		rs, err := refs()
+		if err != nil {
+			yield(nil, fmt.Errorf("%s: list: %w", prefix, err))
+			return
+		}
+		for _, ref := range rs {
+			t, err := get(ref)
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				continue // deleted since the listing
+			}
+			if err != nil {
+				yield(nil, fmt.Errorf("%s: list: thread %q namespace %q id %q: %w", prefix, ref.ThreadID, ref.Namespace, ref.ID, err))
+				return
+			}
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
