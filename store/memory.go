@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/agentgraph/agentgraph/store/internal/clock"
 )
 
 // Memory is a [Store] that keeps items in memory, for tests and
@@ -16,7 +17,7 @@ import (
 // from the SQLite and PostgreSQL stores. Search and ListNamespaces scan
 // every item. It is safe for concurrent use. Create one with [NewMemory].
 type Memory struct {
-	clock atomic.Pointer[func() time.Time]
+	clock clock.Clock
 
 	mu    sync.Mutex
 	items map[string]map[string]*memItem // namespace joined with "." → key → item
@@ -78,19 +79,10 @@ func NewMemory(opts ...MemoryOption) *Memory {
 
 // SetClock implements [ClockSetter]; nil restores time.Now.
 func (m *Memory) SetClock(now func() time.Time) {
-	if now == nil {
-		m.clock.Store(nil)
-		return
-	}
-	m.clock.Store(&now)
+	m.clock.Set(now)
 }
 
-func (m *Memory) now() time.Time {
-	if f := m.clock.Load(); f != nil {
-		return (*f)().UTC()
-	}
-	return time.Now().UTC()
-}
+func (m *Memory) now() time.Time { return m.clock.Now() }
 
 // Get implements [Store].
 func (m *Memory) Get(ctx context.Context, namespace []string, key string, opts ...GetOption) (*Item, error) {

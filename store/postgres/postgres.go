@@ -5,20 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/store"
+	"github.com/agentgraph/agentgraph/store/internal/clock"
 )
 
 // Store is a [store.Store], [store.Sweeper] and [store.ClockSetter] backed
 // by PostgreSQL. It is safe for concurrent use. Create one with [Open].
 type Store struct {
 	pool  *pgxpool.Pool
-	clock atomic.Pointer[func() time.Time]
+	clock clock.Clock
 }
 
 var (
@@ -139,19 +139,10 @@ func (s *Store) Close() error {
 
 // SetClock implements [store.ClockSetter]; nil restores time.Now.
 func (s *Store) SetClock(now func() time.Time) {
-	if now == nil {
-		s.clock.Store(nil)
-		return
-	}
-	s.clock.Store(&now)
+	s.clock.Set(now)
 }
 
-func (s *Store) now() time.Time {
-	if f := s.clock.Load(); f != nil {
-		return (*f)().UTC()
-	}
-	return time.Now().UTC()
-}
+func (s *Store) now() time.Time { return s.clock.Now() }
 
 // migrations are the schema versions in order: migrations[i] brings a
 // schema from version i to version i+1. Never edit a released migration;

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/store"
 )
 
@@ -115,9 +116,9 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string, opts ..
 	ns := strings.Join(namespace, ".")
 	now := s.now()
 	var r *row
-	err := retry(ctx, func() error {
+	err := sqlitedb.Retry(ctx, func() error {
 		var err error
-		r, err = scanRow(s.rs[selectItem].QueryRowContext(ctx, ns, key, now.UnixNano()))
+		r, err = scanRow(s.db.RS[selectItem].QueryRowContext(ctx, ns, key, now.UnixNano()))
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -148,10 +149,9 @@ func (s *Store) refresh(ctx context.Context, now time.Time, rows []*row) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		st := tx.StmtContext(ctx, s.ws[refreshItem])
+	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
 		for _, r := range todo {
-			if _, err := st.ExecContext(ctx, r.namespace, r.key, now.UnixNano()); err != nil {
+			if _, err := tx.Exec(refreshItem, r.namespace, r.key, now.UnixNano()); err != nil {
 				return err
 			}
 		}
@@ -188,10 +188,10 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 		expires, ttl = cfg.ExpiresAt(now).UnixNano(), int64(cfg.TTL)
 	}
 	ns := strings.Join(namespace, ".")
-	err = retry(ctx, func() error {
+	err = sqlitedb.Retry(ctx, func() error {
 		// The value is bound as TEXT: SQLite's JSON functions would take
 		// a BLOB for JSONB.
-		_, err := s.ws[upsertItem].ExecContext(ctx, ns, key, string(raw), now.UnixNano(), expires, ttl)
+		_, err := s.db.WS[upsertItem].ExecContext(ctx, ns, key, string(raw), now.UnixNano(), expires, ttl)
 		return err
 	})
 	if err != nil {
@@ -209,8 +209,8 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 		return fmt.Errorf("store/sqlite: delete: %w", err)
 	}
 	ns := strings.Join(namespace, ".")
-	err := retry(ctx, func() error {
-		_, err := s.ws[deleteItem].ExecContext(ctx, ns, key)
+	err := sqlitedb.Retry(ctx, func() error {
+		_, err := s.db.WS[deleteItem].ExecContext(ctx, ns, key)
 		return err
 	})
 	if err != nil {
@@ -259,9 +259,9 @@ func (s *Store) Search(ctx context.Context, prefix []string, opts ...store.Searc
 		args = append(args, cfg.Limit, cfg.Offset)
 	}
 	var rows []*row
-	err = retry(ctx, func() error {
+	err = sqlitedb.Retry(ctx, func() error {
 		rows = rows[:0]
-		rs, err := s.r.QueryContext(ctx, q, args...)
+		rs, err := s.db.R.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -325,10 +325,10 @@ func prefixSQL(prefix []string) (string, []any) {
 // conditionSQL returns a condition that every value matching c meets, or
 // "" if it has none to offer.
 func conditionSQL(c store.Condition) (string, []any) {
-	if strings.ContainsAny(c.Key, "\"\\") || strings.ContainsFunc(c.Key, func(r rune) bool { return r < ' ' }) {
+	path, ok := sqlitedb.KeyPath(c.Key)
+	if !ok {
 		return "", nil // not expressible as a JSON path; Match decides
 	}
-	path := `$."` + c.Key + `"`
 	if c.Op == store.Ne {
 		return `json_type(value, ?) IS NOT NULL`, []any{path}
 	}
@@ -382,9 +382,9 @@ func (s *Store) ListNamespaces(ctx context.Context, opts ...store.ListOption) ([
 		args = append(args, cargs...)
 	}
 	var nss [][]string
-	err = retry(ctx, func() error {
+	err = sqlitedb.Retry(ctx, func() error {
 		nss = nss[:0]
-		rs, err := s.r.QueryContext(ctx, q, args...)
+		rs, err := s.db.R.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -410,8 +410,8 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("store/sqlite: sweep: %w", err)
 	}
 	var n int64
-	err := retry(ctx, func() error {
-		res, err := s.ws[sweepItems].ExecContext(ctx, s.now().UnixNano())
+	err := sqlitedb.Retry(ctx, func() error {
+		res, err := s.db.WS[sweepItems].ExecContext(ctx, s.now().UnixNano())
 		if err != nil {
 			return err
 		}

@@ -2,25 +2,21 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/store"
+	"github.com/agentgraph/agentgraph/store/internal/clock"
 )
 
 // Store is a [store.Store], [store.Sweeper] and [store.ClockSetter] backed
 // by a SQLite file. It is safe for concurrent use. Create one with [Open].
 type Store struct {
 	db    *sqlitedb.DB
-	r     *sql.DB        // db.R, read-only connections (db.W for ":memory:")
-	ws    sqlitedb.Stmts // db.WS, statements prepared on db.W
-	rs    sqlitedb.Stmts // db.RS, statements prepared on r
-	clock atomic.Pointer[func() time.Time]
+	clock clock.Clock
 }
 
 var (
@@ -112,7 +108,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: open %s: %w", path, err)
 	}
-	s := &Store{db: db, r: db.R, ws: db.WS, rs: db.RS}
+	s := &Store{db: db}
 	s.SetClock(o.clock)
 	return s, nil
 }
@@ -124,19 +120,10 @@ func (s *Store) Close() error {
 
 // SetClock implements [store.ClockSetter]; nil restores time.Now.
 func (s *Store) SetClock(now func() time.Time) {
-	if now == nil {
-		s.clock.Store(nil)
-		return
-	}
-	s.clock.Store(&now)
+	s.clock.Set(now)
 }
 
-func (s *Store) now() time.Time {
-	if f := s.clock.Load(); f != nil {
-		return (*f)().UTC()
-	}
-	return time.Now().UTC()
-}
+func (s *Store) now() time.Time { return s.clock.Now() }
 
 // migrations are the schema versions in order: migrations[i] brings a
 // database from version i to version i+1. Never edit a released migration;
@@ -158,16 +145,3 @@ var migrations = [][]string{{
 
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }
-
-// write runs fn in a write transaction, retrying the whole transaction
-// while the database stays busy.
-func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	return s.db.Write(ctx, func(tx sqlitedb.Tx) error { return fn(tx.Tx) })
-}
-
-// retry runs f until it succeeds or fails with an error other than
-// SQLITE_BUSY or SQLITE_LOCKED, a few times at the most; see
-// [sqlitedb.Retry].
-func retry(ctx context.Context, f func() error) error {
-	return sqlitedb.Retry(ctx, f)
-}
