@@ -225,8 +225,12 @@ func (m *Memory) List(ctx context.Context, threadID string, opts ListOptions) it
 			yield(nil, err)
 			return
 		}
+		type match struct {
+			n  *memNS
+			cp *Checkpoint
+		}
 		m.mu.RLock()
-		var out []*Tuple
+		var found []match
 		for tid, nss := range m.threads {
 			if threadID != "" && tid != threadID {
 				continue
@@ -242,20 +246,26 @@ func (m *Memory) List(ctx context.Context, threadID string, opts ListOptions) it
 					if !cp.Metadata.Matches(opts.Filter) {
 						continue
 					}
-					out = append(out, n.tuple(cp))
+					found = append(found, match{n, cp})
 				}
 			}
 		}
-		m.mu.RUnlock()
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].ID != out[j].ID {
-				return out[i].ID > out[j].ID
+		sort.Slice(found, func(i, j int) bool {
+			a, b := found[i].cp, found[j].cp
+			if a.ID != b.ID {
+				return a.ID > b.ID
 			}
-			return strings.Compare(out[i].ThreadID+"\x00"+out[i].Namespace, out[j].ThreadID+"\x00"+out[j].Namespace) < 0
+			return strings.Compare(a.ThreadID+"\x00"+a.Namespace, b.ThreadID+"\x00"+b.Namespace) < 0
 		})
-		if opts.Limit > 0 && len(out) > opts.Limit {
-			out = out[:opts.Limit]
+		if opts.Limit > 0 && len(found) > opts.Limit {
+			found = found[:opts.Limit]
 		}
+		// Copy out only the checkpoints that are yielded.
+		out := make([]*Tuple, len(found))
+		for i, f := range found {
+			out[i] = f.n.tuple(f.cp)
+		}
+		m.mu.RUnlock()
 		for _, t := range out {
 			if !yield(t, nil) {
 				return
