@@ -130,11 +130,10 @@ func (m Message) Clone() Message {
 }
 
 type jsonMessage struct {
-	ID    string          `json:"id,omitempty"`
-	Role  string          `json:"role"`
-	Name  string          `json:"name,omitempty"`
-	Parts []jsonPart      `json:"parts"`
-	Extra json.RawMessage `json:"-"`
+	ID    string     `json:"id,omitempty"`
+	Role  string     `json:"role"`
+	Name  string     `json:"name,omitempty"`
+	Parts []jsonPart `json:"parts"`
 }
 
 type jsonPart struct {
