@@ -2,10 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,56 +14,26 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/checkpointtest"
 	"github.com/agentgraph/agentgraph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/internal/pgdb/pgdbtest"
 )
 
-const urlEnv = "AGENTGRAPH_TEST_POSTGRES_URL"
-
-// testURL returns the database the tests may use, or skips the test.
-func testURL(t *testing.T) string {
-	t.Helper()
-	url := os.Getenv(urlEnv)
-	if url == "" {
-		t.Skip("set AGENTGRAPH_TEST_POSTGRES_URL=postgres://... to run; scripts/pg-test.sh starts a throwaway server")
-	}
-	return url
-}
-
-// freshSchema returns the name of a new schema that is dropped when the
-// test ends, so that tests and packages running in parallel never share
-// tables.
+// freshSchema returns a new schema that is dropped when the test ends.
 func freshSchema(t *testing.T) string {
 	t.Helper()
-	url := testURL(t)
-	var b [6]byte
-	rand.Read(b[:])
-	schema := fmt.Sprintf("agt_test_%d_%s", os.Getpid(), hex.EncodeToString(b[:]))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return schema
+	return pgdbtest.FreshSchema(t, "agt_test")
 }
 
 // open opens a Saver on schema; it is closed before the schema is dropped.
 func open(t *testing.T, schema string, opts ...postgres.Option) *postgres.Saver {
 	t.Helper()
-	s, err := postgres.Open(t.Context(), testURL(t), append([]postgres.Option{postgres.WithSchema(schema), postgres.WithMaxConns(4)}, opts...)...)
+	s, err := postgres.Open(t.Context(), pgdbtest.URL(t), append([]postgres.Option{postgres.WithSchema(schema), postgres.WithMaxConns(4)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
 }
 
 func TestConformance(t *testing.T) {
-	testURL(t)
+	pgdbtest.URL(t)
 	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
 		return open(t, freshSchema(t))
 	})
@@ -103,7 +70,7 @@ func TestOpenConcurrentlyMigratesOnce(t *testing.T) {
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			s, err := postgres.Open(t.Context(), testURL(t), postgres.WithSchema(schema))
+			s, err := postgres.Open(t.Context(), pgdbtest.URL(t), postgres.WithSchema(schema))
 			if err == nil {
 				s.Close()
 			}
@@ -123,7 +90,7 @@ func TestOpenNewerSchemaFails(t *testing.T) {
 	_, err := conn.Exec(t.Context(), `INSERT INTO agentgraph_schema_migrations (version) VALUES ($1)`, postgres.SchemaVersion()+3)
 	require.NoError(t, err)
 
-	_, err = postgres.Open(t.Context(), testURL(t), postgres.WithSchema(schema))
+	_, err = postgres.Open(t.Context(), pgdbtest.URL(t), postgres.WithSchema(schema))
 	var verr *postgres.SchemaVersionError
 	require.ErrorAs(t, err, &verr)
 	require.Equal(t, postgres.SchemaVersion()+3, verr.Found)
@@ -201,7 +168,7 @@ func TestChatStorageGrowsLinearly(t *testing.T) {
 
 func connect(t *testing.T, schema string) *pgx.Conn {
 	t.Helper()
-	cfg, err := pgx.ParseConfig(testURL(t))
+	cfg, err := pgx.ParseConfig(pgdbtest.URL(t))
 	require.NoError(t, err)
 	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
 	conn, err := pgx.ConnectConfig(t.Context(), cfg)

@@ -2,10 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,52 +12,22 @@ import (
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	cppostgres "github.com/agentgraph/agentgraph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/internal/pgdb/pgdbtest"
 	"github.com/agentgraph/agentgraph/store"
 	"github.com/agentgraph/agentgraph/store/postgres"
 	"github.com/agentgraph/agentgraph/store/storetest"
 )
 
-const urlEnv = "AGENTGRAPH_TEST_POSTGRES_URL"
-
-// testURL returns the database the tests may use, or skips the test.
-func testURL(t *testing.T) string {
-	t.Helper()
-	url := os.Getenv(urlEnv)
-	if url == "" {
-		t.Skip("set AGENTGRAPH_TEST_POSTGRES_URL=postgres://... to run; scripts/pg-test.sh starts a throwaway server")
-	}
-	return url
-}
-
-// freshSchema returns the name of a new schema that is dropped when the
-// test ends, so that tests and packages running in parallel never share
-// tables.
+// freshSchema returns a new schema that is dropped when the test ends.
 func freshSchema(t *testing.T) string {
 	t.Helper()
-	url := testURL(t)
-	var b [6]byte
-	rand.Read(b[:])
-	schema := fmt.Sprintf("agt_store_test_%d_%s", os.Getpid(), hex.EncodeToString(b[:]))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return schema
+	return pgdbtest.FreshSchema(t, "agt_store_test")
 }
 
 // open opens a Store on schema; it is closed before the schema is dropped.
 func open(t *testing.T, schema string, opts ...postgres.Option) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(t.Context(), testURL(t), append([]postgres.Option{postgres.WithSchema(schema), postgres.WithMaxConns(4)}, opts...)...)
+	s, err := postgres.Open(t.Context(), pgdbtest.URL(t), append([]postgres.Option{postgres.WithSchema(schema), postgres.WithMaxConns(4)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
@@ -68,7 +35,7 @@ func open(t *testing.T, schema string, opts ...postgres.Option) *postgres.Store 
 
 func connect(t *testing.T, schema string) *pgx.Conn {
 	t.Helper()
-	cfg, err := pgx.ParseConfig(testURL(t))
+	cfg, err := pgx.ParseConfig(pgdbtest.URL(t))
 	require.NoError(t, err)
 	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
 	conn, err := pgx.ConnectConfig(t.Context(), cfg)
@@ -78,7 +45,7 @@ func connect(t *testing.T, schema string) *pgx.Conn {
 }
 
 func TestConformance(t *testing.T) {
-	testURL(t)
+	pgdbtest.URL(t)
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return open(t, freshSchema(t))
 	})
@@ -114,7 +81,7 @@ func TestOpenConcurrentlyMigratesOnce(t *testing.T) {
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			s, err := postgres.Open(t.Context(), testURL(t), postgres.WithSchema(schema))
+			s, err := postgres.Open(t.Context(), pgdbtest.URL(t), postgres.WithSchema(schema))
 			if err == nil {
 				s.Close()
 			}
@@ -133,7 +100,7 @@ func TestOpenNewerSchemaFails(t *testing.T) {
 	_, err := connect(t, schema).Exec(t.Context(), `INSERT INTO agentgraph_store_migrations (version) VALUES ($1)`, postgres.SchemaVersion()+3)
 	require.NoError(t, err)
 
-	_, err = postgres.Open(t.Context(), testURL(t), postgres.WithSchema(schema))
+	_, err = postgres.Open(t.Context(), pgdbtest.URL(t), postgres.WithSchema(schema))
 	var verr *postgres.SchemaVersionError
 	require.ErrorAs(t, err, &verr)
 	require.Equal(t, postgres.SchemaVersionError{Schema: schema, Found: postgres.SchemaVersion() + 3, Supported: postgres.SchemaVersion()}, *verr)
@@ -145,7 +112,7 @@ func TestOpenNewerSchemaFails(t *testing.T) {
 func TestSharesSchemaWithCheckpointSaver(t *testing.T) {
 	schema := freshSchema(t)
 	s := open(t, schema)
-	cp, err := cppostgres.Open(t.Context(), testURL(t), cppostgres.WithSchema(schema), cppostgres.WithMaxConns(2))
+	cp, err := cppostgres.Open(t.Context(), pgdbtest.URL(t), cppostgres.WithSchema(schema), cppostgres.WithMaxConns(2))
 	require.NoError(t, err)
 	t.Cleanup(func() { cp.Close() })
 	ctx := t.Context()
