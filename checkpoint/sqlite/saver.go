@@ -15,7 +15,6 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/sqlsaver"
-	"github.com/agentgraph/agentgraph/checkpoint/internal/versionmap"
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 )
 
@@ -107,7 +106,7 @@ func loadValues(tx sqlitedb.Tx, t *checkpoint.Tuple) error {
 	if len(t.Channels) == 0 {
 		return nil
 	}
-	versions, err := json.Marshal(versionmap.Of(t.Channels))
+	versions, err := json.Marshal(sqlsaver.VersionMap(t.Channels))
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
-	"github.com/agentgraph/agentgraph/checkpoint/internal/versionmap"
 )
 
 // EncodeColumns returns the metadata and versions columns of cp, as JSON.
@@ -18,7 +19,7 @@ func EncodeColumns(cp *checkpoint.Checkpoint) (meta, versions []byte, err error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("metadata: %w", err)
 	}
-	versions, err = json.Marshal(versionmap.Of(cp.Channels))
+	versions, err = json.Marshal(VersionMap(cp.Channels))
 	if err != nil {
 		return nil, nil, fmt.Errorf("versions: %w", err)
 	}
@@ -38,7 +39,7 @@ func DecodeColumns(t *checkpoint.Tuple, meta, versions []byte) error {
 	if err := json.Unmarshal(versions, &vs); err != nil {
 		return fmt.Errorf("checkpoint %s: versions: %w", t.ID, err)
 	}
-	t.Channels = versionmap.Channels(vs)
+	t.Channels = channelsOf(vs)
 	return nil
 }
 
@@ -130,4 +131,26 @@ func List(ctx context.Context, prefix string, refs func() ([]checkpoint.Ref, err
 			}
 		}
 	}
+}
+
+// VersionMap returns the version of every channel of chs, by name (never
+// nil): the stored form of a checkpoint's channels.
+func VersionMap(chs []checkpoint.Channel) map[string]int64 {
+	m := make(map[string]int64, len(chs))
+	for _, ch := range chs {
+		m[ch.Name] = ch.Version
+	}
+	return m
+}
+
+// channelsOf lists the channels of m sorted by name, without values.
+func channelsOf(m map[string]int64) []checkpoint.Channel {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]checkpoint.Channel, 0, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, checkpoint.Channel{Name: name, Version: m[name]})
+	}
+	return out
 }
