@@ -156,6 +156,11 @@ type Checkpoint struct {
 	Frontier []byte
 	// Shape fingerprints the graph that wrote the checkpoint.
 	Shape string
+	// Fork marks a checkpoint that deliberately branches from ParentID,
+	// which need not be the latest checkpoint of its thread and namespace
+	// (time travel: a replay or an update from an older checkpoint). It is
+	// not stored: a checkpoint read back has Fork false.
+	Fork bool
 }
 
 // Channel is one state channel of a checkpoint.
@@ -285,6 +290,15 @@ type Saver interface {
 	// caller must not use it afterwards. The saver must not modify the
 	// bytes of cp.Frontier and of the channel values, which the caller may
 	// share between checkpoints.
+	//
+	// Put refuses, with an error wrapping [ErrConflict], to store a value
+	// under a channel version that is already stored with different bytes
+	// ([*VersionConflictError]), and a checkpoint that is not a Fork whose
+	// ParentID is not the latest checkpoint of its thread and namespace
+	// ([*ConflictError]). "Latest" is the checkpoint with the greatest ID
+	// among the thread and namespace's checkpoints other than cp.ID itself
+	// (none: ParentID must be ""), so storing a checkpoint again under its
+	// own ID replaces it.
 	Put(ctx context.Context, cp *Checkpoint) error
 	// PutWrites stores writes of one task against the checkpoint ref (the
 	// saver may keep the Value slices, as with Put).
