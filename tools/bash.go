@@ -3,6 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,23 +23,50 @@ type BashArgs struct {
 // BashExec returns the bash_exec tool, which runs a command with bash -c in
 // the workspace root.
 //
-// The command runs in its own process group with stdin closed; on timeout
-// (WithTimeout, default 60 s; the model may ask for up to WithMaxTimeout)
-// or when ctx is done the whole group is killed. The result holds the exit
-// code, stdout and stderr; a non-zero exit code is a normal result, not an
-// error, and so is a timeout. Output is capped at WithOutputLimit characters
-// (default 8,000) keeping head and tail. Cancellation of ctx returns ctx.Err().
+// Where the machine has bubblewrap (see SandboxStatus) the command runs in
+// a sandbox: the workspace is the only writable directory besides a
+// private /tmp and HOME, the system directories (/usr, /etc, ...) are
+// read-only, the rest of the file system (home directories included) is
+// absent, there is no network unless WithNetwork allows it, and the
+// command runs in its own pid namespace with no capabilities. With
+// WithSandbox(SandboxRequired) a machine without the sandbox refuses every
+// command; with SandboxOff the sandbox is never used.
 //
-// bash_exec is not sandboxed: the command can access anything the process
-// can. Only its working directory is the workspace root.
+// Sandboxed or not, the command gets a scrubbed environment (PATH, LANG,
+// LC_*, TERM, TZ, USER, LOGNAME, plus WithEnv's; never a secret-looking
+// variable such as OPENAI_API_KEY unless named exactly, see SecretEnvName)
+// with HOME set to a fresh directory (or WithHome's), stdin is closed, and
+// when it ends, times out (WithTimeout, default 60 s; the model may ask for
+// up to WithMaxTimeout) or ctx is done, every process it started is killed,
+// including background jobs and processes that called setsid. How
+// thoroughly that works without the sandbox is described by
+// SandboxStatus().ProcessTree.
+//
+// The result holds the exit code, stdout and stderr; a non-zero exit code
+// is a normal result, not an error, and so is a timeout. Output is capped
+// at WithOutputLimit characters (default 8,000) keeping head and tail.
+// Cancellation of ctx returns ctx.Err(). Commands ruled out by
+// WithCommandAllow or WithCommandDeny return *CommandRefusedError.
+//
+// Without the sandbox the command can read and write anything this
+// process can, use the network and read this process's environment through
+// /proc: the scrubbed environment then only keeps secrets out of sight,
+// it does not protect them.
 func BashExec(ws *Workspace, opts ...Option) Tool {
 	cfg := newConfig(opts)
-	return New(
-		"bash_exec",
-		"Run a shell command with `bash -c` in the workspace root and return its exit code, stdout and stderr. "+
-			"Use it to build, run programs, inspect the environment or use command-line tools. "+
-			"Commands are killed after timeout_seconds (default "+fmt.Sprint(int(cfg.timeout.Seconds()))+"). "+
-			"stdin is closed, so do not run interactive programs. Long output is truncated in the middle.",
+	desc := "Run a shell command with `bash -c` in the workspace root and return its exit code, stdout and stderr. " +
+		"Use it to build, run programs, inspect the environment or use command-line tools. " +
+		"Commands are killed after timeout_seconds (default " + fmt.Sprint(int(cfg.timeout.Seconds())) + "), " +
+		"and background processes are killed when the command ends. " +
+		"stdin is closed, so do not run interactive programs. Long output is truncated in the middle."
+	if cfg.sandbox != SandboxOff && cfg.sandboxInfo().Available {
+		desc += " Commands run in a sandbox: only the workspace, /tmp and $HOME are writable"
+		if !cfg.network {
+			desc += ", and there is no network access"
+		}
+		desc += "."
+	}
+	return New("bash_exec", desc,
 		func(ctx context.Context, args BashArgs) (string, error) {
 			return runBash(ctx, ws, cfg, args)
 		},
@@ -50,19 +80,59 @@ func runBash(ctx context.Context, ws *Workspace, cfg *config, args BashArgs) (st
 	if args.TimeoutSeconds < 0 {
 		return "", fmt.Errorf("bash_exec: timeout_seconds must be positive, got %d", args.TimeoutSeconds)
 	}
+	if err := checkCommand(cfg, args.Command); err != nil {
+		return "", err
+	}
+	var info SandboxInfo
+	if cfg.sandbox != SandboxOff {
+		info = cfg.sandboxInfo()
+		if !info.Available && cfg.sandbox == SandboxRequired {
+			return "", fmt.Errorf("bash_exec: %w: %s", ErrSandboxUnavailable, info.Reason)
+		}
+	}
 	timeout := cfg.timeout
 	if args.TimeoutSeconds > 0 {
 		timeout = min(time.Duration(args.TimeoutSeconds)*time.Second, cfg.maxTimeout)
 	}
+
+	home := cfg.home
+	switch {
+	case home != "":
+	case info.Available:
+		home = sandboxHome
+	default:
+		dir, err := os.MkdirTemp("", "agentgraph-home-")
+		if err != nil {
+			return "", fmt.Errorf("bash_exec: %w", err)
+		}
+		defer removeTree(dir)
+		home = dir
+	}
+	name, cmdArgs := "bash", []string{"-c", args.Command}
+	if info.Available {
+		sb := sandbox{
+			bwrap:         info.Path,
+			userNS:        info.UserNamespace,
+			network:       cfg.network,
+			workspace:     ws.Root(),
+			home:          cfg.home,
+			readOnlyPaths: cfg.readOnlyPaths,
+			writablePaths: cfg.writablePaths,
+		}
+		name, cmdArgs = info.Path, append(sb.args(), "--", "bash", "-c", args.Command)
+	}
+
 	capture := captureBytes(cfg.outputLimit)
 	stdout, stderr := newCapBuffer(capture), newCapBuffer(capture)
 	res, err := process.Run(ctx, process.Command{
-		Name:    "bash",
-		Args:    []string{"-c", args.Command},
-		Dir:     ws.Root(),
-		Timeout: timeout,
-		Stdout:  stdout,
-		Stderr:  stderr,
+		Name:     name,
+		Args:     cmdArgs,
+		Dir:      ws.Root(),
+		Env:      commandEnv(os.Environ(), cfg, home, info.Available),
+		ClearEnv: true,
+		Timeout:  timeout,
+		Stdout:   stdout,
+		Stderr:   stderr,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -75,7 +145,7 @@ func runBash(ctx context.Context, ws *Workspace, cfg *config, args BashArgs) (st
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit code: %d", res.ExitCode)
 	if res.TimedOut {
-		fmt.Fprintf(&b, " (timed out after %s; process group killed)", timeout)
+		fmt.Fprintf(&b, " (timed out after %s; all its processes were killed)", timeout)
 	}
 	b.WriteString("\n")
 	out, errOut := stdout.String(outBudget), stderr.String(errBudget)
@@ -91,6 +161,21 @@ func runBash(ctx context.Context, ws *Workspace, cfg *config, args BashArgs) (st
 		b.WriteString("(no output)\n")
 	}
 	return b.String(), nil
+}
+
+// removeTree removes dir like os.RemoveAll, first making read-only
+// directories in it writable (Go's module cache has them).
+func removeTree(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
 }
 
 // splitBudget shares limit characters between two outputs: a short one

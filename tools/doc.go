@@ -32,8 +32,9 @@
 //
 // Coding returns them all; each also has its own constructor:
 //
-//   - bash_exec (BashExec): run a command with bash -c in the root, with a
-//     timeout that kills the whole process group.
+//   - bash_exec (BashExec): run a command with bash -c in the root, in a
+//     sandbox where the machine has one, with a timeout; every process the
+//     command started is killed when it ends.
 //   - file_read, file_list, file_write, file_patch (FileRead, FileList,
 //     FileWrite, FilePatch): read with line numbers, list a tree, write
 //     atomically, replace a unique snippet.
@@ -62,7 +63,83 @@
 // [Condition] routes to it while the model asks for tools, and
 // [Definitions] describes tools to a model.
 //
-// Only the file tools and grep are confined to the workspace: bash_exec,
-// run_tests and the git tools run processes in the root that can reach
-// anything the agent's process can.
+// # Security model
+//
+// The tools are meant for a model that may be wrong or manipulated (by a
+// prompt injection in a file or a web page), working on a repository that
+// may be hostile. What is confined, and how:
+//
+// File tools (file_read, file_list, file_write, file_patch, grep). Every
+// path is checked with Resolve, for the error the model sees, and then all
+// I/O goes through an os.Root opened on the workspace root, which opens
+// each path component relative to the directory opened before it (openat
+// with O_NOFOLLOW) and checks every symlink it meets: a directory swapped
+// for a symlink to the outside between the check and the use is refused
+// too (there is no check-then-use gap). Walks
+// (file_list, grep) open each directory through the root as well. On top
+// of that:
+//
+//   - Writes (file_write, file_patch, and the directories file_write
+//     creates) into version-control metadata are refused with
+//     *ProtectedPathError: .git, .hg, .svn, .jj and .bzr, in any letter
+//     case, at any depth (nested repositories and submodules too), and a
+//     .git file (a gitdir link). Writing .git/config or .git/hooks would
+//     otherwise let the model make git run any program. On Linux the
+//     directory actually opened is checked too, so a symlink into .git
+//     swapped in after the check is caught. WithVCSWrites(true) allows such
+//     writes. Reading them is allowed.
+//   - A regular file with more than one hard link may be a link to a file
+//     outside the workspace (a hard link cannot be seen as such from its
+//     name). file_read, file_patch and file_write refuse it with
+//     *HardLinkError, checked on the opened file, and grep skips it;
+//     WithHardLinks(true) allows it. file_write and file_patch replace a
+//     file by renaming a new one over it, so even then they never write
+//     through a link.
+//   - FIFOs and devices are opened without blocking and refused.
+//
+// Git tools (git_status, git_diff, git_log). git runs with every setting
+// through which a repository's configuration can make it run a program
+// overridden on the command line (core.fsmonitor, core.hooksPath, pagers,
+// editors, diff.external, signature programs, credential helpers,
+// transports), with every filter and diff driver the repository defines
+// disabled, without system or global configuration, with a scrubbed
+// environment and an empty HOME, and with submodules' work trees left
+// alone. A repository whose configuration sets core.worktree is refused
+// with *UnsafeRepositoryError.
+//
+// bash_exec. Where bubblewrap (the bwrap command) works, commands run in a
+// sandbox, SandboxStatus says whether it does, and WithSandbox can require
+// it or turn it off. In the sandbox the workspace is the only writable
+// directory besides a private /tmp and HOME; /usr, /bin, /lib*, /etc and
+// /opt are read-only; the rest of the file system, home directories
+// included, is absent; /etc/shadow and host keys are masked; there is no
+// network (WithNetwork allows it); the command has no capabilities, its own
+// pid, IPC and UTS namespaces, and dies with this process. Sandboxed or
+// not, the command gets a scrubbed environment (secret-looking variables
+// such as OPENAI_API_KEY never pass unless WithEnv names them exactly) and
+// every process it started is killed when it exits, times out or is
+// cancelled, background jobs and setsid daemons included: in the sandbox
+// by its pid namespace, outside it by a cgroup where this process may
+// create one (as root), else by an environment marker that a process which
+// both leaves the process group and clears its environment escapes
+// (SandboxStatus().ProcessTree says which). WithCommandAllow and
+// WithCommandDeny steer the model away from commands; they are a
+// convenience, not a boundary.
+//
+// What is not confined:
+//
+//   - Without the sandbox, bash_exec commands can read and write anything
+//     this process can, use the network, and read this process's
+//     environment (API keys included) through /proc. Use
+//     WithSandbox(SandboxRequired) where that matters.
+//   - run_tests runs the workspace's tests, which are code the model may
+//     have written, unsandboxed; it only drops secret-looking variables
+//     from their environment. The same holds for the goals' commands.
+//   - Inside the sandbox the command can still read the workspace, the
+//     system directories and /etc (passwd, hosts, ...), and with WithNetwork
+//     send them anywhere. bubblewrap shares the kernel: it is not a virtual
+//     machine.
+//   - os.Root does not stop at mount points or bind mounts inside the
+//     workspace, and the file tools follow symlinks that stay inside it.
+//   - web_search sends the model's queries to the search engine.
 package tools

@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
 )
 
@@ -58,41 +57,42 @@ type FileReadArgs struct {
 // workspace with line numbers.
 //
 // Files over 200 KB are refused unless a line range is given, and files with
-// a NUL byte in their first 8 KB are refused as binary.
+// a NUL byte in their first 8 KB are refused as binary. Files with more than
+// one hard link are refused with *HardLinkError unless WithHardLinks allows
+// them.
 func FileRead(ws *Workspace, opts ...Option) Tool {
+	cfg := newConfig(opts)
 	return New(
 		"file_read",
 		"Read a text file of the workspace. Each output line is prefixed with its line number and a tab. "+
 			"Files larger than 200 KB must be read in parts with start_line/end_line (1-based, inclusive). "+
 			"Binary files are refused.",
 		func(ctx context.Context, args FileReadArgs) (string, error) {
-			return readFile(ctx, ws, args)
+			return readFile(ctx, ws, cfg, args)
 		},
 	)
 }
 
-func readFile(ctx context.Context, ws *Workspace, args FileReadArgs) (string, error) {
+func readFile(ctx context.Context, ws *Workspace, cfg *config, args FileReadArgs) (string, error) {
 	if args.StartLine < 0 || args.EndLine < 0 {
 		return "", errors.New("file_read: start_line and end_line must be positive")
 	}
 	if args.EndLine > 0 && args.StartLine > args.EndLine {
 		return "", fmt.Errorf("file_read: start_line %d is after end_line %d", args.StartLine, args.EndLine)
 	}
-	p, err := ws.Resolve(args.Path)
+	rel, err := ws.rootPath(args.Path)
 	if err != nil {
 		return "", fmt.Errorf("file_read: %w", err)
 	}
-	fi, err := os.Stat(p)
+	root, err := ws.openRoot()
 	if err != nil {
 		return "", fmt.Errorf("file_read: %w", err)
 	}
-	if fi.IsDir() {
-		return "", fmt.Errorf("file_read: %s is a directory; use file_list", args.Path)
+	f, fi, err := openRegular(root, rel, args.Path, cfg.hardLinks)
+	root.Close()
+	if errors.Is(err, errIsDir) {
+		return "", fmt.Errorf("file_read: %w; use file_list", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("file_read: %s is not a regular file", args.Path)
-	}
-	f, err := os.Open(p)
 	if err != nil {
 		return "", fmt.Errorf("file_read: %w", err)
 	}
@@ -184,19 +184,27 @@ func listFiles(ctx context.Context, ws *Workspace, args FileListArgs) (string, e
 	case depth > maxListDepth:
 		depth = maxListDepth
 	}
-	dir, err := ws.Resolve(args.Path)
+	dir, err := ws.rootPath(args.Path)
 	if err != nil {
 		return "", fmt.Errorf("file_list: %w", err)
 	}
-	fi, err := os.Stat(dir)
+	root, err := ws.openRoot()
 	if err != nil {
 		return "", fmt.Errorf("file_list: %w", err)
+	}
+	defer root.Close()
+	// Every directory is opened through the root, so that one swapped for
+	// a symlink to the outside after it was listed is refused.
+	fsys := root.FS()
+	fi, err := fs.Stat(fsys, dir)
+	if err != nil {
+		return "", fmt.Errorf("file_list: %w", rootError(args.Path, err))
 	}
 	if !fi.IsDir() {
 		return "", fmt.Errorf("file_list: %s is not a directory; use file_read", args.Path)
 	}
 	var b strings.Builder
-	b.WriteString(ws.rel(dir) + "/\n")
+	b.WriteString(dir + "/\n")
 	entries := 0
 	more := false
 	var walk func(dir string, level int) error
@@ -204,9 +212,9 @@ func listFiles(ctx context.Context, ws *Workspace, args FileListArgs) (string, e
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		des, err := os.ReadDir(dir)
+		des, err := fs.ReadDir(fsys, dir)
 		if err != nil {
-			fmt.Fprintf(&b, "%s[unreadable: %v]\n", strings.Repeat("  ", level), err)
+			fmt.Fprintf(&b, "%s[unreadable: %v]\n", strings.Repeat("  ", level), rootError(dir, err))
 			return nil
 		}
 		for _, de := range des {
@@ -221,12 +229,12 @@ func listFiles(ctx context.Context, ws *Workspace, args FileListArgs) (string, e
 			indent := strings.Repeat("  ", level)
 			switch {
 			case de.Type()&fs.ModeSymlink != 0:
-				target, _ := os.Readlink(filepath.Join(dir, de.Name()))
+				target, _ := root.Readlink(path.Join(dir, de.Name()))
 				fmt.Fprintf(&b, "%s%s -> %s\n", indent, de.Name(), target)
 			case de.IsDir():
 				fmt.Fprintf(&b, "%s%s/\n", indent, de.Name())
 				if level+1 < depth {
-					if err := walk(filepath.Join(dir, de.Name()), level+1); err != nil {
+					if err := walk(path.Join(dir, de.Name()), level+1); err != nil {
 						return err
 					}
 				}
@@ -262,8 +270,12 @@ type FileWriteArgs struct {
 // Parent directories are created; the file is written to a temporary file in
 // the same directory and renamed over the target, so readers never see a
 // partial file. An existing file keeps its permission bits; new files get
-// 0644.
+// 0644. Writes into version-control metadata are refused with
+// *ProtectedPathError unless WithVCSWrites allows them, and replacing a file
+// with more than one hard link with *HardLinkError unless WithHardLinks
+// allows it.
 func FileWrite(ws *Workspace, opts ...Option) Tool {
+	cfg := newConfig(opts)
 	return New(
 		"file_write",
 		"Create a file or replace its whole content. Missing parent directories are created. "+
@@ -272,11 +284,12 @@ func FileWrite(ws *Workspace, opts ...Option) Tool {
 			if err := ctx.Err(); err != nil {
 				return "", err
 			}
-			p, err := ws.Resolve(args.Path)
+			t, err := openWriteTarget(ws, cfg, args.Path, true)
 			if err != nil {
 				return "", fmt.Errorf("file_write: %w", err)
 			}
-			created, err := writeFileAtomic(p, []byte(args.Content))
+			defer t.Close()
+			created, err := t.write(args.Path, []byte(args.Content), cfg.hardLinks)
 			if err != nil {
 				return "", fmt.Errorf("file_write: %w", err)
 			}
@@ -284,58 +297,9 @@ func FileWrite(ws *Workspace, opts ...Option) Tool {
 			if created {
 				verb = "created"
 			}
-			return fmt.Sprintf("%s %s (%d bytes)", verb, ws.rel(p), len(args.Content)), nil
+			return fmt.Sprintf("%s %s (%d bytes)", verb, t.rel, len(args.Content)), nil
 		},
 	)
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, keeping the mode of an existing file. It reports
-// whether the file was created.
-func writeFileAtomic(path string, data []byte) (created bool, err error) {
-	mode := fs.FileMode(0o644)
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil && fi.IsDir():
-		return false, fmt.Errorf("%s is a directory", path)
-	case err == nil:
-		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	case errors.Is(err, fs.ErrNotExist):
-		created = true
-	default:
-		return false, err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return false, err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return false, err
-	}
-	if err = tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return false, err
-	}
-	if err = tmp.Close(); err != nil {
-		return false, err
-	}
-	if err = os.Chmod(tmp.Name(), mode); err != nil {
-		return false, err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return false, err
-	}
-	return created, nil
 }
 
 // FilePatchArgs are the arguments of the file_patch tool.
@@ -354,8 +318,11 @@ type FilePatchArgs struct {
 //
 // If old_text occurs zero times or more than once (overlapping occurrences
 // included) the file is left alone and *MatchCountError is returned. The
-// file is rewritten atomically, keeping its mode.
+// file is rewritten atomically, keeping its mode. Like file_write it refuses
+// version-control metadata and files with more than one hard link unless
+// WithVCSWrites and WithHardLinks allow them.
 func FilePatch(ws *Workspace, opts ...Option) Tool {
+	cfg := newConfig(opts)
 	return New(
 		"file_patch",
 		"Edit a file by replacing old_text with new_text. old_text must match the file exactly (whitespace included) "+
@@ -365,56 +332,45 @@ func FilePatch(ws *Workspace, opts ...Option) Tool {
 			if err := ctx.Err(); err != nil {
 				return "", err
 			}
-			p, err := ws.Resolve(args.Path)
-			if err != nil {
-				return "", fmt.Errorf("file_patch: %w", err)
-			}
-			line, err := patchFile(p, args.Path, args.OldText, args.NewText)
+			rel, line, err := patchFile(ws, cfg, args.Path, args.OldText, args.NewText)
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("patched %s: replaced 1 occurrence starting at line %d", ws.rel(p), line), nil
+			return fmt.Sprintf("patched %s: replaced 1 occurrence starting at line %d", rel, line), nil
 		},
 	)
 }
 
-// patchFile replaces the single occurrence of oldText in the file at path
-// (shown as name in errors) and returns the 1-based line where it started.
-func patchFile(path, name, oldText, newText string) (int, error) {
+// patchFile replaces the single occurrence of oldText in the file at p (a
+// path given to the tool) and returns the file's path relative to the root
+// and the 1-based line where the occurrence started.
+func patchFile(ws *Workspace, cfg *config, p, oldText, newText string) (string, int, error) {
 	if oldText == "" {
-		return 0, errors.New("file_patch: old_text is empty")
+		return "", 0, errors.New("file_patch: old_text is empty")
 	}
-	fi, err := os.Stat(path)
+	t, err := openWriteTarget(ws, cfg, p, false)
 	if err != nil {
-		return 0, fmt.Errorf("file_patch: %w", err)
+		return "", 0, fmt.Errorf("file_patch: %w", err)
 	}
-	if fi.IsDir() {
-		return 0, fmt.Errorf("file_patch: %s is a directory", name)
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("file_patch: %s is not a regular file", name)
-	}
-	if fi.Size() > maxPatchBytes {
-		return 0, fmt.Errorf("file_patch: %s is %d bytes, over the %d MB limit", name, fi.Size(), maxPatchBytes>>20)
-	}
-	data, err := os.ReadFile(path)
+	defer t.Close()
+	data, _, err := t.read(p, cfg.hardLinks, maxPatchBytes)
 	if err != nil {
-		return 0, fmt.Errorf("file_patch: %w", err)
+		return "", 0, fmt.Errorf("file_patch: %w", err)
 	}
 	if looksBinary(data) {
-		return 0, fmt.Errorf("file_patch: %s looks like a binary file (NUL byte in the first 8 KB)", name)
+		return "", 0, fmt.Errorf("file_patch: %s looks like a binary file (NUL byte in the first 8 KB)", p)
 	}
 	content := string(data)
 	count := countOverlapping(content, oldText)
 	if count != 1 {
-		return 0, &MatchCountError{Path: name, Count: count}
+		return "", 0, &MatchCountError{Path: p, Count: count}
 	}
 	idx := strings.Index(content, oldText)
 	patched := content[:idx] + newText + content[idx+len(oldText):]
-	if _, err := writeFileAtomic(path, []byte(patched)); err != nil {
-		return 0, fmt.Errorf("file_patch: %w", err)
+	if _, err := t.write(p, []byte(patched), cfg.hardLinks); err != nil {
+		return "", 0, fmt.Errorf("file_patch: %w", err)
 	}
-	return 1 + strings.Count(content[:idx], "\n"), nil
+	return t.rel, 1 + strings.Count(content[:idx], "\n"), nil
 }
 
 // countOverlapping counts the occurrences of sub in s, overlapping ones

@@ -344,7 +344,7 @@ func FuzzPatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, original, old, replacement string) {
 		p := filepath.Join(ws.Root(), "f.txt")
 		require.NoError(t, os.WriteFile(p, []byte(original), 0o644))
-		line, err := patchFile(p, "f.txt", old, replacement)
+		_, line, err := patchFile(ws, newConfig(nil), "f.txt", old, replacement)
 		got, readErr := os.ReadFile(p)
 		require.NoError(t, readErr)
 		if err != nil {

@@ -1,8 +1,11 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,23 +19,187 @@ const (
 	maxLogCount = 200
 )
 
-// gitEnv keeps git non-interactive, uncolored and lock-free for reads.
-var gitEnv = []string{"GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C"}
+// gitSafeConfig disables the settings through which a repository's own
+// configuration (.git/config, which a model or a cloned repository may
+// have written) makes git run programs: fsmonitor and hooks, pagers and
+// editors, external diff and signature programs, credential helpers and
+// transports (which could run ssh or a remote helper, and which git status
+// and diff may use to fetch missing objects of a partial clone). They are
+// given with -c, which takes precedence over every configuration file and
+// reaches git's child processes. Filter and diff drivers have names chosen
+// by the repository; gitDriverConfig neutralizes those.
+var gitSafeConfig = []string{
+	"core.fsmonitor=false",
+	"core.hooksPath=" + os.DevNull,
+	"core.pager=cat",
+	"core.editor=:",
+	"sequence.editor=:",
+	"core.askPass=",
+	"core.sshCommand=false",
+	"diff.external=",
+	"credential.helper=",
+	"gpg.program=false",
+	"gpg.openpgp.program=false",
+	"gpg.x509.program=false",
+	"gpg.ssh.program=false",
+	"log.showSignature=false",
+	"protocol.allow=never",
+	"protocol.ext.allow=never",
+	"protocol.file.allow=never",
+	"status.submoduleSummary=false",
+	"submodule.recurse=false",
+	"safe.bareRepository=explicit",
+	"color.ui=never",
+	"core.quotepath=off",
+}
+
+// gitEnvAllow are the variables of this process's environment git gets.
+var gitEnvAllow = []string{"PATH", "TZ"}
+
+// gitEnv returns git's whole environment: a few variables of this process,
+// no system or global configuration, HOME (where git looks for more) set
+// to the empty directory home, and git kept non-interactive, uncolored and
+// lock-free for reads.
+func gitEnv(home string) []string {
+	env := []string{
+		"HOME=" + home, "XDG_CONFIG_HOME=" + home,
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
+		"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=",
+		"GIT_PAGER=cat", "PAGER=cat", "GIT_EDITOR=:",
+		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1", "LC_ALL=C",
+	}
+	hasPath := false
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(gitEnvAllow, name) {
+			hasPath = hasPath || name == "PATH"
+			env = append(env, kv)
+		}
+	}
+	if !hasPath {
+		env = append(env, "PATH="+defaultPath)
+	}
+	return env
+}
+
+// UnsafeRepositoryError is returned by the git tools when the repository's
+// configuration sets something they cannot neutralize, such as core.worktree
+// (which would let git show files outside the workspace).
+type UnsafeRepositoryError struct {
+	// Key is the configuration key.
+	Key string
+}
+
+// Error implements error.
+func (e *UnsafeRepositoryError) Error() string {
+	return fmt.Sprintf("the repository configuration sets %s, which the git tools do not allow", e.Key)
+}
+
+// gitDriverConfig lists the repository's configuration keys (without
+// running anything) and returns -c settings that disable every filter and
+// diff driver it defines, whatever its name: a filter's clean command
+// runs on git status, a textconv on git diff.
+func gitDriverConfig(ctx context.Context, ws *Workspace, cfg *config, env []string) ([]string, error) {
+	var stdout, stderr bytes.Buffer
+	args := slices.Concat(gitConfigArgs(gitSafeConfig), []string{"config", "--list", "--name-only", "--includes", "-z"})
+	res, err := process.Run(ctx, process.Command{
+		Name: "git", Args: args, Dir: ws.Root(), Env: env, ClearEnv: true,
+		Timeout: cfg.timeout, Stdout: &stdout, Stderr: &stderr,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.TimedOut || res.ExitCode != 0 {
+		// Outside a repository, or unreadable configuration: the command
+		// itself reports it.
+		return nil, nil
+	}
+	var extra []string
+	seen := map[string]bool{}
+	for key := range strings.SplitSeq(stdout.String(), "\x00") {
+		key = strings.TrimSpace(key)
+		lower := strings.ToLower(key)
+		if lower == "core.worktree" {
+			return nil, &UnsafeRepositoryError{Key: key}
+		}
+		section, rest, ok := strings.Cut(key, ".")
+		if !ok {
+			continue
+		}
+		i := strings.LastIndexByte(rest, '.')
+		if i <= 0 {
+			continue
+		}
+		name := rest[:i]
+		var neutral []string
+		switch strings.ToLower(section) {
+		case "filter":
+			neutral = []string{"clean=", "smudge=", "process=", "required=false"}
+		case "diff":
+			neutral = []string{"command=", "textconv="}
+		case "merge":
+			neutral = []string{"driver="}
+		default:
+			continue
+		}
+		if strings.ContainsAny(name, "=\n") {
+			return nil, &UnsafeRepositoryError{Key: key}
+		}
+		id := strings.ToLower(section) + "." + name
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		for _, n := range neutral {
+			extra = append(extra, id+"."+n)
+		}
+	}
+	return extra, nil
+}
+
+// gitConfigArgs turns settings into git -c options.
+func gitConfigArgs(settings []string) []string {
+	args := make([]string, 0, 2*len(settings))
+	for _, s := range settings {
+		args = append(args, "-c", s)
+	}
+	return args
+}
 
 // runGit runs git with args in the workspace root and returns its capped
 // stdout. A non-zero exit status is an error carrying git's stderr.
+//
+// git runs with the repository's code-running settings disabled (see
+// gitSafeConfig and gitDriverConfig), without system or global
+// configuration and with a scrubbed environment, so that neither a
+// repository's configuration nor this process's environment can make it
+// run a program.
 func runGit(ctx context.Context, ws *Workspace, cfg *config, tool string, args ...string) (string, error) {
+	home, err := os.MkdirTemp("", "agentgraph-git-home-")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", tool, err)
+	}
+	defer os.RemoveAll(home)
+	env := gitEnv(home)
+	drivers, err := gitDriverConfig(ctx, ws, cfg, env)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("%s: %w", tool, err)
+	}
 	capture := captureBytes(cfg.outputLimit)
 	stdout, stderr := newCapBuffer(capture), newCapBuffer(capture)
-	full := append([]string{"--no-pager", "-c", "color.ui=never", "-c", "core.quotepath=off"}, args...)
+	full := slices.Concat([]string{"--no-pager"}, gitConfigArgs(gitSafeConfig), gitConfigArgs(drivers), args)
 	res, err := process.Run(ctx, process.Command{
-		Name:    "git",
-		Args:    full,
-		Dir:     ws.Root(),
-		Env:     gitEnv,
-		Timeout: cfg.timeout,
-		Stdout:  stdout,
-		Stderr:  stderr,
+		Name:     "git",
+		Args:     full,
+		Dir:      ws.Root(),
+		Env:      env,
+		ClearEnv: true,
+		Timeout:  cfg.timeout,
+		Stdout:   stdout,
+		Stderr:   stderr,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -55,13 +222,18 @@ func runGit(ctx context.Context, ws *Workspace, cfg *config, tool string, args .
 
 // GitStatus returns the git_status tool, which shows the branch and the
 // changed files (git status --short --branch) under the workspace root.
+// Submodules are reported when their commit changed, not when only their
+// work tree did (--ignore-submodules=dirty), since looking into their work
+// trees would run git with their configuration. Like every git tool it runs
+// git so that the repository's configuration cannot make it run programs
+// (see the package documentation).
 func GitStatus(ws *Workspace, opts ...Option) Tool {
 	cfg := newConfig(opts)
 	return New(
 		"git_status",
 		"Show the current git branch and the modified, staged and untracked files of the workspace (git status --short --branch).",
 		func(ctx context.Context, _ struct{}) (string, error) {
-			out, err := runGit(ctx, ws, cfg, "git_status", "status", "--short", "--branch", "--", ".")
+			out, err := runGit(ctx, ws, cfg, "git_status", "status", "--short", "--branch", "--ignore-submodules=dirty", "--", ".")
 			if err != nil {
 				return "", err
 			}
@@ -79,7 +251,8 @@ type GitDiffArgs struct {
 }
 
 // GitDiff returns the git_diff tool, which shows unstaged (or, with staged,
-// staged) changes of the workspace or of one path in it.
+// staged) changes of the workspace or of one path in it, without external
+// diff programs or textconv filters.
 func GitDiff(ws *Workspace, opts ...Option) Tool {
 	cfg := newConfig(opts)
 	return New(
@@ -90,7 +263,7 @@ func GitDiff(ws *Workspace, opts ...Option) Tool {
 			if err != nil {
 				return "", fmt.Errorf("git_diff: %w", err)
 			}
-			gitArgs := []string{"diff", "--no-ext-diff"}
+			gitArgs := []string{"diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty"}
 			if args.Staged {
 				gitArgs = append(gitArgs, "--cached")
 			}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"regexp"
 	"strings"
 
@@ -41,20 +42,24 @@ type GrepArgs struct {
 //
 // The walk honours .gitignore files (those between the root and the searched
 // directory and those below it), skips .git, node_modules and vendor
-// directories, symlinks, binary files and files over 10 MB. A file named
-// explicitly in path is searched even if it is ignored.
+// directories, symlinks, binary files, files over 10 MB and files with more
+// than one hard link (unless WithHardLinks allows them). A file named
+// explicitly in path is searched even if it is ignored. Every file and
+// directory is opened through an os.Root, so the walk cannot be led outside
+// the workspace.
 func Grep(ws *Workspace, opts ...Option) Tool {
+	cfg := newConfig(opts)
 	return New(
 		"grep",
 		"Search the workspace's text files for a regular expression (Go RE2 syntax) and return matching lines as path:line: text. "+
 			"Files ignored by .gitignore, binary files and .git/node_modules/vendor are skipped.",
 		func(ctx context.Context, args GrepArgs) (string, error) {
-			return grep(ctx, ws, args)
+			return grep(ctx, ws, cfg, args)
 		},
 	)
 }
 
-func grep(ctx context.Context, ws *Workspace, args GrepArgs) (string, error) {
+func grep(ctx context.Context, ws *Workspace, cfg *config, args GrepArgs) (string, error) {
 	if args.Pattern == "" {
 		return "", errors.New("grep: pattern is empty")
 	}
@@ -71,28 +76,41 @@ func grep(ctx context.Context, ws *Workspace, args GrepArgs) (string, error) {
 	case limit > maxGrepResults:
 		limit = maxGrepResults
 	}
-	start, err := ws.Resolve(args.Path)
+	start, err := ws.rootPath(args.Path)
 	if err != nil {
 		return "", fmt.Errorf("grep: %w", err)
 	}
-	fi, err := os.Stat(start)
+	root, err := ws.openRoot()
 	if err != nil {
 		return "", fmt.Errorf("grep: %w", err)
+	}
+	defer root.Close()
+	fsys := root.FS()
+	fi, err := fs.Stat(fsys, start)
+	if err != nil {
+		return "", fmt.Errorf("grep: %w", rootError(args.Path, err))
 	}
 
 	var b strings.Builder
 	matches := 0
 	full := false
-	searchFile := func(path string) error {
-		f, err := os.Open(path)
+	// searchFile searches the file name; explicit reports problems as
+	// errors instead of skipping the file.
+	searchFile := func(name string, explicit bool) error {
+		f, fi, err := openRegular(root, name, name, cfg.hardLinks)
 		if err != nil {
-			return nil // unreadable files are skipped
+			if explicit {
+				return err
+			}
+			return nil // unreadable, special or hard-linked files are skipped
 		}
 		defer f.Close()
+		if fi.Size() > maxGrepFileBytes && !explicit {
+			return nil
+		}
 		if binary, err := sniffBinary(f); err != nil || binary {
 			return nil
 		}
-		rel := ws.rel(path)
 		return eachLine(f, maxScanLineBytes, func(n int, line []byte) bool {
 			if !re.Match(line) {
 				return true
@@ -102,45 +120,39 @@ func grep(ctx context.Context, ws *Workspace, args GrepArgs) (string, error) {
 				return false
 			}
 			matches++
-			fmt.Fprintf(&b, "%s:%d: %s\n", rel, n, truncateLine(string(line), maxGrepLineChars))
+			fmt.Fprintf(&b, "%s:%d: %s\n", name, n, truncateLine(string(line), maxGrepLineChars))
 			return true
 		})
 	}
 
 	if !fi.IsDir() {
-		if !fi.Mode().IsRegular() {
-			return "", fmt.Errorf("grep: %s is not a regular file", args.Path)
-		}
-		if err := searchFile(start); err != nil {
-			return "", fmt.Errorf("grep: %w", err)
+		if err := searchFile(start, true); err != nil {
+			return "", fmt.Errorf("grep: %w", rootError(args.Path, err))
 		}
 	} else {
-		ig := newIgnorer(ws.Root())
+		ig := newIgnorer(root, cfg.hardLinks)
 		ig.loadAncestors(start)
-		err = filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
+		err = fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return ctxErr
 			}
 			if err != nil {
-				if d != nil && d.IsDir() && path != start {
+				if d != nil && d.IsDir() && p != start {
 					return fs.SkipDir
 				}
 				return nil
 			}
 			if d.IsDir() {
-				if path != start && (skippedDirs[d.Name()] || ig.ignored(path, true)) {
+				if p != start && (skippedDirs[d.Name()] || ig.ignored(p, true)) {
 					return fs.SkipDir
 				}
-				ig.load(path)
+				ig.load(p)
 				return nil
 			}
-			if !d.Type().IsRegular() || ig.ignored(path, false) {
+			if !d.Type().IsRegular() || ig.ignored(p, false) {
 				return nil
 			}
-			if info, err := d.Info(); err != nil || info.Size() > maxGrepFileBytes {
-				return nil
-			}
-			if err := searchFile(path); err != nil {
+			if err := searchFile(p, false); err != nil {
 				return err
 			}
 			if full {
@@ -164,14 +176,16 @@ func grep(ctx context.Context, ws *Workspace, args GrepArgs) (string, error) {
 	return b.String(), nil
 }
 
-// ignorer applies the .gitignore files found in the workspace.
+// ignorer applies the .gitignore files found in the workspace. Paths are
+// slash-separated and relative to the workspace root ("." is the root).
 type ignorer struct {
-	root  string
-	rules map[string]*gitignore.GitIgnore // directory -> its .gitignore
+	root      *os.Root
+	hardLinks bool
+	rules     map[string]*gitignore.GitIgnore // directory -> its .gitignore
 }
 
-func newIgnorer(root string) *ignorer {
-	return &ignorer{root: root, rules: make(map[string]*gitignore.GitIgnore)}
+func newIgnorer(root *os.Root, hardLinks bool) *ignorer {
+	return &ignorer{root: root, hardLinks: hardLinks, rules: make(map[string]*gitignore.GitIgnore)}
 }
 
 // load reads dir/.gitignore, if any.
@@ -179,47 +193,58 @@ func (ig *ignorer) load(dir string) {
 	if _, done := ig.rules[dir]; done {
 		return
 	}
-	ig.rules[dir] = compileGitignore(filepath.Join(dir, ".gitignore"))
+	ig.rules[dir] = compileGitignore(ig.root, path.Join(dir, ".gitignore"), ig.hardLinks)
 }
 
 // loadAncestors loads the .gitignore files of the root and of every
 // directory between it and dir (exclusive).
 func (ig *ignorer) loadAncestors(dir string) {
-	for d := filepath.Dir(dir); within(ig.root, d); d = filepath.Dir(d) {
+	if dir == "." {
+		return
+	}
+	for d := path.Dir(dir); ; d = path.Dir(d) {
 		ig.load(d)
-		if d == ig.root {
+		if d == "." {
 			break
 		}
 	}
 }
 
-// ignored reports whether a .gitignore of one of path's ancestor
-// directories matches path.
-func (ig *ignorer) ignored(path string, isDir bool) bool {
-	for d := filepath.Dir(path); within(ig.root, d); d = filepath.Dir(d) {
+// ignored reports whether a .gitignore of one of p's ancestor directories
+// matches p.
+func (ig *ignorer) ignored(p string, isDir bool) bool {
+	for d := path.Dir(p); ; d = path.Dir(d) {
 		if gi := ig.rules[d]; gi != nil {
-			rel, err := filepath.Rel(d, path)
-			if err == nil {
-				rel = filepath.ToSlash(rel)
-				if isDir {
-					rel += "/"
-				}
-				if gi.MatchesPath(rel) {
-					return true
-				}
+			rel := p
+			if d != "." {
+				rel = strings.TrimPrefix(p, d+"/")
+			}
+			if isDir {
+				rel += "/"
+			}
+			if gi.MatchesPath(rel) {
+				return true
 			}
 		}
-		if d == ig.root {
+		if d == "." {
 			break
 		}
 	}
 	return false
 }
 
-// compileGitignore parses a .gitignore file; a missing or broken file
-// yields nil.
-func compileGitignore(path string) (gi *gitignore.GitIgnore) {
-	data, err := os.ReadFile(path)
+// maxGitignoreBytes bounds the .gitignore files read.
+const maxGitignoreBytes = 1 << 20
+
+// compileGitignore parses the .gitignore file name of root; a missing,
+// special or broken file yields nil.
+func compileGitignore(root *os.Root, name string, hardLinks bool) (gi *gitignore.GitIgnore) {
+	f, _, err := openRegular(root, name, name, hardLinks)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxGitignoreBytes))
 	if err != nil {
 		return nil
 	}

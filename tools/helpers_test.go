@@ -31,7 +31,19 @@ func writeFiles(t testing.TB, root string, files map[string]string) {
 // call runs tool with args marshalled to JSON.
 func call(t testing.TB, tool Tool, args any) (string, error) {
 	t.Helper()
+	return callCtx(context.Background(), tool, args)
+}
+
+// callCtx runs tool with args marshalled to JSON under ctx.
+func callCtx(ctx context.Context, tool Tool, args any) (string, error) {
 	raw, err := json.Marshal(args)
-	require.NoError(t, err)
-	return tool.Call(context.Background(), raw)
+	if err != nil {
+		return "", err
+	}
+	return tool.Call(ctx, raw)
+}
+
+// withSandboxInfo makes bash_exec see info instead of SandboxStatus.
+func withSandboxInfo(info SandboxInfo) Option {
+	return func(c *config) { c.sandboxInfo = func() SandboxInfo { return info } }
 }

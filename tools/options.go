@@ -2,6 +2,7 @@ package tools
 
 import (
 	"net/http"
+	"regexp"
 	"time"
 )
 
@@ -39,6 +40,21 @@ type config struct {
 	httpTimeout   time.Duration
 	searchURL     string
 	liteSearchURL string
+
+	// File tools.
+	vcsWrites bool
+	hardLinks bool
+
+	// bash_exec.
+	sandbox       SandboxMode
+	network       bool
+	envAllow      []string
+	home          string
+	readOnlyPaths []string
+	writablePaths []string
+	commandAllow  []*regexp.Regexp
+	commandDeny   []*regexp.Regexp
+	sandboxInfo   func() SandboxInfo // SandboxStatus, replaced in tests
 }
 
 func newConfig(opts []Option) *config {
@@ -55,6 +71,9 @@ func newConfig(opts []Option) *config {
 		if o != nil {
 			o(c)
 		}
+	}
+	if c.sandboxInfo == nil {
+		c.sandboxInfo = SandboxStatus
 	}
 	if c.httpClient == nil {
 		c.httpClient = &http.Client{Timeout: c.httpTimeout}
@@ -132,4 +151,86 @@ func WithSearchURL(u string) Option {
 // fallback.
 func WithLiteSearchURL(u string) Option {
 	return func(c *config) { c.liteSearchURL = u }
+}
+
+// WithVCSWrites sets whether file_write and file_patch may change version
+// control metadata: .git, .hg, .svn, .jj and .bzr directories (and .git
+// files), at any depth and in any letter case. The default, false, refuses
+// such writes with *ProtectedPathError, because a model that can write
+// .git/config or .git/hooks can make the next git command run anything.
+func WithVCSWrites(allow bool) Option {
+	return func(c *config) { c.vcsWrites = allow }
+}
+
+// WithHardLinks sets whether file_read, file_write, file_patch and grep
+// may use a regular file that has more than one hard link. The default,
+// false, refuses such files with *HardLinkError (grep skips them), because
+// a hard link planted in the workspace can name a file outside it.
+func WithHardLinks(allow bool) Option {
+	return func(c *config) { c.hardLinks = allow }
+}
+
+// WithSandbox sets whether bash_exec runs commands in the bubblewrap
+// sandbox. The default is SandboxAuto; see SandboxMode and SandboxStatus.
+func WithSandbox(mode SandboxMode) Option {
+	return func(c *config) { c.sandbox = mode }
+}
+
+// WithNetwork sets whether sandboxed bash_exec commands may use the
+// network. The default, false, gives them a network namespace of their
+// own with only a loopback interface. Unsandboxed commands always have the
+// network.
+func WithNetwork(allow bool) Option {
+	return func(c *config) { c.network = allow }
+}
+
+// WithEnv passes more variables of this process's environment to
+// bash_exec commands, by name or by path.Match pattern ("GO*", "LC_*").
+// Variables whose names look like secrets (containing API_KEY, SECRET,
+// PASSWORD, TOKEN, CREDENTIAL, ...; see SecretEnvName) pass only when
+// named exactly, never through a pattern. The defaults are PATH, LANG,
+// LANGUAGE, LC_*, TERM, TZ, USER and LOGNAME (and TMPDIR without the
+// sandbox); HOME is always set by bash_exec (see WithHome).
+func WithEnv(names ...string) Option {
+	return func(c *config) { c.envAllow = append(c.envAllow, names...) }
+}
+
+// WithHome sets the HOME directory of bash_exec commands; in the sandbox
+// it is writable. By default each command gets a new empty HOME, removed
+// when it ends, so caches (Go's build cache and module cache, pip's, npm's)
+// start empty every time; a persistent directory keeps them.
+func WithHome(dir string) Option {
+	return func(c *config) { c.home = dir }
+}
+
+// WithReadOnlyPaths makes more paths visible, read-only, to sandboxed
+// bash_exec commands. By default they see only the system directories
+// (/usr, /bin, /sbin, /lib*, /etc, /opt), the workspace, a private /tmp
+// and HOME. Missing paths are skipped.
+func WithReadOnlyPaths(paths ...string) Option {
+	return func(c *config) { c.readOnlyPaths = append(c.readOnlyPaths, paths...) }
+}
+
+// WithWritablePaths makes more paths visible and writable to sandboxed
+// bash_exec commands, such as a shared build cache. Missing paths are
+// skipped.
+func WithWritablePaths(paths ...string) Option {
+	return func(c *config) { c.writablePaths = append(c.writablePaths, paths...) }
+}
+
+// WithCommandAllow restricts bash_exec to commands matching at least one
+// of the regular expressions (matched against the whole command text).
+// Like WithCommandDeny it is a convenience to steer a model, not a
+// security boundary: a shell command can be written in endless ways. The
+// sandbox is the boundary.
+func WithCommandAllow(patterns ...*regexp.Regexp) Option {
+	return func(c *config) { c.commandAllow = append(c.commandAllow, patterns...) }
+}
+
+// WithCommandDeny makes bash_exec refuse commands matching any of the
+// regular expressions (matched against the whole command text), with
+// *CommandRefusedError. It is a convenience, not a security boundary; see
+// WithCommandAllow.
+func WithCommandDeny(patterns ...*regexp.Regexp) Option {
+	return func(c *config) { c.commandDeny = append(c.commandDeny, patterns...) }
 }

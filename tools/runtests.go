@@ -218,13 +218,16 @@ func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, st
 		stderr = io.MultiWriter(elw, stderr)
 	}
 	res, err := process.Run(ctx, process.Command{
-		Name:    run.name,
-		Args:    run.args,
-		Dir:     run.dir,
-		Env:     run.env,
-		Timeout: cfg.testTimeout,
-		Stdout:  stdout,
-		Stderr:  stderr,
+		Name: run.name,
+		Args: run.args,
+		Dir:  run.dir,
+		// The tests are code the model may have written: they get this
+		// process's environment without its secrets.
+		Env:      append(withoutSecrets(os.Environ()), run.env...),
+		ClearEnv: true,
+		Timeout:  cfg.testTimeout,
+		Stdout:   stdout,
+		Stderr:   stderr,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -22,10 +22,59 @@ func (e *OutsideWorkspaceError) Error() string {
 	return fmt.Sprintf("path %q is outside the workspace", e.Path)
 }
 
+// ProtectedPathError is returned when a write tool is asked to change
+// version-control metadata, such as a file under .git; see WithVCSWrites.
+type ProtectedPathError struct {
+	// Path is the path as it was given.
+	Path string
+	// Component is the metadata name found in the path, such as ".git".
+	Component string
+}
+
+// Error implements error.
+func (e *ProtectedPathError) Error() string {
+	return fmt.Sprintf("path %q is inside version-control metadata (%s); writing it is not allowed", e.Path, e.Component)
+}
+
+// HardLinkError is returned when a file tool is asked to use a regular
+// file with more than one hard link, which may be a link to a file outside
+// the workspace; see WithHardLinks.
+type HardLinkError struct {
+	// Path is the path as it was given.
+	Path string
+	// Links is the file's link count.
+	Links uint64
+}
+
+// Error implements error.
+func (e *HardLinkError) Error() string {
+	return fmt.Sprintf("%s has %d hard links and may be a link to a file outside the workspace; refusing to use it", e.Path, e.Links)
+}
+
+// vcsMetadataNames are the names of version-control metadata, compared
+// case-insensitively.
+var vcsMetadataNames = []string{".git", ".hg", ".svn", ".jj", ".bzr"}
+
+// vcsComponent returns the first component of the slash-separated path rel
+// that names version-control metadata.
+func vcsComponent(rel string) (string, bool) {
+	for c := range strings.SplitSeq(rel, "/") {
+		for _, name := range vcsMetadataNames {
+			if strings.EqualFold(c, name) {
+				return c, true
+			}
+		}
+	}
+	return "", false
+}
+
 // Workspace confines file access to a root directory.
 //
 // The root is made absolute and its symlinks are resolved when the
-// Workspace is created. A Workspace is immutable and safe for concurrent use.
+// Workspace is created. The file tools check paths with Resolve for their
+// messages and errors, and then do all their I/O through an os.Root opened
+// on the root, so that a symlink swapped in after the check cannot lead
+// outside. A Workspace is immutable and safe for concurrent use.
 type Workspace struct {
 	root string
 }
@@ -161,4 +210,64 @@ func resolvePath(abs string) (string, error) {
 		}
 	}
 	return resolved, nil
+}
+
+// rootPath converts p, a path given to a tool, to the slash-separated path
+// relative to the root that the tools open through an os.Root; "." is the
+// root itself. Symlinks existing at the time of the call are resolved, so
+// that the path names what the model meant even if it goes through an
+// absolute symlink (which os.Root does not follow).
+func (w *Workspace) rootPath(p string) (string, error) {
+	abs, err := w.Resolve(p)
+	if err != nil {
+		return "", err
+	}
+	return w.rel(abs), nil
+}
+
+// openRoot opens the workspace root for confined access.
+func (w *Workspace) openRoot() (*os.Root, error) {
+	root, err := os.OpenRoot(w.root)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	return root, nil
+}
+
+// rootError turns an os.Root error about a path escaping the root into
+// *OutsideWorkspaceError for the given path p, and returns other errors
+// unchanged.
+func rootError(p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent" {
+		return &OutsideWorkspaceError{Path: p}
+	}
+	return err
+}
+
+// checkWritableDir refuses writes in dir, an open directory of the
+// workspace given to a tool as part of p, if it lies in version-control
+// metadata. It checks where the opened directory really is (on Linux,
+// through /proc/self/fd), so that a directory swapped for a symlink into
+// .git after the path was checked is still caught.
+func (w *Workspace) checkWritableDir(dir *os.Root, p string) error {
+	f, err := dir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	real, ok := openedPath(f)
+	if !ok {
+		return nil
+	}
+	if !within(w.root, real) {
+		return &OutsideWorkspaceError{Path: p}
+	}
+	if c, bad := vcsComponent(w.rel(real)); bad {
+		return &ProtectedPathError{Path: p, Component: c}
+	}
+	return nil
 }

@@ -1,0 +1,326 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/internal/process"
+)
+
+// SandboxMode says whether bash_exec runs commands in the bubblewrap
+// sandbox.
+type SandboxMode int
+
+const (
+	// SandboxAuto runs commands in the sandbox where the machine has one
+	// (see SandboxStatus) and unconfined where it has none. It is the
+	// default.
+	SandboxAuto SandboxMode = iota
+	// SandboxRequired runs commands only in the sandbox: where there is
+	// none, every call fails with an error wrapping ErrSandboxUnavailable.
+	SandboxRequired
+	// SandboxOff never uses the sandbox.
+	SandboxOff
+)
+
+// String returns the mode's name.
+func (m SandboxMode) String() string {
+	switch m {
+	case SandboxAuto:
+		return "auto"
+	case SandboxRequired:
+		return "required"
+	case SandboxOff:
+		return "off"
+	default:
+		return fmt.Sprintf("SandboxMode(%d)", int(m))
+	}
+}
+
+// ErrSandboxUnavailable is wrapped by the error bash_exec returns when
+// WithSandbox(SandboxRequired) is set and the machine has no sandbox.
+var ErrSandboxUnavailable = errors.New("no sandbox available")
+
+// CommandRefusedError is returned by bash_exec for a command that
+// WithCommandAllow or WithCommandDeny rules out.
+type CommandRefusedError struct {
+	// Command is the refused command.
+	Command string
+	// Pattern is the deny pattern it matched, or "" if it matched no allow
+	// pattern.
+	Pattern string
+}
+
+// Error implements error.
+func (e *CommandRefusedError) Error() string {
+	if e.Pattern == "" {
+		return "bash_exec: command refused: it matches none of the allowed command patterns"
+	}
+	return fmt.Sprintf("bash_exec: command refused: it matches the denied pattern %q", e.Pattern)
+}
+
+// SandboxInfo describes how bash_exec confines commands on this machine.
+type SandboxInfo struct {
+	// Available reports whether the bubblewrap sandbox works here.
+	Available bool
+	// Path is the bwrap executable, if found.
+	Path string
+	// UserNamespace reports that bwrap needs a user namespace
+	// (--unshare-user) here, as it does when it runs unprivileged.
+	UserNamespace bool
+	// Reason says why the sandbox is not available.
+	Reason string
+	// ProcessTree says how a command's processes are found and killed when
+	// it ends, inside the sandbox or not.
+	ProcessTree string
+}
+
+// String describes the sandbox in a sentence fit for a start-up message.
+func (s SandboxInfo) String() string {
+	if s.Available {
+		return fmt.Sprintf("bash_exec sandbox: bubblewrap (%s): workspace writable, system directories read-only, "+
+			"no network unless allowed, scrubbed environment, whole process tree killed when a command ends", s.Path)
+	}
+	return fmt.Sprintf("bash_exec sandbox: NONE (%s): commands can read and write anything this process can and use the network; "+
+		"process tree: %s", s.Reason, s.ProcessTree)
+}
+
+// SandboxStatus reports whether bash_exec can sandbox commands here. It
+// probes bubblewrap once per process, by running a trivial command in a
+// sandbox like bash_exec's.
+func SandboxStatus() SandboxInfo {
+	info := probeSandbox()
+	info.ProcessTree = process.Containment()
+	return info
+}
+
+// probeSandbox looks for a working bwrap once.
+var probeSandbox = sync.OnceValue(func() SandboxInfo {
+	if runtime.GOOS != "linux" {
+		return SandboxInfo{Reason: "the sandbox needs Linux (bubblewrap)"}
+	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return SandboxInfo{Reason: "bwrap (package bubblewrap) is not installed"}
+	}
+	dir, err := os.MkdirTemp("", "agentgraph-sandbox-probe-")
+	if err != nil {
+		return SandboxInfo{Path: bwrap, Reason: fmt.Sprintf("cannot create a probe directory: %v", err)}
+	}
+	defer os.RemoveAll(dir)
+	var failures []string
+	for _, userNS := range []bool{false, true} {
+		sb := sandbox{bwrap: bwrap, userNS: userNS, workspace: dir}
+		args := append(sb.args(), "--", "true")
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput()
+		cancel()
+		if err == nil {
+			return SandboxInfo{Available: true, Path: bwrap, UserNamespace: userNS}
+		}
+		failures = append(failures, fmt.Sprintf("%v: %s", err, strings.TrimSpace(string(out))))
+	}
+	return SandboxInfo{Path: bwrap, Reason: "bwrap does not work here: " + strings.Join(failures, "; ")}
+})
+
+// sandboxHome is HOME inside the sandbox when WithHome is not set: a
+// directory of the sandbox's private /tmp.
+const sandboxHome = "/tmp/home"
+
+// systemDirs are bound read-only into the sandbox where they exist
+// (symlinks, as in merged-/usr systems, are recreated as symlinks).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+// maskedFiles are hidden (replaced by an unreadable node) inside the
+// sandbox, where commands may run as root: password hashes and host keys.
+var maskedFiles = []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh/ssh_host_*_key"}
+
+// sandbox describes one bubblewrap invocation.
+type sandbox struct {
+	bwrap         string
+	userNS        bool
+	network       bool
+	workspace     string
+	home          string // "" for sandboxHome in the private /tmp
+	readOnlyPaths []string
+	writablePaths []string
+}
+
+// args returns bwrap's options, up to the command.
+func (s sandbox) args() []string {
+	a := []string{
+		"--die-with-parent", // the sandbox dies with bash_exec's process
+		"--new-session",     // no access to a controlling terminal
+		"--unshare-pid",     // the command's processes die with the sandbox's init
+		"--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--cap-drop", "ALL",
+	}
+	if s.userNS {
+		a = append(a, "--unshare-user")
+	}
+	if !s.network {
+		a = append(a, "--unshare-net")
+	}
+	for _, dir := range systemDirs {
+		fi, err := os.Lstat(dir)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if target, err := os.Readlink(dir); err == nil {
+				a = append(a, "--symlink", target, dir)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", dir, dir)
+		}
+	}
+	for _, pattern := range maskedFiles {
+		matches, _ := filepath.Glob(pattern)
+		for _, m := range matches {
+			a = append(a, "--ro-bind", os.DevNull, m)
+		}
+	}
+	if s.network {
+		// /etc/resolv.conf often links there.
+		a = append(a, "--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve")
+	}
+	a = append(a, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	for _, p := range s.readOnlyPaths {
+		a = append(a, "--ro-bind-try", p, p)
+	}
+	for _, p := range s.writablePaths {
+		a = append(a, "--bind-try", p, p)
+	}
+	a = append(a, "--bind", s.workspace, s.workspace)
+	if s.home != "" {
+		a = append(a, "--bind", s.home, s.home)
+	} else {
+		a = append(a, "--dir", sandboxHome)
+	}
+	return append(a, "--chdir", s.workspace)
+}
+
+// defaultEnvAllow are the variables bash_exec passes on by default.
+var defaultEnvAllow = []string{"PATH", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "USER", "LOGNAME"}
+
+// defaultPath is PATH when this process has none.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// secretWords mark secret-looking variable names; see SecretEnvName.
+var (
+	secretWords    = []string{"API_KEY", "APIKEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE_KEY", "ACCESS_KEY", "COOKIE"}
+	secretSuffixes = []string{"_TOKEN", "_KEY", "_AUTH", "_PAT"}
+)
+
+// SecretEnvName reports whether an environment variable's name looks like
+// it holds a secret: it contains API_KEY, APIKEY, SECRET, PASSWORD,
+// PASSWD, CREDENTIAL, PRIVATE_KEY, ACCESS_KEY or COOKIE, ends in _TOKEN,
+// _KEY, _AUTH or _PAT, or is TOKEN (letter case ignored). bash_exec never
+// passes such variables on unless WithEnv names them exactly.
+func SecretEnvName(name string) bool {
+	upper := strings.ToUpper(name)
+	if upper == "TOKEN" {
+		return true
+	}
+	for _, s := range secretSuffixes {
+		if strings.HasSuffix(upper, s) {
+			return true
+		}
+	}
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandEnv returns the environment of a bash_exec command: the allowed
+// variables of environ, HOME=home and, in the sandbox, TMPDIR=/tmp.
+func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []string {
+	allow := slices.Concat(defaultEnvAllow, cfg.envAllow)
+	if !sandboxed {
+		allow = append(allow, "TMPDIR")
+	}
+	env := []string{"HOME=" + home}
+	if sandboxed {
+		env = append(env, "TMPDIR=/tmp")
+	}
+	hasPath := false
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || name == "HOME" || (sandboxed && name == "TMPDIR") {
+			continue
+		}
+		if !envAllowed(name, allow) {
+			continue
+		}
+		if name == "PATH" {
+			hasPath = true
+		}
+		env = append(env, kv)
+	}
+	if !hasPath {
+		env = append(env, "PATH="+defaultPath)
+	}
+	return env
+}
+
+// envAllowed reports whether the variable name matches an allow pattern.
+// A secret-looking name must be named exactly.
+func envAllowed(name string, allow []string) bool {
+	secret := SecretEnvName(name)
+	for _, pattern := range allow {
+		if pattern == name {
+			return true
+		}
+		if secret {
+			continue
+		}
+		if ok, err := path.Match(pattern, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// checkCommand applies the allow and deny patterns of cfg to command.
+func checkCommand(cfg *config, command string) error {
+	for _, re := range cfg.commandDeny {
+		if re != nil && re.MatchString(command) {
+			return &CommandRefusedError{Command: command, Pattern: re.String()}
+		}
+	}
+	if len(cfg.commandAllow) == 0 {
+		return nil
+	}
+	for _, re := range cfg.commandAllow {
+		if re != nil && re.MatchString(command) {
+			return nil
+		}
+	}
+	return &CommandRefusedError{Command: command}
+}
+
+// withoutSecrets returns environ without its secret-looking variables
+// (see SecretEnvName).
+func withoutSecrets(environ []string) []string {
+	env := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !SecretEnvName(name) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
