@@ -84,16 +84,22 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // can take it. A holder that dies stops renewing, and its lease expires
 // after its time to live, so the thread can be resumed.
 //
-// Expiry is decided by one clock for all holders (the database's, for
-// savers that share one), so holders need not agree on the time.
+// Expiry is decided by one clock for all holders (the database server's,
+// for savers that share one; the host's, for a SQLite file, whose users all
+// run on one host), so holders need not agree on the time.
+//
+// A lease is not part of the thread's data: [ThreadDeleter.DeleteThread]
+// leaves it held.
 type Leaser interface {
 	// AcquireLease takes the lease of threadID for holder (a description
-	// of who holds it, shown to others) for ttl. It returns a
-	// [*LeaseHeldError] when another lease of the thread has not expired.
+	// of who holds it, shown to others) for ttl. When another lease of the
+	// thread has not expired, it fails with an error that wraps a
+	// [*LeaseHeldError] (see [errors.As]). It fails for an empty threadID
+	// or a ttl that is not positive.
 	AcquireLease(ctx context.Context, threadID, holder string, ttl time.Duration) (Lease, error)
 	// RenewLease extends a held lease to ttl from now. It returns an error
 	// wrapping [ErrLeaseLost] when the lease was released or expired and
-	// was taken since.
+	// was taken since (a lease that expired but was not taken is renewed).
 	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (Lease, error)
 	// ReleaseLease gives the lease up. Releasing a lease that is no longer
 	// held is not an error.
@@ -113,8 +119,8 @@ type Lease struct {
 	Expires time.Time
 }
 
-// LeaseHeldError is returned by [Leaser.AcquireLease] for a thread whose
-// lease is held by another, unexpired holder.
+// LeaseHeldError is wrapped by the errors of [Leaser.AcquireLease] for a
+// thread whose lease is held by another, unexpired holder.
 type LeaseHeldError struct {
 	ThreadID string
 	// Holder is the holder's description.

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"iter"
@@ -22,6 +23,8 @@ type Memory struct {
 	// checkpoint on the same one.
 	last               *memNS
 	lastThread, lastNS string
+
+	leases leaseTable // see memory_lease.go
 }
 
 // memNS holds one namespace of one thread. Checkpoints and each channel's
@@ -45,6 +48,16 @@ func (b *memBlobs) get(v int64) ([]byte, bool) {
 		return nil, false
 	}
 	return b.values[i], true
+}
+
+// conflicts reports whether v is already stored with bytes other than
+// value.
+func (b *memBlobs) conflicts(v int64, value []byte) bool {
+	if n := len(b.versions); n == 0 || b.versions[n-1] < v {
+		return false
+	}
+	old, ok := b.get(v)
+	return ok && !bytes.Equal(old, value)
 }
 
 // put stores value under v unless v is already there.
@@ -74,6 +87,16 @@ func (n *memNS) get(id string) *Checkpoint {
 		return nil
 	}
 	return n.cps[i]
+}
+
+// latest returns the ID of the latest checkpoint other than id, or "".
+func (n *memNS) latest(id string) string {
+	for i := len(n.cps) - 1; i >= 0; i-- {
+		if n.cps[i].ID != id {
+			return n.cps[i].ID
+		}
+	}
+	return ""
 }
 
 // put stores cp, replacing a checkpoint with the same ID.
@@ -174,6 +197,10 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
 	defer m.mu.Unlock()
 	n := m.ns(cp.ThreadID, cp.Namespace, true)
 	m.last, m.lastThread, m.lastNS = n, cp.ThreadID, cp.Namespace
+	if err := n.check(cp); err != nil {
+		return err
+	}
+	cp.Fork = false // not stored: a checkpoint read back is no fork
 	sortChannels(cp.Channels)
 	for i := range cp.Channels {
 		ch := &cp.Channels[i]
@@ -189,6 +216,23 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
 		ch.Value = nil // Put owns cp (see Saver.Put): its values now live in blobs
 	}
 	n.put(cp)
+	return nil
+}
+
+// check returns the error Put returns for cp when storing it would fork
+// the namespace silently or replace a stored value (see [Saver.Put]), and
+// nil otherwise.
+func (n *memNS) check(cp *Checkpoint) error {
+	if !cp.Fork {
+		if latest := n.latest(cp.ID); latest != cp.ParentID {
+			return &ConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, CheckpointID: cp.ID, ParentID: cp.ParentID, LatestID: latest}
+		}
+	}
+	for _, ch := range cp.Channels {
+		if bs := n.blobs[ch.Name]; ch.Value != nil && bs != nil && bs.conflicts(ch.Version, ch.Value) {
+			return &VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: ch.Name, Version: ch.Version}
+		}
+	}
 	return nil
 }
 

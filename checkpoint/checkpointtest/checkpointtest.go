@@ -31,18 +31,48 @@ import (
 // thread the saver holds), and release it with t.Cleanup. Savers must keep
 // CreatedAt to at least the microsecond. The suite never uses a Checkpoint
 // after passing it to Put, nor changes a Write's value after PutWrites.
-func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
+//
+// The cases that need two instances of the saver on one database run only
+// with [WithSecondInstance]; they are skipped otherwise.
+func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver, opts ...Option) {
 	t.Helper()
-	for _, c := range cases {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for _, c := range slices.Concat(cases, conflictCases, leaseCases) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Cleanup(func() {
 				if t.Failed() {
 					t.Logf("promise: %s", c.explanation)
 				}
 			})
-			c.run(&env{t: t, ctx: t.Context(), s: newSaver(t)})
+			if c.twoInstances && o.secondInstance == nil {
+				t.Skip("needs two instances on one database: see checkpointtest.WithSecondInstance")
+			}
+			e := &env{t: t, ctx: t.Context(), s: newSaver(t)}
+			if c.twoInstances {
+				e.s2 = o.secondInstance(t, e.s)
+			}
+			c.run(e)
 		})
 	}
+}
+
+// An Option configures [Run].
+type Option func(*options)
+
+type options struct {
+	secondInstance func(t *testing.T, s checkpoint.Saver) checkpoint.Saver
+}
+
+// WithSecondInstance runs the cases that need two instances of the saver
+// on one database, as two processes would have: open must return a new
+// saver on the same database as s (a saver returned by Run's newSaver),
+// and release it with t.Cleanup. Savers that keep their data in the
+// process, such as [checkpoint.Memory], have no such instance.
+func WithSecondInstance(open func(t *testing.T, s checkpoint.Saver) checkpoint.Saver) Option {
+	return func(o *options) { o.secondInstance = open }
 }
 
 type testCase struct {
@@ -50,7 +80,9 @@ type testCase struct {
 	name string
 	// explanation states the promise the case checks.
 	explanation string
-	run         func(e *env)
+	// twoInstances marks a case that needs env.s2.
+	twoInstances bool
+	run          func(e *env)
 }
 
 var cases = []testCase{
@@ -212,7 +244,12 @@ var cases = []testCase{
 				vals := th.values[fork.cp.ID]
 				old := string(vals["messages"])
 				next := old[:len(old)-1] + fmt.Sprintf(`,{"role":"ai","text":"fork %d"}]`, i)
-				fork = th.put(fork, meta("fork", 61+i), map[string]string{"messages": next})
+				changes := map[string]string{"messages": next}
+				if i == 0 {
+					fork = th.fork(fork, meta("fork", 61+i), changes)
+				} else {
+					fork = th.put(fork, meta("fork", 61+i), changes)
+				}
 				nodes = append(nodes, fork)
 			}
 			for _, n := range nodes {
@@ -223,13 +260,13 @@ var cases = []testCase{
 	},
 	{
 		name:        "fork-branches-independent",
-		explanation: "two checkpoints with the same parent (a fork) keep their own values and parents; neither branch sees the other's writes",
+		explanation: "two checkpoints with the same parent (a fork, put with Fork set) keep their own values and parents; neither branch sees the other's writes",
 		run: func(e *env) {
 			th := e.thread("t1", "")
 			root := th.put(nil, meta("input", -1), map[string]string{"a": `["x"]`, "b": `0`})
 			left := th.put(root, meta("loop", 0), map[string]string{"a": `["x","left"]`})
-			right := th.put(root, meta("fork", 0), map[string]string{"a": `["x","right"]`, "b": `1`})
-			left2 := th.put(left, meta("loop", 1), map[string]string{"a": `["x","left","left2"]`})
+			right := th.fork(root, meta("fork", 0), map[string]string{"a": `["x","right"]`, "b": `1`})
+			left2 := th.fork(left, meta("loop", 1), map[string]string{"a": `["x","left","left2"]`})
 			for _, n := range []*node{root, left, right, left2} {
 				e.requireTuple(th.want(n), e.get(ref(n)))
 			}
@@ -401,7 +438,7 @@ var cases = []testCase{
 				require.NoError(e.t, err)
 				count++
 				e.putWrites(ref(&node{cp: &tup.Checkpoint}), checkpoint.Write{TaskID: "t", Channel: "a", Value: []byte(`0`)})
-				th.put(n, meta("loop", 10+count), map[string]string{"b": fmt.Sprint(count)})
+				n = th.put(n, meta("loop", 10+count), map[string]string{"b": fmt.Sprint(count)})
 				e.get(checkpoint.Ref{ThreadID: "t1"})
 			}
 			require.Equal(e.t, 2, count)
@@ -556,12 +593,13 @@ var cases = []testCase{
 			const shape = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 			cp := cloneCheckpoint(n.cp)
 			id := checkpoint.NewID()
-			cp.ID, cp.Frontier, cp.Shape = id, slices.Clone(frontier), shape
+			cp.ID, cp.ParentID, cp.Frontier, cp.Shape = id, n.cp.ID, slices.Clone(frontier), shape
 			require.NoError(e.t, e.s.Put(e.ctx, cp))
 			got := e.get(checkpoint.Ref{ThreadID: "t1", ID: id})
 			require.Equal(e.t, frontier, got.Frontier)
 			require.Equal(e.t, shape, got.Shape)
 			cp = cloneCheckpoint(n.cp)
+			cp.ParentID = id
 			id = checkpoint.NewID()
 			cp.ID, cp.Frontier, cp.Shape = id, nil, ""
 			require.NoError(e.t, e.s.Put(e.ctx, cp))
@@ -856,6 +894,9 @@ type env struct {
 	t   *testing.T
 	ctx context.Context
 	s   checkpoint.Saver
+	// s2 is a second instance on the database of s, for the cases with
+	// twoInstances set.
+	s2 checkpoint.Saver
 }
 
 // node is a checkpoint as put, with the full values it should read back.
@@ -880,6 +921,29 @@ func (e *env) thread(id, ns string) *history {
 // the channels of changes to new versions and drops the removed channels.
 func (h *history) put(parent *node, md checkpoint.Metadata, changes map[string]string, removed ...string) *node {
 	h.e.t.Helper()
+	return h.putOn(h.e.s, parent, false, md, changes, removed...)
+}
+
+// fork is put for a checkpoint that deliberately branches from parent,
+// which need not be the latest checkpoint (see [checkpoint.Checkpoint.Fork]).
+func (h *history) fork(parent *node, md checkpoint.Metadata, changes map[string]string) *node {
+	h.e.t.Helper()
+	return h.putOn(h.e.s, parent, true, md, changes)
+}
+
+// putOn is put through s, of a fork if fork is set.
+func (h *history) putOn(s checkpoint.Saver, parent *node, fork bool, md checkpoint.Metadata, changes map[string]string, removed ...string) *node {
+	h.e.t.Helper()
+	cp, values := h.next(parent, md, changes, removed...)
+	cp.Fork = fork
+	n, err := h.try(s, cp, values)
+	require.NoError(h.e.t, err, "Put")
+	return n
+}
+
+// next returns, without storing it, the checkpoint following parent that
+// put would store, and the full values it should read back with.
+func (h *history) next(parent *node, md checkpoint.Metadata, changes map[string]string, removed ...string) (*checkpoint.Checkpoint, map[string][]byte) {
 	versions := map[string]int64{}
 	values := map[string][]byte{}
 	cp := &checkpoint.Checkpoint{
@@ -908,10 +972,7 @@ func (h *history) put(parent *node, md checkpoint.Metadata, changes map[string]s
 	}
 	cp.Channels = channelsOf(versions, changed)
 	cp.Frontier = []byte("frontier of " + cp.ID)
-	stored := cloneCheckpoint(cp) // Put owns cp
-	require.NoError(h.e.t, h.e.s.Put(h.e.ctx, cp), "Put")
-	h.values[stored.ID] = values
-	return &node{cp: stored}
+	return cp, values
 }
 
 // cloneCheckpoint returns a deep copy of cp, to pass to Put (which owns
@@ -972,7 +1033,13 @@ func (e *env) linear(thread, ns string, n int) []string {
 
 func (e *env) get(r checkpoint.Ref) *checkpoint.Tuple {
 	e.t.Helper()
-	t, err := e.s.Get(e.ctx, r)
+	return e.getOn(e.s, r)
+}
+
+// getOn is get from the saver s.
+func (e *env) getOn(s checkpoint.Saver, r checkpoint.Ref) *checkpoint.Tuple {
+	e.t.Helper()
+	t, err := s.Get(e.ctx, r)
 	require.NoError(e.t, err, "Get(%+v)", r)
 	require.NotNil(e.t, t, "Get(%+v)", r)
 	return t

@@ -14,8 +14,9 @@ import (
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
-// Saver is a [checkpoint.Saver] and [checkpoint.ThreadDeleter] backed by
-// PostgreSQL. It is safe for concurrent use. Create one with [Open].
+// Saver is a [checkpoint.Saver], [checkpoint.ThreadDeleter] and
+// [checkpoint.Leaser] backed by PostgreSQL. It is safe for concurrent use.
+// Create one with [Open].
 type Saver struct {
 	pool   *pgxpool.Pool
 	fanout int
@@ -175,6 +176,14 @@ var migrations = [][]string{{
 		task_path     text NOT NULL,
 		value         bytea NOT NULL,
 		PRIMARY KEY (thread_id, ns, checkpoint_id, task_id, idx)
+	)`,
+}, {
+	// Version 2: thread leases (lease.go).
+	`CREATE TABLE agentgraph_leases (
+		thread_id  text COLLATE "C" PRIMARY KEY,
+		holder     text NOT NULL,
+		token      text NOT NULL,
+		expires_at timestamptz NOT NULL
 	)`,
 }}
 

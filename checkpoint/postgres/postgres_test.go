@@ -34,9 +34,15 @@ func open(t *testing.T, schema string, opts ...postgres.Option) *postgres.Saver 
 
 func TestConformance(t *testing.T) {
 	pgdbtest.URL(t)
+	schemas := map[checkpoint.Saver]string{} // subtests run one at a time
 	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
-		return open(t, freshSchema(t))
-	})
+		schema := freshSchema(t)
+		s := open(t, schema)
+		schemas[s] = schema
+		return s
+	}, checkpointtest.WithSecondInstance(func(t *testing.T, s checkpoint.Saver) checkpoint.Saver {
+		return open(t, schemas[s])
+	}))
 }
 
 func TestOpenUnreachableServerNamesHost(t *testing.T) {

@@ -2,9 +2,12 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"iter"
 	"maps"
 	"slices"
@@ -34,26 +37,29 @@ const (
 	// selectPaths returns, for each channel $3[i] at version $4[i], the
 	// blob of that version and the blobs its chain of delta bases leads
 	// to. The LIMIT 1 subqueries (on a primary key) keep the planner from
-	// turning the lookups into hash joins over a thread's blobs.
+	// turning the lookups into hash joins over a thread's blobs. A base is
+	// always an older version: the chain stops at a blob whose base is
+	// not, so that a damaged base column cannot make the query loop (the
+	// path then does not decode).
 	selectPaths = `
 WITH RECURSIVE path AS (
-	SELECT b.channel, b.version, b.base, b.depth, b.size, b.data
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.hash, b.data
 	FROM unnest($3::text[], $4::bigint[]) AS w(channel, version)
 	CROSS JOIN LATERAL (
-		SELECT x.channel, x.version, x.base, x.depth, x.size, x.data FROM agentgraph_blobs AS x
+		SELECT x.channel, x.version, x.base, x.depth, x.size, x.hash, x.data FROM agentgraph_blobs AS x
 		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = w.channel AND x.version = w.version
 		LIMIT 1
 	) AS b
 	UNION ALL
-	SELECT b.channel, b.version, b.base, b.depth, b.size, b.data
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.hash, b.data
 	FROM path AS p
 	CROSS JOIN LATERAL (
-		SELECT x.channel, x.version, x.base, x.depth, x.size, x.data FROM agentgraph_blobs AS x
-		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = p.channel AND x.version = p.base
+		SELECT x.channel, x.version, x.base, x.depth, x.size, x.hash, x.data FROM agentgraph_blobs AS x
+		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = p.channel AND x.version = p.base AND p.base < p.version
 		LIMIT 1
 	) AS b
 )
-SELECT channel, version, base, depth, size, data FROM path`
+SELECT channel, version, base, depth, size, hash, data FROM path`
 
 	// selectPrevPaths is like selectPaths without the data, but with the
 	// hash of each value, and starts, for each channel, from the highest
@@ -72,7 +78,7 @@ WITH RECURSIVE path AS (
 	FROM path AS p
 	CROSS JOIN LATERAL (
 		SELECT x.channel, x.version, x.base, x.depth, x.size, x.hash FROM agentgraph_blobs AS x
-		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = p.channel AND x.version = p.base
+		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = p.channel AND x.version = p.base AND p.base < p.version
 		LIMIT 1
 	) AS b
 )
@@ -80,6 +86,14 @@ SELECT channel, version, base, depth, size, hash FROM path`
 
 	selectWrites = `SELECT task_id, task_path, idx, channel, value FROM agentgraph_writes
 	WHERE thread_id = $1 AND ns = $2 AND checkpoint_id = $3 ORDER BY task_id, idx`
+
+	// lockThread takes the transaction's lock on the Puts of one thread
+	// and namespace (see threadLockKey).
+	lockThread = `SELECT pg_advisory_xact_lock($1)`
+	// selectLatestOther returns the ID of the latest checkpoint of a
+	// thread and namespace other than the given one.
+	selectLatestOther = `SELECT id FROM agentgraph_checkpoints
+	WHERE thread_id = $1 AND ns = $2 AND id <> $3 ORDER BY id DESC LIMIT 1`
 
 	insertBlob = `INSERT INTO agentgraph_blobs (thread_id, ns, channel, version, base, depth, size, hash, data)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`
@@ -139,7 +153,7 @@ func getTuple(ctx context.Context, q querier, ref checkpoint.Ref) (*checkpoint.T
 	if err != nil {
 		return nil, err
 	}
-	if err := sqlsaver.SetValues(t.Channels, paths); err != nil {
+	if err := sqlsaver.SetValues(t, paths); err != nil {
 		return nil, err
 	}
 	rows, err = br.Query()
@@ -186,8 +200,9 @@ func versionArrays(chs []checkpoint.Channel) ([]string, []int64) {
 	return channels, versions
 }
 
-// scanPaths reads paths of blobs whose last column is the data (withData)
-// or the hash of the value.
+// scanPaths reads paths of blobs whose last columns are the hash of the
+// value and, withData, the data. A hash of the wrong length is left zero:
+// it matches no value.
 func scanPaths(rows pgx.Rows, withData bool) (map[string][]deltas.Blob, error) {
 	defer rows.Close()
 	paths := make(map[string][]deltas.Blob)
@@ -195,14 +210,16 @@ func scanPaths(rows pgx.Rows, withData bool) (map[string][]deltas.Blob, error) {
 		var ch string
 		var b deltas.Blob
 		var base *int64
-		var last []byte
-		if err := rows.Scan(&ch, &b.Version, &base, &b.Depth, &b.Size, &last); err != nil {
+		var hash []byte
+		dest := []any{&ch, &b.Version, &base, &b.Depth, &b.Size, &hash}
+		if withData {
+			dest = append(dest, &b.Data)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		if withData {
-			b.Data = last
-		} else {
-			copy(b.Hash[:], last)
+		if len(hash) == len(b.Hash) {
+			copy(b.Hash[:], hash)
 		}
 		if base != nil {
 			b.Delta, b.Base = true, *base
@@ -213,7 +230,19 @@ func scanPaths(rows pgx.Rows, withData bool) (map[string][]deltas.Blob, error) {
 }
 
 // Put implements [checkpoint.Saver]. The checkpoint row and the blobs of
-// its changed channels are written in one transaction.
+// its changed channels are written in one transaction, which also checks
+// that cp neither forks its thread silently nor stores another value under
+// a stored version (see [checkpoint.Saver.Put]).
+//
+// The checks are race-free although transactions run at READ COMMITTED:
+// the transaction first takes a transaction-level advisory lock on cp's
+// thread and namespace, which every Put of them takes, and reads the
+// latest checkpoint and the stored versions in later statements, each of
+// which sees what was committed before it started, so after the lock was
+// granted: everything the previous holders of the lock wrote. Another Put
+// of the thread and namespace cannot write until this one commits or rolls
+// back. The lock, the reads and (when no channel changed) the write are
+// sent as one batch, so the checks add no round trip.
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put: %w", err)
@@ -236,38 +265,88 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
-		if len(changed) > 0 {
-			channels, vs := versionArrays(changed)
-			rows, err := tx.Query(ctx, selectPrevPaths, cp.ThreadID, cp.Namespace, channels, vs)
-			if err != nil {
-				return err
-			}
-			prev, err := scanPaths(rows, false)
-			if err != nil {
-				return err
-			}
-			for _, ch := range changed {
-				path := prev[ch.Name]
-				if slices.ContainsFunc(path, func(b deltas.Blob) bool { return b.Version == ch.Version }) {
-					continue // stored by an earlier checkpoint: keep the first
-				}
-				blob := deltas.Encode(ch.Version, ch.Value, path, s.fanout)
-				var base *int64
-				if blob.Delta {
-					base = &blob.Base
-				}
-				b.Queue(insertBlob, cp.ThreadID, cp.Namespace, ch.Name, ch.Version, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data)
-			}
-		}
+	upsert := func(b *pgx.Batch) {
 		b.Queue(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versionsJSON), sqlsaver.NotNull(cp.Frontier), cp.Shape)
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The lock and the reads are separate statements: a statement
+		// that took the lock would read with the snapshot it started with.
+		b := &pgx.Batch{}
+		b.Queue(lockThread, threadLockKey(cp.ThreadID, cp.Namespace))
+		var latest string
+		if !cp.Fork {
+			b.Queue(selectLatestOther, cp.ThreadID, cp.Namespace, cp.ID).QueryRow(func(row pgx.Row) error {
+				if err := row.Scan(&latest); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+					return err
+				}
+				return nil
+			})
+		}
+		// conflict is checked once the batch is read (an error returned by
+		// a callback would drop the connection's prepared statements).
+		conflict := func() error {
+			if cp.Fork || latest == cp.ParentID {
+				return nil
+			}
+			return &checkpoint.ConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, CheckpointID: cp.ID, ParentID: cp.ParentID, LatestID: latest}
+		}
+		if len(changed) == 0 {
+			// Written before the check is read; a conflict rolls it back.
+			upsert(b)
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			return conflict()
+		}
+		var prev map[string][]deltas.Blob
+		channels, vs := versionArrays(changed)
+		b.Queue(selectPrevPaths, cp.ThreadID, cp.Namespace, channels, vs).Query(func(rows pgx.Rows) error {
+			var err error
+			prev, err = scanPaths(rows, false)
+			return err
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		if err := conflict(); err != nil {
+			return err
+		}
+		b = &pgx.Batch{}
+		for _, ch := range changed {
+			path := prev[ch.Name]
+			if i := slices.IndexFunc(path, func(b deltas.Blob) bool { return b.Version == ch.Version }); i >= 0 {
+				if path[i].Hash != sha256.Sum256(ch.Value) {
+					return &checkpoint.VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: ch.Name, Version: ch.Version}
+				}
+				continue // stored by an earlier checkpoint: keep the first
+			}
+			blob := deltas.Encode(ch.Version, ch.Value, path, s.fanout)
+			var base *int64
+			if blob.Delta {
+				base = &blob.Base
+			}
+			b.Queue(insertBlob, cp.ThreadID, cp.Namespace, ch.Name, ch.Version, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data)
+		}
+		upsert(b)
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint/postgres: put thread %q namespace %q id %q: %w", cp.ThreadID, cp.Namespace, cp.ID, err)
 	}
 	return nil
+}
+
+// threadLockKey returns the key of the advisory lock that serializes the
+// Puts of a thread and namespace. Keys are hashes, so two threads may share
+// one: their Puts then wait for each other, which is slower, not wrong.
+func threadLockKey(thread, ns string) int64 {
+	h := fnv.New64a()
+	var n [binary.MaxVarintLen64]byte
+	h.Write([]byte("agentgraph/checkpoint/postgres put\x00"))
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(thread)))])
+	h.Write([]byte(thread))
+	h.Write([]byte(ns))
+	return int64(h.Sum64())
 }
 
 // PutWrites implements [checkpoint.Saver]. All writes are stored in one
@@ -329,13 +408,14 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 		return nil, nil // matches nothing, as Metadata.Matches
 	}
 	contains := map[string]any{}
+	var conds []string
 	for _, k := range slices.Sorted(maps.Keys(filter)) {
 		want := filter[k]
 		if f, ok := want.(float64); ok {
 			// jsonb compares numbers exactly; Matches compares them as
 			// float64, so compare as float8 here.
 			p := arg(k)
-			where = append(where, fmt.Sprintf("jsonb_typeof(metadata -> %s) = 'number' AND (metadata ->> %s)::float8 = %s::float8", p, p, arg(f)))
+			conds = append(conds, fmt.Sprintf("jsonb_typeof(metadata -> %s) = 'number' AND (metadata ->> %s)::float8 = %s::float8", p, p, arg(f)))
 			continue
 		}
 		contains[k] = want
@@ -345,7 +425,12 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 		if err != nil {
 			return nil, err
 		}
-		where = append(where, "metadata @> "+arg(string(b))+"::jsonb")
+		conds = append(conds, "metadata @> "+arg(string(b))+"::jsonb")
+	}
+	if len(conds) > 0 {
+		// Metadata that is not an object passes, for Matches to report
+		// it.
+		where = append(where, "(jsonb_typeof(metadata) <> 'object' OR ("+strings.Join(conds, " AND ")+"))")
 	}
 	q := `SELECT thread_id, ns, id, metadata FROM agentgraph_checkpoints`
 	if len(where) > 0 {
@@ -369,7 +454,7 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 		}
 		if len(opts.Filter) > 0 {
 			// The SQL filter is necessary, not sufficient.
-			match, err := sqlsaver.Matches(meta, r.ID, opts.Filter)
+			match, err := sqlsaver.Matches(meta, r, opts.Filter)
 			if err != nil {
 				return nil, err
 			}

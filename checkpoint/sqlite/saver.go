@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -37,7 +38,8 @@ const (
 )
 
 // getTuple reads a checkpoint with its values and pending writes in one
-// read transaction.
+// read transaction. Stored data that cannot be read back, the database
+// file's damage included, gives a [*checkpoint.CorruptError].
 func (s *Saver) getTuple(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
 	var t *checkpoint.Tuple
 	err := s.db.Read(ctx, func(tx sqlitedb.Tx) error {
@@ -45,62 +47,86 @@ func (s *Saver) getTuple(ctx context.Context, ref checkpoint.Ref) (*checkpoint.T
 		t, err = readTuple(tx, ref)
 		return err
 	})
-	return t, err
-}
-
-func readTuple(tx sqlitedb.Tx, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
-	var row *sql.Row
-	if ref.ID == "" {
-		row = tx.QueryRow(selectLatest, ref.ThreadID, ref.Namespace)
-	} else {
-		row = tx.QueryRow(selectByID, ref.ThreadID, ref.Namespace, ref.ID)
-	}
-	t, err := scanCheckpoint(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, checkpoint.ErrNotFound
-	}
 	if err != nil {
-		return nil, err
-	}
-	if err := loadValues(tx, t); err != nil {
-		return nil, err
-	}
-	if err := loadWrites(tx, t); err != nil {
-		return nil, err
+		if t != nil {
+			ref = checkpoint.Ref{ThreadID: t.ThreadID, Namespace: t.Namespace, ID: t.ID}
+		}
+		return nil, corruptFile(ref, err)
 	}
 	return t, nil
 }
 
-func scanCheckpoint(row interface{ Scan(...any) error }) (*checkpoint.Tuple, error) {
-	t := new(checkpoint.Tuple)
+// readTuple reads the checkpoint ref names. After its row is read, it
+// returns the checkpoint even with an error, so the error can name it.
+func readTuple(tx sqlitedb.Tx, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	var rows *sql.Rows
+	var err error
+	if ref.ID == "" {
+		rows, err = tx.Query(selectLatest, ref.ThreadID, ref.Namespace)
+	} else {
+		rows, err = tx.Query(selectByID, ref.ThreadID, ref.Namespace, ref.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, checkpoint.ErrNotFound
+	}
+	t, err := scanCheckpoint(ref, rows)
+	if err != nil {
+		return t, err
+	}
+	if err := rows.Close(); err != nil {
+		return t, err
+	}
+	if err := loadValues(tx, t); err != nil {
+		return t, err
+	}
+	if err := loadWrites(tx, t); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// scanCheckpoint reads the checkpoint row of ref that rows is at. A row
+// that does not convert to a checkpoint (SQLite does not enforce column
+// types) gives a [*checkpoint.CorruptError].
+func scanCheckpoint(ref checkpoint.Ref, rows *sql.Rows) (*checkpoint.Tuple, error) {
+	t := &checkpoint.Tuple{Checkpoint: checkpoint.Checkpoint{ThreadID: ref.ThreadID, Namespace: ref.Namespace, ID: ref.ID}}
 	var created sql.NullInt64
 	var meta, versions []byte
-	if err := row.Scan(&t.ThreadID, &t.Namespace, &t.ID, &t.ParentID, &created, &meta, &versions, &t.Frontier, &t.Shape); err != nil {
-		return nil, err
+	if err := rows.Scan(&t.ThreadID, &t.Namespace, &t.ID, &t.ParentID, &created, &meta, &versions, &t.Frontier, &t.Shape); err != nil {
+		return t, scanError(t, "checkpoint", err)
 	}
 	if created.Valid {
 		t.CreatedAt = time.Unix(0, created.Int64).UTC()
 	}
 	if err := sqlsaver.DecodeColumns(t, meta, versions); err != nil {
-		return nil, err
+		return t, err
 	}
 	return t, nil
 }
 
 // selectPaths returns, for every channel of the JSON object ?3 (channel →
 // version), the blob of that version and the blobs its chain of delta
-// bases leads to.
+// bases leads to. A base is always an older version: the chain stops at a
+// blob whose base is not, so that a damaged base column cannot make the
+// query loop (the path then does not decode).
 const selectPaths = `
-WITH RECURSIVE path(channel, version, base, depth, size, data) AS (
-	SELECT b.channel, b.version, b.base, b.depth, b.size, b.data
+WITH RECURSIVE path(channel, version, base, depth, size, hash, data) AS (
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.hash, b.data
 	FROM json_each(?3) AS w CROSS JOIN blobs AS b
 	ON b.thread_id = ?1 AND b.ns = ?2 AND b.channel = w.key AND b.version = w.value
 	UNION ALL
-	SELECT b.channel, b.version, b.base, b.depth, b.size, b.data
+	SELECT b.channel, b.version, b.base, b.depth, b.size, b.hash, b.data
 	FROM path AS p CROSS JOIN blobs AS b
-	ON b.thread_id = ?1 AND b.ns = ?2 AND b.channel = p.channel AND b.version = p.base
+	ON b.thread_id = ?1 AND b.ns = ?2 AND b.channel = p.channel AND b.version = p.base AND p.base < p.version
 )
-SELECT channel, version, base, depth, size, data FROM path`
+SELECT channel, version, base, depth, size, hash, data FROM path`
 
 func loadValues(tx sqlitedb.Tx, t *checkpoint.Tuple) error {
 	if len(t.Channels) == 0 {
@@ -110,14 +136,16 @@ func loadValues(tx sqlitedb.Tx, t *checkpoint.Tuple) error {
 	if err != nil {
 		return err
 	}
-	paths, err := queryPaths(tx, selectPaths, t.ThreadID, t.Namespace, string(versions))
+	paths, err := queryPaths(tx, t, selectPaths, t.ThreadID, t.Namespace, string(versions))
 	if err != nil {
 		return err
 	}
-	return sqlsaver.SetValues(t.Channels, paths)
+	return sqlsaver.SetValues(t, paths)
 }
 
-func queryPaths(tx sqlitedb.Tx, query string, args ...any) (map[string][]deltas.Blob, error) {
+// queryPaths reads the paths of blobs of t's channels; a row that does not
+// convert to a blob gives a [*checkpoint.CorruptError] naming t.
+func queryPaths(tx sqlitedb.Tx, t *checkpoint.Tuple, query string, args ...any) (map[string][]deltas.Blob, error) {
 	rows, err := tx.Query(query, args...)
 	if err != nil {
 		return nil, err
@@ -128,9 +156,14 @@ func queryPaths(tx sqlitedb.Tx, query string, args ...any) (map[string][]deltas.
 		var ch string
 		var b deltas.Blob
 		var base sql.NullInt64
-		if err := rows.Scan(&ch, &b.Version, &base, &b.Depth, &b.Size, &b.Data); err != nil {
-			return nil, err
+		var hash []byte
+		if err := rows.Scan(&ch, &b.Version, &base, &b.Depth, &b.Size, &hash, &b.Data); err != nil {
+			return nil, scanError(t, "blob", err)
 		}
+		if len(hash) != len(b.Hash) {
+			return nil, sqlsaver.Corrupt(t, fmt.Errorf("channel %q version %d: hash of %d bytes", ch, b.Version, len(hash)))
+		}
+		copy(b.Hash[:], hash)
 		b.Delta, b.Base = base.Valid, base.Int64
 		paths[ch] = append(paths[ch], b)
 	}
@@ -140,6 +173,8 @@ func queryPaths(tx sqlitedb.Tx, query string, args ...any) (map[string][]deltas.
 const selectWrites = `SELECT task_id, task_path, idx, channel, value FROM writes
 	WHERE thread_id = ? AND ns = ? AND checkpoint_id = ? ORDER BY task_id, idx`
 
+// loadWrites reads t's pending writes; a row that does not convert to a
+// write gives a [*checkpoint.CorruptError] naming t.
 func loadWrites(tx sqlitedb.Tx, t *checkpoint.Tuple) error {
 	rows, err := tx.Query(selectWrites, t.ThreadID, t.Namespace, t.ID)
 	if err != nil {
@@ -149,7 +184,7 @@ func loadWrites(tx sqlitedb.Tx, t *checkpoint.Tuple) error {
 	for rows.Next() {
 		var w checkpoint.Write
 		if err := rows.Scan(&w.TaskID, &w.TaskPath, &w.Idx, &w.Channel, &w.Value); err != nil {
-			return err
+			return scanError(t, "pending write", err)
 		}
 		t.PendingWrites = append(t.PendingWrites, w)
 	}
@@ -170,14 +205,15 @@ WITH RECURSIVE path(version, base, depth, size, hash) AS (
 	UNION ALL
 	SELECT b.version, b.base, b.depth, b.size, b.hash
 	FROM path AS p CROSS JOIN blobs AS b
-	ON b.thread_id = ?1 AND b.ns = ?2 AND b.channel = ?3 AND b.version = p.base
+	ON b.thread_id = ?1 AND b.ns = ?2 AND b.channel = ?3 AND b.version = p.base AND p.base < p.version
 )
 SELECT version, base, depth, size, hash FROM path`
 
 // prevPath returns what deltas.Encode needs to store version v of a
 // channel: the metadata of the highest stored version below v and, when
 // the next delta is taken against an older version, of its whole path. It
-// reports whether version v itself is already stored.
+// reports whether version v itself is already stored; then path holds only
+// the metadata of version v.
 func (s *Saver) prevPath(tx sqlitedb.Tx, thread, ns, channel string, v int64) (path []deltas.Blob, exists bool, err error) {
 	leaf, err := scanMeta(tx.QueryRow(selectLeaf, thread, ns, channel, v))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -187,7 +223,7 @@ func (s *Saver) prevPath(tx sqlitedb.Tx, thread, ns, channel string, v int64) (p
 		return nil, false, err
 	}
 	if leaf.Version == v {
-		return nil, true, nil
+		return []deltas.Blob{leaf}, true, nil
 	}
 	if deltas.BaseDepth(leaf.Depth, s.fanout) == leaf.Depth {
 		return []deltas.Blob{leaf}, false, nil
@@ -219,11 +255,22 @@ func scanMeta(row interface{ Scan(...any) error }) (deltas.Blob, error) {
 	return b, nil
 }
 
+// selectLatestOther returns the ID of the latest checkpoint of a thread and
+// namespace other than the given one.
+const selectLatestOther = `SELECT id FROM checkpoints
+	WHERE thread_id = ?1 AND ns = ?2 AND id <> ?3 ORDER BY id DESC LIMIT 1`
+
 const (
 	insertBlob = `INSERT INTO blobs (thread_id, ns, channel, version, base, depth, size, hash, data)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	// upsertCheckpoint writes a checkpoint row if it is a fork (?10) or
+	// its parent (?4) is the latest other checkpoint of its thread and
+	// namespace ("" for none), and writes nothing otherwise. The check
+	// is part of the statement, which is prepared, rather than a query of
+	// its own.
 	upsertCheckpoint = `INSERT INTO checkpoints (thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
+		WHERE ?10 OR ?4 = coalesce((` + selectLatestOther + `), '')
 		ON CONFLICT (thread_id, ns, id) DO UPDATE SET
 			parent_id = excluded.parent_id, created_at = excluded.created_at, metadata = excluded.metadata,
 			versions = excluded.versions, frontier = excluded.frontier, shape = excluded.shape`
@@ -234,7 +281,12 @@ const (
 )
 
 // Put implements [checkpoint.Saver]. The checkpoint row and the blobs of
-// its changed channels are written in one transaction.
+// its changed channels are written in one transaction, which also checks
+// that cp neither forks its thread silently nor stores another value under
+// a stored version (see [checkpoint.Saver.Put]). Write transactions begin
+// IMMEDIATE, taking the database's write lock, so no other connection or
+// process writes between the checks and the writes: the checks are
+// race-free.
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put: %w", err)
@@ -258,6 +310,17 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
 	err = s.db.Write(ctx, func(tx sqlitedb.Tx) error {
+		res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return parentConflict(tx, cp)
+		}
 		for _, c := range changed {
 			ch, v := c.Name, c.Version
 			path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, ch, v)
@@ -265,6 +328,9 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 				return fmt.Errorf("channel %q: %w", ch, err)
 			}
 			if exists {
+				if path[0].Hash != sha256.Sum256(c.Value) {
+					return &checkpoint.VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: ch, Version: v}
+				}
 				continue // stored by an earlier checkpoint: keep the first
 			}
 			b := deltas.Encode(v, c.Value, path, s.fanout)
@@ -276,13 +342,24 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 				return fmt.Errorf("channel %q: %w", ch, err)
 			}
 		}
-		_, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape)
-		return err
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put thread %q namespace %q id %q: %w", cp.ThreadID, cp.Namespace, cp.ID, err)
 	}
 	return nil
+}
+
+// parentConflict returns the [*checkpoint.ConflictError] of cp, whose row
+// upsertCheckpoint did not write: its parent is not the latest checkpoint
+// of its thread and namespace.
+func parentConflict(tx sqlitedb.Tx, cp *checkpoint.Checkpoint) error {
+	var latest string
+	err := tx.QueryRow(selectLatestOther, cp.ThreadID, cp.Namespace, cp.ID).Scan(&latest)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return &checkpoint.ConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, CheckpointID: cp.ID, ParentID: cp.ParentID, LatestID: latest}
 }
 
 // PutWrites implements [checkpoint.Saver]. All writes are stored in one
@@ -343,8 +420,12 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 	if !ok {
 		return nil, nil // the filter matches nothing
 	}
-	where = append(where, conds...)
-	args = append(args, fargs...)
+	if len(conds) > 0 {
+		// Metadata that is not a JSON object passes, for Matches to
+		// report it.
+		where = append(where, "(NOT json_valid(metadata) OR json_type(metadata) <> 'object' OR ("+strings.Join(conds, " AND ")+"))")
+		args = append(args, fargs...)
+	}
 	q := `SELECT thread_id, ns, id, metadata FROM checkpoints`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -370,7 +451,7 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 			}
 			if len(opts.Filter) > 0 {
 				// The SQL filter is necessary, not sufficient.
-				match, err := sqlsaver.Matches(meta, r.ID, opts.Filter)
+				match, err := sqlsaver.Matches(meta, r, opts.Filter)
 				if err != nil {
 					return err
 				}
@@ -385,7 +466,14 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 		}
 		return rows.Err()
 	})
-	return refs, err
+	if err != nil {
+		ns := ""
+		if opts.Namespace != nil {
+			ns = *opts.Namespace
+		}
+		return nil, corruptFile(checkpoint.Ref{ThreadID: threadID, Namespace: ns}, err)
+	}
+	return refs, nil
 }
 
 // filterSQL returns conditions that every checkpoint whose metadata

@@ -12,8 +12,9 @@ import (
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 )
 
-// Saver is a [checkpoint.Saver] and [checkpoint.ThreadDeleter] backed by a
-// SQLite file. It is safe for concurrent use. Create one with [Open].
+// Saver is a [checkpoint.Saver], [checkpoint.ThreadDeleter] and
+// [checkpoint.Leaser] backed by a SQLite file. It is safe for concurrent
+// use. Create one with [Open].
 type Saver struct {
 	path   string // for the package's tests
 	db     *sqlitedb.DB
@@ -82,6 +83,11 @@ func (e *SchemaVersionError) Error() string {
 // Open opens the SQLite database at path, creating it if needed, and runs
 // any pending schema migrations. path ":memory:" opens a private in-memory
 // database. Close the Saver when done.
+//
+// A file that exists but is empty (a truncated database), or that SQLite
+// finds damaged or not a database, fails with a [*CorruptFileError]. An
+// empty file is first given the busy timeout to grow, in case another
+// process is creating the database.
 func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 	o := options{busyTimeout: 5 * time.Second, fanout: deltas.DefaultFanout, readers: max(4, runtime.GOMAXPROCS(0)), synchronous: "NORMAL"}
 	for _, opt := range opts {
@@ -102,9 +108,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 		Migrations:      migrations,
 		WriteQueries:    writeQueries,
 		ReadQueries:     readQueries,
+		ErrCorrupt:      checkpoint.ErrCorrupt,
 	})
 	if v, ok := errors.AsType[*sqlitedb.VersionError](err); ok {
 		return nil, &SchemaVersionError{Path: path, Found: v.Found, Supported: v.Supported}
+	}
+	if c, ok := errors.AsType[*CorruptFileError](fileError(err)); ok {
+		return nil, c
 	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint/sqlite: open %s: %w", path, err)
@@ -159,6 +169,15 @@ var migrations = [][]string{{
 			value         BLOB NOT NULL,
 			PRIMARY KEY (thread_id, ns, checkpoint_id, task_id, idx)
 		)`,
+}, {
+	// Version 2: thread leases (lease.go); expires_at is in Unix
+	// nanoseconds.
+	`CREATE TABLE leases (
+			thread_id  TEXT PRIMARY KEY NOT NULL,
+			holder     TEXT NOT NULL,
+			token      TEXT NOT NULL,
+			expires_at INTEGER NOT NULL
+		)`,
 }}
 
 // SchemaVersion is the schema version this package writes.
@@ -166,6 +185,6 @@ func SchemaVersion() int { return len(migrations) }
 
 // writeQueries and readQueries are prepared when the Saver opens.
 var (
-	writeQueries = []string{selectLeaf, selectMetaPath, insertBlob, upsertCheckpoint, insertWriteIgnore, insertWriteReplace, deleteThread[0], deleteThread[1], deleteThread[2]}
+	writeQueries = []string{selectLeaf, selectMetaPath, insertBlob, upsertCheckpoint, insertWriteIgnore, insertWriteReplace, deleteThread[0], deleteThread[1], deleteThread[2], acquireLease, selectLease, renewLease, releaseLease}
 	readQueries  = []string{selectLatest, selectByID, selectPaths, selectWrites}
 )

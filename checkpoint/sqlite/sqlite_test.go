@@ -27,9 +27,15 @@ func open(t *testing.T, path string, opts ...sqlite.Option) *sqlite.Saver {
 }
 
 func TestConformance(t *testing.T) {
+	paths := map[checkpoint.Saver]string{} // subtests run one at a time
 	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
-		return open(t, filepath.Join(t.TempDir(), "checkpoints.db"))
-	})
+		path := filepath.Join(t.TempDir(), "checkpoints.db")
+		s := open(t, path)
+		paths[s] = path
+		return s
+	}, checkpointtest.WithSecondInstance(func(t *testing.T, s checkpoint.Saver) checkpoint.Saver {
+		return open(t, paths[s])
+	}))
 }
 
 func TestConformanceInMemory(t *testing.T) {

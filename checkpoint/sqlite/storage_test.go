@@ -188,6 +188,7 @@ func TestDeepSkipDeltasReadBack(t *testing.T) {
 	ctx := t.Context()
 	want := map[int64]string{}
 	list := "["
+	parent := ""
 	for v := int64(1); v <= 300; v++ {
 		switch {
 		case v%101 == 0:
@@ -197,7 +198,8 @@ func TestDeepSkipDeltasReadBack(t *testing.T) {
 		default:
 			list += fmt.Sprintf(`,%d`, v)
 		}
-		cp := &checkpoint.Checkpoint{ID: checkpoint.NewID(), ThreadID: "t", Channels: []checkpoint.Channel{{Name: "l", Version: v, Value: []byte(list + "]")}}}
+		cp := &checkpoint.Checkpoint{ID: checkpoint.NewID(), ThreadID: "t", ParentID: parent, Channels: []checkpoint.Channel{{Name: "l", Version: v, Value: []byte(list + "]")}}}
+		parent = cp.ID
 		require.NoError(t, s.Put(ctx, cp))
 		want[v] = list + "]"
 	}

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +38,10 @@ type Config struct {
 	// WriteQueries are prepared on the writer connection, ReadQueries on
 	// the read-only ones.
 	WriteQueries, ReadQueries []string
+	// ErrCorrupt, if not nil, is matched (with [errors.Is]) by every
+	// [*CorruptError] of the database, so that a backend's callers can
+	// recognise a damaged file whichever operation met it.
+	ErrCorrupt error
 }
 
 // DB is a SQLite database opened by [Open]. Close it when done.
@@ -48,6 +54,9 @@ type DB struct {
 	// and of Config.ReadQueries prepared on R. For ":memory:" they are
 	// the same map, of all the queries prepared on W.
 	WS, RS Stmts
+
+	path       string
+	errCorrupt error
 }
 
 // VersionError is returned by [Open] for a database whose recorded schema
@@ -63,6 +72,34 @@ type VersionError struct {
 func (e *VersionError) Error() string {
 	return fmt.Sprintf("schema version %d is newer than version %d", e.Found, e.Supported)
 }
+
+// CorruptError reports a database file that is damaged or is not a SQLite
+// database: SQLite said so (SQLITE_CORRUPT, SQLITE_NOTADB), or the file
+// exists with zero length, which SQLite would take for a new, empty
+// database although it can only be a truncated one (SQLite writes a
+// database's first page as it creates the file).
+type CorruptError struct {
+	// Path is the database file.
+	Path string
+	// Err is SQLite's error, or what is wrong with the file.
+	Err error
+
+	is error // Config.ErrCorrupt
+}
+
+// Error names the file and the reason.
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("database file %s is damaged or not a SQLite database: %v", e.Path, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Is reports whether target is the Config.ErrCorrupt of the database.
+func (e *CorruptError) Is(target error) bool { return e.is != nil && target == e.is }
+
+// errEmptyFile is the Err of a [*CorruptError] for a zero-length file.
+var errEmptyFile = errors.New("the file is empty (truncated)")
 
 // CheckSynchronous returns an error unless mode, in any case, is a mode of
 // PRAGMA synchronous: OFF, NORMAL, FULL or EXTRA.
@@ -80,13 +117,30 @@ func CheckSynchronous(mode string) error {
 // connection serves reads too. The file is opened in WAL mode.
 //
 // A database recorded with a schema version newer than cfg knows fails
-// with a [*VersionError].
+// with a [*VersionError]; a file that exists but is empty, or that SQLite
+// finds damaged or not a database, fails with a [*CorruptError].
 func Open(ctx context.Context, path string, cfg Config) (*DB, error) {
+	db, err := openDB(ctx, path, cfg)
+	if err != nil {
+		return nil, asCorrupt(path, cfg.ErrCorrupt, err)
+	}
+	return db, nil
+}
+
+func openDB(ctx context.Context, path string, cfg Config) (*DB, error) {
 	w := cfg.pragmas("journal_mode(WAL)", "synchronous("+cfg.Synchronous+")")
 	w.Set("_txlock", "immediate")
 
 	memory := path == ":memory:"
-	db := new(DB)
+	if !memory {
+		if err := create(ctx, path, cfg); err != nil {
+			return nil, err
+		}
+		if err := checkNotEmpty(path, cfg.ErrCorrupt); err != nil {
+			return nil, err
+		}
+	}
+	db := &DB{path: path, errCorrupt: cfg.ErrCorrupt}
 	var err error
 	if memory {
 		db.W, err = sql.Open("sqlite", ":memory:?"+w.Encode())
@@ -196,8 +250,11 @@ func (db *DB) migrate(ctx context.Context, table string, migrations [][]string) 
 // Write runs fn in a write transaction on W, retrying the whole
 // transaction (see [Retry]) while the database stays busy. An error from
 // fn rolls the transaction back.
+//
+// An error saying that the file is damaged is returned as a
+// [*CorruptError].
 func (db *DB) Write(ctx context.Context, fn func(Tx) error) error {
-	return Retry(ctx, func() error {
+	return db.corrupt(Retry(ctx, func() error {
 		tx, err := db.W.BeginTx(ctx, nil)
 		if err != nil {
 			return err
@@ -207,20 +264,34 @@ func (db *DB) Write(ctx context.Context, fn func(Tx) error) error {
 			return err
 		}
 		return tx.Commit()
-	})
+	}))
 }
 
 // Read runs fn in a read-only transaction on R, so that it sees one
-// snapshot, retrying it (see [Retry]) while the database stays busy.
+// snapshot, retrying it (see [Retry]) while the database stays busy. An
+// error saying that the file is damaged is returned as a [*CorruptError].
 func (db *DB) Read(ctx context.Context, fn func(Tx) error) error {
-	return Retry(ctx, func() error {
+	return db.corrupt(Retry(ctx, func() error {
 		tx, err := db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
 		return fn(Tx{tx, ctx, db.RS})
-	})
+	}))
+}
+
+// corrupt returns err, as a [*CorruptError] if it says that the database
+// file is damaged.
+func (db *DB) corrupt(err error) error { return asCorrupt(db.path, db.errCorrupt, err) }
+
+// asCorrupt returns err, as a [*CorruptError] for the file at path if it
+// says that the file is damaged (unless it already is one).
+func asCorrupt(path string, is, err error) error {
+	if _, ok := errors.AsType[*CorruptError](err); ok || !isCorrupt(err) {
+		return err
+	}
+	return &CorruptError{Path: path, Err: err, is: is}
 }
 
 // Stmts maps queries to the statements prepared for them. database/sql
@@ -320,6 +391,71 @@ const (
 	sqliteBusy   = 5 // SQLITE_BUSY
 	sqliteLocked = 6 // SQLITE_LOCKED
 )
+
+const (
+	sqliteCorrupt = 11 // SQLITE_CORRUPT
+	sqliteNotADB  = 26 // SQLITE_NOTADB
+)
+
+// isCorrupt reports whether err is SQLite's error for a damaged file or a
+// file that is not a database.
+func isCorrupt(err error) bool {
+	e, ok := errors.AsType[*sqlite.Error](err)
+	if !ok {
+		return false
+	}
+	c := e.Code() & 0xff
+	return c == sqliteCorrupt || c == sqliteNotADB
+}
+
+// checkNotEmpty returns a [*CorruptError] if path is a regular file of
+// zero length. Databases are created whole (see create), so an empty file
+// is a truncated one, never one being created.
+func checkNotEmpty(path string, is error) error {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 0 {
+		return nil // SQLite reports the rest
+	}
+	return &CorruptError{Path: path, Err: errEmptyFile, is: is}
+}
+
+// create makes the database at path, with its schema, if there is no file
+// there. It builds the database in a temporary file beside path and links
+// it into place, so that path never names a half-made database: a process
+// killed while creating leaves at most a stray temporary file, and an
+// empty file at path can only be a damaged one. Two processes creating one
+// path at once both succeed; the first link wins.
+func create(ctx context.Context, path string, cfg Config) error {
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	tmp := fmt.Sprintf("%s.creating-%016x", path, rand.Uint64())
+	defer func() {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			_ = os.Remove(tmp + suffix)
+		}
+	}()
+	w := cfg.pragmas("journal_mode(WAL)", "synchronous(FULL)")
+	w.Set("_txlock", "immediate")
+	sdb, err := sql.Open("sqlite", dsn(tmp, w))
+	if err != nil {
+		return err
+	}
+	sdb.SetMaxOpenConns(1)
+	db := &DB{W: sdb, path: tmp}
+	err = db.migrate(ctx, cfg.MigrationsTable, cfg.Migrations)
+	// Closing the last connection checkpoints the WAL into the file.
+	if cerr := sdb.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	return nil
+}
 
 func isBusy(err error) bool {
 	e, ok := errors.AsType[*sqlite.Error](err)

@@ -2,9 +2,12 @@ package sqlitedb
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,5 +138,101 @@ func TestKeyPath(t *testing.T) {
 		if got != want || ok != (want != "") {
 			t.Errorf("KeyPath(%q) = %q, %v; want %q", key, got, ok, want)
 		}
+	}
+}
+
+var errTestCorrupt = errors.New("test: corrupt")
+
+func TestOpenDamagedFile(t *testing.T) {
+	header := []byte("SQLite format 3\x00")
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{"empty", []byte{}},
+		{"not a database", []byte("this is not a SQLite database, only some text that is long enough to hold a header")},
+		{"header only", header},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "db")
+			require.NoError(t, os.WriteFile(path, tt.data, 0o600))
+			cfg := testConfig()
+			cfg.BusyTimeout = 0 // an empty file is refused at once
+			cfg.ErrCorrupt = errTestCorrupt
+			_, err := Open(t.Context(), path, cfg)
+			var cerr *CorruptError
+			require.ErrorAs(t, err, &cerr)
+			require.Equal(t, path, cerr.Path)
+			require.ErrorIs(t, err, errTestCorrupt)
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			require.Equal(t, int64(len(tt.data)), fi.Size(), "the file is left as it was")
+		})
+	}
+}
+
+func TestOpenCreatesMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.db")
+	open(t, path, testConfig())
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Positive(t, fi.Size())
+}
+
+func TestReadOfTruncatedFileIsCorruptError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	cfg := testConfig()
+	cfg.ErrCorrupt = errTestCorrupt
+	db, err := Open(t.Context(), path, cfg)
+	require.NoError(t, err)
+	require.NoError(t, db.Write(t.Context(), func(tx Tx) error {
+		for i := range 2000 {
+			if _, err := tx.Exec(`INSERT INTO t (k, v) VALUES (?, ?)`, fmt.Sprint(i), strings.Repeat("v", 100)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, db.Close())
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(path, fi.Size()/2))
+
+	db, err = Open(t.Context(), path, cfg)
+	if err == nil {
+		t.Cleanup(func() { db.Close() })
+		err = db.Read(t.Context(), func(tx Tx) error {
+			rows, err := tx.Query(`SELECT k, v FROM t`)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+			}
+			return rows.Err()
+		})
+	}
+	var cerr *CorruptError
+	require.ErrorAs(t, err, &cerr)
+	require.Equal(t, path, cerr.Path)
+	require.ErrorIs(t, err, errTestCorrupt)
+}
+
+// TestOpenConcurrentlyCreates opens a new file from several goroutines at
+// once: one creates it, and the others may find it still empty, which
+// must not be taken for a truncated database.
+func TestOpenConcurrentlyCreates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.db")
+	errs := make([]error, 8)
+	dbs := make([]*DB, len(errs))
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { dbs[i], errs[i] = Open(t.Context(), path, testConfig()) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err)
+		require.NoError(t, dbs[i].Close())
 	}
 }

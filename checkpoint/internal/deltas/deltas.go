@@ -35,42 +35,56 @@ type Blob struct {
 }
 
 // ErrCorrupt is wrapped by [Decode] errors for a chain of blobs that does not
-// lead from a whole value to the requested version.
+// lead from a whole value to the requested version, or that does not
+// rebuild the value its sizes and hash record.
 var ErrCorrupt = errors.New("deltas: corrupt blob chain")
 
 // Decode returns the value of the deepest blob of path, which must hold that
 // blob and every blob its chain of bases leads to, down to a whole value, in
 // any order.
+//
+// Decode trusts nothing it is given: it checks the chain's links, and that
+// each version rebuilds to its recorded size, before it allocates (so it
+// never allocates more than the blobs' data can produce), and that the
+// value it rebuilds has the deepest blob's hash.
 func Decode(path []Blob) ([]byte, error) {
 	if len(path) == 0 {
 		return nil, fmt.Errorf("%w: empty path", ErrCorrupt)
 	}
 	path = sortPath(path)
-	if len(path) == 1 && !path[0].Delta {
-		return bytes.Clone(path[0].Data), nil
-	}
 	root := path[0]
 	if root.Delta || root.Depth != 0 {
 		return nil, fmt.Errorf("%w: version %d: chain does not start at a whole value", ErrCorrupt, root.Version)
 	}
-	leaf := path[len(path)-1]
-	if leaf.Size < 0 || leaf.Size > 1<<40 {
-		return nil, fmt.Errorf("%w: version %d: size %d", ErrCorrupt, leaf.Version, leaf.Size)
+	size := int64(len(root.Data))
+	if size != root.Size {
+		return nil, fmt.Errorf("%w: version %d: %d bytes, want %d", ErrCorrupt, root.Version, size, root.Size)
 	}
-	out := make([]byte, 0, leaf.Size)
-	out = append(out, root.Data...)
 	for i := 1; i < len(path); i++ {
-		b := path[i]
-		if !b.Delta || b.Base != path[i-1].Version {
-			return nil, fmt.Errorf("%w: version %d does not follow version %d", ErrCorrupt, b.Version, path[i-1].Version)
+		b, base := path[i], path[i-1]
+		if !b.Delta || b.Base != base.Version {
+			return nil, fmt.Errorf("%w: version %d does not follow version %d", ErrCorrupt, b.Version, base.Version)
 		}
-		if len(out) == 0 || out[len(out)-1] != ']' {
+		// The base's value ends with the last byte of its blob's data
+		// (a delta's data is never empty).
+		if len(base.Data) == 0 || base.Data[len(base.Data)-1] != ']' {
 			return nil, fmt.Errorf("%w: version %d: base is not a JSON array", ErrCorrupt, b.Base)
 		}
+		if len(b.Data) == 0 {
+			return nil, fmt.Errorf("%w: version %d: empty delta", ErrCorrupt, b.Version)
+		}
+		size += int64(len(b.Data)) - 1
+		if size != b.Size {
+			return nil, fmt.Errorf("%w: version %d: rebuilds %d bytes, want %d", ErrCorrupt, b.Version, size, b.Size)
+		}
+	}
+	out := make([]byte, 0, size)
+	out = append(out, root.Data...)
+	for _, b := range path[1:] {
 		out = append(out[:len(out)-1], b.Data...)
 	}
-	if int64(len(out)) != leaf.Size {
-		return nil, fmt.Errorf("%w: version %d: rebuilt %d bytes, want %d", ErrCorrupt, leaf.Version, len(out), leaf.Size)
+	if leaf := path[len(path)-1]; sha256.Sum256(out) != leaf.Hash {
+		return nil, fmt.Errorf("%w: version %d: value does not match its hash", ErrCorrupt, leaf.Version)
 	}
 	return out, nil
 }

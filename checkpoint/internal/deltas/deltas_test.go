@@ -1,6 +1,7 @@
 package deltas
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -178,4 +179,63 @@ func join(elems []string) string {
 		out += e
 	}
 	return out
+}
+
+// chain returns the path of the third version of a list that grows by
+// one element per version, leaf first (as a database returns it): two
+// deltas and a whole value.
+func chain(t *testing.T) []Blob {
+	t.Helper()
+	s := newStore()
+	s.put(1, []byte(`["a"]`), DefaultFanout)
+	s.put(2, []byte(`["a","b"]`), DefaultFanout)
+	s.put(3, []byte(`["a","b","c"]`), DefaultFanout)
+	p := s.path(3)
+	require.Len(t, p, 3)
+	require.EqualValues(t, 3, p[0].Version)
+	require.False(t, p[2].Delta)
+	got, err := Decode(p)
+	require.NoError(t, err)
+	require.Equal(t, `["a","b","c"]`, string(got))
+	return p
+}
+
+func TestDecodeRejectsCorruptBlobs(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(p []Blob) []Blob
+	}{
+		{"leaf size 1 TiB", func(p []Blob) []Blob { p[0].Size = 1 << 40; return p }},
+		{"leaf size max", func(p []Blob) []Blob { p[0].Size = 1<<63 - 1; return p }},
+		{"leaf size negative", func(p []Blob) []Blob { p[0].Size = -1; return p }},
+		{"root size wrong", func(p []Blob) []Blob { p[2].Size++; return p }},
+		{"whole value size 1 TiB", func(p []Blob) []Blob { return []Blob{{Version: 1, Size: 1 << 40, Data: []byte(`[]`)}} }},
+		{"truncated delta", func(p []Blob) []Blob { p[0].Data = p[0].Data[:len(p[0].Data)-2]; return p }},
+		{"empty delta", func(p []Blob) []Blob { p[0].Data = nil; p[0].Size = p[1].Size - 1; return p }},
+		{"truncated root", func(p []Blob) []Blob { p[2].Data = p[2].Data[:3]; return p }},
+		{"base missing", func(p []Blob) []Blob { return p[:2] }},
+		{"middle missing", func(p []Blob) []Blob { return []Blob{p[0], p[2]} }},
+		{"wrong base", func(p []Blob) []Blob { p[0].Base = 7; return p }},
+		{"own base", func(p []Blob) []Blob { p[0].Base = p[0].Version; return p }},
+		{"root is a delta", func(p []Blob) []Blob { p[2].Delta = true; return p }},
+		{"root has depth", func(p []Blob) []Blob { p[2].Depth = 5; return p }},
+		{"base not an array", func(p []Blob) []Blob {
+			p[1].Data = append(p[1].Data[:len(p[1].Data)-1:len(p[1].Data)-1], '}')
+			return p
+		}},
+		{"byte flipped", func(p []Blob) []Blob { p[1].Data = bytes.Replace(p[1].Data, []byte("b"), []byte("x"), 1); return p }},
+		{"hash flipped", func(p []Blob) []Blob { p[0].Hash[0] ^= 1; return p }},
+		{"no hash", func(p []Blob) []Blob { p[0].Hash = [32]byte{}; return p }},
+		{"empty path", func([]Blob) []Blob { return nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := chain(t)
+			for i := range p {
+				p[i].Data = bytes.Clone(p[i].Data)
+			}
+			_, err := Decode(tt.damage(p))
+			require.ErrorIs(t, err, ErrCorrupt)
+		})
+	}
 }

@@ -28,37 +28,63 @@ func EncodeColumns(cp *checkpoint.Checkpoint) (meta, versions []byte, err error)
 
 // DecodeColumns completes t, scanned from a checkpoint row, with its
 // metadata and versions columns. It also makes an empty frontier nil.
+// Columns that do not decode as what [EncodeColumns] writes give a
+// [*checkpoint.CorruptError] naming t.
 func DecodeColumns(t *checkpoint.Tuple, meta, versions []byte) error {
 	if len(t.Frontier) == 0 {
 		t.Frontier = nil
 	}
-	if err := json.Unmarshal(meta, &t.Metadata); err != nil {
-		return fmt.Errorf("checkpoint %s: metadata: %w", t.ID, err)
+	if err := unmarshalObject(meta, &t.Metadata); err != nil {
+		return Corrupt(t, fmt.Errorf("metadata: %w", err))
 	}
 	var vs map[string]int64
-	if err := json.Unmarshal(versions, &vs); err != nil {
-		return fmt.Errorf("checkpoint %s: versions: %w", t.ID, err)
+	if err := unmarshalObject(versions, &vs); err != nil {
+		return Corrupt(t, fmt.Errorf("versions: %w", err))
 	}
 	t.Channels = channelsOf(vs)
 	return nil
 }
 
-// SetValues sets the value of every channel of chs that has a path in
-// paths (channel → blobs, as for [deltas.Decode]).
-func SetValues(chs []checkpoint.Channel, paths map[string][]deltas.Blob) error {
-	for i := range chs {
-		ch := &chs[i]
-		path, ok := paths[ch.Name]
-		if !ok {
-			continue
+// unmarshalObject decodes b, which must be a JSON object, into v.
+func unmarshalObject(b []byte, v any) error {
+	if i := slices.IndexFunc(b, func(c byte) bool { return c != ' ' && c != '\t' && c != '\n' && c != '\r' }); i < 0 || b[i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	return json.Unmarshal(b, v)
+}
+
+// SetValues sets the value of every channel of t from paths (channel →
+// blobs, as for [deltas.Decode]). A channel without a path, or whose path
+// does not decode, gives a [*checkpoint.CorruptError] naming t.
+func SetValues(t *checkpoint.Tuple, paths map[string][]deltas.Blob) error {
+	for i := range t.Channels {
+		ch := &t.Channels[i]
+		path := paths[ch.Name]
+		if len(path) == 0 {
+			return Corrupt(t, fmt.Errorf("channel %q: value of version %d is missing", ch.Name, ch.Version))
+		}
+		leaf := path[0]
+		for _, b := range path[1:] {
+			if b.Depth > leaf.Depth {
+				leaf = b
+			}
+		}
+		if leaf.Version != ch.Version {
+			return Corrupt(t, fmt.Errorf("channel %q: the blobs read for version %d end at version %d", ch.Name, ch.Version, leaf.Version))
 		}
 		v, err := deltas.Decode(path)
 		if err != nil {
-			return fmt.Errorf("channel %q: %w", ch.Name, err)
+			return Corrupt(t, fmt.Errorf("channel %q version %d: %w", ch.Name, ch.Version, err))
 		}
 		ch.Value = v
 	}
 	return nil
+}
+
+// Corrupt returns a [*checkpoint.CorruptError] naming t's checkpoint, for
+// stored data of it that cannot be read back.
+func Corrupt(t *checkpoint.Tuple, err error) *checkpoint.CorruptError {
+	return &checkpoint.CorruptError{ThreadID: t.ThreadID, Namespace: t.Namespace, CheckpointID: t.ID, Err: err}
 }
 
 // NotNull returns b, or an empty slice for nil, which a driver would bind
@@ -89,13 +115,15 @@ func Filter(filter map[string]any) (map[string]any, bool) {
 	return out, true
 }
 
-// Matches reports whether meta, the metadata column of checkpoint id,
+// Matches reports whether meta, the metadata column of checkpoint ref,
 // matches filter (see [checkpoint.Metadata.Matches]). A saver's SQL
 // translation of a filter is necessary, not sufficient: Matches decides.
-func Matches(meta []byte, id string, filter map[string]any) (bool, error) {
+// Metadata that does not decode gives a [*checkpoint.CorruptError] naming
+// ref.
+func Matches(meta []byte, ref checkpoint.Ref, filter map[string]any) (bool, error) {
 	var m checkpoint.Metadata
-	if err := json.Unmarshal(meta, &m); err != nil {
-		return false, fmt.Errorf("checkpoint %s: metadata: %w", id, err)
+	if err := unmarshalObject(meta, &m); err != nil {
+		return false, &checkpoint.CorruptError{ThreadID: ref.ThreadID, Namespace: ref.Namespace, CheckpointID: ref.ID, Err: fmt.Errorf("metadata: %w", err)}
 	}
 	return m.Matches(filter), nil
 }

@@ -1,0 +1,94 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+var _ Leaser = (*Memory)(nil)
+
+// leaseTable holds the leases of a [Memory] saver. Its zero value is
+// empty and ready to use. It has a lock of its own, so that renewing a
+// lease never waits for a large Put or List.
+type leaseTable struct {
+	mu sync.Mutex
+	m  map[string]memLease // thread → lease
+}
+
+type memLease struct {
+	holder, token string
+	// expires carries a monotonic clock reading: wall clock jumps do
+	// not move it.
+	expires time.Time
+}
+
+// AcquireLease implements [Leaser]. Expiry is decided by this process's
+// monotonic clock, the only one its holders use.
+func (m *Memory) AcquireLease(ctx context.Context, threadID, holder string, ttl time.Duration) (Lease, error) {
+	if err := checkLeaseArgs(ctx, threadID, ttl); err != nil {
+		return Lease{}, fmt.Errorf("checkpoint: acquire lease: %w", err)
+	}
+	t := &m.leases
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	if cur, ok := t.m[threadID]; ok && now.Before(cur.expires) {
+		return Lease{}, &LeaseHeldError{ThreadID: threadID, Holder: cur.holder, Expires: cur.expires}
+	}
+	if t.m == nil {
+		t.m = make(map[string]memLease)
+	}
+	l := memLease{holder: holder, token: NewLeaseToken(), expires: now.Add(ttl)}
+	t.m[threadID] = l
+	return Lease{ThreadID: threadID, Holder: holder, Token: l.token, Expires: l.expires}, nil
+}
+
+// RenewLease implements [Leaser].
+func (m *Memory) RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (Lease, error) {
+	if err := checkLeaseArgs(ctx, lease.ThreadID, ttl); err != nil {
+		return Lease{}, fmt.Errorf("checkpoint: renew lease: %w", err)
+	}
+	t := &m.leases
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cur, ok := t.m[lease.ThreadID]
+	if !ok || cur.token != lease.Token {
+		return Lease{}, fmt.Errorf("%w: thread %q was released or taken over since", ErrLeaseLost, lease.ThreadID)
+	}
+	cur.expires = time.Now().Add(ttl)
+	t.m[lease.ThreadID] = cur
+	lease.Expires = cur.expires
+	return lease, nil
+}
+
+// ReleaseLease implements [Leaser].
+func (m *Memory) ReleaseLease(ctx context.Context, lease Lease) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := &m.leases
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur, ok := t.m[lease.ThreadID]; ok && cur.token == lease.Token {
+		delete(t.m, lease.ThreadID)
+	}
+	return nil
+}
+
+// checkLeaseArgs returns ctx's error, or an error for an empty thread ID or
+// a ttl that is not positive.
+func checkLeaseArgs(ctx context.Context, threadID string, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if threadID == "" {
+		return errors.New("empty thread ID")
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("time to live %v is not positive", ttl)
+	}
+	return nil
+}

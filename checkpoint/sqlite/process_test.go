@@ -1,0 +1,29 @@
+//go:build unix
+
+package sqlite_test
+
+// Several processes on one SQLite file: the tests of
+// internal/durabilitytest, which re-execute this test binary as their
+// child processes (TestProcessChild).
+
+import (
+	"testing"
+
+	"github.com/agentgraph/agentgraph/internal/durabilitytest"
+)
+
+// TestProcessChild is the child process of the tests below and of
+// TestCrashResume; run on its own it is skipped.
+func TestProcessChild(t *testing.T) { durabilitytest.Child(t, durabilitytest.SQLite) }
+
+func TestProcessForkCollision(t *testing.T) {
+	durabilitytest.ForkCollision(t, durabilitytest.SQLite)
+}
+
+func TestProcessOldFork(t *testing.T) { durabilitytest.OldProcessFork(t, durabilitytest.SQLite) }
+
+func TestProcessAlternatingWriters(t *testing.T) {
+	durabilitytest.AlternatingWriters(t, durabilitytest.SQLite)
+}
+
+func TestProcessLease(t *testing.T) { durabilitytest.Lease(t, durabilitytest.SQLite) }
