@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -48,6 +49,12 @@ import (
 // error text ("status code: NNN", "Error NNN", "HTTP NNN"), and the delay
 // from "try again in …" phrases. Errors with neither are retried only when
 // they are recognisably transient (timeouts, resets, "overloaded", …).
+//
+// No attempt waits forever: each is bounded by [WithAttemptTimeout] and,
+// when its client uses [WrapTransport], by [WithStallTimeout] (both on by
+// default). An attempt cut by either fails with a [*TimeoutError] and is
+// retried like a 5xx. [WithProgress] and [ContextWithProgress] observe the
+// attempts, first bytes, waits and failures.
 //
 // Cancellation of ctx is never retried, and the returned error satisfies
 // errors.Is(err, context.Canceled) or errors.Is(err, context.DeadlineExceeded)
@@ -108,21 +115,8 @@ func (a *adapter) Generate(ctx context.Context, msgs []state.Message, opts ...Ca
 		if err := ctx.Err(); err != nil {
 			return nil, ctxError(ctx, a.name, nil)
 		}
-		actx, cancel := ctx, context.CancelFunc(func() {})
-		if a.s.attemptTimeout > 0 {
-			actx, cancel = context.WithTimeout(ctx, a.s.attemptTimeout)
-		}
-		actx, obs := withObservation(actx)
-		callOpts := base
-		var gate *sinkGate
-		if cfg.TokenSink != nil {
-			gate = &sinkGate{ctx: ctx, sink: cfg.TokenSink}
-			callOpts = append(callOpts[:len(callOpts):len(callOpts)], llms.WithStreamingFunc(gate.chunk))
-		}
-		resp, err := a.lc.GenerateContent(actx, lcMsgs, callOpts...)
-		streamed := gate.close()
-		timedOut := actx.Err() != nil
-		cancel()
+		a.report(ctx, ProgressEvent{Kind: ProgressAttempt, Attempt: attempt})
+		resp, streamed, obs, err := a.try(ctx, attempt, lcMsgs, base, cfg.TokenSink)
 
 		// A context that ended during the call wins even over a "success":
 		// langchaingo's streaming readers can return what they had so far,
@@ -130,15 +124,10 @@ func (a *adapter) Generate(ctx context.Context, msgs []state.Message, opts ...Ca
 		if ctx.Err() != nil {
 			return nil, ctxError(ctx, a.name, err)
 		}
-		if timedOut {
-			detail := ""
-			if err != nil {
-				detail = " (provider: " + err.Error() + ")"
-			}
-			err = fmt.Errorf("%w after %v%s", ErrAttemptTimeout, a.s.attemptTimeout, detail)
-		}
 		if err == nil && (resp == nil || len(resp.Choices) == 0) {
-			return nil, &Error{Model: a.name, Attempts: attempt, Err: ErrEmptyResponse}
+			e := &Error{Model: a.name, Attempts: attempt, Err: ErrEmptyResponse}
+			a.report(ctx, ProgressEvent{Kind: ProgressGaveUp, Attempt: attempt, Reason: ReasonOther, Err: e})
+			return nil, e
 		}
 		if err == nil {
 			msg, usage, stop, reasoning := fromLangchain(resp, msgs)
@@ -148,11 +137,11 @@ func (a *adapter) Generate(ctx context.Context, msgs []state.Message, opts ...Ca
 		}
 
 		f := classify(err, obs)
-		if timedOut {
-			f = failure{retryable: true}
-		}
 		if !f.retryable || streamed || attempt >= a.s.maxAttempts || f.retryAfter > a.s.maxRetryAfter {
-			return nil, &Error{Model: a.name, Attempts: attempt, StatusCode: f.status, RetryAfter: f.retryAfter, Retryable: f.retryable, Err: err}
+			e := &Error{Model: a.name, Attempts: attempt, StatusCode: f.status, RetryAfter: f.retryAfter, Retryable: f.retryable, Err: err}
+			a.report(ctx, ProgressEvent{Kind: ProgressGaveUp, Attempt: attempt, Reason: f.reason,
+				StatusCode: f.status, RetryAfter: f.retryAfter, Err: e})
+			return nil, e
 		}
 		delay := f.retryAfter
 		if delay <= 0 {
@@ -161,10 +150,56 @@ func (a *adapter) Generate(ctx context.Context, msgs []state.Message, opts ...Ca
 		if a.s.onRetry != nil {
 			a.s.onRetry(ctx, RetryInfo{Model: a.name, Attempt: attempt, StatusCode: f.status, Delay: delay, Err: err})
 		}
+		a.report(ctx, ProgressEvent{Kind: ProgressRetryWait, Attempt: attempt, Reason: f.reason,
+			StatusCode: f.status, RetryAfter: f.retryAfter, Delay: delay, Err: err})
 		if a.s.sleep(ctx, delay) != nil {
 			return nil, ctxError(ctx, a.name, err)
 		}
 	}
+}
+
+// try makes attempt n: one provider call under the attempt and stall
+// timeouts. It
+// reports whether text reached the token sink, and what the transport saw
+// of the HTTP exchange. When the attempt was cut by a timeout (and not by
+// ctx), err is the [*TimeoutError] and resp is nil.
+func (a *adapter) try(ctx context.Context, n int, msgs []llms.MessageContent, base []llms.CallOption,
+	sink func(context.Context, string),
+) (resp *llms.ContentResponse, streamed bool, obs *httpObservation, err error) {
+	actx := ctx
+	if d := a.s.attemptTimeout; d > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeoutCause(actx, d, &TimeoutError{Limit: TimeoutAttempt, After: d})
+		defer cancel()
+	}
+	actx, cancel := context.WithCancelCause(actx)
+	defer cancel(nil)
+	actx, obs = withObservation(actx)
+
+	w := &watchdog{stall: a.s.stallTimeout, cancel: cancel, firstByte: func() {
+		a.report(ctx, ProgressEvent{Kind: ProgressFirstByte, Attempt: n})
+	}}
+	callOpts := base
+	var gate *sinkGate
+	if sink != nil {
+		gate = &sinkGate{ctx: ctx, sink: sink}
+		callOpts = append(callOpts[:len(callOpts):len(callOpts)], llms.WithStreamingFunc(func(c context.Context, b []byte) error {
+			w.received() // clients without WrapTransport
+			return gate.chunk(c, b)
+		}))
+	}
+	w.stream = isStreaming(callOpts)
+	actx = withWatchdog(actx, w)
+
+	resp, err = a.lc.GenerateContent(actx, msgs, callOpts...)
+	streamed = gate.close()
+	w.close()
+	if ctx.Err() == nil {
+		if terr, ok := errors.AsType[*TimeoutError](context.Cause(actx)); ok {
+			return nil, streamed, obs, terr
+		}
+	}
+	return resp, streamed, obs, err
 }
 
 // sinkGate forwards streamed text to the caller's token sink: it drops

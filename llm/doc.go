@@ -29,11 +29,54 @@
 //
 // Rate limits (429), server errors (5xx), timeouts and network errors are
 // retried with exponential backoff and jitter, honouring Retry-After
-// ([WithMaxAttempts], [WithBackoff], [WithMaxRetryAfter],
-// [WithAttemptTimeout], [WithOnRetry]). A cancelled context is never
-// retried and always surfaces as context.Canceled or
-// context.DeadlineExceeded for errors.Is; other failures are [*Error]s with
-// the HTTP status when it is known.
+// ([WithMaxAttempts], [WithBackoff], [WithMaxRetryAfter], [WithOnRetry]). A
+// cancelled context is never retried and always surfaces as
+// context.Canceled or context.DeadlineExceeded for errors.Is; other
+// failures are [*Error]s with the HTTP status when it is known.
+//
+// # Timeouts
+//
+// No model call hangs forever, even against a server that accepts the
+// connection and never answers. Each attempt is bounded twice:
+//
+//   - [WithAttemptTimeout] (default [DefaultAttemptTimeout], 10 minutes)
+//     bounds the whole attempt, request to last byte;
+//   - [WithStallTimeout] (default [DefaultStallTimeout], 2 minutes) fails
+//     it as soon as the server has sent nothing for that long while an
+//     answer was awaited: the headers of a streaming call, or the next
+//     bytes of a body.
+//
+// An attempt cut short fails with a [*TimeoutError] saying which limit was
+// hit (errors.Is(err, [ErrTimeout]) holds) and is retried like a 5xx, with
+// the same attempts and backoff — unless text had already reached the token
+// sink. The caller's own context still wins: a cancelled call fails with
+// context.Canceled, never with a timeout. A command-line tool that takes a
+// model spec lets its user set both limits in it:
+//
+//	llm.New(ctx, "ollama:qwen3:32b?timeout=30m&stall=5m") // e.g. from a --model flag
+//
+// # Progress
+//
+// A [Progress] hook shows what a call is doing while the user waits.
+// Attach it to a model ([WithProgress]) or to a run's context
+// ([ContextWithProgress]); it receives typed [ProgressEvent]s:
+//
+//	ctx = llm.ContextWithProgress(ctx, func(ctx context.Context, ev llm.ProgressEvent) {
+//		switch ev.Kind {
+//		case llm.ProgressAttempt:
+//			status("waiting for %s (attempt %d/%d)", ev.Model, ev.Attempt, ev.MaxAttempts)
+//		case llm.ProgressFirstByte:
+//			status("%s is answering", ev.Model)
+//		case llm.ProgressRetryWait: // ev.Reason: rate_limited, timeout, server_error, network
+//			status("%s: %s, retrying in %v", ev.Model, ev.Reason, ev.Delay)
+//		case llm.ProgressGaveUp:
+//			status("%s failed: %v", ev.Model, ev.Err)
+//		}
+//	})
+//
+// Events of one call arrive in order and never concurrently; the hook runs
+// synchronously and must be quick. A successful call ends when Generate
+// returns, with no event of its own.
 //
 // # Usage
 //

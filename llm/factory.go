@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,17 +30,29 @@ const (
 )
 
 // New returns the Model named by spec, "provider:model", optionally
-// followed by "@baseURL":
+// followed by "@baseURL", and then by "?parameters":
 //
 //	openai:gpt-4o-mini                  OPENAI_API_KEY, OPENAI_BASE_URL (default DefaultOpenAIBaseURL)
 //	anthropic:claude-sonnet-4-5         ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default DefaultAnthropicBaseURL)
 //	googleai:gemini-2.5-flash           GOOGLE_API_KEY or GEMINI_API_KEY (also "gemini:…")
 //	ollama:llama3.1                     OLLAMA_HOST (default DefaultOllamaHost), no key
 //	openai-compatible:qwen3@http://localhost:8000/v1
+//	ollama:qwen3:32b?timeout=20m&stall=5m
 //
 // Precedence: [WithAPIKey] / [WithBaseURL], then the "@baseURL" of the spec,
 // then the environment, then the default. A provider that needs a key and
 // has none gives an error naming the environment variable to set.
+//
+// The parameters, "key=value" pairs joined by "&", let whoever writes the
+// spec (the user of a command-line tool, say) set the timeouts of each
+// attempt; values are Go durations, 0 disables the limit:
+//
+//	timeout   the attempt timeout, see [WithAttemptTimeout] (default DefaultAttemptTimeout)
+//	stall     the stall timeout, see [WithStallTimeout] (default DefaultStallTimeout)
+//
+// The options win over the parameters. Other keys are errors. The model's
+// name (its String, [Error.Model], [Meter.ByModel]) is the spec without its
+// parameters.
 //
 // Every provider runs through langchaingo and [FromLangchain] (all its
 // normalisation and retry behaviour applies):
@@ -63,9 +77,10 @@ const (
 //
 // Clients are cached: calls with the same provider, model, base URL, key and
 // HTTP client share one langchaingo client (and its connections), and when
-// the retry settings and meter are the same too (and no [WithOnRetry] hook
-// is given) the same Model is returned. New is safe for concurrent use. ctx
-// is not retained; building a client does no I/O.
+// the retry and timeout settings and meter are the same too (and no
+// [WithOnRetry] or [WithProgress] hook is given) the same Model is
+// returned. New is safe for concurrent use. ctx is not retained; building a
+// client does no I/O.
 func New(ctx context.Context, spec string, opts ...Option) (Model, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -76,14 +91,21 @@ func New(ctx context.Context, spec string, opts ...Option) (Model, error) {
 		return nil, err
 	}
 	s.provider = p.wire
+	if p.timeout != nil && !s.attemptTimeoutSet {
+		s.attemptTimeout = *p.timeout
+	}
+	if p.stall != nil && !s.stallTimeoutSet {
+		s.stallTimeout = *p.stall
+	}
 	if p.legacyMaxTokens {
 		s.extra = append(s.extra, openai.WithLegacyMaxTokensField())
 	}
 
 	ck := clientKey{kind: p.kind, model: p.model, baseURL: p.baseURL, keyHash: hashKey(p.apiKey), hc: s.httpClient}
 	mk := modelKey{clientKey: ck, name: p.name, maxAttempts: s.maxAttempts, initialBackoff: s.initialBackoff,
-		maxBackoff: s.maxBackoff, maxRetryAfter: s.maxRetryAfter, attemptTimeout: s.attemptTimeout, meter: s.meter}
-	cacheable := s.onRetry == nil && !s.customSleep
+		maxBackoff: s.maxBackoff, maxRetryAfter: s.maxRetryAfter, attemptTimeout: s.attemptTimeout,
+		stallTimeout: s.stallTimeout, meter: s.meter}
+	cacheable := s.onRetry == nil && s.progress == nil && !s.customSleep
 
 	cache.mu.Lock()
 	defer cache.mu.Unlock()
@@ -114,10 +136,10 @@ type clientKey struct {
 
 type modelKey struct {
 	clientKey
-	name                                                      string
-	maxAttempts                                               int
-	initialBackoff, maxBackoff, maxRetryAfter, attemptTimeout time.Duration
-	meter                                                     *Meter
+	name                                                                    string
+	maxAttempts                                                             int
+	initialBackoff, maxBackoff, maxRetryAfter, attemptTimeout, stallTimeout time.Duration
+	meter                                                                   *Meter
 }
 
 var cache = struct {
@@ -144,16 +166,51 @@ func httpClientFor(c *http.Client) *http.Client {
 
 // resolved is a parsed spec with its key and URL settled.
 type resolved struct {
-	name            string   // the spec, trimmed
+	name            string   // the spec, trimmed, without its parameters
 	kind            string   // provider as written in the spec (gemini → googleai)
 	wire            Provider // which langchaingo provider carries it
 	model           string
 	baseURL         string
 	apiKey          string
 	legacyMaxTokens bool
+	timeout, stall  *time.Duration // the spec's parameters, when given
+}
+
+// specParams reads the parameters of a spec, the "key=value&…" after its
+// "?".
+func (r *resolved) specParams(spec, query string) error {
+	if strings.TrimSpace(query) == "" {
+		return nil
+	}
+	vals, err := url.ParseQuery(query)
+	if err != nil {
+		return fmt.Errorf("llm: model spec %q: parameters: %w", spec, err)
+	}
+	for _, key := range slices.Sorted(maps.Keys(vals)) {
+		vs := vals[key]
+		var dst **time.Duration
+		switch key {
+		case "timeout":
+			dst = &r.timeout
+		case "stall":
+			dst = &r.stall
+		default:
+			return fmt.Errorf("llm: model spec %q: unknown parameter %q (parameters: timeout, stall)", spec, key)
+		}
+		v := strings.TrimSpace(vs[len(vs)-1])
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("llm: model spec %q: parameter %s=%q: want a duration such as 90s or 5m (0 disables)", spec, key, v)
+		}
+		*dst = &d
+	}
+	return nil
 }
 
 func resolveSpec(spec string, s settings) (resolved, error) {
+	spec = strings.TrimSpace(spec)
+	full := spec
+	spec, query, _ := strings.Cut(spec, "?")
 	spec = strings.TrimSpace(spec)
 	kind, rest, ok := strings.Cut(spec, ":")
 	kind = strings.ToLower(strings.TrimSpace(kind))
@@ -172,6 +229,9 @@ func resolveSpec(spec string, s settings) (resolved, error) {
 		return resolved{}, fmt.Errorf("llm: model spec %q: empty model name", spec)
 	}
 	r := resolved{name: spec, kind: kind, model: model, wire: ProviderOpenAI}
+	if err := r.specParams(full, query); err != nil {
+		return r, err
+	}
 	pick := func(vals ...string) string {
 		for _, v := range vals {
 			if v = strings.TrimSpace(v); v != "" {

@@ -18,8 +18,14 @@ type settings struct {
 	maxBackoff     time.Duration
 	maxRetryAfter  time.Duration
 	attemptTimeout time.Duration
+	stallTimeout   time.Duration
 	meter          *Meter
 	onRetry        func(context.Context, RetryInfo)
+	progress       Progress
+
+	// Whether the timeouts were set by an option (which wins over the
+	// parameters of New's spec).
+	attemptTimeoutSet, stallTimeoutSet bool
 
 	// Used by New only.
 	baseURL    string
@@ -42,12 +48,35 @@ const (
 	DefaultMaxRetryAfter  = time.Minute
 )
 
+// Default timeouts of an attempt; see [WithAttemptTimeout] and
+// [WithStallTimeout].
+//
+// The attempt timeout is a backstop, not the hang detector: it cuts
+// healthy calls too, and a call cut after its text was streamed is not
+// retried, so it must exceed the longest legitimate answer — long outputs
+// of slow or local models and reasoning models take several minutes. Ten
+// minutes is also the request timeout OpenAI's and Anthropic's official
+// SDKs default to.
+//
+// The stall timeout is what catches a server that stops talking; it only
+// counts time spent waiting on the server. OpenAI-wire endpoints send
+// nothing while a reasoning model thinks, nor local servers while they load
+// a model or read a long prompt; such silences commonly pass 30–60 s, and a
+// stall timeout that cuts them retries into the same silence. Two minutes
+// spares them, yet reports a hung stream within minutes.
+const (
+	DefaultAttemptTimeout = 10 * time.Minute
+	DefaultStallTimeout   = 2 * time.Minute
+)
+
 func newSettings(opts []Option) settings {
 	s := settings{
 		maxAttempts:    DefaultMaxAttempts,
 		initialBackoff: DefaultInitialBackoff,
 		maxBackoff:     DefaultMaxBackoff,
 		maxRetryAfter:  DefaultMaxRetryAfter,
+		attemptTimeout: DefaultAttemptTimeout,
+		stallTimeout:   DefaultStallTimeout,
 		sleep:          sleepCtx,
 	}
 	for _, o := range opts {
@@ -84,12 +113,33 @@ func WithMaxRetryAfter(d time.Duration) Option {
 	return func(s *settings) { s.maxRetryAfter = d }
 }
 
-// WithAttemptTimeout bounds each attempt; an attempt that runs out of time
-// is retried like a 5xx. Zero (the default) means no bound beyond the
-// caller's context. With a token sink, an attempt that times out after it
-// has streamed text is not retried.
+// WithAttemptTimeout bounds each attempt (one provider call: sending the
+// request and receiving the whole answer) to d; default
+// [DefaultAttemptTimeout]. Zero or less means no bound beyond the caller's
+// context. An attempt that runs out of time fails with a [*TimeoutError]
+// (Limit [TimeoutAttempt]) and is retried like a 5xx; with a token sink, an
+// attempt that times out after it has streamed text is not retried. The
+// spec of [New] can set it too ("?timeout=5m"); this option wins.
 func WithAttemptTimeout(d time.Duration) Option {
-	return func(s *settings) { s.attemptTimeout = d }
+	return func(s *settings) { s.attemptTimeout, s.attemptTimeoutSet = d, true }
+}
+
+// WithStallTimeout fails an attempt when the server sends nothing for d
+// while its answer is awaited: the response headers of a streaming call,
+// or the next bytes of any response body; default [DefaultStallTimeout].
+// Only time spent waiting on the server counts, not time the caller's
+// token sink takes. Zero or less disables it. The attempt fails with a
+// [*TimeoutError] (Limit [TimeoutStall]) and is retried like a 5xx, unless
+// it had already streamed text to the token sink. The spec of [New] can
+// set it too ("?stall=90s"); this option wins.
+//
+// The stall timeout is enforced by [WrapTransport], which every client of
+// [New] uses; a model built with [FromLangchain] over a client without it
+// is bounded by [WithAttemptTimeout] only. A non-streaming call is not
+// timed while the server computes its answer (its headers come with the
+// whole answer); [WithAttemptTimeout] bounds that wait.
+func WithStallTimeout(d time.Duration) Option {
+	return func(s *settings) { s.stallTimeout, s.stallTimeoutSet = d, true }
 }
 
 // WithMeter records the usage of every successful call into m. See also
@@ -129,8 +179,9 @@ func WithAPIKey(key string) Option {
 
 // WithHTTPClient makes [New] send requests through a copy of c whose
 // transport is wrapped with [WrapTransport]. By default [New] uses a client
-// over [http.DefaultTransport] without an overall timeout (use the context
-// or [WithAttemptTimeout]). [FromLangchain] ignores it.
+// over [http.DefaultTransport] without an overall timeout: the adapter
+// bounds each attempt ([WithAttemptTimeout], [WithStallTimeout]).
+// [FromLangchain] ignores it.
 func WithHTTPClient(c *http.Client) Option {
 	return func(s *settings) { s.httpClient = c }
 }

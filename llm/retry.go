@@ -61,12 +61,6 @@ func (e *Error) Error() string {
 // Unwrap returns the provider's error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrAttemptTimeout is the error (wrapped in [*Error]) of an attempt that
-// ran out of the time given by [WithAttemptTimeout]. It deliberately does
-// not match context.DeadlineExceeded, which is reserved for the caller's
-// own context.
-var ErrAttemptTimeout = errors.New("llm: attempt timed out")
-
 // ErrEmptyResponse is returned (wrapped in [*Error]) when a provider answers
 // without any choice.
 var ErrEmptyResponse = errors.New("llm: provider returned an empty response")
@@ -84,6 +78,7 @@ type RetryInfo struct {
 // failure is the classification of one failed attempt.
 type failure struct {
 	retryable  bool
+	reason     FailureReason
 	status     int
 	retryAfter time.Duration
 }
@@ -93,10 +88,36 @@ var (
 	tryAgainRe   = regexp.MustCompile(`(?i)\b(?:try again|retry)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)\b`)
 )
 
+// transientTexts are the phrases of retryable errors that carry no status,
+// with the reason each one suggests.
+var transientTexts = []struct {
+	text   string
+	reason FailureReason
+}{
+	{"rate limit", ReasonRateLimited},
+	{"too many requests", ReasonRateLimited},
+	{"overloaded", ReasonServerError},
+	{"temporarily unavailable", ReasonServerError},
+	{"service unavailable", ReasonServerError},
+	{"timeout", ReasonTimeout},
+	{"timed out", ReasonTimeout},
+	{"network error", ReasonNetwork},
+	{"connection reset", ReasonNetwork},
+	{"connection refused", ReasonNetwork},
+	{"broken pipe", ReasonNetwork},
+	{"unexpected eof", ReasonNetwork},
+}
+
 // classify decides whether err, returned by an attempt whose HTTP exchange
-// (if the transport saw it) is obs, is worth retrying.
+// (if the transport saw it) is obs, is worth retrying, and why it failed.
 func classify(err error, obs *httpObservation) failure {
-	var f failure
+	f := failure{reason: ReasonOther}
+	if errors.Is(err, ErrTimeout) {
+		// The adapter's own timeouts; whatever status the transport saw
+		// (200, for a stream that stalled) is not the failure.
+		f.retryable, f.reason = true, ReasonTimeout
+		return f
+	}
 	var header http.Header
 	if obs != nil {
 		f.status, header = obs.get()
@@ -117,13 +138,19 @@ func classify(err error, obs *httpObservation) failure {
 	switch {
 	case f.status == http.StatusTooManyRequests:
 		// OpenAI answers 429 for an exhausted quota too; waiting won't help.
-		f.retryable = !strings.Contains(lower, "quota")
+		f.retryable, f.reason = !strings.Contains(lower, "quota"), ReasonRateLimited
 		return f
-	case f.status == http.StatusRequestTimeout, f.status == 425, f.status == http.StatusConflict:
-		f.retryable = true
+	case f.status == http.StatusRequestTimeout:
+		f.retryable, f.reason = true, ReasonTimeout
+		return f
+	case f.status == 425, f.status == http.StatusConflict:
+		f.retryable, f.reason = true, ReasonServerError
 		return f
 	case f.status >= 500:
 		f.retryable = f.status != http.StatusNotImplemented && f.status != http.StatusHTTPVersionNotSupported
+		if f.retryable {
+			f.reason = ReasonServerError
+		}
 		return f
 	case f.status >= 400:
 		return f
@@ -132,29 +159,35 @@ func classify(err error, obs *httpObservation) failure {
 	var lerr *llms.Error
 	if errors.As(err, &lerr) {
 		switch lerr.Code {
-		case llms.ErrCodeRateLimit, llms.ErrCodeTimeout, llms.ErrCodeProviderUnavailable:
-			f.retryable = true
+		case llms.ErrCodeRateLimit:
+			f.retryable, f.reason = true, ReasonRateLimited
+			return f
+		case llms.ErrCodeTimeout:
+			f.retryable, f.reason = true, ReasonTimeout
+			return f
+		case llms.ErrCodeProviderUnavailable:
+			f.retryable, f.reason = true, ReasonServerError
 			return f
 		}
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() {
-		f.retryable = true
+		f.retryable, f.reason = true, ReasonTimeout
 		return f
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, context.DeadlineExceeded) {
-		// DeadlineExceeded here is the per-attempt timeout: the caller's
-		// own context was checked before classify is called.
-		f.retryable = true
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A deadline of the provider client's own (the caller's context
+		// was checked before classify is called).
+		f.retryable, f.reason = true, ReasonTimeout
 		return f
 	}
-	for _, s := range []string{
-		"rate limit", "too many requests", "overloaded", "timeout", "timed out",
-		"temporarily unavailable", "service unavailable", "network error",
-		"connection reset", "connection refused", "broken pipe", "unexpected eof",
-	} {
-		if strings.Contains(lower, s) {
-			f.retryable = true
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		f.retryable, f.reason = true, ReasonNetwork
+		return f
+	}
+	for _, t := range transientTexts {
+		if strings.Contains(lower, t.text) {
+			f.retryable, f.reason = true, t.reason
 			return f
 		}
 	}

@@ -374,7 +374,10 @@ func TestAttemptTimeouts(t *testing.T) {
 				opts = append(opts, WithTokenSink(func(context.Context, string) {}))
 			}
 			_, err := m.Generate(context.Background(), []state.Message{state.Human("hi")}, opts...)
-			require.ErrorIs(t, err, ErrAttemptTimeout)
+			require.ErrorIs(t, err, ErrTimeout)
+			terr, ok := errors.AsType[*TimeoutError](err)
+			require.True(t, ok)
+			require.Equal(t, TimeoutAttempt, terr.Limit)
 			require.NotErrorIs(t, err, context.DeadlineExceeded, "reserved for the caller's context")
 			llmErr, ok := errors.AsType[*Error](err)
 			require.True(t, ok)

@@ -21,8 +21,11 @@ import (
 //	oa, err := openai.New(openai.WithHTTPClient(hc), openai.WithModel("gpt-4o-mini"))
 //	m := llm.FromLangchain(oa, "openai:gpt-4o-mini")
 //
-// It does two things:
+// It does three things:
 //
+//   - It enforces the stall timeout of the adapter's calls
+//     ([WithStallTimeout]) and reports the first byte of their answers
+//     ([ProgressFirstByte]).
 //   - It lets the adapter see the HTTP status and Retry-After headers of a
 //     failed call. langchaingo's providers turn HTTP errors into plain text
 //     and drop the headers; without this transport the adapter parses the
@@ -51,12 +54,18 @@ func WrapTransport(base http.RoundTripper) http.RoundTripper {
 type transport struct{ base http.RoundTripper }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	w := watchdogFrom(req.Context())
+	stop := w.awaitHeaders()
 	resp, err := t.base.RoundTrip(req)
+	stop()
 	if resp == nil {
 		return resp, err
 	}
 	if obs, ok := req.Context().Value(obsKey{}).(*httpObservation); ok {
 		obs.set(resp.StatusCode, resp.Header)
+	}
+	if w != nil && resp.Body != nil {
+		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w, ok: resp.StatusCode/100 == 2}
 	}
 	if resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/chat/completions") && isEventStream(resp.Header) {
 		resp.Body = newSSENormalizer(resp.Body)
