@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// commandGoal is reached when a command exits 0: make-test and shell.
+// commandGoal is reached when a command exits 0: the shell goal.
 type commandGoal struct {
 	name    string
 	display string // the command as shown to people and models
@@ -38,26 +38,6 @@ func (g *commandGoal) Check(ctx context.Context, _ State, cwd string) (Result, e
 		d.Failures = []Failure{{Name: g.display, Output: tail(res.output, MaxFailureOutputChars)}}
 	}
 	return Result{Achieved: ok, Reason: g.name + ": " + exitReason(g.display, res, g.timeout), Details: d}, nil
-}
-
-func newMakeTestGoal(cfg Config) (Goal, error) {
-	if err := checkTimeout(GoalMakeTest, &cfg); err != nil {
-		return nil, err
-	}
-	timeout := cfg.timeout()
-	return &commandGoal{
-		name:    GoalMakeTest,
-		display: "make test",
-		timeout: timeout,
-		proc: func(cwd string) program {
-			return program{goal: GoalMakeTest, dir: cwd, name: "make", args: []string{"test"}, timeout: timeout}
-		},
-		prompt: fmt.Sprintf(`Your goal is to make the project's test suite pass, as run by its Makefile.
-
-Success is verified by running "make test" in the project directory: the goal is achieved when it exits with status 0 within %s. Its output (the tail of it when long) is shown to you after every check.
-
-Fix the code under test rather than the tests or the Makefile: do not delete, skip or weaken tests, and do not change the test target to hide failures.`, timeout),
-	}, nil
 }
 
 func newShellGoal(cfg Config) (Goal, error) {

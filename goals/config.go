@@ -1,12 +1,16 @@
 package goals
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +36,7 @@ const ConfigFile = ".retrai.yml"
 //	hitl_enabled: false
 //	command: ./check.sh      # shell: the command that must exit 0
 //	timeout: 5m              # per check (or per run): a Go duration or seconds
+//	protect_tests: true      # test goals: editing a test file fails the goal
 //	perf:
 //	  command: ./bench.sh    # default: command
 //	  max_seconds: 1.5
@@ -47,7 +52,9 @@ const ConfigFile = ".retrai.yml"
 //	  objective: The CLI prints the version with --version.
 //	  harness: .retrai/eval_test.sh
 //
-// Keys the Config does not know are ignored.
+// A key the Config does not know is an error (a misspelt setting would
+// otherwise be silently ignored), and so is a max_iterations that is not
+// positive.
 type Config struct {
 	// Goal is the name of the goal to pursue.
 	Goal string `yaml:"goal"`
@@ -66,6 +73,13 @@ type Config struct {
 	// zero means DefaultTimeout. In the file it is a Go duration ("90s",
 	// "5m") or a number of seconds.
 	Timeout time.Duration `yaml:"-"`
+	// ProtectTests makes the test goals (go-test, pytest, cargo-test,
+	// npm-test, bun-test, make-test) fail when a test file that existed at
+	// the baseline (see [Baseliner]) was changed or deleted, naming the
+	// files; adding test files stays allowed. The baseline must be taken
+	// with the setting on: it then records the files' hashes.
+	// [IsTestFile] says which files are test files.
+	ProtectTests bool `yaml:"protect_tests"`
 	// Perf configures perf-check.
 	Perf PerfConfig `yaml:"perf"`
 	// SQL configures sql-benchmark.
@@ -160,7 +174,8 @@ func (d *yamlDuration) UnmarshalYAML(n *yaml.Node) error {
 
 // LoadConfig reads dir/.retrai.yml. It returns ok false (and a nil Config)
 // when the file does not exist, a *ConfigError naming the file and the line
-// when it is not valid YAML or a value has the wrong type, and other errors
+// when it is not valid YAML, has a key Config does not know, a value of the
+// wrong type or a max_iterations that is not positive, and other errors
 // when it cannot be read. An empty file gives a zero Config.
 func LoadConfig(dir string) (*Config, bool, error) {
 	path := filepath.Join(dir, ConfigFile)
@@ -172,12 +187,63 @@ func LoadConfig(dir string) (*Config, bool, error) {
 		return nil, false, fmt.Errorf("goals: read config: %w", err)
 	}
 	var fc fileConfig
-	if err := yaml.Unmarshal(data, &fc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
 		return nil, false, newConfigError(path, err)
+	}
+	if line, ok := topLevelKey(data, "max_iterations"); ok && fc.MaxIterations <= 0 {
+		return nil, false, &ConfigError{Path: path, Line: line,
+			Msg: fmt.Sprintf("max_iterations must be positive, not %d (leave it out for the default)", fc.MaxIterations)}
 	}
 	cfg := fc.Config
 	cfg.Timeout = time.Duration(fc.Timeout)
 	return &cfg, true, nil
+}
+
+// topLevelKey returns the line of key in the top-level mapping of the YAML
+// document data, and whether it is there.
+func topLevelKey(data []byte, key string) (int, bool) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return 0, false
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return 0, false
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i].Line, true
+		}
+	}
+	return 0, false
+}
+
+// unknownFieldRe matches the error of yaml's KnownFields for a key the
+// target type does not have.
+var unknownFieldRe = regexp.MustCompile(`field (\S+) not found in type \S+\.(\w+)`)
+
+// configKeys lists the keys of the sections of .retrai.yml, by the name of
+// the type that holds them, for the messages about unknown keys.
+var configKeys = map[string]func() []string{
+	"fileConfig": func() []string { return append(yamlKeys(reflect.TypeFor[Config]()), "timeout") },
+	"PerfConfig": func() []string { return yamlKeys(reflect.TypeFor[PerfConfig]()) },
+	"SQLConfig":  func() []string { return yamlKeys(reflect.TypeFor[SQLConfig]()) },
+	"EvalConfig": func() []string { return yamlKeys(reflect.TypeFor[EvalConfig]()) },
+}
+
+// yamlKeys returns the YAML keys of the fields of the struct type t.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 var yamlLineRe = regexp.MustCompile(`^line (\d+): `)
@@ -193,6 +259,14 @@ func newConfigError(path string, err error) *ConfigError {
 		}
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
+	if m := unknownFieldRe.FindStringSubmatchIndex(msg); m != nil {
+		key, typ := msg[m[2]:m[3]], msg[m[4]:m[5]]
+		known := ""
+		if keys, ok := configKeys[typ]; ok {
+			known = " (known keys here: " + strings.Join(keys(), ", ") + ")"
+		}
+		msg = msg[:m[0]] + fmt.Sprintf("unknown key %q%s", key, known) + msg[m[1]:]
+	}
 	ce := &ConfigError{Path: path, Msg: msg, Err: err}
 	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
 		ce.Line, _ = strconv.Atoi(m[1])

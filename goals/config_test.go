@@ -28,6 +28,7 @@ max_iterations: 20
 hitl_enabled: true
 command: ./check.sh
 timeout: 90s
+protect_tests: true
 perf:
   command: ./bench.sh
   max_seconds: 1.5
@@ -49,7 +50,7 @@ eval:
 	require.True(t, ok)
 	want := &goals.Config{
 		Goal: "sql-benchmark", Model: "claude-sonnet-4-6", MaxIterations: 20, HITLEnabled: true,
-		Command: "./check.sh", Timeout: 90 * time.Second,
+		Command: "./check.sh", Timeout: 90 * time.Second, ProtectTests: true,
 		Perf: goals.PerfConfig{Command: "./bench.sh", MaxSeconds: 1.5, Runs: 7},
 		SQL: goals.SQLConfig{Driver: "sqlite", DSN: "data/bench.db", Query: "SELECT 1", QueryFile: "query.sql",
 			MaxMS: 50, Runs: 3, ExpectedRows: new(42)},
@@ -66,11 +67,46 @@ func TestLoadConfigEmptyFileGivesZeroConfig(t *testing.T) {
 	require.Equal(t, &goals.Config{}, cfg)
 }
 
-func TestLoadConfigIgnoresUnknownKeys(t *testing.T) {
+func TestLoadConfigRejectsUnknownKeys(t *testing.T) {
 	t.Parallel()
-	cfg, _, err := goals.LoadConfig(project(t, map[string]string{".retrai.yml": "goal: pytest\nsystem_prompt: be careful\n"}))
+	tests := []struct {
+		name    string
+		content string
+		line    int
+		msg     string
+	}{
+		{"top level", "goal: pytest\nsystem_prompt: be careful\n", 2, `unknown key "system_prompt" (known keys here: command, eval, goal, hitl_enabled, max_iterations, model, perf, protect_tests, sql, timeout)`},
+		{"a misspelt setting", "max_iteration: 5\n", 1, `unknown key "max_iteration"`},
+		{"in a section", "goal: perf-check\nperf:\n  max_second: 2\n", 3, `unknown key "max_second" (known keys here: command, max_seconds, runs)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, ok, err := goals.LoadConfig(project(t, map[string]string{".retrai.yml": tt.content}))
+			require.False(t, ok)
+			var ce *goals.ConfigError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, tt.line, ce.Line, ce.Error())
+			require.Contains(t, ce.Msg, tt.msg)
+		})
+	}
+}
+
+func TestLoadConfigRequiresAPositiveIterationLimit(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"0", "-3"} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := goals.LoadConfig(project(t, map[string]string{".retrai.yml": "goal: pytest\nmax_iterations: " + v + "\n"}))
+			var ce *goals.ConfigError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, 2, ce.Line)
+			require.Contains(t, ce.Msg, "max_iterations must be positive, not "+v)
+		})
+	}
+	cfg, _, err := goals.LoadConfig(project(t, map[string]string{".retrai.yml": "max_iterations: 1\n"}))
 	require.NoError(t, err)
-	require.Equal(t, &goals.Config{Goal: "pytest"}, cfg)
+	require.Equal(t, 1, cfg.MaxIterations)
 }
 
 func TestLoadConfigTimeoutAcceptsDurationOrSeconds(t *testing.T) {

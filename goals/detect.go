@@ -26,7 +26,8 @@ import (
 //     A .retrai.yml with neither (only model or iteration settings, say)
 //     does not decide, and the rules below apply.
 //  2. pytest.ini or conftest.py; pyproject.toml or setup.cfg mentioning
-//     pytest; or a tests directory holding .py files → pytest.
+//     pytest; a tests directory holding .py files; or test files as pytest
+//     finds them by default (test_*.py, *_test.py) → pytest.
 //  3. pyrightconfig.json, or a [tool.pyright] table in pyproject.toml →
 //     pyright.
 //  4. Cargo.toml → cargo-test.
@@ -44,9 +45,15 @@ import (
 // its parents or subdirectories (except tests/ for rule 2).
 //
 // Detect returns ErrNoGoalDetected when no rule matches, a *ConfigError
-// for a malformed .retrai.yml, and an error naming the file for a
-// malformed package.json or an unreadable file.
+// for a malformed .retrai.yml, an error naming the file for a malformed
+// package.json or an unreadable file, and an error for a dir that does not
+// exist or is not a directory.
 func Detect(dir string) (name string, reason string, err error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return "", "", fmt.Errorf("goals: detect: %w", err)
+	} else if !fi.IsDir() {
+		return "", "", fmt.Errorf("goals: detect: %s is not a directory", dir)
+	}
 	cfg, ok, err := LoadConfig(dir)
 	if err != nil {
 		return "", "", err
@@ -164,6 +171,15 @@ func detectPytest(dir string) (string, string, error) {
 	}
 	if filetree.HasSuffix(filepath.Join(dir, "tests"), ".py") {
 		return GoalPytest, "tests directory holds Python files", nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("goals: detect: %w", err)
+	}
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && strings.HasSuffix(n, ".py") && (strings.HasPrefix(n, "test_") || strings.HasSuffix(n, "_test.py")) {
+			return GoalPytest, n + " found (a pytest test file)", nil
+		}
 	}
 	return "", "", nil
 }

@@ -1,6 +1,7 @@
 package goals_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,6 +37,10 @@ func TestDetect(t *testing.T) {
 			goals.GoalPytest, "setup.cfg mentions pytest"},
 		{"tests dir with python", map[string]string{"tests/unit/test_x.py": ""},
 			goals.GoalPytest, "tests directory holds Python files"},
+		{"plain test files", map[string]string{"wordcount.py": "", "test_wordcount.py": "def test_x():\n    pass\n"},
+			goals.GoalPytest, "test_wordcount.py found (a pytest test file)"},
+		{"plain test files, suffix style", map[string]string{"calc_test.py": ""},
+			goals.GoalPytest, "calc_test.py found (a pytest test file)"},
 		{"pytest wins over pyright", map[string]string{"pytest.ini": "", "pyrightconfig.json": "{}"},
 			goals.GoalPytest, "pytest.ini found"},
 
@@ -96,6 +101,7 @@ func TestDetectReportsNothingDetected(t *testing.T) {
 		{"Makefile without test target", map[string]string{"Makefile": ".PHONY: test\nTEST := go test\nbuild:\n\ttest -f x\n"}},
 		{"tests dir without python", map[string]string{"tests/data.txt": ""}},
 		{"pyproject without pytest or pyright", map[string]string{"pyproject.toml": "[project]\nname = \"x\"\n"}},
+		{"python files that are not tests", map[string]string{"main.py": "", "testing.py": "", "contest_test.txt": ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,6 +109,16 @@ func TestDetectReportsNothingDetected(t *testing.T) {
 			_, _, err := goals.Detect(project(t, tt.files))
 			require.ErrorIs(t, err, goals.ErrNoGoalDetected)
 		})
+	}
+}
+
+func TestDetectReportsAMissingDirectory(t *testing.T) {
+	t.Parallel()
+	dir := project(t, map[string]string{"file": ""})
+	for _, d := range []string{filepath.Join(dir, "missing"), filepath.Join(dir, "file")} {
+		_, _, err := goals.Detect(d)
+		require.Error(t, err, d)
+		require.NotErrorIs(t, err, goals.ErrNoGoalDetected)
 	}
 }
 

@@ -36,10 +36,12 @@
 // The built-in goals, each registered under its name:
 //
 //   - pytest, cargo-test, go-test, npm-test, bun-test: every test passes, as
-//     run and parsed by [tools.RunTests] (failures name the tests).
+//     run and parsed by [tools.RunTestsRecorded] (failures name the
+//     tests), and none went missing (see Test integrity below).
 //   - pyright: `pyright --outputjson` reports no errors (failures name
 //     file:line:column).
-//   - make-test: `make test` exits 0.
+//   - make-test: `make test` exits 0, and runs no fewer tests than at
+//     the start.
 //   - shell: the command of .retrai.yml exits 0.
 //   - perf-check: a command exits 0 every time and the median wall time of
 //     N runs is within perf.max_seconds.
@@ -50,6 +52,55 @@
 //
 // [Config] documents every setting. Goals read the project from the
 // directory passed to Check, so one Goal serves any checkout.
+//
+// # Test integrity
+//
+// A test goal must not be reachable by deleting, skipping or renaming the
+// failing test. The test goals implement [Baseliner]: at the start of a
+// run, before the agent changes anything, Baseline runs the tests and
+// records them in a [Baseline], which the caller keeps with the run (it is
+// JSON, for the run's checkpointed state) and passes back in
+// State.Baseline at every check:
+//
+//	base, err := g.(goals.Baseliner).Baseline(ctx, dir) // once per run
+//	…
+//	res, err := g.Check(ctx, goals.State{RunID: id, Baseline: base}, dir)
+//
+// What is recorded, per goal:
+//
+//   - go-test: every test and subtest that ran, as package.Test/sub, from
+//     the events of go test -json; for a package that failed, also the
+//     Test and Fuzz functions of its test files, read from the source
+//     (its tests may not have built or started).
+//   - pytest: the node ID of every test, through a small plugin loaded
+//     with -p; test files that failed to collect.
+//   - cargo-test: the name of every test from the "test NAME ... ok"
+//     lines (doc-tests without their line numbers), with cargo test
+//     --no-fail-fast so that every test binary runs.
+//   - npm-test, bun-test: the numbers of tests that ran and were skipped,
+//     as the runner's summary gives them.
+//   - make-test: the same numbers, added up from the summary lines of the
+//     runners make test runs (pytest, cargo, go test -v or -json, jest,
+//     vitest, bun, node's test runner, mocha, or a plain "N passed, N
+//     failed" line); none when the output has no such line.
+//
+// A check then fails, naming the tests, when a test of the baseline did
+// not run ("example.com/m.TestSum was in the baseline but did not run
+// (deleted or renamed?)": a renamed test is a deleted one, while new tests
+// are fine) or was skipped, pytest's xfail included ("… was skipped (it
+// ran at the baseline)"); for the counting goals, when fewer tests ran or
+// more were skipped than at the baseline. Tests of a unit whose run failed
+// (a Go package, a pytest file, a cargo run) are judged once it runs. A
+// run in which no test ran never reaches the goal, whatever the baseline.
+//
+// With Config.ProtectTests (protect_tests: true in .retrai.yml) the
+// baseline also records the SHA-256 of every test file ([IsTestFile]), and
+// a check fails, naming the files, when one of them was changed or
+// deleted; new test files are allowed.
+//
+// A goal given no Baseline in State takes one from its first check of a run
+// (by RunID, when set, and directory), kept in memory: it misses what the
+// agent did before that check and does not survive a restart.
 //
 // # Registry
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/agentgraph/agentgraph/internal/process"
@@ -20,6 +21,9 @@ type program struct {
 	// stdout, when set, receives stdout; the result's output then holds
 	// stderr only.
 	stdout io.Writer
+	// lines, when set, is called with each line of stdout and of stderr,
+	// one line at a time.
+	lines func(line string)
 }
 
 // processResult is the outcome of a program that ran.
@@ -45,6 +49,19 @@ func runProcess(ctx context.Context, p program) (processResult, error) {
 	c := process.Command{Name: path, Args: p.args, Dir: p.dir, Timeout: p.timeout, Stdout: out, Stderr: out}
 	if p.stdout != nil {
 		c.Stdout = p.stdout
+	}
+	if p.lines != nil {
+		var mu sync.Mutex
+		fn := func(line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			p.lines(line)
+		}
+		outLines, errLines := &lineSplitter{fn: fn}, &lineSplitter{fn: fn}
+		defer outLines.flush()
+		defer errLines.flush()
+		c.Stdout = io.MultiWriter(c.Stdout, outLines)
+		c.Stderr = io.MultiWriter(c.Stderr, errLines)
 	}
 	r, err := process.Run(ctx, c)
 	if ctxErr := ctx.Err(); ctxErr != nil {

@@ -61,6 +61,12 @@ type State struct {
 	MaxIterations int
 	// Messages is the conversation so far.
 	Messages []state.Message
+	// Baseline is what the goal recorded at the start of the run (see
+	// [Baseliner]), kept by the caller with the run's state; nil when the
+	// goal records none or the caller kept none. A test goal given no
+	// Baseline takes one from its first check of the run (see
+	// [Baseliner] for what that misses).
+	Baseline *Baseline
 }
 
 // Result is the outcome of one Check.
@@ -92,7 +98,10 @@ type Details struct {
 	// Warnings counts pyright warnings.
 	Warnings int `json:"warnings,omitempty"`
 	// Failures describes what failed (tests, type errors, harness
-	// checks), at most MaxFailures entries.
+	// checks), at most MaxFailures entries. The test goals add what fell
+	// short of the baseline after the failed tests: tests that did not
+	// run or were skipped, protected test files that changed (see
+	// [Baseliner]).
 	Failures []Failure `json:"failures,omitempty"`
 	// ExitCode is the exit code of the command the check ran, -1 if it
 	// was killed, 0 when no command ran.

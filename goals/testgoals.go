@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/agentgraph/agentgraph/tools"
@@ -26,11 +27,13 @@ var testGoalSpecs = map[string]testGoalSpec{
 	GoalBunTest:   {tools.FrameworkBun, "bun test", "Bun project"},
 }
 
-// testGoal runs a framework's tests through tools.RunTests.
+// testGoal runs a framework's tests through tools.RunTestsRecorded.
 type testGoal struct {
 	name    string
 	spec    testGoalSpec
 	timeout time.Duration
+	protect bool
+	cache   baselineCache
 }
 
 // newTestGoalFactory returns the factory of the test-based goal name, which
@@ -41,7 +44,7 @@ func newTestGoalFactory(name string) Factory {
 		if err := checkTimeout(name, &cfg); err != nil {
 			return nil, err
 		}
-		return &testGoal{name: name, spec: spec, timeout: cfg.timeout()}, nil
+		return &testGoal{name: name, spec: spec, timeout: cfg.timeout(), protect: cfg.ProtectTests}, nil
 	}
 }
 
@@ -52,27 +55,95 @@ func (g *testGoal) SystemPrompt() string {
 
 Success is verified by running "%s" in the project directory (time limit %s): the goal is achieved when the run exits with status 0 and no test fails. A test that does not compile, errors during setup or is killed by the time limit counts as failed. After every check you are shown the failing tests with their output.
 
-Fix the code under test, not the tests: do not delete, skip or weaken tests, and do not change the test configuration to hide failures. Run the tests yourself to confirm a fix before moving on.`,
-		g.spec.project, g.spec.command, g.timeout)
+The tests of the project were recorded when the run started. A recorded test that is deleted, renamed, skipped or no longer run counts as failing, and a run in which no test runs never achieves the goal.%s
+
+Fix the code under test, not the tests: do not delete, skip or weaken tests, and do not change the test configuration to hide failures. Adding tests is fine. Run the tests yourself to confirm a fix before moving on.`,
+		g.spec.project, g.spec.command, g.timeout, protectPrompt(g.protect))
 }
 
-func (g *testGoal) Check(ctx context.Context, _ State, cwd string) (Result, error) {
+// protectPrompt is the sentence of the prompts about Config.ProtectTests.
+func protectPrompt(protect bool) string {
+	if !protect {
+		return ""
+	}
+	return " Test files are protected: changing or deleting a test file that existed when the run started fails the goal (test files: *_test.go, test_*.py, *_test.py, conftest.py, *.test.* and *.spec.* scripts, and everything under tests, test, __tests__, spec and testdata directories)."
+}
+
+// Baseline implements Baseliner: it records the test files (with
+// Config.ProtectTests), then runs the tests and records which ran. The
+// run keeps going past failures where the runner can (cargo test
+// --no-fail-fast, pytest --continue-on-collection-errors), so that the
+// record is complete.
+func (g *testGoal) Baseline(ctx context.Context, cwd string) (*Baseline, error) {
+	files, err := g.testFiles(cwd)
+	if err != nil {
+		return nil, err
+	}
+	o, _, err := g.run(ctx, cwd, true)
+	if err != nil {
+		return nil, err
+	}
+	return newBaseline(g.name, cwd, o, files), nil
+}
+
+func (g *testGoal) Check(ctx context.Context, st State, cwd string) (Result, error) {
+	base, err := g.cache.baseline(g.name, st, cwd)
+	if err != nil {
+		return Result{}, err
+	}
+	files, err := g.testFiles(cwd)
+	if err != nil {
+		return Result{}, err
+	}
+	o, res, err := g.run(ctx, cwd, false)
+	if err != nil {
+		return Result{}, err
+	}
+	if base == nil {
+		base = newBaseline(g.name, cwd, o, files)
+		g.cache.keep(st, cwd, base)
+	}
+	return withIntegrity(g.name, res, checkIntegrity(base, o, files)), nil
+}
+
+// testFiles hashes the project's test files with Config.ProtectTests, and
+// returns nil without.
+func (g *testGoal) testFiles(cwd string) (map[string]string, error) {
+	if !g.protect {
+		return nil, nil
+	}
+	return hashTestFiles(cwd)
+}
+
+// run runs the tests and returns what they showed and the Result of the
+// run on its own.
+func (g *testGoal) run(ctx context.Context, cwd string, baseline bool) (*observation, Result, error) {
 	start := time.Now()
 	ws, err := tools.NewWorkspace(cwd)
 	if err != nil {
-		return Result{}, fmt.Errorf("goals: %s: %w", g.name, err)
+		return nil, Result{}, fmt.Errorf("goals: %s: %w", g.name, err)
 	}
-	report, err := tools.RunTests(ctx, ws, g.spec.framework,
+	report, record, err := tools.RunTestsRecorded(ctx, ws, g.spec.framework, tools.RecordOptions{KeepGoing: baseline},
 		tools.WithTestTimeout(g.timeout), tools.WithOutputLimit(MaxOutputChars))
 	if err != nil {
 		var execErr *exec.Error
 		if ctx.Err() == nil && errors.As(err, &execErr) && errors.Is(err, exec.ErrNotFound) {
-			return Result{}, &ToolNotFoundError{Goal: g.name, Tool: execErr.Name, Err: err}
+			return nil, Result{}, &ToolNotFoundError{Goal: g.name, Tool: execErr.Name, Err: err}
 		}
-		return Result{}, fmt.Errorf("goals: %s: %w", g.name, err)
+		return nil, Result{}, fmt.Errorf("goals: %s: %w", g.name, err)
 	}
 	elapsed := time.Since(start)
-	return testResult(g.name, g.spec.command, report, elapsed, report.ExitCode == -1 && elapsed >= g.timeout), nil
+	res := testResult(g.name, g.spec.command, report, elapsed, report.ExitCode == -1 && elapsed >= g.timeout)
+	o := &observation{
+		framework: g.spec.framework,
+		record:    record,
+		counted:   true,
+		ran:       report.Passed + report.Failed,
+		skipped:   report.Skipped,
+		passed:    res.Achieved,
+		reason:    res.Reason,
+	}
+	return o, res, nil
 }
 
 // testResult turns a test report into a Result: achieved when the run
@@ -112,6 +183,31 @@ func testResult(goal, command string, r *tools.TestReport, elapsed time.Duration
 		res.Reason = fmt.Sprintf("%s: pytest collected no tests", goal)
 	default:
 		res.Reason = fmt.Sprintf("%s: %s exited with status %d", goal, command, r.ExitCode)
+	}
+	return res
+}
+
+// withIntegrity adds the findings of in to res, the Result of a run on its
+// own: a run that passed reaches the goal only when in has no findings. A
+// run that failed keeps its reason, followed by the findings; that no test
+// ran is news only for a run that passed.
+func withIntegrity(goal string, res Result, in *integrity) Result {
+	if res.Details.TimedOut {
+		return res
+	}
+	if !res.Achieved {
+		in.zero = false
+	}
+	if in.ok() {
+		return res
+	}
+	failures := append(slices.Clip(res.Details.Failures), in.failures()...)
+	res.Details.Failures = capFailures(failures)
+	if res.Achieved {
+		res.Achieved = false
+		res.Reason = goal + ": " + in.reason()
+	} else {
+		res.Reason += "; " + in.reason()
 	}
 	return res
 }
