@@ -89,8 +89,17 @@ func WithRetry(p RetryPolicy) NodeOption {
 	return func(c *nodeConfig) { c.retry = &p }
 }
 
-// WithNodeTimeout bounds each attempt of the node; an attempt that runs
-// longer fails with an error wrapping [ErrNodeTimeout].
+// WithNodeTimeout bounds each attempt of the node: an attempt that has not
+// returned d after it started fails at that moment with a
+// [*NodeTimeoutError] (errors.Is [ErrNodeTimeout]), which the node's
+// [RetryPolicy] retries like any other error unless its RetryOn says
+// otherwise. The node's context is cancelled at the deadline, and the
+// runtime does not wait for a node that ignores it: such a node is
+// abandoned. Its goroutine (each attempt of a node with a timeout runs on
+// a goroutine of its own) runs on until the node returns, on its own copy
+// of its input, and what it returns is dropped; it can no longer
+// interrupt or stream, but any side effect it has outside the run still
+// happens.
 func WithNodeTimeout(d time.Duration) NodeOption {
 	return func(c *nodeConfig) { c.timeout = d }
 }
@@ -211,13 +220,17 @@ type branchConfig struct {
 	dests   []string
 }
 
-// PathMap maps the keys a router returns to node names.
+// PathMap maps the keys a router returns to node names. Its values are the
+// branch's declared destinations unless [Destinations] is given too.
 func PathMap(m map[string]string) BranchOption {
 	return func(c *branchConfig) { c.pathMap = m }
 }
 
-// Destinations declares the nodes a branch may choose, for validation and
-// rendering.
+// Destinations declares the nodes a branch may choose ([End] included, if
+// it may end the run), for validation and rendering, and holds the branch
+// to them at run time: a branch that chooses, or sends a [Send] to, a node
+// outside them fails its source node's task with an
+// [*UndeclaredDestinationError].
 func Destinations(nodes ...string) BranchOption {
 	return func(c *branchConfig) { c.dests = append(c.dests, nodes...) }
 }

@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -104,10 +106,13 @@ type Graph[S any] struct {
 	cache           Cache
 	interruptBefore map[string]bool
 	interruptAfter  map[string]bool
+	breakNoSaver    error // refuses a run without a checkpointer (see breakpointsNeedSaver)
 	shape           string
 	name            string
 	loops           sync.Pool // *loop[S], reused across runs
 	hooks           *Hooks
+	leaseTTL        time.Duration // 0: runs take no thread lease
+	runDefaults     []RunOption
 }
 
 // CompileOption configures [Builder.Compile].
@@ -120,6 +125,8 @@ type compileConfig struct {
 	interruptAfter  []string
 	name            string
 	hooks           *Hooks
+	leaseTTL        *time.Duration
+	runDefaults     []RunOption
 }
 
 // WithCheckpointer saves a checkpoint after every superstep in s, which
@@ -127,6 +134,28 @@ type compileConfig struct {
 // UpdateState and time travel. Runs then need [WithThread].
 func WithCheckpointer(s checkpoint.Saver) CompileOption {
 	return func(c *compileConfig) { c.saver = s }
+}
+
+// WithLeaseTTL sets how long a run's lease of its thread lasts without
+// renewal (default [DefaultLeaseTTL]); d <= 0 turns leasing off. When the
+// checkpointer implements [checkpoint.Leaser], every run with a thread, and
+// every UpdateState, takes the thread's lease first and gives it up when it
+// ends, so one thread never has two live runs, in this process or any
+// other on the same database: a second run fails at once with a
+// [*checkpoint.LeaseHeldError] naming the holder. A live run renews its
+// lease every d/3; the lease of a holder that died expires after d, and the
+// thread can then be resumed. A run that loses its lease (it could not
+// renew it in time) stops with an error wrapping [checkpoint.ErrLeaseLost].
+func WithLeaseTTL(d time.Duration) CompileOption {
+	return func(c *compileConfig) { c.leaseTTL = &d }
+}
+
+// WithRunDefaults gives every run of the graph opts first; a run's own
+// options come after them and so override them. A prebuilt graph uses it
+// for what its runs need, e.g. WithMaxConcurrency(1) when its tasks must
+// run in order.
+func WithRunDefaults(opts ...RunOption) CompileOption {
+	return func(c *compileConfig) { c.runDefaults = append(c.runDefaults, opts...) }
 }
 
 // WithCache stores the results of nodes that have a [CachePolicy].
@@ -232,6 +261,11 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		cache:      cfg.cache,
 		name:       cfg.name,
 		hooks:      cfg.hooks,
+		leaseTTL:   DefaultLeaseTTL,
+	}
+	g.runDefaults = cfg.runDefaults
+	if cfg.leaseTTL != nil {
+		g.leaseTTL = max(*cfg.leaseTTL, 0)
 	}
 	// The graph gets its own copy of the nodes: building on after Compile
 	// does not change a compiled graph.
@@ -250,8 +284,29 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	g.interruptBefore = expandInterrupts(cfg.interruptBefore, g.names)
 	g.interruptAfter = expandInterrupts(cfg.interruptAfter, g.names)
+	g.breakNoSaver = breakpointsNeedSaver(g.interruptBefore, g.interruptAfter)
 	g.shape = g.fingerprint()
 	return g, nil
+}
+
+// breakpointsNeedSaver is the error of a run, without a checkpointer, of a
+// graph with the breakpoints before and after: a breakpoint pauses a run
+// for good when there is no checkpoint to resume it from. Compile cannot
+// refuse them: a graph compiled without a checkpointer runs with its
+// parent's as a [Subgraph].
+func breakpointsNeedSaver(before, after map[string]bool) error {
+	if before == nil && after == nil {
+		return nil
+	}
+	var at []string
+	if len(before) > 0 {
+		at = append(at, "before "+strings.Join(slices.Sorted(maps.Keys(before)), ", "))
+	}
+	if len(after) > 0 {
+		at = append(at, "after "+strings.Join(slices.Sorted(maps.Keys(after)), ", "))
+	}
+	return fmt.Errorf("graph: the graph interrupts %s, but it runs without a checkpointer, so it could never be resumed: %w",
+		strings.Join(at, " and "), ErrNoCheckpointer)
 }
 
 func expandInterrupts(list, names []string) map[string]bool {

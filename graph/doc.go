@@ -38,6 +38,32 @@
 // pending writes, so [Graph.Resume] re-runs only the tasks that did not
 // finish.
 //
+// # Timeouts, cancellation and abandoned nodes
+//
+// The runtime stops waiting for a node when its [WithNodeTimeout] passes
+// (the attempt fails with a [*NodeTimeoutError]) or when the caller's
+// context is cancelled (Invoke, Resume and the streams return the
+// context's error), whether or not the node honours its context. For that,
+// each attempt of a node with a timeout, and of every node of a run whose
+// context can be cancelled (ctx.Done() is not nil: a deadline, a cancel
+// function, and every [Graph.Stream]), runs on a goroutine of its own
+// while the step's goroutine waits and relays its events. A node the
+// runtime stopped waiting for is abandoned: its goroutine runs on until
+// the node returns, on its own copies of its input and task record, so
+// nothing it does reaches the run or a later one; what it returns is
+// dropped, and it can no longer interrupt or stream. A run with a context
+// that cannot be cancelled (context.Background()) and no timeouts starts
+// no goroutine per node.
+//
+// A node that calls runtime.Goexit instead of returning (t.FailNow, or a
+// failed testify require, in a test) fails its task with [ErrGoexit] when
+// it runs on a goroutine of its own or on one the runtime started for a
+// step's tasks. On the caller's goroutine — a context that cannot be
+// cancelled, no timeout — nothing can stop Goexit from ending that
+// goroutine, as it promises: Invoke then never returns (in a test, the
+// test stops as after a t.FailNow of its own), the task is marked failed
+// for the [Hooks], and the step's other tasks finish first.
+//
 // # Edges
 //
 // [Builder.AddEdge] fans out; [Builder.AddJoin] waits for several nodes,
@@ -54,7 +80,11 @@
 // With a checkpointer, a node can call [Interrupt] to ask a human; the run
 // returns an [*Interrupted] error and continues with [Graph.Resume] when the
 // answer comes, re-running the node from its top. [InterruptBefore] and
-// [InterruptAfter] pause around nodes. [Graph.GetState], [Graph.History]
+// [InterruptAfter] pause around nodes. A pause needs a checkpoint to
+// resume from: without a checkpointer, Interrupt fails its node with an
+// error wrapping [ErrNoCheckpointer], and a graph with breakpoints refuses
+// to run (compiled without one, it still pauses as the [Subgraph] of a
+// graph with one). [Graph.GetState], [Graph.History]
 // and [Graph.UpdateState] read and edit a thread's checkpoints, and
 // [WithCheckpointID] replays or forks from any of them.
 //

@@ -54,7 +54,10 @@ func WithStreamModes(m Mode) RunOption { return func(c *runConfig) { c.modes = m
 func WithSubgraphs() RunOption { return func(c *runConfig) { c.subgraphs = true } }
 
 // WithMaxConcurrency bounds how many tasks of a step run at once (default:
-// all of them).
+// all of them). Tasks start in the step's order — the nodes by name, then
+// the Sends in the order they were sent — so with n = 1 they run one after
+// the other in that order, also when a resumed step runs only the tasks
+// that had not finished.
 func WithMaxConcurrency(n int) RunOption { return func(c *runConfig) { c.maxConc = n } }
 
 // WithDurability chooses when checkpoints are written (default

@@ -3,8 +3,12 @@ package graph
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"sort"
@@ -66,10 +70,10 @@ func (g *Graph[S]) fromWrites(m map[string]json.RawMessage) (S, error) {
 	for name, b := range m {
 		fi, ok := g.sc.index[name]
 		if !ok {
-			return s, fmt.Errorf("graph: checkpoint has a write to unknown field %q", name)
+			return s, fmt.Errorf("write to unknown field %q", name)
 		}
 		if err := g.sc.ch(p, fi).UnmarshalWrite(b); err != nil {
-			return s, fmt.Errorf("graph: decoding write of field %s: %w", name, err)
+			return s, fmt.Errorf("decoding write of field %s: %w", name, err)
 		}
 	}
 	return s, nil
@@ -133,11 +137,12 @@ func (g *Graph[S]) encodeSends(sends []Send[S]) ([]sendJSON, error) {
 	return out, nil
 }
 
+// decodeSends decodes sends encoded by encodeSends.
 func (g *Graph[S]) decodeSends(in []sendJSON) ([]Send[S], error) {
 	var out []Send[S]
 	for _, s := range in {
 		if g.nodes[s.Node] == nil {
-			return nil, fmt.Errorf("graph: checkpoint sends to unknown node %q", s.Node)
+			return nil, fmt.Errorf("send to unknown node %q", s.Node)
 		}
 		a, err := g.fromWrites(s.Arg)
 		if err != nil {
@@ -228,50 +233,96 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// decodeFrontier decodes a frontier encoded by encodeFrontier, and the
+// accumulated writes into *accum when accum is not nil. It trusts nothing:
+// a frontier that encodeFrontier could not have written for this graph is
+// an error, the empty one included (a finished run's frontier is "{}").
 func (g *Graph[S]) decodeFrontier(b []byte, accum *S) (frontier[S], error) {
 	var f frontier[S]
 	if len(b) == 0 {
-		return f, nil
+		return f, errors.New("empty frontier")
 	}
 	var fj frontierJSON
-	if err := json.Unmarshal(b, &fj); err != nil {
-		return f, fmt.Errorf("graph: decoding checkpoint frontier: %w", err)
+	if err := decodeStrict(b, &fj); err != nil {
+		return f, fmt.Errorf("decoding frontier: %w", err)
+	}
+	if fj.Input != nil && !fj.HasInput {
+		return f, errors.New("frontier has input but not has_input")
+	}
+	if err := g.checkNodes("frontier", fj.Nodes, fj.Deferred, fj.Joined); err != nil {
+		return f, err
+	}
+	for _, n := range fj.Last {
+		if n != Start && g.nodes[n] == nil {
+			return f, fmt.Errorf("frontier: unknown node %q ran last", n)
+		}
 	}
 	if accum != nil && fj.Accum != nil {
 		a, err := g.fromWrites(fj.Accum)
 		if err != nil {
-			return f, err
+			return f, fmt.Errorf("frontier: accumulated writes: %w", err)
 		}
 		*accum = a
 	}
 	if fj.HasInput {
 		in, err := g.fromWrites(fj.Input)
 		if err != nil {
-			return f, err
+			return f, fmt.Errorf("frontier: input: %w", err)
 		}
 		f.input = &in
 	}
 	f.nodes, f.deferred, f.last, f.joined = fj.Nodes, fj.Deferred, fj.Last, fj.Joined
 	var err error
 	if f.sends, err = g.decodeSends(fj.Sends); err != nil {
-		return f, err
+		return f, fmt.Errorf("frontier: %w", err)
 	}
 	for key, names := range fj.Joins {
-		for ji, j := range g.joins {
-			if j.key != key {
-				continue
+		ji := slices.IndexFunc(g.joins, func(j *join) bool { return j.key == key })
+		if ji < 0 {
+			return f, fmt.Errorf("frontier: unknown join %q", key)
+		}
+		if f.joins == nil {
+			f.joins = make(map[int]seenSources)
+		}
+		for _, n := range names {
+			i := slices.Index(g.joins[ji].sources, n)
+			if i < 0 {
+				return f, fmt.Errorf("frontier: join %q has no source %q", key, n)
 			}
-			if f.joins == nil {
-				f.joins = make(map[int]seenSources)
-			}
-			for _, n := range names {
-				if i := slices.Index(j.sources, n); i >= 0 {
-					f.joins[ji] = f.joins[ji].with(i)
-				}
-			}
+			f.joins[ji] = f.joins[ji].with(i)
 		}
 	}
 	return f, nil
+}
+
+// checkNodes returns an error naming what if a list holds a name that is
+// not a node of g.
+func (g *Graph[S]) checkNodes(what string, lists ...[]string) error {
+	for _, list := range lists {
+		for _, n := range list {
+			if g.nodes[n] == nil {
+				return fmt.Errorf("%s: unknown node %q", what, n)
+			}
+		}
+	}
+	return nil
+}
+
+// decodeStrict decodes b, which must be one JSON object with no field that
+// v lacks, into v.
+func decodeStrict(b []byte, v any) error {
+	if b = bytes.TrimLeft(b, " \t\r\n"); len(b) == 0 || b[0] != '{' {
+		return errors.New("not a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON object")
+	}
+	return nil
 }
 
 // encodeResult encodes a finished task's writes and route (pending writes
@@ -291,19 +342,20 @@ func (g *Graph[S]) encodeResult(t *task[S]) ([]byte, error) {
 	}{w, r})
 }
 
+// decodeResult decodes a result encoded by encodeResult into t.
 func (g *Graph[S]) decodeResult(b []byte, t *task[S]) error {
 	var v struct {
 		W map[string]json.RawMessage `json:"w"`
 		R json.RawMessage            `json:"r"`
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := decodeStrict(b, &v); err != nil {
 		return err
 	}
 	out, err := g.fromWrites(v.W)
 	if err != nil {
 		return err
 	}
-	r, err := g.decodeRoute(v.R)
+	r, err := g.decodeRoute(v.R, false)
 	if err != nil {
 		return err
 	}
@@ -319,18 +371,23 @@ func (g *Graph[S]) encodeRoute(r Route[S]) ([]byte, error) {
 	return json.Marshal(routeJSON{Nodes: r.Nodes, Sends: s})
 }
 
-func (g *Graph[S]) decodeRoute(b []byte) (Route[S], error) {
+// decodeRoute decodes a route encoded by encodeRoute. Only a command's
+// route (a goto) may name End: a node's route never does.
+func (g *Graph[S]) decodeRoute(b []byte, cmd bool) (Route[S], error) {
 	var rj routeJSON
-	if err := json.Unmarshal(b, &rj); err != nil {
-		return Route[S]{}, fmt.Errorf("graph: decoding route: %w", err)
+	if err := decodeStrict(b, &rj); err != nil {
+		return Route[S]{}, fmt.Errorf("decoding route: %w", err)
 	}
 	for _, n := range rj.Nodes {
-		if g.nodes[n] == nil {
-			return Route[S]{}, fmt.Errorf("graph: checkpoint routes to unknown node %q", n)
+		if !(cmd && n == End) && g.nodes[n] == nil {
+			return Route[S]{}, fmt.Errorf("route to unknown node %q", n)
 		}
 	}
 	s, err := g.decodeSends(rj.Sends)
-	return Route[S]{Nodes: rj.Nodes, Sends: s}, err
+	if err != nil {
+		return Route[S]{}, fmt.Errorf("route: %w", err)
+	}
+	return Route[S]{Nodes: rj.Nodes, Sends: s}, nil
 }
 
 // taskWrites encodes what a task leaves behind: its writes and route when
@@ -375,6 +432,11 @@ func (l *loop[S]) putWrites(ctx context.Context, id string, t *task[S]) error {
 	if l.saver == nil {
 		return nil
 	}
+	if l.lease != nil {
+		if err := l.lease.lostErr(); err != nil {
+			return err
+		}
+	}
 	ws, err := l.taskWrites(id, t)
 	if err != nil {
 		return err
@@ -396,25 +458,45 @@ func (l *loop[S]) putWrites(ctx context.Context, id string, t *task[S]) error {
 	return nil
 }
 
-// versionClock hands out channel versions: seeded with the clock, so that
-// versions written by a later process of the same thread are larger, and
-// incremented atomically, so that two forks of a thread running at once
-// never use the same version.
-var versionClock = func() *atomic.Int64 {
-	var c atomic.Int64
-	c.Store(time.Now().UnixNano())
-	return &c
-}()
+// Channel versions identify a channel's value within a thread: savers
+// store each value once under its version, so two different values must
+// never share one — not across forks of a thread, nor across processes or
+// machines writing one database. A version is a tick in its high bits,
+// one more than the tick of the newest version the branch has seen (so a
+// new version is greater than every version it follows), and a low part
+// that differs between every two versions this process makes (a per-
+// process random origin plus a counter). Two versions made by one process
+// never collide; two made by different processes collide only when both
+// their ticks and their random origins meet (about 1 in 2^24 per pair of
+// processes), and then the saver refuses the second value with a
+// checkpoint.VersionConflictError instead of keeping one silently.
+const (
+	versionLowBits = 24
+	versionLowMask = 1<<versionLowBits - 1
+	// versionMaxTick keeps versions positive.
+	versionMaxTick = 1<<(63-versionLowBits) - 1
+)
 
-// nextVersion returns a channel version greater than cur and unique within
-// the process (a fork must never reuse a version another branch stored a
-// different value under).
-func nextVersion(cur int64) int64 {
-	v := versionClock.Add(1)
-	for v <= cur {
-		v = versionClock.Add(cur - v + 1)
+var (
+	versionOrigin  = randUint64()
+	versionCounter atomic.Uint64
+)
+
+func randUint64() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// nextVersion returns a channel version greater than cur, unique within the
+// process and, with overwhelming likelihood, across processes (see above).
+func nextVersion(cur int64) (int64, error) {
+	tick := cur>>versionLowBits + 1
+	if tick > versionMaxTick {
+		return 0, fmt.Errorf("graph: channel versions exhausted (version %d)", cur)
 	}
-	return v
+	low := int64((versionOrigin + versionCounter.Add(1)) & versionLowMask)
+	return tick<<versionLowBits | low, nil
 }
 
 // save writes a checkpoint of the current state and frontier.
@@ -422,7 +504,14 @@ func (l *loop[S]) save(ctx context.Context, source string) error {
 	if l.saver == nil {
 		return nil
 	}
-	parent := l.cpID
+	if l.lease != nil {
+		// A run that lost its lease stops before it writes again.
+		if err := l.lease.lostErr(); err != nil {
+			return err
+		}
+	}
+	parent, fork := l.cpID, l.fork
+	l.fork = false
 	l.cpTime = time.Now()
 	l.cpID = checkpoint.NewIDAt(l.cpTime)
 	l.cpStep = l.step
@@ -431,12 +520,12 @@ func (l *loop[S]) save(ctx context.Context, source string) error {
 		l.exitWrites = nil
 		l.exitMu.Unlock()
 		if l.pendingExit == nil {
-			l.pendingExit = &exitState{parent: parent}
+			l.pendingExit = &exitState{parent: parent, fork: fork}
 		}
 		l.pendingExit.source = source
 		return nil
 	}
-	cp, err := l.checkpoint(parent, source)
+	cp, err := l.checkpoint(parent, source, fork)
 	if err != nil {
 		return err
 	}
@@ -464,12 +553,13 @@ func (l *loop[S]) save(ctx context.Context, source string) error {
 type exitState struct {
 	parent string
 	source string
+	fork   bool
 }
 
 func (l *loop[S]) flushExit(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
 	if l.pendingExit != nil {
-		cp, err := l.checkpoint(l.pendingExit.parent, l.pendingExit.source)
+		cp, err := l.checkpoint(l.pendingExit.parent, l.pendingExit.source, l.pendingExit.fork)
 		if err != nil {
 			return err
 		}
@@ -493,7 +583,7 @@ func (l *loop[S]) flushExit(ctx context.Context) error {
 
 // checkpoint builds the checkpoint l.cpID with the values changed since the
 // last one saved.
-func (l *loop[S]) checkpoint(parent, source string) (*checkpoint.Checkpoint, error) {
+func (l *loop[S]) checkpoint(parent, source string, fork bool) (*checkpoint.Checkpoint, error) {
 	var accum *S
 	if l.accumulate {
 		accum = &l.accum
@@ -516,6 +606,7 @@ func (l *loop[S]) checkpoint(parent, source string) (*checkpoint.Checkpoint, err
 			Extra: maps.Clone(l.cfg.metadata)},
 		Frontier: fr,
 		Shape:    l.g.shape,
+		Fork:     fork,
 	}
 	p := unsafe.Pointer(&l.vals)
 	n := 0
@@ -559,23 +650,41 @@ type restoredTask[S any] struct {
 	name       string
 }
 
+// corrupt returns the error of a checkpoint t that cannot be restored.
+func corrupt(t *checkpoint.Tuple, err error) error {
+	return &checkpoint.CorruptError{ThreadID: t.ThreadID, Namespace: t.Namespace, CheckpointID: t.ID, Err: err}
+}
+
 // restore loads a checkpoint's state and frontier, and applies the writes
-// of commands recorded against it.
+// of commands recorded against it. A checkpoint of another graph gives a
+// [*ShapeMismatchError]; one that this graph cannot have written (a
+// missing or undecodable value, frontier or command) a
+// [*checkpoint.CorruptError].
 func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 	if t.Shape != "" && t.Shape != l.g.shape {
 		return &ShapeMismatchError{CheckpointID: t.ID, Want: l.g.shape, Got: t.Shape}
+	}
+	if t.Metadata.Step < -1 {
+		return corrupt(t, fmt.Errorf("step %d", t.Metadata.Step))
 	}
 	p := unsafe.Pointer(&l.vals)
 	for _, ch := range t.Channels {
 		fi, ok := l.g.sc.index[ch.Name]
 		if !ok {
+			if t.Shape != "" {
+				// The shape covers the fields: this graph wrote it.
+				return corrupt(t, fmt.Errorf("value of unknown field %q", ch.Name))
+			}
 			continue
 		}
+		if ch.Version <= 0 {
+			return corrupt(t, fmt.Errorf("field %s has version %d", ch.Name, ch.Version))
+		}
 		if ch.Value == nil {
-			return fmt.Errorf("graph: checkpoint %s has no value for field %s at version %d", t.ID, ch.Name, ch.Version)
+			return corrupt(t, fmt.Errorf("no value for field %s at version %d", ch.Name, ch.Version))
 		}
 		if err := l.g.sc.ch(p, fi).UnmarshalJSON(ch.Value); err != nil {
-			return fmt.Errorf("graph: checkpoint %s: decoding field %s: %w", t.ID, ch.Name, err)
+			return corrupt(t, fmt.Errorf("decoding field %s: %w", ch.Name, err))
 		}
 		l.versions[fi] = ch.Version
 		l.maxVer = max(l.maxVer, ch.Version)
@@ -587,7 +696,7 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 	}
 	fr, err := l.g.decodeFrontier(t.Frontier, accum)
 	if err != nil {
-		return err
+		return corrupt(t, err)
 	}
 	l.fr = fr
 	l.cpID = t.ID
@@ -608,39 +717,49 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 	}
 	sort.Strings(cmds)
 	for _, id := range cmds {
-		r, err := l.decodeTask(byTask[id])
-		if err != nil {
-			return err
+		r, err := l.decodeTask(byTask[id], true)
+		if err == nil && (r.name != "command" || !r.done) {
+			err = errors.New("not a command's writes")
 		}
-		if err := l.applyStandalone(&task[S]{name: "command", out: r.out, route: r.route}); err != nil {
-			return err
+		if err == nil {
+			err = l.applyStandalone(&task[S]{name: "command", out: r.out, route: r.route})
+		}
+		if err != nil {
+			return corrupt(t, fmt.Errorf("command %s: %w", id, err))
 		}
 	}
 	return nil
 }
 
-func (l *loop[S]) decodeTask(ws []checkpoint.Write) (*restoredTask[S], error) {
+// decodeTask decodes the pending writes of one task, or of a command,
+// written by taskWrites.
+func (l *loop[S]) decodeTask(ws []checkpoint.Write, cmd bool) (*restoredTask[S], error) {
 	r := &restoredTask[S]{}
 	writes := make(map[string]json.RawMessage)
-	for _, w := range ws {
+	for i, w := range ws {
+		if i > 0 && w.TaskPath != r.name {
+			return nil, fmt.Errorf("writes of one task name nodes %q and %q", r.name, w.TaskPath)
+		}
 		r.name = w.TaskPath
 		switch w.Channel {
 		case chanRoute:
-			rt, err := l.g.decodeRoute(w.Value)
+			rt, err := l.g.decodeRoute(w.Value, cmd)
 			if err != nil {
 				return nil, err
 			}
 			r.route, r.done = rt, true
 		case checkpoint.ChannelError:
-			_ = json.Unmarshal(w.Value, &r.err)
+			if err := json.Unmarshal(w.Value, &r.err); err != nil {
+				return nil, fmt.Errorf("decoding error: %w", err)
+			}
 		case checkpoint.ChannelInterrupt:
 			r.paused = true
 			if err := json.Unmarshal(w.Value, &r.interrupts); err != nil {
-				return nil, fmt.Errorf("graph: decoding interrupt: %w", err)
+				return nil, fmt.Errorf("decoding interrupt: %w", err)
 			}
 		case checkpoint.ChannelResume:
 			if err := json.Unmarshal(w.Value, &r.answers); err != nil {
-				return nil, fmt.Errorf("graph: decoding resume values: %w", err)
+				return nil, fmt.Errorf("decoding resume values: %w", err)
 			}
 		case checkpoint.ChannelNoWrites:
 			r.done = true
@@ -658,6 +777,9 @@ func (l *loop[S]) decodeTask(ws []checkpoint.Write) (*restoredTask[S], error) {
 
 // restorePending indexes the checkpoint's pending writes by task, so that
 // finished tasks are not run again and interrupted ones get their answers.
+// It follows restore. Writes of a task that the checkpoint's next step does
+// not run (nor a command) give a [*checkpoint.CorruptError]: running it
+// again, or dropping its interrupt, would pass the damage silently.
 func (l *loop[S]) restorePending(t *checkpoint.Tuple) error {
 	byTask := make(map[string][]checkpoint.Write)
 	for _, w := range t.PendingWrites {
@@ -666,14 +788,47 @@ func (l *loop[S]) restorePending(t *checkpoint.Tuple) error {
 		}
 	}
 	l.restored = make(map[string]*restoredTask[S], len(byTask))
+	if len(byTask) == 0 {
+		return nil
+	}
+	names := l.nextTasks(t)
 	for id, ws := range byTask {
-		r, err := l.decodeTask(ws)
+		name, ok := names[id]
+		if !ok {
+			return corrupt(t, fmt.Errorf("pending writes of task %q (%s), which the checkpoint does not run next", id, ws[0].TaskPath))
+		}
+		r, err := l.decodeTask(ws, false)
+		if err == nil && r.name != name {
+			err = fmt.Errorf("written by node %q, not %q", r.name, name)
+		}
 		if err != nil {
-			return err
+			return corrupt(t, fmt.Errorf("pending writes of task %q (%s): %w", id, name, err))
 		}
 		l.restored[id] = r
 	}
 	return nil
+}
+
+// nextTasks returns the node of every task of the step after checkpoint t,
+// which restore loaded, by task ID.
+func (l *loop[S]) nextTasks(t *checkpoint.Tuple) map[string]string {
+	steps := []int{t.Metadata.Step + 1}
+	if t.Metadata.Source == "fork" {
+		// A replay (applyCommand) saves its fork with the step its tasks
+		// then run in, not the one before: accept both.
+		steps = append(steps, t.Metadata.Step)
+	}
+	step, restored := l.step, l.restored
+	l.restored = nil
+	names := make(map[string]string)
+	for _, st := range steps {
+		l.step = st
+		for _, tk := range l.prepare() {
+			names[tk.hdr.ID()] = tk.name
+		}
+	}
+	l.step, l.restored = step, restored
+	return names
 }
 
 // asyncSaver performs saver calls in order on one goroutine, so that a run

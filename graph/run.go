@@ -57,6 +57,18 @@ type task[S any] struct {
 
 func (t *task[S]) interrupted() bool { return t.hdr.scratch.paused }
 
+// goexited is called as execute unwinds: a task that has no result, error
+// or interrupt then was unwound by runtime.Goexit (from its node or a
+// branch) and failed with ErrGoexit. (During a panic the runtime does not
+// recover, marking it changes nothing.)
+func (t *task[S]) goexited() {
+	if t.err == nil && !t.done && !t.interrupted() {
+		var zero S
+		t.out, t.cmd = zero, nil
+		t.err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: ErrGoexit}
+	}
+}
+
 // frontier is what runs next.
 type frontier[S any] struct {
 	input    *S
@@ -117,6 +129,8 @@ type loop[S any] struct {
 	frBuf    []byte    // scratch for encoding the frontier
 	frLast   []byte    // the frontier of the last checkpoint made
 	cpStep   int
+	fork     bool         // the next checkpoint saved branches off an older one
+	lease    *threadLease // the thread's lease, held by a root run
 	restored map[string]*restoredTask[S]
 	resume   *resumeInput
 	skipBrk  bool
@@ -142,6 +156,9 @@ type loop[S any] struct {
 
 	envs      []taskCtx // fresh task contexts (see newEnv)
 	inlineEnv *taskCtx  // the context of the last inline task (see taskContext)
+	// watch is the run's context when it can be cancelled (see watched):
+	// the nodes then run apart from the loop (see attemptApart).
+	watch context.Context
 
 	exitMu      sync.Mutex
 	exitWrites  []checkpoint.Write
@@ -156,6 +173,9 @@ func (g *Graph[S]) newLoop(opts []RunOption) *loop[S] {
 		l = &loop[S]{versions: vs[:n:n], saved: vs[n:]}
 	}
 	l.g, l.saver, l.cfg = g, g.saver, runConfig{limit: DefaultRecursionLimit}
+	for _, o := range g.runDefaults {
+		o(&l.cfg)
+	}
 	for _, o := range opts {
 		o(&l.cfg)
 	}
@@ -298,6 +318,22 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if l.saver != nil && l.cfg.thread == "" {
 		return ErrNoThread
 	}
+	if l.nested == nil && l.saver != nil {
+		// One live run per thread: the lease is held until the last
+		// checkpoint is saved (the async saver closes first).
+		lease, lerr := l.g.acquireLease(ctx, l.saver, l.cfg.thread, l.cfg.runID)
+		if lerr != nil {
+			return lerr
+		}
+		if lease != nil {
+			l.lease = lease
+			defer func() {
+				if lost := lease.release(ctx); lost != nil && !errors.Is(err, checkpoint.ErrLeaseLost) {
+					err = saverFailed(lost, err)
+				}
+			}()
+		}
+	}
 	if l.cfg.durability == DurabilityAsync && l.saver != nil {
 		l.async = newAsyncSaver(l.saver)
 		defer func() {
@@ -368,6 +404,9 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 			tuple = t
 		}
 	}
+	// Time travel: the first checkpoint follows the one asked for, which
+	// need not be the thread's latest.
+	l.fork = l.cfg.checkpointID != ""
 	if tuple != nil {
 		if err := l.restore(tuple); err != nil {
 			return err
@@ -478,6 +517,10 @@ func (l *loop[S]) pendingInterrupts() int {
 
 // loop runs supersteps until nothing is triggered.
 func (l *loop[S]) loop(ctx context.Context) error {
+	if l.saver == nil && l.g.breakNoSaver != nil {
+		return l.g.breakNoSaver
+	}
+	l.watch = watched(ctx)
 	for {
 		if l.step > l.stop {
 			return &RecursionError{Limit: l.cfg.limit, LastNodes: sortedUnique(append([]string(nil), l.fr.last...))}
@@ -694,6 +737,17 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 	return l.runConcurrent(ctx, todo)
 }
 
+// watched returns ctx when it can be cancelled, and nil otherwise: the
+// context whose cancellation abandons the run's nodes (see attemptApart).
+// It is the run's context, not a step's: a sibling's failure cancels a
+// step's other tasks, and waits for them.
+func watched(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return nil
+	}
+	return ctx
+}
+
 // runConcurrent runs several tasks at once. They are claimed by index by
 // workers: the calling goroutine (or, when it relays stream events,
 // GOMAXPROCS goroutines), joined by more up to GOMAXPROCS when the tasks
@@ -736,6 +790,15 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 		}
 	}
 	worker := func() {
+		var cur *task[S] // the task being executed
+		defer func() {
+			if cur != nil {
+				// Unwound by runtime.Goexit, from cur's node or branch:
+				// it fails (and a sibling's Goexit is an error too).
+				cur.goexited()
+				cancel()
+			}
+		}()
 		for {
 			i := next.Add(1) - 1
 			if i >= n {
@@ -749,7 +812,9 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 				t.err = err
 				return
 			}
+			cur = t
 			l.execute(sctx, t, emit, false)
+			cur = nil
 			if t.err == nil && t.done && l.saver != nil {
 				// Saved even if a sibling fails meanwhile: that is what
 				// spares this task a re-run.
@@ -838,7 +903,17 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 		}
 	} else {
 		workers.Add(1) // the calling goroutine; the supervisor adds others
+		returned := false
+		defer func() {
+			if !returned {
+				// A task called runtime.Goexit on the calling goroutine,
+				// which ends: the other workers finish first, so that none
+				// runs on the loop while the run's callers unwind.
+				wg.Wait()
+			}
+		}()
 		worker()
+		returned = true
 		wg.Wait()
 	}
 	var firstErr *task[S]
@@ -883,8 +958,6 @@ func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
 	return t.err
 }
 
-// execute runs one task with its retry policy, timeout and cache, and
-// resolves where it goes next.
 // taskContext returns the context t's node runs with. A context is never
 // written once handed out: a provider's goroutine may still read it after
 // the node returned. So a fresh one is taken from the slab, except on the
@@ -908,6 +981,10 @@ func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event),
 	return e
 }
 
+// execute runs one task with its retry policy, timeout and cache, and
+// resolves where it goes next. A node (or a branch) that calls
+// runtime.Goexit on the calling goroutine ends it; the task is marked
+// failed on the way out (see goexited) for the hooks and runConcurrent.
 func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event), inline bool) {
 	hooked := false
 	if h := l.g.hooks; h != nil && h.TaskStart != nil && t.name != Start {
@@ -916,6 +993,7 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event), inl
 		ctx = h.TaskStart(ctx, info)
 		if h.TaskEnd != nil {
 			defer func() {
+				t.goexited()
 				info.Attempts, info.Interrupted = t.attempts, t.interrupted()
 				h.TaskEnd(ctx, info, t.err)
 			}()
@@ -948,6 +1026,12 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event), inl
 		t.out, t.err = zero, err
 		if t.interrupted() {
 			t.err = nil
+			if l.saver == nil {
+				// Interrupt refused to pause (see interruptRefused): the
+				// task fails, whatever the node returned.
+				t.err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: interruptRefused(t.name)}
+				t.hdr.scratch.paused = false
+			}
 		}
 		return
 	}
@@ -1045,7 +1129,7 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 
 func retryable(p *RetryPolicy, err error) bool {
 	var iu *InvalidUpdateError
-	if errors.As(err, &iu) {
+	if errors.As(err, &iu) || errors.Is(err, ErrGoexit) || errors.Is(err, ErrNoCheckpointer) {
 		return false
 	}
 	if p.RetryOn != nil {
@@ -1054,20 +1138,15 @@ func retryable(p *RetryPolicy, err error) bool {
 	return !isCancel(err) || errors.Is(err, ErrNodeTimeout)
 }
 
-// attempt runs the node once, turning a panic into an error. A plain node's
-// result goes to t.out, a command node's to t.cmd and t.out.
+// attempt runs the node once, turning a panic into an error. A plain
+// node's result goes to t.out, a command node's to t.cmd and t.out. When
+// the run's context can be cancelled, or the node has a timeout, the node
+// runs apart from the calling goroutine (see attemptApart); otherwise on
+// it (and a runtime.Goexit goes on: see execute).
 func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (err error) {
 	n := t.node
-	if n.timeout > 0 {
-		parent := ctx
-		actx, cancel := context.WithTimeout(ctx, n.timeout)
-		defer cancel()
-		defer func() {
-			if err != nil && actx.Err() == context.DeadlineExceeded && parent.Err() == nil {
-				err = fmt.Errorf("%w after %s: %w", ErrNodeTimeout, n.timeout, err)
-			}
-		}()
-		ctx = actx
+	if l.watch != nil || n.timeout > 0 {
+		return l.attemptApart(ctx, t)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -1076,12 +1155,160 @@ func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (err error) {
 	}()
 	if n.plain != nil {
 		t.out, err = n.plain(ctx, t.input)
-		return err
+	} else {
+		var cmd Command[S]
+		cmd, err = n.fn(ctx, t.input)
+		t.out, t.cmd = cmd.Update, nil
+		if cmd.Parent || len(cmd.Goto) > 0 || len(cmd.Sends) > 0 {
+			t.cmd = &cmd
+		}
 	}
-	cmd, err := n.fn(ctx, t.input)
-	t.out, t.cmd = cmd.Update, nil
-	if cmd.Parent || len(cmd.Goto) > 0 || len(cmd.Sends) > 0 {
-		t.cmd = &cmd
+	return err
+}
+
+// apart is one attempt of a node run on a goroutine of its own, so that the
+// runtime can stop waiting for it — at its timeout, or when the run is
+// cancelled — whether or not it honours its context. That goroutine works
+// on this record alone: its own copy of the input and of the task's
+// header, its own context (whose runtime is the copy's), its own result.
+// It never touches the task or the loop, which the runtime reuses, so a
+// node still running when it is abandoned races with nothing; what it
+// returns then is dropped.
+type apart[S any] struct {
+	hdr   taskHeader
+	env   taskCtx
+	input S
+	out   S
+	cmd   Command[S]
+	err   error
+	// events carries the node's stream events to the waiting goroutine,
+	// which emits them; nil when the run streams nothing.
+	events chan Event
+	done   chan struct{} // closed when the node returned (or exited)
+	quit   chan struct{} // closed when the runtime stopped waiting
+}
+
+// run runs the node; it is the attempt's goroutine.
+func (a *apart[S]) run(n *node[S]) {
+	returned := false
+	defer func() {
+		if !returned {
+			if r := recover(); r != nil {
+				a.err = &PanicError{Value: r, Stack: string(debug.Stack())}
+			} else {
+				a.err = ErrGoexit // it ends this goroutine only
+			}
+		}
+		close(a.done)
+	}()
+	if n.plain != nil {
+		a.out, a.err = n.plain(&a.env, a.input)
+	} else {
+		a.cmd, a.err = n.fn(&a.env, a.input)
+		a.out = a.cmd.Update
+	}
+	returned = true
+}
+
+// emit is the node's event sink: it hands ev to the waiting goroutine, or
+// drops it once nobody waits.
+func (a *apart[S]) emit(ev Event) {
+	if a.events == nil {
+		return
+	}
+	select {
+	case a.events <- ev:
+	case <-a.quit:
+	}
+}
+
+// detach ends the runtime's interest in the attempt: from then on the node
+// (or any goroutine it started) can no longer interrupt, take resume values
+// or emit events. The resume values the attempt took go back to the task
+// (a retry gets them again), and, when the node returned, its interrupts.
+func (a *apart[S]) detach(t *task[S], returned bool) {
+	close(a.quit)
+	sp := &a.hdr.scratch
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.detached = true
+	ts := &t.hdr.scratch
+	ts.answers, ts.consumed = sp.answers, sp.consumed
+	if returned {
+		ts.counter, ts.raised, ts.paused = sp.counter, sp.raised, sp.paused
+	}
+}
+
+// attemptApart runs the node once on a goroutine of its own (see apart)
+// and waits for it, relaying its events to the task's emit, until it
+// returns, its timeout passes or the run's context (l.watch) is cancelled.
+// In the last two cases the node is abandoned: the attempt fails at once
+// with a *NodeTimeoutError or the context's error, and the node's
+// goroutine runs on until the node returns, unobserved. (A sibling's
+// failure cancels ctx, not l.watch: the node is then waited for.)
+func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
+	emit, watch := func(Event) {}, l.watch
+	if e, ok := ctx.(*taskCtx); ok {
+		emit = e.rt.emit
+	}
+	n := t.node
+	parent := ctx
+	var stop <-chan struct{}
+	if watch != nil {
+		stop = watch.Done()
+	}
+	var expired <-chan time.Time
+	if n.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, n.timeout)
+		defer cancel()
+		tm := time.NewTimer(n.timeout) // ctx's deadline, but not its cancellation by a sibling
+		defer tm.Stop()
+		expired = tm.C
+	}
+	a := &apart[S]{input: t.input, done: make(chan struct{}), quit: make(chan struct{})}
+	if l.modes != 0 {
+		a.events = make(chan Event)
+	}
+	h, th := &a.hdr, &t.hdr
+	h.id = th.ID()
+	h.once.Do(func() {}) // the ID is th's
+	h.cp, h.ns, h.step, h.name, h.kind, h.idx, h.resuming = th.cp, th.ns, th.step, th.name, th.kind, th.idx, th.resuming
+	// Clipped: an Interrupt of the node appends to a copy, never to the
+	// task's array.
+	h.scratch.answers, h.scratch.resume = slices.Clip(th.scratch.answers), th.scratch.resume
+	a.env = taskCtx{Context: ctx, rt: taskRuntime{task: h, emit: a.emit, shared: l.shared}}
+	go a.run(n)
+	for waiting := true; waiting; {
+		var abandon error
+		select {
+		case ev := <-a.events:
+			emit(ev)
+			continue
+		case <-a.done:
+			waiting = false
+			continue
+		case <-stop:
+			abandon = watch.Err()
+		case <-expired:
+			abandon = &NodeTimeoutError{Node: n.name, Timeout: n.timeout}
+		}
+		select {
+		case <-a.done: // it returned meanwhile: its result counts
+			waiting = false
+		default:
+			a.detach(t, false)
+			return abandon
+		}
+	}
+	a.detach(t, true)
+	t.out, t.cmd = a.out, nil
+	if a.cmd.Parent || len(a.cmd.Goto) > 0 || len(a.cmd.Sends) > 0 {
+		t.cmd = &a.cmd
+	}
+	err := a.err
+	if err != nil && ctx != parent && errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
+		err = &NodeTimeoutError{Node: n.name, Timeout: n.timeout, Err: err}
 	}
 	return err
 }
@@ -1117,7 +1344,7 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 				if err != nil {
 					return err
 				}
-				dest, err := l.destination(br, to)
+				dest, err := l.destination(t.name, br, to)
 				if err != nil {
 					return err
 				}
@@ -1129,7 +1356,7 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 				return err
 			}
 			for _, k := range r.Nodes {
-				dest, err := l.destination(br, k)
+				dest, err := l.destination(t.name, br, k)
 				if err != nil {
 					return err
 				}
@@ -1138,6 +1365,13 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 			if len(r.Sends) > 0 {
 				if err := l.validateRoute(nil, r.Sends); err != nil {
 					return err
+				}
+				if len(br.dests) > 0 {
+					for i := range r.Sends {
+						if d := r.Sends[i].Node; !slices.Contains(br.dests, d) {
+							return undeclared(t.name, br, d)
+						}
+					}
 				}
 				if len(sends) == 0 {
 					sends = r.Sends // the route is the runtime's once returned
@@ -1151,26 +1385,35 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 	return nil
 }
 
-// destination maps a branch's answer k through its path map and checks it.
-func (l *loop[S]) destination(br *branch[S], k string) (string, error) {
+// destination maps the answer k of a branch from node src through its
+// path map and checks it: a branch with declared destinations (see
+// [Destinations] and [PathMap]) may choose only among them.
+func (l *loop[S]) destination(src string, br *branch[S], k string) (string, error) {
 	dest := k
 	if br.pathMap != nil {
 		d, ok := br.pathMap[k]
 		if !ok {
-			return "", fmt.Errorf("branch returned %q, which is not a key of its path map", k)
+			return "", fmt.Errorf("the branch from %s returned %q, which is not a key of its path map", src, k)
 		}
 		dest = d
 	}
 	if dest == "" || dest == Start {
 		return "", fmt.Errorf("branch did not return a valid destination (got %q)", dest)
 	}
-	if slices.Contains(br.dests, dest) {
+	if len(br.dests) > 0 {
+		if !slices.Contains(br.dests, dest) {
+			return "", undeclared(src, br, dest)
+		}
 		return dest, nil // declared destinations were checked by Compile
 	}
 	if dest != End && l.g.nodes[dest] == nil {
 		return "", fmt.Errorf("branch returned unknown node %q", dest)
 	}
 	return dest, nil
+}
+
+func undeclared[S any](src string, br *branch[S], dest string) error {
+	return &UndeclaredDestinationError{Source: src, Destination: dest, Declared: sortedUnique(slices.Clone(br.dests))}
 }
 
 func callBranch[S any](ctx context.Context, fn BranchFunc[S], s S) (r Route[S], err error) {
@@ -1264,7 +1507,11 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 	changed := false
 	newVer := l.maxVer + 1
 	if bump && l.saver != nil {
-		newVer = nextVersion(l.maxVer)
+		v, err := nextVersion(l.maxVer)
+		if err != nil {
+			return false, err
+		}
+		newVer = v
 	}
 	base := unsafe.Pointer(dst)
 	for fi := range sc.fields {

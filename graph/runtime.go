@@ -192,7 +192,10 @@ func writer[T any](ctx context.Context, mode Mode) func(T) {
 	}
 }
 
-// scratchpad holds a task's interrupt bookkeeping.
+// scratchpad holds a task's interrupt bookkeeping. In a run without a
+// checkpointer, where Interrupt refuses to pause, paused is set with nothing
+// raised: the task stops as if interrupted, and execute fails it (see
+// interruptRefused) even if the node dropped Interrupt's error.
 type scratchpad struct {
 	mu       sync.Mutex
 	taskID   func() string
@@ -202,6 +205,10 @@ type scratchpad struct {
 	raised   []Interruption
 	paused   bool
 	consumed bool // answers grew this run
+	// detached is set on the scratchpad of an attempt run on a goroutine
+	// of its own once the runtime stopped waiting for it: a node still
+	// running then can no longer interrupt or take resume values.
+	detached bool
 }
 
 // resumeInput is the resume values of a Resume call, shared by the tasks of
@@ -240,6 +247,16 @@ func interruptID(taskID string, idx int) string {
 	return hashID(taskID + ":interrupt:" + strconv.Itoa(idx))
 }
 
+// interruptRefused is the error of an Interrupt by node in a run without a
+// checkpointer.
+func interruptRefused(node string) error {
+	return fmt.Errorf("graph: node %s called Interrupt in a run without a checkpointer, which could never be resumed: %w", node, ErrNoCheckpointer)
+}
+
+// errDetached is what Interrupt returns to a node the runtime stopped
+// waiting for (it timed out, or its run was cancelled).
+var errDetached = errors.New("graph: Interrupt called by a node that was abandoned (it timed out, or its run was cancelled)")
+
 // interruptSignal is the error Interrupt returns to unwind the node.
 type interruptSignal struct {
 	in Interruption
@@ -260,6 +277,10 @@ func (s *interruptSignal) Error() string {
 //	if err != nil {
 //		return s, err
 //	}
+//
+// A run without a checkpointer could never be resumed: there Interrupt
+// returns an error wrapping [ErrNoCheckpointer] and naming the node, and
+// the node's task fails with it (even if the node drops it).
 func Interrupt(ctx context.Context, payload any) (any, error) {
 	rt := runtimeFrom(ctx)
 	if rt == nil {
@@ -268,6 +289,13 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 	sp := &rt.task.scratch
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
+	if sp.detached {
+		return nil, errDetached
+	}
+	if rt.shared.saver == nil {
+		sp.paused = true
+		return nil, interruptRefused(rt.task.name)
+	}
 	idx := sp.counter
 	sp.counter++
 	if idx < len(sp.answers) {

@@ -157,7 +157,7 @@ const (
 // checkpoint (source "update", or "fork" for AsCopy) after the latest one,
 // or after the one given with [WithCheckpointID] — which forks the history —
 // and returns its ID.
-func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opts ...RunOption) (string, error) {
+func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opts ...RunOption) (id string, err error) {
 	l := g.newLoop(opts)
 	if l.saver == nil {
 		return "", ErrNoCheckpointer
@@ -165,6 +165,18 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 	if l.cfg.thread == "" {
 		return "", ErrNoThread
 	}
+	lease, err := g.acquireLease(ctx, l.saver, l.cfg.thread, l.cfg.runID)
+	if err != nil {
+		return "", err
+	}
+	if lease != nil {
+		defer func() {
+			if lost := lease.release(ctx); lost != nil && err == nil {
+				id, err = "", lost
+			}
+		}()
+	}
+	l.fork = l.cfg.checkpointID != "" || asNode == AsCopy
 	t, err := l.saver.Get(ctx, checkpoint.Ref{ThreadID: l.cfg.thread, ID: l.cfg.checkpointID})
 	if err != nil && !(errors.Is(err, checkpoint.ErrNotFound) && l.cfg.checkpointID == "") {
 		return "", fmt.Errorf("graph: loading checkpoint of thread %q: %w", l.cfg.thread, err)

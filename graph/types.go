@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -155,13 +156,58 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
-// ErrNodeTimeout is wrapped by the error of a node attempt that ran longer
-// than its [WithNodeTimeout].
-var ErrNodeTimeout = nodeTimeoutError{}
+// ErrNodeTimeout is matched (with errors.Is) by the error of a node attempt
+// that ran longer than its [WithNodeTimeout]: a [*NodeTimeoutError].
+var ErrNodeTimeout = errors.New("graph: node timed out")
 
-type nodeTimeoutError struct{}
+// NodeTimeoutError is the error of a node attempt that ran longer than its
+// [WithNodeTimeout]. errors.Is(err, [ErrNodeTimeout]) reports true for it.
+// The attempt fails at its deadline: a node that does not return by then
+// is abandoned (see [WithNodeTimeout]).
+type NodeTimeoutError struct {
+	Node    string
+	Timeout time.Duration
+	// Err is what the node returned when it returned at its deadline (its
+	// context's error, usually), or nil when it was abandoned.
+	Err error
+}
 
-func (nodeTimeoutError) Error() string { return "node timed out" }
+func (e *NodeTimeoutError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("graph: node %s timed out after %s (abandoned while still running)", e.Node, e.Timeout)
+	}
+	return fmt.Sprintf("graph: node %s timed out after %s: %v", e.Node, e.Timeout, e.Err)
+}
+
+// Is reports whether target is [ErrNodeTimeout].
+func (e *NodeTimeoutError) Is(target error) bool { return target == ErrNodeTimeout }
+
+func (e *NodeTimeoutError) Unwrap() error { return e.Err }
+
+// ErrGoexit is the error of a node that called [runtime.Goexit] (as
+// t.FailNow, or a failed testify require, does in a test) instead of
+// returning; it is wrapped in the run's [*NodeError], which names the node,
+// and never retried. A node running on the caller's own goroutine ends that
+// goroutine: see the package documentation for when that happens.
+var ErrGoexit = errors.New("called runtime.Goexit instead of returning")
+
+// UndeclaredDestinationError reports a conditional edge or branch that chose
+// a node outside the destinations declared for it ([Destinations], or the
+// values of its [PathMap]).
+type UndeclaredDestinationError struct {
+	// Source is the node the branch follows ([Start] for a conditional
+	// entry point).
+	Source string
+	// Destination is the node the branch chose (after its path map).
+	Destination string
+	// Declared are the branch's declared destinations.
+	Declared []string
+}
+
+func (e *UndeclaredDestinationError) Error() string {
+	return fmt.Sprintf("graph: the branch from %s chose %q, which is not one of its declared destinations [%s]",
+		e.Source, e.Destination, strings.Join(e.Declared, ", "))
+}
 
 // ShapeMismatchError reports a checkpoint written by a graph of a different
 // shape (other nodes, edges or fields) than the one asked to resume it.

@@ -1,0 +1,119 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+)
+
+// DefaultLeaseTTL is how long a run's thread lease lasts without renewal
+// unless [WithLeaseTTL] says otherwise: the time a thread whose run died
+// stays locked before it can be resumed.
+const DefaultLeaseTTL = 30 * time.Second
+
+// leaseHolder describes this process to other holders of a thread lease.
+var leaseHolder = func() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "unknown host"
+	}
+	return fmt.Sprintf("pid %d on %s", os.Getpid(), host)
+}()
+
+// threadLease is a thread's lease held by a run: a timer renews it every
+// third of its time to live until release.
+type threadLease struct {
+	leaser checkpoint.Leaser
+	ttl    time.Duration
+	lost   atomic.Pointer[lostLease]
+
+	mu       sync.Mutex // held while renewing, so release waits for a renewal
+	lease    checkpoint.Lease
+	timer    *time.Timer
+	released bool
+}
+
+// acquireLease takes the thread's lease when the graph's saver can lease
+// and leasing is on. It returns a nil lease otherwise.
+//
+// A lost lease does not cancel the run's context (a cancellable context
+// would make every node run on a goroutine of its own): the run stops at
+// its next checkpoint instead (see lostErr), and a write that raced the
+// new holder is refused by the saver's parent check.
+func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, thread, runID string) (*threadLease, error) {
+	leaser, ok := saver.(checkpoint.Leaser)
+	if !ok || g.leaseTTL <= 0 || thread == "" {
+		return nil, nil
+	}
+	holder := leaseHolder
+	if runID != "" {
+		holder = "run " + runID + " (" + leaseHolder + ")"
+	}
+	lease, err := leaser.AcquireLease(ctx, thread, holder, g.leaseTTL)
+	if err != nil {
+		var held *checkpoint.LeaseHeldError
+		if errors.As(err, &held) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("graph: taking the lease of thread %q: %w", thread, err)
+	}
+	tl := &threadLease{leaser: leaser, ttl: g.leaseTTL, lease: lease}
+	tl.timer = time.AfterFunc(tl.ttl/3, tl.renew)
+	return tl, nil
+}
+
+// renew extends the lease and schedules the next renewal. A renewal that
+// fails for another reason than a lost lease is tried again at the next
+// period; a lost lease is reported by lostErr.
+func (tl *threadLease) renew() {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.released {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tl.ttl/3)
+	l, err := tl.leaser.RenewLease(ctx, tl.lease, tl.ttl)
+	cancel()
+	switch {
+	case err == nil:
+		tl.lease = l
+	case errors.Is(err, checkpoint.ErrLeaseLost):
+		tl.lost.Store(&lostLease{fmt.Errorf("graph: thread %q: %w", tl.lease.ThreadID, err)})
+		return
+	}
+	tl.timer.Reset(tl.ttl / 3)
+}
+
+type lostLease struct{ err error }
+
+// lostErr returns the error that lost the lease, nil while it is held. It
+// costs one atomic load: the loop calls it before every checkpoint.
+func (tl *threadLease) lostErr() error {
+	if l := tl.lost.Load(); l != nil {
+		return l.err
+	}
+	return nil
+}
+
+// release stops the renewals and gives the lease up. It reports the error
+// that lost the lease, if it was lost. A lease that cannot be released
+// expires after its time to live.
+func (tl *threadLease) release(ctx context.Context) error {
+	tl.timer.Stop()
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tl.released = true
+	if err := tl.lostErr(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(tl.ttl/3, time.Second))
+	defer cancel()
+	_ = tl.leaser.ReleaseLease(ctx, tl.lease)
+	return nil
+}

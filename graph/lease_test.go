@@ -1,0 +1,215 @@
+package graph_test
+
+// Tests of thread leases: one live run per thread, in this process, for
+// every entry point that writes a thread.
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/state"
+)
+
+type leaseState struct {
+	N state.Value[int]
+}
+
+// blockingGraph has one node that signals entered, then waits for release.
+func blockingGraph(t *testing.T, saver checkpoint.Saver, entered chan<- struct{}, release <-chan struct{}, opts ...graph.CompileOption) *graph.Graph[leaseState] {
+	t.Helper()
+	b := graph.New[leaseState]()
+	b.AddNode("work", func(ctx context.Context, s leaseState) (leaseState, error) {
+		if entered != nil {
+			entered <- struct{}{}
+		}
+		if release != nil {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return s, ctx.Err()
+			}
+		}
+		s.N.Set(s.N.Get() + 1)
+		return s, nil
+	})
+	b.AddEdge(graph.Start, "work")
+	b.AddEdge("work", graph.End)
+	g, err := b.Compile(append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
+	require.NoError(t, err)
+	return g
+}
+
+// liveRun starts a run of g on thread and returns once its node runs, with
+// a function that lets the node finish and returns the run's error.
+func liveRun(t *testing.T, g *graph.Graph[leaseState], entered chan struct{}, release chan struct{}, thread string) func() error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Invoke(t.Context(), leaseState{}, graph.WithThread(thread), graph.WithRunID("first"))
+		done <- err
+	}()
+	<-entered
+	return func() error {
+		close(release)
+		return <-done
+	}
+}
+
+func TestSecondRunOfALiveThreadIsRefusedAtOnce(t *testing.T) {
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	g := blockingGraph(t, checkpoint.NewMemory(), entered, release)
+	finish := liveRun(t, g, entered, release, "t1")
+
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"Invoke", func() error { _, err := g.Invoke(t.Context(), leaseState{}, graph.WithThread("t1")); return err }},
+		{"Resume", func() error { _, err := g.Resume(t.Context(), graph.Command[leaseState]{}, graph.WithThread("t1")); return err }},
+		{"Stream", func() error {
+			for _, err := range g.Stream(t.Context(), leaseState{}, graph.WithThread("t1")) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"UpdateState", func() error {
+			var s leaseState
+			s.N.Set(7)
+			_, err := g.UpdateState(t.Context(), s, "work", graph.WithThread("t1"))
+			return err
+		}},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.call()
+			var held *checkpoint.LeaseHeldError
+			require.ErrorAs(t, err, &held)
+			require.Equal(t, "t1", held.ThreadID)
+			require.Contains(t, held.Holder, "run first")
+		})
+	}
+	require.NoError(t, finish())
+	snap, err := g.GetState(t.Context(), graph.WithThread("t1"))
+	require.NoError(t, err)
+	require.Equal(t, 1, snap.Values.N.Get(), "the refused calls wrote nothing")
+}
+
+func TestOtherThreadsRunWhileOneIsLeased(t *testing.T) {
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	g := blockingGraph(t, checkpoint.NewMemory(), entered, release)
+	finish := liveRun(t, g, entered, release, "t1")
+	g2 := blockingGraph(t, checkpoint.NewMemory(), nil, nil)
+	_, err := g2.Invoke(t.Context(), leaseState{}, graph.WithThread("t2"))
+	require.NoError(t, err)
+	require.NoError(t, finish())
+}
+
+func TestLeaseIsReleasedHoweverTheRunEnds(t *testing.T) {
+	saver := checkpoint.NewMemory()
+	b := graph.New[leaseState]()
+	fail := true
+	b.AddNode("work", func(ctx context.Context, s leaseState) (leaseState, error) {
+		if fail {
+			fail = false
+			return s, errors.New("boom")
+		}
+		if _, err := graph.Interrupt(ctx, "ok?"); err != nil {
+			return s, err
+		}
+		s.N.Set(1)
+		return s, nil
+	})
+	b.AddEdge(graph.Start, "work")
+	b.AddEdge("work", graph.End)
+	g, err := b.Compile(graph.WithCheckpointer(saver))
+	require.NoError(t, err)
+
+	_, err = g.Invoke(t.Context(), leaseState{}, graph.WithThread("t"))
+	require.ErrorContains(t, err, "boom")
+	_, err = g.Resume(t.Context(), graph.Command[leaseState]{}, graph.WithThread("t"))
+	var intr *graph.Interrupted
+	require.ErrorAs(t, err, &intr, "a failed run released the lease")
+	out, err := g.Resume(t.Context(), graph.Command[leaseState]{Resume: true}, graph.WithThread("t"))
+	require.NoError(t, err, "a paused run released the lease")
+	require.Equal(t, 1, out.N.Get())
+
+	entered := make(chan struct{}, 1)
+	blocked := blockingGraph(t, saver, entered, make(chan struct{}))
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-entered; cancel() }()
+	_, err = blocked.Invoke(ctx, leaseState{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = g.Invoke(t.Context(), leaseState{}, graph.WithThread("t"))
+	require.ErrorAs(t, err, &intr, "a cancelled run released the lease")
+}
+
+func TestLeaseTTLZeroTurnsLeasingOff(t *testing.T) {
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	saver := checkpoint.NewMemory()
+	g := blockingGraph(t, saver, entered, release, graph.WithLeaseTTL(0))
+	finish := liveRun(t, g, entered, release, "t1")
+	var s leaseState
+	s.N.Set(7)
+	_, err := g.UpdateState(t.Context(), s, "work", graph.WithThread("t1"))
+	require.NoError(t, err, "with leasing off, nothing refuses a second writer")
+	// The parent check still refuses the live run's next checkpoint, which
+	// no longer follows the thread's latest: no silent fork.
+	require.ErrorIs(t, finish(), checkpoint.ErrConflict)
+}
+
+// stealingSaver is a real memory saver that remembers the last lease it
+// handed out, so a test can take it over as another process would after
+// the holder missed its renewals, and reports failed renewals.
+type stealingSaver struct {
+	*checkpoint.Memory
+	leases chan checkpoint.Lease
+	lost   chan error
+}
+
+func (s *stealingSaver) AcquireLease(ctx context.Context, thread, holder string, ttl time.Duration) (checkpoint.Lease, error) {
+	l, err := s.Memory.AcquireLease(ctx, thread, holder, ttl)
+	if err == nil {
+		s.leases <- l
+	}
+	return l, err
+}
+
+func (s *stealingSaver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
+	l, err := s.Memory.RenewLease(ctx, lease, ttl)
+	if err != nil {
+		s.lost <- err
+	}
+	return l, err
+}
+
+func TestRunThatLosesItsLeaseStopsBeforeItWritesAgain(t *testing.T) {
+	saver := &stealingSaver{Memory: checkpoint.NewMemory(), leases: make(chan checkpoint.Lease, 2), lost: make(chan error, 1)}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	g := blockingGraph(t, saver, entered, release, graph.WithLeaseTTL(30*time.Millisecond))
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Invoke(t.Context(), leaseState{}, graph.WithThread("t1"))
+		done <- err
+	}()
+	<-entered
+	held := <-saver.leases
+	// Another holder takes the thread over: the run's next renewal fails.
+	require.NoError(t, saver.Memory.ReleaseLease(t.Context(), held))
+	_, err := saver.Memory.AcquireLease(t.Context(), "t1", "the other process", time.Hour)
+	require.NoError(t, err)
+	require.ErrorIs(t, <-saver.lost, checkpoint.ErrLeaseLost)
+	close(release)
+	err = <-done
+	require.ErrorIs(t, err, checkpoint.ErrLeaseLost)
+	snap, err := g.GetState(t.Context(), graph.WithThread("t1"))
+	require.NoError(t, err)
+	require.Zero(t, snap.Values.N.Get(), "the step's result was not written after the lease was lost")
+}
