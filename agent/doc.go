@@ -31,10 +31,13 @@
 // The "agent" node sends the whole conversation (after the system prompt,
 // if any) to the model with the tools' definitions bound, and appends the
 // model's AI message. Its tokens are streamed to the run's messages stream
-// (graph.ModeMessages) with the ID of that message. The "tools" node runs
-// the tool calls of the last AI message concurrently and appends one tool
-// message per call; tool failures become error messages the model sees
-// (see [tools.ToolNode]).
+// (graph.ModeMessages) with the ID of that message. Each tool call of the
+// last AI message is a "tools" task of its own (a Send, see
+// [tools.SendCondition]); the tasks run concurrently and each appends one
+// tool message, in call order; tool failures become error messages the
+// model sees (see [tools.ToolNode]). A run resumed after a crash runs only
+// the calls whose results were not saved. retrAI's act node works the same
+// way, but runs a turn's calls one at a time, in call order.
 //
 // Like LangGraph's, the agent stops gracefully near the recursion limit:
 // when fewer than two supersteps remain ([graph.RemainingSteps]) and the

@@ -18,7 +18,8 @@ import (
 const (
 	// AgentNode calls the model.
 	AgentNode = "agent"
-	// ToolsNode runs the tool calls of the model's last message.
+	// ToolsNode runs the tool calls of the model's last message, each call
+	// in a task of its own.
 	ToolsNode = "tools"
 )
 
@@ -63,7 +64,8 @@ func WithCheckpointer(s checkpoint.Saver) Option {
 }
 
 // WithMaxToolConcurrency bounds how many tool calls of one model message
-// run at once (default: all of them).
+// run at once (default: all of them), across the tasks that run them (see
+// tools.WithMaxConcurrency).
 func WithMaxToolConcurrency(n int) Option {
 	return WithToolNodeOptions(tools.WithMaxConcurrency(n))
 }
@@ -92,6 +94,15 @@ func WithCompileOptions(opts ...graph.CompileOption) Option {
 // the "tools" node runs them and the model is called again. With no tools
 // the graph is a single model call.
 //
+// As in LangGraph's create_react_agent, each tool call is a task of the
+// "tools" node of its own (a graph.Send made by tools.SendCondition, whose
+// argument is the conversation of the AI message with only that call), and
+// appends one tool message; the calls of one answer run concurrently, in
+// one superstep, and their messages are merged in the order of the calls.
+// With a checkpointer, the graph saves each call's tool message as soon as
+// the call has finished, so a run resumed after a crash or a failure runs
+// only the calls that had not finished.
+//
 // It fails if model is nil, if two tools share a name or a tool is invalid
 // (see [tools.Set.Add]).
 func NewReAct(model llm.Model, ts []tools.Tool, opts ...Option) (*graph.Graph[ReActState], error) {
@@ -118,7 +129,7 @@ func NewReAct(model llm.Model, ts []tools.Tool, opts ...Option) (*graph.Graph[Re
 		}
 		a.defs = tn.Definitions()
 		b.AddNode(ToolsNode, tools.Node(tn, getMessages, setMessages))
-		b.AddConditionalEdges(AgentNode, tools.Condition(getMessages, ToolsNode), graph.Destinations(ToolsNode, graph.End))
+		b.AddBranch(AgentNode, tools.SendCondition(getMessages, setMessages, ToolsNode), graph.Destinations(ToolsNode, graph.End))
 		b.AddEdge(ToolsNode, AgentNode)
 	}
 

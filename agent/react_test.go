@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/state"
@@ -411,4 +412,148 @@ func TestReActGraphShape(t *testing.T) {
 	g, err := agent.NewReAct(llm.NewScripted(), []tools.Tool{(&adder{}).tool()})
 	require.NoError(t, err)
 	require.Equal(t, "__start__ -> agent\nagent -?-> tools\nagent -?-> __end__\ntools -> agent\n", g.String())
+}
+
+// reverseTools returns a "wait" tool whose calls {"n":i} for i in 1..n each
+// finish only after the call i+1: they finish in the reverse of their order.
+func reverseTools(n int) tools.Tool {
+	finished := make([]chan struct{}, n+2)
+	for i := range finished {
+		finished[i] = make(chan struct{})
+	}
+	type waitArgs struct {
+		N int `json:"n" jsonschema:"required"`
+	}
+	return tools.New("wait", "Wait for the next call.", func(ctx context.Context, a waitArgs) (string, error) {
+		defer close(finished[a.N])
+		if a.N < n {
+			select {
+			case <-finished[a.N+1]:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+		return fmt.Sprint("waited ", a.N), nil
+	})
+}
+
+func TestReActRunsEachToolCallAsATaskInCallOrder(t *testing.T) {
+	calls := []llms.ToolCall{
+		state.ToolCall("c1", "wait", `{"n":1}`),
+		state.ToolCall("c2", "wait", `{"n":2}`),
+		state.ToolCall("c3", "nope", `{}`),
+		state.ToolCall("c4", "wait", `{"n":3}`),
+	}
+	wantResults := []string{
+		"tool:  result(c1 wait waited 1)",
+		"tool:  result(c2 wait waited 2)",
+		"tool:  result(c3 nope Error: nope is not a valid tool, try one of [wait].)",
+		"tool:  result(c4 wait waited 3)",
+	}
+	model := llm.NewScripted(
+		llm.Reply{ToolCalls: calls},
+		llm.Reply{Text: "Waited.", Expect: func(msgs []state.Message) error {
+			if got := summary(msgs[len(msgs)-len(calls):]); !cmp.Equal(wantResults, got) {
+				return fmt.Errorf("the model got the results %q", got)
+			}
+			return nil
+		}},
+	)
+	g, err := agent.NewReAct(model, []tools.Tool{reverseTools(3)})
+	require.NoError(t, err)
+
+	// The stream, as the events bridge sees it.
+	bus := events.NewBus()
+	sub := bus.Subscribe(t.Context(), events.QueueSize(1000))
+	var updates, pushed int
+	var final agent.ReActState
+	stream := func(yield func(graph.Event, error) bool) {
+		for ev, err := range g.Stream(t.Context(), input("wait"), graph.WithStreamModes(events.StreamModes|graph.ModeValues)) {
+			if ev.Mode == graph.ModeValues {
+				final = ev.Payload.(agent.ReActState)
+			}
+			if ev.Node == agent.ToolsNode {
+				switch p := ev.Payload.(type) {
+				case graph.TaskStart:
+					require.True(t, p.Push, "a Send task")
+					pushed++
+				case agent.ReActState:
+					require.True(t, p.Messages.Written())
+					updates++
+				}
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+	require.NoError(t, events.Bridge(t.Context(), bus, "run-1", stream))
+	bus.Close()
+
+	require.Equal(t, len(calls), pushed, "one task per tool call")
+	require.Equal(t, len(calls), updates, "one update per tool call")
+	msgs := final.Messages.List()
+	require.Equal(t, []string{"human: wait"}, summary(msgs[:1]))
+	require.Equal(t, wantResults, summary(msgs[2:2+len(calls)]), "tool messages in call order")
+	require.Equal(t, "ai: Waited.", summary(msgs[len(msgs)-1:])[0])
+
+	var toolSteps []string
+	var results []string
+	for ev, err := range sub.Events() {
+		require.NoError(t, err)
+		node, _ := ev.PayloadString("node")
+		switch {
+		case ev.Kind == events.KindStepStart && node == agent.ToolsNode:
+			toolSteps = append(toolSteps, ev.Payload["task_id"].(string))
+		case ev.Kind == events.KindToolResult:
+			require.Equal(t, agent.ToolsNode, node)
+			id, _ := ev.PayloadString("call_id")
+			out, _ := ev.PayloadString("output")
+			results = append(results, id+" "+out)
+		}
+	}
+	require.Len(t, toolSteps, len(calls), "a step start per task")
+	require.ElementsMatch(t, []string{
+		"c1 waited 1", "c2 waited 2", "c3 Error: nope is not a valid tool, try one of [wait].", "c4 waited 3",
+	}, results, "a tool result per call, as the tasks finish")
+}
+
+func TestReActResumeRunsOnlyTheUnfinishedToolCalls(t *testing.T) {
+	var add adder
+	var flakyRuns atomic.Int32
+	flaky := tools.New("flaky", "Fails once.", func(ctx context.Context, _ struct{}) (string, error) {
+		if flakyRuns.Add(1) == 1 {
+			return "", errors.New("transient")
+		}
+		return "ok", nil
+	})
+	model := llm.NewScripted(
+		llm.Reply{ToolCalls: []llms.ToolCall{
+			state.ToolCall("c1", "add", `{"a":1,"b":2}`),
+			state.ToolCall("c2", "flaky", `{}`),
+			state.ToolCall("c3", "add", `{"a":3,"b":4}`),
+		}},
+		llm.Reply{Text: "3 and 7."},
+	)
+	g, err := agent.NewReAct(model, []tools.Tool{add.tool(), flaky},
+		agent.WithCheckpointer(checkpoint.NewMemory()), agent.WithToolNodeOptions(tools.WithFailOnError()))
+	require.NoError(t, err)
+	thread := graph.WithThread("t1")
+
+	// One task at a time, in call order: c1 runs, c2 fails the step.
+	_, err = g.Invoke(t.Context(), input("sums?"), thread, graph.WithMaxConcurrency(1))
+	require.ErrorContains(t, err, "transient")
+	require.Equal(t, []addArgs{{A: 1, B: 2}}, add.got())
+
+	out, err := g.Resume(t.Context(), graph.Command[agent.ReActState]{}, thread)
+	require.NoError(t, err)
+	require.Equal(t, []addArgs{{A: 1, B: 2}, {A: 3, B: 4}}, add.got(), "c1 ran once")
+	require.Equal(t, []string{
+		"human: sums?",
+		`ai:  call(c1 add {"a":1,"b":2}) call(c2 flaky {}) call(c3 add {"a":3,"b":4})`,
+		"tool:  result(c1 add 3)",
+		"tool:  result(c2 flaky ok)",
+		"tool:  result(c3 add 7)",
+		"ai: 3 and 7.",
+	}, summary(out.Messages.List()))
 }

@@ -29,6 +29,9 @@ const (
 	EvaluateNode = "evaluate"
 	// HumanCheckNode pauses the run for a human's approval (HITL runs).
 	HumanCheckNode = "human_check"
+	// BaselineNode records the project's tests before the model changes
+	// anything, for goals that implement goals.Baseliner.
+	BaselineNode = "baseline"
 )
 
 // Defaults of the retrAI agent.
@@ -84,6 +87,18 @@ type RetraiToolResult struct {
 	IsError bool `json:"is_error,omitempty"`
 }
 
+// RetraiActCall is the tool call an act task runs: one of the calls of a
+// model turn, which the plan node sends to the act node each in a task of
+// its own.
+type RetraiActCall struct {
+	// Turn identifies the model's turn: the ID of its AI message.
+	Turn string `json:"turn"`
+	// Index is the call's position among the turn's calls (from 0).
+	Index int `json:"index"`
+	// Call is the call.
+	Call RetraiToolCall `json:"call"`
+}
+
 // RetraiState is the state of the retrAI agent. [RetraiInput] builds the
 // input of a new run.
 type RetraiState struct {
@@ -92,10 +107,16 @@ type RetraiState struct {
 	// prompt is not stored: the plan node rebuilds it from the goal.
 	Messages state.Messages
 	// PendingToolCalls are the calls of the model's last answer, until
-	// the act node has run them.
+	// the act step has run them (the evaluate node clears them).
 	PendingToolCalls state.Value[[]RetraiToolCall]
-	// ToolResults are the results of the last act step.
-	ToolResults state.Value[[]RetraiToolResult]
+	// ToolResults are the results of the last act step, in call order:
+	// the plan node empties the list when it records tool calls, and each
+	// act task appends the result of its call.
+	ToolResults state.Append[RetraiToolResult]
+	// ActCall is set only in the input of an act task (the argument of a
+	// graph.Send of the plan node's branch), never in the run's state: the
+	// one tool call the task runs (see [NewRetrai]).
+	ActCall state.Value[RetraiActCall]
 	// GoalAchieved and GoalReason are the outcome of the last goal check.
 	GoalAchieved state.Value[bool]
 	GoalReason   state.Value[string]
@@ -119,6 +140,10 @@ type RetraiState struct {
 	// the same failure as LastFailure.
 	StuckIterations state.Value[int]
 	LastFailure     state.Value[string]
+	// GoalBaseline is what the goal recorded before the first iteration
+	// (see goals.Baseliner); nil for goals that record nothing. Every
+	// goal check gets it.
+	GoalBaseline state.Value[*goals.Baseline]
 }
 
 // Limit returns the run's iteration limit.
@@ -171,10 +196,9 @@ func RetraiInput(r RetraiRun) RetraiState {
 	if strings.TrimSpace(r.Instructions) != "" {
 		kickoff += "\n\nAdditional instructions:\n" + strings.TrimSpace(r.Instructions)
 	}
-	return RetraiState{
+	in := RetraiState{
 		Messages:         state.Msgs(state.Human(kickoff)),
 		PendingToolCalls: state.Set[[]RetraiToolCall](nil),
-		ToolResults:      state.Set[[]RetraiToolResult](nil),
 		GoalAchieved:     state.Set(false),
 		GoalReason:       state.Set(""),
 		Iteration:        state.Set(0),
@@ -187,6 +211,8 @@ func RetraiInput(r RetraiRun) RetraiState {
 		StuckIterations:  state.Set(0),
 		LastFailure:      state.Set(""),
 	}
+	in.ToolResults.Overwrite(nil)
+	return in
 }
 
 // EventPublisher receives the agent's events; *events.Bus is one.
@@ -280,18 +306,35 @@ func WithRetraiStuckAfter(n int) RetraiOption {
 //	                                                │                      └─ abort → END
 //	                                                └─ otherwise → plan
 //
+// For goals that implement goals.Baseliner (the test goals) a baseline
+// node comes first: START → baseline → plan.
+//
 // The nodes:
 //
+//   - baseline records the project's tests once, before the model changes
+//     anything, in GoalBaseline; every goal check is held to it, so that
+//     deleting, renaming or skipping a test does not reach the goal.
 //   - plan sends the system prompt (the goal's, plus the project, the
 //     limits, the tools and a strategy) and the last messages of the
 //     conversation (see [WithRetraiContextMessages]) to the model with the
 //     tools bound; it appends the model's answer, counts its tokens and
 //     records its tool calls as pending.
-//   - act runs the pending calls one after the other and appends their
-//     results, each truncated to the tool output limit.
+//   - act runs the pending calls and appends their results, each
+//     truncated to the tool output limit. Each call is a task of its own:
+//     the plan node's branch sends one graph.Send per call to act, whose
+//     argument carries the call in ActCall (with the project directory,
+//     the run ID and the iteration, all an act task reads), and each task
+//     appends one tool message and one ToolResults entry, merged in call
+//     order. With a checkpointer, the graph saves each call's result as
+//     soon as the call has finished, so a run resumed after a crash runs
+//     only the calls that had not finished. The tasks of a turn still run
+//     one at a time, in call order (a turn such as "patch the file, then
+//     run the tests" depends on it, and two patches of one file must not
+//     race): see below.
 //   - evaluate runs goal.Check, appends a status message telling the model
 //     how far it is (and to change approach when the same failure has
-//     persisted for several iterations), and counts the iteration.
+//     persisted for several iterations), counts the iteration and clears
+//     the pending calls.
 //   - human_check, for runs with HITLEnabled, pauses the run with
 //     graph.Interrupt; resuming it with a value [Approved] accepts goes
 //     on, anything else aborts the run.
@@ -301,11 +344,20 @@ func WithRetraiStuckAfter(n int) RetraiOption {
 // text), tool_call, tool_result, goal_check, iteration_complete,
 // human_check_required, human_check_response, error and run_end are
 // published with the state's RunID; run_end carries "status" (an Outcome*
-// constant), "reason", "iteration" and "total_tokens".
+// constant), "reason", "iteration" and "total_tokens". The act step
+// publishes one step_start, before its first call (a resumed turn whose
+// first call had finished publishes none), then a tool_call and a
+// tool_result per call, in call order.
+//
+// Each tool call is a task of its own (a Send to the act node), so a run
+// resumed after a crash does not run again the calls that had finished.
+// The calls of a turn run one at a time, in the order of the calls (the
+// graph's runs default to graph.WithMaxConcurrency(1)): a turn that
+// patches a file and then runs the tests needs that order.
 //
 // Human checks and resuming need a checkpointer ([WithRetraiCheckpointer]).
 // Each iteration takes at most four supersteps; long runs need
-// graph.WithRecursionLimit of at least 4 × MaxIterations + 2.
+// graph.WithRecursionLimit of at least 4 × MaxIterations + 3.
 func NewRetrai(model llm.Model, goal goals.Goal, opts ...RetraiOption) (*graph.Graph[RetraiState], error) {
 	if model == nil {
 		return nil, errors.New("agent: retrai: nil model")
@@ -336,8 +388,14 @@ func NewRetrai(model llm.Model, goal goals.Goal, opts ...RetraiOption) (*graph.G
 	b.AddNode(ActNode, r.act)
 	b.AddNode(EvaluateNode, r.evaluate)
 	b.AddNode(HumanCheckNode, r.humanCheck)
-	b.AddEdge(graph.Start, PlanNode)
-	b.AddConditionalEdges(PlanNode, routeAfterPlan, graph.PathMap(map[string]string{
+	if _, ok := goal.(goals.Baseliner); ok {
+		b.AddNode(BaselineNode, r.baseline)
+		b.AddEdge(graph.Start, BaselineNode)
+		b.AddEdge(BaselineNode, PlanNode)
+	} else {
+		b.AddEdge(graph.Start, PlanNode)
+	}
+	b.AddBranch(PlanNode, routeAfterPlan, graph.PathMap(map[string]string{
 		routeToolCalls: ActNode, routeNoToolCalls: EvaluateNode}))
 	b.AddEdge(ActNode, EvaluateNode)
 	b.AddConditionalEdges(EvaluateNode, routeAfterEvaluate, graph.PathMap(map[string]string{
@@ -345,7 +403,7 @@ func NewRetrai(model llm.Model, goal goals.Goal, opts ...RetraiOption) (*graph.G
 	b.AddConditionalEdges(HumanCheckNode, routeAfterHumanCheck, graph.PathMap(map[string]string{
 		routeApprove: PlanNode, routeAbort: graph.End}))
 
-	copts := []graph.CompileOption{graph.WithName("retrai")}
+	copts := []graph.CompileOption{graph.WithName("retrai"), graph.WithRunDefaults(graph.WithMaxConcurrency(1))}
 	if cfg.saver != nil {
 		copts = append(copts, graph.WithCheckpointer(cfg.saver))
 	}
@@ -368,11 +426,24 @@ const (
 	routeAbort       = "abort"
 )
 
-func routeAfterPlan(_ context.Context, s RetraiState) (string, error) {
-	if len(s.PendingToolCalls.Get()) > 0 {
-		return routeToolCalls, nil
+// routeAfterPlan sends each pending tool call to the act node in a task of
+// its own, or goes to evaluate when there are none.
+func routeAfterPlan(_ context.Context, s RetraiState) (graph.Route[RetraiState], error) {
+	calls := s.PendingToolCalls.Get()
+	if len(calls) == 0 {
+		return graph.To[RetraiState](routeNoToolCalls), nil
 	}
-	return routeNoToolCalls, nil
+	last, _ := s.Messages.Last()
+	sends := make([]graph.Send[RetraiState], len(calls))
+	for i, c := range calls {
+		var arg RetraiState
+		arg.ActCall.Set(RetraiActCall{Turn: last.ID, Index: i, Call: c})
+		arg.Cwd.Set(s.Cwd.Get())
+		arg.RunID.Set(s.RunID.Get())
+		arg.Iteration.Set(s.Iteration.Get())
+		sends[i] = graph.Send[RetraiState]{Node: ActNode, Arg: arg}
+	}
+	return graph.Route[RetraiState]{Sends: sends}, nil
 }
 
 func routeAfterEvaluate(_ context.Context, s RetraiState) (string, error) {
@@ -474,69 +545,117 @@ func (r *retrai) plan(ctx context.Context, s RetraiState) (RetraiState, error) {
 	if text := strings.TrimSpace(resp.Message.Text()); text != "" {
 		r.publish(events.New(events.KindLog, s.RunID.Get(), it, map[string]any{"node": PlanNode, "message": text}))
 	}
+	msg := resp.Message
+	if msg.ID == "" {
+		msg.ID = state.NewID() // it names the turn of the act tasks
+	}
 	var pending []RetraiToolCall
-	for _, c := range resp.Message.ToolCalls() {
+	for _, c := range msg.ToolCalls() {
 		pc := RetraiToolCall{ID: c.ID}
 		if c.FunctionCall != nil {
 			pc.Name, pc.Args = c.FunctionCall.Name, c.FunctionCall.Arguments
 		}
 		pending = append(pending, pc)
 	}
-	out.Messages.Append(resp.Message)
+	out.Messages.Append(msg)
 	out.PendingToolCalls.Set(pending)
+	if len(pending) > 0 {
+		out.ToolResults.Overwrite(nil)
+	}
 	return out, nil
 }
 
-// act is the "act" node.
+// act is the "act" node. A task of it sent by the plan node runs the one
+// call of its ActCall (the graph runs a turn's tasks one at a time, in call
+// order); a task that has none (the node reached by a Command's Goto, say)
+// runs the pending calls one after the other.
 func (r *retrai) act(ctx context.Context, s RetraiState) (RetraiState, error) {
 	it := s.Iteration.Get() + 1
-	runID := s.RunID.Get()
-	r.stepStart(ctx, s, ActNode, it)
 	tn, err := r.toolNode(s.Cwd.Get())
 	if err != nil {
+		r.stepStart(ctx, s, ActNode, it)
 		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: %w", err))
 	}
 	var out RetraiState
-	var results []RetraiToolResult
-	for _, c := range s.PendingToolCalls.Get() {
-		call := events.ToolCall(runID, it, c.Name, c.Args)
-		call.Payload["call_id"] = c.ID
-		r.publish(call)
-		msgs, err := tn.RunCalls(ctx, []llms.ToolCall{state.ToolCall(c.ID, c.Name, c.Args)})
-		if err != nil {
-			return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: tool %s: %w", c.Name, err))
-		}
-		for _, m := range msgs {
-			for _, tr := range m.ToolResults() {
-				res := RetraiToolResult{
-					CallID:  tr.ToolCallID,
-					Name:    tr.Name,
-					Output:  TruncateMiddle(tr.Content, r.cfg.outputChars),
-					IsError: isToolError(tr.Content),
-				}
-				results = append(results, res)
-				out.Messages.Append(state.Tool(res.CallID, res.Name, res.Output))
-				var terr error
-				if res.IsError {
-					terr = errors.New(firstLine(res.Output))
-				}
-				ev := events.ToolResult(runID, it, res.Name, TruncateMiddle(res.Output, EventOutputChars), terr)
-				ev.Payload["call_id"] = res.CallID
-				ev.Payload["output_chars"] = utf8.RuneCountInString(res.Output)
-				ev.Payload["output_lines"] = strings.Count(strings.TrimRight(res.Output, "\n"), "\n") + 1
-				r.publish(ev)
+	if !s.ActCall.HasValue() {
+		r.stepStart(ctx, s, ActNode, it)
+		for _, c := range s.PendingToolCalls.Get() {
+			if err := r.runCall(ctx, s, tn, c, &out); err != nil {
+				return RetraiState{}, err
 			}
 		}
+		out.PendingToolCalls.Set(nil)
+		return out, nil
 	}
-	out.PendingToolCalls.Set(nil)
-	out.ToolResults.Set(results)
+	ac := s.ActCall.Get()
+	if ac.Index == 0 {
+		r.stepStart(ctx, s, ActNode, it)
+	}
+	if err := r.runCall(ctx, s, tn, ac.Call, &out); err != nil {
+		return RetraiState{}, err
+	}
 	return out, nil
+}
+
+// runCall runs the tool call c, publishing its tool_call and tool_result
+// events, and appends its result to out.
+func (r *retrai) runCall(ctx context.Context, s RetraiState, tn *tools.ToolNode, c RetraiToolCall, out *RetraiState) error {
+	it := s.Iteration.Get() + 1
+	runID := s.RunID.Get()
+	call := events.ToolCall(runID, it, c.Name, c.Args)
+	call.Payload["call_id"] = c.ID
+	r.publish(call)
+	msgs, err := tn.RunCalls(ctx, []llms.ToolCall{state.ToolCall(c.ID, c.Name, c.Args)})
+	if err != nil {
+		return r.fail(ctx, s, it, fmt.Errorf("agent: retrai: tool %s: %w", c.Name, err))
+	}
+	for _, m := range msgs {
+		for _, tr := range m.ToolResults() {
+			res := RetraiToolResult{
+				CallID:  tr.ToolCallID,
+				Name:    tr.Name,
+				Output:  TruncateMiddle(tr.Content, r.cfg.outputChars),
+				IsError: isToolError(tr.Content),
+			}
+			out.ToolResults.Append(res)
+			out.Messages.Append(state.Tool(res.CallID, res.Name, res.Output))
+			var terr error
+			if res.IsError {
+				terr = errors.New(firstLine(res.Output))
+			}
+			ev := events.ToolResult(runID, it, res.Name, TruncateMiddle(res.Output, EventOutputChars), terr)
+			ev.Payload["call_id"] = res.CallID
+			ev.Payload["output_chars"] = utf8.RuneCountInString(res.Output)
+			ev.Payload["output_lines"] = strings.Count(strings.TrimRight(res.Output, "\n"), "\n") + 1
+			r.publish(ev)
+		}
+	}
+	return nil
 }
 
 // isToolError reports a tool message written by tools.ToolNode for a call
 // that could not be carried out.
 func isToolError(content string) bool {
 	return strings.HasPrefix(content, "Error: ") || strings.HasPrefix(content, "Error invoking tool ")
+}
+
+// baseline is the "baseline" node.
+func (r *retrai) baseline(ctx context.Context, s RetraiState) (RetraiState, error) {
+	if s.GoalBaseline.Get() != nil {
+		return RetraiState{}, nil
+	}
+	r.stepStart(ctx, s, BaselineNode, 0)
+	base, err := r.goal.(goals.Baseliner).Baseline(ctx, s.Cwd.Get())
+	if err != nil {
+		return RetraiState{}, r.fail(ctx, s, 0, fmt.Errorf("agent: retrai: goal baseline %s: %w", r.goal.Name(), err))
+	}
+	r.publish(events.New(events.KindLog, s.RunID.Get(), 0, map[string]any{
+		"node":    BaselineNode,
+		"message": "baseline: " + base.Summary,
+	}))
+	var out RetraiState
+	out.GoalBaseline.Set(base)
+	return out, nil
 }
 
 // evaluate is the "evaluate" node.
@@ -550,6 +669,7 @@ func (r *retrai) evaluate(ctx context.Context, s RetraiState) (RetraiState, erro
 		Iteration:     it,
 		MaxIterations: limit,
 		Messages:      s.Messages.List(),
+		Baseline:      s.GoalBaseline.Get(),
 	}, s.Cwd.Get())
 	if err != nil {
 		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: goal check %s: %w", r.goal.Name(), err))
@@ -574,6 +694,7 @@ func (r *retrai) evaluate(ctx context.Context, s RetraiState) (RetraiState, erro
 
 	var out RetraiState
 	out.Messages.Append(state.Human(r.statusMessage(res, it, limit, stuck)))
+	out.PendingToolCalls.Set(nil)
 	out.GoalAchieved.Set(res.Achieved)
 	out.GoalReason.Set(res.Reason)
 	out.Iteration.Set(it)

@@ -621,3 +621,139 @@ func TestTruncateMiddle(t *testing.T) {
 		})
 	}
 }
+
+// stepTools returns a "step" tool recording the order in which its calls
+// start and the most calls running at once; before, when set, runs at the
+// start of each call.
+type stepTools struct {
+	mu      sync.Mutex
+	started []string
+	active  int
+	peak    int
+	before  func(ctx context.Context, n string) error
+}
+
+func (st *stepTools) tools(string) ([]tools.Tool, error) {
+	type stepArgs struct {
+		N string `json:"n" jsonschema:"required"`
+	}
+	return []tools.Tool{tools.New("step", "Take a step.", func(ctx context.Context, a stepArgs) (string, error) {
+		st.mu.Lock()
+		st.started = append(st.started, a.N)
+		st.active++
+		st.peak = max(st.peak, st.active)
+		st.mu.Unlock()
+		defer func() {
+			st.mu.Lock()
+			st.active--
+			st.mu.Unlock()
+		}()
+		if st.before != nil {
+			if err := st.before(ctx, a.N); err != nil {
+				return "", err
+			}
+		}
+		return "stepped " + a.N, nil
+	})}, nil
+}
+
+func stepCalls(n int) []llms.ToolCall {
+	var calls []llms.ToolCall
+	for i := 1; i <= n; i++ {
+		calls = append(calls, state.ToolCall(fmt.Sprint("c", i), "step", fmt.Sprintf(`{"n":"%d"}`, i)))
+	}
+	return calls
+}
+
+// toolResults renders the tool messages of msgs as "callID content".
+func toolResults(msgs []state.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		for _, r := range m.ToolResults() {
+			out = append(out, r.ToolCallID+" "+r.Content)
+		}
+	}
+	return out
+}
+
+func TestRetraiRunsEachToolCallAsATaskOneAtATimeInCallOrder(t *testing.T) {
+	const calls = 5
+	for range 10 { // the tasks of a turn start together: give races a chance
+		var rec recorder
+		var st stepTools
+		model := llm.NewScripted(llm.Reply{ToolCalls: stepCalls(calls)})
+		g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(1)},
+			agent.WithRetraiEvents(&rec), agent.WithRetraiTools(st.tools))
+		require.NoError(t, err)
+
+		pushed := 0
+		var final agent.RetraiState
+		for ev, err := range g.Stream(t.Context(), retraiInput(0, false), graph.WithStreamModes(graph.ModeTasks|graph.ModeValues)) {
+			require.NoError(t, err)
+			if p, ok := ev.Payload.(graph.TaskStart); ok && ev.Node == agent.ActNode {
+				require.True(t, p.Push, "a Send task")
+				pushed++
+			}
+			if s, ok := ev.Payload.(agent.RetraiState); ok {
+				final = s
+			}
+		}
+		require.Equal(t, calls, pushed, "one act task per call")
+		require.Equal(t, []string{"1", "2", "3", "4", "5"}, st.started)
+		require.Equal(t, 1, st.peak, "one call at a time")
+
+		want := []string{"c1 stepped 1", "c2 stepped 2", "c3 stepped 3", "c4 stepped 4", "c5 stepped 5"}
+		require.Equal(t, want, toolResults(final.Messages.List()))
+		var results []string
+		for _, r := range final.ToolResults.Get() {
+			results = append(results, r.CallID+" "+r.Output)
+		}
+		require.Equal(t, want, results)
+		require.Empty(t, final.PendingToolCalls.Get())
+		require.False(t, final.ActCall.HasValue(), "ActCall is only in the act tasks' input")
+
+		kinds := rec.kinds()
+		require.Equal(t, []string{
+			"step_start:plan", "step_start:act",
+			"tool_call:step", "tool_result:step", "tool_call:step", "tool_result:step", "tool_call:step", "tool_result:step",
+			"tool_call:step", "tool_result:step", "tool_call:step", "tool_result:step",
+			"step_start:evaluate", "goal_check", "iteration_complete", "run_end",
+		}, kinds)
+		var ids []string
+		for _, ev := range rec.ofKind(events.KindToolResult) {
+			id, _ := ev.PayloadString("call_id")
+			ids = append(ids, id)
+		}
+		require.Equal(t, []string{"c1", "c2", "c3", "c4", "c5"}, ids)
+	}
+}
+
+func TestRetraiResumeRunsOnlyTheUnfinishedToolCalls(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	st := stepTools{before: func(_ context.Context, n string) error {
+		if n == "2" {
+			cancel() // the run stops during the second call
+			return context.Canceled
+		}
+		return nil
+	}}
+	model := llm.NewScripted(llm.Reply{ToolCalls: stepCalls(3)})
+	g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(1)},
+		agent.WithRetraiTools(st.tools), agent.WithRetraiCheckpointer(checkpoint.NewMemory()))
+	require.NoError(t, err)
+	thread := graph.WithThread("t")
+
+	_, err = g.Invoke(ctx, retraiInput(0, false), thread)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, []string{"1", "2"}, st.started)
+
+	st.before = nil
+	out, err := g.Resume(t.Context(), graph.Command[agent.RetraiState]{}, thread)
+	require.NoError(t, err)
+	require.Equal(t, agent.OutcomeAchieved, out.Outcome())
+	require.Equal(t, "1", st.started[0])
+	require.ElementsMatch(t, []string{"1", "2", "2", "3"}, st.started, "call 1 ran once, call 2 again")
+	require.Equal(t, 1, st.peak)
+	require.Equal(t, []string{"c1 stepped 1", "c2 stepped 2", "c3 stepped 3"}, toolResults(out.Messages.List()))
+	require.Len(t, out.ToolResults.Get(), 3)
+}

@@ -126,8 +126,9 @@ func TestReActRunSpanTree(t *testing.T) {
 		"graph.run",
 		"  graph.node agent",
 		"    llm.generate",
-		"  graph.node tools",
+		"  graph.node tools", // one task per tool call
 		"    tool.call add",
+		"  graph.node tools",
 		"    tool.call add",
 		"  graph.node agent",
 		"    llm.generate",

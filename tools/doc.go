@@ -63,6 +63,13 @@
 // [Condition] routes to it while the model asks for tools, and
 // [Definitions] describes tools to a model.
 //
+// [SendCondition] routes like Condition but sends one task per tool call
+// (a graph.Send whose state carries an AI message with that one call), as
+// LangGraph's ReAct agent does: each call's result is saved as the task's
+// pending write when it finishes, so a run resumed after a crash runs only
+// the calls that had not finished. The tool messages still come back in
+// call order (the graph merges Sends in the order they were sent).
+//
 // # Security model
 //
 // The tools are meant for a model that may be wrong or manipulated (by a

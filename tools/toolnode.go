@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -84,6 +85,16 @@ func (e *TimeoutError) Timeout() bool { return true }
 // ToolNode does: every call runs concurrently, and the result is one tool
 // message per call, in the order of the calls.
 //
+// In a graph, run each call as a task of its own, as LangGraph's ReAct
+// agent does: route to the node with [SendCondition] (or [SendCalls]),
+// which sends every call to it in a [graph.Send] of its own, instead of
+// [Condition], which runs the node once for all of them. The graph then
+// saves each call's tool message as soon as the call has finished, so a
+// run resumed after a crash or a failure re-runs only the calls that had
+// not finished, rather than the whole message's; and the tool messages are
+// merged in the order of the calls (the Sends'), as [ToolNode.Run] returns
+// them.
+//
 // Calls that cannot be carried out become error tool messages the model can
 // react to, rather than errors of the node:
 //
@@ -104,6 +115,7 @@ type ToolNode struct {
 	maxConcurrency int
 	failOnError    bool
 	logger         *slog.Logger
+	limits         callLimits // WithMaxConcurrency across the tasks of one message
 }
 
 // ToolNodeOption configures a [ToolNode].
@@ -119,6 +131,12 @@ func WithCallTimeout(d time.Duration) ToolNodeOption {
 
 // WithMaxConcurrency bounds how many tool calls of one message run at once.
 // Zero or less (the default) runs them all at once.
+//
+// The bound holds across the tasks of [SendCondition] too: [ToolNode.Run]
+// recognises the calls of one AI message by the message's ID, which every
+// task's copy of the message keeps, and runs at most limit of them at once
+// over all the tasks of a node (in no particular order when they are
+// separate tasks). [ToolNode.RunCalls] bounds only the calls it is given.
 func WithMaxConcurrency(limit int) ToolNodeOption {
 	return func(n *ToolNode) { n.maxConcurrency = max(limit, 0) }
 }
@@ -174,6 +192,10 @@ func (n *ToolNode) Definitions() []llms.Tool { return Definitions(n.set.Tools().
 // when the message has no tool calls). It returns [ErrNoMessages] when msgs
 // is empty and an error wrapping [ErrNoAIMessage] when the last message is
 // not an AI message.
+//
+// The last message may be one of the copies [SplitCalls] makes, holding
+// one call of the model's message: Run then runs that call and returns its
+// tool message.
 func (n *ToolNode) Run(ctx context.Context, msgs []state.Message) ([]state.Message, error) {
 	if len(msgs) == 0 {
 		return nil, ErrNoMessages
@@ -182,22 +204,39 @@ func (n *ToolNode) Run(ctx context.Context, msgs []state.Message) ([]state.Messa
 	if last.Role != llms.ChatMessageTypeAI {
 		return nil, fmt.Errorf("%w (it is a %q message)", ErrNoAIMessage, last.Role)
 	}
+	if n.maxConcurrency > 0 && last.ID != "" {
+		return n.runCalls(ctx, last.ToolCalls(), last.ID)
+	}
 	return n.RunCalls(ctx, last.ToolCalls())
 }
 
 // RunCalls runs calls concurrently and returns one tool message per call,
 // in the order of calls.
 func (n *ToolNode) RunCalls(ctx context.Context, calls []llms.ToolCall) ([]state.Message, error) {
+	return n.runCalls(ctx, calls, "")
+}
+
+// runCalls runs calls concurrently. With WithMaxConcurrency, a non-empty
+// msgID bounds them together with the other calls of that message running
+// in other tasks; an empty one bounds only these calls.
+func (n *ToolNode) runCalls(ctx context.Context, calls []llms.ToolCall, msgID string) ([]state.Message, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
 	out := make([]state.Message, len(calls))
 	g, gctx := errgroup.WithContext(ctx)
 	if n.maxConcurrency > 0 {
-		g.SetLimit(n.maxConcurrency)
+		g.SetLimit(n.maxConcurrency) // starts them in call order
 	}
 	for i, c := range calls {
 		g.Go(func() error {
+			if msgID != "" {
+				release, err := n.limits.acquire(gctx, msgID, n.maxConcurrency)
+				if err != nil {
+					return err
+				}
+				defer release()
+			}
 			m, err := n.call(gctx, c)
 			out[i] = m
 			return err
@@ -342,6 +381,12 @@ func Definitions(ts ...Tool) []llms.Tool {
 //	tools.Node(n,
 //		func(s State) state.Messages { return s.Messages },
 //		func(m []state.Message) State { return State{Messages: state.Msgs(m...)} })
+//
+// The node runs the tool calls of the last message it gets (see
+// [ToolNode.Run]): all the calls of the model's message when the graph
+// routes to it with [Condition], or one call per task when it routes with
+// [SendCondition], whose Sends give each task a copy of the message with
+// one call as its conversation.
 func Node[S any](n *ToolNode, get func(S) state.Messages, set func([]state.Message) S) graph.NodeFunc[S] {
 	return func(ctx context.Context, s S) (S, error) {
 		out, err := n.Run(ctx, get(s).List())
@@ -357,6 +402,11 @@ func Node[S any](n *ToolNode, get func(S) state.Messages, set func([]state.Messa
 // LangGraph's tools_condition: it goes to toolsNode when the last message
 // has tool calls and to [graph.End] otherwise. It fails with
 // [ErrNoMessages] when there are no messages.
+//
+// The tools node then runs all the calls in one task, whose writes are
+// saved only once every call has finished: after a crash, a resumed run
+// runs them all again. [SendCondition] runs each call as a task of its
+// own instead.
 func Condition[S any](get func(S) state.Messages, toolsNode string) graph.RouterFunc[S] {
 	return func(ctx context.Context, s S) (string, error) {
 		last, ok := get(s).Last()
@@ -367,5 +417,121 @@ func Condition[S any](get func(S) state.Messages, toolsNode string) graph.Router
 			return toolsNode, nil
 		}
 		return graph.End, nil
+	}
+}
+
+// SplitCalls returns, for each tool call of m in order, a copy of m that
+// holds only that call: m's role, ID and name, and the call as its only
+// part (m's text is left out). Each is the message a task running one call
+// needs; [ToolNode.Run] runs the one call of such a copy, and recognises
+// the copies of one message by its ID (see [WithMaxConcurrency]).
+func SplitCalls(m state.Message) []state.Message {
+	calls := m.ToolCalls()
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]state.Message, len(calls))
+	for i, c := range calls {
+		out[i] = state.Message{
+			MessageContent: llms.MessageContent{Role: m.Role, Parts: []llms.ContentPart{c}},
+			ID:             m.ID,
+			Name:           m.Name,
+		}
+	}
+	return out
+}
+
+// SendCalls returns one [graph.Send] to node per tool call of m, in the
+// order of the calls: the argument of each is set applied to the copy of m
+// that [SplitCalls] makes for that call, alone — for a [Node], the state
+// write of a conversation of that one message. Each task so runs one call
+// and appends one tool message, and the graph merges them in the order of
+// the Sends, which is the order of the calls. It returns nil when m has no
+// tool calls.
+//
+// A task's input is its Send's argument, not the graph's state: a node
+// that needs more than the call (a working directory, say) must get it in
+// the argument set builds.
+func SendCalls[S any](m state.Message, node string, set func([]state.Message) S) []graph.Send[S] {
+	msgs := SplitCalls(m)
+	if len(msgs) == 0 {
+		return nil
+	}
+	sends := make([]graph.Send[S], len(msgs))
+	for i, one := range msgs {
+		sends[i] = graph.Send[S]{Node: node, Arg: set([]state.Message{one})}
+	}
+	return sends
+}
+
+// SendCondition returns a branch for the node that calls the model: like
+// [Condition] it ends the run ([graph.End]) when the last message has no
+// tool calls, but otherwise it runs each tool call as a task of toolsNode
+// of its own, with [SendCalls]: a graph.Send per call, whose argument set
+// builds from the message with only that call. It fails with
+// [ErrNoMessages] when there are no messages. Declare its destinations:
+//
+//	b.AddNode("tools", tools.Node(n, get, set))
+//	b.AddBranch("model", tools.SendCondition(get, set, "tools"),
+//		graph.Destinations("tools", graph.End))
+//	b.AddEdge("tools", "model")
+//
+// The graph saves the tool message of each call as soon as the call has
+// finished, so a run resumed after a crash, or after a failed call (see
+// [WithFailOnError]), runs only the calls that had not finished. The calls
+// run concurrently, as the tasks of one superstep; the next node runs once,
+// after all of them.
+func SendCondition[S any](get func(S) state.Messages, set func([]state.Message) S, toolsNode string) graph.BranchFunc[S] {
+	return func(ctx context.Context, s S) (graph.Route[S], error) {
+		last, ok := get(s).Last()
+		if !ok {
+			return graph.Route[S]{}, ErrNoMessages
+		}
+		if sends := SendCalls(last, toolsNode, set); len(sends) > 0 {
+			return graph.Route[S]{Sends: sends}, nil
+		}
+		return graph.To[S](graph.End), nil
+	}
+}
+
+// callLimits bounds the calls of each AI message, by its ID, across the
+// tasks running them.
+type callLimits struct {
+	mu   sync.Mutex
+	sems map[string]*callSem
+}
+
+type callSem struct {
+	slots chan struct{}
+	users int // calls holding or waiting for a slot
+}
+
+// acquire waits for one of the limit slots of the message msgID, and
+// returns the function giving it back.
+func (l *callLimits) acquire(ctx context.Context, msgID string, limit int) (release func(), err error) {
+	l.mu.Lock()
+	if l.sems == nil {
+		l.sems = map[string]*callSem{}
+	}
+	sem := l.sems[msgID]
+	if sem == nil {
+		sem = &callSem{slots: make(chan struct{}, limit)}
+		l.sems[msgID] = sem
+	}
+	sem.users++
+	l.mu.Unlock()
+	done := func() {
+		l.mu.Lock()
+		if sem.users--; sem.users == 0 {
+			delete(l.sems, msgID)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case sem.slots <- struct{}{}:
+		return func() { <-sem.slots; done() }, nil
+	case <-ctx.Done():
+		done()
+		return nil, ctx.Err()
 	}
 }

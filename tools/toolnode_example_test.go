@@ -91,3 +91,58 @@ func ExampleNode() {
 	// Output:
 	// 4 It said: hello Ada
 }
+
+func ExampleSendCondition() {
+	type State struct {
+		Messages state.Messages
+	}
+	get := func(s State) state.Messages { return s.Messages }
+	set := func(m []state.Message) State { return State{Messages: state.Msgs(m...)} }
+
+	add := tools.New("add", "Add two integers.", func(ctx context.Context, a struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}) (string, error) {
+		return fmt.Sprint(a.A + a.B), nil
+	})
+	n, err := tools.NewToolNode([]tools.Tool{add})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	b := graph.New[State]()
+	b.AddNode("model", func(ctx context.Context, s State) (State, error) {
+		// A stand-in for a model: ask for two calls, then answer.
+		if last, _ := s.Messages.Last(); len(last.ToolResults()) > 0 {
+			return State{Messages: state.Msgs(state.AI("done"))}, nil
+		}
+		return State{Messages: state.Msgs(state.AI("",
+			state.ToolCall("c1", "add", `{"a":1,"b":2}`),
+			state.ToolCall("c2", "add", `{"a":3,"b":4}`)))}, nil
+	})
+	b.AddNode("tools", tools.Node(n, get, set))
+	b.AddEdge(graph.Start, "model")
+	// Each call is a task of "tools" of its own: a run resumed after a
+	// crash re-runs only the calls that had not finished.
+	b.AddBranch("model", tools.SendCondition(get, set, "tools"), graph.Destinations("tools", graph.End))
+	b.AddEdge("tools", "model")
+	g, err := b.Compile()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := g.Invoke(context.Background(), State{Messages: state.Msgs(state.Human("sums?"))})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, m := range out.Messages.List() {
+		for _, r := range m.ToolResults() {
+			fmt.Println(r.ToolCallID, r.Content)
+		}
+	}
+	// Output:
+	// c1 3
+	// c2 7
+}
