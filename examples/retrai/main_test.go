@@ -71,15 +71,20 @@ func TestDemoWithoutArguments(t *testing.T) {
 	} {
 		require.Contains(t, out, want)
 	}
-	// The default database is in the home directory.
-	require.FileExists(t, filepath.Join(home, ".retrai", "retrai.db"))
-	require.Contains(t, out, filepath.Join(home, ".retrai", "retrai.db"))
-	// The demo's project was fixed in a temporary directory.
+	// The default database is in the home directory, and the demo says so.
+	db := filepath.Join(home, ".retrai", "retrai.db")
+	require.FileExists(t, db)
+	require.Contains(t, out, "Its run is recorded, like every run, in "+db+" (see retrai runs")
+	// The demo's project was fixed in a temporary directory, removed at
+	// the end.
 	m := regexp.MustCompile(`(?m)^  project (\S+)$`).FindStringSubmatch(out)
 	require.NotNil(t, m)
-	data, err := os.ReadFile(filepath.Join(m[1], "calc.go"))
+	require.Equal(t, filepath.Clean(os.TempDir()), filepath.Dir(m[1]))
+	require.Contains(t, out, "removed the demo's project copy "+m[1])
+	require.NoDirExists(t, m[1])
+	entries, err := os.ReadDir(os.TempDir())
 	require.NoError(t, err)
-	require.Contains(t, string(data), "i <= b")
+	require.Empty(t, entries, "the demo leaves no temporary folder behind")
 }
 
 func TestDemoSamples(t *testing.T) {
@@ -242,13 +247,27 @@ func TestRunUsageErrors(t *testing.T) {
 		{"a demo sample that does not exist", []string{"run", "--goal", "cargo-test"}, `no "cargo-test" sample`},
 		{"stray arguments", []string{"run", "now"}, "unexpected arguments"},
 		{"bad flag", []string{"run", "--nope"}, "flag provided but not defined"},
+		{"no iterations", []string{"run", "--max-iterations", "0"}, "--max-iterations must be positive, not 0"},
+		{"negative iterations", []string{"run", "--max-iterations=-2"}, "--max-iterations must be positive, not -2"},
+		{"a model on resume", []string{"run", "--resume", "some-id", "--model", "openai:gpt-4o"}, "--model cannot be used with --resume: a resumed run keeps the settings it was created with"},
+		{"a project on resume", []string{"run", "--resume", "some-id", "--cwd", "."}, "--cwd cannot be used with --resume"},
+		{"iterations on resume", []string{"run", "--resume", "some-id", "--max-iterations", "9"}, "--max-iterations cannot be used with --resume"},
+		{"HITL on resume", []string{"tui", "--resume", "some-id", "--hitl"}, "--hitl cannot be used with --resume"},
+		{"a bad lease time", []string{"runs", "--db", "DB"}, "$RETRAI_LEASE_TTL=\"soon\": want a positive Go duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
+			home := isolate(t)
+			for i, a := range tt.args {
+				if a == "DB" {
+					tt.args[i] = filepath.Join(t.TempDir(), "r.db")
+					t.Setenv(leaseTTLEnv, "soon")
+				}
+			}
 			code, _, errOut := runCLI(t, "", tt.args...)
-			require.Equal(t, exitUsage, code)
+			require.Equal(t, exitUsage, code, errOut)
 			require.Contains(t, errOut, tt.wantErr)
+			require.NoDirExists(t, filepath.Join(home, ".retrai"), "no database was opened")
 		})
 	}
 }
@@ -282,6 +301,77 @@ func TestGoalsCommand(t *testing.T) {
 			require.Regexp(t, `(?m)^  `+regexp.QuoteMeta(name)+` +\S`, out)
 		}
 	}
+
+	// A folder of plain pytest files is a pytest project.
+	py := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(py, "test_words.py"), []byte("def test_words():\n    assert True\n"), 0o644))
+	code, out, _ := runCLI(t, "", "goals", "--cwd", py)
+	require.Equal(t, exitAchieved, code)
+	require.Contains(t, out, "Detected for "+py+": pytest (test_words.py found (a pytest test file))")
+
+	// A project that does not exist is an error.
+	missing := filepath.Join(empty, "nonexistent")
+	code, out, errOut := runCLI(t, "", "goals", "--cwd", missing)
+	require.Equal(t, exitNotDone, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "retrai goals: --cwd: ")
+	require.Contains(t, errOut, "no such file or directory")
+}
+
+func TestRunsCommand(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "r.db")
+	code, out, _ := runCLI(t, "", "runs", "--db", db)
+	require.Equal(t, exitAchieved, code)
+	require.Contains(t, out, "No runs in "+db)
+
+	code, out, _ = runCLI(t, "", "run", "--goal", samples.Shell, "--db", db)
+	require.Equal(t, exitAchieved, code)
+	achieved := runIDRe.FindStringSubmatch(out)[1]
+	code, out, _ = runCLI(t, "", "run", "--hitl", "--goal", samples.Shell, "--db", db)
+	require.Equal(t, exitNotDone, code)
+	waiting := runIDRe.FindStringSubmatch(out)[1]
+
+	code, out, _ = runCLI(t, "", "runs", "--db", db)
+	require.Equal(t, exitAchieved, code)
+	require.Regexp(t, `(?m)^ID +STATUS +GOAL +ITERATIONS +TOKENS +UPDATED +PROJECT$`, out)
+	require.Regexp(t, `(?m)^`+waiting+` +waiting +shell +1/10 +\d+ +\S+ \S+ +\S+retrai-demo-shell-`, out)
+	require.Regexp(t, `(?m)^`+achieved+` +achieved +shell +2/10 `, out)
+	require.Less(t, strings.Index(out, waiting), strings.Index(out, achieved), "newest first")
+	require.Contains(t, out, "2 run(s) in "+db+"; retrai runs RUN_ID shows one; retrai run --resume RUN_ID continues")
+
+	code, out, _ = runCLI(t, "", "runs", "--db", db, waiting)
+	require.Equal(t, exitAchieved, code)
+	for _, want := range []string{
+		"run " + waiting,
+		"status        waiting (resume with: retrai run --resume " + waiting + " --db " + db + ")",
+		"goal          shell",
+		"model         demo:shell (scripted)",
+		"iterations    1 of 10",
+		"human checks  true",
+		"question      Iteration 1 of 10 done",
+	} {
+		require.Contains(t, out, want)
+	}
+
+	code, _, errOut := runCLI(t, "", "runs", "--db", db, "no-such-run")
+	require.Equal(t, exitNotDone, code)
+	require.Contains(t, errOut, "run not found")
+	code, _, errOut = runCLI(t, "", "runs", "--db", db, "a", "b")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "one run ID at most")
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "-version", "version"} {
+		code, out, _ := runCLI(t, "", arg)
+		require.Equal(t, exitAchieved, code)
+		require.Regexp(t, `^retrai \S+ \(.*go1\.\d+.*\)\n$`, out)
+	}
+	code, out, _ := runCLI(t, "", "help")
+	require.Equal(t, exitAchieved, code)
+	require.Contains(t, out, "retrai --version")
+	require.Contains(t, out, "retrai runs [RUN_ID]")
 }
 
 func TestGraphCommand(t *testing.T) {

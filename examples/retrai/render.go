@@ -8,9 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
+	"github.com/agentgraph/agentgraph/llm"
 )
 
 // renderer prints a run's events as progress lines.
@@ -34,7 +37,11 @@ func (r *renderer) render(ev events.Event) {
 			fmt.Fprintf(r.w, "── iteration %d/%d ──\n", ev.Iteration, r.max)
 		}
 	case events.KindLog:
-		if msg := str("message"); msg != "" {
+		switch msg := str("message"); {
+		case msg == "":
+		case str("node") == agent.BaselineNode: // "baseline: …"
+			fmt.Fprintf(r.w, "  %s\n", clip(oneLine(msg), 200))
+		default:
 			fmt.Fprintf(r.w, "  model: %s\n", clip(oneLine(msg), 200))
 		}
 	case events.KindToolCall:
@@ -55,11 +62,7 @@ func (r *renderer) render(ev events.Event) {
 		if achieved {
 			mark = "✓ achieved"
 		}
-		stuck := ""
-		if n, _ := ev.PayloadInt("stuck"); n >= agent.DefaultStuckAfter {
-			stuck = fmt.Sprintf(" (same failure for %d iterations: the model is told to change approach)", n)
-		}
-		fmt.Fprintf(r.w, "  goal %s: %s%s\n", mark, clip(oneLine(str("reason")), 200), stuck)
+		fmt.Fprintf(r.w, "  goal %s: %s%s\n", mark, clip(oneLine(str("reason")), 200), stuckHint(ev))
 	case events.KindIterationComplete:
 		tokens, _ := ev.PayloadInt("total_tokens")
 		fmt.Fprintf(r.w, "  iteration %d done · %d tokens so far\n", ev.Iteration, tokens)
@@ -73,6 +76,10 @@ func (r *renderer) render(ev events.Event) {
 		}
 	case events.KindError:
 		fmt.Fprintf(r.w, "  ! error: %s\n", clip(oneLine(str("error")), 300))
+	case runs.KindModelProgress:
+		if line := modelLine(ev); line != "" {
+			fmt.Fprintf(r.w, "  %s\n", line)
+		}
 	}
 }
 
@@ -172,4 +179,73 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("%d %sies", n, s)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// stuckHint is what a goal_check event adds about a run that makes no
+// progress: nothing when it does.
+func stuckHint(ev events.Event) string {
+	n, _ := ev.PayloadInt(runs.PayloadNoProgress)
+	if n < agent.DefaultStuckAfter {
+		return ""
+	}
+	return fmt.Sprintf(" (no progress for %d iterations: no file changed and the check result stayed the same)", n)
+}
+
+// failureReasons describe the llm.FailureReason of a failed model call.
+var failureReasons = map[string]string{
+	string(llm.ReasonRateLimited): "rate limited",
+	string(llm.ReasonTimeout):     "timed out",
+	string(llm.ReasonServerError): "server error",
+	string(llm.ReasonNetwork):     "network error",
+}
+
+// modelFailure describes the failure of a model_progress event, e.g.
+// "rate limited (HTTP 429)".
+func modelFailure(ev events.Event) string {
+	reason, _ := ev.PayloadString("reason")
+	what := failureReasons[reason]
+	if what == "" {
+		what = "failed"
+	}
+	if code, ok := ev.PayloadInt("status_code"); ok && code != 0 {
+		what += fmt.Sprintf(" (HTTP %d)", code)
+	}
+	return what
+}
+
+// modelLine renders a model_progress event as a progress line; "" for the
+// events not worth a line.
+func modelLine(ev events.Event) string {
+	state, _ := ev.PayloadString("state")
+	attempt, _ := ev.PayloadInt("attempt")
+	maxAttempts, _ := ev.PayloadInt("max_attempts")
+	switch state {
+	case llm.ProgressAttempt.String():
+		if attempt > 1 {
+			return fmt.Sprintf("… waiting for the model (attempt %d of %d)", attempt, maxAttempts)
+		}
+		return "… waiting for the model"
+	case llm.ProgressRetryWait.String():
+		delay, _ := ev.PayloadInt("delay_ms")
+		return fmt.Sprintf("! model %s: retrying in %v (attempt %d of %d failed)", modelFailure(ev), time.Duration(delay)*time.Millisecond, attempt, maxAttempts)
+	case llm.ProgressGaveUp.String():
+		msg, _ := ev.PayloadString("error")
+		return fmt.Sprintf("! model %s: gave up after attempt %d of %d: %s", modelFailure(ev), attempt, maxAttempts, clip(oneLine(msg), 300))
+	}
+	return ""
+}
+
+// modelStatus renders a model_progress event for a status line.
+func modelStatus(ev events.Event) string {
+	state, _ := ev.PayloadString("state")
+	switch state {
+	case llm.ProgressAttempt.String():
+		return "waiting for the model…"
+	case llm.ProgressFirstByte.String():
+		return "the model is answering…"
+	case llm.ProgressRetryWait.String():
+		delay, _ := ev.PayloadInt("delay_ms")
+		return fmt.Sprintf("model %s, retrying in %v…", modelFailure(ev), time.Duration(delay)*time.Millisecond)
+	}
+	return ""
 }

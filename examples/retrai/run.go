@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
@@ -21,16 +23,33 @@ import (
 // demoPrefix marks the model spec of the offline demo's runs: "demo:<sample>".
 const demoPrefix = "demo:"
 
-// modelEnv names the environment variable that supplies the model.
-const modelEnv = "RETRAI_MODEL"
+// Environment variables of retrai.
+const (
+	// modelEnv supplies the model when --model is not given.
+	modelEnv = "RETRAI_MODEL"
+	// allowEndpointEnv, set to 1 (or true), lets .retrai.yml name the
+	// model's endpoint, as --allow-config-endpoint does.
+	allowEndpointEnv = "RETRAI_ALLOW_CONFIG_ENDPOINT"
+	// leaseTTLEnv sets the time to live of a run's thread lease (a Go
+	// duration; default graph.DefaultLeaseTTL): how long a run whose
+	// process died still counts as live. It is meant for tests, which
+	// cannot wait half a minute; a short one makes a run that misses a
+	// renewal lose its lease.
+	leaseTTLEnv = "RETRAI_LEASE_TTL"
+)
 
 // runFlags are the flags of `retrai run`.
 type runFlags struct {
 	goal, model, cwd, db, resume string
 	maxIterations                int
 	hitl                         bool
+	allowConfigEndpoint          bool
 	set                          map[string]bool // the flags given
 }
+
+// settingFlags are the flags that configure a new run, which --resume
+// refuses: a run keeps the settings it was created with.
+var settingFlags = []string{"goal", "model", "cwd", "max-iterations", "hitl"}
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	return parseRunFlagsOf("run", "With no model configured, runs the offline demo on a bundled sample project.", args, stderr)
@@ -48,7 +67,8 @@ func parseRunFlagsOf(cmd, about string, args []string, stderr io.Writer) (*runFl
 	fs.BoolVar(&f.hitl, "hitl", false, "ask a human to approve every iteration (answers read from standard input)")
 	fs.StringVar(&f.cwd, "cwd", ".", "project directory")
 	fs.StringVar(&f.db, "db", "", "SQLite file or postgres:// URL for runs and checkpoints (default "+runs.DefaultDB()+")")
-	fs.StringVar(&f.resume, "resume", "", "resume the run with this ID instead of starting one")
+	fs.StringVar(&f.resume, "resume", "", "resume the run with this ID (see retrai runs) instead of starting one; it keeps its settings")
+	fs.BoolVar(&f.allowConfigEndpoint, "allow-config-endpoint", false, "let the project's "+goals.ConfigFile+" choose the model's endpoint (a base URL in its model), where your API key is sent; also $"+allowEndpointEnv+"=1")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: retrai %s [flags]\n\n%s\n\nFlags:\n", cmd, about)
 		fs.PrintDefaults()
@@ -62,7 +82,36 @@ func parseRunFlagsOf(cmd, about string, args []string, stderr io.Writer) (*runFl
 		return nil, errors.New("unexpected arguments")
 	}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if f.set["max-iterations"] && f.maxIterations <= 0 {
+		fmt.Fprintf(stderr, "retrai %s: --max-iterations must be positive, not %d\n", cmd, f.maxIterations)
+		return nil, errors.New("bad --max-iterations")
+	}
+	if f.resume != "" {
+		for _, name := range settingFlags {
+			if f.set[name] {
+				fmt.Fprintf(stderr, "retrai %s: --%s cannot be used with --resume: a resumed run keeps the settings it was created with (see retrai runs %s); start a new run to change them\n", cmd, name, f.resume)
+				return nil, errors.New("setting with --resume")
+			}
+		}
+	}
+	if v := strings.TrimSpace(os.Getenv(allowEndpointEnv)); v == "1" || strings.EqualFold(v, "true") {
+		f.allowConfigEndpoint = true
+	}
 	return f, nil
+}
+
+// managerOptions returns the options of the runs manager of db; it reads
+// $RETRAI_LEASE_TTL.
+func managerOptions(db string, allowConfigEndpoint bool) (runs.Options, error) {
+	opts := runs.Options{DB: db, Models: models, AllowConfigEndpoint: allowConfigEndpoint}
+	if v := strings.TrimSpace(os.Getenv(leaseTTLEnv)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return opts, usageError{fmt.Sprintf("$%s=%q: want a positive Go duration such as 30s", leaseTTLEnv, v)}
+		}
+		opts.LeaseTTL = d
+	}
+	return opts, nil
 }
 
 // models builds the model of a run: the demo's scripted model for "demo:"
@@ -90,11 +139,11 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	defer m.Close()
 	if f.resume != "" {
 		if name, ok := strings.CutPrefix(run.Model, demoPrefix); ok {
-			printDemoNotice(stdout, name, run.Cwd, true)
+			printDemoNotice(stdout, name, run.Cwd, displayDB(m.DB()), true)
 		}
 		fmt.Fprintf(stdout, "resuming run %s (%s after %d iteration(s))\n", run.ID, run.Status, run.Iteration)
 	} else if demo != "" {
-		printDemoNotice(stdout, demo, run.Cwd, false)
+		printDemoNotice(stdout, demo, run.Cwd, displayDB(m.DB()), false)
 	}
 	printHeader(stdout, run, displayModel(run.Model), displayDB(m.DB()))
 
@@ -103,7 +152,37 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "retrai:", err)
 		return exitNotDone
 	}
-	return summary(stdout, m, final)
+	return finish(stdout, m, final)
+}
+
+// finish prints the summary of the run and returns the exit code; for a run
+// of the offline demo that has ended, it removes the demo's copy of the
+// sample project.
+func finish(w io.Writer, m *runs.Manager, run runs.Run) int {
+	code := summary(w, m, run)
+	if !strings.HasPrefix(run.Model, demoPrefix) || !isDemoDir(run.Cwd) {
+		return code
+	}
+	if !run.Status.Final() {
+		fmt.Fprintf(w, "  the demo's project copy stays in %s until the run ends\n", run.Cwd)
+		return code
+	}
+	if err := os.RemoveAll(run.Cwd); err != nil {
+		fmt.Fprintf(w, "  could not remove the demo's project copy %s: %v\n", run.Cwd, err)
+	} else {
+		fmt.Fprintf(w, "  removed the demo's project copy %s\n", run.Cwd)
+	}
+	return code
+}
+
+// demoDirPrefix starts the names of the temporary directories that hold the
+// offline demo's copies of the sample projects.
+const demoDirPrefix = "retrai-demo-"
+
+// isDemoDir reports whether dir is a temporary directory made for the
+// offline demo by this user (and so may be removed).
+func isDemoDir(dir string) bool {
+	return strings.HasPrefix(filepath.Base(dir), demoDirPrefix) && filepath.Dir(dir) == filepath.Clean(os.TempDir())
 }
 
 // openRun opens the manager of the flags' database and returns it with the
@@ -126,22 +205,34 @@ func openRun(ctx context.Context, f *runFlags, stdout, stderr io.Writer) (m *run
 			return fail(err)
 		}
 	}
-	m, err := runs.Open(ctx, runs.Options{DB: f.db, Models: models})
+	opts, err := managerOptions(f.db, f.allowConfigEndpoint)
+	if err != nil {
+		return fail(err)
+	}
+	m, err = runs.Open(ctx, opts)
 	if err != nil {
 		return fail(err)
 	}
 	if f.resume != "" {
 		run, err = m.Get(ctx, f.resume)
+		if err == nil && run.Status == runs.StatusRunning {
+			// Live in another process: a second execution would run
+			// every tool call again.
+			err = m.CheckIdle(ctx, run.ID)
+		}
 	} else {
 		run, err = createRun(ctx, m, cfg, demo)
+		if errors.Is(err, runs.ErrConfigEndpoint) {
+			err = fmt.Errorf("%w\n  pass --model to choose the model yourself, or, if you trust this project, --allow-config-endpoint (or $%s=1)", err, allowEndpointEnv)
+		}
 	}
 	if err != nil {
 		m.Close()
 		return fail(err)
 	}
-	if f.resume != "" && !run.Resumable() {
+	if f.resume != "" && run.Status.Final() {
 		fmt.Fprintf(stdout, "run %s has already ended (%s).\n", run.ID, run.Status)
-		code := summary(stdout, m, run)
+		code := finish(stdout, m, run)
 		m.Close()
 		return nil, run, "", code
 	}
@@ -191,7 +282,7 @@ func newRunConfig(f *runFlags) (runs.Config, string, error) {
 // sample) on a fresh copy of the sample project in a temporary directory.
 func createRun(ctx context.Context, m *runs.Manager, cfg runs.Config, demo string) (runs.Run, error) {
 	if demo != "" {
-		dir, err := os.MkdirTemp("", "retrai-demo-"+demo+"-")
+		dir, err := os.MkdirTemp("", demoDirPrefix+demo+"-")
 		if err != nil {
 			return runs.Run{}, err
 		}
@@ -209,20 +300,23 @@ func createRun(ctx context.Context, m *runs.Manager, cfg runs.Config, demo strin
 	return m.Create(ctx, cfg)
 }
 
-func printDemoNotice(w io.Writer, sample, dir string, resumed bool) {
-	what := fmt.Sprintf("It fixes a bundled %s sample project with a failing check, copied to %s.", sample, dir)
+// printDemoNotice tells what the offline demo is: which sample, where its
+// copy is, and where the run is kept (db).
+func printDemoNotice(w io.Writer, sample, dir, db string, resumed bool) {
+	what := fmt.Sprintf("It fixes a bundled %s sample project with a failing check, copied to %s\n  (removed when the run ends).", sample, dir)
 	if resumed {
 		what = fmt.Sprintf("This run of the offline demo works on the %s sample in %s.", sample, dir)
 	}
 	fmt.Fprintf(w, `retrai: OFFLINE DEMO — no model is configured (no --model flag, no $%s).
   The model is SCRIPTED: its answers are canned, no LLM is called, and its token counts are made up.
   %s
+  Its run is recorded, like every run, in %s (see retrai runs; --db to use another).
   To use a real model on your project:
     retrai run --cwd DIR --model openai:gpt-4o-mini                 (needs OPENAI_API_KEY)
     retrai run --cwd DIR --model anthropic:claude-sonnet-4-5        (needs ANTHROPIC_API_KEY)
     retrai run --cwd DIR --model openai-compatible:<model>@<base URL>
 
-`, modelEnv, what)
+`, modelEnv, what, db)
 }
 
 // printHeader prints the run's configuration; model and db are shown as
@@ -288,7 +382,7 @@ func drive(ctx context.Context, m *runs.Manager, run runs.Run, resume bool, in *
 	}
 	if err != nil {
 		r, gerr := m.Get(context.WithoutCancel(ctx), run.ID)
-		if gerr == nil && r.Status == runs.StatusFailed && r.Error != "" {
+		if gerr == nil && r.Status == runs.StatusError && r.Error != "" && !errors.Is(err, runs.ErrLive) {
 			return r, nil // the run recorded the error; the summary shows it
 		}
 		return run, err
@@ -303,6 +397,12 @@ func drive(ctx context.Context, m *runs.Manager, run runs.Run, resume bool, in *
 		r.render(ev)
 		switch ev.Kind {
 		case events.KindRunEnd:
+			if live, _ := ev.Payload["live"].(bool); live {
+				// Another process took the run over: its record is that
+				// process's.
+				msg, _ := ev.PayloadString("error")
+				return run, errors.New(msg)
+			}
 			return m.Wait(context.WithoutCancel(ctx), run.ID)
 		case events.KindHumanCheckRequired:
 			cur, err := m.Wait(context.WithoutCancel(ctx), run.ID)
@@ -417,9 +517,9 @@ func summary(w io.Writer, m *runs.Manager, run runs.Run) int {
 		fmt.Fprintf(w, "✓ GOAL ACHIEVED after %d iteration(s): %s\n", run.Iteration, run.Reason)
 	case run.Status == runs.StatusAborted:
 		fmt.Fprintf(w, "■ ABORTED by a human after %d iteration(s): %s\n", run.Iteration, run.Reason)
-	case run.Status == runs.StatusFailed && run.Error == "":
-		fmt.Fprintf(w, "✗ GOAL NOT ACHIEVED: %s\n", run.Reason)
 	case run.Status == runs.StatusFailed:
+		fmt.Fprintf(w, "✗ GOAL NOT ACHIEVED: %s\n", run.Reason)
+	case run.Status == runs.StatusError:
 		fmt.Fprintf(w, "✗ STOPPED ON AN ERROR after %d iteration(s): %s\n  resume with: %s\n", run.Iteration, run.Error, resume)
 	case run.Status == runs.StatusWaiting:
 		fmt.Fprintf(w, "… WAITING for a human check after %d iteration(s): %s\n  answer it with: %s\n", run.Iteration, run.Question, resume)

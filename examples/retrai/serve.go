@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -21,19 +22,25 @@ import (
 
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
+	"github.com/agentgraph/agentgraph/goals"
 )
 
 // defaultServeAddr is where `retrai serve` listens by default: loopback
 // only.
 const defaultServeAddr = "127.0.0.1:8484"
 
+// minTokenLen is the shortest token `retrai serve --token` accepts: the
+// token lets whoever has it run commands on this machine.
+const minTokenLen = 16
+
 // serveCommand is `retrai serve`.
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("retrai serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", defaultServeAddr, "address to listen on")
-	token := fs.String("token", "", "bearer token the API requires (default: a random one, printed at start)")
+	token := fs.String("token", "", fmt.Sprintf("bearer token the API requires, at least %d characters (default: a random one, printed at start)", minTokenLen))
 	db := fs.String("db", "", "SQLite file or postgres:// URL for runs and checkpoints (default "+runs.DefaultDB()+")")
+	allowEndpoint := fs.Bool("allow-config-endpoint", false, "let a project's "+goals.ConfigFile+" choose the model's endpoint (a base URL in its model), where your API key is sent; also $"+allowEndpointEnv+"=1")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: retrai serve [flags]\n\nServes the run API (/api/…) and the dashboard (/).\n\nFlags:")
 		fs.PrintDefaults()
@@ -52,11 +59,23 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "retrai:", err)
 		return exitNotDone
 	}
-	if *token == "" {
+	switch {
+	case *token == "":
 		*token = rand.Text()
+	case len(*token) < minTokenLen:
+		fmt.Fprintf(stderr, "retrai serve: --token must be at least %d characters long (it lets whoever has it run commands on this machine); leave it out for a random one\n", minTokenLen)
+		return exitUsage
+	}
+	if v := strings.TrimSpace(os.Getenv(allowEndpointEnv)); v == "1" || strings.EqualFold(v, "true") {
+		*allowEndpoint = true
 	}
 
-	m, err := runs.Open(ctx, runs.Options{DB: *db, Models: models})
+	opts, err := managerOptions(*db, *allowEndpoint)
+	if err != nil {
+		fmt.Fprintln(stderr, "retrai:", err)
+		return exitUsage
+	}
+	m, err := runs.Open(ctx, opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -243,7 +262,7 @@ func runError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, runs.ErrNotFound):
 		writeError(w, http.StatusNotFound, "%v", err)
-	case errors.Is(err, runs.ErrBusy), errors.Is(err, runs.ErrFinal), errors.Is(err, runs.ErrNotPending),
+	case errors.Is(err, runs.ErrBusy), errors.Is(err, runs.ErrLive), errors.Is(err, runs.ErrFinal), errors.Is(err, runs.ErrNotPending),
 		errors.Is(err, runs.ErrDecisionRequired), errors.Is(err, runs.ErrNotActive):
 		writeError(w, http.StatusConflict, "%v", err)
 	case errors.Is(err, runs.ErrClosed):
@@ -298,6 +317,10 @@ func (s *server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run, err := createRun(r.Context(), s.m, cfg, demo)
+	if errors.Is(err, runs.ErrConfigEndpoint) {
+		writeError(w, http.StatusBadRequest, "%v (send a model in the request, or start retrai serve with --allow-config-endpoint if you trust this project)", err)
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -311,16 +334,45 @@ func (s *server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	} else {
 		fmt.Fprintf(s.logw, "run %s: goal %s in %s, model %s\n", run.ID, run.Goal, run.Cwd, run.Model)
 	}
-	if cur, err := s.m.Get(r.Context(), run.ID); err == nil {
+	w.Header().Set("Location", "/api/runs/"+run.ID)
+	writeJSON(w, http.StatusCreated, s.view(r.Context(), run.ID, run))
+}
+
+// apiRun is a run as the API shows it: its record, whether it can be
+// resumed, and where it executes when another process does.
+type apiRun struct {
+	runs.Run
+	// Resumable: POST /api/runs/{id}/resume continues it (interrupted,
+	// error) or answers its human check (waiting).
+	Resumable bool `json:"resumable"`
+	// Live, for a running run that another process executes, says which
+	// and until when it holds the run (see runs.LiveError).
+	Live string `json:"live,omitempty"`
+}
+
+// view returns the run id as the API shows it, fresh from the manager
+// (run, as the caller knows it, if it cannot be read).
+func (s *server) view(ctx context.Context, id string, run runs.Run) apiRun {
+	if cur, err := s.m.Get(ctx, id); err == nil {
 		run = cur
 	}
-	w.Header().Set("Location", "/api/runs/"+run.ID)
-	writeJSON(w, http.StatusCreated, run)
+	return s.apiRun(ctx, run)
+}
+
+// apiRun returns run as the API shows it.
+func (s *server) apiRun(ctx context.Context, run runs.Run) apiRun {
+	v := apiRun{Run: run, Resumable: run.Resumable()}
+	if run.Status == runs.StatusRunning && !s.m.Executing(run.ID) {
+		if err := s.m.CheckIdle(ctx, run.ID); errors.Is(err, runs.ErrLive) {
+			v.Live = err.Error()
+		}
+	}
+	return v
 }
 
 // listResponse is the body of GET /api/runs.
 type listResponse struct {
-	Runs []runs.Run `json:"runs"`
+	Runs []apiRun `json:"runs"`
 }
 
 func (s *server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -329,10 +381,11 @@ func (s *server) handleList(w http.ResponseWriter, r *http.Request) {
 		runError(w, err)
 		return
 	}
-	if rs == nil {
-		rs = []runs.Run{}
+	out := make([]apiRun, 0, len(rs))
+	for _, run := range rs {
+		out = append(out, s.apiRun(r.Context(), run))
 	}
-	writeJSON(w, http.StatusOK, listResponse{Runs: rs})
+	writeJSON(w, http.StatusOK, listResponse{Runs: out})
 }
 
 func (s *server) handleGet(w http.ResponseWriter, r *http.Request) {
@@ -341,16 +394,21 @@ func (s *server) handleGet(w http.ResponseWriter, r *http.Request) {
 		runError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, run)
+	writeJSON(w, http.StatusOK, s.apiRun(r.Context(), run))
 }
 
 // resumeRequest is the body of POST /api/runs/{id}/resume.
 type resumeRequest struct {
+	// Decision answers the human check of a waiting run: "approve" or
+	// "abort". Other runs take none.
 	Decision string `json:"decision"`
 }
 
 // handleResume is POST /api/runs/{id}/resume: it answers the human check of
-// a waiting run and lets it go on (approve) or end (abort).
+// a waiting run, which goes on (approve) or ends (abort), or continues an
+// interrupted run or one stopped on an error — one whose process died
+// too, once its lease has expired — from its last checkpoint. A run that
+// is live in another process is refused (409), and its record left alone.
 func (s *server) handleResume(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var req resumeRequest
@@ -358,7 +416,7 @@ func (s *server) handleResume(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	if req.Decision != runs.DecisionApprove && req.Decision != runs.DecisionAbort {
+	if req.Decision != "" && req.Decision != runs.DecisionApprove && req.Decision != runs.DecisionAbort {
 		writeError(w, http.StatusBadRequest, "decision must be %q or %q, not %q", runs.DecisionApprove, runs.DecisionAbort, req.Decision)
 		return
 	}
@@ -367,19 +425,31 @@ func (s *server) handleResume(w http.ResponseWriter, r *http.Request) {
 		runError(w, err)
 		return
 	}
-	if run.Status != runs.StatusWaiting {
-		writeError(w, http.StatusConflict, "run %s is %s, not waiting for a human check", id, run.Status)
+	switch {
+	case run.Status == runs.StatusWaiting && req.Decision == "":
+		writeError(w, http.StatusBadRequest, "run %s is waiting for a human check: the decision must be %q or %q", id, runs.DecisionApprove, runs.DecisionAbort)
+		return
+	case run.Status != runs.StatusWaiting && req.Decision != "":
+		hint := ""
+		if run.Resumable() {
+			hint = ": resume it without a decision"
+		}
+		writeError(w, http.StatusConflict, "run %s is %s, not waiting for a human check%s", id, run.Status, hint)
+		return
+	case run.Status.Final():
+		writeError(w, http.StatusConflict, "run %s has ended (%s): it cannot be resumed", id, run.Status)
 		return
 	}
 	if err := s.m.Resume(r.Context(), id, req.Decision); err != nil {
 		runError(w, err)
 		return
 	}
-	fmt.Fprintf(s.logw, "run %s: %s\n", id, req.Decision)
-	if cur, err := s.m.Get(r.Context(), id); err == nil {
-		run = cur
+	what := req.Decision
+	if what == "" {
+		what = "resumed"
 	}
-	writeJSON(w, http.StatusAccepted, run)
+	fmt.Fprintf(s.logw, "run %s: %s\n", id, what)
+	writeJSON(w, http.StatusAccepted, s.view(r.Context(), id, run))
 }
 
 // Messages of the events WebSocket besides the events themselves.
@@ -393,9 +463,9 @@ const (
 )
 
 type wsState struct {
-	Kind  string   `json:"kind"`
-	RunID string   `json:"run_id"`
-	Run   runs.Run `json:"run"`
+	Kind  string `json:"kind"`
+	RunID string `json:"run_id"`
+	Run   apiRun `json:"run"`
 }
 
 type wsLost struct {
@@ -409,7 +479,8 @@ type wsLost struct {
 // before the client connected, then a "state" message with the run's
 // record, then the events as they happen. The server closes it (normal
 // closure) when the run's execution ends (run_end) — at once if it had
-// ended before — and keeps it open while the run waits for a human.
+// ended before, or if another process executes it (its events are that
+// process's) — and keeps it open while the run waits for a human.
 func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// Counted before the connection is hijacked, while http.Server.Shutdown
 	// still waits for it: wait then waits for every WebSocket.
@@ -451,11 +522,17 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !send(wsState{Kind: wsKindState, RunID: id, Run: run}) {
+	view := s.apiRun(ctx, run)
+	if !send(wsState{Kind: wsKindState, RunID: id, Run: view}) {
 		return
 	}
 	switch run.Status {
-	case runs.StatusPending, runs.StatusRunning, runs.StatusWaiting:
+	case runs.StatusPending, runs.StatusWaiting:
+	case runs.StatusRunning:
+		if !s.m.Executing(id) && view.Live != "" {
+			c.Close(websocket.StatusNormalClosure, clip("another process executes the run: its events are not shown here", 120))
+			return
+		}
 	default:
 		// The execution has ended. Its last events may still be on their
 		// way to the log if it recorded the run at all.

@@ -36,7 +36,15 @@ type testServer struct {
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
 	isolate(t)
-	m, err := runs.Open(t.Context(), runs.Options{DB: filepath.Join(t.TempDir(), "r.db"), Models: models})
+	return newTestServerOn(t, runs.Options{DB: filepath.Join(t.TempDir(), "r.db")})
+}
+
+// newTestServerOn is the server of `retrai serve` with the manager options
+// opts (and retrai's models).
+func newTestServerOn(t *testing.T, opts runs.Options) *testServer {
+	t.Helper()
+	opts.Models = models
+	m, err := runs.Open(t.Context(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	token := rand.Text()
@@ -246,7 +254,6 @@ func TestServeErrors(t *testing.T) {
 		{"resume an unknown run", "POST", "/api/runs/nope/resume", `{"decision":"approve"}`, http.StatusNotFound, "run not found"},
 		{"events of an unknown run", "GET", "/api/runs/nope/events", ``, http.StatusNotFound, "run not found"},
 		{"a wrong decision", "POST", "/api/runs/" + pending.ID + "/resume", `{"decision":"maybe"}`, http.StatusBadRequest, `decision must be "approve" or "abort", not "maybe"`},
-		{"no decision", "POST", "/api/runs/" + pending.ID + "/resume", `{}`, http.StatusBadRequest, "decision must be"},
 		{"a resume with bad JSON", "POST", "/api/runs/" + pending.ID + "/resume", `{"decision":`, http.StatusBadRequest, "bad JSON body"},
 		{"a resume with an unknown field", "POST", "/api/runs/" + pending.ID + "/resume", `{"decision":"approve","why":"x"}`, http.StatusBadRequest, `unknown field "why"`},
 		{"resume a run that does not wait", "POST", "/api/runs/" + pending.ID + "/resume", `{"decision":"approve"}`, http.StatusConflict, "is pending, not waiting for a human check"},
@@ -442,6 +449,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "now"}, exitUsage, "unexpected arguments"},
 		{[]string{"serve", "--port", "1"}, exitUsage, "flag provided but not defined"},
 		{[]string{"serve", "--addr", "256.0.0.1:0", "--db", "DB"}, exitNotDone, "retrai:"},
+		{[]string{"serve", "--token", "short-token-15c", "--db", "DB"}, exitUsage, "--token must be at least 16 characters long"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -578,4 +586,60 @@ func (l *lockedBuffer) waitFor(t *testing.T, re *regexp.Regexp) []string {
 			t.Fatalf("%v never came; got:\n%s", re, l.String())
 		}
 	}
+}
+
+// TestServeResumesAnInterruptedRun: POST /api/runs/{id}/resume without a
+// decision continues an interrupted run; a waiting run needs a decision,
+// and the others take none.
+func TestServeResumesAnInterruptedRun(t *testing.T) {
+	ts := newTestServer(t)
+	// A run interrupted at its first tool result, as Ctrl-C would.
+	dir := t.TempDir()
+	require.NoError(t, samples.Copy(samples.Shell, dir))
+	run, err := ts.m.Create(t.Context(), runs.Config{Cwd: dir, Model: demoPrefix + samples.Shell})
+	require.NoError(t, err)
+	sub := ts.m.Bus().Subscribe(t.Context(), events.FilterRunIDs(run.ID), events.QueueSize(1<<14))
+	require.NoError(t, ts.m.Start(t.Context(), run.ID))
+	for ev, err := range sub.Events() {
+		require.NoError(t, err)
+		if ev.Kind == events.KindToolResult {
+			_ = ts.m.Cancel(run.ID)
+		}
+		if ev.Kind == events.KindRunEnd {
+			break
+		}
+	}
+	sub.Close()
+	var shown apiRun
+	ts.api(t, "GET", "/api/runs/"+run.ID, "", http.StatusOK, &shown)
+	require.Equal(t, runs.StatusInterrupted, shown.Status)
+	require.True(t, shown.Resumable)
+
+	code, body := ts.do(t, "POST", "/api/runs/"+run.ID+"/resume", ts.token, `{"decision":"approve"}`)
+	require.Equal(t, http.StatusConflict, code, "%s", body)
+	require.Contains(t, string(body), "is interrupted, not waiting for a human check: resume it without a decision")
+
+	var resumed apiRun
+	ts.api(t, "POST", "/api/runs/"+run.ID+"/resume", `{}`, http.StatusAccepted, &resumed)
+	require.False(t, resumed.Resumable)
+	// The WebSocket replays the first execution, up to its end, then the
+	// second one.
+	c := ts.follow(t, run.ID, false)
+	got := readUntil(t, c, run.ID, "run_end")
+	require.Equal(t, string(runs.StatusInterrupted), got[len(got)-1].Payload["status"])
+	got = readUntil(t, c, run.ID, "run_end")
+	require.Equal(t, string(runs.StatusAchieved), got[len(got)-1].Payload["status"])
+	requireClosed(t, c, websocket.StatusNormalClosure)
+
+	code, body = ts.do(t, "POST", "/api/runs/"+run.ID+"/resume", ts.token, `{}`)
+	require.Equal(t, http.StatusConflict, code, "%s", body)
+	require.Contains(t, string(body), "has ended (achieved): it cannot be resumed")
+
+	// A waiting run needs a decision.
+	waiting := ts.create(t, `{"goal":"shell","hitl":true}`)
+	c = ts.follow(t, waiting.ID, false)
+	readUntil(t, c, waiting.ID, "human_check_required")
+	code, body = ts.do(t, "POST", "/api/runs/"+waiting.ID+"/resume", ts.token, `{}`)
+	require.Equal(t, http.StatusBadRequest, code, "%s", body)
+	require.Contains(t, string(body), "is waiting for a human check: the decision must be")
 }

@@ -18,7 +18,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asMainEnv) == "1" {
 		main() // exits
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuiltRetrai()
+	os.Exit(code)
 }
 
 // shellQuote quotes s for sh.

@@ -23,13 +23,18 @@ import (
 // (--resume), shows its events live with a status line, lets the human
 // approve (a) or abort (x) its human checks, and quits on q — the run, if
 // still going, is then interrupted and can be resumed. After the UI it
-// prints the run's summary; the exit code is that of `retrai run`.
+// prints the run's summary; the exit code is that of `retrai run`. It needs
+// a terminal: without one it fails before it records a run.
 func tuiCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	f, err := parseRunFlagsOf("tui", "Shows a run in a terminal UI: its events live, a status line, a/x to approve/abort a\nhuman check, q to quit. With no model configured, runs the offline demo.", args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitAchieved
 	}
 	if err != nil {
+		return exitUsage
+	}
+	if tuiNeedsTerminal && (!isTerminal(stdin) || !isTerminalOutput(stdout)) {
+		fmt.Fprintln(stderr, "retrai tui: needs a terminal: its standard input and output are not both one here.\n  Use retrai run, which prints the same progress as plain lines (and reads human-check answers from standard input).")
 		return exitUsage
 	}
 	fail := func(err error) int {
@@ -42,7 +47,7 @@ func tuiCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	defer m.Close()
 	if name, ok := strings.CutPrefix(run.Model, demoPrefix); ok {
-		printDemoNotice(stdout, name, run.Cwd, f.resume != "")
+		printDemoNotice(stdout, name, run.Cwd, displayDB(m.DB()), f.resume != "")
 	}
 
 	// Subscribe before the run starts, so that no event is missed.
@@ -88,8 +93,12 @@ func tuiCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return fail(err)
 	}
-	return summary(stdout, m, final)
+	return finish(stdout, m, final)
 }
+
+// tuiNeedsTerminal makes `retrai tui` refuse to run without a terminal;
+// tests that drive it through pipes turn it off.
+var tuiNeedsTerminal = true
 
 // pumpEvents sends the events of sub to msgs until sub or ctx ends, then
 // closes msgs.
@@ -179,6 +188,7 @@ type tuiModel struct {
 	deciding  bool   // a decision is on its way
 	errText   string
 	ended     bool
+	model     string // what the model call is doing, while one is going on
 
 	width, height int
 	altScreen     bool // the UI takes the whole terminal
@@ -285,7 +295,12 @@ func (t *tuiModel) decide(decision string) tea.Cmd {
 // apply records ev: in the log and in the status.
 func (t *tuiModel) apply(ev events.Event) {
 	t.r.render(ev)
+	if ev.Kind != runs.KindModelProgress && ev.Kind != events.KindLLMUsage {
+		t.model = ""
+	}
 	switch ev.Kind {
+	case runs.KindModelProgress:
+		t.model = modelStatus(ev)
 	case events.KindStepStart:
 		t.status = string(runs.StatusRunning)
 		if ev.Iteration > 0 {
@@ -374,6 +389,9 @@ func (t *tuiModel) statusLine() string {
 		parts = append(parts, "goal "+t.goal)
 	}
 	parts = append(parts, fmt.Sprintf("%d tokens", t.tokens))
+	if t.model != "" {
+		parts = append(parts, t.model)
+	}
 	return strings.Join(parts, " · ")
 }
 

@@ -365,6 +365,7 @@ func TestTUIModelDecisions(t *testing.T) {
 // are pipes and buffers.
 func TestTUICommand(t *testing.T) {
 	isolate(t)
+	allowTUIWithoutTerminal(t)
 	db := filepath.Join(t.TempDir(), "r.db")
 	keys, typing := io.Pipe()
 	defer typing.Close()
@@ -398,6 +399,7 @@ func TestTUICommand(t *testing.T) {
 // the human check of a run that `retrai run` left waiting.
 func TestTUICommandResumesAWaitingRun(t *testing.T) {
 	isolate(t)
+	allowTUIWithoutTerminal(t)
 	db := filepath.Join(t.TempDir(), "r.db")
 	code, out, _ := runCLI(t, "", "run", "--hitl", "--goal", samples.Shell, "--db", db)
 	require.Equal(t, exitNotDone, code)
@@ -434,6 +436,7 @@ func TestTUIUsage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			isolate(t)
+			allowTUIWithoutTerminal(t)
 			for i, a := range tt.args {
 				if a == "DB" {
 					tt.args[i] = filepath.Join(t.TempDir(), "r.db")
@@ -444,4 +447,57 @@ func TestTUIUsage(t *testing.T) {
 			require.Contains(t, errOut, tt.wantErr)
 		})
 	}
+}
+
+// allowTUIWithoutTerminal lets `retrai tui` run on the pipes and buffers
+// of the test.
+func allowTUIWithoutTerminal(t *testing.T) {
+	t.Helper()
+	tuiNeedsTerminal = false
+	t.Cleanup(func() { tuiNeedsTerminal = true })
+}
+
+// TestTUIWithoutATerminal: without a terminal `retrai tui` says so, and
+// records no run.
+func TestTUIWithoutATerminal(t *testing.T) {
+	home := isolate(t)
+	code, out, errOut := runCLI(t, "", "tui", "--goal", samples.Shell)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "retrai tui: needs a terminal")
+	require.Contains(t, errOut, "Use retrai run")
+	require.Empty(t, out)
+	require.NoFileExists(t, filepath.Join(home, ".retrai", "retrai.db"), "no database, so no run record")
+}
+
+// TestRenderShowsProgress: the stuck hint counts the iterations without
+// progress, and the model's waits and back-offs are shown.
+func TestRenderShowsProgress(t *testing.T) {
+	check := func(n int) events.Event {
+		return events.New(events.KindGoalCheck, "r", 1, map[string]any{"achieved": false, "reason": "1 failing", "stuck": 9, runs.PayloadNoProgress: n})
+	}
+	model := func(p map[string]any) events.Event { return events.New(runs.KindModelProgress, "r", 1, p) }
+	tests := []struct {
+		ev   events.Event
+		want string
+	}{
+		{check(0), "  goal ✗ not yet: 1 failing\n"},
+		{check(2), "  goal ✗ not yet: 1 failing\n"},
+		{check(3), "  goal ✗ not yet: 1 failing (no progress for 3 iterations: no file changed and the check result stayed the same)\n"},
+		{model(map[string]any{"state": "attempt", "attempt": 1, "max_attempts": 4}), "  … waiting for the model\n"},
+		{model(map[string]any{"state": "first_byte", "attempt": 1, "max_attempts": 4}), ""},
+		{model(map[string]any{"state": "retry_wait", "attempt": 1, "max_attempts": 4, "reason": "server_error", "status_code": 503, "delay_ms": 1500}),
+			"  ! model server error (HTTP 503): retrying in 1.5s (attempt 1 of 4 failed)\n"},
+		{model(map[string]any{"state": "gave_up", "attempt": 2, "max_attempts": 4, "reason": "other", "status_code": 400, "error": "bad request"}),
+			"  ! model failed (HTTP 400): gave up after attempt 2 of 4: bad request\n"},
+		{events.New(events.KindLog, "r", 0, map[string]any{"node": "baseline", "message": "baseline: go-test: 1 of 3 tests failed"}),
+			"  baseline: go-test: 1 of 3 tests failed\n"},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		newRenderer(&b, 10).render(tt.ev)
+		require.Equal(t, tt.want, b.String())
+	}
+	require.Equal(t, "model rate limited (HTTP 429), retrying in 2s…", modelStatus(model(map[string]any{
+		"state": "retry_wait", "reason": "rate_limited", "status_code": 429, "delay_ms": 2000})))
+	require.Equal(t, "waiting for the model…", modelStatus(model(map[string]any{"state": "attempt"})))
 }

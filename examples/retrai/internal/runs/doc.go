@@ -16,18 +16,27 @@
 //
 // # Statuses
 //
-// A run goes pending → running → achieved | failed | aborted. On the way
-// it may be waiting (paused at a human check, for Resume with a decision)
-// or interrupted (cancelled, or the manager closed, while running; Resume
-// continues it). A run that stopped on an error (a model or tool
-// failure) is failed with its Error set, and can be resumed too; a failed
-// run without Error ran out of iterations and is final, as are achieved
-// and aborted runs. A run found "running" that no Manager of this process
-// executes was left by a process that died; Resume takes it over.
+// A run goes pending → running → achieved | failed | aborted: achieved
+// reached its goal, failed did not within its iteration limit, a human
+// aborted it. These three are final. On the way it may be waiting (paused
+// at a human check, for Resume with a decision), interrupted (cancelled,
+// the manager closed, or its process died; Resume continues it) or error
+// (stopped by a model or tool failure, Error says which; Resume retries).
+// Records of earlier versions, which had a run stopped on an error
+// "failed" with its Error set, are read — and upgraded in the database at
+// Open — as error.
 //
-// Resuming works from the graph's checkpoints: an interrupted run
-// continues from its last completed step (steps that had not finished run
-// again), in this process or another.
+// # One live execution per run
+//
+// A run executes under the lease of its checkpoint thread (see
+// checkpoint.Leaser and graph.WithLeaseTTL), which the graph renews while
+// it runs. So a run is never executed twice at once, by two processes or
+// two Managers: Start and Resume of a run whose lease another holds fail
+// with a *LiveError (ErrLive) naming the holder — "pid 4242 on build-7" —
+// and leave the run's record as it is. A run recorded running whose
+// process died keeps its lease until the lease expires (Options.LeaseTTL);
+// from then on Get and List report it interrupted, and Resume takes it
+// over. CheckIdle tells whether a run executes anywhere.
 //
 // # Storage
 //
@@ -44,6 +53,12 @@
 // one of two events, published after the run's record is updated and the
 // run can be resumed: human_check_required (the run is waiting) or
 // run_end, whose "status" is the run's new Status ("achieved", "failed",
-// "aborted" or "interrupted") and which has "reason", "iteration",
-// "total_tokens" and, on errors, "error".
+// "aborted", "interrupted" or "error") and which has "reason", "iteration",
+// "total_tokens" and, on errors, "error". (An execution that finds the run
+// taken over by another process ends with a run_end whose "status" is
+// "running" and whose "live" is true: the record is that process's.)
+//
+// The manager adds events of its own: KindModelProgress, the progress of
+// the model's calls (waits, back-offs, failures), and PayloadNoProgress in
+// every goal_check.
 package runs

@@ -39,6 +39,15 @@ type Options struct {
 	// AgentOptions are passed to agent.NewRetrai after the manager's own
 	// (hooks, call options, limits, …).
 	AgentOptions []agent.RetraiOption
+	// LeaseTTL is how long the lease a run holds on its checkpoint thread
+	// lasts without renewal (see graph.WithLeaseTTL): how long a run whose
+	// process died still counts as live before it can be resumed. Zero:
+	// graph.DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// AllowConfigEndpoint lets the model of a project's .retrai.yml name
+	// its endpoint (a base URL); without it Create refuses such a model
+	// with ErrConfigEndpoint. A model given in Config is never refused.
+	AllowConfigEndpoint bool
 }
 
 // DefaultDB returns the default database file: ~/.retrai/retrai.db, or
@@ -63,6 +72,9 @@ type Manager struct {
 	db        string
 	store     *store
 	saver     checkpoint.Saver
+	leaser    checkpoint.Leaser // the saver's leases; nil if it has none
+	leaseTTL  time.Duration
+	allowEP   bool
 	closeSave func() error
 	bus       *events.Bus
 	ownBus    bool
@@ -91,7 +103,12 @@ func Open(ctx context.Context, opts Options) (*Manager, error) {
 		tools:     opts.Tools,
 		agentOpts: opts.AgentOptions,
 		bus:       opts.Bus,
+		leaseTTL:  opts.LeaseTTL,
+		allowEP:   opts.AllowConfigEndpoint,
 		active:    map[string]*execution{},
+	}
+	if m.leaseTTL <= 0 {
+		m.leaseTTL = graph.DefaultLeaseTTL
 	}
 	if m.models == nil {
 		m.models = func(ctx context.Context, spec string) (llm.Model, error) { return llm.New(ctx, spec) }
@@ -126,6 +143,7 @@ func Open(ctx context.Context, opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("runs: open runs table %s: %w", m.db, err)
 		}
 	}
+	m.leaser, _ = m.saver.(checkpoint.Leaser)
 	if m.bus == nil {
 		m.bus, m.ownBus = events.NewBus(), true
 	}
@@ -165,8 +183,10 @@ func (m *Manager) Close() error {
 // Create validates cfg and records a new pending run. Unset fields come
 // from the project's .retrai.yml, then from defaults: the goal is detected
 // from the project, the iteration limit is agent.DefaultMaxIterations. It
-// fails with ErrNoModel when no model is given either way, and when the
-// goal or the model cannot be built.
+// fails with ErrNoModel when no model is given either way, with
+// ErrConfigEndpoint when the model of .retrai.yml names its endpoint (see
+// Options.AllowConfigEndpoint), and when the goal or the model cannot be
+// built. A negative MaxIterations is an error.
 func (m *Manager) Create(ctx context.Context, cfg Config) (Run, error) {
 	if cfg.Cwd == "" {
 		cfg.Cwd = "."
@@ -181,12 +201,19 @@ func (m *Manager) Create(ctx context.Context, cfg Config) (Run, error) {
 		return Run{}, fmt.Errorf("runs: create: %s is not a directory", cwd)
 	}
 	cfg.Cwd = cwd
+	if cfg.MaxIterations < 0 {
+		return Run{}, fmt.Errorf("runs: create: the iteration limit must be positive, not %d", cfg.MaxIterations)
+	}
 	fileCfg, err := loadConfig(cwd)
 	if err != nil {
 		return Run{}, fmt.Errorf("runs: create: %w", err)
 	}
 	if cfg.Model == "" {
 		cfg.Model = strings.TrimSpace(fileCfg.Model)
+		if ep, ok := ModelEndpoint(cfg.Model); ok && !m.allowEP {
+			return Run{}, fmt.Errorf("runs: create: %s sets model %q, which would send the model's API key and your code to %s: %w",
+				filepath.Join(cwd, goals.ConfigFile), cfg.Model, ep, ErrConfigEndpoint)
+		}
 	}
 	if cfg.Model == "" {
 		return Run{}, fmt.Errorf("runs: create: %w (set Config.Model or model in %s)", ErrNoModel, goals.ConfigFile)
@@ -219,32 +246,165 @@ func (m *Manager) Create(ctx context.Context, cfg Config) (Run, error) {
 	return run, nil
 }
 
+// ModelEndpoint returns the endpoint a model spec names, such as
+// "http://host/v1" in "openai:gpt-4o@http://host/v1", and whether it names
+// one.
+func ModelEndpoint(spec string) (string, bool) {
+	i := strings.Index(spec, "://")
+	if i < 0 {
+		return "", false
+	}
+	return spec[strings.LastIndexAny(spec[:i], "@:")+1:], true
+}
+
 // Get returns the run id (an error wrapping ErrNotFound if there is none).
+// A run recorded running that nothing executes any more — no Manager of
+// this process, and no process holding its thread's lease: the process
+// died — is returned as StatusInterrupted.
 func (m *Manager) Get(ctx context.Context, id string) (Run, error) {
 	r, err := m.store.get(ctx, id)
 	if err != nil {
 		return Run{}, fmt.Errorf("runs: %w", err)
 	}
-	return r, nil
+	return m.view(ctx, r), nil
 }
 
-// List returns every run, newest first.
+// List returns every run, newest first, with the statuses Get returns.
 func (m *Manager) List(ctx context.Context) ([]Run, error) {
 	rs, err := m.store.list(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("runs: %w", err)
 	}
+	for i := range rs {
+		rs[i] = m.view(ctx, rs[i])
+	}
 	return rs, nil
+}
+
+// view returns the record r as Get reports it: a run recorded running
+// whose thread's lease nobody holds is interrupted.
+func (m *Manager) view(ctx context.Context, r Run) Run {
+	if r.Status != StatusRunning || m.leaser == nil {
+		return r
+	}
+	if err := m.CheckIdle(ctx, r.ID); err == nil {
+		r.Status = StatusInterrupted
+	}
+	return r
+}
+
+// Executing reports whether the run id executes in this manager.
+func (m *Manager) Executing(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.active[id]
+	return ok
+}
+
+// CheckIdle returns nil when the run id is not executing anywhere; an error
+// wrapping ErrBusy when it executes in this manager; and a *LiveError when
+// it executes elsewhere — another process, or another Manager — which holds
+// its thread's lease. Without leases (a checkpointer that has none) it can
+// only tell the runs of this manager.
+func (m *Manager) CheckIdle(ctx context.Context, id string) error {
+	if m.Executing(id) {
+		return fmt.Errorf("runs: %s: %w", id, ErrBusy)
+	}
+	if m.leaser == nil {
+		return nil
+	}
+	l, err := m.takeLease(ctx, id, probeHolder)
+	if err != nil {
+		return err
+	}
+	m.dropLease(ctx, l)
+	return nil
+}
+
+// Holders of the thread leases the manager takes itself, for a moment:
+// to check whether a run is live, and while it prepares a run's execution
+// (until the graph takes the lease). A lease one of them holds is let go
+// soon: takeLease waits for it.
+const (
+	probeHolder = "retrai status check"
+	startHolder = "retrai starting the run"
+)
+
+// processDesc describes this process in the leases the manager takes, as
+// the graph describes it in a run's.
+var processDesc = func() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "unknown host"
+	}
+	return fmt.Sprintf("pid %d on %s", os.Getpid(), host)
+}()
+
+// briefHolder reports whether a lease holder is one of the manager's brief
+// ones (probeHolder, startHolder), in this process or another.
+func briefHolder(holder string) bool {
+	return strings.HasPrefix(holder, probeHolder+" (") || strings.HasPrefix(holder, startHolder+" (")
+}
+
+// How long takeLease and run wait, at most, for a lease held briefly by a
+// manager to be let go: briefTries times briefWait.
+const (
+	briefTries = 40
+	briefWait  = 25 * time.Millisecond
+)
+
+// takeLease takes the lease of run id's thread for holder (probeHolder or
+// startHolder). It returns a *LiveError when a run holds it — it waits a
+// little for a lease held by a manager's brief check — and other errors
+// when the lease cannot be taken. Give it back with dropLease.
+func (m *Manager) takeLease(ctx context.Context, id, holder string) (checkpoint.Lease, error) {
+	for try := 1; ; try++ {
+		l, err := m.leaser.AcquireLease(ctx, id, holder+" ("+processDesc+")", m.leaseTTL)
+		if err == nil {
+			return l, nil
+		}
+		held, ok := errors.AsType[*checkpoint.LeaseHeldError](err)
+		if !ok {
+			return checkpoint.Lease{}, fmt.Errorf("runs: lease of run %s: %w", id, err)
+		}
+		if !briefHolder(held.Holder) || try >= briefTries {
+			return checkpoint.Lease{}, &LiveError{RunID: id, Holder: holderOf(held.Holder), Expires: held.Expires}
+		}
+		if err := sleep(ctx, briefWait); err != nil {
+			return checkpoint.Lease{}, err
+		}
+	}
+}
+
+// dropLease gives back a lease taken by takeLease; one that cannot be
+// given back expires.
+func (m *Manager) dropLease(ctx context.Context, l checkpoint.Lease) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = m.leaser.ReleaseLease(ctx, l)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // State returns the agent state of the run's latest checkpoint (the
 // conversation, the iteration, …); a run without checkpoints gives a zero
 // state.
 func (m *Manager) State(ctx context.Context, id string) (agent.RetraiState, error) {
-	if _, err := m.Get(ctx, id); err != nil {
-		return agent.RetraiState{}, err
+	run, err := m.store.get(ctx, id)
+	if err != nil {
+		return agent.RetraiState{}, fmt.Errorf("runs: %w", err)
 	}
-	reader, err := shapeGraph(agent.WithRetraiCheckpointer(m.saver))
+	reader, err := shapeGraphOf(run, agent.WithRetraiCheckpointer(m.saver))
 	if err != nil {
 		return agent.RetraiState{}, err
 	}
@@ -258,9 +418,9 @@ func (m *Manager) State(ctx context.Context, id string) (agent.RetraiState, erro
 // Start starts the pending run id in the background and returns once it
 // runs; use Wait or the bus to follow it. The run keeps ctx's values but
 // not its cancellation: Cancel or Close stop it. Start fails with
-// ErrNotPending for a run started before, and with ErrBusy or ErrClosed.
-// When the run's goal or model cannot be built the run becomes failed
-// (with Error) and Start returns the error.
+// ErrNotPending for a run started before, and with ErrBusy, a *LiveError
+// or ErrClosed. When the run's goal or model cannot be built the run
+// becomes StatusError and Start returns the error.
 func (m *Manager) Start(ctx context.Context, id string) error {
 	return m.execute(ctx, id, false, "")
 }
@@ -268,10 +428,12 @@ func (m *Manager) Start(ctx context.Context, id string) error {
 // Resume continues the run id in the background from its last checkpoint
 // and returns once it runs. A run waiting at a human check needs a
 // decision (DecisionApprove or DecisionAbort, else ErrDecisionRequired);
-// for other runs decision is ignored. Interrupted runs, runs failed with an
+// for other runs decision is ignored. Interrupted runs, runs stopped on an
 // error and runs left "running" by a process that died continue where they
 // stopped; a pending run starts. Resume fails with ErrFinal for runs that
-// have ended, and with ErrBusy or ErrClosed.
+// have ended, with ErrBusy for a run executing in this manager, with a
+// *LiveError — leaving the run's record alone — for a run executing in
+// another process, and with ErrClosed.
 func (m *Manager) Resume(ctx context.Context, id, decision string) error {
 	return m.execute(ctx, id, true, decision)
 }
@@ -335,6 +497,12 @@ func (m *Manager) release(id string, ex *execution) {
 }
 
 // execute starts (resume false) or resumes a run in the background.
+//
+// It holds the run's thread lease from before it reads the run's record
+// until it has recorded the run running, so that two processes cannot both
+// take the run over, and lets it go just before the graph takes it for the
+// run itself. A run another process executes is refused before its record
+// is touched.
 func (m *Manager) execute(ctx context.Context, id string, resume bool, decision string) (err error) {
 	op := "start"
 	if resume {
@@ -351,15 +519,35 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 		}
 	}()
 
-	run, err := m.store.get(ctx, id)
-	if err != nil {
-		return fmt.Errorf("runs: %s: %w", op, err)
+	check := func() (Run, error) {
+		run, err := m.store.get(ctx, id)
+		if err != nil {
+			return Run{}, fmt.Errorf("runs: %s: %w", op, err)
+		}
+		switch {
+		case !resume && run.Status != StatusPending:
+			return Run{}, fmt.Errorf("runs: start %s (%s): %w", id, run.Status, ErrNotPending)
+		case resume && run.Status.Final():
+			return Run{}, fmt.Errorf("runs: resume %s (%s): %w", id, run.Status, ErrFinal)
+		}
+		return run, nil
 	}
-	switch {
-	case !resume && run.Status != StatusPending:
-		return fmt.Errorf("runs: start %s (%s): %w", id, run.Status, ErrNotPending)
-	case resume && run.Status.Final(run.Error):
-		return fmt.Errorf("runs: resume %s (%s): %w", id, run.Status, ErrFinal)
+	if _, err := check(); err != nil {
+		return err
+	}
+	dropLease := func() {}
+	if m.leaser != nil {
+		lease, err := m.takeLease(ctx, id, startHolder)
+		if err != nil {
+			return err
+		}
+		var once sync.Once
+		dropLease = func() { once.Do(func() { m.dropLease(ctx, lease) }) }
+		defer dropLease()
+	}
+	run, err := check() // as it is now that nobody else can change it
+	if err != nil {
+		return err
 	}
 
 	sk := &sink{m: m, id: id}
@@ -404,6 +592,7 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 	}
 	sk.run = run
 	launched = true
+	dropLease() // for the graph to take
 	go m.run(runCtx, ex, run, g, sk, cmd)
 	return nil
 }
@@ -422,7 +611,11 @@ func (m *Manager) build(ctx context.Context, run Run, sk *sink) (*graph.Graph[ag
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", run.Model, err)
 	}
-	opts := []agent.RetraiOption{agent.WithRetraiEvents(sk), agent.WithRetraiCheckpointer(m.saver)}
+	opts := []agent.RetraiOption{
+		agent.WithRetraiEvents(sk),
+		agent.WithRetraiCheckpointer(m.saver),
+		agent.WithRetraiCompileOptions(graph.WithLeaseTTL(m.leaseTTL)),
+	}
 	if m.tools != nil {
 		opts = append(opts, agent.WithRetraiTools(m.tools))
 	}
@@ -443,7 +636,7 @@ func loadConfig(dir string) (goals.Config, error) {
 func (m *Manager) failEarly(run Run, cause error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	run.Status, run.Error, run.UpdatedAt = StatusFailed, cause.Error(), now()
+	run.Status, run.Error, run.UpdatedAt = StatusError, cause.Error(), now()
 	if err := m.store.put(ctx, run); err != nil {
 		cause = errors.Join(cause, err)
 	}
@@ -454,11 +647,13 @@ func (m *Manager) failEarly(run Run, cause error) {
 // run executes the graph of run and records how it stopped.
 func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Graph[agent.RetraiState], sk *sink, cmd *graph.Command[agent.RetraiState]) {
 	opts := []graph.RunOption{graph.WithThread(run.ID), graph.WithRecursionLimit(4*run.MaxIterations + 8)}
-	var err error
-	if cmd != nil {
-		_, err = g.Resume(ctx, *cmd, opts...)
-	} else {
-		_, err = g.Invoke(ctx, agent.RetraiInput(agent.RetraiRun{
+	ctx = llm.ContextWithProgress(ctx, sk.modelProgress)
+	execute := func() error {
+		if cmd != nil {
+			_, err := g.Resume(ctx, *cmd, opts...)
+			return err
+		}
+		_, err := g.Invoke(ctx, agent.RetraiInput(agent.RetraiRun{
 			RunID:         run.ID,
 			Cwd:           run.Cwd,
 			ModelName:     run.Model,
@@ -466,12 +661,42 @@ func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Grap
 			HITL:          run.HITL,
 			Instructions:  run.Instructions,
 		}), opts...)
+		return err
+	}
+	err := execute()
+	// A manager's brief check may hold the lease at the start: the graph
+	// refuses the run before it reads the thread, and it is tried again.
+	for try := 1; try < briefTries; try++ {
+		held, ok := errors.AsType[*checkpoint.LeaseHeldError](err)
+		if !ok || !briefHolder(held.Holder) || sleep(ctx, briefWait) != nil {
+			break
+		}
+		err = execute()
 	}
 	cancelled := ctx.Err() != nil
 	ex.cancel()
 
 	bg, stop := context.WithTimeout(context.Background(), time.Minute)
 	defer stop()
+	if held, ok := errors.AsType[*checkpoint.LeaseHeldError](err); ok || errors.Is(err, checkpoint.ErrLeaseLost) {
+		// Another process took the run over — between execute's check and
+		// the graph's start, or after this one failed to renew the lease
+		// in time. The run and its record are that process's now.
+		m.release(run.ID, ex)
+		lerr := fmt.Errorf("run %s was taken over by another process: %w", run.ID, err)
+		if ok {
+			lerr = &LiveError{RunID: run.ID, Holder: holderOf(held.Holder), Expires: held.Expires}
+		}
+		m.bus.Publish(events.Error(run.ID, run.Iteration, lerr))
+		m.bus.Publish(events.New(events.KindRunEnd, run.ID, run.Iteration, map[string]any{
+			"status":    string(StatusRunning),
+			"reason":    run.Reason,
+			"iteration": run.Iteration,
+			"error":     lerr.Error(),
+			"live":      true,
+		}))
+		return
+	}
 	run = sk.record()
 	var v agent.RetraiState
 	if snap, serr := g.GetState(bg, graph.WithThread(run.ID)); serr == nil {
@@ -492,7 +717,7 @@ func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Grap
 		case agent.OutcomeFailed:
 			run.Status = StatusFailed
 		default:
-			run.Status, run.Error = StatusFailed, "the agent stopped without an outcome"
+			run.Status, run.Error = StatusError, "the agent stopped without an outcome"
 		}
 		if r, ok := sk.endReason(); ok {
 			run.Reason = r
@@ -507,7 +732,7 @@ func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Grap
 	case cancelled && errors.Is(err, context.Canceled):
 		run.Status = StatusInterrupted
 	default:
-		run.Status, run.Error = StatusFailed, err.Error()
+		run.Status, run.Error = StatusError, err.Error()
 	}
 	run.UpdatedAt = now()
 	perr := m.store.put(bg, run)
@@ -554,11 +779,13 @@ type sink struct {
 	m  *Manager
 	id string
 
-	mu    sync.Mutex
-	run   Run // the run's record, as the execution last wrote it
-	end   *events.Event
-	human *events.Event
-	err   bool
+	mu        sync.Mutex
+	run       Run // the run's record, as the execution last wrote it
+	end       *events.Event
+	human     *events.Event
+	err       bool
+	iteration int // of the last step_start
+	track     progressTracker
 }
 
 // Publish implements agent.EventPublisher.
@@ -576,6 +803,15 @@ func (s *sink) Publish(ev events.Event) {
 		return
 	case events.KindError:
 		s.err = true
+	case events.KindStepStart:
+		s.iteration = ev.Iteration
+		node, _ := ev.PayloadString("node")
+		s.track.stepStart(s.run.Cwd, node)
+	case events.KindGoalCheck:
+		if ev.Payload == nil {
+			ev.Payload = map[string]any{}
+		}
+		ev.Payload[PayloadNoProgress] = s.track.goalCheck(s.run.Cwd, ev)
 	}
 	s.mu.Unlock()
 	if ev.Kind == events.KindIterationComplete {
@@ -635,6 +871,36 @@ func (s *sink) sawError() bool {
 	return s.err
 }
 
+// modelProgress publishes the progress of the run's model calls (see
+// llm.Progress) as KindModelProgress events.
+func (s *sink) modelProgress(_ context.Context, ev llm.ProgressEvent) {
+	p := map[string]any{
+		"state":        ev.Kind.String(),
+		"model":        ev.Model,
+		"attempt":      ev.Attempt,
+		"max_attempts": ev.MaxAttempts,
+	}
+	if ev.Kind == llm.ProgressRetryWait || ev.Kind == llm.ProgressGaveUp {
+		p["reason"] = string(ev.Reason)
+		if ev.StatusCode != 0 {
+			p["status_code"] = ev.StatusCode
+		}
+		if ev.RetryAfter > 0 {
+			p["retry_after_ms"] = ev.RetryAfter.Milliseconds()
+		}
+		if ev.Delay > 0 {
+			p["delay_ms"] = ev.Delay.Milliseconds()
+		}
+		if ev.Err != nil {
+			p["error"] = ev.Err.Error()
+		}
+	}
+	s.mu.Lock()
+	it := s.iteration
+	s.mu.Unlock()
+	s.Publish(events.New(KindModelProgress, s.id, it, p))
+}
+
 // shapeGoal stands in for a goal in a graph that is only read or drawn.
 type shapeGoal struct{}
 
@@ -642,6 +908,35 @@ func (shapeGoal) Name() string         { return "none" }
 func (shapeGoal) SystemPrompt() string { return "" }
 func (shapeGoal) Check(context.Context, goals.State, string) (goals.Result, error) {
 	return goals.Result{}, errors.New("runs: the checkpoint reader cannot check goals")
+}
+
+// shapeBaselineGoal stands in for a goal that takes a baseline: its graph
+// has the baseline node.
+type shapeBaselineGoal struct{ shapeGoal }
+
+func (shapeBaselineGoal) Baseline(context.Context, string) (*goals.Baseline, error) {
+	return nil, errors.New("runs: the checkpoint reader cannot take baselines")
+}
+
+// shapeGraphOf returns a graph of the shape of run's — with a baseline
+// node when its goal takes baselines — to read its checkpoints.
+func shapeGraphOf(run Run, opts ...agent.RetraiOption) (*graph.Graph[agent.RetraiState], error) {
+	cfg, err := loadConfig(run.Cwd)
+	if err != nil {
+		cfg = goals.Config{}
+	}
+	goal, err := goals.New(run.Goal, cfg)
+	if err != nil { // the project or its settings are gone
+		goal, err = goals.New(run.Goal, goals.Config{})
+	}
+	if _, ok := goal.(goals.Baseliner); ok && err == nil {
+		g, err := agent.NewRetrai(llm.NewScripted(), shapeBaselineGoal{}, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("runs: %w", err)
+		}
+		return g, nil
+	}
+	return shapeGraph(opts...)
 }
 
 // shapeGraph returns the agent's graph with neither a model nor a goal:

@@ -348,10 +348,12 @@ func TestManagerResumesAStoppedRunInANewManager(t *testing.T) {
 		wantStatus Status
 	}{
 		{name: "cancelled after the first tool result", first: keep, stopOnTool: true, wantStatus: StatusInterrupted},
-		{name: "process died while running", first: keep, stopOnTool: true, crash: true, wantStatus: StatusRunning},
+		// A record left "running" by a process that died — whose thread
+		// lease nobody holds — reads as interrupted.
+		{name: "process died while running", first: keep, stopOnTool: true, crash: true, wantStatus: StatusInterrupted},
 		{name: "model failed at the second call", first: func(s []llm.Reply) []llm.Reply {
 			return []llm.Reply{s[0], {Err: errors.New("503 upstream unavailable")}}
-		}, wantStatus: StatusFailed},
+		}, wantStatus: StatusError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -605,7 +607,7 @@ func TestManagerErrors(t *testing.T) {
 	require.Equal(t, []events.Kind{events.KindError, events.KindRunEnd}, kinds(evs))
 	got, err := m.Get(t.Context(), run.ID)
 	require.NoError(t, err)
-	require.Equal(t, StatusFailed, got.Status)
+	require.Equal(t, StatusError, got.Status)
 	require.Contains(t, got.Error, "no more models")
 	require.True(t, got.Resumable())
 
@@ -638,21 +640,22 @@ func TestPostgres(t *testing.T) {
 func TestStatusFinal(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		status Status
-		err    string
-		final  bool
+		status    Status
+		final     bool
+		resumable bool
 	}{
-		{StatusPending, "", false},
-		{StatusRunning, "", false},
-		{StatusWaiting, "", false},
-		{StatusInterrupted, "", false},
-		{StatusFailed, "boom", false},
-		{StatusFailed, "", true},
-		{StatusAchieved, "", true},
-		{StatusAborted, "", true},
+		{StatusPending, false, false},
+		{StatusRunning, false, false},
+		{StatusWaiting, false, true},
+		{StatusInterrupted, false, true},
+		{StatusError, false, true},
+		{StatusFailed, true, false},
+		{StatusAchieved, true, false},
+		{StatusAborted, true, false},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.final, tt.status.Final(tt.err), "%s %q", tt.status, tt.err)
+		require.Equal(t, tt.final, tt.status.Final(), "%s", tt.status)
+		require.Equal(t, tt.resumable, Run{Status: tt.status}.Resumable(), "%s", tt.status)
 	}
 }
 

@@ -2,6 +2,8 @@ package runs
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -12,30 +14,33 @@ type Status string
 const (
 	// StatusPending: created, not started.
 	StatusPending Status = "pending"
-	// StatusRunning: executing.
+	// StatusRunning: executing, in this process or another one that holds
+	// the run's thread lease. [Manager.Get] and [Manager.List] report a run
+	// recorded running whose lease nobody holds (its process died) as
+	// StatusInterrupted.
 	StatusRunning Status = "running"
 	// StatusWaiting: paused at a human check; Resume with a decision.
 	StatusWaiting Status = "waiting"
-	// StatusInterrupted: stopped while running (cancelled, or the manager
-	// closed); Resume continues it.
+	// StatusInterrupted: stopped while running (cancelled, the manager
+	// closed, or its process died); Resume continues it.
 	StatusInterrupted Status = "interrupted"
+	// StatusError: stopped by an error (a model or tool failure, …; Run.Error
+	// says which); Resume retries from the last checkpoint.
+	StatusError Status = "error"
 	// StatusAchieved: the goal was reached.
 	StatusAchieved Status = "achieved"
-	// StatusFailed: out of iterations (final), or stopped by an error
-	// (Run.Error set; Resume retries).
+	// StatusFailed: the goal was not reached within the iteration limit.
 	StatusFailed Status = "failed"
 	// StatusAborted: a human aborted it at a human check.
 	StatusAborted Status = "aborted"
 )
 
-// Final reports whether a run with status s and error text runErr can no
-// longer be resumed.
-func (s Status) Final(runErr string) bool {
+// Final reports whether a run with status s has ended for good: achieved,
+// failed (goal not met) or aborted.
+func (s Status) Final() bool {
 	switch s {
-	case StatusAchieved, StatusAborted:
+	case StatusAchieved, StatusFailed, StatusAborted:
 		return true
-	case StatusFailed:
-		return runErr == ""
 	}
 	return false
 }
@@ -53,6 +58,9 @@ var (
 	ErrNotFound = errors.New("run not found")
 	// ErrBusy: the run is executing in this manager.
 	ErrBusy = errors.New("run is executing")
+	// ErrLive: the run is executing in another process, which holds its
+	// thread's lease; the error is a [*LiveError].
+	ErrLive = errors.New("run is live in another process")
 	// ErrNotPending: Start of a run that was started before (use Resume).
 	ErrNotPending = errors.New("run is not pending")
 	// ErrFinal: the run has ended and cannot be resumed.
@@ -67,7 +75,42 @@ var (
 	ErrNoModel = errors.New("no model configured")
 	// ErrClosed: the manager is closed.
 	ErrClosed = errors.New("manager is closed")
+	// ErrConfigEndpoint: Create of a run whose model comes from the
+	// project's .retrai.yml and names a provider endpoint (a base URL),
+	// without Options.AllowConfigEndpoint. A project file must not decide
+	// where the user's provider credentials — and code — are sent.
+	ErrConfigEndpoint = errors.New("the project's config may not set the model's endpoint")
 )
+
+// LiveError reports a run that is executing in another process (or another
+// Manager): the lease of its checkpoint thread is held. It matches ErrLive.
+type LiveError struct {
+	// RunID is the run.
+	RunID string
+	// Holder describes who holds the lease, e.g. "pid 1234 on build-7".
+	Holder string
+	// Expires is when the lease expires unless its holder renews it: a
+	// holder that died no longer does, and the run can be resumed then.
+	Expires time.Time
+}
+
+func (e *LiveError) Error() string {
+	return fmt.Sprintf("run %s is live in %s (lease expires %s unless renewed): it cannot be resumed while it runs",
+		e.RunID, e.Holder, e.Expires.Local().Format(time.RFC3339))
+}
+
+// Is reports whether target is ErrLive.
+func (e *LiveError) Is(target error) bool { return target == ErrLive }
+
+// holderOf returns where a lease holder description says the holder runs:
+// the graph describes a run's holder as "pid N on host", or as "run ID (pid N
+// on host)" when the run has an ID.
+func holderOf(holder string) string {
+	if _, rest, ok := strings.Cut(holder, " ("); ok && strings.HasPrefix(holder, "run ") && strings.HasSuffix(rest, ")") {
+		return strings.TrimSuffix(rest, ")")
+	}
+	return holder
+}
 
 // Config describes a run. Create fills unset fields from the project's
 // .retrai.yml and defaults.
@@ -104,7 +147,7 @@ type Run struct {
 	TotalTokens int `json:"total_tokens"`
 	// Reason is the last goal check's reason, or how the run ended.
 	Reason string `json:"reason,omitempty"`
-	// Error is the error that stopped the run (StatusFailed, resumable).
+	// Error is the error that stopped the run (StatusError).
 	Error string `json:"error,omitempty"`
 	// Question is the pending human check's question (StatusWaiting).
 	Question string `json:"question,omitempty"`
@@ -113,8 +156,24 @@ type Run struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Resumable reports whether Resume may continue the run (when it is not
-// executing).
+// Resumable reports whether Resume may continue the run: it is waiting,
+// interrupted or stopped on an error. A running run is not; a run recorded
+// running whose process died is reported interrupted by [Manager.Get].
 func (r Run) Resumable() bool {
-	return r.Status != StatusPending && !r.Status.Final(r.Error)
+	switch r.Status {
+	case StatusWaiting, StatusInterrupted, StatusError:
+		return true
+	}
+	return false
+}
+
+// upgrade brings a run record written by an earlier version to the current
+// vocabulary: a run that stopped on an error was "failed" with Error set,
+// and is StatusError now. It reports whether it changed r.
+func (r *Run) upgrade() bool {
+	if r.Status == StatusFailed && r.Error != "" {
+		r.Status = StatusError
+		return true
+	}
+	return false
 }

@@ -60,7 +60,54 @@ func newStore(ctx context.Context, db *sql.DB, postgres bool) (*store, error) {
 		db.Close()
 		return nil, fmt.Errorf("create table retrai_runs: %w", err)
 	}
-	return &store{db: db, postgres: postgres}, nil
+	s := &store{db: db, postgres: postgres}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrate rewrites the records that earlier versions wrote in the current
+// vocabulary (see [Run.upgrade]): a run that stopped on an error was
+// recorded "failed" with an error, and is "error" now. Each row is
+// rewritten only if it is still as read, so that a record another process
+// updated meanwhile is left to that process; records are upgraded as they
+// are read too, so one an older version writes later reads right as well.
+func (s *store) migrate(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, data FROM retrai_runs WHERE status = $1`), string(StatusFailed))
+	if err != nil {
+		return fmt.Errorf("migrate runs: %w", err)
+	}
+	type row struct{ id, data string }
+	var old []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.data); err != nil {
+			rows.Close()
+			return fmt.Errorf("migrate runs: %w", err)
+		}
+		old = append(old, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("migrate runs: %w", err)
+	}
+	for _, o := range old {
+		var r Run
+		if err := json.Unmarshal([]byte(o.data), &r); err != nil || !r.upgrade() {
+			continue // an unreadable record is reported when it is read
+		}
+		data, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("migrate run %s: %w", o.id, err)
+		}
+		if _, err := s.db.ExecContext(ctx, s.q(`UPDATE retrai_runs SET status = $1, data = $2 WHERE id = $3 AND data = $4`),
+			string(r.Status), string(data), o.id, o.data); err != nil {
+			return fmt.Errorf("migrate run %s: %w", o.id, err)
+		}
+	}
+	return nil
 }
 
 // q adapts a query written with $1, $2, … placeholders to the database:
@@ -128,11 +175,13 @@ func (s *store) list(ctx context.Context) ([]Run, error) {
 	return out, nil
 }
 
+// decodeRun decodes a record, in the current vocabulary.
 func decodeRun(data string) (Run, error) {
 	var r Run
 	if err := json.Unmarshal([]byte(data), &r); err != nil {
 		return Run{}, fmt.Errorf("decode run: %w", err)
 	}
+	r.upgrade()
 	return r, nil
 }
 
