@@ -85,10 +85,17 @@ func (tl *threadLease) renew() {
 		tl.lease = l
 	case errors.Is(err, checkpoint.ErrLeaseLost):
 		tl.lost.Store(&lostLease{fmt.Errorf("graph: thread %q: %w", tl.lease.ThreadID, err)})
+		if testHookLeaseLost != nil {
+			testHookLeaseLost()
+		}
 		return
 	}
 	tl.timer.Reset(tl.ttl / 3)
 }
+
+// testHookLeaseLost, when set by a test, is called once a renewal found
+// the lease lost and the run will see it.
+var testHookLeaseLost func()
 
 type lostLease struct{ err error }
 

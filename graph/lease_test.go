@@ -192,6 +192,8 @@ func (s *stealingSaver) RenewLease(ctx context.Context, lease checkpoint.Lease, 
 
 func TestRunThatLosesItsLeaseStopsBeforeItWritesAgain(t *testing.T) {
 	saver := &stealingSaver{Memory: checkpoint.NewMemory(), leases: make(chan checkpoint.Lease, 2), lost: make(chan error, 1)}
+	seen := make(chan struct{}, 1)
+	t.Cleanup(graph.SetLeaseLostHook(func() { seen <- struct{}{} }))
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	g := blockingGraph(t, saver, entered, release, graph.WithLeaseTTL(30*time.Millisecond))
 	done := make(chan error, 1)
@@ -206,6 +208,7 @@ func TestRunThatLosesItsLeaseStopsBeforeItWritesAgain(t *testing.T) {
 	_, err := saver.Memory.AcquireLease(t.Context(), "t1", "the other process", time.Hour)
 	require.NoError(t, err)
 	require.ErrorIs(t, <-saver.lost, checkpoint.ErrLeaseLost)
+	<-seen // the run knows
 	close(release)
 	err = <-done
 	require.ErrorIs(t, err, checkpoint.ErrLeaseLost)
