@@ -9,7 +9,11 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/internal/process"
+	"github.com/agentgraph/agentgraph/tools"
 )
+
+// maxLine cuts the lines passed to program.lines.
+const maxLine = 64 << 10
 
 // program describes one program run.
 type program struct {
@@ -21,8 +25,8 @@ type program struct {
 	// stdout, when set, receives stdout; the result's output then holds
 	// stderr only.
 	stdout io.Writer
-	// lines, when set, is called with each line of stdout and of stderr,
-	// one line at a time.
+	// lines, when set, is called with each line of stdout and of stderr
+	// (without its terminator, cut at maxLine bytes), one line at a time.
 	lines func(line string)
 }
 
@@ -57,9 +61,9 @@ func runProcess(ctx context.Context, p program) (processResult, error) {
 			defer mu.Unlock()
 			p.lines(line)
 		}
-		outLines, errLines := &lineSplitter{fn: fn}, &lineSplitter{fn: fn}
-		defer outLines.flush()
-		defer errLines.flush()
+		outLines, errLines := tools.NewLineWriter(maxLine, fn), tools.NewLineWriter(maxLine, fn)
+		defer outLines.Flush()
+		defer errLines.Flush()
 		c.Stdout = io.MultiWriter(c.Stdout, outLines)
 		c.Stderr = io.MultiWriter(c.Stderr, errLines)
 	}

@@ -1,7 +1,6 @@
 package goals
 
 import (
-	"bytes"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -112,42 +111,4 @@ func (c *testCounter) counts() (passed, failed, skipped int, counted bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.passed, c.failed, c.skipped, c.counted
-}
-
-// lineSplitter is an io.Writer calling fn with each line written to it,
-// without its terminator; flush passes on a last unterminated line. Lines
-// are cut at maxLine bytes.
-type lineSplitter struct {
-	mu  sync.Mutex
-	buf []byte
-	fn  func(string)
-}
-
-const maxLine = 64 << 10
-
-func (w *lineSplitter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			w.buf = append(w.buf, p[:min(len(p), max(0, maxLine-len(w.buf)))]...)
-			break
-		}
-		w.buf = append(w.buf, p[:min(i, max(0, maxLine-len(w.buf)))]...)
-		w.fn(string(w.buf))
-		w.buf = w.buf[:0]
-		p = p[i+1:]
-	}
-	return n, nil
-}
-
-func (w *lineSplitter) flush() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.buf) > 0 {
-		w.fn(string(w.buf))
-		w.buf = w.buf[:0]
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -79,7 +80,7 @@ func RunTestsTool(ws *Workspace, opts ...Option) Tool {
 			"the failing tests with their output, the exit code and the (truncated) output. "+
 			"The framework (go, pytest, cargo, npm, bun) is detected automatically unless given.",
 		func(ctx context.Context, args RunTestsArgs) (string, error) {
-			report, err := runTests(ctx, ws, cfg, args.Framework, args.Path)
+			report, _, err := runTests(ctx, ws, cfg, args.Framework, args.Path, nil)
 			if err != nil {
 				return "", err
 			}
@@ -108,7 +109,8 @@ func RunTestsTool(ws *Workspace, opts ...Option) Tool {
 // cannot be started, and ctx.Err() when ctx is done. When the run exceeds
 // WithTestTimeout (default 10 min) it is killed and reported as a failure.
 func RunTests(ctx context.Context, ws *Workspace, framework string, opts ...Option) (*TestReport, error) {
-	return runTests(ctx, ws, newConfig(opts), framework, "")
+	report, _, err := runTests(ctx, ws, newConfig(opts), framework, "", nil)
+	return report, err
 }
 
 // testRun is what a framework runs.
@@ -136,14 +138,17 @@ type testParser interface {
 	finish(r *TestReport)
 }
 
-func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path string) (*TestReport, error) {
+// runTests runs the tests at path (relative to the workspace root; empty
+// for the whole workspace). With ro it also records each test's outcome
+// (see RunTestsRecorded); without, the record is nil.
+func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path string, ro *RecordOptions) (*TestReport, *TestRecord, error) {
 	target, err := ws.Resolve(path)
 	if err != nil {
-		return nil, fmt.Errorf("run_tests: %w", err)
+		return nil, nil, fmt.Errorf("run_tests: %w", err)
 	}
 	fi, err := os.Stat(target)
 	if err != nil {
-		return nil, fmt.Errorf("run_tests: %w", err)
+		return nil, nil, fmt.Errorf("run_tests: %w", err)
 	}
 	startDir := target
 	if !fi.IsDir() {
@@ -154,7 +159,7 @@ func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path s
 	if framework == "" {
 		framework, projectDir = detectFramework(ws.Root(), startDir)
 		if framework == "" {
-			return nil, fmt.Errorf("run_tests: cannot detect the test framework in %s (no go.mod, pyproject.toml, pytest.ini, Cargo.toml or package.json); pass framework", ws.rel(startDir))
+			return nil, nil, fmt.Errorf("run_tests: cannot detect the test framework in %s (no go.mod, pyproject.toml, pytest.ini, Cargo.toml or package.json); pass framework", ws.rel(startDir))
 		}
 	} else {
 		projectDir = findMarkerDir(ws.Root(), startDir, framework)
@@ -170,7 +175,7 @@ func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path s
 		run = testRun{dir: startDir, name: "go", args: []string{"test", "-json", pkgs}, jsonStdout: true,
 			newParser: func(human io.Writer) testParser { return newGoTestParser(human) }}
 	case FrameworkPytest:
-		return runPytest(ctx, cfg, projectDir, target)
+		return runPytest(ctx, cfg, projectDir, target, ro)
 	case FrameworkCargo:
 		run = testRun{dir: startDir, name: "cargo", args: []string{"test"}, newParser: newCargoParser}
 	case FrameworkNpm:
@@ -178,11 +183,18 @@ func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path s
 	case FrameworkBun:
 		run = testRun{dir: projectDir, name: "bun", args: []string{"test"}, env: []string{"CI=true"}, newParser: newJSParser, parseStderr: true}
 	default:
-		return nil, fmt.Errorf("run_tests: unknown framework %q (want go, pytest, cargo, npm or bun)", framework)
+		return nil, nil, fmt.Errorf("run_tests: unknown framework %q (want go, pytest, cargo, npm or bun)", framework)
 	}
 	run.framework = framework
+	record := func(*TestReport) *TestRecord { return nil }
+	if ro != nil {
+		record = recordRun(&run, *ro)
+	}
 	report, _, err := execTestRun(ctx, cfg, run)
-	return report, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return report, record(report), nil
 }
 
 // execTestRun runs run and builds its report. It also returns the raw
@@ -206,15 +218,16 @@ func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, st
 		parser = run.newParser(nil)
 	}
 	var mu sync.Mutex
-	lw := &lineWriter{fn: func(line string) {
+	parse := func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
 		parser.line(line)
-	}}
+	}
+	lw := NewLineWriter(maxParsedLineBytes, parse)
 	stdout := io.MultiWriter(lw, combined)
-	var elw *lineWriter
+	var elw *LineWriter
 	if run.parseStderr {
-		elw = &lineWriter{fn: lw.fn}
+		elw = NewLineWriter(maxParsedLineBytes, parse)
 		stderr = io.MultiWriter(elw, stderr)
 	}
 	res, err := process.Run(ctx, process.Command{
@@ -235,9 +248,9 @@ func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, st
 		}
 		return nil, "", fmt.Errorf("run_tests: %w", err)
 	}
-	lw.flush()
+	lw.Flush()
 	if elw != nil {
-		elw.flush()
+		elw.Flush()
 	}
 	report := &TestReport{Framework: run.framework, ExitCode: res.ExitCode, Failures: []TestFailure{}}
 	mu.Lock()
@@ -339,25 +352,35 @@ func findMarkerDir(root, dir, framework string) string {
 	return dir
 }
 
-// lineWriter splits written bytes into lines.
-type lineWriter struct {
-	mu  sync.Mutex
-	buf []byte
-	fn  func(line string)
+// LineWriter is an io.Writer that calls a function with each line written
+// to it, without its terminator ("\n" or "\r\n"); Flush passes on a last
+// unterminated line. Lines longer than the limit are cut to it. It is safe
+// for concurrent use.
+type LineWriter struct {
+	mu      sync.Mutex
+	buf     []byte
+	maxLine int
+	fn      func(line string)
 }
 
-func (w *lineWriter) Write(p []byte) (int, error) {
+// NewLineWriter returns a LineWriter calling fn with each line, cut at
+// maxLine bytes.
+func NewLineWriter(maxLine int, fn func(line string)) *LineWriter {
+	return &LineWriter{maxLine: maxLine, fn: fn}
+}
+
+func (w *LineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			room := maxParsedLineBytes - len(w.buf)
+			room := w.maxLine - len(w.buf)
 			w.buf = append(w.buf, p[:max(0, min(room, len(p)))]...)
 			break
 		}
-		room := maxParsedLineBytes - len(w.buf)
+		room := w.maxLine - len(w.buf)
 		w.buf = append(w.buf, p[:max(0, min(room, i))]...)
 		w.fn(strings.TrimSuffix(string(w.buf), "\r"))
 		w.buf = w.buf[:0]
@@ -366,8 +389,8 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// flush emits a last unterminated line.
-func (w *lineWriter) flush() {
+// Flush passes on a last unterminated line, if any.
+func (w *LineWriter) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.buf) > 0 {
@@ -377,8 +400,16 @@ func (w *lineWriter) flush() {
 }
 
 // runPytest runs pytest in projectDir on target, with --json-report when
-// the plugin is available.
-func runPytest(ctx context.Context, cfg *config, projectDir, target string) (*TestReport, error) {
+// the plugin is available. With ro it also records each test's outcome
+// through the recording plugin (see RunTestsRecorded).
+func runPytest(ctx context.Context, cfg *config, projectDir, target string, ro *RecordOptions) (*TestReport, *TestRecord, error) {
+	tmp, err := os.MkdirTemp("", "agentgraph-pytest-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("run_tests: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	reportPath := filepath.Join(tmp, "report.json") // pytest creates it; its presence means success
+
 	name, baseArgs := "pytest", []string(nil)
 	if _, err := exec.LookPath("pytest"); err != nil {
 		for _, py := range []string{"python3", "python"} {
@@ -388,7 +419,16 @@ func runPytest(ctx context.Context, cfg *config, projectDir, target string) (*Te
 			}
 		}
 	}
+	run := testRun{framework: FrameworkPytest, dir: projectDir, name: name, newParser: newPytestParser}
 	args := append(baseArgs, "-rA")
+	var recPath string
+	if ro != nil {
+		var recArgs []string
+		if recPath, recArgs, err = recordPytest(&run, tmp, *ro); err != nil {
+			return nil, nil, err
+		}
+		args = append(args, recArgs...)
+	}
 	if target != projectDir {
 		rel, err := filepath.Rel(projectDir, target)
 		if err == nil {
@@ -396,41 +436,38 @@ func runPytest(ctx context.Context, cfg *config, projectDir, target string) (*Te
 		}
 	}
 
-	reportFile, err := os.CreateTemp("", "pytest-report-*.json")
-	if err != nil {
-		return nil, fmt.Errorf("run_tests: %w", err)
+	attempt := func(args []string) (*TestReport, string, error) {
+		if recPath != "" {
+			_ = os.Remove(recPath)
+		}
+		_ = os.Remove(reportPath)
+		run.args = args
+		return execTestRun(ctx, cfg, run)
 	}
-	reportPath := reportFile.Name()
-	_ = reportFile.Close()
-	_ = os.Remove(reportPath) // pytest creates it; its presence means success
-	defer os.Remove(reportPath)
-
-	run := testRun{framework: FrameworkPytest, dir: projectDir, name: name, newParser: newPytestParser}
-	run.args = append(append([]string(nil), args...), "--json-report", "--json-report-file="+reportPath)
-	report, raw, err := execTestRun(ctx, cfg, run)
+	report, raw, err := attempt(append(slices.Clip(args), "--json-report", "--json-report-file="+reportPath))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if baseArgs != nil && strings.Contains(raw, "No module named pytest") {
-		return nil, fmt.Errorf("run_tests: pytest is not installed (%s -m pytest: No module named pytest)", name)
+		return nil, nil, fmt.Errorf("run_tests: pytest is not installed (%s -m pytest: No module named pytest)", name)
 	}
 	if report.ExitCode == 4 && strings.Contains(raw, "unrecognized arguments") && strings.Contains(raw, "--json-report") {
 		// pytest-json-report is not installed: rely on the -rA summary.
-		run.args = args
-		report, _, err = execTestRun(ctx, cfg, run)
-		return report, err
+		if report, _, err = attempt(args); err != nil {
+			return nil, nil, err
+		}
+	} else if data, err := os.ReadFile(reportPath); err == nil {
+		var jr pyJSONReport
+		if json.Unmarshal(data, &jr) == nil && jr.Summary != nil {
+			exit, out := report.ExitCode, report.Output
+			*report = TestReport{Framework: FrameworkPytest, ExitCode: exit, Output: out}
+			jr.apply(report)
+			capFailures(report)
+		}
 	}
-	data, err := os.ReadFile(reportPath)
-	if err != nil {
-		return report, nil
+	var rec *TestRecord
+	if recPath != "" {
+		rec = readPytestRecord(recPath, report.ExitCode)
 	}
-	var jr pyJSONReport
-	if err := json.Unmarshal(data, &jr); err != nil || jr.Summary == nil {
-		return report, nil
-	}
-	exit, out := report.ExitCode, report.Output
-	*report = TestReport{Framework: FrameworkPytest, ExitCode: exit, Output: out}
-	jr.apply(report)
-	capFailures(report)
-	return report, nil
+	return report, rec, nil
 }

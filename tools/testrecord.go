@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -74,47 +72,38 @@ type RecordOptions struct {
 // ro's additions and, for pytest, -p and two environment variables
 // (PYTHONPATH and AGENTGRAPH_TEST_RECORD).
 func RunTestsRecorded(ctx context.Context, ws *Workspace, framework string, ro RecordOptions, opts ...Option) (*TestReport, *TestRecord, error) {
-	cfg := newConfig(opts)
-	root := ws.Root()
-	framework = strings.ToLower(strings.TrimSpace(framework))
-	if framework == "" {
-		framework, _ = detectFramework(root, root)
-	}
-	switch framework {
+	return runTests(ctx, ws, newConfig(opts), framework, "", &ro)
+}
+
+// recordRun makes run (of go or cargo) record its tests as its output goes
+// by, with ro's additions to its command, and returns the function that
+// gives the record once the run is over. For other frameworks, run is
+// unchanged and the record is nil.
+func recordRun(run *testRun, ro RecordOptions) func(*TestReport) *TestRecord {
+	var line func(string)
+	var done func(*TestReport) *TestRecord
+	switch run.framework {
 	case FrameworkGo:
 		rec := &goRecorder{seen: map[string]int{}, pkgFailed: map[string]bool{}}
-		run := testRun{framework: FrameworkGo, dir: root, name: "go", args: []string{"test", "-json", "./..."}, jsonStdout: true,
-			newParser: func(human io.Writer) testParser { return &teeParser{newGoTestParser(human), rec.line} }}
-		report, _, err := execTestRun(ctx, cfg, run)
-		if err != nil {
-			return nil, nil, err
-		}
-		return report, rec.record(report), nil
+		line, done = rec.line, rec.record
 	case FrameworkCargo:
 		rec := &TestRecord{Tests: []RecordedTest{}}
-		args := []string{"test"}
 		if ro.KeepGoing {
-			args = append(args, "--no-fail-fast")
+			run.args = append(run.args, "--no-fail-fast")
 		}
-		run := testRun{framework: FrameworkCargo, dir: root, name: "cargo", args: args,
-			newParser: func(io.Writer) testParser { return &teeParser{newCargoParser(nil), rec.cargoLine} }}
-		report, _, err := execTestRun(ctx, cfg, run)
-		if err != nil {
-			return nil, nil, err
+		line = rec.cargoLine
+		done = func(report *TestReport) *TestRecord {
+			if report.ExitCode != 0 {
+				rec.Broken = []string{""}
+			}
+			return rec
 		}
-		if report.ExitCode != 0 {
-			rec.Broken = []string{""}
-		}
-		return report, rec, nil
-	case FrameworkPytest:
-		return runPytestRecorded(ctx, cfg, root, ro)
-	case FrameworkNpm, FrameworkBun:
-		report, err := runTests(ctx, ws, cfg, framework, "")
-		return report, nil, err
-	case "":
-		return nil, nil, fmt.Errorf("run_tests: cannot detect the test framework in %s; pass framework", root)
+	default:
+		return func(*TestReport) *TestRecord { return nil }
 	}
-	return nil, nil, fmt.Errorf("run_tests: unknown framework %q (want go, pytest, cargo, npm or bun)", framework)
+	newParser := run.newParser
+	run.newParser = func(human io.Writer) testParser { return &teeParser{newParser(human), line} }
+	return done
 }
 
 // teeParser feeds each line to a report parser and to a recorder.
@@ -261,69 +250,24 @@ def pytest_sessionfinish(session, exitstatus):
 
 const pytestRecordModule = "_agentgraph_record"
 
-// runPytestRecorded runs pytest in dir like runPytest, with the recording
-// plugin.
-func runPytestRecorded(ctx context.Context, cfg *config, dir string, ro RecordOptions) (*TestReport, *TestRecord, error) {
-	tmp, err := os.MkdirTemp("", "agentgraph-pytest-record-*")
-	if err != nil {
-		return nil, nil, fmt.Errorf("run_tests: %w", err)
+// recordPytest makes run load the recording plugin, which it writes to
+// dir, and returns the file the plugin writes to (read it with
+// readPytestRecord) and the arguments to add to pytest's.
+func recordPytest(run *testRun, dir string, ro RecordOptions) (recPath string, args []string, err error) {
+	if err := os.WriteFile(filepath.Join(dir, pytestRecordModule+".py"), []byte(pytestRecordPlugin), 0o644); err != nil {
+		return "", nil, fmt.Errorf("run_tests: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, pytestRecordModule+".py"), []byte(pytestRecordPlugin), 0o644); err != nil {
-		return nil, nil, fmt.Errorf("run_tests: %w", err)
-	}
-	recPath := filepath.Join(tmp, "record.jsonl")
-	reportPath := filepath.Join(tmp, "report.json")
-
-	name, args := "pytest", []string(nil)
-	if _, err := exec.LookPath("pytest"); err != nil {
-		for _, py := range []string{"python3", "python"} {
-			if _, err := exec.LookPath(py); err == nil {
-				name, args = py, []string{"-m", "pytest"}
-				break
-			}
-		}
-	}
-	viaPython := args != nil
-	args = append(args, "-rA", "-p", pytestRecordModule)
+	recPath = filepath.Join(dir, "record.jsonl")
+	args = []string{"-p", pytestRecordModule}
 	if ro.KeepGoing {
 		args = append(args, "--continue-on-collection-errors")
 	}
-	pythonPath := tmp
+	pythonPath := dir
 	if old := os.Getenv("PYTHONPATH"); old != "" {
 		pythonPath += string(os.PathListSeparator) + old
 	}
-	run := testRun{framework: FrameworkPytest, dir: dir, name: name, newParser: newPytestParser,
-		env: []string{"PYTHONPATH=" + pythonPath, "AGENTGRAPH_TEST_RECORD=" + recPath}}
-
-	attempt := func(args []string) (*TestReport, string, error) {
-		_ = os.Remove(recPath)
-		_ = os.Remove(reportPath)
-		run.args = args
-		return execTestRun(ctx, cfg, run)
-	}
-	report, raw, err := attempt(append(slices.Clip(args), "--json-report", "--json-report-file="+reportPath))
-	if err != nil {
-		return nil, nil, err
-	}
-	if viaPython && strings.Contains(raw, "No module named pytest") {
-		return nil, nil, fmt.Errorf("run_tests: pytest is not installed (%s -m pytest: No module named pytest)", name)
-	}
-	if report.ExitCode == 4 && strings.Contains(raw, "unrecognized arguments") && strings.Contains(raw, "--json-report") {
-		// pytest-json-report is not installed: rely on the -rA summary.
-		if report, _, err = attempt(args); err != nil {
-			return nil, nil, err
-		}
-	} else if data, err := os.ReadFile(reportPath); err == nil {
-		var jr pyJSONReport
-		if json.Unmarshal(data, &jr) == nil && jr.Summary != nil {
-			exit, out := report.ExitCode, report.Output
-			*report = TestReport{Framework: FrameworkPytest, ExitCode: exit, Output: out}
-			jr.apply(report)
-			capFailures(report)
-		}
-	}
-	return report, readPytestRecord(recPath, report.ExitCode), nil
+	run.env = append(run.env, "PYTHONPATH="+pythonPath, "AGENTGRAPH_TEST_RECORD="+recPath)
+	return recPath, args, nil
 }
 
 // readPytestRecord reads the plugin's file; nil if the plugin did not run.
