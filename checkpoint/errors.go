@@ -144,3 +144,19 @@ func NewLeaseToken() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// CheckLeaseArgs returns ctx's error, or an error for an empty thread ID or
+// a ttl that is not positive: the argument checks of AcquireLease and
+// RenewLease, for [Leaser] implementations.
+func CheckLeaseArgs(ctx context.Context, threadID string, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if threadID == "" {
+		return errors.New("empty thread ID")
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("time to live %v is not positive", ttl)
+	}
+	return nil
+}

@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -28,7 +27,7 @@ type memLease struct {
 // AcquireLease implements [Leaser]. Expiry is decided by this process's
 // monotonic clock, the only one its holders use.
 func (m *Memory) AcquireLease(ctx context.Context, threadID, holder string, ttl time.Duration) (Lease, error) {
-	if err := checkLeaseArgs(ctx, threadID, ttl); err != nil {
+	if err := CheckLeaseArgs(ctx, threadID, ttl); err != nil {
 		return Lease{}, fmt.Errorf("checkpoint: acquire lease: %w", err)
 	}
 	t := &m.leases
@@ -48,7 +47,7 @@ func (m *Memory) AcquireLease(ctx context.Context, threadID, holder string, ttl 
 
 // RenewLease implements [Leaser].
 func (m *Memory) RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (Lease, error) {
-	if err := checkLeaseArgs(ctx, lease.ThreadID, ttl); err != nil {
+	if err := CheckLeaseArgs(ctx, lease.ThreadID, ttl); err != nil {
 		return Lease{}, fmt.Errorf("checkpoint: renew lease: %w", err)
 	}
 	t := &m.leases
@@ -74,21 +73,6 @@ func (m *Memory) ReleaseLease(ctx context.Context, lease Lease) error {
 	defer t.mu.Unlock()
 	if cur, ok := t.m[lease.ThreadID]; ok && cur.token == lease.Token {
 		delete(t.m, lease.ThreadID)
-	}
-	return nil
-}
-
-// checkLeaseArgs returns ctx's error, or an error for an empty thread ID or
-// a ttl that is not positive.
-func checkLeaseArgs(ctx context.Context, threadID string, ttl time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if threadID == "" {
-		return errors.New("empty thread ID")
-	}
-	if ttl <= 0 {
-		return fmt.Errorf("time to live %v is not positive", ttl)
 	}
 	return nil
 }

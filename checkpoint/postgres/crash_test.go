@@ -8,17 +8,11 @@ package postgres_test
 // Skipped unless AGENTGRAPH_TEST_POSTGRES_URL is set.
 
 import (
-	"flag"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/internal/durabilitytest"
 )
 
-var (
-	crashTrials = flag.Int("crash.trials", 9, "SIGKILL trials of TestCrashResume with DurabilitySync (async and exit get a quarter as many each, at least 3)")
-	crashSeed   = flag.Uint64("crash.seed", 0, "seed of TestCrashResume's kill moments (0: random, logged)")
-)
-
 func TestCrashResume(t *testing.T) {
-	durabilitytest.CrashResume(t, durabilitytest.Postgres, durabilitytest.CrashOptions{Trials: *crashTrials, Seed: *crashSeed})
+	durabilitytest.CrashResume(t, durabilitytest.Postgres, durabilitytest.CrashFlags())
 }

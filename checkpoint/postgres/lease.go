@@ -51,7 +51,7 @@ const maxAcquireAttempts = 3
 // it, so that deleting a thread never lets a second run start on it while
 // a run still holds it.
 func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl time.Duration) (checkpoint.Lease, error) {
-	if err := checkLeaseArgs(ctx, threadID, ttl); err != nil {
+	if err := checkpoint.CheckLeaseArgs(ctx, threadID, ttl); err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: acquire lease: %w", err)
 	}
 	l := checkpoint.Lease{ThreadID: threadID, Holder: holder, Token: checkpoint.NewLeaseToken()}
@@ -78,7 +78,7 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl t
 
 // RenewLease implements [checkpoint.Leaser].
 func (s *Saver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
-	if err := checkLeaseArgs(ctx, lease.ThreadID, ttl); err != nil {
+	if err := checkpoint.CheckLeaseArgs(ctx, lease.ThreadID, ttl); err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: renew lease: %w", err)
 	}
 	err := s.pool.QueryRow(ctx, renewLease, lease.ThreadID, lease.Token, micros(ttl)).Scan(&lease.Expires)
@@ -110,19 +110,4 @@ func micros(d time.Duration) int64 {
 		us++
 	}
 	return us
-}
-
-// checkLeaseArgs returns ctx's error, or an error for an empty thread ID or
-// a ttl that is not positive.
-func checkLeaseArgs(ctx context.Context, threadID string, ttl time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if threadID == "" {
-		return errors.New("empty thread ID")
-	}
-	if ttl <= 0 {
-		return fmt.Errorf("time to live %v is not positive", ttl)
-	}
-	return nil
 }

@@ -28,3 +28,11 @@ func TestProcessAlternatingWriters(t *testing.T) {
 }
 
 func TestProcessLease(t *testing.T) { durabilitytest.Lease(t, durabilitytest.Postgres) }
+
+func TestLeaseHolderKilled(t *testing.T) {
+	durabilitytest.LeaseHolderKilled(t, durabilitytest.Postgres)
+}
+
+// TestLeaseChild is the child process of TestLeaseHolderKilled; run on its
+// own it is skipped.
+func TestLeaseChild(t *testing.T) { durabilitytest.LeaseChild(t, durabilitytest.Postgres) }

@@ -20,17 +20,11 @@ package sqlite_test
 //	go test ./checkpoint/sqlite/ ./checkpoint/postgres/ -run '^TestCrashResume$' -crash.trials=170 -timeout=1h
 
 import (
-	"flag"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/internal/durabilitytest"
 )
 
-var (
-	crashTrials = flag.Int("crash.trials", 9, "SIGKILL trials of TestCrashResume with DurabilitySync (async and exit get a quarter as many each, at least 3)")
-	crashSeed   = flag.Uint64("crash.seed", 0, "seed of TestCrashResume's kill moments (0: random, logged)")
-)
-
 func TestCrashResume(t *testing.T) {
-	durabilitytest.CrashResume(t, durabilitytest.SQLite, durabilitytest.CrashOptions{Trials: *crashTrials, Seed: *crashSeed})
+	durabilitytest.CrashResume(t, durabilitytest.SQLite, durabilitytest.CrashFlags())
 }

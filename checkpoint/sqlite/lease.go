@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -36,7 +35,7 @@ const (
 // it, so that deleting a thread never lets a second run start on it while
 // a run still holds it.
 func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl time.Duration) (checkpoint.Lease, error) {
-	if err := checkLeaseArgs(ctx, threadID, ttl); err != nil {
+	if err := checkpoint.CheckLeaseArgs(ctx, threadID, ttl); err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/sqlite: acquire lease: %w", err)
 	}
 	l := checkpoint.Lease{ThreadID: threadID, Holder: holder, Token: checkpoint.NewLeaseToken()}
@@ -69,7 +68,7 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl t
 
 // RenewLease implements [checkpoint.Leaser].
 func (s *Saver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
-	if err := checkLeaseArgs(ctx, lease.ThreadID, ttl); err != nil {
+	if err := checkpoint.CheckLeaseArgs(ctx, lease.ThreadID, ttl); err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/sqlite: renew lease: %w", err)
 	}
 	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
@@ -103,21 +102,6 @@ func (s *Saver) ReleaseLease(ctx context.Context, lease checkpoint.Lease) error 
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint/sqlite: release lease of thread %q: %w", lease.ThreadID, err)
-	}
-	return nil
-}
-
-// checkLeaseArgs returns ctx's error, or an error for an empty thread ID or
-// a ttl that is not positive.
-func checkLeaseArgs(ctx context.Context, threadID string, ttl time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if threadID == "" {
-		return errors.New("empty thread ID")
-	}
-	if ttl <= 0 {
-		return fmt.Errorf("time to live %v is not positive", ttl)
 	}
 	return nil
 }

@@ -27,3 +27,9 @@ func TestProcessAlternatingWriters(t *testing.T) {
 }
 
 func TestProcessLease(t *testing.T) { durabilitytest.Lease(t, durabilitytest.SQLite) }
+
+func TestLeaseHolderKilled(t *testing.T) { durabilitytest.LeaseHolderKilled(t, durabilitytest.SQLite) }
+
+// TestLeaseChild is the child process of TestLeaseHolderKilled; run on its
+// own it is skipped.
+func TestLeaseChild(t *testing.T) { durabilitytest.LeaseChild(t, durabilitytest.SQLite) }

@@ -29,6 +29,9 @@
 //     refused with a [*checkpoint.LeaseHeldError] naming the holder until
 //     the holder is killed and its lease expires, and then resumes the run
 //     from its last checkpoint.
+//   - [LeaseHolderKilled]: a process holds a thread's lease and keeps
+//     renewing it; another is refused, naming it, until it is killed and
+//     its lease expires. Its child runs the test named [LeaseChildTest].
 //   - [CrashResume]: SIGKILL between nodes, inside nodes and inside saver
 //     write transactions, with every durability mode; the resumed run
 //     reaches the uninterrupted run's state without re-running committed
