@@ -71,7 +71,10 @@ func TestSecondRunOfALiveThreadIsRefusedAtOnce(t *testing.T) {
 		call func() error
 	}{
 		{"Invoke", func() error { _, err := g.Invoke(t.Context(), leaseState{}, graph.WithThread("t1")); return err }},
-		{"Resume", func() error { _, err := g.Resume(t.Context(), graph.Command[leaseState]{}, graph.WithThread("t1")); return err }},
+		{"Resume", func() error {
+			_, err := g.Resume(t.Context(), graph.Command[leaseState]{}, graph.WithThread("t1"))
+			return err
+		}},
 		{"Stream", func() error {
 			for _, err := range g.Stream(t.Context(), leaseState{}, graph.WithThread("t1")) {
 				if err != nil {

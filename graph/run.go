@@ -1182,10 +1182,11 @@ type apart[S any] struct {
 	cmd   Command[S]
 	err   error
 	// events carries the node's stream events to the waiting goroutine,
-	// which emits them; nil when the run streams nothing.
+	// which emits them, until quit is closed, when the runtime stopped
+	// waiting; both are nil when the run streams nothing.
 	events chan Event
+	quit   chan struct{}
 	done   chan struct{} // closed when the node returned (or exited)
-	quit   chan struct{} // closed when the runtime stopped waiting
 }
 
 // run runs the node; it is the attempt's goroutine.
@@ -1210,24 +1211,26 @@ func (a *apart[S]) run(n *node[S]) {
 	returned = true
 }
 
-// emit is the node's event sink: it hands ev to the waiting goroutine, or
-// drops it once nobody waits.
+// emit is the node's event sink when the run streams: it hands ev to the
+// waiting goroutine, or drops it once nobody waits.
 func (a *apart[S]) emit(ev Event) {
-	if a.events == nil {
-		return
-	}
 	select {
 	case a.events <- ev:
 	case <-a.quit:
 	}
 }
 
+// noEmit drops an event: the sink of a node when the run streams nothing.
+func noEmit(Event) {}
+
 // detach ends the runtime's interest in the attempt: from then on the node
 // (or any goroutine it started) can no longer interrupt, take resume values
 // or emit events. The resume values the attempt took go back to the task
 // (a retry gets them again), and, when the node returned, its interrupts.
 func (a *apart[S]) detach(t *task[S], returned bool) {
-	close(a.quit)
+	if a.quit != nil {
+		close(a.quit)
+	}
 	sp := &a.hdr.scratch
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
@@ -1247,7 +1250,7 @@ func (a *apart[S]) detach(t *task[S], returned bool) {
 // goroutine runs on until the node returns, unobserved. (A sibling's
 // failure cancels ctx, not l.watch: the node is then waited for.)
 func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
-	emit, watch := func(Event) {}, l.watch
+	emit, watch := noEmit, l.watch
 	if e, ok := ctx.(*taskCtx); ok {
 		emit = e.rt.emit
 	}
@@ -1266,18 +1269,18 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		defer tm.Stop()
 		expired = tm.C
 	}
-	a := &apart[S]{input: t.input, done: make(chan struct{}), quit: make(chan struct{})}
+	a := &apart[S]{input: t.input, done: make(chan struct{})}
+	nodeEmit := noEmit
 	if l.modes != 0 {
-		a.events = make(chan Event)
+		a.events, a.quit = make(chan Event), make(chan struct{})
+		nodeEmit = a.emit
 	}
-	h, th := &a.hdr, &t.hdr
-	h.id = th.ID()
-	h.once.Do(func() {}) // the ID is th's
+	h, th := &a.hdr, &t.hdr // h computes the same ID as th, if asked
 	h.cp, h.ns, h.step, h.name, h.kind, h.idx, h.resuming = th.cp, th.ns, th.step, th.name, th.kind, th.idx, th.resuming
 	// Clipped: an Interrupt of the node appends to a copy, never to the
 	// task's array.
 	h.scratch.answers, h.scratch.resume = slices.Clip(th.scratch.answers), th.scratch.resume
-	a.env = taskCtx{Context: ctx, rt: taskRuntime{task: h, emit: a.emit, shared: l.shared}}
+	a.env = taskCtx{Context: ctx, rt: taskRuntime{task: h, emit: nodeEmit, shared: l.shared}}
 	go a.run(n)
 	for waiting := true; waiting; {
 		var abandon error
