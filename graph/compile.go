@@ -375,19 +375,12 @@ func (b *Builder[S]) reachability() []string {
 			}
 		}
 	}
+	// A node with no outgoing edge is no problem: its branch of the run
+	// ends there, as in LangGraph (the common shape is a node reached only
+	// by a Command's Goto or a Send that finishes the run).
 	for _, name := range b.order {
-		n := b.nodes[name]
 		if !open && !seen[name] {
 			problems = append(problems, fmt.Sprintf("node %q is unreachable from graph.Start", name))
-		}
-		hasJoin := false
-		for _, j := range b.joins {
-			if slices.Contains(j.sources, name) {
-				hasJoin = true
-			}
-		}
-		if len(n.edges) == 0 && len(n.branches) == 0 && !n.command && !hasJoin {
-			problems = append(problems, fmt.Sprintf("node %q is a dead end: add an edge from it (to graph.End to finish there)", name))
 		}
 	}
 	return problems
