@@ -123,6 +123,17 @@ func (m Message) ToolResults() []llms.ToolCallResponse {
 	return rs
 }
 
+// WithID returns m with the given ID, so that a message made by a
+// constructor can replace or be removed by ID later (LangGraph's
+// HumanMessage(content, id=…)):
+//
+//	s.Messages.Append(state.AI("draft").WithID("answer"))
+//	s.Messages.Append(state.AI("final").WithID("answer")) // replaces it
+func (m Message) WithID(id string) Message {
+	m.ID = id
+	return m
+}
+
 // Clone returns a copy of m whose parts slice is not shared with m.
 func (m Message) Clone() Message {
 	m.Parts = append([]llms.ContentPart(nil), m.Parts...)
