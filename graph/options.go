@@ -28,6 +28,9 @@ type runConfig struct {
 	maxConc      int
 	durability   Durability
 	metadata     map[string]any
+	// Breakpoints of this run, replacing the compiled ones when set.
+	before, after       []string
+	hasBefore, hasAfter bool
 }
 
 // WithThread names the thread whose checkpoints the run reads and writes.
@@ -67,3 +70,20 @@ func WithDurability(d Durability) RunOption { return func(c *runConfig) { c.dura
 // WithMetadata adds entries to the metadata of every checkpoint the run
 // writes; History filters can match them.
 func WithMetadata(m map[string]any) RunOption { return func(c *runConfig) { c.metadata = m } }
+
+// WithInterruptBefore pauses this run before any of nodes runs ("*" for
+// every node), in place of the breakpoints given at Compile with
+// [InterruptBefore] (LangGraph's interrupt_before argument of invoke and
+// stream). With no nodes, the run has no breakpoint before nodes. Like
+// every pause it needs a checkpointer; an unknown node is an error of the
+// run.
+func WithInterruptBefore(nodes ...string) RunOption {
+	return func(c *runConfig) { c.before, c.hasBefore = nodes, true }
+}
+
+// WithInterruptAfter pauses this run after any of nodes ran ("*" for every
+// node), in place of the breakpoints given at Compile with
+// [InterruptAfter].
+func WithInterruptAfter(nodes ...string) RunOption {
+	return func(c *runConfig) { c.after, c.hasAfter = nodes, true }
+}

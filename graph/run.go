@@ -517,8 +517,9 @@ func (l *loop[S]) pendingInterrupts() int {
 
 // loop runs supersteps until nothing is triggered.
 func (l *loop[S]) loop(ctx context.Context) error {
-	if l.saver == nil && l.g.breakNoSaver != nil {
-		return l.g.breakNoSaver
+	before, after, err := l.breakpoints()
+	if err != nil {
+		return err
 	}
 	l.watch = watched(ctx)
 	for {
@@ -532,10 +533,10 @@ func (l *loop[S]) loop(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !l.skipBrk && l.g.interruptBefore != nil {
+		if !l.skipBrk && before != nil {
 			var hit []string
 			for _, t := range tasks {
-				if l.g.interruptBefore[t.name] {
+				if before[t.name] {
 					hit = append(hit, t.name)
 				}
 			}
@@ -576,10 +577,10 @@ func (l *loop[S]) loop(ctx context.Context) error {
 		l.skipBrk = false
 		l.restored = nil
 		l.resume = nil
-		if l.g.interruptAfter != nil {
+		if after != nil {
 			var hit []string
 			for _, t := range tasks {
-				if l.g.interruptAfter[t.name] {
+				if after[t.name] {
 					hit = append(hit, t.name)
 				}
 			}
@@ -589,6 +590,37 @@ func (l *loop[S]) loop(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// breakpoints returns the run's breakpoints: those of its options, or the
+// graph's. A run without a checkpointer cannot have any.
+func (l *loop[S]) breakpoints() (before, after map[string]bool, err error) {
+	before, after = l.g.interruptBefore, l.g.interruptAfter
+	if !l.cfg.hasBefore && !l.cfg.hasAfter {
+		if l.saver == nil && l.g.breakNoSaver != nil {
+			return nil, nil, l.g.breakNoSaver
+		}
+		return before, after, nil
+	}
+	for _, list := range [][]string{l.cfg.before, l.cfg.after} {
+		for _, n := range list {
+			if n != "*" && l.g.nodes[n] == nil {
+				return nil, nil, fmt.Errorf("graph: interrupt node %q not found", n)
+			}
+		}
+	}
+	if l.cfg.hasBefore {
+		before = expandInterrupts(l.cfg.before, l.g.names)
+	}
+	if l.cfg.hasAfter {
+		after = expandInterrupts(l.cfg.after, l.g.names)
+	}
+	if l.saver == nil {
+		if err := breakpointsNeedSaver(before, after); err != nil {
+			return nil, nil, err
+		}
+	}
+	return before, after, nil
 }
 
 // pause ends a step in which some task interrupted: the finished tasks'
