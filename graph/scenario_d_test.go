@@ -296,16 +296,6 @@ var dexDurabilities = []struct {
 	{"exit", graph.DurabilityExit},
 }
 
-// dexTableSkip skips the rest of a test when cond shows a known engine bug
-// (why names it); the expectation after it is kept, and runs again as soon
-// as the bug is fixed.
-func dexTableSkip(t *testing.T, cond bool, why string) {
-	t.Helper()
-	if cond {
-		t.Skip("engine bug: " + why)
-	}
-}
-
 // ---------------------------------------------------------------------------
 // S33 test_interrupt_multiple.
 
@@ -371,7 +361,7 @@ func TestS33InterruptMultiple(t *testing.T) {
 			evs, err = dexCollect(g.StreamResume(ctx, cmd, th, dur))
 			intr2 := dexInterrupted(t, err)
 			paused := dexState(t, g, "1")
-			dexTableSkip(t, v.d == graph.DurabilityExit && paused.Values.MyKey.Get() != "DE foofoo ",
+			require.False(t, v.d == graph.DurabilityExit && paused.Values.MyKey.Get() != "DE foofoo ",
 				"durability exit drops the pending writes (resume answers, Command update) of a resumed run that pauses again without writing a checkpoint")
 			require.Equal(t, "DE foofoo ", paused.Values.MyKey.Get())
 			require.Equal(t, []any{map[string]any{"value": 2.0}}, dexInterruptValues(t, intr2.Interrupts))
@@ -413,7 +403,7 @@ func TestS33InterruptMultiple(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "FR", out.Market.Get())
 		require.Equal(t, "DEanswer 1 answer 2", out.MyKey.Get())
-		dexTableSkip(t, dexState(t, g, "1").Values.Market.Get() != "FR",
+		require.False(t, dexState(t, g, "1").Values.Market.Get() != "FR",
 			"Command.Update on Resume is merged without a version bump, so the next checkpoint does not store it")
 		snap := dexState(t, g, "1")
 		require.Equal(t, dexJSON(t, out), dexJSON(t, snap.Values), "the latest checkpoint holds what the run returned")
@@ -887,7 +877,7 @@ func TestS41DynamicInterrupt(t *testing.T) {
 				require.Equal(t, -1, hist[1].Metadata.Step)
 			}
 			snap := dexState(t, g, "1")
-			dexTableSkip(t, d.d == graph.DurabilityExit && snap.Metadata.Step != 0,
+			require.False(t, d.d == graph.DurabilityExit && snap.Metadata.Step != 0,
 				"durability exit builds its checkpoint at exit with the loop's step already advanced (metadata step off by one)")
 			require.Equal(t, "loop", snap.Metadata.Source)
 			require.Equal(t, 0, snap.Metadata.Step)
@@ -961,7 +951,7 @@ func TestS42PartialPendingCheckpoint(t *testing.T) {
 			}, dexEvents(t, evs, graph.ModeUpdates))
 
 			snap := dexState(t, g, "1")
-			dexTableSkip(t, d.d == graph.DurabilityExit && len(snap.Next) != 1,
+			require.False(t, d.d == graph.DurabilityExit && len(snap.Next) != 1,
 				"durability exit does not save the pending writes of the finished tasks of a paused step")
 			require.Equal(t, map[string]any{"MyKey": "value ⛰️ one", "Market": "DE"}, dexVals(t, snap.Values))
 			require.Equal(t, []string{"tool_two"}, snap.Next)
