@@ -993,7 +993,6 @@ func TestS13OverwriteRoundTrip(t *testing.T) {
 	})
 }
 
-
 // ---------------------------------------------------------------------------
 // S14 test_multiple_updates / test_multiple_updates_root.
 

@@ -210,7 +210,6 @@ func TestS29ParentCommand(t *testing.T) {
 	require.Equal(t, 1, snap.Metadata.Step)
 }
 
-
 // ---------------------------------------------------------------------------
 // S30 test_stream_subgraphs_during_execution.
 
@@ -417,7 +416,6 @@ func TestS31NestedGraphState(t *testing.T) {
 		})
 	}
 }
-
 
 // ---------------------------------------------------------------------------
 // S32 test_stateless_interrupt_resume (+ :85, state does not persist across

@@ -491,7 +491,6 @@ func TestS65Retry(t *testing.T) {
 	})
 }
 
-
 // ---------------------------------------------------------------------------
 // S67 test_node_cancellation_on_other_node_exception.
 
