@@ -501,6 +501,12 @@ func nextVersion(cur int64) (int64, error) {
 
 // save writes a checkpoint of the current state and frontier.
 func (l *loop[S]) save(ctx context.Context, source string) error {
+	return l.saveAt(ctx, source, l.step)
+}
+
+// saveAt is save for a checkpoint of the given step (a replay's fork
+// copies a checkpoint, step included).
+func (l *loop[S]) saveAt(ctx context.Context, source string, step int) error {
 	if l.saver == nil {
 		return nil
 	}
@@ -514,7 +520,7 @@ func (l *loop[S]) save(ctx context.Context, source string) error {
 	l.fork = false
 	l.cpTime = time.Now()
 	l.cpID = checkpoint.NewIDAt(l.cpTime)
-	l.cpStep = l.step
+	l.cpStep = step
 	if l.cfg.durability == DurabilityExit {
 		l.exitMu.Lock()
 		l.exitWrites = nil
@@ -537,8 +543,8 @@ func (l *loop[S]) save(ctx context.Context, source string) error {
 		if l.fr.input != nil {
 			next = append(next, Start)
 		}
-		l.emit(Event{Mode: ModeCheckpoints, Namespace: l.ns, Step: l.step, Payload: CheckpointInfo{
-			ID: cp.ID, ParentID: parent, Step: l.step, Source: source, Next: next, Values: l.vals}})
+		l.emit(Event{Mode: ModeCheckpoints, Namespace: l.ns, Step: step, Payload: CheckpointInfo{
+			ID: cp.ID, ParentID: parent, Step: step, Source: source, Next: next, Values: l.vals}})
 	}
 	if l.async != nil {
 		l.async.do(func(ctx context.Context) error { return l.saver.Put(ctx, cp) })
@@ -812,20 +818,11 @@ func (l *loop[S]) restorePending(t *checkpoint.Tuple) error {
 // nextTasks returns the node of every task of the step after checkpoint t,
 // which restore loaded, by task ID.
 func (l *loop[S]) nextTasks(t *checkpoint.Tuple) map[string]string {
-	steps := []int{t.Metadata.Step + 1}
-	if t.Metadata.Source == "fork" {
-		// A replay (applyCommand) saves its fork with the step its tasks
-		// then run in, not the one before: accept both.
-		steps = append(steps, t.Metadata.Step)
-	}
 	step, restored := l.step, l.restored
-	l.restored = nil
+	l.step, l.restored = t.Metadata.Step+1, nil
 	names := make(map[string]string)
-	for _, st := range steps {
-		l.step = st
-		for _, tk := range l.prepare() {
-			names[tk.hdr.ID()] = tk.name
-		}
+	for _, tk := range l.prepare() {
+		names[tk.hdr.ID()] = tk.name
 	}
 	l.step, l.restored = step, restored
 	return names

@@ -470,7 +470,7 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 		// again, and the history forks.
 		l.restored = nil
 		if src := tuple.Metadata.Source; src != "update" && src != "fork" {
-			if err := l.save(ctx, "fork"); err != nil {
+			if err := l.saveAt(ctx, "fork", tuple.Metadata.Step); err != nil {
 				return err
 			}
 		}
