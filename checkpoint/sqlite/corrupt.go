@@ -52,7 +52,7 @@ func corruptFile(ref checkpoint.Ref, err error) error {
 	if _, ok := errors.AsType[*sqlitedb.CorruptError](err); !ok {
 		return err
 	}
-	return &checkpoint.CorruptError{ThreadID: ref.ThreadID, Namespace: ref.Namespace, CheckpointID: ref.ID, Err: fileError(err)}
+	return sqlsaver.CorruptRef(ref, fileError(err))
 }
 
 // scanError returns the error of scanning a row of t's (what it holds):

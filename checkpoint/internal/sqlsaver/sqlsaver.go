@@ -84,7 +84,13 @@ func SetValues(t *checkpoint.Tuple, paths map[string][]deltas.Blob) error {
 // Corrupt returns a [*checkpoint.CorruptError] naming t's checkpoint, for
 // stored data of it that cannot be read back.
 func Corrupt(t *checkpoint.Tuple, err error) *checkpoint.CorruptError {
-	return &checkpoint.CorruptError{ThreadID: t.ThreadID, Namespace: t.Namespace, CheckpointID: t.ID, Err: err}
+	return CorruptRef(checkpoint.Ref{ThreadID: t.ThreadID, Namespace: t.Namespace, ID: t.ID}, err)
+}
+
+// CorruptRef returns a [*checkpoint.CorruptError] naming the checkpoint
+// ref, for stored data of it that cannot be read back.
+func CorruptRef(ref checkpoint.Ref, err error) *checkpoint.CorruptError {
+	return &checkpoint.CorruptError{ThreadID: ref.ThreadID, Namespace: ref.Namespace, CheckpointID: ref.ID, Err: err}
 }
 
 // NotNull returns b, or an empty slice for nil, which a driver would bind
@@ -123,7 +129,7 @@ func Filter(filter map[string]any) (map[string]any, bool) {
 func Matches(meta []byte, ref checkpoint.Ref, filter map[string]any) (bool, error) {
 	var m checkpoint.Metadata
 	if err := unmarshalObject(meta, &m); err != nil {
-		return false, &checkpoint.CorruptError{ThreadID: ref.ThreadID, Namespace: ref.Namespace, CheckpointID: ref.ID, Err: fmt.Errorf("metadata: %w", err)}
+		return false, CorruptRef(ref, fmt.Errorf("metadata: %w", err))
 	}
 	return m.Matches(filter), nil
 }
