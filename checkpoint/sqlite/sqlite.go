@@ -85,9 +85,9 @@ func (e *SchemaVersionError) Error() string {
 // database. Close the Saver when done.
 //
 // A file that exists but is empty (a truncated database), or that SQLite
-// finds damaged or not a database, fails with a [*CorruptFileError]. An
-// empty file is first given the busy timeout to grow, in case another
-// process is creating the database.
+// finds damaged or not a database, fails with a [*CorruptFileError]. A
+// database is created whole (built beside path and linked into place), so
+// an empty file is never one that another process is creating.
 func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 	o := options{busyTimeout: 5 * time.Second, fanout: deltas.DefaultFanout, readers: max(4, runtime.GOMAXPROCS(0)), synchronous: "NORMAL"}
 	for _, opt := range opts {
