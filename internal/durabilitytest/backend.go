@@ -85,14 +85,7 @@ var SQLite = Backend{
 		}
 		require.NoError(t, err)
 		defer rows.Close()
-		var out []Row
-		for rows.Next() {
-			var r Row
-			require.NoError(t, rows.Scan(&r.ID, &r.Parent, &r.Step, &r.Source))
-			out = append(out, r)
-		}
-		require.NoError(t, rows.Err())
-		return out
+		return scanRows(t, rows)
 	},
 	Integrity: func(t testing.TB, path string) {
 		t.Helper()
@@ -109,6 +102,24 @@ var SQLite = Backend{
 	WriteProbe: sqliteWriteProbe,
 	WriteProbeDoc: "the child holds SQLite's WAL write lock (a POSIX lock on byte 120 of the -shm file, " +
 		"taken by BEGIN IMMEDIATE and held until COMMIT or ROLLBACK), seen with fcntl(F_GETLK) from the parent",
+}
+
+// scanRows reads the Rows of the query of a Backend's Rows (columns ID,
+// parent, step, source), from database/sql or pgx.
+func scanRows(t testing.TB, rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+}) []Row {
+	t.Helper()
+	var out []Row
+	for rows.Next() {
+		var r Row
+		require.NoError(t, rows.Scan(&r.ID, &r.Parent, &r.Step, &r.Source))
+		out = append(out, r)
+	}
+	require.NoError(t, rows.Err())
+	return out
 }
 
 // sqliteWALWriteLock is the offset in the -shm file of the lock a WAL-mode
@@ -204,14 +215,7 @@ var Postgres = Backend{
 			FROM `+pgx.Identifier{schema, "agentgraph_checkpoints"}.Sanitize()+` WHERE thread_id = $1 AND ns = '' ORDER BY id`, thread)
 		require.NoError(t, err)
 		defer rows.Close()
-		var out []Row
-		for rows.Next() {
-			var r Row
-			require.NoError(t, rows.Scan(&r.ID, &r.Parent, &r.Step, &r.Source))
-			out = append(out, r)
-		}
-		require.NoError(t, rows.Err())
-		return out
+		return scanRows(t, rows)
 	},
 	Integrity: func(testing.TB, string) {
 		// The server aborts a dead client's transaction; there is no file
