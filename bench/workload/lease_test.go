@@ -24,24 +24,6 @@ import (
 	"github.com/agentgraph/agentgraph/state"
 )
 
-// w5Graph is W5's graph (workload.W5) with more compile options.
-func w5Graph(tb testing.TB, saver checkpoint.Saver, opts ...graph.CompileOption) *graph.Graph[workload.Counter] {
-	b := graph.New[workload.Counter]()
-	b.AddNode("inc", func(_ context.Context, s workload.Counter) (workload.Counter, error) {
-		return workload.Counter{Counter: state.Set(s.Counter.Get() + 1)}, nil
-	})
-	b.AddEdge(graph.Start, "inc")
-	b.AddConditionalEdges("inc", func(_ context.Context, s workload.Counter) (string, error) {
-		if s.Counter.Get() < workload.W5Steps {
-			return "inc", nil
-		}
-		return graph.End, nil
-	}, graph.Destinations("inc", graph.End))
-	g, err := b.Compile(append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
-	require.NoError(tb, err)
-	return g
-}
-
 // leaseBackends are the savers that lease; memory shows the engine's side
 // of the cost without a database's.
 var leaseBackends = []backend{
@@ -73,7 +55,8 @@ func BenchmarkW5Lease(b *testing.B) {
 					saver, _ := be.open(b)
 					_, leases := saver.(checkpoint.Leaser)
 					require.True(b, leases, "%s saver leases", be.name)
-					g := w5Graph(b, saver, v.ttl)
+					g, err := workload.W5(saver, v.ttl)
+					require.NoError(b, err)
 					ctx := context.Background()
 					if v.cancelable {
 						var cancel context.CancelFunc
@@ -155,7 +138,8 @@ func TestW5LeaseSmoke(t *testing.T) {
 		t.Run(be.name, func(t *testing.T) {
 			saver, _ := be.open(t)
 			for _, ttl := range []graph.CompileOption{graph.WithLeaseTTL(graph.DefaultLeaseTTL), graph.WithLeaseTTL(0)} {
-				g := w5Graph(t, saver, ttl)
+				g, err := workload.W5(saver, ttl)
+				require.NoError(t, err)
 				out, err := g.Invoke(t.Context(), workload.Counter{Counter: state.Set(0)}, graph.WithThread("smoke-"+strconv.FormatInt(leaseThread.Add(1), 10)), graph.WithRecursionLimit(workload.W5Steps+100))
 				require.NoError(t, err)
 				require.Equal(t, workload.W5Steps, out.Counter.Get())

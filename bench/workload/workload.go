@@ -181,9 +181,9 @@ func RunW4(ctx context.Context, g *graph.Graph[MapReduce]) error {
 }
 
 // W5 is W2 with 1 000 steps and a checkpointer that counts the
-// checkpoints it is asked to write.
-func W5(saver checkpoint.Saver) (*graph.Graph[Counter], error) {
-	return loop(W5Steps, graph.WithCheckpointer(saver))
+// checkpoints it is asked to write; opts are further compile options.
+func W5(saver checkpoint.Saver, opts ...graph.CompileOption) (*graph.Graph[Counter], error) {
+	return loop(W5Steps, append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
 }
 
 var thread atomic.Int64
