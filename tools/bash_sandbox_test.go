@@ -3,21 +3,18 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentgraph/agentgraph/internal/process/processtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,65 +46,6 @@ func requireSandbox(t *testing.T) {
 	}
 }
 
-// newMarker returns a unique sleep duration, by which the processes
-// sleeping it are found in /proc whatever pid namespace they run in.
-func newMarker() string {
-	return fmt.Sprintf("%d.%06d", 5000+rand.IntN(1000), rand.IntN(1_000_000))
-}
-
-// markedProcesses returns the live (not zombie) processes whose command
-// line contains marker.
-func markedProcesses(marker string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
-
-// requireNoneLeft polls (the kill is asynchronous) until no process
-// carries marker, and fails if some survive the bounded wait.
-func requireNoneLeft(t *testing.T, marker string) {
-	t.Helper()
-	for range 2000 {
-		if len(markedProcesses(marker)) == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	pids := markedProcesses(marker)
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	t.Fatalf("processes %v (sleep %s) survived the command", pids, marker)
-}
-
-// backgroundScript starts, through launch, a background process that
-// touches the file started and sleeps for marker seconds, and waits until
-// the file exists.
-func backgroundScript(launch, marker string) string {
-	return fmt.Sprintf(`%s sh -c 'touch started; exec sleep %s' &
-while [ ! -e started ]; do sleep 0.01; done
-echo up`, launch, marker)
-}
-
 func TestBashKillsEveryProcessItStarted(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
@@ -135,12 +73,12 @@ func TestBashKillsEveryProcessItStarted(t *testing.T) {
 				t.Run(tt.name, func(t *testing.T) {
 					t.Parallel()
 					ws := newTestWorkspace(t)
-					marker := newMarker()
+					marker := processtest.NewMarker()
 					opts := mode.opts
 					if tt.timeout > 0 {
 						opts = append(opts[:len(opts):len(opts)], WithTimeout(tt.timeout))
 					}
-					out, err := call(t, BashExec(ws, opts...), BashArgs{Command: backgroundScript(tt.launch, marker) + "\n" + tt.tail})
+					out, err := call(t, BashExec(ws, opts...), BashArgs{Command: processtest.BackgroundScript(tt.launch, marker) + "\n" + tt.tail})
 					require.NoError(t, err)
 					require.Contains(t, out, "up\n")
 					if tt.timedOut {
@@ -149,7 +87,7 @@ func TestBashKillsEveryProcessItStarted(t *testing.T) {
 						require.NotContains(t, out, "timed out")
 					}
 					require.FileExists(t, filepath.Join(ws.Root(), "started"), "the background process never ran")
-					requireNoneLeft(t, marker)
+					processtest.RequireNoneLeft(t, marker)
 				})
 			}
 		})
@@ -162,12 +100,12 @@ func TestBashContextCancelKillsEveryProcess(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
 			ws := newTestWorkspace(t)
-			marker := newMarker()
+			marker := processtest.NewMarker()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				_, err := callCtx(ctx, BashExec(ws, mode.opts...), BashArgs{Command: backgroundScript("setsid", marker) + "\nsleep 600"})
+				_, err := callCtx(ctx, BashExec(ws, mode.opts...), BashArgs{Command: processtest.BackgroundScript("setsid", marker) + "\nsleep 600"})
 				done <- err
 			}()
 			for range 2000 {
@@ -179,7 +117,7 @@ func TestBashContextCancelKillsEveryProcess(t *testing.T) {
 			require.FileExists(t, filepath.Join(ws.Root(), "started"))
 			cancel()
 			require.ErrorIs(t, <-done, context.Canceled)
-			requireNoneLeft(t, marker)
+			processtest.RequireNoneLeft(t, marker)
 		})
 	}
 }

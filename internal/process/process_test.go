@@ -5,17 +5,14 @@ package process
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentgraph/agentgraph/internal/process/processtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,64 +35,6 @@ func containments(t *testing.T) []struct {
 		t.Logf("no cgroup v2 here, testing only the marker: %s", Containment())
 	}
 	return modes
-}
-
-// newMarker returns a unique sleep duration: the processes it names are
-// found by their command line.
-func newMarker() string {
-	return fmt.Sprintf("%d.%06d", 5000+rand.IntN(1000), rand.IntN(1_000_000))
-}
-
-// markedProcesses returns the running (not zombie) processes whose command
-// line contains marker.
-func markedProcesses(marker string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
-
-// requireNoneLeft polls until no process carries marker; the kill is
-// asynchronous, so a briefly surviving process is not a failure.
-func requireNoneLeft(t *testing.T, marker string) {
-	t.Helper()
-	for range 2000 {
-		if len(markedProcesses(marker)) == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	pids := markedProcesses(marker)
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	t.Fatalf("processes %v (sleep %s) survived the command", pids, marker)
-}
-
-// startedBackground returns a script that starts, by way of launch, a
-// process sleeping for marker seconds, and waits until it runs.
-func startedBackground(launch, marker string) string {
-	return fmt.Sprintf(`%s sh -c 'touch started; exec sleep %s' &
-while [ ! -e started ]; do sleep 0.01; done
-echo up`, launch, marker)
 }
 
 func TestRunKillsWholeTree(t *testing.T) {
@@ -124,7 +63,7 @@ func TestRunKillsWholeTree(t *testing.T) {
 				t.Run(tt.name, func(t *testing.T) {
 					t.Parallel()
 					dir := t.TempDir()
-					marker := newMarker()
+					marker := processtest.NewMarker()
 					ctx, cancel := context.WithCancel(context.Background())
 					defer cancel()
 					var out bytes.Buffer
@@ -136,7 +75,7 @@ func TestRunKillsWholeTree(t *testing.T) {
 					go func() {
 						res, err := run(ctx, Command{
 							Name:    "bash",
-							Args:    []string{"-c", startedBackground(tt.launch, marker) + "\n" + tt.tail},
+							Args:    []string{"-c", processtest.BackgroundScript(tt.launch, marker) + "\n" + tt.tail},
 							Dir:     dir,
 							Timeout: tt.timeout,
 							Stdout:  &out,
@@ -166,7 +105,7 @@ func TestRunKillsWholeTree(t *testing.T) {
 						require.Equal(t, "up\n", out.String())
 					}
 					require.FileExists(t, filepath.Join(dir, "started"), "the background process never ran")
-					requireNoneLeft(t, marker)
+					processtest.RequireNoneLeft(t, marker)
 				})
 			}
 		})
