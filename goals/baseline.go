@@ -394,3 +394,62 @@ func (c *baselineCache) keep(st State, cwd string, b *Baseline) {
 	c.m[key] = b
 	c.order = append(c.order, key)
 }
+
+// testRun runs a test goal's tests once and returns what they showed and
+// the Result of the run on its own; baseline is set for the run that
+// records the baseline.
+type testRun func(ctx context.Context, cwd string, baseline bool) (*observation, Result, error)
+
+// baselined holds a test goal's runs to their baseline: it records the
+// baseline (Baseliner) and checks each run against it. The test goals
+// embed it.
+type baselined struct {
+	goal    string
+	protect bool // Config.ProtectTests
+	cache   baselineCache
+}
+
+// record records the test files (with Config.ProtectTests), then runs the
+// tests and records what they showed.
+func (b *baselined) record(ctx context.Context, cwd string, run testRun) (*Baseline, error) {
+	files, err := b.testFiles(cwd)
+	if err != nil {
+		return nil, err
+	}
+	o, _, err := run(ctx, cwd, true)
+	if err != nil {
+		return nil, err
+	}
+	return newBaseline(b.goal, cwd, o, files), nil
+}
+
+// check runs the tests and holds the run to the baseline of st (taken
+// from this run when there is none). It also returns what the run showed.
+func (b *baselined) check(ctx context.Context, st State, cwd string, run testRun) (Result, *observation, error) {
+	base, err := b.cache.baseline(b.goal, st, cwd)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	files, err := b.testFiles(cwd)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	o, res, err := run(ctx, cwd, false)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	if base == nil {
+		base = newBaseline(b.goal, cwd, o, files)
+		b.cache.keep(st, cwd, base)
+	}
+	return withIntegrity(b.goal, res, checkIntegrity(base, o, files)), o, nil
+}
+
+// testFiles hashes the project's test files with Config.ProtectTests, and
+// returns nil without.
+func (b *baselined) testFiles(cwd string) (map[string]string, error) {
+	if !b.protect {
+		return nil, nil
+	}
+	return hashTestFiles(cwd)
+}

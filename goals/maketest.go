@@ -9,16 +9,15 @@ import (
 // makeTestGoal is reached when make test exits 0, with the test counts its
 // output shows no lower than at the baseline.
 type makeTestGoal struct {
+	baselined
 	timeout time.Duration
-	protect bool
-	cache   baselineCache
 }
 
 func newMakeTestGoal(cfg Config) (Goal, error) {
 	if err := checkTimeout(GoalMakeTest, &cfg); err != nil {
 		return nil, err
 	}
-	return &makeTestGoal{timeout: cfg.timeout(), protect: cfg.ProtectTests}, nil
+	return &makeTestGoal{baselined: baselined{goal: GoalMakeTest, protect: cfg.ProtectTests}, timeout: cfg.timeout()}, nil
 }
 
 func (g *makeTestGoal) Name() string { return GoalMakeTest }
@@ -37,50 +36,23 @@ Fix the code under test rather than the tests or the Makefile: do not delete, sk
 // Config.ProtectTests), then runs make test and records the test counts
 // of its output.
 func (g *makeTestGoal) Baseline(ctx context.Context, cwd string) (*Baseline, error) {
-	files, err := g.testFiles(cwd)
-	if err != nil {
-		return nil, err
-	}
-	o, _, err := g.run(ctx, cwd)
-	if err != nil {
-		return nil, err
-	}
-	return newBaseline(GoalMakeTest, cwd, o, files), nil
+	return g.record(ctx, cwd, g.run)
 }
 
 func (g *makeTestGoal) Check(ctx context.Context, st State, cwd string) (Result, error) {
-	base, err := g.cache.baseline(GoalMakeTest, st, cwd)
+	res, o, err := g.check(ctx, st, cwd, g.run)
 	if err != nil {
 		return Result{}, err
 	}
-	files, err := g.testFiles(cwd)
-	if err != nil {
-		return Result{}, err
-	}
-	o, res, err := g.run(ctx, cwd)
-	if err != nil {
-		return Result{}, err
-	}
-	if base == nil {
-		base = newBaseline(GoalMakeTest, cwd, o, files)
-		g.cache.keep(st, cwd, base)
-	}
-	res = withIntegrity(GoalMakeTest, res, checkIntegrity(base, o, files))
 	if res.Achieved && !o.counted {
 		res.Reason += " (no test counts recognised in its output)"
 	}
 	return res, nil
 }
 
-func (g *makeTestGoal) testFiles(cwd string) (map[string]string, error) {
-	if !g.protect {
-		return nil, nil
-	}
-	return hashTestFiles(cwd)
-}
-
-// run runs make test, counting the tests its output shows.
-func (g *makeTestGoal) run(ctx context.Context, cwd string) (*observation, Result, error) {
+// run runs make test, counting the tests its output shows; it runs the
+// same for the baseline.
+func (g *makeTestGoal) run(ctx context.Context, cwd string, _ bool) (*observation, Result, error) {
 	const display = "make test"
 	start := time.Now()
 	var counter testCounter

@@ -29,11 +29,9 @@ var testGoalSpecs = map[string]testGoalSpec{
 
 // testGoal runs a framework's tests through tools.RunTestsRecorded.
 type testGoal struct {
-	name    string
+	baselined
 	spec    testGoalSpec
 	timeout time.Duration
-	protect bool
-	cache   baselineCache
 }
 
 // newTestGoalFactory returns the factory of the test-based goal name, which
@@ -44,11 +42,11 @@ func newTestGoalFactory(name string) Factory {
 		if err := checkTimeout(name, &cfg); err != nil {
 			return nil, err
 		}
-		return &testGoal{name: name, spec: spec, timeout: cfg.timeout(), protect: cfg.ProtectTests}, nil
+		return &testGoal{baselined: baselined{goal: name, protect: cfg.ProtectTests}, spec: spec, timeout: cfg.timeout()}, nil
 	}
 }
 
-func (g *testGoal) Name() string { return g.name }
+func (g *testGoal) Name() string { return g.goal }
 
 func (g *testGoal) SystemPrompt() string {
 	return fmt.Sprintf(`Your goal is to make every test of this %s pass.
@@ -75,44 +73,12 @@ func protectPrompt(protect bool) string {
 // --no-fail-fast, pytest --continue-on-collection-errors), so that the
 // record is complete.
 func (g *testGoal) Baseline(ctx context.Context, cwd string) (*Baseline, error) {
-	files, err := g.testFiles(cwd)
-	if err != nil {
-		return nil, err
-	}
-	o, _, err := g.run(ctx, cwd, true)
-	if err != nil {
-		return nil, err
-	}
-	return newBaseline(g.name, cwd, o, files), nil
+	return g.record(ctx, cwd, g.run)
 }
 
 func (g *testGoal) Check(ctx context.Context, st State, cwd string) (Result, error) {
-	base, err := g.cache.baseline(g.name, st, cwd)
-	if err != nil {
-		return Result{}, err
-	}
-	files, err := g.testFiles(cwd)
-	if err != nil {
-		return Result{}, err
-	}
-	o, res, err := g.run(ctx, cwd, false)
-	if err != nil {
-		return Result{}, err
-	}
-	if base == nil {
-		base = newBaseline(g.name, cwd, o, files)
-		g.cache.keep(st, cwd, base)
-	}
-	return withIntegrity(g.name, res, checkIntegrity(base, o, files)), nil
-}
-
-// testFiles hashes the project's test files with Config.ProtectTests, and
-// returns nil without.
-func (g *testGoal) testFiles(cwd string) (map[string]string, error) {
-	if !g.protect {
-		return nil, nil
-	}
-	return hashTestFiles(cwd)
+	res, _, err := g.check(ctx, st, cwd, g.run)
+	return res, err
 }
 
 // run runs the tests and returns what they showed and the Result of the
@@ -121,19 +87,19 @@ func (g *testGoal) run(ctx context.Context, cwd string, baseline bool) (*observa
 	start := time.Now()
 	ws, err := tools.NewWorkspace(cwd)
 	if err != nil {
-		return nil, Result{}, fmt.Errorf("goals: %s: %w", g.name, err)
+		return nil, Result{}, fmt.Errorf("goals: %s: %w", g.goal, err)
 	}
 	report, record, err := tools.RunTestsRecorded(ctx, ws, g.spec.framework, tools.RecordOptions{KeepGoing: baseline},
 		tools.WithTestTimeout(g.timeout), tools.WithOutputLimit(MaxOutputChars))
 	if err != nil {
 		var execErr *exec.Error
 		if ctx.Err() == nil && errors.As(err, &execErr) && errors.Is(err, exec.ErrNotFound) {
-			return nil, Result{}, &ToolNotFoundError{Goal: g.name, Tool: execErr.Name, Err: err}
+			return nil, Result{}, &ToolNotFoundError{Goal: g.goal, Tool: execErr.Name, Err: err}
 		}
-		return nil, Result{}, fmt.Errorf("goals: %s: %w", g.name, err)
+		return nil, Result{}, fmt.Errorf("goals: %s: %w", g.goal, err)
 	}
 	elapsed := time.Since(start)
-	res := testResult(g.name, g.spec.command, report, elapsed, report.ExitCode == -1 && elapsed >= g.timeout)
+	res := testResult(g.goal, g.spec.command, report, elapsed, report.ExitCode == -1 && elapsed >= g.timeout)
 	o := &observation{
 		framework: g.spec.framework,
 		record:    record,
