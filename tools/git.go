@@ -68,18 +68,7 @@ func gitEnv(home string) []string {
 		"GIT_PAGER=cat", "PAGER=cat", "GIT_EDITOR=:",
 		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1", "LC_ALL=C",
 	}
-	hasPath := false
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(gitEnvAllow, name) {
-			hasPath = hasPath || name == "PATH"
-			env = append(env, kv)
-		}
-	}
-	if !hasPath {
-		env = append(env, "PATH="+defaultPath)
-	}
-	return env
+	return passEnv(env, os.Environ(), func(name string) bool { return slices.Contains(gitEnvAllow, name) })
 }
 
 // UnsafeRepositoryError is returned by the git tools when the repository's

@@ -256,18 +256,21 @@ func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []st
 	if sandboxed {
 		env = append(env, "TMPDIR=/tmp")
 	}
+	return passEnv(env, environ, func(name string) bool {
+		return name != "HOME" && !(sandboxed && name == "TMPDIR") && envAllowed(name, allow)
+	})
+}
+
+// passEnv appends to env the variables of environ whose names keep
+// accepts, and PATH=defaultPath if that leaves no PATH.
+func passEnv(env, environ []string, keep func(name string) bool) []string {
 	hasPath := false
 	for _, kv := range environ {
 		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || name == "HOME" || (sandboxed && name == "TMPDIR") {
+		if !ok || name == "" || !keep(name) {
 			continue
 		}
-		if !envAllowed(name, allow) {
-			continue
-		}
-		if name == "PATH" {
-			hasPath = true
-		}
+		hasPath = hasPath || name == "PATH"
 		env = append(env, kv)
 	}
 	if !hasPath {
