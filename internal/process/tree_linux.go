@@ -52,7 +52,7 @@ func newTree(useCgroup bool) *tree {
 			cgroupDisabled.Store(true)
 		}
 	}
-	t.marker = markerVar + "=" + newToken()
+	t.marker = newMarker()
 	return t
 }
 
@@ -82,7 +82,7 @@ func (t *tree) start(build func() *exec.Cmd) (*exec.Cmd, error) {
 	// Perhaps the kernel cannot start a process in a cgroup (clone3 is
 	// missing or refused): retry without it.
 	t.release()
-	t.marker = markerVar + "=" + newToken()
+	t.marker = newMarker()
 	cmd = build()
 	setProcessGroup(cmd)
 	if retryErr := cmd.Start(); retryErr != nil {
@@ -226,10 +226,11 @@ func hasEnv(pid int, entry string) bool {
 	return false
 }
 
-func newToken() string {
+// newMarker returns a fresh "markerVar=token" environment entry.
+func newMarker() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return markerVar + "=" + hex.EncodeToString(b[:])
 }
 
 // cgroupParent returns the cgroup v2 directory of this process, under
@@ -321,16 +322,17 @@ var containment = sync.OnceValue(func() string {
 			return "process group and cgroup v2 (" + parent + "): every descendant is killed"
 		}
 	}
-	return "process group and environment marker (no writable cgroup v2): descendants that leave the process group " +
-		"and clear their environment (setsid with env -i) can survive"
+	return "process group and environment marker (no writable cgroup v2)" + markerCaveat
 })
+
+// markerCaveat is what the environment marker misses.
+const markerCaveat = ": descendants that leave the process group and clear their environment (setsid with env -i) can survive"
 
 // Containment describes how Run finds and kills a command's descendants
 // on this machine.
 func Containment() string {
 	if cgroupDisabled.Load() {
-		return "process group and environment marker (cgroup v2 unavailable): descendants that leave the process group " +
-			"and clear their environment (setsid with env -i) can survive"
+		return "process group and environment marker (cgroup v2 unavailable)" + markerCaveat
 	}
 	return containment()
 }
