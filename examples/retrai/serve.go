@@ -353,19 +353,18 @@ type apiRun struct {
 // view returns the run id as the API shows it, fresh from the manager
 // (run, as the caller knows it, if it cannot be read).
 func (s *server) view(ctx context.Context, id string, run runs.Run) apiRun {
-	if cur, err := s.m.Get(ctx, id); err == nil {
-		run = cur
+	if cur, live, err := s.m.Inspect(ctx, id); err == nil {
+		return apiRunOf(cur, live)
 	}
-	return s.apiRun(ctx, run)
+	return apiRunOf(run, nil)
 }
 
-// apiRun returns run as the API shows it.
-func (s *server) apiRun(ctx context.Context, run runs.Run) apiRun {
+// apiRunOf returns run as the API shows it, with live as
+// runs.Manager.Inspect returned it.
+func apiRunOf(run runs.Run, live *runs.LiveError) apiRun {
 	v := apiRun{Run: run, Resumable: run.Resumable()}
-	if run.Status == runs.StatusRunning && !s.m.Executing(run.ID) {
-		if err := s.m.CheckIdle(ctx, run.ID); errors.Is(err, runs.ErrLive) {
-			v.Live = err.Error()
-		}
+	if live != nil {
+		v.Live = live.Error()
 	}
 	return v
 }
@@ -376,25 +375,25 @@ type listResponse struct {
 }
 
 func (s *server) handleList(w http.ResponseWriter, r *http.Request) {
-	rs, err := s.m.List(r.Context())
+	rs, live, err := s.m.InspectAll(r.Context())
 	if err != nil {
 		runError(w, err)
 		return
 	}
 	out := make([]apiRun, 0, len(rs))
-	for _, run := range rs {
-		out = append(out, s.apiRun(r.Context(), run))
+	for i, run := range rs {
+		out = append(out, apiRunOf(run, live[i]))
 	}
 	writeJSON(w, http.StatusOK, listResponse{Runs: out})
 }
 
 func (s *server) handleGet(w http.ResponseWriter, r *http.Request) {
-	run, err := s.m.Get(r.Context(), r.PathValue("id"))
+	run, live, err := s.m.Inspect(r.Context(), r.PathValue("id"))
 	if err != nil {
 		runError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.apiRun(r.Context(), run))
+	writeJSON(w, http.StatusOK, apiRunOf(run, live))
 }
 
 // resumeRequest is the body of POST /api/runs/{id}/resume.
@@ -492,7 +491,7 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	subCtx, unsubscribe := context.WithCancel(s.base)
 	defer unsubscribe()
 	history, dropped, sub := s.log.follow(subCtx, id)
-	run, err := s.m.Get(r.Context(), id)
+	run, live, err := s.m.Inspect(r.Context(), id)
 	if err != nil {
 		runError(w, err)
 		return
@@ -522,14 +521,13 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	view := s.apiRun(ctx, run)
-	if !send(wsState{Kind: wsKindState, RunID: id, Run: view}) {
+	if !send(wsState{Kind: wsKindState, RunID: id, Run: apiRunOf(run, live)}) {
 		return
 	}
 	switch run.Status {
 	case runs.StatusPending, runs.StatusWaiting:
 	case runs.StatusRunning:
-		if !s.m.Executing(id) && view.Live != "" {
+		if live != nil {
 			c.Close(websocket.StatusNormalClosure, clip("another process executes the run: its events are not shown here", 120))
 			return
 		}

@@ -262,35 +262,55 @@ func ModelEndpoint(spec string) (string, bool) {
 // this process, and no process holding its thread's lease: the process
 // died — is returned as StatusInterrupted.
 func (m *Manager) Get(ctx context.Context, id string) (Run, error) {
+	r, _, err := m.Inspect(ctx, id)
+	return r, err
+}
+
+// Inspect is Get, and also returns, for a run recorded running that
+// another process (or another Manager) executes, the *LiveError that says
+// which — found by the same lease check; nil for any other run.
+func (m *Manager) Inspect(ctx context.Context, id string) (Run, *LiveError, error) {
 	r, err := m.store.get(ctx, id)
 	if err != nil {
-		return Run{}, fmt.Errorf("runs: %w", err)
+		return Run{}, nil, fmt.Errorf("runs: %w", err)
 	}
-	return m.view(ctx, r), nil
+	r, live := m.view(ctx, r)
+	return r, live, nil
 }
 
 // List returns every run, newest first, with the statuses Get returns.
 func (m *Manager) List(ctx context.Context) ([]Run, error) {
-	rs, err := m.store.list(ctx)
+	rs, _, err := m.InspectAll(ctx)
+	return rs, err
+}
+
+// InspectAll is List, and also returns the *LiveError of each run, as
+// Inspect does: live[i] is that of run i.
+func (m *Manager) InspectAll(ctx context.Context) (rs []Run, live []*LiveError, err error) {
+	rs, err = m.store.list(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("runs: %w", err)
+		return nil, nil, fmt.Errorf("runs: %w", err)
 	}
+	live = make([]*LiveError, len(rs))
 	for i := range rs {
-		rs[i] = m.view(ctx, rs[i])
+		rs[i], live[i] = m.view(ctx, rs[i])
 	}
-	return rs, nil
+	return rs, live, nil
 }
 
 // view returns the record r as Get reports it: a run recorded running
-// whose thread's lease nobody holds is interrupted.
-func (m *Manager) view(ctx context.Context, r Run) Run {
+// whose thread's lease nobody holds is interrupted. For a run recorded
+// running whose lease another process holds, it returns the *LiveError.
+func (m *Manager) view(ctx context.Context, r Run) (Run, *LiveError) {
 	if r.Status != StatusRunning || m.leaser == nil {
-		return r
+		return r, nil
 	}
-	if err := m.CheckIdle(ctx, r.ID); err == nil {
+	err := m.CheckIdle(ctx, r.ID)
+	if err == nil {
 		r.Status = StatusInterrupted
 	}
-	return r
+	live, _ := errors.AsType[*LiveError](err)
+	return r, live
 }
 
 // Executing reports whether the run id executes in this manager.
