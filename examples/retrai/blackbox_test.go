@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentgraph/agentgraph/examples/retrai/internal/openaitest"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
 	"github.com/agentgraph/agentgraph/llm"
@@ -125,14 +125,8 @@ func (f *fakeOpenAI) spec(params string) string {
 }
 
 func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" {
-		http.NotFound(w, r)
-		return
-	}
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	body, ok := openaitest.ReadRequest(w, r)
+	if !ok {
 		return
 	}
 	f.mu.Lock()
@@ -152,54 +146,8 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}`)
 		return
 	}
-	k := 0
-	for _, m := range body["messages"].([]any) {
-		if m.(map[string]any)["role"] == "assistant" {
-			k++
-		}
-	}
-	reply := f.replies[min(k, len(f.replies)-1)]
-	var calls []map[string]any
-	for i, c := range reply.ToolCalls {
-		calls = append(calls, map[string]any{
-			"index": i, "id": c.ID, "type": "function",
-			"function": map[string]any{"name": c.FunctionCall.Name, "arguments": c.FunctionCall.Arguments},
-		})
-	}
-	usage := map[string]any{"prompt_tokens": reply.Usage.PromptTokens, "completion_tokens": reply.Usage.CompletionTokens, "total_tokens": reply.Usage.TotalTokens}
-	finish := "stop"
-	if len(calls) > 0 {
-		finish = "tool_calls"
-	}
-	id := fmt.Sprintf("chatcmpl-%d", n)
-	if stream, _ := body["stream"].(bool); stream {
-		w.Header().Set("Content-Type", "text/event-stream")
-		delta := map[string]any{"role": "assistant", "content": reply.Text}
-		if len(calls) > 0 {
-			delta["tool_calls"] = calls
-		}
-		for _, chunk := range []map[string]any{
-			{"id": id, "object": "chat.completion.chunk", "model": "test-model", "choices": []any{map[string]any{"index": 0, "delta": delta}}},
-			{"id": id, "object": "chat.completion.chunk", "model": "test-model", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}},
-			{"id": id, "object": "chat.completion.chunk", "model": "test-model", "choices": []any{}, "usage": usage},
-		} {
-			data, _ := json.Marshal(chunk)
-			fmt.Fprintf(w, "data: %s\n\n", data)
-			w.(http.Flusher).Flush()
-		}
-		_, _ = io.WriteString(w, "data: [DONE]\n\n")
-		return
-	}
-	msg := map[string]any{"role": "assistant", "content": reply.Text}
-	if len(calls) > 0 {
-		msg["tool_calls"] = calls
-	}
-	data, _ := json.Marshal(map[string]any{
-		"id": id, "object": "chat.completion", "model": "test-model", "usage": usage,
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-	})
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(data)
+	reply := f.replies[min(openaitest.AssistantTurns(body), len(f.replies)-1)]
+	openaitest.WriteReply(w, body, fmt.Sprintf("chatcmpl-%d", n), reply)
 }
 
 // toolCall is a tool call of a scripted reply.

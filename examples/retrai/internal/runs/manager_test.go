@@ -2,10 +2,8 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/retrai/internal/openaitest"
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
 	"github.com/agentgraph/agentgraph/llm"
 )
@@ -215,71 +214,19 @@ func newOpenAIScriptServer(t *testing.T, script []llm.Reply) *openAIScriptServer
 }
 
 func (s *openAIScriptServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" {
-		http.NotFound(w, r)
-		return
-	}
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	body, ok := openaitest.ReadRequest(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
 	s.bodies = append(s.bodies, body)
 	s.mu.Unlock()
-	k := 0
-	for _, m := range body["messages"].([]any) {
-		if m.(map[string]any)["role"] == "assistant" {
-			k++
-		}
-	}
+	k := openaitest.AssistantTurns(body)
 	if k >= len(s.script) {
 		http.Error(w, `{"error":{"message":"script exhausted"}}`, http.StatusBadRequest)
 		return
 	}
-	reply := s.script[k]
-	var calls []map[string]any
-	for i, c := range reply.ToolCalls {
-		calls = append(calls, map[string]any{
-			"index": i, "id": c.ID, "type": "function",
-			"function": map[string]any{"name": c.FunctionCall.Name, "arguments": c.FunctionCall.Arguments},
-		})
-	}
-	usage := map[string]any{"prompt_tokens": reply.Usage.PromptTokens, "completion_tokens": reply.Usage.CompletionTokens, "total_tokens": reply.Usage.TotalTokens}
-	finish := "stop"
-	if len(calls) > 0 {
-		finish = "tool_calls"
-	}
-	id := fmt.Sprintf("chatcmpl-%d", k)
-	if stream, _ := body["stream"].(bool); stream {
-		w.Header().Set("Content-Type", "text/event-stream")
-		delta := map[string]any{"role": "assistant", "content": reply.Text}
-		if len(calls) > 0 {
-			delta["tool_calls"] = calls
-		}
-		for _, chunk := range []map[string]any{
-			{"id": id, "object": "chat.completion.chunk", "model": "test-model", "choices": []any{map[string]any{"index": 0, "delta": delta}}},
-			{"id": id, "object": "chat.completion.chunk", "model": "test-model", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}},
-			{"id": id, "object": "chat.completion.chunk", "model": "test-model", "choices": []any{}, "usage": usage},
-		} {
-			data, _ := json.Marshal(chunk)
-			fmt.Fprintf(w, "data: %s\n\n", data)
-			w.(http.Flusher).Flush()
-		}
-		io.WriteString(w, "data: [DONE]\n\n")
-		return
-	}
-	msg := map[string]any{"role": "assistant", "content": reply.Text}
-	if len(calls) > 0 {
-		msg["tool_calls"] = calls
-	}
-	data, _ := json.Marshal(map[string]any{
-		"id": id, "object": "chat.completion", "model": "test-model", "usage": usage,
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(data)
+	openaitest.WriteReply(w, body, fmt.Sprintf("chatcmpl-%d", k), s.script[k])
 }
 
 func (s *openAIScriptServer) requests() []map[string]any {
