@@ -13,9 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
-	"github.com/agentgraph/agentgraph/examples/retrai/samples"
 )
 
 // TestDashboardInABrowser drives the dashboard in headless Chromium: the
@@ -151,22 +149,7 @@ func TestDashboardInABrowser(t *testing.T) {
 
 	// An interrupted run: the page offers to resume it, and resumes it to
 	// its end.
-	dir := t.TempDir()
-	require.NoError(t, samples.Copy(samples.Shell, dir))
-	stopped, err := ts.m.Create(t.Context(), runs.Config{Cwd: dir, Model: demoPrefix + samples.Shell})
-	require.NoError(t, err)
-	sub := ts.m.Bus().Subscribe(t.Context(), events.FilterRunIDs(stopped.ID), events.QueueSize(1<<14))
-	require.NoError(t, ts.m.Start(t.Context(), stopped.ID))
-	for ev, err := range sub.Events() {
-		require.NoError(t, err)
-		if ev.Kind == events.KindToolResult {
-			_ = ts.m.Cancel(stopped.ID)
-		}
-		if ev.Kind == events.KindRunEnd {
-			break
-		}
-	}
-	sub.Close()
+	stopped := ts.interruptedRun(t)
 	require.NoError(t, chromedp.Do(browser,
 		chromedp.WaitVisible(chromedp.CSS(`#runs tr.run[data-run-id="`+stopped.ID+`"][data-status="interrupted"]`)),
 		chromedp.Click(row(stopped.ID)),

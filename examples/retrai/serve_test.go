@@ -588,12 +588,11 @@ func (l *lockedBuffer) waitFor(t *testing.T, re *regexp.Regexp) []string {
 	}
 }
 
-// TestServeResumesAnInterruptedRun: POST /api/runs/{id}/resume without a
-// decision continues an interrupted run; a waiting run needs a decision,
-// and the others take none.
-func TestServeResumesAnInterruptedRun(t *testing.T) {
-	ts := newTestServer(t)
-	// A run interrupted at its first tool result, as Ctrl-C would.
+// interruptedRun runs a demo run on the shell sample and interrupts it at
+// its first tool result, as Ctrl-C would; it returns the run once its
+// execution has ended.
+func (ts *testServer) interruptedRun(t *testing.T) runs.Run {
+	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, samples.Copy(samples.Shell, dir))
 	run, err := ts.m.Create(t.Context(), runs.Config{Cwd: dir, Model: demoPrefix + samples.Shell})
@@ -610,6 +609,15 @@ func TestServeResumesAnInterruptedRun(t *testing.T) {
 		}
 	}
 	sub.Close()
+	return run
+}
+
+// TestServeResumesAnInterruptedRun: POST /api/runs/{id}/resume without a
+// decision continues an interrupted run; a waiting run needs a decision,
+// and the others take none.
+func TestServeResumesAnInterruptedRun(t *testing.T) {
+	ts := newTestServer(t)
+	run := ts.interruptedRun(t)
 	var shown apiRun
 	ts.api(t, "GET", "/api/runs/"+run.ID, "", http.StatusOK, &shown)
 	require.Equal(t, runs.StatusInterrupted, shown.Status)
