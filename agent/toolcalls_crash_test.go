@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -188,7 +189,7 @@ func TestToolCallsRunOnceAfterAKill(t *testing.T) {
 			var model *llm.Scripted
 			if kind == "react" {
 				model = llm.NewScripted(llm.Reply{Text: "All three done.", Expect: func(msgs []state.Message) error {
-					if got := summary(msgs[len(msgs)-3:]); !slicesEqual(got, []string{
+					if got := summary(msgs[len(msgs)-3:]); !slices.Equal(got, []string{
 						"tool:  result(c1 effect did one)", "tool:  result(c2 effect did two)", "tool:  result(c3 effect did three)",
 					}) {
 						return errors.New("the model did not get the three results in call order: " + strings.Join(got, "; "))
@@ -240,10 +241,6 @@ func TestToolCallsRunOnceAfterAKill(t *testing.T) {
 			}
 		})
 	}
-}
-
-func slicesEqual(a, b []string) bool {
-	return strings.Join(a, "\x00") == strings.Join(b, "\x00")
 }
 
 // runCrashChild is the child's part: it runs the agent until the second
