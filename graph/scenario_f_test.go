@@ -35,19 +35,14 @@ func abcfMsgs(ms []state.Message) []abcfMsg {
 	return out
 }
 
-func abcfWithID(m state.Message, id string) state.Message {
-	m.ID = id
-	return m
-}
-
 // ---------------------------------------------------------------------------
 // S61 add_messages unit tests (T/test_messages_state.py). Python's
 // "non-list inputs" case has no Go equivalent (the API takes messages).
 
 func TestS61AddMessages(t *testing.T) {
-	H := func(id, text string) state.Message { return abcfWithID(state.Human(text), id) }
-	A := func(id, text string) state.Message { return abcfWithID(state.AI(text), id) }
-	Sys := func(id, text string) state.Message { return abcfWithID(state.System(text), id) }
+	H := func(id, text string) state.Message { return state.Human(text).WithID(id) }
+	A := func(id, text string) state.Message { return state.AI(text).WithID(id) }
+	Sys := func(id, text string) state.Message { return state.System(text).WithID(id) }
 	view := func(ms ...state.Message) []abcfMsg { return abcfMsgs(ms) }
 
 	tests := []struct {
@@ -321,7 +316,7 @@ func TestS64StreamMessagesDedupeInputs(t *testing.T) {
 	child, err := graph.New[S]().
 		AddNode("call_model", func(ctx context.Context, s S) (S, error) {
 			graph.MessageWriter(ctx)(graph.MessageChunk{MessageID: "1", Text: "hi", Done: true})
-			return S{Messages: state.Msgs(abcfWithID(state.AI("hi"), "1"))}, nil
+			return S{Messages: state.Msgs(state.AI("hi").WithID("1"))}, nil
 		}).
 		AddCommandNode("route", func(context.Context, S) (graph.Command[S], error) {
 			return graph.Command[S]{Parent: true, Goto: []string{"node_2"}}, nil
