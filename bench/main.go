@@ -1,10 +1,10 @@
 // Command agentgraph-bench runs one workload of the peer benchmark
-// (../shared/bench/RESULTS.md §2) and prints its metrics in the harness's
-// format, `agentgraph W1 per_invoke 12.3 us`, so that shared/bench/run.sh
-// measures agentgraph beside LangGraph.js and Eino:
+// (bench/peers/RESULTS.md §2) and prints its metrics in the harness's
+// format, `agentgraph W1 per_invoke 12.3 us`, so that bench/peers/run.sh
+// measures agentgraph beside LangGraph.js and Eino. From the repository root:
 //
 //	go build -o bench/agentgraph-bench ./bench
-//	EXTRA_PEERS="agentgraph|$PWD/bench|./agentgraph-bench|" REPS=5 ../shared/bench/run.sh
+//	EXTRA_PEERS="agentgraph|$PWD/bench|./agentgraph-bench|" REPS=5 bench/peers/run.sh
 //
 // It exits 2 when a result fails validation and 3 for an unknown workload.
 package main

@@ -1,5 +1,5 @@
 // Package workload defines the five graph-execution workloads W1–W5 of the
-// peer benchmark (shared/bench/RESULTS.md §2) on agentgraph, so that the
+// peer benchmark (bench/peers/RESULTS.md §2) on agentgraph, so that the
 // go test benchmarks and the side-by-side harness measure the same graphs.
 package workload
 
