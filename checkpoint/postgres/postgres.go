@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -31,28 +29,26 @@ var (
 type Option func(*options)
 
 type options struct {
-	schema         string
-	connectTimeout time.Duration
-	maxConns       int32
-	fanout         int
+	db     pgdb.Options
+	fanout int
 }
 
 // WithSchema keeps the tables in the named schema, created if missing, by
 // setting search_path on every connection of the pool.
 func WithSchema(name string) Option {
-	return func(o *options) { o.schema = name }
+	return func(o *options) { o.db.Schema = name }
 }
 
 // WithConnectTimeout bounds each connection attempt when the URL does not
 // set connect_timeout. The default is 5s.
 func WithConnectTimeout(d time.Duration) Option {
-	return func(o *options) { o.connectTimeout = d }
+	return func(o *options) { o.db.ConnectTimeout = d }
 }
 
 // WithMaxConns caps the pool's connections, overriding pool_max_conns in
 // the URL.
 func WithMaxConns(n int32) Option {
-	return func(o *options) { o.maxConns = n }
+	return func(o *options) { o.db.MaxConns = n }
 }
 
 // WithDeltaFanout sets the fanout of the skip deltas that store appended
@@ -64,66 +60,33 @@ func WithDeltaFanout(n int) Option {
 }
 
 // ConnectError is returned by [Open] when the server cannot be reached or
-// refuses the connection.
-type ConnectError struct {
-	// Host is the server address, host:port.
-	Host string
-	// Err is the underlying error.
-	Err error
-}
-
-// Error names the host and the reason.
-func (e *ConnectError) Error() string {
-	return fmt.Sprintf("checkpoint/postgres: cannot connect to %s: %v", e.Host, e.Err)
-}
-
-// Unwrap returns the underlying error.
-func (e *ConnectError) Unwrap() error { return e.Err }
+// refuses the connection. Its fields are the server address, host:port
+// (Host), and the reason (Err). It is the type of the same name in
+// store/postgres.
+type ConnectError = pgdb.ConnectError
 
 // SchemaVersionError is returned by [Open] for a schema written by a newer
-// version of this package.
-type SchemaVersionError struct {
-	// Schema is the schema holding the tables ("" for the search_path
-	// default).
-	Schema string
-	// Found is the schema version recorded in the database.
-	Found int
-	// Supported is the newest schema version this package knows.
-	Supported int
-}
-
-// Error describes the mismatch.
-func (e *SchemaVersionError) Error() string {
-	where := "the database"
-	if e.Schema != "" {
-		where = "schema " + strconv.Quote(e.Schema)
-	}
-	return fmt.Sprintf("checkpoint/postgres: %s has schema version %d, newer than version %d known to this program; upgrade the program", where, e.Found, e.Supported)
-}
+// version of this package. Its fields are the schema holding the tables
+// (Schema, "" for the search_path default), the schema version recorded
+// in it (Found) and the newest version this package knows (Supported). It
+// is the type of the same name in store/postgres.
+type SchemaVersionError = pgdb.SchemaVersionError
 
 // Open connects to the PostgreSQL database at url (a postgres:// URL or a
 // key=value connection string, as accepted by pgxpool) and runs any pending
 // schema migrations. Close the Saver when done.
 func Open(ctx context.Context, url string, opts ...Option) (*Saver, error) {
-	o := options{connectTimeout: 5 * time.Second, fanout: deltas.DefaultFanout}
+	o := options{db: pgdb.DefaultOptions(), fanout: deltas.DefaultFanout}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	pool, err := pgdb.Open(ctx, url, pgdb.Config{
-		Schema:          o.schema,
-		ConnectTimeout:  o.connectTimeout,
-		MaxConns:        o.maxConns,
-		Lock:            "agentgraph/checkpoint/postgres migrate " + o.schema,
+		Options:         o.db,
+		Lock:            "agentgraph/checkpoint/postgres migrate " + o.db.Schema,
 		MigrationsTable: "agentgraph_schema_migrations",
 		Migrations:      migrations,
 	})
 	if err != nil {
-		if e, ok := errors.AsType[*pgdb.ConnectError](err); ok {
-			return nil, &ConnectError{Host: e.Host, Err: e.Err}
-		}
-		if e, ok := errors.AsType[*pgdb.VersionError](err); ok {
-			return nil, &SchemaVersionError{Schema: o.schema, Found: e.Found, Supported: e.Supported}
-		}
 		return nil, fmt.Errorf("checkpoint/postgres: %w", err)
 	}
 	return &Saver{pool: pool, fanout: o.fanout}, nil

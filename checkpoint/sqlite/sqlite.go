@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -30,17 +29,15 @@ var (
 type Option func(*options)
 
 type options struct {
-	busyTimeout time.Duration
-	fanout      int
-	readers     int
-	synchronous string
+	db     sqlitedb.Options
+	fanout int
 }
 
 // WithBusyTimeout sets how long a statement waits for a database locked by
 // another connection or process before failing with SQLITE_BUSY (after
 // which the transaction is retried a few times). The default is 5s.
 func WithBusyTimeout(d time.Duration) Option {
-	return func(o *options) { o.busyTimeout = d }
+	return func(o *options) { o.db.BusyTimeout = d }
 }
 
 // WithDeltaFanout sets the fanout of the skip deltas that store appended
@@ -54,31 +51,22 @@ func WithDeltaFanout(n int) Option {
 // WithMaxReaders caps the connections used for reads. The default is
 // max(4, GOMAXPROCS).
 func WithMaxReaders(n int) Option {
-	return func(o *options) { o.readers = n }
+	return func(o *options) { o.db.MaxReaders = n }
 }
 
 // WithSynchronous sets PRAGMA synchronous: "NORMAL" (the default; in WAL
 // mode a power loss may lose the last transactions but never corrupts the
 // file) or "FULL" (every commit is durable).
 func WithSynchronous(mode string) Option {
-	return func(o *options) { o.synchronous = mode }
+	return func(o *options) { o.db.Synchronous = mode }
 }
 
 // SchemaVersionError is returned by [Open] for a database whose schema was
-// written by a newer version of this package.
-type SchemaVersionError struct {
-	// Path is the database file.
-	Path string
-	// Found is the schema version recorded in the file.
-	Found int
-	// Supported is the newest schema version this package knows.
-	Supported int
-}
-
-// Error describes the mismatch.
-func (e *SchemaVersionError) Error() string {
-	return fmt.Sprintf("checkpoint/sqlite: %s has schema version %d, newer than version %d known to this program; upgrade the program", e.Path, e.Found, e.Supported)
-}
+// written by a newer version of this package. Its fields are the database
+// file (Path), the schema version recorded in it (Found) and the newest
+// version this package knows (Supported). It is the type of the same name
+// in store/sqlite.
+type SchemaVersionError = sqlitedb.SchemaVersionError
 
 // Open opens the SQLite database at path, creating it if needed, and runs
 // any pending schema migrations. path ":memory:" opens a private in-memory
@@ -87,37 +75,28 @@ func (e *SchemaVersionError) Error() string {
 // A file that exists but is empty (a truncated database), or that SQLite
 // finds damaged or not a database, fails with a [*CorruptFileError]. A
 // database is created whole (built beside path and linked into place), so
-// an empty file is never one that another process is creating.
+// an empty file is never one that another process is creating. A database
+// whose schema is newer than this package knows fails with a
+// [*SchemaVersionError].
 func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
-	o := options{busyTimeout: 5 * time.Second, fanout: deltas.DefaultFanout, readers: max(4, runtime.GOMAXPROCS(0)), synchronous: "NORMAL"}
+	o := options{db: sqlitedb.DefaultOptions(), fanout: deltas.DefaultFanout}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := sqlitedb.CheckSynchronous(o.synchronous); err != nil {
-		return nil, fmt.Errorf("checkpoint/sqlite: %w", err)
-	}
-	if path == "" {
-		return nil, errors.New("checkpoint/sqlite: empty database path")
-	}
 	db, err := sqlitedb.Open(ctx, path, sqlitedb.Config{
-		BusyTimeout:     o.busyTimeout,
-		Synchronous:     o.synchronous,
+		Options:         o.db,
 		ForeignKeys:     true,
-		MaxReaders:      o.readers,
 		MigrationsTable: "schema_migrations",
 		Migrations:      migrations,
 		WriteQueries:    writeQueries,
 		ReadQueries:     readQueries,
 		ErrCorrupt:      checkpoint.ErrCorrupt,
 	})
-	if v, ok := errors.AsType[*sqlitedb.VersionError](err); ok {
-		return nil, &SchemaVersionError{Path: path, Found: v.Found, Supported: v.Supported}
-	}
 	if c, ok := errors.AsType[*CorruptFileError](fileError(err)); ok {
 		return nil, c
 	}
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint/sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("checkpoint/sqlite: %w", err)
 	}
 	return &Saver{path: path, db: db, fanout: o.fanout}, nil
 }

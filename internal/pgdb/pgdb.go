@@ -13,8 +13,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Config configures [Open].
-type Config struct {
+// Options are the settings of a connection pool that the options of the
+// PostgreSQL backends set. [DefaultOptions] returns the defaults they
+// document.
+type Options struct {
 	// Schema, if not empty, is the schema that holds the tables: it is
 	// created if missing and set as search_path on every connection.
 	Schema string
@@ -24,6 +26,17 @@ type Config struct {
 	// MaxConns, if positive, caps the pool's connections, overriding
 	// pool_max_conns in the URL.
 	MaxConns int32
+}
+
+// DefaultOptions returns a connect timeout of 5s, the search_path's schema
+// and the URL's pool size.
+func DefaultOptions() Options {
+	return Options{ConnectTimeout: 5 * time.Second}
+}
+
+// Config configures [Open].
+type Config struct {
+	Options
 	// Lock names the transaction-level advisory lock held while migrating,
 	// so that concurrent Opens migrate one at a time. Its key is the 64-bit
 	// FNV-1a hash of Lock.
@@ -37,7 +50,8 @@ type Config struct {
 }
 
 // ConnectError is returned by [Open] when the server cannot be reached or
-// refuses the connection.
+// refuses the connection. The PostgreSQL backends export it under their
+// own names.
 type ConnectError struct {
 	// Host is the server address, host:port.
 	Host string
@@ -53,25 +67,34 @@ func (e *ConnectError) Error() string {
 // Unwrap returns the underlying error.
 func (e *ConnectError) Unwrap() error { return e.Err }
 
-// VersionError is returned by [Open] for a schema whose recorded version is
-// newer than the last of Config.Migrations.
-type VersionError struct {
+// SchemaVersionError is returned by [Open] for a schema whose recorded
+// version is newer than the last of Config.Migrations: it was written by a
+// newer version of the program. The PostgreSQL backends export it under
+// their own names.
+type SchemaVersionError struct {
+	// Schema is the schema holding the tables ("" for the search_path
+	// default).
+	Schema string
 	// Found is the schema version recorded in the database.
 	Found int
-	// Supported is the number of migrations known to the caller.
+	// Supported is the newest schema version the program knows.
 	Supported int
 }
 
 // Error describes the mismatch.
-func (e *VersionError) Error() string {
-	return fmt.Sprintf("schema version %d is newer than version %d", e.Found, e.Supported)
+func (e *SchemaVersionError) Error() string {
+	where := "the database"
+	if e.Schema != "" {
+		where = "schema " + strconv.Quote(e.Schema)
+	}
+	return fmt.Sprintf("%s has schema version %d, newer than version %d known to this program; upgrade the program", where, e.Found, e.Supported)
 }
 
 // Open connects to the PostgreSQL database at url (a postgres:// URL or a
 // key=value connection string, as accepted by pgxpool) and runs any
 // pending migrations of cfg in one transaction. An unreachable server
 // fails with a [*ConnectError] (unless ctx is done first), and a schema
-// recorded with a version newer than cfg knows with a [*VersionError].
+// recorded with a version newer than cfg knows with a [*SchemaVersionError].
 // Close the pool when done.
 func Open(ctx context.Context, url string, cfg Config) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(url)
@@ -101,7 +124,7 @@ func Open(ctx context.Context, url string, cfg Config) (*pgxpool.Pool, error) {
 	}
 	if err := migrate(ctx, pool, cfg); err != nil {
 		pool.Close()
-		if _, ok := errors.AsType[*VersionError](err); ok {
+		if _, ok := errors.AsType[*SchemaVersionError](err); ok {
 			return nil, err
 		}
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -140,7 +163,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 			return err
 		}
 		if cur > len(migrations) {
-			return &VersionError{Found: cur, Supported: len(migrations)}
+			return &SchemaVersionError{Schema: cfg.Schema, Found: cur, Supported: len(migrations)}
 		}
 		for v := cur + 1; v <= len(migrations); v++ {
 			for _, stmt := range migrations[v-1] {

@@ -27,7 +27,7 @@ func TestOpenMigratesAndRejectsNewerSchema(t *testing.T) {
 		t.Skip("AGENTGRAPH_TEST_POSTGRES_URL not set")
 	}
 	cfg := Config{
-		Schema:          "pgdb_test_" + t.Name(),
+		Options:         Options{Schema: "pgdb_test_" + t.Name()},
 		Lock:            "agentgraph/internal/pgdb test",
 		MigrationsTable: "pgdb_test_migrations",
 		Migrations:      [][]string{{`CREATE TABLE a (x int)`}, {`CREATE TABLE b (y int)`}},
@@ -49,9 +49,9 @@ func TestOpenMigratesAndRejectsNewerSchema(t *testing.T) {
 
 	cfg.Migrations = cfg.Migrations[:1]
 	_, err = Open(ctx, url, cfg)
-	verr, ok := err.(*VersionError)
+	verr, ok := err.(*SchemaVersionError)
 	require.True(t, ok, "%v", err)
-	require.Equal(t, VersionError{Found: 2, Supported: 1}, *verr)
+	require.Equal(t, SchemaVersionError{Schema: cfg.Schema, Found: 2, Supported: 1}, *verr)
 
 	cfg.Migrations = [][]string{{`CREATE TABLE a (x int)`}, {`CREATE TABLE b (y int)`}, {`SELECT nonsense`}}
 	_, err = Open(ctx, url, cfg)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -16,19 +17,31 @@ import (
 	"modernc.org/sqlite"
 )
 
-// Config configures [Open].
-type Config struct {
+// Options are the settings of a database that the options of the SQLite
+// backends set. [DefaultOptions] returns the defaults they document.
+type Options struct {
 	// BusyTimeout is how long a statement waits for a database locked by
 	// another connection or process before failing with SQLITE_BUSY
 	// (PRAGMA busy_timeout).
 	BusyTimeout time.Duration
-	// Synchronous is PRAGMA synchronous of the writer connection; see
-	// [CheckSynchronous].
+	// Synchronous is PRAGMA synchronous of the writer connection: OFF,
+	// NORMAL, FULL or EXTRA, in any case. [Open] refuses any other value.
 	Synchronous string
-	// ForeignKeys turns PRAGMA foreign_keys on for every connection.
-	ForeignKeys bool
 	// MaxReaders caps the read-only connections; below 1 means 1.
 	MaxReaders int
+}
+
+// DefaultOptions returns a busy timeout of 5s, PRAGMA synchronous NORMAL
+// and max(4, GOMAXPROCS) readers.
+func DefaultOptions() Options {
+	return Options{BusyTimeout: 5 * time.Second, Synchronous: "NORMAL", MaxReaders: max(4, runtime.GOMAXPROCS(0))}
+}
+
+// Config configures [Open].
+type Config struct {
+	Options
+	// ForeignKeys turns PRAGMA foreign_keys on for every connection.
+	ForeignKeys bool
 	// MigrationsTable is the table that records the applied schema
 	// versions.
 	MigrationsTable string
@@ -59,18 +72,22 @@ type DB struct {
 	errCorrupt error
 }
 
-// VersionError is returned by [Open] for a database whose recorded schema
-// version is newer than the last of Config.Migrations.
-type VersionError struct {
-	// Found is the schema version recorded in the database.
+// SchemaVersionError is returned by [Open] for a database whose recorded
+// schema version is newer than the last of Config.Migrations: the file was
+// written by a newer version of the program. The SQLite backends export it
+// under their own names.
+type SchemaVersionError struct {
+	// Path is the database file.
+	Path string
+	// Found is the schema version recorded in the file.
 	Found int
-	// Supported is the number of migrations known to the caller.
+	// Supported is the newest schema version the program knows.
 	Supported int
 }
 
 // Error describes the mismatch.
-func (e *VersionError) Error() string {
-	return fmt.Sprintf("schema version %d is newer than version %d", e.Found, e.Supported)
+func (e *SchemaVersionError) Error() string {
+	return fmt.Sprintf("%s has schema version %d, newer than version %d known to this program; upgrade the program", e.Path, e.Found, e.Supported)
 }
 
 // CorruptError reports a database file that is damaged or is not a SQLite
@@ -101,9 +118,9 @@ func (e *CorruptError) Is(target error) bool { return e.is != nil && target == e
 // errEmptyFile is the Err of a [*CorruptError] for a zero-length file.
 var errEmptyFile = errors.New("the file is empty (truncated)")
 
-// CheckSynchronous returns an error unless mode, in any case, is a mode of
+// checkSynchronous returns an error unless mode, in any case, is a mode of
 // PRAGMA synchronous: OFF, NORMAL, FULL or EXTRA.
-func CheckSynchronous(mode string) error {
+func checkSynchronous(mode string) error {
 	switch strings.ToUpper(mode) {
 	case "OFF", "NORMAL", "FULL", "EXTRA":
 		return nil
@@ -116,15 +133,30 @@ func CheckSynchronous(mode string) error {
 // queries. path ":memory:" opens a private in-memory database whose one
 // connection serves reads too. The file is opened in WAL mode.
 //
-// A database recorded with a schema version newer than cfg knows fails
-// with a [*VersionError]; a file that exists but is empty, or that SQLite
-// finds damaged or not a database, fails with a [*CorruptError].
+// An empty path or an invalid Options.Synchronous fails at once. A
+// database recorded with a schema version newer than cfg knows fails with
+// a [*SchemaVersionError]; a file that exists but is empty, or that SQLite
+// finds damaged or not a database, fails with a [*CorruptError]. Other
+// errors name path.
 func Open(ctx context.Context, path string, cfg Config) (*DB, error) {
-	db, err := openDB(ctx, path, cfg)
-	if err != nil {
-		return nil, asCorrupt(path, cfg.ErrCorrupt, err)
+	if path == "" {
+		return nil, errors.New("empty database path")
 	}
-	return db, nil
+	if err := checkSynchronous(cfg.Synchronous); err != nil {
+		return nil, err
+	}
+	db, err := openDB(ctx, path, cfg)
+	if err == nil {
+		return db, nil
+	}
+	err = asCorrupt(path, cfg.ErrCorrupt, err)
+	if _, ok := errors.AsType[*SchemaVersionError](err); ok {
+		return nil, err
+	}
+	if _, ok := errors.AsType[*CorruptError](err); ok {
+		return nil, err
+	}
+	return nil, fmt.Errorf("open %s: %w", path, err)
 }
 
 func openDB(ctx context.Context, path string, cfg Config) (*DB, error) {
@@ -231,7 +263,7 @@ func (db *DB) migrate(ctx context.Context, table string, migrations [][]string) 
 			return err
 		}
 		if cur > len(migrations) {
-			return &VersionError{Found: cur, Supported: len(migrations)}
+			return &SchemaVersionError{Path: db.path, Found: cur, Supported: len(migrations)}
 		}
 		for v := cur + 1; v <= len(migrations); v++ {
 			for _, stmt := range migrations[v-1] {

@@ -16,9 +16,7 @@ import (
 
 func testConfig() Config {
 	return Config{
-		BusyTimeout:     time.Second,
-		Synchronous:     "NORMAL",
-		MaxReaders:      2,
+		Options:         Options{BusyTimeout: time.Second, Synchronous: "NORMAL", MaxReaders: 2},
 		MigrationsTable: "test_migrations",
 		Migrations:      [][]string{{`CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT)`}},
 		WriteQueries:    []string{`INSERT INTO t (k, v) VALUES (?, ?)`},
@@ -108,20 +106,49 @@ func TestOpenMigrations(t *testing.T) {
 
 	cfg.Migrations = cfg.Migrations[:1]
 	_, err = Open(t.Context(), path, cfg)
-	verr, ok := errors.AsType[*VersionError](err)
+	verr, ok := errors.AsType[*SchemaVersionError](err)
 	require.True(t, ok, "%v", err)
-	require.Equal(t, VersionError{Found: 2, Supported: 1}, *verr)
+	require.Equal(t, SchemaVersionError{Path: path, Found: 2, Supported: 1}, *verr)
 
 	cfg.Migrations = [][]string{cfg.Migrations[0], {`CREATE TABLE u (x INTEGER)`}, {`NONSENSE`}}
 	_, err = Open(t.Context(), path, cfg)
 	require.ErrorContains(t, err, "migration 3: ")
 }
 
-func TestCheckSynchronous(t *testing.T) {
+func TestOpenAcceptsEverySynchronousMode(t *testing.T) {
 	for _, mode := range []string{"OFF", "normal", "Full", "EXTRA"} {
-		require.NoError(t, CheckSynchronous(mode))
+		cfg := testConfig()
+		cfg.Synchronous = mode
+		open(t, filepath.Join(t.TempDir(), "x.db"), cfg)
 	}
-	require.EqualError(t, CheckSynchronous("SOMETIMES"), `invalid synchronous mode "SOMETIMES"`)
+}
+
+func TestOpenRefusesBadArguments(t *testing.T) {
+	bad := testConfig()
+	bad.Synchronous = "SOMETIMES"
+	tests := []struct {
+		name, path string
+		cfg        Config
+		want       string
+	}{
+		{"empty path", "", testConfig(), "empty database path"},
+		{"unknown synchronous mode", filepath.Join(t.TempDir(), "x.db"), bad, `invalid synchronous mode "SOMETIMES"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Open(t.Context(), tt.path, tt.cfg)
+			require.EqualError(t, err, tt.want)
+			if tt.path != "" {
+				require.NoFileExists(t, tt.path, "nothing is created")
+			}
+		})
+	}
+}
+
+func TestOpenNamesPathInOtherErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")
+	_, err := Open(t.Context(), path, testConfig())
+	require.ErrorContains(t, err, "open "+path+": ")
 }
 
 func TestRetryStopsAtOtherErrors(t *testing.T) {

@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
@@ -29,30 +27,28 @@ var (
 type Option func(*options)
 
 type options struct {
-	busyTimeout time.Duration
-	readers     int
-	synchronous string
-	clock       func() time.Time
+	db    sqlitedb.Options
+	clock func() time.Time
 }
 
 // WithBusyTimeout sets how long a statement waits for a database locked by
 // another connection or process before failing with SQLITE_BUSY (after
 // which it is retried a few times). The default is 5s.
 func WithBusyTimeout(d time.Duration) Option {
-	return func(o *options) { o.busyTimeout = d }
+	return func(o *options) { o.db.BusyTimeout = d }
 }
 
 // WithMaxReaders caps the connections used for reads. The default is
 // max(4, GOMAXPROCS).
 func WithMaxReaders(n int) Option {
-	return func(o *options) { o.readers = n }
+	return func(o *options) { o.db.MaxReaders = n }
 }
 
 // WithSynchronous sets PRAGMA synchronous: "NORMAL" (the default; in WAL
 // mode a power loss may lose the last transactions but never corrupts the
 // file) or "FULL" (every commit is durable).
 func WithSynchronous(mode string) Option {
-	return func(o *options) { o.synchronous = mode }
+	return func(o *options) { o.db.Synchronous = mode }
 }
 
 // WithClock makes the store read the current time from now instead of
@@ -62,51 +58,34 @@ func WithClock(now func() time.Time) Option {
 }
 
 // SchemaVersionError is returned by [Open] for a database whose store
-// schema was written by a newer version of this package.
-type SchemaVersionError struct {
-	// Path is the database file.
-	Path string
-	// Found is the schema version recorded in the file.
-	Found int
-	// Supported is the newest schema version this package knows.
-	Supported int
-}
-
-// Error describes the mismatch.
-func (e *SchemaVersionError) Error() string {
-	return fmt.Sprintf("store/sqlite: %s has store schema version %d, newer than version %d known to this program; upgrade the program", e.Path, e.Found, e.Supported)
-}
+// schema was written by a newer version of this package. Its fields are the
+// database file (Path), the store schema version recorded in it (Found) and
+// the newest version this package knows (Supported). It is the type of the
+// same name in checkpoint/sqlite.
+type SchemaVersionError = sqlitedb.SchemaVersionError
 
 // Open opens the SQLite database at path, creating it if needed, and runs
 // any pending schema migrations of the store's tables. path ":memory:"
 // opens a private in-memory database. The file may also hold other tables,
 // such as those of the checkpoint saver in checkpoint/sqlite. Close the
 // Store when done.
+//
+// A database whose store schema is newer than this package knows fails
+// with a [*SchemaVersionError].
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
-	o := options{busyTimeout: 5 * time.Second, readers: max(4, runtime.GOMAXPROCS(0)), synchronous: "NORMAL"}
+	o := options{db: sqlitedb.DefaultOptions()}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := sqlitedb.CheckSynchronous(o.synchronous); err != nil {
-		return nil, fmt.Errorf("store/sqlite: %w", err)
-	}
-	if path == "" {
-		return nil, errors.New("store/sqlite: empty database path")
-	}
 	db, err := sqlitedb.Open(ctx, path, sqlitedb.Config{
-		BusyTimeout:     o.busyTimeout,
-		Synchronous:     o.synchronous,
-		MaxReaders:      o.readers,
+		Options:         o.db,
 		MigrationsTable: "agentgraph_store_migrations",
 		Migrations:      migrations,
 		WriteQueries:    writeQueries,
 		ReadQueries:     readQueries,
 	})
-	if v, ok := errors.AsType[*sqlitedb.VersionError](err); ok {
-		return nil, &SchemaVersionError{Path: path, Found: v.Found, Supported: v.Supported}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("store/sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("store/sqlite: %w", err)
 	}
 	s := &Store{db: db}
 	s.SetClock(o.clock)

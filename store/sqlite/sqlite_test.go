@@ -80,7 +80,7 @@ func TestOpenNewerSchemaFails(t *testing.T) {
 	var verr *sqlite.SchemaVersionError
 	require.ErrorAs(t, err, &verr)
 	require.Equal(t, sqlite.SchemaVersionError{Path: path, Found: sqlite.SchemaVersion() + 7, Supported: sqlite.SchemaVersion()}, *verr)
-	require.Contains(t, err.Error(), "newer")
+	require.Regexp(t, "^store/sqlite: .* newer than", err.Error())
 }
 
 func TestOpenErrors(t *testing.T) {
