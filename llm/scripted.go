@@ -87,8 +87,14 @@ func (e *ScriptExhaustedError) Error() string {
 
 func describe(m state.Message) string {
 	var parts []string
-	if t := m.Text(); t != "" {
-		parts = append(parts, fmt.Sprintf("%q", t))
+	var text string // the text parts only: Text would repeat the tool results listed below
+	for _, p := range m.Parts {
+		if t, ok := p.(llms.TextContent); ok {
+			text += t.Text
+		}
+	}
+	if text != "" {
+		parts = append(parts, fmt.Sprintf("%q", text))
 	}
 	for _, c := range m.ToolCalls() {
 		name, args := "", ""

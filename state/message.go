@@ -90,15 +90,21 @@ func ToolCall(id, name, arguments string) llms.ToolCall {
 	return llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: arguments}}
 }
 
-// Text returns the concatenated text parts of m.
+// Text returns m's text content, like LangChain's message .text: its text
+// parts and the content of its tool results, concatenated in order. A tool
+// message's text is therefore the tool's output; an AI message's text leaves
+// out its tool calls, and images and other binary parts are never text.
 func (m Message) Text() string {
-	var s string
+	var text []byte
 	for _, p := range m.Parts {
-		if t, ok := p.(llms.TextContent); ok {
-			s += t.Text
+		switch p := p.(type) {
+		case llms.TextContent:
+			text = append(text, p.Text...)
+		case llms.ToolCallResponse:
+			text = append(text, p.Content...)
 		}
 	}
-	return s
+	return string(text)
 }
 
 // ToolCalls returns the tool calls among m's parts.
