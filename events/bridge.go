@@ -230,13 +230,13 @@ func appended(payload any) []state.Message {
 // holds (the writing node's input): the write is applied to a copy, and the
 // messages whose IDs were not there before are new.
 func written(w state.Messages) []state.Message {
-	if !w.Written() {
+	if !w.Channel().Written() {
 		return nil
 	}
 	before := w.List()
 	merged := w
-	merged.ClearWrite()
-	if err := merged.MergeWrites([]state.Channel{&w}); err != nil {
+	merged.Channel().ClearWrite()
+	if err := merged.Channel().MergeWrites([]state.Channel{w.Channel()}); err != nil {
 		return nil
 	}
 	old := make(map[string]bool, len(before))

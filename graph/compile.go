@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/fieldview"
 	"github.com/agentgraph/agentgraph/state"
 )
 
@@ -33,8 +34,10 @@ func (e *CompileError) Error() string {
 type field struct {
 	name string
 	off  uintptr
-	typ  reflect.Type   // the field's type (not a pointer)
-	tab  unsafe.Pointer // the interface table of (*typ, state.Channel)
+	typ  reflect.Type // the field's type (not a pointer)
+	// view is the Channel of a field of this type, made once by newSchema;
+	// view.At places a Channel of the same type at any field's address.
+	view fieldview.Locator[state.Channel]
 }
 
 type schema struct {
@@ -43,7 +46,13 @@ type schema struct {
 	byName []int // field indexes in the order of their names
 }
 
-var channelType = reflect.TypeFor[state.Channel]()
+// channeler is implemented by the pointer of every field type of package
+// state: Channel returns the runtime's view of the field.
+type channeler interface {
+	Channel() state.Channel
+}
+
+var channelerType = reflect.TypeFor[channeler]()
 
 func newSchema[S any]() (*schema, []string) {
 	t := reflect.TypeFor[S]()
@@ -58,13 +67,17 @@ func newSchema[S any]() (*schema, []string) {
 			problems = append(problems, fmt.Sprintf("state field %s.%s is unexported; every field must be an exported state channel (state.Value, Append, Sum, Map, Reduced, Messages)", t.Name(), f.Name))
 			continue
 		}
-		if !reflect.PointerTo(f.Type).Implements(channelType) {
+		if !reflect.PointerTo(f.Type).Implements(channelerType) {
 			problems = append(problems, fmt.Sprintf("state field %s.%s has type %s, which has no reducer; use state.Value[%s] for a last-value field, or another state channel type", t.Name(), f.Name, f.Type, f.Type))
 			continue
 		}
+		view := viewOf(f.Type)
+		if view == nil {
+			problems = append(problems, fmt.Sprintf("state field %s.%s has type %s, whose Channel method does not view the whole field; use a channel type of package state (state.Value, Append, Sum, Map, Reduced, Messages), or a struct that only embeds one", t.Name(), f.Name, f.Type))
+			continue
+		}
 		sc.index[f.Name] = len(sc.fields)
-		proto := reflect.New(f.Type).Interface().(state.Channel)
-		sc.fields = append(sc.fields, field{name: f.Name, off: f.Offset, typ: f.Type, tab: (*iface)(unsafe.Pointer(&proto)).tab})
+		sc.fields = append(sc.fields, field{name: f.Name, off: f.Offset, typ: f.Type, view: view})
 	}
 	sc.byName = make([]int, len(sc.fields))
 	for i := range sc.byName {
@@ -74,23 +87,29 @@ func newSchema[S any]() (*schema, []string) {
 	return sc, problems
 }
 
-// iface is the layout of a non-empty interface value: its table (type and
-// methods) and its data pointer.
-type iface struct {
-	tab  unsafe.Pointer
-	data unsafe.Pointer
+// viewOf returns the Channel of a new value of the field type t, whose
+// pointer implements channeler, or nil when ch could not place Channels of
+// t by address: the Channel must be one of package state's, and view the
+// whole field, not a field embedded in t beside others.
+func viewOf(t reflect.Type) fieldview.Locator[state.Channel] {
+	p := reflect.New(t)
+	c := p.Interface().(channeler).Channel()
+	view, ok := c.(fieldview.Locator[state.Channel])
+	if !ok {
+		return nil
+	}
+	v := reflect.ValueOf(c)
+	if v.Kind() != reflect.Pointer || v.Pointer() != p.Pointer() || v.Type().Elem().Size() != t.Size() {
+		return nil
+	}
+	return view
 }
 
-// ch returns field i of *s as a Channel. Every field's pointer type has one
-// interface table, found once by newSchema, so the Channel is built from
-// that table and the field's address: what reflect.NewAt(...).Interface()
+// ch returns field i of *s as a Channel: what calling Channel on the field
 // would return, without reflection on every write of every step.
 func (sc *schema) ch(s unsafe.Pointer, i int) state.Channel {
 	f := &sc.fields[i]
-	var c state.Channel
-	w := (*iface)(unsafe.Pointer(&c))
-	w.tab, w.data = f.tab, unsafe.Add(s, f.off)
-	return c
+	return f.view.At(unsafe.Add(s, f.off))
 }
 
 // Graph is a compiled, immutable graph, safe for concurrent runs.

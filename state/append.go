@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Append is a list field whose writes concatenate: old ++ update, in the
@@ -55,17 +56,24 @@ func (f *Append[T]) Overwrite(items []T) {
 	f.w, f.add = &ops[[]T, T]{overwrite: true, base: append([]T(nil), items...)}, nil
 }
 
+// Channel returns the graph runtime's view of f; user code does not need
+// it.
+func (f *Append[T]) Channel() Channel { return (*appendChannel[T])(f) }
+
+// appendChannel is the [Channel] of an [Append]; its methods are documented
+// on Channel.
+type appendChannel[T any] Append[T]
+
+func (f *appendChannel[T]) At(p unsafe.Pointer) Channel { return (*appendChannel[T])(p) }
+
 // Written reports whether this copy carries a pending write.
-func (f *Append[T]) Written() bool { return f.add != nil || f.w != nil }
+func (f *appendChannel[T]) Written() bool { return f.add != nil || f.w != nil }
 
 // ClearWrite drops the pending write.
-func (f *Append[T]) ClearWrite() { f.add, f.w = nil, nil }
-
-// HasValue is always true: a list field holds at least the empty list.
-func (f *Append[T]) HasValue() bool { return true }
+func (f *appendChannel[T]) ClearWrite() { f.add, f.w = nil, nil }
 
 // pending returns the write as ops (nil when there is none).
-func (f *Append[T]) pending() *ops[[]T, T] {
+func (f *appendChannel[T]) pending() *ops[[]T, T] {
 	if f.w != nil || f.add == nil {
 		return f.w
 	}
@@ -73,7 +81,7 @@ func (f *Append[T]) pending() *ops[[]T, T] {
 }
 
 // updates returns the items the write appends.
-func (f *Append[T]) updates() []T {
+func (f *appendChannel[T]) updates() []T {
 	if f.w != nil {
 		return f.w.updates
 	}
@@ -81,12 +89,12 @@ func (f *Append[T]) updates() []T {
 }
 
 // MergeWrites concatenates the writes' items to the list.
-func (f *Append[T]) MergeWrites(writes []Channel) error {
+func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
 	base := f.v
 	var ow *ops[[]T, T]
 	add := 0
 	for _, c := range writes {
-		a := c.(*Append[T])
+		a := c.(*appendChannel[T])
 		if a.w != nil && a.w.overwrite {
 			if ow != nil {
 				return ErrOverwriteConflict
@@ -116,7 +124,7 @@ func (f *Append[T]) MergeWrites(writes []Channel) error {
 		out = append(out, ow.updates...)
 	} else {
 		for _, c := range writes {
-			out = append(out, c.(*Append[T]).updates()...)
+			out = append(out, c.(*appendChannel[T]).updates()...)
 		}
 	}
 	if len(out) == 0 {
@@ -133,12 +141,12 @@ func sameArray[T any](a, b []T) bool {
 }
 
 // ComposeWrite appends next's write to the receiver's.
-func (f *Append[T]) ComposeWrite(next Channel) {
-	f.setPending(f.pending().compose(next.(*Append[T]).pending()))
+func (f *appendChannel[T]) ComposeWrite(next Channel) {
+	f.setPending(f.pending().compose(next.(*appendChannel[T]).pending()))
 }
 
 // setPending records o as the write: inline when it only appends.
-func (f *Append[T]) setPending(o *ops[[]T, T]) {
+func (f *appendChannel[T]) setPending(o *ops[[]T, T]) {
 	switch {
 	case o == nil:
 		f.add, f.w = nil, nil
@@ -150,19 +158,25 @@ func (f *Append[T]) setPending(o *ops[[]T, T]) {
 }
 
 // WriteValue makes the current list an overwrite.
-func (f *Append[T]) WriteValue() { f.Overwrite(f.v) }
+func (f *appendChannel[T]) WriteValue() { (*Append[T])(f).Overwrite(f.v) }
 
 // MarshalWrite encodes the pending write.
-func (f *Append[T]) MarshalWrite() ([]byte, error) { return f.pending().marshal() }
+func (f *appendChannel[T]) MarshalWrite() ([]byte, error) { return f.pending().marshal() }
 
 // UnmarshalWrite decodes a pending write.
-func (f *Append[T]) UnmarshalWrite(data []byte) error {
+func (f *appendChannel[T]) UnmarshalWrite(data []byte) error {
 	o, err := unmarshalOps[[]T, T](data)
 	if err != nil {
 		return err
 	}
 	f.setPending(o)
 	return nil
+}
+
+func (f *appendChannel[T]) MarshalJSON() ([]byte, error) { return (*Append[T])(f).MarshalJSON() }
+
+func (f *appendChannel[T]) UnmarshalJSON(data []byte) error {
+	return (*Append[T])(f).UnmarshalJSON(data)
 }
 
 // MarshalJSON encodes the current list ([] when empty).

@@ -3,29 +3,46 @@ package state
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/agentgraph/agentgraph/internal/fieldview"
 )
 
-// Channel is the contract between a field type of this package and the
-// graph runtime. Every field type implements it on its pointer; user code
-// never needs to call these methods, and a user-defined merge rule is written
-// as a [Reducer] for [Reduced], not as a new Channel.
+// Channel is the graph runtime's view of one field of a state: the
+// contract between the field types of this package and the graph runtime.
+// User code never needs it, and a user-defined merge rule is written as a
+// [Reducer] for [Reduced], not as a new Channel.
 //
 // A field holds two things: its current value, read with the type's Get
 // method, and an optional pending write, recorded by the type's write
 // methods (Set, Append, Add, …) on a node's own copy of the state. Nodes
 // receive a snapshot with no pending writes, so a node that returns a
 // modified copy of its input writes exactly the fields it wrote to.
+//
+// The runtime's methods are kept off the field types' own method sets, so
+// that their documentation shows the user's API only. Each field type has
+// one accessor instead, Channel, which returns this view of the field: a
+// pointer to the same memory under an unexported type that carries the
+// methods below, obtained by a conversion that costs no allocation (the
+// way protobuf-go's ProtoReflect hides message reflection). Changes made
+// through the view are changes to the field.
+//
+// The graph runtime inspects a state struct once, at Compile, and calls
+// Channel on a new value of each field's type; the view it gets is also a
+// prototype that can place a view of its own type at any address (through
+// an internal interface of this module), so no step reflects over the
+// state.
 type Channel interface {
 	// Written reports whether this copy carries a pending write.
 	Written() bool
 	// ClearWrite drops the pending write and keeps the value.
 	ClearWrite()
 	// MergeWrites applies the pending writes carried by writes, in order,
-	// to the receiver's value. Every element has the receiver's concrete
-	// type and carries a write. It reports [ErrConflict] when the field
-	// accepts one write per step and got several, and [ErrOverwriteConflict]
-	// for two overwrites in one step. The receiver's value never shares
-	// memory that a snapshot handed to a node could write into.
+	// to the receiver's value. Every element views a field of the
+	// receiver's type and carries a write. It reports [ErrConflict] when
+	// the field accepts one write per step and got several, and
+	// [ErrOverwriteConflict] for two overwrites in one step. The receiver's
+	// value never shares memory that a snapshot handed to a node could
+	// write into.
 	MergeWrites(writes []Channel) error
 	// ComposeWrite appends next's pending write to the receiver's, as if
 	// both had been recorded on the receiver in order.
@@ -33,17 +50,26 @@ type Channel interface {
 	// WriteValue makes the receiver's current value its pending write, as
 	// an overwrite.
 	WriteValue()
-	// HasValue reports whether the field holds a value. Only [Value] can be
-	// empty; the reducer fields always hold at least their zero value.
-	HasValue() bool
 	// MarshalWrite encodes the pending write as JSON.
 	MarshalWrite() ([]byte, error)
 	// UnmarshalWrite replaces the pending write with one decoded from data.
 	UnmarshalWrite(data []byte) error
 
+	// MarshalJSON and UnmarshalJSON encode and decode the current value,
+	// as the field type's own methods do.
 	json.Marshaler
 	json.Unmarshaler
 }
+
+// Every view places views of its own field type (see package fieldview).
+var (
+	_ fieldview.Locator[Channel] = (*valueChannel[int])(nil)
+	_ fieldview.Locator[Channel] = (*appendChannel[int])(nil)
+	_ fieldview.Locator[Channel] = (*sumChannel[int])(nil)
+	_ fieldview.Locator[Channel] = (*mapChannel[string, int])(nil)
+	_ fieldview.Locator[Channel] = (*reducedChannel[int, Reducer[int]])(nil)
+	_ fieldview.Locator[Channel] = (*messagesChannel)(nil)
+)
 
 // ErrConflict is reported by MergeWrites when a last-value field receives
 // more than one write in one step.

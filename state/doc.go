@@ -33,6 +33,14 @@
 // included. Every field type round-trips through JSON too: checkpoints
 // store values and pending writes that way.
 //
-// The [Channel] interface is how the graph runtime drives these types; a
-// new merge rule is a [Reducer] used with [Reduced], not a new Channel.
+// The graph runtime drives these types through the [Channel] interface,
+// which user code does not need; a new merge rule is a [Reducer] used with
+// [Reduced], not a new Channel. The runtime's methods (merging writes,
+// encoding them for checkpoints) are not on the field types themselves, so
+// that their documentation lists only the methods above: each type has one
+// accessor, Channel, returning the runtime's view of the field — the same
+// memory under an unexported type, at no allocation, as protobuf-go's
+// ProtoReflect is the one door to a message's reflection. The runtime
+// reflects over a state struct once, at Compile; every later step reaches
+// a field's Channel from its address through a prototype view made then.
 package state

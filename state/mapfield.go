@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"maps"
+	"unsafe"
 )
 
 // Map is a map field whose writes merge key by key; a later write of a key
@@ -67,21 +68,28 @@ func (f *Map[K, V]) Overwrite(m map[K]V) {
 	f.w = &ops[map[K]V, mapOp[K, V]]{overwrite: true, base: maps.Clone(m)}
 }
 
+// Channel returns the graph runtime's view of f; user code does not need
+// it.
+func (f *Map[K, V]) Channel() Channel { return (*mapChannel[K, V])(f) }
+
+// mapChannel is the [Channel] of a [Map]; its methods are documented on
+// Channel.
+type mapChannel[K comparable, V any] Map[K, V]
+
+func (f *mapChannel[K, V]) At(p unsafe.Pointer) Channel { return (*mapChannel[K, V])(p) }
+
 // Written reports whether this copy carries a pending write.
-func (f *Map[K, V]) Written() bool { return f.w != nil }
+func (f *mapChannel[K, V]) Written() bool { return f.w != nil }
 
 // ClearWrite drops the pending write.
-func (f *Map[K, V]) ClearWrite() { f.w = nil }
-
-// HasValue is always true.
-func (f *Map[K, V]) HasValue() bool { return true }
+func (f *mapChannel[K, V]) ClearWrite() { f.w = nil }
 
 // MergeWrites applies every write's puts and deletes to a copy of the map.
-func (f *Map[K, V]) MergeWrites(writes []Channel) error {
+func (f *mapChannel[K, V]) MergeWrites(writes []Channel) error {
 	var buf [8]*ops[map[K]V, mapOp[K, V]] // most steps merge few writes: no allocation
 	ws := buf[:0]
 	for _, c := range writes {
-		ws = append(ws, c.(*Map[K, V]).w)
+		ws = append(ws, c.(*mapChannel[K, V]).w)
 	}
 	base := f.v
 	if ow, err := pickOverwrite(ws); err != nil {
@@ -111,18 +119,24 @@ func (f *Map[K, V]) MergeWrites(writes []Channel) error {
 }
 
 // ComposeWrite appends next's write to the receiver's.
-func (f *Map[K, V]) ComposeWrite(next Channel) { f.w = f.w.compose(next.(*Map[K, V]).w) }
+func (f *mapChannel[K, V]) ComposeWrite(next Channel) { f.w = f.w.compose(next.(*mapChannel[K, V]).w) }
 
 // WriteValue makes the current map an overwrite.
-func (f *Map[K, V]) WriteValue() { f.Overwrite(f.v) }
+func (f *mapChannel[K, V]) WriteValue() { (*Map[K, V])(f).Overwrite(f.v) }
 
 // MarshalWrite encodes the pending write.
-func (f *Map[K, V]) MarshalWrite() ([]byte, error) { return f.w.marshal() }
+func (f *mapChannel[K, V]) MarshalWrite() ([]byte, error) { return f.w.marshal() }
 
 // UnmarshalWrite decodes a pending write.
-func (f *Map[K, V]) UnmarshalWrite(data []byte) (err error) {
+func (f *mapChannel[K, V]) UnmarshalWrite(data []byte) (err error) {
 	f.w, err = unmarshalOps[map[K]V, mapOp[K, V]](data)
 	return err
+}
+
+func (f *mapChannel[K, V]) MarshalJSON() ([]byte, error) { return (*Map[K, V])(f).MarshalJSON() }
+
+func (f *mapChannel[K, V]) UnmarshalJSON(data []byte) error {
+	return (*Map[K, V])(f).UnmarshalJSON(data)
 }
 
 // MarshalJSON encodes the current map ({} when empty).

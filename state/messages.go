@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"unsafe"
 )
 
 // Messages is a chat-history field with LangGraph's add_messages semantics:
@@ -172,20 +173,27 @@ func (f *Messages) Overwrite(msgs []Message) {
 	f.w = &ops[[]Message, msgOp]{overwrite: true, base: base}
 }
 
+// Channel returns the graph runtime's view of f; user code does not need
+// it.
+func (f *Messages) Channel() Channel { return (*messagesChannel)(f) }
+
+// messagesChannel is the [Channel] of [Messages]; its methods are
+// documented on Channel.
+type messagesChannel Messages
+
+func (f *messagesChannel) At(p unsafe.Pointer) Channel { return (*messagesChannel)(p) }
+
 // Written reports whether this copy carries a pending write.
-func (f *Messages) Written() bool { return f.w != nil }
+func (f *messagesChannel) Written() bool { return f.w != nil }
 
 // ClearWrite drops the pending write.
-func (f *Messages) ClearWrite() { f.w = nil }
-
-// HasValue is always true.
-func (f *Messages) HasValue() bool { return true }
+func (f *messagesChannel) ClearWrite() { f.w = nil }
 
 // MergeWrites applies the writes with add_messages semantics.
-func (f *Messages) MergeWrites(writes []Channel) error {
+func (f *messagesChannel) MergeWrites(writes []Channel) error {
 	ws := make([]*ops[[]Message, msgOp], len(writes))
 	for i, c := range writes {
-		ws[i] = c.(*Messages).w
+		ws[i] = c.(*messagesChannel).w
 	}
 	base, overwrite := f.v, false
 	if ow, err := pickOverwrite(ws); err != nil {
@@ -274,19 +282,23 @@ func reduceMessages(left []Message, right []msgOp) (out []Message, keep int, err
 }
 
 // ComposeWrite appends next's write to the receiver's.
-func (f *Messages) ComposeWrite(next Channel) { f.w = f.w.compose(next.(*Messages).w) }
+func (f *messagesChannel) ComposeWrite(next Channel) { f.w = f.w.compose(next.(*messagesChannel).w) }
 
 // WriteValue makes the current history an overwrite.
-func (f *Messages) WriteValue() { f.Overwrite(f.v) }
+func (f *messagesChannel) WriteValue() { (*Messages)(f).Overwrite(f.v) }
 
 // MarshalWrite encodes the pending write.
-func (f *Messages) MarshalWrite() ([]byte, error) { return f.w.marshal() }
+func (f *messagesChannel) MarshalWrite() ([]byte, error) { return f.w.marshal() }
 
 // UnmarshalWrite decodes a pending write.
-func (f *Messages) UnmarshalWrite(data []byte) (err error) {
+func (f *messagesChannel) UnmarshalWrite(data []byte) (err error) {
 	f.w, err = unmarshalOps[[]Message, msgOp](data)
 	return err
 }
+
+func (f *messagesChannel) MarshalJSON() ([]byte, error) { return (*Messages)(f).MarshalJSON() }
+
+func (f *messagesChannel) UnmarshalJSON(data []byte) error { return (*Messages)(f).UnmarshalJSON(data) }
 
 // MarshalJSON encodes the history ([] when empty). Copies of a value share
 // the encoding of its history, and a history that extends an encoded one by

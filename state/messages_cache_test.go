@@ -47,9 +47,9 @@ func step(t testing.TB, cur state.Messages, writers ...func(*state.Messages)) st
 	chans := make([]state.Channel, len(writers))
 	for i, write := range writers {
 		write(&ws[i])
-		chans[i] = &ws[i]
+		chans[i] = ws[i].Channel()
 	}
-	require.NoError(t, cur.MergeWrites(chans))
+	require.NoError(t, cur.Channel().MergeWrites(chans))
 	return cur
 }
 
@@ -315,7 +315,7 @@ func BenchmarkMessagesMarshalGrowing(b *testing.B) {
 					cur = base
 				}
 				w := state.Msgs(turn(n)[n%3])
-				if err := cur.MergeWrites([]state.Channel{&w}); err != nil {
+				if err := cur.Channel().MergeWrites([]state.Channel{w.Channel()}); err != nil {
 					b.Fatal(err)
 				}
 				start := time.Now()

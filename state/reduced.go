@@ -1,6 +1,9 @@
 package state
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"unsafe"
+)
 
 // Reducer is a user-defined merge rule, expressed as a type so that no
 // string keys are needed: Reduce is called on the zero value of the type.
@@ -36,21 +39,28 @@ func (f Reduced[T, R]) Get() T { return f.v }
 // Overwrite records a write replacing the value without calling R.
 func (f *Reduced[T, R]) Overwrite(v T) { f.w = &ops[T, T]{overwrite: true, base: v} }
 
+// Channel returns the graph runtime's view of f; user code does not need
+// it.
+func (f *Reduced[T, R]) Channel() Channel { return (*reducedChannel[T, R])(f) }
+
+// reducedChannel is the [Channel] of a [Reduced]; its methods are documented on
+// Channel.
+type reducedChannel[T any, R Reducer[T]] Reduced[T, R]
+
+func (f *reducedChannel[T, R]) At(p unsafe.Pointer) Channel { return (*reducedChannel[T, R])(p) }
+
 // Written reports whether this copy carries a pending write.
-func (f *Reduced[T, R]) Written() bool { return f.w != nil }
+func (f *reducedChannel[T, R]) Written() bool { return f.w != nil }
 
 // ClearWrite drops the pending write.
-func (f *Reduced[T, R]) ClearWrite() { f.w = nil }
-
-// HasValue is always true.
-func (f *Reduced[T, R]) HasValue() bool { return true }
+func (f *reducedChannel[T, R]) ClearWrite() { f.w = nil }
 
 // MergeWrites reduces every write's updates into the value.
-func (f *Reduced[T, R]) MergeWrites(writes []Channel) error {
+func (f *reducedChannel[T, R]) MergeWrites(writes []Channel) error {
 	var buf [8]*ops[T, T] // most steps merge few writes: no allocation
 	ws := buf[:0]
 	for _, c := range writes {
-		ws = append(ws, c.(*Reduced[T, R]).w)
+		ws = append(ws, c.(*reducedChannel[T, R]).w)
 	}
 	v := f.v
 	if ow, err := pickOverwrite(ws); err != nil {
@@ -72,18 +82,28 @@ func (f *Reduced[T, R]) MergeWrites(writes []Channel) error {
 }
 
 // ComposeWrite appends next's write to the receiver's.
-func (f *Reduced[T, R]) ComposeWrite(next Channel) { f.w = f.w.compose(next.(*Reduced[T, R]).w) }
+func (f *reducedChannel[T, R]) ComposeWrite(next Channel) {
+	f.w = f.w.compose(next.(*reducedChannel[T, R]).w)
+}
 
 // WriteValue makes the current value an overwrite.
-func (f *Reduced[T, R]) WriteValue() { f.Overwrite(f.v) }
+func (f *reducedChannel[T, R]) WriteValue() { (*Reduced[T, R])(f).Overwrite(f.v) }
 
 // MarshalWrite encodes the pending write.
-func (f *Reduced[T, R]) MarshalWrite() ([]byte, error) { return f.w.marshal() }
+func (f *reducedChannel[T, R]) MarshalWrite() ([]byte, error) { return f.w.marshal() }
 
 // UnmarshalWrite decodes a pending write.
-func (f *Reduced[T, R]) UnmarshalWrite(data []byte) (err error) {
+func (f *reducedChannel[T, R]) UnmarshalWrite(data []byte) (err error) {
 	f.w, err = unmarshalOps[T, T](data)
 	return err
+}
+
+func (f *reducedChannel[T, R]) MarshalJSON() ([]byte, error) {
+	return (*Reduced[T, R])(f).MarshalJSON()
+}
+
+func (f *reducedChannel[T, R]) UnmarshalJSON(data []byte) error {
+	return (*Reduced[T, R])(f).UnmarshalJSON(data)
 }
 
 // MarshalJSON encodes the value.

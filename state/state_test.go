@@ -18,14 +18,14 @@ import (
 // cur, as the runtime does at a step's barrier.
 func merge[T any, P interface {
 	*T
-	state.Channel
+	Channel() state.Channel
 }](t *testing.T, cur T, ws ...T) (T, error) {
 	t.Helper()
 	var chans []state.Channel
 	for i := range ws {
-		chans = append(chans, P(&ws[i]))
+		chans = append(chans, P(&ws[i]).Channel())
 	}
-	err := P(&cur).MergeWrites(chans)
+	err := P(&cur).Channel().MergeWrites(chans)
 	return cur, err
 }
 
@@ -48,9 +48,9 @@ func TestUnwrittenCopyCarriesNoWrite(t *testing.T) {
 	cur, err := merge(t, state.Value[int]{}, state.Set(3))
 	require.NoError(t, err)
 	cp := cur
-	require.False(t, cp.Written(), "a snapshot copy must not re-apply its value")
+	require.False(t, cp.Channel().Written(), "a snapshot copy must not re-apply its value")
 	cp.Set(4)
-	require.True(t, cp.Written())
+	require.True(t, cp.Channel().Written())
 	require.Equal(t, 3, cur.Get())
 }
 
@@ -264,11 +264,11 @@ func TestPendingWritesRoundTripThroughJSON(t *testing.T) {
 	var w state.Messages
 	w.Append(state.Human("a"))
 	w.Remove("x")
-	b, err := w.MarshalWrite()
+	b, err := w.Channel().MarshalWrite()
 	require.NoError(t, err)
 	var back state.Messages
-	require.NoError(t, back.UnmarshalWrite(b))
-	b2, err := back.MarshalWrite()
+	require.NoError(t, back.Channel().UnmarshalWrite(b))
+	b2, err := back.Channel().MarshalWrite()
 	require.NoError(t, err)
 	require.JSONEq(t, string(b), string(b2))
 }
@@ -387,7 +387,7 @@ func TestAppendConcurrentForksAreRaceFree(t *testing.T) {
 			defer func() { done <- struct{}{} }()
 			w := state.Items(100 + i)
 			cur := base
-			_ = (&cur).MergeWrites([]state.Channel{&w})
+			_ = cur.Channel().MergeWrites([]state.Channel{w.Channel()})
 			results[i] = cur.Get()
 		}()
 	}
@@ -402,10 +402,10 @@ func TestAppendConcurrentForksAreRaceFree(t *testing.T) {
 func TestOverwriteWithNilSurvivesTheWriteRoundTrip(t *testing.T) {
 	var w state.Append[int]
 	w.Overwrite(nil)
-	b, err := w.MarshalWrite()
+	b, err := w.Channel().MarshalWrite()
 	require.NoError(t, err)
 	var back state.Append[int]
-	require.NoError(t, back.UnmarshalWrite(b))
+	require.NoError(t, back.Channel().UnmarshalWrite(b))
 	cur, _ := merge(t, state.Append[int]{}, state.Items(1, 2))
 	cur, err = merge(t, cur, back)
 	require.NoError(t, err)

@@ -1,6 +1,9 @@
 package state
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"unsafe"
+)
 
 // Number is the set of types a [Sum] field can count in.
 type Number interface {
@@ -36,21 +39,28 @@ func (f *Sum[N]) Add(n N) {
 // Overwrite records a write that sets the total to n.
 func (f *Sum[N]) Overwrite(n N) { f.w = &ops[N, N]{overwrite: true, base: n} }
 
+// Channel returns the graph runtime's view of f; user code does not need
+// it.
+func (f *Sum[N]) Channel() Channel { return (*sumChannel[N])(f) }
+
+// sumChannel is the [Channel] of a [Sum]; its methods are documented on
+// Channel.
+type sumChannel[N Number] Sum[N]
+
+func (f *sumChannel[N]) At(p unsafe.Pointer) Channel { return (*sumChannel[N])(p) }
+
 // Written reports whether this copy carries a pending write.
-func (f *Sum[N]) Written() bool { return f.w != nil }
+func (f *sumChannel[N]) Written() bool { return f.w != nil }
 
 // ClearWrite drops the pending write.
-func (f *Sum[N]) ClearWrite() { f.w = nil }
-
-// HasValue is always true.
-func (f *Sum[N]) HasValue() bool { return true }
+func (f *sumChannel[N]) ClearWrite() { f.w = nil }
 
 // MergeWrites adds every write's deltas.
-func (f *Sum[N]) MergeWrites(writes []Channel) error {
+func (f *sumChannel[N]) MergeWrites(writes []Channel) error {
 	var buf [8]*ops[N, N] // most steps merge few writes: no allocation
 	ws := buf[:0]
 	for _, c := range writes {
-		ws = append(ws, c.(*Sum[N]).w)
+		ws = append(ws, c.(*sumChannel[N]).w)
 	}
 	v := f.v
 	if ow, err := pickOverwrite(ws); err != nil {
@@ -71,19 +81,23 @@ func (f *Sum[N]) MergeWrites(writes []Channel) error {
 }
 
 // ComposeWrite appends next's write to the receiver's.
-func (f *Sum[N]) ComposeWrite(next Channel) { f.w = f.w.compose(next.(*Sum[N]).w) }
+func (f *sumChannel[N]) ComposeWrite(next Channel) { f.w = f.w.compose(next.(*sumChannel[N]).w) }
 
 // WriteValue makes the current total an overwrite.
-func (f *Sum[N]) WriteValue() { f.Overwrite(f.v) }
+func (f *sumChannel[N]) WriteValue() { (*Sum[N])(f).Overwrite(f.v) }
 
 // MarshalWrite encodes the pending write.
-func (f *Sum[N]) MarshalWrite() ([]byte, error) { return f.w.marshal() }
+func (f *sumChannel[N]) MarshalWrite() ([]byte, error) { return f.w.marshal() }
 
 // UnmarshalWrite decodes a pending write.
-func (f *Sum[N]) UnmarshalWrite(data []byte) (err error) {
+func (f *sumChannel[N]) UnmarshalWrite(data []byte) (err error) {
 	f.w, err = unmarshalOps[N, N](data)
 	return err
 }
+
+func (f *sumChannel[N]) MarshalJSON() ([]byte, error) { return (*Sum[N])(f).MarshalJSON() }
+
+func (f *sumChannel[N]) UnmarshalJSON(data []byte) error { return (*Sum[N])(f).UnmarshalJSON(data) }
 
 // MarshalJSON encodes the total.
 func (f Sum[N]) MarshalJSON() ([]byte, error) { return json.Marshal(f.v) }

@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"strconv"
+	"unsafe"
 )
 
 // Value is a last-value field: a write replaces the value, and two writes to
@@ -27,26 +28,34 @@ func (f Value[T]) Get() T { return f.v }
 // Set records a write of v on this copy. Writing the zero value is a write.
 func (f *Value[T]) Set(v T) { f.w, f.written = v, true }
 
-// Written reports whether this copy carries a pending write.
-func (f *Value[T]) Written() bool { return f.written }
+// HasValue reports whether a value was ever written.
+func (f Value[T]) HasValue() bool { return f.ok }
 
-// ClearWrite drops the pending write.
-func (f *Value[T]) ClearWrite() {
+// Channel returns the graph runtime's view of f; user code does not need
+// it.
+func (f *Value[T]) Channel() Channel { return (*valueChannel[T])(f) }
+
+// valueChannel is the [Channel] of a [Value]; its methods are documented
+// on Channel.
+type valueChannel[T any] Value[T]
+
+func (f *valueChannel[T]) At(p unsafe.Pointer) Channel { return (*valueChannel[T])(p) }
+
+func (f *valueChannel[T]) Written() bool { return f.written }
+
+func (f *valueChannel[T]) ClearWrite() {
 	var zero T
 	f.w, f.written = zero, false
 }
 
-// HasValue reports whether a value was ever written.
-func (f *Value[T]) HasValue() bool { return f.ok }
-
 // MergeWrites replaces the value with the single write, or reports
 // [ErrConflict] for several.
-func (f *Value[T]) MergeWrites(writes []Channel) error {
+func (f *valueChannel[T]) MergeWrites(writes []Channel) error {
 	if len(writes) > 1 {
 		return ErrConflict
 	}
-	for _, c := range writes {
-		if w := c.(*Value[T]); w.written {
+	for _, w := range writes {
+		if w := w.(*valueChannel[T]); w.written {
 			f.v, f.ok = w.w, true
 		}
 	}
@@ -54,29 +63,26 @@ func (f *Value[T]) MergeWrites(writes []Channel) error {
 }
 
 // ComposeWrite keeps next's write when it has one.
-func (f *Value[T]) ComposeWrite(next Channel) {
-	if n := next.(*Value[T]); n.written {
+func (f *valueChannel[T]) ComposeWrite(next Channel) {
+	if n := next.(*valueChannel[T]); n.written {
 		f.w, f.written = n.w, true
 	}
 }
 
-// WriteValue makes the current value the pending write.
-func (f *Value[T]) WriteValue() {
+func (f *valueChannel[T]) WriteValue() {
 	if f.ok {
 		f.w, f.written = f.v, true
 	}
 }
 
-// MarshalWrite encodes the pending write.
-func (f *Value[T]) MarshalWrite() ([]byte, error) {
+func (f *valueChannel[T]) MarshalWrite() ([]byte, error) {
 	if !f.written {
 		return []byte("null"), nil
 	}
 	return json.Marshal(f.w)
 }
 
-// UnmarshalWrite decodes a pending write.
-func (f *Value[T]) UnmarshalWrite(data []byte) error {
+func (f *valueChannel[T]) UnmarshalWrite(data []byte) error {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
@@ -84,6 +90,10 @@ func (f *Value[T]) UnmarshalWrite(data []byte) error {
 	f.w, f.written = v, true
 	return nil
 }
+
+func (f *valueChannel[T]) MarshalJSON() ([]byte, error) { return (*Value[T])(f).MarshalJSON() }
+
+func (f *valueChannel[T]) UnmarshalJSON(data []byte) error { return (*Value[T])(f).UnmarshalJSON(data) }
 
 // MarshalJSON encodes the current value (null when there is none).
 func (f Value[T]) MarshalJSON() ([]byte, error) {

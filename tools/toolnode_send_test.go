@@ -35,9 +35,9 @@ func loaded(t *testing.T, msgs ...state.Message) msgState {
 // appended returns the messages the write carried by f appends.
 func appended(t *testing.T, f state.Messages) []state.Message {
 	t.Helper()
-	require.True(t, f.Written())
+	require.True(t, f.Channel().Written())
 	var out state.Messages
-	require.NoError(t, out.MergeWrites([]state.Channel{&f}))
+	require.NoError(t, out.Channel().MergeWrites([]state.Channel{f.Channel()}))
 	return out.List()
 }
 
