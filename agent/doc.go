@@ -1,11 +1,4 @@
-// Package agent provides prebuilt agent graphs.
-//
-// [NewRetrai] builds the retrAI coding agent: plan (the model, with the
-// tools bound) → act (run the tool calls) → evaluate (the goal's check) →
-// plan again, until the goal is achieved or the iterations run out, with
-// an optional human_check that pauses the run (graph.Interrupt) for an
-// approve or abort. The goal and the event publisher are given when the
-// graph is built, not carried in its state. examples/retrai is the binary.
+// Package agent provides prebuilt agent graphs for any model and tools.
 //
 // [NewReAct] builds LangGraph's ReAct agent (create_react_agent): a model
 // that may call tools, in a loop with a [tools.ToolNode] that runs them,
@@ -36,8 +29,7 @@
 // [tools.SendCondition]); the tasks run concurrently and each appends one
 // tool message, in call order; tool failures become error messages the
 // model sees (see [tools.ToolNode]). A run resumed after a crash runs only
-// the calls whose results were not saved. retrAI's act node works the same
-// way, but runs a turn's calls one at a time, in call order.
+// the calls whose results were not saved.
 //
 // Like LangGraph's, the agent stops gracefully near the recursion limit:
 // when fewer than two supersteps remain ([graph.RemainingSteps]) and the
@@ -52,4 +44,9 @@
 // ([WithCheckpointer]), observe it ([WithCompileOptions] with
 // graph.WithHooks, for example with package telemetry), or use it as a
 // subgraph.
+//
+// Agents with dependencies of their own live in subpackages, so that a
+// program using [NewReAct] links only the graph, model and tool packages:
+// package [github.com/agentgraph/agentgraph/agent/retrai] is the retrAI
+// coding agent, with the goals of package goals.
 package agent

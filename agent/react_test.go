@@ -18,6 +18,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/internal/agenttest"
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/graph"
@@ -52,22 +53,6 @@ func (a *adder) got() []addArgs {
 	return append([]addArgs(nil), a.calls...)
 }
 
-// summary renders messages as "role: text [calls] [results]" lines.
-func summary(msgs []state.Message) []string {
-	var out []string
-	for _, m := range msgs {
-		s := string(m.Role) + ": " + m.Text()
-		for _, c := range m.ToolCalls() {
-			s += fmt.Sprintf(" call(%s %s %s)", c.ID, c.FunctionCall.Name, c.FunctionCall.Arguments)
-		}
-		for _, r := range m.ToolResults() {
-			s += fmt.Sprintf(" result(%s %s %s)", r.ToolCallID, r.Name, r.Content)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 func input(text string) agent.ReActState {
 	return agent.ReActState{Messages: state.Msgs(state.Human(text))}
 }
@@ -79,7 +64,7 @@ func TestReActScriptedRunsToolsAndAnswers(t *testing.T) {
 		llm.Reply{Text: "2 + 3 = 5.", Expect: func(msgs []state.Message) error {
 			last := msgs[len(msgs)-1]
 			if rs := last.ToolResults(); len(rs) != 1 || rs[0].Content != "5" {
-				return fmt.Errorf("want the tool result 5 last, got %v", summary(msgs))
+				return fmt.Errorf("want the tool result 5 last, got %v", agenttest.Summary(msgs))
 			}
 			return nil
 		}},
@@ -95,7 +80,7 @@ func TestReActScriptedRunsToolsAndAnswers(t *testing.T) {
 		"tool:  result(call_1 add 5)",
 		"ai: 2 + 3 = 5.",
 	}
-	require.Empty(t, cmp.Diff(want, summary(out.Messages.List())))
+	require.Empty(t, cmp.Diff(want, agenttest.Summary(out.Messages.List())))
 	require.Equal(t, []addArgs{{A: 2, B: 3}}, add.got())
 
 	// The tools were bound to every model call.
@@ -211,7 +196,7 @@ func TestReActOpenAICompatibleServerRunsToolsAndAnswers(t *testing.T) {
 		"tool:  result(call_abc add 42)",
 		"ai: The answer is 42.",
 	}
-	require.Empty(t, cmp.Diff(want, summary(final.Messages.List())))
+	require.Empty(t, cmp.Diff(want, agenttest.Summary(final.Messages.List())))
 	require.Equal(t, []addArgs{{A: 20, B: 22}}, add.got())
 	require.Equal(t, "The answer is 42.", strings.Join(tokens, ""))
 
@@ -280,8 +265,8 @@ func TestReActSystemPromptIsSentButNotStored(t *testing.T) {
 	require.NoError(t, err)
 	out, err := g.Invoke(t.Context(), input("hello"))
 	require.NoError(t, err)
-	require.Equal(t, []string{"human: hello", "ai: Hi."}, summary(out.Messages.List()))
-	require.Equal(t, []string{"system: Be brief.", "human: hello"}, summary(model.Calls()[0].Messages))
+	require.Equal(t, []string{"human: hello", "ai: Hi."}, agenttest.Summary(out.Messages.List()))
+	require.Equal(t, []string{"system: Be brief.", "human: hello"}, agenttest.Summary(model.Calls()[0].Messages))
 }
 
 func TestReActStreamsTokensWithTheMessageID(t *testing.T) {
@@ -319,7 +304,7 @@ func TestReActCheckpointerKeepsTheConversation(t *testing.T) {
 	out, err := g.Invoke(t.Context(), input("Who am I?"), thread)
 	require.NoError(t, err)
 	want := []string{"human: I am Ada.", "ai: Hello Ada.", "human: Who am I?", "ai: You are Ada."}
-	require.Empty(t, cmp.Diff(want, summary(out.Messages.List())))
+	require.Empty(t, cmp.Diff(want, agenttest.Summary(out.Messages.List())))
 	require.Len(t, model.Calls()[1].Messages, 3)
 }
 
@@ -352,7 +337,7 @@ func TestReActWithoutToolsIsOneModelCall(t *testing.T) {
 	require.Equal(t, "__start__ -> agent\nagent -> __end__\n", g.String())
 	out, err := g.Invoke(t.Context(), input("hello"))
 	require.NoError(t, err)
-	require.Equal(t, []string{"human: hello", "ai: Hi."}, summary(out.Messages.List()))
+	require.Equal(t, []string{"human: hello", "ai: Hi."}, agenttest.Summary(out.Messages.List()))
 	require.Nil(t, model.Calls()[0].Options.Tools)
 }
 
@@ -386,7 +371,7 @@ func TestReActToolErrorsReachTheModel(t *testing.T) {
 		"tool:  result(c2 nope Error: nope is not a valid tool, try one of [fail].)",
 		"ai: Giving up.",
 	}
-	require.Empty(t, cmp.Diff(want, summary(out.Messages.List())))
+	require.Empty(t, cmp.Diff(want, agenttest.Summary(out.Messages.List())))
 }
 
 func TestNewReActRejectsInvalidInput(t *testing.T) {
@@ -453,7 +438,7 @@ func TestReActRunsEachToolCallAsATaskInCallOrder(t *testing.T) {
 	model := llm.NewScripted(
 		llm.Reply{ToolCalls: calls},
 		llm.Reply{Text: "Waited.", Expect: func(msgs []state.Message) error {
-			if got := summary(msgs[len(msgs)-len(calls):]); !cmp.Equal(wantResults, got) {
+			if got := agenttest.Summary(msgs[len(msgs)-len(calls):]); !cmp.Equal(wantResults, got) {
 				return fmt.Errorf("the model got the results %q", got)
 			}
 			return nil
@@ -478,7 +463,7 @@ func TestReActRunsEachToolCallAsATaskInCallOrder(t *testing.T) {
 					require.True(t, p.Push, "a Send task")
 					pushed++
 				case agent.ReActState:
-					require.True(t, p.Messages.Written())
+					require.True(t, p.Messages.Channel().Written())
 					updates++
 				}
 			}
@@ -493,9 +478,9 @@ func TestReActRunsEachToolCallAsATaskInCallOrder(t *testing.T) {
 	require.Equal(t, len(calls), pushed, "one task per tool call")
 	require.Equal(t, len(calls), updates, "one update per tool call")
 	msgs := final.Messages.List()
-	require.Equal(t, []string{"human: wait"}, summary(msgs[:1]))
-	require.Equal(t, wantResults, summary(msgs[2:2+len(calls)]), "tool messages in call order")
-	require.Equal(t, "ai: Waited.", summary(msgs[len(msgs)-1:])[0])
+	require.Equal(t, []string{"human: wait"}, agenttest.Summary(msgs[:1]))
+	require.Equal(t, wantResults, agenttest.Summary(msgs[2:2+len(calls)]), "tool messages in call order")
+	require.Equal(t, "ai: Waited.", agenttest.Summary(msgs[len(msgs)-1:])[0])
 
 	var toolSteps []string
 	var results []string
@@ -555,5 +540,5 @@ func TestReActResumeRunsOnlyTheUnfinishedToolCalls(t *testing.T) {
 		"tool:  result(c2 flaky ok)",
 		"tool:  result(c3 add 7)",
 		"ai: 3 and 7.",
-	}, summary(out.Messages.List()))
+	}, agenttest.Summary(out.Messages.List()))
 }

@@ -102,6 +102,15 @@ type PerfConfig struct {
 
 // SQLConfig configures the sql-benchmark goal: the median time of Runs
 // executions of the query (rows read to the end) must not exceed MaxMS.
+//
+// The goal opens the database with database/sql. Like any library, package
+// goals imports no database driver: the program that checks the goal
+// imports the one it needs, as examples/retrai does,
+//
+//	import _ "modernc.org/sqlite"             // driver: sqlite
+//	import _ "github.com/jackc/pgx/v5/stdlib" // driver: postgres
+//
+// and New returns a *MissingDriverError naming the import when it did not.
 type SQLConfig struct {
 	// Driver is "sqlite" or "postgres" ("sqlite3", "postgresql" and "pgx" are
 	// accepted too). Empty means postgres for DSNs starting with

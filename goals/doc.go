@@ -46,7 +46,8 @@
 //   - perf-check: a command exits 0 every time and the median wall time of
 //     N runs is within perf.max_seconds.
 //   - sql-benchmark: the median time of N executions of a query, on a
-//     SQLite file or a PostgreSQL database, is within sql.max_ms.
+//     SQLite file or a PostgreSQL database, is within sql.max_ms. The
+//     program imports the database/sql driver (see [SQLConfig]).
 //   - ai-eval: a harness script that a planner model wrote from a
 //     natural-language objective ([PlanHarness]) exits 0.
 //

@@ -98,3 +98,20 @@ func (e *ToolNotFoundError) Error() string {
 
 // Unwrap returns the lookup error.
 func (e *ToolNotFoundError) Unwrap() error { return e.Err }
+
+// MissingDriverError is returned by New for a goal that needs a
+// database/sql driver the program did not register (see [SQLConfig]).
+type MissingDriverError struct {
+	// Goal is the goal's name.
+	Goal string
+	// Driver is the database/sql driver name, e.g. "pgx".
+	Driver string
+	// Package is the package whose import registers the driver.
+	Package string
+}
+
+// Error implements error.
+func (e *MissingDriverError) Error() string {
+	return fmt.Sprintf("goals: %s: the database/sql driver %q is not registered: the program must import _ %q",
+		e.Goal, e.Driver, e.Package)
+}

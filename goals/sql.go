@@ -8,12 +8,18 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
 )
+
+// driverPackages maps the database/sql driver names the sql-benchmark goal
+// opens to the packages that register them. Package goals imports no
+// driver: the program does (see [SQLConfig]).
+var driverPackages = map[string]string{
+	"sqlite": "modernc.org/sqlite",
+	"pgx":    "github.com/jackc/pgx/v5/stdlib",
+}
 
 // sqlGoal is reached when the median time of a query is within a limit.
 type sqlGoal struct {
@@ -29,6 +35,12 @@ type sqlGoal struct {
 }
 
 func newSQLGoal(cfg Config) (Goal, error) {
+	return newSQLGoalWith(cfg, sql.Drivers())
+}
+
+// newSQLGoalWith is newSQLGoal for a program whose registered
+// database/sql drivers are drivers.
+func newSQLGoalWith(cfg Config, drivers []string) (Goal, error) {
 	bad := func(setting, problem string) error {
 		return &SettingError{Goal: GoalSQLBenchmark, Setting: setting, Problem: problem}
 	}
@@ -53,6 +65,9 @@ func newSQLGoal(cfg Config) (Goal, error) {
 		}
 	default:
 		return nil, bad("sql.driver", fmt.Sprintf("is %q; want sqlite or postgres", s.Driver))
+	}
+	if !slices.Contains(drivers, driver) {
+		return nil, &MissingDriverError{Goal: GoalSQLBenchmark, Driver: driver, Package: driverPackages[driver]}
 	}
 	query, queryFile := strings.TrimSpace(s.Query), strings.TrimSpace(s.QueryFile)
 	switch {

@@ -3,6 +3,7 @@ package goals
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -52,6 +53,42 @@ func TestSQLBenchmarkComparesMedianWithLimit(t *testing.T) {
 			require.Equal(t, tt.median, res.Details.Median)
 			require.Equal(t, 10*ms, res.Details.Limit)
 			require.Equal(t, 2, res.Details.Rows)
+		})
+	}
+}
+
+func TestSQLBenchmarkNeedsTheProgramToRegisterItsDriver(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cfg     SQLConfig
+		drivers []string // registered
+		want    *MissingDriverError
+	}{
+		{"sqlite registered", SQLConfig{DSN: "bench.db"}, []string{"sqlite"}, nil},
+		{"sqlite missing", SQLConfig{DSN: "bench.db"}, []string{"pgx"},
+			&MissingDriverError{Goal: GoalSQLBenchmark, Driver: "sqlite", Package: "modernc.org/sqlite"}},
+		{"postgres registered", SQLConfig{DSN: "postgres://db/bench"}, []string{"pgx"}, nil},
+		{"postgres missing", SQLConfig{Driver: "postgres", DSN: "host=db"}, []string{"sqlite"},
+			&MissingDriverError{Goal: GoalSQLBenchmark, Driver: "pgx", Package: "github.com/jackc/pgx/v5/stdlib"}},
+		{"none registered", SQLConfig{DSN: "postgres://db/bench"}, nil,
+			&MissingDriverError{Goal: GoalSQLBenchmark, Driver: "pgx", Package: "github.com/jackc/pgx/v5/stdlib"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.cfg.Query, tt.cfg.MaxMS = "SELECT 1", 10
+			g, err := newSQLGoalWith(Config{SQL: tt.cfg}, tt.drivers)
+			if tt.want == nil {
+				require.NoError(t, err)
+				require.NotNil(t, g)
+				return
+			}
+			missing, ok := errors.AsType[*MissingDriverError](err)
+			require.True(t, ok, "got %v", err)
+			require.Equal(t, tt.want, missing)
+			require.Equal(t, `goals: sql-benchmark: the database/sql driver "`+tt.want.Driver+
+				`" is not registered: the program must import _ "`+tt.want.Package+`"`, err.Error())
 		})
 	}
 }

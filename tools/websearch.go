@@ -1,16 +1,18 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 const (
@@ -148,71 +150,106 @@ func fetchSearch(ctx context.Context, cfg *config, endpoint, query string) ([]se
 	if err != nil {
 		return nil, fmt.Errorf("read response: %w", err)
 	}
-	return parseSearchPage(string(body)), nil
-}
-
-var (
-	htmlTagRe   = regexp.MustCompile(`(?is)<(a|td|div|span)\b([^>]*)>`)
-	htmlAttrRe  = regexp.MustCompile(`(?s)([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))`)
-	anyTagRe    = regexp.MustCompile(`(?s)<[^>]*>`)
-	closeTagRes = map[string]*regexp.Regexp{
-		"a":    regexp.MustCompile(`(?i)</a\s*>`),
-		"td":   regexp.MustCompile(`(?i)</td\s*>`),
-		"div":  regexp.MustCompile(`(?i)</div\s*>`),
-		"span": regexp.MustCompile(`(?i)</span\s*>`),
+	results, err := parseSearchPage(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("parse response: %w", err)
 	}
-)
+	return results, nil
+}
 
 // parseSearchPage extracts results from DuckDuckGo's HTML page (links of
 // class result__a, snippets of class result__snippet) or lite page (classes
-// result-link and result-snippet). Ads are skipped.
-func parseSearchPage(page string) []searchResult {
+// result-link and result-snippet), in document order. A snippet belongs to
+// the link before it; links to DuckDuckGo itself (ads) and links that are not
+// http(s) are skipped together with their snippets. It fails when r does or
+// when the page is nested deeper than the HTML parser allows.
+func parseSearchPage(r io.Reader) ([]searchResult, error) {
+	doc, err := html.Parse(r)
+	if err != nil {
+		return nil, err
+	}
 	var results []searchResult
 	cur := -1 // index of the result snippets attach to
-	for _, m := range htmlTagRe.FindAllStringSubmatchIndex(page, -1) {
-		tag := strings.ToLower(page[m[2]:m[3]])
-		attrs := parseAttrs(page[m[4]:m[5]])
-		classes := strings.Fields(attrs["class"])
-		isLink := slices.Contains(classes, "result__a") || slices.Contains(classes, "result-link")
-		isSnippet := slices.Contains(classes, "result__snippet") || slices.Contains(classes, "result-snippet")
-		if !isLink && !isSnippet {
-			continue
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
 		}
-		inner := page[m[1]:]
-		if loc := closeTagRes[tag].FindStringIndex(inner); loc != nil {
-			inner = inner[:loc[0]]
-		} else {
-			continue
-		}
-		if isLink {
-			link := unwrapDDG(attrs["href"])
+		classes := strings.Fields(attr(n, "class"))
+		switch {
+		case slices.Contains(classes, "result__a") || slices.Contains(classes, "result-link"):
+			link := unwrapDDG(attr(n, "href"))
 			if link == "" || isDDGInternal(link) {
 				cur = -1
-				continue
+				return false
 			}
-			results = append(results, searchResult{Title: htmlText(inner), URL: link})
+			title := nodeText(n)
+			if title == "" {
+				title = link
+			}
+			results = append(results, searchResult{Title: title, URL: link})
 			cur = len(results) - 1
+			return false
+		case slices.Contains(classes, "result__snippet") || slices.Contains(classes, "result-snippet"):
+			if cur >= 0 && results[cur].Snippet == "" {
+				results[cur].Snippet = nodeText(n)
+			}
+			return false
+		}
+		return true
+	})
+	return results, nil
+}
+
+// walk visits the nodes beneath root in document order, descending into a
+// node's children only when visit returns true. It does not recurse, so a
+// deeply nested page cannot exhaust the stack.
+func walk(root *html.Node, visit func(*html.Node) bool) {
+	n := root.FirstChild
+	for n != nil {
+		if visit(n) && n.FirstChild != nil {
+			n = n.FirstChild
 			continue
 		}
-		if cur >= 0 && results[cur].Snippet == "" {
-			results[cur].Snippet = htmlText(inner)
+		for n != root && n.NextSibling == nil {
+			n = n.Parent
+		}
+		if n == root {
+			return
+		}
+		n = n.NextSibling
+	}
+}
+
+// attr returns the value of n's attribute key (lower case), or "".
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return a.Val
 		}
 	}
-	return results
+	return ""
 }
 
-// parseAttrs parses HTML attributes, unescaping their values.
-func parseAttrs(s string) map[string]string {
-	attrs := make(map[string]string)
-	for _, m := range htmlAttrRe.FindAllStringSubmatch(s, -1) {
-		attrs[strings.ToLower(m[1])] = html.UnescapeString(m[2] + m[3] + m[4])
-	}
-	return attrs
-}
-
-// htmlText returns the text of an HTML fragment with whitespace collapsed.
-func htmlText(s string) string {
-	return strings.Join(strings.Fields(html.UnescapeString(anyTagRe.ReplaceAllString(s, ""))), " ")
+// nodeText returns the text a reader sees in n: its text nodes, entities
+// decoded, without scripts, styles, templates and comments, a line break
+// counting as a space, with whitespace collapsed.
+func nodeText(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(c *html.Node) bool {
+		switch c.Type {
+		case html.TextNode:
+			b.WriteString(c.Data)
+		case html.ElementNode:
+			switch c.DataAtom {
+			case atom.Script, atom.Style, atom.Template, atom.Noscript:
+				return false
+			case atom.Br:
+				b.WriteByte(' ')
+			}
+		}
+		return true
+	})
+	return strings.Join(strings.Fields(b.String()), " ")
 }
 
 // unwrapDDG returns the target of a DuckDuckGo redirect link

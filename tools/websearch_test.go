@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -154,6 +155,7 @@ func TestWebSearchFallsBackToLitePage(t *testing.T) {
 		{"rate limited with 202", http.StatusAccepted, ddgHTMLPage},
 		{"empty page", http.StatusOK, ""},
 		{"page without results", http.StatusOK, "<html><body>No results.</body></html>"},
+		{"page nested too deep to parse", http.StatusOK, strings.Repeat("<div>", 1000) + ddgHTMLPage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,6 +233,93 @@ func TestWebSearchCancelledContext(t *testing.T) {
 	cancel()
 	_, err := WebSearch(WithSearchURL(srv.URL)).Call(ctx, []byte(`{"query":"x"}`))
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestWebSearchReadsOddHTML(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, page, want string
+	}{
+		{
+			name: "nested tags in a title join without spaces",
+			page: `<a class="result__a" href="https://a.example/"><span><b>Go</b>lang <i>and <u>you</u></i></span></a>`,
+			want: "1. Golang and you\n   https://a.example/\n",
+		},
+		{
+			name: "entities are decoded in titles, snippets and URLs",
+			page: `<a class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fa.example%2F%3Fx%3D1&amp;rut=r">A &amp; B &lt;c&gt; &#39;d&#39; &eacute;</a>` +
+				`<div class="result__snippet">1&nbsp;&lt;&nbsp;2 &#x26; &quot;q&quot;</div>`,
+			want: "1. A & B <c> 'd' é\n   https://a.example/?x=1\n   1 < 2 & \"q\"\n",
+		},
+		{
+			name: "scripts, styles and comments are not text",
+			page: `<a class="result__a" href="https://a.example/">Real<!-- <b>hidden</b> --><script>var s = "</a>";</script><style>b{}</style> title</a>`,
+			want: "1. Real title\n   https://a.example/\n",
+		},
+		{
+			name: "a line break separates words",
+			page: `<a class="result__a" href="https://a.example/">T</a><div class="result__snippet">one<br>two</div>`,
+			want: "1. T\n   https://a.example/\n   one two\n",
+		},
+		{
+			name: "a link without href is skipped with its snippet",
+			page: `<a class="result__a" href="https://a.example/">A</a><div class="result__snippet">about A</div>` +
+				`<a class="result__a">no href</a><div class="result__snippet">orphan</div>`,
+			want: "1. A\n   https://a.example/\n   about A\n",
+		},
+		{
+			name: "a link that is not http is skipped",
+			page: `<a class="result__a" href="javascript:alert(1)">evil</a><a class="result__a" href="ftp://a.example/">ftp</a>`,
+			want: "No results found for \"q\".\n",
+		},
+		{
+			name: "a redirect to DuckDuckGo itself is skipped",
+			page: `<a class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fduckduckgo.com%2Fy.js%3Fad%3D1">ad</a>` +
+				`<div class="result__snippet">ad text</div>`,
+			want: "No results found for \"q\".\n",
+		},
+		{
+			name: "an empty title falls back to the URL",
+			page: `<a class="result__a" href="https://a.example/"><img src="x.png"></a>`,
+			want: "1. https://a.example/\n   https://a.example/\n",
+		},
+		{
+			name: "upper-case tags and unquoted attributes are read",
+			page: `<A HREF=https://a.example/ CLASS=result__a>Upper</A><DIV CLASS='x result__snippet'>Snip</DIV>`,
+			want: "1. Upper\n   https://a.example/\n   Snip\n",
+		},
+		{
+			name: "class names match whole words only",
+			page: `<a class="result__a_not" href="https://a.example/">near miss</a>`,
+			want: "No results found for \"q\".\n",
+		},
+		{
+			name: "an unclosed link ends at the next link",
+			page: `<a class="result__a" href="https://a.example/">First<a class="result__a" href="https://b.example/">Second`,
+			want: "1. First\n   https://a.example/\n2. Second\n   https://b.example/\n",
+		},
+		{
+			name: "only the first snippet after a link is kept",
+			page: `<div class="result__snippet">before any link</div><a class="result__a" href="https://a.example/">A</a>` +
+				`<div class="result__snippet">first</div><div class="result__snippet">second</div>`,
+			want: "1. A\n   https://a.example/\n   first\n",
+		},
+		{
+			name: "unclosed table cells of the lite page end at the row",
+			page: `<table><tr><td><a class="result-link" href="https://a.example/">A</a><tr><td class="result-snippet">cell text<tr><td>link text</table>`,
+			want: "1. A\n   https://a.example/\n   cell text\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := pageServer(t, http.StatusOK, tt.page, nil, nil)
+			tool := WebSearch(WithSearchURL(srv.URL), WithLiteSearchURL(""))
+			out, err := call(t, tool, WebSearchArgs{Query: "q"})
+			require.NoError(t, err)
+			require.Empty(t, cmp.Diff(tt.want, out))
+		})
+	}
 }
 
 func TestUnwrapDDG(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 	"github.com/agentgraph/agentgraph/llm"
@@ -39,7 +39,7 @@ func (r *renderer) render(ev events.Event) {
 	case events.KindLog:
 		switch msg := str("message"); {
 		case msg == "":
-		case str("node") == agent.BaselineNode: // "baseline: …"
+		case str("node") == retrai.BaselineNode: // "baseline: …"
 			fmt.Fprintf(r.w, "  %s\n", clip(oneLine(msg), 200))
 		default:
 			fmt.Fprintf(r.w, "  model: %s\n", clip(oneLine(msg), 200))
@@ -185,7 +185,7 @@ func plural(n int, noun string) string {
 // progress: nothing when it does.
 func stuckHint(ev events.Event) string {
 	n, _ := ev.PayloadInt(runs.PayloadNoProgress)
-	if n < agent.DefaultStuckAfter {
+	if n < retrai.DefaultStuckAfter {
 		return ""
 	}
 	return fmt.Sprintf(" (no progress for %d iterations: no file changed and the check result stayed the same)", n)

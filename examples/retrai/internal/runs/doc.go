@@ -48,7 +48,7 @@
 //
 // # Events
 //
-// The manager's bus carries the agent's events (see agent.NewRetrai) for
+// The manager's bus carries the agent's events (see retrai.New) for
 // every run, with the run's ID. Each execution of a run ends with exactly
 // one of two events, published after the run's record is updated and the
 // run can be resumed: human_check_required (the run is waiting) or

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/checkpoint/sqlite"
@@ -34,11 +34,11 @@ type Options struct {
 	// Close.
 	Bus *events.Bus
 	// Tools builds the agent's tools for a project directory. Default:
-	// the coding tools of package tools (see agent.WithRetraiTools).
+	// the coding tools of package tools (see retrai.WithTools).
 	Tools func(cwd string) ([]tools.Tool, error)
-	// AgentOptions are passed to agent.NewRetrai after the manager's own
+	// AgentOptions are passed to retrai.New after the manager's own
 	// (hooks, call options, limits, …).
-	AgentOptions []agent.RetraiOption
+	AgentOptions []retrai.Option
 	// LeaseTTL is how long the lease a run holds on its checkpoint thread
 	// lasts without renewal (see graph.WithLeaseTTL): how long a run whose
 	// process died still counts as live before it can be resumed. Zero:
@@ -80,7 +80,7 @@ type Manager struct {
 	ownBus    bool
 	models    func(ctx context.Context, spec string) (llm.Model, error)
 	tools     func(cwd string) ([]tools.Tool, error)
-	agentOpts []agent.RetraiOption
+	agentOpts []retrai.Option
 
 	mu     sync.Mutex
 	closed bool
@@ -182,7 +182,7 @@ func (m *Manager) Close() error {
 
 // Create validates cfg and records a new pending run. Unset fields come
 // from the project's .retrai.yml, then from defaults: the goal is detected
-// from the project, the iteration limit is agent.DefaultMaxIterations. It
+// from the project, the iteration limit is retrai.DefaultMaxIterations. It
 // fails with ErrNoModel when no model is given either way, with
 // ErrConfigEndpoint when the model of .retrai.yml names its endpoint (see
 // Options.AllowConfigEndpoint), and when the goal or the model cannot be
@@ -222,7 +222,7 @@ func (m *Manager) Create(ctx context.Context, cfg Config) (Run, error) {
 		cfg.MaxIterations = fileCfg.MaxIterations
 	}
 	if cfg.MaxIterations <= 0 {
-		cfg.MaxIterations = agent.DefaultMaxIterations
+		cfg.MaxIterations = retrai.DefaultMaxIterations
 	}
 	cfg.HITL = cfg.HITL || fileCfg.HITLEnabled
 	if cfg.Goal == "" {
@@ -419,18 +419,18 @@ func sleep(ctx context.Context, d time.Duration) error {
 // State returns the agent state of the run's latest checkpoint (the
 // conversation, the iteration, …); a run without checkpoints gives a zero
 // state.
-func (m *Manager) State(ctx context.Context, id string) (agent.RetraiState, error) {
+func (m *Manager) State(ctx context.Context, id string) (retrai.State, error) {
 	run, err := m.store.get(ctx, id)
 	if err != nil {
-		return agent.RetraiState{}, fmt.Errorf("runs: %w", err)
+		return retrai.State{}, fmt.Errorf("runs: %w", err)
 	}
-	reader, err := shapeGraphOf(run, agent.WithRetraiCheckpointer(m.saver))
+	reader, err := shapeGraphOf(run, retrai.WithCheckpointer(m.saver))
 	if err != nil {
-		return agent.RetraiState{}, err
+		return retrai.State{}, err
 	}
 	snap, err := reader.GetState(ctx, graph.WithThread(id))
 	if err != nil {
-		return agent.RetraiState{}, fmt.Errorf("runs: state of %s: %w", id, err)
+		return retrai.State{}, fmt.Errorf("runs: state of %s: %w", id, err)
 	}
 	return snap.Values, nil
 }
@@ -576,7 +576,7 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 		m.failEarly(run, err)
 		return fmt.Errorf("runs: %s %s: %w", op, id, err)
 	}
-	var cmd *graph.Command[agent.RetraiState]
+	var cmd *graph.Command[retrai.State]
 	if resume && run.Status != StatusPending {
 		snap, err := g.GetState(ctx, graph.WithThread(id))
 		if err != nil {
@@ -589,9 +589,9 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 			if strings.TrimSpace(decision) == "" {
 				return fmt.Errorf("runs: resume %s: %w", id, ErrDecisionRequired)
 			}
-			cmd = &graph.Command[agent.RetraiState]{Resume: strings.TrimSpace(decision)}
+			cmd = &graph.Command[retrai.State]{Resume: strings.TrimSpace(decision)}
 		default:
-			cmd = &graph.Command[agent.RetraiState]{}
+			cmd = &graph.Command[retrai.State]{}
 		}
 	}
 
@@ -618,7 +618,7 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 }
 
 // build returns the agent graph of run, publishing on sk.
-func (m *Manager) build(ctx context.Context, run Run, sk *sink) (*graph.Graph[agent.RetraiState], error) {
+func (m *Manager) build(ctx context.Context, run Run, sk *sink) (*graph.Graph[retrai.State], error) {
 	fileCfg, err := loadConfig(run.Cwd)
 	if err != nil {
 		return nil, err
@@ -631,15 +631,15 @@ func (m *Manager) build(ctx context.Context, run Run, sk *sink) (*graph.Graph[ag
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", run.Model, err)
 	}
-	opts := []agent.RetraiOption{
-		agent.WithRetraiEvents(sk),
-		agent.WithRetraiCheckpointer(m.saver),
-		agent.WithRetraiCompileOptions(graph.WithLeaseTTL(m.leaseTTL)),
+	opts := []retrai.Option{
+		retrai.WithEvents(sk),
+		retrai.WithCheckpointer(m.saver),
+		retrai.WithCompileOptions(graph.WithLeaseTTL(m.leaseTTL)),
 	}
 	if m.tools != nil {
-		opts = append(opts, agent.WithRetraiTools(m.tools))
+		opts = append(opts, retrai.WithTools(m.tools))
 	}
-	return agent.NewRetrai(model, goal, append(opts, m.agentOpts...)...)
+	return retrai.New(model, goal, append(opts, m.agentOpts...)...)
 }
 
 // loadConfig returns the project's .retrai.yml in dir, the zero Config if
@@ -665,7 +665,7 @@ func (m *Manager) failEarly(run Run, cause error) {
 }
 
 // run executes the graph of run and records how it stopped.
-func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Graph[agent.RetraiState], sk *sink, cmd *graph.Command[agent.RetraiState]) {
+func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Graph[retrai.State], sk *sink, cmd *graph.Command[retrai.State]) {
 	opts := []graph.RunOption{graph.WithThread(run.ID), graph.WithRecursionLimit(4*run.MaxIterations + 8)}
 	ctx = llm.ContextWithProgress(ctx, sk.modelProgress)
 	execute := func() error {
@@ -673,7 +673,7 @@ func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Grap
 			_, err := g.Resume(ctx, *cmd, opts...)
 			return err
 		}
-		_, err := g.Invoke(ctx, agent.RetraiInput(agent.RetraiRun{
+		_, err := g.Invoke(ctx, retrai.Input(retrai.Run{
 			RunID:         run.ID,
 			Cwd:           run.Cwd,
 			ModelName:     run.Model,
@@ -718,7 +718,7 @@ func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Grap
 		return
 	}
 	run = sk.record()
-	var v agent.RetraiState
+	var v retrai.State
 	if snap, serr := g.GetState(bg, graph.WithThread(run.ID)); serr == nil {
 		v = snap.Values
 		run.Iteration, run.TotalTokens = v.Iteration.Get(), v.TotalTokens.Get()
@@ -730,11 +730,11 @@ func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Grap
 	switch {
 	case err == nil:
 		switch v.Outcome() {
-		case agent.OutcomeAchieved:
+		case retrai.OutcomeAchieved:
 			run.Status = StatusAchieved
-		case agent.OutcomeAborted:
+		case retrai.OutcomeAborted:
 			run.Status = StatusAborted
-		case agent.OutcomeFailed:
+		case retrai.OutcomeFailed:
 			run.Status = StatusFailed
 		default:
 			run.Status, run.Error = StatusError, "the agent stopped without an outcome"
@@ -808,7 +808,7 @@ type sink struct {
 	track     progressTracker
 }
 
-// Publish implements agent.EventPublisher.
+// Publish implements retrai.EventPublisher.
 func (s *sink) Publish(ev events.Event) {
 	ev.RunID = s.id
 	s.mu.Lock()
@@ -940,7 +940,7 @@ func (shapeBaselineGoal) Baseline(context.Context, string) (*goals.Baseline, err
 
 // shapeGraphOf returns a graph of the shape of run's — with a baseline
 // node when its goal takes baselines — to read its checkpoints.
-func shapeGraphOf(run Run, opts ...agent.RetraiOption) (*graph.Graph[agent.RetraiState], error) {
+func shapeGraphOf(run Run, opts ...retrai.Option) (*graph.Graph[retrai.State], error) {
 	cfg, err := loadConfig(run.Cwd)
 	if err != nil {
 		cfg = goals.Config{}
@@ -950,7 +950,7 @@ func shapeGraphOf(run Run, opts ...agent.RetraiOption) (*graph.Graph[agent.Retra
 		goal, err = goals.New(run.Goal, goals.Config{})
 	}
 	if _, ok := goal.(goals.Baseliner); ok && err == nil {
-		g, err := agent.NewRetrai(llm.NewScripted(), shapeBaselineGoal{}, opts...)
+		g, err := retrai.New(llm.NewScripted(), shapeBaselineGoal{}, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
 		}
@@ -961,8 +961,8 @@ func shapeGraphOf(run Run, opts ...agent.RetraiOption) (*graph.Graph[agent.Retra
 
 // shapeGraph returns the agent's graph with neither a model nor a goal:
 // enough to read checkpoints or draw it.
-func shapeGraph(opts ...agent.RetraiOption) (*graph.Graph[agent.RetraiState], error) {
-	g, err := agent.NewRetrai(llm.NewScripted(), shapeGoal{}, opts...)
+func shapeGraph(opts ...retrai.Option) (*graph.Graph[retrai.State], error) {
+	g, err := retrai.New(llm.NewScripted(), shapeGoal{}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("runs: %w", err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/openaitest"
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
@@ -142,7 +142,7 @@ func TestManagerFixesTheSamples(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, name, run.Goal)
 			require.Equal(t, StatusPending, run.Status)
-			wantMax := agent.DefaultMaxIterations
+			wantMax := retrai.DefaultMaxIterations
 			if name == samples.Shell {
 				wantMax = 10 // from the sample's .retrai.yml
 			}
@@ -183,7 +183,7 @@ func TestManagerFixesTheSamples(t *testing.T) {
 
 			st, err := m.State(t.Context(), run.ID)
 			require.NoError(t, err)
-			require.Equal(t, agent.OutcomeAchieved, st.Outcome())
+			require.Equal(t, retrai.OutcomeAchieved, st.Outcome())
 			require.Equal(t, run.ID, st.RunID.Get())
 			require.Equal(t, dir, st.Cwd.Get())
 
@@ -496,7 +496,7 @@ func TestManagerCreateAppliesTheProjectConfig(t *testing.T) {
 			name: "defaults",
 			yml:  "command: 'true'\n",
 			cfg:  Config{Model: "m"},
-			want: Config{Goal: "shell", Model: "m", MaxIterations: agent.DefaultMaxIterations},
+			want: Config{Goal: "shell", Model: "m", MaxIterations: retrai.DefaultMaxIterations},
 		},
 		{
 			name:    "no model anywhere",

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/events"
 )
 
@@ -46,7 +46,7 @@ func (t *progressTracker) stepStart(cwd, node string) {
 	switch {
 	case !t.stamped:
 		t.stamp, t.stamped = projectStamp(cwd), true
-	case node == agent.EvaluateNode:
+	case node == retrai.EvaluateNode:
 		t.changed = projectStamp(cwd) != t.stamp
 	}
 }

@@ -1,4 +1,4 @@
-package agent_test
+package retrai_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/goals"
 	"github.com/agentgraph/agentgraph/graph"
@@ -52,42 +52,42 @@ func rmTool(dir string) func(string) ([]tools.Tool, error) {
 
 // The baseline lives in the checkpointed state: a resumed run, in a new
 // process with a new goal, is still held to it.
-func TestRetraiBaselineSurvivesResume(t *testing.T) {
+func TestBaselineSurvivesResume(t *testing.T) {
 	dir := calcProject(t)
 	saver := checkpoint.NewMemory()
 	thread := graph.WithThread("resume")
-	newGraph := func(replies ...llm.Reply) *graph.Graph[agent.RetraiState] {
+	newGraph := func(replies ...llm.Reply) *graph.Graph[retrai.State] {
 		goal, err := goals.New(goals.GoalGoTest, goals.Config{})
 		require.NoError(t, err)
-		g, err := agent.NewRetrai(llm.NewScripted(replies...), goal, agent.WithRetraiTools(rmTool(dir)), agent.WithRetraiCheckpointer(saver))
+		g, err := retrai.New(llm.NewScripted(replies...), goal, retrai.WithTools(rmTool(dir)), retrai.WithCheckpointer(saver))
 		require.NoError(t, err)
 		return g
 	}
 	_, err := newGraph(llm.Reply{Text: "Looking."}).Invoke(t.Context(),
-		agent.RetraiInput(agent.RetraiRun{RunID: "run-1", Cwd: dir, MaxIterations: 2, HITL: true}), thread)
+		retrai.Input(retrai.Run{RunID: "run-1", Cwd: dir, MaxIterations: 2, HITL: true}), thread)
 	_, ok := errors.AsType[*graph.Interrupted](err)
 	require.True(t, ok, "want *graph.Interrupted, got %v", err)
 
 	g := newGraph(llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "rm", `{"path":"calc_test.go"}`)}})
-	out, err := g.Resume(t.Context(), graph.Command[agent.RetraiState]{Resume: "approve"}, thread)
+	out, err := g.Resume(t.Context(), graph.Command[retrai.State]{Resume: "approve"}, thread)
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeFailed, out.Outcome())
+	require.Equal(t, retrai.OutcomeFailed, out.Outcome())
 	require.Equal(t, "go-test: example.com/calc.TestAdd was in the baseline but did not run (deleted or renamed?)", out.GoalReason.Get())
 }
 
 // A model that deletes the failing test does not reach a test goal: the
 // baseline was taken before its first step.
-func TestRetraiDeletingTheFailingTestDoesNotReachTheGoal(t *testing.T) {
+func TestDeletingTheFailingTestDoesNotReachTheGoal(t *testing.T) {
 	dir := calcProject(t)
 	goal, err := goals.New(goals.GoalGoTest, goals.Config{})
 	require.NoError(t, err)
 	model := llm.NewScripted(llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "rm", `{"path":"calc_test.go"}`)}})
-	g, err := agent.NewRetrai(model, goal, agent.WithRetraiTools(rmTool(dir)))
+	g, err := retrai.New(model, goal, retrai.WithTools(rmTool(dir)))
 	require.NoError(t, err)
 
-	out, err := g.Invoke(t.Context(), agent.RetraiInput(agent.RetraiRun{RunID: "run-1", Cwd: dir, MaxIterations: 1}))
+	out, err := g.Invoke(t.Context(), retrai.Input(retrai.Run{RunID: "run-1", Cwd: dir, MaxIterations: 1}))
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeFailed, out.Outcome())
+	require.Equal(t, retrai.OutcomeFailed, out.Outcome())
 	require.Equal(t, "go-test: example.com/calc.TestAdd was in the baseline but did not run (deleted or renamed?)", out.GoalReason.Get())
 	require.Equal(t, 2, out.GoalBaseline.Get().NumTests())
 }

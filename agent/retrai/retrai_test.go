@@ -1,4 +1,4 @@
-package agent_test
+package retrai_test
 
 import (
 	"context"
@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/internal/agenttest"
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/goals"
@@ -120,26 +121,26 @@ func probe(id, what string) llms.ToolCall {
 	return state.ToolCall(id, "probe", `{"what":"`+what+`"}`)
 }
 
-func retraiInput(maxIter int, hitl bool) agent.RetraiState {
-	return agent.RetraiInput(agent.RetraiRun{RunID: "run-1", Cwd: "/project", ModelName: "scripted", MaxIterations: maxIter, HITL: hitl})
+func retraiInput(maxIter int, hitl bool) retrai.State {
+	return retrai.Input(retrai.Run{RunID: "run-1", Cwd: "/project", ModelName: "scripted", MaxIterations: maxIter, HITL: hitl})
 }
 
-func TestRetraiReachesTheGoal(t *testing.T) {
+func TestReachesTheGoal(t *testing.T) {
 	goal := &retraiGoal{check: achievedAt(2)}
 	var rec recorder
 	model := llm.NewScripted(
 		llm.Reply{Text: "Let me probe.", ToolCalls: []llms.ToolCall{probe("c1", "a"), probe("c2", "b")}, Usage: llm.Usage{PromptTokens: 100, CompletionTokens: 10}},
 		llm.Reply{Text: "Fixed.", Usage: llm.Usage{PromptTokens: 200, CompletionTokens: 20, TotalTokens: 220}},
 	)
-	g, err := agent.NewRetrai(model, goal, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+	g, err := retrai.New(model, goal, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
 	require.NoError(t, err)
 
 	out, err := g.Invoke(t.Context(), retraiInput(0, false))
 	require.NoError(t, err)
 
-	require.Equal(t, agent.OutcomeAchieved, out.Outcome())
+	require.Equal(t, retrai.OutcomeAchieved, out.Outcome())
 	require.Equal(t, 2, out.Iteration.Get())
-	require.Equal(t, agent.DefaultMaxIterations, out.MaxIterations.Get())
+	require.Equal(t, retrai.DefaultMaxIterations, out.MaxIterations.Get())
 	require.Equal(t, 330, out.TotalTokens.Get())
 	require.Equal(t, "fake-goal: all 3 tests passed", out.GoalReason.Get())
 	require.Empty(t, out.PendingToolCalls.Get())
@@ -153,7 +154,7 @@ func TestRetraiReachesTheGoal(t *testing.T) {
 		"human: [goal check, iteration 1 of 50] Not achieved yet: fake-goal: 1 of 3 tests failed: TestWidget",
 		"ai: Fixed.",
 		"human: [goal check, iteration 2 of 50] Goal achieved: fake-goal: all 3 tests passed",
-	}, firstLines(summary(out.Messages.List())))
+	}, firstLines(agenttest.Summary(out.Messages.List())))
 
 	require.Equal(t, []string{
 		"step_start:plan", "llm_usage", "log", "step_start:act",
@@ -165,7 +166,7 @@ func TestRetraiReachesTheGoal(t *testing.T) {
 		require.Equal(t, "run-1", ev.RunID, "%s", ev.Kind)
 	}
 	end := rec.ofKind(events.KindRunEnd)[0]
-	require.Equal(t, agent.OutcomeAchieved, end.Payload["status"])
+	require.Equal(t, retrai.OutcomeAchieved, end.Payload["status"])
 	require.Equal(t, 330, end.Payload["total_tokens"])
 	usage := rec.ofKind(events.KindLLMUsage)
 	require.Equal(t, 110, usage[0].Payload["total_tokens"])
@@ -211,7 +212,7 @@ func firstLines(ss []string) []string {
 	return out
 }
 
-func TestRetraiRouting(t *testing.T) {
+func TestRouting(t *testing.T) {
 	tests := []struct {
 		name       string
 		replies    []llm.Reply
@@ -227,7 +228,7 @@ func TestRetraiRouting(t *testing.T) {
 			replies:   []llm.Reply{{Text: "Done already."}},
 			achieveAt: 1,
 			wantNodes: []string{"plan", "evaluate"},
-			wantOut:   agent.OutcomeAchieved,
+			wantOut:   retrai.OutcomeAchieved,
 			wantIter:  1,
 		},
 		{
@@ -235,7 +236,7 @@ func TestRetraiRouting(t *testing.T) {
 			replies:   []llm.Reply{{ToolCalls: []llms.ToolCall{probe("c1", "x")}}},
 			achieveAt: 1,
 			wantNodes: []string{"plan", "act", "evaluate"},
-			wantOut:   agent.OutcomeAchieved,
+			wantOut:   retrai.OutcomeAchieved,
 			wantIter:  1,
 		},
 		{
@@ -244,7 +245,7 @@ func TestRetraiRouting(t *testing.T) {
 			achieveAt:  99,
 			maxIter:    2,
 			wantNodes:  []string{"plan", "act", "evaluate", "plan", "evaluate"},
-			wantOut:    agent.OutcomeFailed,
+			wantOut:    retrai.OutcomeFailed,
 			wantIter:   2,
 			wantReason: "goal not achieved after 2 iteration(s): fake-goal: 1 of 3 tests failed: TestWidget",
 		},
@@ -253,8 +254,8 @@ func TestRetraiRouting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
 			model := llm.NewScripted(tt.replies...)
-			g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(tt.achieveAt)},
-				agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+			g, err := retrai.New(model, &retraiGoal{check: achievedAt(tt.achieveAt)},
+				retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
 			require.NoError(t, err)
 			out, err := g.Invoke(t.Context(), retraiInput(tt.maxIter, false))
 			require.NoError(t, err)
@@ -280,7 +281,7 @@ func TestRetraiRouting(t *testing.T) {
 	}
 }
 
-func TestRetraiTellsTheModelToChangeApproachWhenStuck(t *testing.T) {
+func TestTellsTheModelToChangeApproachWhenStuck(t *testing.T) {
 	// The check keeps reporting one failing test; from the third identical
 	// failure on the status message says the model is stuck.
 	var replies []llm.Reply
@@ -289,11 +290,11 @@ func TestRetraiTellsTheModelToChangeApproachWhenStuck(t *testing.T) {
 	}
 	model := llm.NewScripted(replies...)
 	var rec recorder
-	g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(99)}, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+	g, err := retrai.New(model, &retraiGoal{check: achievedAt(99)}, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
 	require.NoError(t, err)
 	out, err := g.Invoke(t.Context(), retraiInput(4, false))
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeFailed, out.Outcome())
+	require.Equal(t, retrai.OutcomeFailed, out.Outcome())
 	require.Equal(t, 4, out.StuckIterations.Get())
 
 	var status []string
@@ -321,7 +322,7 @@ func TestRetraiTellsTheModelToChangeApproachWhenStuck(t *testing.T) {
 	require.Equal(t, []int{1, 2, 3, 4}, stuck)
 }
 
-func TestRetraiStuckCountResetsWhenTheFailureChanges(t *testing.T) {
+func TestStuckCountResetsWhenTheFailureChanges(t *testing.T) {
 	failing := []int{2, 2, 1, 1, 1}
 	goal := &retraiGoal{check: func(n int) (goals.Result, error) {
 		f := failing[n-1]
@@ -332,7 +333,7 @@ func TestRetraiStuckCountResetsWhenTheFailureChanges(t *testing.T) {
 		replies = append(replies, llm.Reply{Text: "trying"})
 	}
 	var rec recorder
-	g, err := agent.NewRetrai(llm.NewScripted(replies...), goal, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+	g, err := retrai.New(llm.NewScripted(replies...), goal, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
 	require.NoError(t, err)
 	_, err = g.Invoke(t.Context(), retraiInput(len(failing), false))
 	require.NoError(t, err)
@@ -344,20 +345,20 @@ func TestRetraiStuckCountResetsWhenTheFailureChanges(t *testing.T) {
 	require.Equal(t, []int{1, 2, 1, 2, 3}, stuck)
 }
 
-func TestRetraiHumanCheck(t *testing.T) {
+func TestHumanCheck(t *testing.T) {
 	tests := []struct {
 		name     string
 		decision any
 		want     string
 	}{
-		{"true", true, agent.OutcomeAchieved},
-		{"approve", "approve", agent.OutcomeAchieved},
-		{"yes in capitals", " YES ", agent.OutcomeAchieved},
-		{"continue", "continue", agent.OutcomeAchieved},
-		{"a map with a decision", map[string]any{"decision": "approve"}, agent.OutcomeAchieved},
-		{"abort", "abort", agent.OutcomeAborted},
-		{"false", false, agent.OutcomeAborted},
-		{"anything else", "maybe", agent.OutcomeAborted},
+		{"true", true, retrai.OutcomeAchieved},
+		{"approve", "approve", retrai.OutcomeAchieved},
+		{"yes in capitals", " YES ", retrai.OutcomeAchieved},
+		{"continue", "continue", retrai.OutcomeAchieved},
+		{"a map with a decision", map[string]any{"decision": "approve"}, retrai.OutcomeAchieved},
+		{"abort", "abort", retrai.OutcomeAborted},
+		{"false", false, retrai.OutcomeAborted},
+		{"anything else", "maybe", retrai.OutcomeAborted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -366,9 +367,9 @@ func TestRetraiHumanCheck(t *testing.T) {
 				llm.Reply{ToolCalls: []llms.ToolCall{probe("c1", "x")}},
 				llm.Reply{Text: "fixed"},
 			)
-			g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(2)},
-				agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)),
-				agent.WithRetraiCheckpointer(checkpoint.NewMemory()))
+			g, err := retrai.New(model, &retraiGoal{check: achievedAt(2)},
+				retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)),
+				retrai.WithCheckpointer(checkpoint.NewMemory()))
 			require.NoError(t, err)
 			thread := graph.WithThread("hitl")
 
@@ -376,7 +377,7 @@ func TestRetraiHumanCheck(t *testing.T) {
 			intr, ok := errors.AsType[*graph.Interrupted](err)
 			require.True(t, ok, "want *graph.Interrupted, got %v", err)
 			require.Len(t, intr.Interrupts, 1)
-			require.Equal(t, agent.HumanCheckNode, intr.Interrupts[0].Node)
+			require.Equal(t, retrai.HumanCheckNode, intr.Interrupts[0].Node)
 			payload := intr.Interrupts[0].Value.(map[string]any)
 			require.Contains(t, payload["question"], "Iteration 1 of 50 done: fake-goal: 1 of 3 tests failed")
 			required := rec.ofKind(events.KindHumanCheckRequired)
@@ -384,8 +385,8 @@ func TestRetraiHumanCheck(t *testing.T) {
 			require.Equal(t, 1, required[0].Iteration)
 			require.Empty(t, rec.ofKind(events.KindRunEnd))
 
-			out, err := g.Resume(t.Context(), graph.Command[agent.RetraiState]{Resume: tt.decision}, thread)
-			if tt.want == agent.OutcomeAchieved {
+			out, err := g.Resume(t.Context(), graph.Command[retrai.State]{Resume: tt.decision}, thread)
+			if tt.want == retrai.OutcomeAchieved {
 				// Approved: the agent plans again, reaches the goal at
 				// the second check and ends without another human check.
 				require.NoError(t, err)
@@ -400,7 +401,7 @@ func TestRetraiHumanCheck(t *testing.T) {
 			require.Equal(t, tt.want, out.Outcome())
 			responses := rec.ofKind(events.KindHumanCheckResponse)
 			require.Len(t, responses, 1)
-			require.Equal(t, tt.want == agent.OutcomeAchieved, responses[0].Payload["approved"])
+			require.Equal(t, tt.want == retrai.OutcomeAchieved, responses[0].Payload["approved"])
 			require.Len(t, rec.ofKind(events.KindHumanCheckRequired), 1, "resuming does not ask again")
 			ends := rec.ofKind(events.KindRunEnd)
 			require.Len(t, ends, 1)
@@ -409,13 +410,13 @@ func TestRetraiHumanCheck(t *testing.T) {
 	}
 }
 
-func TestRetraiTrimsTheContext(t *testing.T) {
+func TestTrimsTheContext(t *testing.T) {
 	tests := []struct {
 		name   string
 		window int
 		want   int // messages after the system prompt
 	}{
-		{"default window of 60", 0, agent.DefaultContextMessages},
+		{"default window of 60", 0, retrai.DefaultContextMessages},
 		{"window of 5", 5, 5},
 	}
 	for _, tt := range tests {
@@ -436,11 +437,11 @@ func TestRetraiTrimsTheContext(t *testing.T) {
 				}
 				return nil
 			}})
-			opts := []agent.RetraiOption{agent.WithRetraiTools(echoTools(1))}
+			opts := []retrai.Option{retrai.WithTools(echoTools(1))}
 			if tt.window > 0 {
-				opts = append(opts, agent.WithRetraiContextMessages(tt.window))
+				opts = append(opts, retrai.WithContextMessages(tt.window))
 			}
-			g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(1)}, opts...)
+			g, err := retrai.New(model, &retraiGoal{check: achievedAt(1)}, opts...)
 			require.NoError(t, err)
 			_, err = g.Invoke(t.Context(), in)
 			require.NoError(t, err)
@@ -448,7 +449,7 @@ func TestRetraiTrimsTheContext(t *testing.T) {
 	}
 }
 
-func TestRetraiTruncatesToolOutput(t *testing.T) {
+func TestTruncatesToolOutput(t *testing.T) {
 	tests := []struct {
 		name      string
 		size      int
@@ -456,18 +457,18 @@ func TestRetraiTruncatesToolOutput(t *testing.T) {
 		wantChars int
 	}{
 		{"short output is kept", 100, 0, 100},
-		{"default limit", 20000, 0, agent.DefaultToolOutputChars},
+		{"default limit", 20000, 0, retrai.DefaultToolOutputChars},
 		{"custom limit", 3000, 1000, 1000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
 			model := llm.NewScripted(llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "big", `{}`)}})
-			opts := []agent.RetraiOption{agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(tt.size))}
+			opts := []retrai.Option{retrai.WithEvents(&rec), retrai.WithTools(echoTools(tt.size))}
 			if tt.limit > 0 {
-				opts = append(opts, agent.WithRetraiToolOutputLimit(tt.limit))
+				opts = append(opts, retrai.WithToolOutputLimit(tt.limit))
 			}
-			g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(1)}, opts...)
+			g, err := retrai.New(model, &retraiGoal{check: achievedAt(1)}, opts...)
 			require.NoError(t, err)
 			out, err := g.Invoke(t.Context(), retraiInput(1, false))
 			require.NoError(t, err)
@@ -488,14 +489,14 @@ func TestRetraiTruncatesToolOutput(t *testing.T) {
 			}
 			ev := rec.ofKind(events.KindToolResult)[0]
 			shown, _ := ev.PayloadString("output")
-			require.LessOrEqual(t, len([]rune(shown)), agent.EventOutputChars)
+			require.LessOrEqual(t, len([]rune(shown)), retrai.EventOutputChars)
 			chars, _ := ev.PayloadInt("output_chars")
 			require.Equal(t, tt.wantChars, chars)
 		})
 	}
 }
 
-func TestRetraiToolErrorsAreResultsTheModelSees(t *testing.T) {
+func TestToolErrorsAreResultsTheModelSees(t *testing.T) {
 	var rec recorder
 	model := llm.NewScripted(
 		llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "nope", `{}`), state.ToolCall("c2", "probe", `{"bad":1}`)}},
@@ -510,11 +511,11 @@ func TestRetraiToolErrorsAreResultsTheModelSees(t *testing.T) {
 			return nil
 		}},
 	)
-	g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(2)}, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+	g, err := retrai.New(model, &retraiGoal{check: achievedAt(2)}, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
 	require.NoError(t, err)
 	out, err := g.Invoke(t.Context(), retraiInput(0, false))
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeAchieved, out.Outcome())
+	require.Equal(t, retrai.OutcomeAchieved, out.Outcome())
 	results := rec.ofKind(events.KindToolResult)
 	require.Len(t, results, 2)
 	for _, ev := range results {
@@ -523,7 +524,7 @@ func TestRetraiToolErrorsAreResultsTheModelSees(t *testing.T) {
 	}
 }
 
-func TestRetraiFailures(t *testing.T) {
+func TestFailures(t *testing.T) {
 	boom := errors.New("boom")
 	tests := []struct {
 		name    string
@@ -531,13 +532,13 @@ func TestRetraiFailures(t *testing.T) {
 		check   func(int) (goals.Result, error)
 		wantErr string
 	}{
-		{"model error", llm.Reply{Err: boom}, achievedAt(1), "agent: retrai: model call"},
-		{"goal check error", llm.Reply{Text: "ok"}, func(int) (goals.Result, error) { return goals.Result{}, boom }, "agent: retrai: goal check fake-goal"},
+		{"model error", llm.Reply{Err: boom}, achievedAt(1), "retrai: model call"},
+		{"goal check error", llm.Reply{Text: "ok"}, func(int) (goals.Result, error) { return goals.Result{}, boom }, "retrai: goal check fake-goal"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
-			g, err := agent.NewRetrai(llm.NewScripted(tt.model), &retraiGoal{check: tt.check}, agent.WithRetraiEvents(&rec), agent.WithRetraiTools(echoTools(1)))
+			g, err := retrai.New(llm.NewScripted(tt.model), &retraiGoal{check: tt.check}, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
 			require.NoError(t, err)
 			_, err = g.Invoke(t.Context(), retraiInput(0, false))
 			require.ErrorIs(t, err, boom)
@@ -550,15 +551,15 @@ func TestRetraiFailures(t *testing.T) {
 	}
 }
 
-func TestNewRetraiRejectsMissingParts(t *testing.T) {
-	_, err := agent.NewRetrai(nil, &retraiGoal{})
+func TestNewRejectsMissingParts(t *testing.T) {
+	_, err := retrai.New(nil, &retraiGoal{})
 	require.ErrorContains(t, err, "nil model")
-	_, err = agent.NewRetrai(llm.NewScripted(), nil)
+	_, err = retrai.New(llm.NewScripted(), nil)
 	require.ErrorContains(t, err, "nil goal")
 }
 
-func TestRetraiMermaid(t *testing.T) {
-	g, err := agent.NewRetrai(llm.NewScripted(), &retraiGoal{})
+func TestMermaid(t *testing.T) {
+	g, err := retrai.New(llm.NewScripted(), &retraiGoal{})
 	require.NoError(t, err)
 	m := g.Mermaid()
 	for _, edge := range []string{
@@ -588,7 +589,7 @@ func TestApproved(t *testing.T) {
 		{nil, false}, {1, false},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, agent.Approved(tt.v), "%#v", tt.v)
+		require.Equal(t, tt.want, retrai.Approved(tt.v), "%#v", tt.v)
 	}
 }
 
@@ -607,7 +608,7 @@ func TestTruncateMiddle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := agent.TruncateMiddle(tt.s, tt.n)
+			got := retrai.TruncateMiddle(tt.s, tt.n)
 			if tt.n <= 0 || len([]rune(tt.s)) <= tt.n {
 				require.Equal(t, tt.s, got)
 				return
@@ -676,25 +677,25 @@ func toolResults(msgs []state.Message) []string {
 	return out
 }
 
-func TestRetraiRunsEachToolCallAsATaskOneAtATimeInCallOrder(t *testing.T) {
+func TestRunsEachToolCallAsATaskOneAtATimeInCallOrder(t *testing.T) {
 	const calls = 5
 	for range 10 { // the tasks of a turn start together: give races a chance
 		var rec recorder
 		var st stepTools
 		model := llm.NewScripted(llm.Reply{ToolCalls: stepCalls(calls)})
-		g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(1)},
-			agent.WithRetraiEvents(&rec), agent.WithRetraiTools(st.tools))
+		g, err := retrai.New(model, &retraiGoal{check: achievedAt(1)},
+			retrai.WithEvents(&rec), retrai.WithTools(st.tools))
 		require.NoError(t, err)
 
 		pushed := 0
-		var final agent.RetraiState
+		var final retrai.State
 		for ev, err := range g.Stream(t.Context(), retraiInput(0, false), graph.WithStreamModes(graph.ModeTasks|graph.ModeValues)) {
 			require.NoError(t, err)
-			if p, ok := ev.Payload.(graph.TaskStart); ok && ev.Node == agent.ActNode {
+			if p, ok := ev.Payload.(graph.TaskStart); ok && ev.Node == retrai.ActNode {
 				require.True(t, p.Push, "a Send task")
 				pushed++
 			}
-			if s, ok := ev.Payload.(agent.RetraiState); ok {
+			if s, ok := ev.Payload.(retrai.State); ok {
 				final = s
 			}
 		}
@@ -728,7 +729,7 @@ func TestRetraiRunsEachToolCallAsATaskOneAtATimeInCallOrder(t *testing.T) {
 	}
 }
 
-func TestRetraiResumeRunsOnlyTheUnfinishedToolCalls(t *testing.T) {
+func TestResumeRunsOnlyTheUnfinishedToolCalls(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	st := stepTools{before: func(_ context.Context, n string) error {
 		if n == "2" {
@@ -738,8 +739,8 @@ func TestRetraiResumeRunsOnlyTheUnfinishedToolCalls(t *testing.T) {
 		return nil
 	}}
 	model := llm.NewScripted(llm.Reply{ToolCalls: stepCalls(3)})
-	g, err := agent.NewRetrai(model, &retraiGoal{check: achievedAt(1)},
-		agent.WithRetraiTools(st.tools), agent.WithRetraiCheckpointer(checkpoint.NewMemory()))
+	g, err := retrai.New(model, &retraiGoal{check: achievedAt(1)},
+		retrai.WithTools(st.tools), retrai.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
 	thread := graph.WithThread("t")
 
@@ -748,9 +749,9 @@ func TestRetraiResumeRunsOnlyTheUnfinishedToolCalls(t *testing.T) {
 	require.Equal(t, []string{"1", "2"}, st.started)
 
 	st.before = nil
-	out, err := g.Resume(t.Context(), graph.Command[agent.RetraiState]{}, thread)
+	out, err := g.Resume(t.Context(), graph.Command[retrai.State]{}, thread)
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeAchieved, out.Outcome())
+	require.Equal(t, retrai.OutcomeAchieved, out.Outcome())
 	require.Equal(t, "1", st.started[0])
 	require.ElementsMatch(t, []string{"1", "2", "2", "3"}, st.started, "call 1 ran once, call 2 again")
 	require.Equal(t, 1, st.peak)

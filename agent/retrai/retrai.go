@@ -1,4 +1,4 @@
-package agent
+package retrai
 
 import (
 	"context"
@@ -54,7 +54,7 @@ const (
 	EventOutputChars = 500
 )
 
-// Outcomes of a finished retrAI run, as returned by [RetraiState.Outcome]
+// Outcomes of a finished retrAI run, as returned by [State.Outcome]
 // and carried by the "status" key of its run_end event.
 const (
 	OutcomeAchieved = "achieved"
@@ -62,9 +62,9 @@ const (
 	OutcomeAborted  = "aborted"
 )
 
-// RetraiToolCall is a tool call the model asked for and the act node has
+// ToolCall is a tool call the model asked for and the act node has
 // not run yet.
-type RetraiToolCall struct {
+type ToolCall struct {
 	// ID is the call's ID, echoed by its result.
 	ID string `json:"id"`
 	// Name is the tool's name.
@@ -73,8 +73,8 @@ type RetraiToolCall struct {
 	Args string `json:"args"`
 }
 
-// RetraiToolResult is the outcome of one tool call run by the act node.
-type RetraiToolResult struct {
+// ToolResult is the outcome of one tool call run by the act node.
+type ToolResult struct {
 	// CallID is the ID of the call.
 	CallID string `json:"call_id"`
 	// Name is the tool's name.
@@ -87,36 +87,36 @@ type RetraiToolResult struct {
 	IsError bool `json:"is_error,omitempty"`
 }
 
-// RetraiActCall is the tool call an act task runs: one of the calls of a
+// ActCall is the tool call an act task runs: one of the calls of a
 // model turn, which the plan node sends to the act node each in a task of
 // its own.
-type RetraiActCall struct {
+type ActCall struct {
 	// Turn identifies the model's turn: the ID of its AI message.
 	Turn string `json:"turn"`
 	// Index is the call's position among the turn's calls (from 0).
 	Index int `json:"index"`
 	// Call is the call.
-	Call RetraiToolCall `json:"call"`
+	Call ToolCall `json:"call"`
 }
 
-// RetraiState is the state of the retrAI agent. [RetraiInput] builds the
+// State is the state of the retrAI agent. [Input] builds the
 // input of a new run.
-type RetraiState struct {
+type State struct {
 	// Messages is the conversation: the kickoff message, the model's AI
 	// messages, the tool results and the goal status messages. The system
 	// prompt is not stored: the plan node rebuilds it from the goal.
 	Messages state.Messages
 	// PendingToolCalls are the calls of the model's last answer, until
 	// the act step has run them (the evaluate node clears them).
-	PendingToolCalls state.Value[[]RetraiToolCall]
+	PendingToolCalls state.Value[[]ToolCall]
 	// ToolResults are the results of the last act step, in call order:
 	// the plan node empties the list when it records tool calls, and each
 	// act task appends the result of its call.
-	ToolResults state.Append[RetraiToolResult]
+	ToolResults state.Append[ToolResult]
 	// ActCall is set only in the input of an act task (the argument of a
 	// graph.Send of the plan node's branch), never in the run's state: the
-	// one tool call the task runs (see [NewRetrai]).
-	ActCall state.Value[RetraiActCall]
+	// one tool call the task runs (see [New]).
+	ActCall state.Value[ActCall]
 	// GoalAchieved and GoalReason are the outcome of the last goal check.
 	GoalAchieved state.Value[bool]
 	GoalReason   state.Value[string]
@@ -147,7 +147,7 @@ type RetraiState struct {
 }
 
 // Limit returns the run's iteration limit.
-func (s RetraiState) Limit() int {
+func (s State) Limit() int {
 	if n := s.MaxIterations.Get(); n > 0 {
 		return n
 	}
@@ -156,7 +156,7 @@ func (s RetraiState) Limit() int {
 
 // Outcome returns how the run ended — OutcomeAchieved, OutcomeAborted or
 // OutcomeFailed (out of iterations) — or "" if it has not ended.
-func (s RetraiState) Outcome() string {
+func (s State) Outcome() string {
 	switch {
 	case s.GoalAchieved.Get():
 		return OutcomeAchieved
@@ -168,8 +168,8 @@ func (s RetraiState) Outcome() string {
 	return ""
 }
 
-// RetraiRun describes a new run for [RetraiInput].
-type RetraiRun struct {
+// Run describes a new run for [Input].
+type Run struct {
 	// RunID identifies the run (and should be its checkpoint thread).
 	RunID string
 	// Cwd is the project directory.
@@ -184,9 +184,9 @@ type RetraiRun struct {
 	Instructions string
 }
 
-// RetraiInput returns the input state of a new run: its settings and the
+// Input returns the input state of a new run: its settings and the
 // human kickoff message.
-func RetraiInput(r RetraiRun) RetraiState {
+func Input(r Run) State {
 	maxIter := r.MaxIterations
 	if maxIter <= 0 {
 		maxIter = DefaultMaxIterations
@@ -196,9 +196,9 @@ func RetraiInput(r RetraiRun) RetraiState {
 	if strings.TrimSpace(r.Instructions) != "" {
 		kickoff += "\n\nAdditional instructions:\n" + strings.TrimSpace(r.Instructions)
 	}
-	in := RetraiState{
+	in := State{
 		Messages:         state.Msgs(state.Human(kickoff)),
-		PendingToolCalls: state.Set[[]RetraiToolCall](nil),
+		PendingToolCalls: state.Set[[]ToolCall](nil),
 		GoalAchieved:     state.Set(false),
 		GoalReason:       state.Set(""),
 		Iteration:        state.Set(0),
@@ -220,10 +220,10 @@ type EventPublisher interface {
 	Publish(ev events.Event)
 }
 
-// RetraiOption configures [NewRetrai].
-type RetraiOption func(*retraiConfig)
+// Option configures [New].
+type Option func(*config)
 
-type retraiConfig struct {
+type config struct {
 	pub         EventPublisher
 	saver       checkpoint.Saver
 	toolsFor    func(cwd string) ([]tools.Tool, error)
@@ -234,71 +234,71 @@ type retraiConfig struct {
 	stuckAfter  int
 }
 
-// WithRetraiEvents publishes the run's events on p (an *events.Bus, say).
+// WithEvents publishes the run's events on p (an *events.Bus, say).
 // Without it no events are published.
-func WithRetraiEvents(p EventPublisher) RetraiOption {
-	return func(c *retraiConfig) { c.pub = p }
+func WithEvents(p EventPublisher) Option {
+	return func(c *config) { c.pub = p }
 }
 
-// WithRetraiCheckpointer compiles the graph with graph.WithCheckpointer(s);
+// WithCheckpointer compiles the graph with graph.WithCheckpointer(s);
 // it is needed for human checks and to resume runs, which then need
 // graph.WithThread (the run ID).
-func WithRetraiCheckpointer(s checkpoint.Saver) RetraiOption {
-	return func(c *retraiConfig) { c.saver = s }
+func WithCheckpointer(s checkpoint.Saver) Option {
+	return func(c *config) { c.saver = s }
 }
 
-// WithRetraiTools replaces the tools given to the model. toolsFor is called
+// WithTools replaces the tools given to the model. toolsFor is called
 // once per project directory (the state's Cwd). The default is
 // tools.Coding on a workspace rooted at the project directory, with the
 // tool output limit.
-func WithRetraiTools(toolsFor func(cwd string) ([]tools.Tool, error)) RetraiOption {
-	return func(c *retraiConfig) { c.toolsFor = toolsFor }
+func WithTools(toolsFor func(cwd string) ([]tools.Tool, error)) Option {
+	return func(c *config) { c.toolsFor = toolsFor }
 }
 
-// WithRetraiCompileOptions adds options to the graph's compilation (hooks,
+// WithCompileOptions adds options to the graph's compilation (hooks,
 // a name, …), after the agent's own.
-func WithRetraiCompileOptions(opts ...graph.CompileOption) RetraiOption {
-	return func(c *retraiConfig) { c.compileOpts = append(c.compileOpts, opts...) }
+func WithCompileOptions(opts ...graph.CompileOption) Option {
+	return func(c *config) { c.compileOpts = append(c.compileOpts, opts...) }
 }
 
-// WithRetraiCallOptions adds options to every model call (temperature,
+// WithCallOptions adds options to every model call (temperature,
 // maximum tokens, …). The tools are bound by the agent itself.
-func WithRetraiCallOptions(opts ...llm.CallOption) RetraiOption {
-	return func(c *retraiConfig) { c.callOpts = append(c.callOpts, opts...) }
+func WithCallOptions(opts ...llm.CallOption) Option {
+	return func(c *config) { c.callOpts = append(c.callOpts, opts...) }
 }
 
-// WithRetraiToolOutputLimit caps each tool result kept in the conversation
+// WithToolOutputLimit caps each tool result kept in the conversation
 // at n characters (default DefaultToolOutputChars).
-func WithRetraiToolOutputLimit(n int) RetraiOption {
-	return func(c *retraiConfig) {
+func WithToolOutputLimit(n int) Option {
+	return func(c *config) {
 		if n > 0 {
 			c.outputChars = n
 		}
 	}
 }
 
-// WithRetraiContextMessages sets how many messages besides the system
+// WithContextMessages sets how many messages besides the system
 // prompt the model is sent (default DefaultContextMessages).
-func WithRetraiContextMessages(n int) RetraiOption {
-	return func(c *retraiConfig) {
+func WithContextMessages(n int) Option {
+	return func(c *config) {
 		if n > 0 {
 			c.window = n
 		}
 	}
 }
 
-// WithRetraiStuckAfter sets after how many consecutive iterations with the
+// WithStuckAfter sets after how many consecutive iterations with the
 // same failure the model is told to change its approach (default
 // DefaultStuckAfter).
-func WithRetraiStuckAfter(n int) RetraiOption {
-	return func(c *retraiConfig) {
+func WithStuckAfter(n int) Option {
+	return func(c *config) {
 		if n > 0 {
 			c.stuckAfter = n
 		}
 	}
 }
 
-// NewRetrai returns the compiled retrAI agent graph working towards goal
+// New returns the compiled retrAI agent graph working towards goal
 // with model:
 //
 //	START → plan ─┬─ tool calls ──→ act → evaluate ─┬─ achieved / out of iterations → END
@@ -316,7 +316,7 @@ func WithRetraiStuckAfter(n int) RetraiOption {
 //     deleting, renaming or skipping a test does not reach the goal.
 //   - plan sends the system prompt (the goal's, plus the project, the
 //     limits, the tools and a strategy) and the last messages of the
-//     conversation (see [WithRetraiContextMessages]) to the model with the
+//     conversation (see [WithContextMessages]) to the model with the
 //     tools bound; it appends the model's answer, counts its tokens and
 //     records its tool calls as pending.
 //   - act runs the pending calls and appends their results, each
@@ -355,17 +355,17 @@ func WithRetraiStuckAfter(n int) RetraiOption {
 // graph's runs default to graph.WithMaxConcurrency(1)): a turn that
 // patches a file and then runs the tests needs that order.
 //
-// Human checks and resuming need a checkpointer ([WithRetraiCheckpointer]).
+// Human checks and resuming need a checkpointer ([WithCheckpointer]).
 // Each iteration takes at most four supersteps; long runs need
 // graph.WithRecursionLimit of at least 4 × MaxIterations + 3.
-func NewRetrai(model llm.Model, goal goals.Goal, opts ...RetraiOption) (*graph.Graph[RetraiState], error) {
+func New(model llm.Model, goal goals.Goal, opts ...Option) (*graph.Graph[State], error) {
 	if model == nil {
-		return nil, errors.New("agent: retrai: nil model")
+		return nil, errors.New("retrai: nil model")
 	}
 	if goal == nil {
-		return nil, errors.New("agent: retrai: nil goal")
+		return nil, errors.New("retrai: nil goal")
 	}
-	cfg := retraiConfig{outputChars: DefaultToolOutputChars, window: DefaultContextMessages, stuckAfter: DefaultStuckAfter}
+	cfg := config{outputChars: DefaultToolOutputChars, window: DefaultContextMessages, stuckAfter: DefaultStuckAfter}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -381,9 +381,9 @@ func NewRetrai(model llm.Model, goal goals.Goal, opts ...RetraiOption) (*graph.G
 			return tools.Coding(ws, tools.WithOutputLimit(limit)), nil
 		}
 	}
-	r := &retrai{model: model, goal: goal, cfg: cfg, nodes: map[string]*tools.ToolNode{}}
+	r := &agent{model: model, goal: goal, cfg: cfg, nodes: map[string]*tools.ToolNode{}}
 
-	b := graph.New[RetraiState]()
+	b := graph.New[State]()
 	b.AddNode(PlanNode, r.plan)
 	b.AddNode(ActNode, r.act)
 	b.AddNode(EvaluateNode, r.evaluate)
@@ -409,7 +409,7 @@ func NewRetrai(model llm.Model, goal goals.Goal, opts ...RetraiOption) (*graph.G
 	}
 	g, err := b.Compile(append(copts, cfg.compileOpts...)...)
 	if err != nil {
-		return nil, fmt.Errorf("agent: retrai: %w", err)
+		return nil, fmt.Errorf("retrai: %w", err)
 	}
 	return g, nil
 }
@@ -428,25 +428,25 @@ const (
 
 // routeAfterPlan sends each pending tool call to the act node in a task of
 // its own, or goes to evaluate when there are none.
-func routeAfterPlan(_ context.Context, s RetraiState) (graph.Route[RetraiState], error) {
+func routeAfterPlan(_ context.Context, s State) (graph.Route[State], error) {
 	calls := s.PendingToolCalls.Get()
 	if len(calls) == 0 {
-		return graph.To[RetraiState](routeNoToolCalls), nil
+		return graph.To[State](routeNoToolCalls), nil
 	}
 	last, _ := s.Messages.Last()
-	sends := make([]graph.Send[RetraiState], len(calls))
+	sends := make([]graph.Send[State], len(calls))
 	for i, c := range calls {
-		var arg RetraiState
-		arg.ActCall.Set(RetraiActCall{Turn: last.ID, Index: i, Call: c})
+		var arg State
+		arg.ActCall.Set(ActCall{Turn: last.ID, Index: i, Call: c})
 		arg.Cwd.Set(s.Cwd.Get())
 		arg.RunID.Set(s.RunID.Get())
 		arg.Iteration.Set(s.Iteration.Get())
-		sends[i] = graph.Send[RetraiState]{Node: ActNode, Arg: arg}
+		sends[i] = graph.Send[State]{Node: ActNode, Arg: arg}
 	}
-	return graph.Route[RetraiState]{Sends: sends}, nil
+	return graph.Route[State]{Sends: sends}, nil
 }
 
-func routeAfterEvaluate(_ context.Context, s RetraiState) (string, error) {
+func routeAfterEvaluate(_ context.Context, s State) (string, error) {
 	switch {
 	case s.GoalAchieved.Get(), s.Iteration.Get() >= s.Limit():
 		return routeDone, nil
@@ -456,24 +456,26 @@ func routeAfterEvaluate(_ context.Context, s RetraiState) (string, error) {
 	return routeContinue, nil
 }
 
-func routeAfterHumanCheck(_ context.Context, s RetraiState) (string, error) {
+func routeAfterHumanCheck(_ context.Context, s State) (string, error) {
 	if s.Aborted.Get() || s.Iteration.Get() >= s.Limit() {
 		return routeAbort, nil
 	}
 	return routeApprove, nil
 }
 
-type retrai struct {
+// agent is one compiled retrAI graph's nodes: its model, goal and
+// options, and a tool node per project directory.
+type agent struct {
 	model llm.Model
 	goal  goals.Goal
-	cfg   retraiConfig
+	cfg   config
 
 	mu    sync.Mutex
 	nodes map[string]*tools.ToolNode // by project directory
 }
 
 // toolNode returns the tool node of the project directory cwd.
-func (r *retrai) toolNode(cwd string) (*tools.ToolNode, error) {
+func (r *agent) toolNode(cwd string) (*tools.ToolNode, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if n, ok := r.nodes[cwd]; ok {
@@ -491,7 +493,7 @@ func (r *retrai) toolNode(cwd string) (*tools.ToolNode, error) {
 	return n, nil
 }
 
-func (r *retrai) publish(ev events.Event) {
+func (r *agent) publish(ev events.Event) {
 	if r.cfg.pub != nil {
 		r.cfg.pub.Publish(ev)
 	}
@@ -499,14 +501,14 @@ func (r *retrai) publish(ev events.Event) {
 
 // fail publishes an error event for err, unless the run was cancelled, and
 // returns err.
-func (r *retrai) fail(ctx context.Context, s RetraiState, iteration int, err error) error {
+func (r *agent) fail(ctx context.Context, s State, iteration int, err error) error {
 	if ctx.Err() == nil {
 		r.publish(events.Error(s.RunID.Get(), iteration, err))
 	}
 	return err
 }
 
-func (r *retrai) stepStart(ctx context.Context, s RetraiState, node string, iteration int) {
+func (r *agent) stepStart(ctx context.Context, s State, node string, iteration int) {
 	r.publish(events.New(events.KindStepStart, s.RunID.Get(), iteration, map[string]any{
 		"node": node,
 		"step": graph.Step(ctx),
@@ -514,22 +516,22 @@ func (r *retrai) stepStart(ctx context.Context, s RetraiState, node string, iter
 }
 
 // plan is the "plan" node.
-func (r *retrai) plan(ctx context.Context, s RetraiState) (RetraiState, error) {
+func (r *agent) plan(ctx context.Context, s State) (State, error) {
 	it := s.Iteration.Get() + 1
 	r.stepStart(ctx, s, PlanNode, it)
 	tn, err := r.toolNode(s.Cwd.Get())
 	if err != nil {
-		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: %w", err))
+		return State{}, r.fail(ctx, s, it, fmt.Errorf("retrai: %w", err))
 	}
 	msgs := append([]state.Message{state.System(r.systemPrompt(s, tn))}, s.Messages.List()...)
 	msgs = llm.Trim(msgs, r.cfg.window)
 	opts := append(r.cfg.callOpts[:len(r.cfg.callOpts):len(r.cfg.callOpts)], llm.WithTools(tn.Definitions()))
 	resp, err := llm.GenerateToGraph(ctx, r.model, msgs, opts...)
 	if err != nil {
-		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: model call: %w", err))
+		return State{}, r.fail(ctx, s, it, fmt.Errorf("retrai: model call: %w", err))
 	}
 
-	var out RetraiState
+	var out State
 	u := resp.Usage
 	total := u.TotalTokens
 	if total == 0 {
@@ -549,9 +551,9 @@ func (r *retrai) plan(ctx context.Context, s RetraiState) (RetraiState, error) {
 	if msg.ID == "" {
 		msg.ID = state.NewID() // it names the turn of the act tasks
 	}
-	var pending []RetraiToolCall
+	var pending []ToolCall
 	for _, c := range msg.ToolCalls() {
-		pc := RetraiToolCall{ID: c.ID}
+		pc := ToolCall{ID: c.ID}
 		if c.FunctionCall != nil {
 			pc.Name, pc.Args = c.FunctionCall.Name, c.FunctionCall.Arguments
 		}
@@ -569,19 +571,19 @@ func (r *retrai) plan(ctx context.Context, s RetraiState) (RetraiState, error) {
 // call of its ActCall (the graph runs a turn's tasks one at a time, in call
 // order); a task that has none (the node reached by a Command's Goto, say)
 // runs the pending calls one after the other.
-func (r *retrai) act(ctx context.Context, s RetraiState) (RetraiState, error) {
+func (r *agent) act(ctx context.Context, s State) (State, error) {
 	it := s.Iteration.Get() + 1
 	tn, err := r.toolNode(s.Cwd.Get())
 	if err != nil {
 		r.stepStart(ctx, s, ActNode, it)
-		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: %w", err))
+		return State{}, r.fail(ctx, s, it, fmt.Errorf("retrai: %w", err))
 	}
-	var out RetraiState
+	var out State
 	if !s.ActCall.HasValue() {
 		r.stepStart(ctx, s, ActNode, it)
 		for _, c := range s.PendingToolCalls.Get() {
 			if err := r.runCall(ctx, s, tn, c, &out); err != nil {
-				return RetraiState{}, err
+				return State{}, err
 			}
 		}
 		out.PendingToolCalls.Set(nil)
@@ -592,14 +594,14 @@ func (r *retrai) act(ctx context.Context, s RetraiState) (RetraiState, error) {
 		r.stepStart(ctx, s, ActNode, it)
 	}
 	if err := r.runCall(ctx, s, tn, ac.Call, &out); err != nil {
-		return RetraiState{}, err
+		return State{}, err
 	}
 	return out, nil
 }
 
 // runCall runs the tool call c, publishing its tool_call and tool_result
 // events, and appends its result to out.
-func (r *retrai) runCall(ctx context.Context, s RetraiState, tn *tools.ToolNode, c RetraiToolCall, out *RetraiState) error {
+func (r *agent) runCall(ctx context.Context, s State, tn *tools.ToolNode, c ToolCall, out *State) error {
 	it := s.Iteration.Get() + 1
 	runID := s.RunID.Get()
 	call := events.ToolCall(runID, it, c.Name, c.Args)
@@ -607,11 +609,11 @@ func (r *retrai) runCall(ctx context.Context, s RetraiState, tn *tools.ToolNode,
 	r.publish(call)
 	msgs, err := tn.RunCalls(ctx, []llms.ToolCall{state.ToolCall(c.ID, c.Name, c.Args)})
 	if err != nil {
-		return r.fail(ctx, s, it, fmt.Errorf("agent: retrai: tool %s: %w", c.Name, err))
+		return r.fail(ctx, s, it, fmt.Errorf("retrai: tool %s: %w", c.Name, err))
 	}
 	for _, m := range msgs {
 		for _, tr := range m.ToolResults() {
-			res := RetraiToolResult{
+			res := ToolResult{
 				CallID:  tr.ToolCallID,
 				Name:    tr.Name,
 				Output:  TruncateMiddle(tr.Content, r.cfg.outputChars),
@@ -640,26 +642,26 @@ func isToolError(content string) bool {
 }
 
 // baseline is the "baseline" node.
-func (r *retrai) baseline(ctx context.Context, s RetraiState) (RetraiState, error) {
+func (r *agent) baseline(ctx context.Context, s State) (State, error) {
 	if s.GoalBaseline.Get() != nil {
-		return RetraiState{}, nil
+		return State{}, nil
 	}
 	r.stepStart(ctx, s, BaselineNode, 0)
 	base, err := r.goal.(goals.Baseliner).Baseline(ctx, s.Cwd.Get())
 	if err != nil {
-		return RetraiState{}, r.fail(ctx, s, 0, fmt.Errorf("agent: retrai: goal baseline %s: %w", r.goal.Name(), err))
+		return State{}, r.fail(ctx, s, 0, fmt.Errorf("retrai: goal baseline %s: %w", r.goal.Name(), err))
 	}
 	r.publish(events.New(events.KindLog, s.RunID.Get(), 0, map[string]any{
 		"node":    BaselineNode,
 		"message": "baseline: " + base.Summary,
 	}))
-	var out RetraiState
+	var out State
 	out.GoalBaseline.Set(base)
 	return out, nil
 }
 
 // evaluate is the "evaluate" node.
-func (r *retrai) evaluate(ctx context.Context, s RetraiState) (RetraiState, error) {
+func (r *agent) evaluate(ctx context.Context, s State) (State, error) {
 	it := s.Iteration.Get() + 1
 	runID := s.RunID.Get()
 	limit := s.Limit()
@@ -672,7 +674,7 @@ func (r *retrai) evaluate(ctx context.Context, s RetraiState) (RetraiState, erro
 		Baseline:      s.GoalBaseline.Get(),
 	}, s.Cwd.Get())
 	if err != nil {
-		return RetraiState{}, r.fail(ctx, s, it, fmt.Errorf("agent: retrai: goal check %s: %w", r.goal.Name(), err))
+		return State{}, r.fail(ctx, s, it, fmt.Errorf("retrai: goal check %s: %w", r.goal.Name(), err))
 	}
 
 	stuck, signature := 0, ""
@@ -692,7 +694,7 @@ func (r *retrai) evaluate(ctx context.Context, s RetraiState) (RetraiState, erro
 		"stuck":    stuck,
 	}))
 
-	var out RetraiState
+	var out State
 	out.Messages.Append(state.Human(r.statusMessage(res, it, limit, stuck)))
 	out.PendingToolCalls.Set(nil)
 	out.GoalAchieved.Set(res.Achieved)
@@ -718,7 +720,7 @@ func (r *retrai) evaluate(ctx context.Context, s RetraiState) (RetraiState, erro
 	return out, nil
 }
 
-func (r *retrai) publishEnd(runID string, it int, outcome, reason string, tokens int) {
+func (r *agent) publishEnd(runID string, it int, outcome, reason string, tokens int) {
 	r.publish(events.New(events.KindRunEnd, runID, it, map[string]any{
 		"status":       outcome,
 		"reason":       reason,
@@ -740,7 +742,7 @@ func failureSignature(res goals.Result) string {
 const maxStatusDetail = 4000
 
 // statusMessage is what the evaluate node tells the model.
-func (r *retrai) statusMessage(res goals.Result, it, limit, stuck int) string {
+func (r *agent) statusMessage(res goals.Result, it, limit, stuck int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[goal check, iteration %d of %d] ", it, limit)
 	if res.Achieved {
@@ -771,7 +773,7 @@ func (r *retrai) statusMessage(res goals.Result, it, limit, stuck int) string {
 }
 
 // humanCheck is the "human_check" node.
-func (r *retrai) humanCheck(ctx context.Context, s RetraiState) (RetraiState, error) {
+func (r *agent) humanCheck(ctx context.Context, s State) (State, error) {
 	it := s.Iteration.Get()
 	runID := s.RunID.Get()
 	r.stepStart(ctx, s, HumanCheckNode, it)
@@ -787,14 +789,14 @@ func (r *retrai) humanCheck(ctx context.Context, s RetraiState) (RetraiState, er
 			"question": question,
 			"reason":   s.GoalReason.Get(),
 		}))
-		return RetraiState{}, err
+		return State{}, err
 	}
 	ok := Approved(answer)
 	r.publish(events.New(events.KindHumanCheckResponse, runID, it, map[string]any{
 		"decision": fmt.Sprint(answer),
 		"approved": ok,
 	}))
-	var out RetraiState
+	var out State
 	if !ok {
 		out.Aborted.Set(true)
 		out.Messages.Append(state.Human("[human check] The run was aborted by a human."))
@@ -822,7 +824,7 @@ func Approved(v any) bool {
 }
 
 // systemPrompt builds the model's instructions.
-func (r *retrai) systemPrompt(s RetraiState, tn *tools.ToolNode) string {
+func (r *agent) systemPrompt(s State, tn *tools.ToolNode) string {
 	var b strings.Builder
 	b.WriteString("You are retrAI, an autonomous software engineering agent. You work on the project in the directory ")
 	b.WriteString(s.Cwd.Get())
