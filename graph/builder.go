@@ -2,7 +2,9 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -23,10 +25,19 @@ type BranchFunc[S any] func(ctx context.Context, s S) (Route[S], error)
 // RouterFunc is a branch choosing one node or path-map key.
 type RouterFunc[S any] func(ctx context.Context, s S) (string, error)
 
+// MultiRouterFunc chooses the nodes (or path-map keys) to run next, any
+// number of them; see [Builder.AddMultiConditionalEdges].
+type MultiRouterFunc[S any] func(ctx context.Context, s S) ([]string, error)
+
 type node[S any] struct {
 	name     string
 	fn       CommandFunc[S]
 	plain    NodeFunc[S] // the function of a node added with AddNode (fn wraps it)
+	// A node added with AddNodeWithInput: its input type, its function
+	// (taking an inType value) and the decoder of a saved input.
+	inType   reflect.Type
+	inFn     func(ctx context.Context, in any) (S, error)
+	decodeIn func(b []byte) (any, error)
 	command  bool
 	retry    *RetryPolicy
 	timeout  time.Duration
@@ -135,6 +146,49 @@ func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *B
 	}, fn, opts)
 }
 
+// AddNodeWithInput adds to b a node whose input is its own type I instead
+// of the graph's state, like a LangGraph node with its own input schema:
+// the map step of a map-reduce, run once per item. It is reached only by
+// Send tasks made with [SendInput] (an edge, a join or a declared branch
+// destination to it fails Compile; a router, a Goto or a state-carrying
+// Send that reaches it fails the run with an error naming it), and it
+// returns writes to the graph's state like any node. Its input is saved
+// in checkpoints as JSON, so I must round-trip through encoding/json.
+//
+// It is a function, not a method, because Go methods cannot take type
+// parameters.
+func AddNodeWithInput[S, I any](b *Builder[S], name string, fn func(ctx context.Context, in I) (S, error), opts ...NodeOption) *Builder[S] {
+	if fn == nil {
+		b.problem("node %q: nil function", name)
+		return b
+	}
+	call := func(ctx context.Context, in any) (S, error) {
+		v, ok := in.(I)
+		if !ok {
+			var zero S
+			return zero, fmt.Errorf("graph: node %s takes a %s, got %T", name, reflect.TypeFor[I](), in)
+		}
+		return fn(ctx, v)
+	}
+	added := len(b.order)
+	b.addNode(name, func(ctx context.Context, s S) (Command[S], error) {
+		return Command[S]{}, fmt.Errorf("graph: node %s takes its own input (%s), not the state; reach it with graph.SendInput", name, reflect.TypeFor[I]())
+	}, nil, opts)
+	if len(b.order) > added { // added (not refused: see addNode)
+		n := b.nodes[name]
+		n.command = false
+		n.inType, n.inFn = reflect.TypeFor[I](), call
+		n.decodeIn = func(data []byte) (any, error) {
+			var v I
+			if err := json.Unmarshal(data, &v); err != nil {
+				return nil, fmt.Errorf("decoding the %s input of node %s: %w", reflect.TypeFor[I](), name, err)
+			}
+			return v, nil
+		}
+	}
+	return b
+}
+
 // AddCommandNode adds a node that returns a [Command].
 func (b *Builder[S]) AddCommandNode(name string, fn CommandFunc[S], opts ...NodeOption) *Builder[S] {
 	if fn == nil {
@@ -237,13 +291,32 @@ func Destinations(nodes ...string) BranchOption {
 
 // AddConditionalEdges adds a router after from (or [Start], for a
 // conditional entry point): it returns one node name, a key of its
-// [PathMap], or [End].
+// [PathMap], or [End]. A router that chooses several nodes at once (a
+// list, in LangGraph's add_conditional_edges) is added with
+// [Builder.AddMultiConditionalEdges]; one that also sends [Send] tasks,
+// with [Builder.AddBranch].
 func (b *Builder[S]) AddConditionalEdges(from string, fn RouterFunc[S], opts ...BranchOption) *Builder[S] {
 	if fn == nil {
 		b.problem("conditional edges from %q: nil function", from)
 		return b
 	}
 	b.addBranch(from, &branch[S]{router: fn}, opts)
+	return b
+}
+
+// AddMultiConditionalEdges adds a router after from (or [Start]) that
+// chooses any number of nodes, path-map keys or [End] at once: every one
+// it returns runs in the next step (none ends that branch). It is
+// LangGraph's add_conditional_edges with a router returning a list.
+func (b *Builder[S]) AddMultiConditionalEdges(from string, fn MultiRouterFunc[S], opts ...BranchOption) *Builder[S] {
+	if fn == nil {
+		b.problem("conditional edges from %q: nil function", from)
+		return b
+	}
+	b.addBranch(from, &branch[S]{fn: func(ctx context.Context, s S) (Route[S], error) {
+		nodes, err := fn(ctx, s)
+		return Route[S]{Nodes: nodes}, err
+	}}, opts)
 	return b
 }
 

@@ -86,7 +86,7 @@ func (c *MemoryCache) Clear(_ context.Context, nodes ...string) error {
 
 // cacheKey is "node|hash(key)" where key comes from the policy or from the
 // JSON encoding of the input.
-func (g *Graph[S]) cacheKey(n *node[S], input S) (string, error) {
+func (g *Graph[S]) cacheKey(n *node[S], input any) (string, error) {
 	var raw string
 	if n.cache.Key != nil {
 		k, err := n.cache.Key(input)

@@ -210,12 +210,20 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	problems = append(problems, sp...)
 
 	known := func(n string) bool { return n == End || b.nodes[n] != nil }
+	// ownInput reports an edge into a node with its own input type, which
+	// only a Send made with SendInput can feed.
+	ownInput := func(what, to string) {
+		if n := b.nodes[to]; n != nil && n.inType != nil {
+			problems = append(problems, fmt.Sprintf("%s: node %q takes its own input (%s), not the graph's state; only a Send made with graph.SendInput reaches it", what, to, n.inType))
+		}
+	}
 	checkTarget := func(what, to string) {
 		if to == Start {
 			problems = append(problems, fmt.Sprintf("%s: START cannot be an end node", what))
 		} else if !known(to) {
 			problems = append(problems, fmt.Sprintf("%s: found edge ending at unknown node %q", what, to))
 		}
+		ownInput(what, to)
 	}
 	for _, to := range b.startEdges {
 		checkTarget(fmt.Sprintf("edge %s -> %s", Start, to), to)
@@ -224,6 +232,13 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		for _, d := range br.dests {
 			if !known(d) {
 				problems = append(problems, fmt.Sprintf("at %q node, a branch found unknown target %q", from, d))
+			}
+		}
+		if br.router != nil {
+			// A router chooses nodes by name: never one with its own
+			// input (a branch may Send to it).
+			for _, d := range br.dests {
+				ownInput(fmt.Sprintf("conditional edge %s -> %s", from, d), d)
 			}
 		}
 	}
@@ -253,6 +268,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		if b.nodes[j.target] == nil {
 			problems = append(problems, fmt.Sprintf("join %s: found edge ending at unknown node %q", j.key, j.target))
 		}
+		ownInput("join "+j.key, j.target)
 	}
 	if len(b.startEdges) == 0 && len(b.startBr) == 0 {
 		problems = append(problems, "graph must have an entrypoint: add at least one edge from graph.Start to another node")
@@ -415,6 +431,9 @@ func (g *Graph[S]) fingerprint() string {
 		n := g.nodes[name]
 		e := slices.Sorted(slices.Values(n.edges))
 		parts = append(parts, "n:"+name+"->"+strings.Join(e, ","))
+		if n.inType != nil {
+			parts = append(parts, "i:"+name+":"+n.inType.String())
+		}
 		for _, br := range n.branches {
 			d := slices.Sorted(slices.Values(br.dests))
 			parts = append(parts, "b:"+name+"->"+strings.Join(d, ","))
@@ -422,6 +441,10 @@ func (g *Graph[S]) fingerprint() string {
 	}
 	se := slices.Sorted(slices.Values(g.startEdges))
 	parts = append(parts, "s:"+strings.Join(se, ","))
+	for _, br := range g.startBr {
+		d := slices.Sorted(slices.Values(br.dests))
+		parts = append(parts, "b:"+Start+"->"+strings.Join(d, ","))
+	}
 	for _, j := range g.joins {
 		parts = append(parts, "j:"+j.key)
 	}

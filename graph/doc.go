@@ -90,16 +90,16 @@
 //
 // # Streaming
 //
-// [Graph.Stream] yields [Event]s — values, updates, custom data
-// ([StreamWriter]), LLM tokens ([MessageWriter]), task starts and results,
-// checkpoints — as an iter.Seq2. [Graph.Invoke] runs the same loop and keeps
-// the last state.
+// [Graph.Stream] yields [Event]s — values, updates (with the [Writes] each
+// task made), custom data ([StreamWriter]), LLM tokens ([MessageWriter]),
+// task starts and results, checkpoints, and an interrupts event for each
+// task that pauses — as an iter.Seq2. [Graph.Invoke] runs the same loop
+// and keeps the last state.
 //
 // Inside a node, [Step], [RemainingSteps], [TaskID] and [NodeName] read the
-// task's place in the run. They, [Interrupt] and the stream writers are for
-// the node's own execution: a context kept after the node returned stays a
-// valid context (Done, Err, Value) that the runtime never writes to, but
-// what these functions read from it belongs to a task the runtime reuses
-// (a loop hands the same context to the next step's node when nothing else
-// about it changed).
+// task's place in the run. A node's context is an immutable value: a
+// goroutine the node started may keep it for as long as it likes, and
+// these functions go on answering for that node's task. Once the node
+// returned, [Interrupt] through it fails, and what its stream writers
+// write is dropped.
 package graph

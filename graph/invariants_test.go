@@ -1,7 +1,7 @@
 package graph_test
 
 // Property-style tests of the invariants of
-// shared/docs/reference/langgraph-semantics.md §9:
+// the project's LangGraph behavioural specification (not shipped) §9:
 //
 //	(i)   reducer application order = triggered nodes by name, then Send
 //	      tasks by index, whatever the completion order;

@@ -63,6 +63,20 @@ func (g *Graph[S]) writes(s *S) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
+// writesView is the [Writes] of *s (empty, not nil, when it wrote
+// nothing), or nil when a write cannot be encoded (what a stream shows;
+// saving reports the error).
+func (g *Graph[S]) writesView(s *S) Writes {
+	w, err := g.writes(s)
+	if err != nil {
+		return nil
+	}
+	if w == nil {
+		return Writes{}
+	}
+	return Writes(w)
+}
+
 // fromWrites decodes writes encoded by writes.
 func (g *Graph[S]) fromWrites(m map[string]json.RawMessage) (S, error) {
 	var s S
@@ -106,6 +120,8 @@ func (g *Graph[S]) materialize(arg *S, out *S, one *[1]stateChannel) {
 type sendJSON struct {
 	Node string                     `json:"node"`
 	Arg  map[string]json.RawMessage `json:"arg,omitempty"`
+	// Input is the input of a Send made with SendInput.
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
 type routeJSON struct {
@@ -128,6 +144,14 @@ type frontierJSON struct {
 func (g *Graph[S]) encodeSends(sends []Send[S]) ([]sendJSON, error) {
 	var out []sendJSON
 	for i := range sends {
+		if in := sends[i].input; in != nil {
+			b, err := json.Marshal(in)
+			if err != nil {
+				return nil, fmt.Errorf("graph: encoding the %T input sent to node %s: %w", in, sends[i].Node, err)
+			}
+			out = append(out, sendJSON{Node: sends[i].Node, Input: b})
+			continue
+		}
 		a, err := g.writes(&sends[i].Arg)
 		if err != nil {
 			return nil, err
@@ -141,8 +165,23 @@ func (g *Graph[S]) encodeSends(sends []Send[S]) ([]sendJSON, error) {
 func (g *Graph[S]) decodeSends(in []sendJSON) ([]Send[S], error) {
 	var out []Send[S]
 	for _, s := range in {
-		if g.nodes[s.Node] == nil {
+		n := g.nodes[s.Node]
+		if n == nil {
 			return nil, fmt.Errorf("send to unknown node %q", s.Node)
+		}
+		if n.inType != nil {
+			if s.Input == nil {
+				return nil, fmt.Errorf("send to node %q, which takes its own input, has none", s.Node)
+			}
+			in, err := n.decodeIn(s.Input)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Send[S]{Node: s.Node, input: in})
+			continue
+		}
+		if s.Input != nil {
+			return nil, fmt.Errorf("send to node %q, which takes the state, carries an input of its own", s.Node)
 		}
 		a, err := g.fromWrites(s.Arg)
 		if err != nil {
@@ -411,15 +450,15 @@ func (l *loop[S]) taskWrites(id string, t *task[S]) ([]checkpoint.Write, error) 
 		b, _ := json.Marshal(t.err.Error())
 		add(checkpoint.ChannelError, b)
 	}
-	if t.hdr.scratch.paused {
-		b, err := json.Marshal(t.hdr.scratch.raised)
+	if paused, raised := t.hdr.interrupts(); paused {
+		b, err := json.Marshal(raised)
 		if err != nil {
 			return nil, fmt.Errorf("graph: interrupt payload of node %s is not JSON-encodable: %w", t.name, err)
 		}
 		add(checkpoint.ChannelInterrupt, b)
 	}
-	if len(t.hdr.scratch.answers) > 0 {
-		b, err := json.Marshal(t.hdr.scratch.answers)
+	if answers := t.hdr.answers(); len(answers) > 0 {
+		b, err := json.Marshal(answers)
 		if err != nil {
 			return nil, fmt.Errorf("graph: resume values of node %s are not JSON-encodable: %w", t.name, err)
 		}
@@ -535,24 +574,17 @@ func (l *loop[S]) saveAt(ctx context.Context, source string, step int) error {
 	if err != nil {
 		return err
 	}
-	if l.modes&ModeCheckpoints != 0 {
-		next := slices.Clone(l.fr.nodes)
-		for _, s := range l.fr.sends {
-			next = append(next, s.Node)
-		}
-		if l.fr.input != nil {
-			next = append(next, Start)
-		}
-		l.emit(Event{Mode: ModeCheckpoints, Namespace: l.ns, Step: step, Payload: CheckpointInfo{
-			ID: cp.ID, ParentID: parent, Step: step, Source: source, Next: next, Values: l.vals}})
-	}
 	if l.async != nil {
+		// Saved in the background: the event says it is on its way (a
+		// failure stops the run at its next step, see asyncSaver).
+		l.emitCheckpoint(cp)
 		l.async.do(func(ctx context.Context) error { return l.saver.Put(ctx, cp) })
 		return nil
 	}
 	if err := l.saver.Put(ctx, cp); err != nil {
 		return fmt.Errorf("graph: saving checkpoint: %w", err)
 	}
+	l.emitCheckpoint(cp)
 	return nil
 }
 
@@ -572,6 +604,7 @@ func (l *loop[S]) flushExit(ctx context.Context) error {
 		if err := l.saver.Put(ctx, cp); err != nil {
 			return fmt.Errorf("graph: saving checkpoint: %w", err)
 		}
+		l.emitCheckpoint(cp)
 	}
 	if len(l.exitWrites) > 0 {
 		byTask := make(map[string][]checkpoint.Write)
@@ -728,7 +761,7 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 			err = errors.New("not a command's writes")
 		}
 		if err == nil {
-			err = l.applyStandalone(&task[S]{name: "command", out: r.out, route: r.route})
+			err = l.applyStandalone(&task[S]{hdr: new(taskHeader), name: "command", out: r.out, route: r.route})
 		}
 		if err != nil {
 			return corrupt(t, fmt.Errorf("command %s: %w", id, err))

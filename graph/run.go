@@ -7,6 +7,7 @@ import (
 	"iter"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -35,12 +36,13 @@ var ErrNothingToResume = errors.New("graph: nothing to resume")
 
 // task is one node execution in a superstep.
 type task[S any] struct {
-	hdr   taskHeader
+	hdr   *taskHeader // in env: a new one for every task (see newEnv)
 	name  string
 	node  *node[S] // nil for Start
 	push  bool
 	idx   int
 	input S
+	in    any // the input of a node with its own input type (see AddNodeWithInput)
 
 	done     bool // has a successful result
 	restored bool // result came from pending writes or the cache
@@ -52,10 +54,22 @@ type task[S any] struct {
 	one      [1]stateChannel
 	local    S           // the input with the task's own writes, for its branches
 	cmd      *Command[S] // the routing a command node returned, if any
-	env      *taskCtx    // the context of this execution, never reused
+	env      *taskCtx    // the context of this execution, never reused (see newEnv)
 }
 
-func (t *task[S]) interrupted() bool { return t.hdr.scratch.paused }
+func (t *task[S]) interrupted() bool {
+	paused, _ := t.hdr.interrupts()
+	return paused
+}
+
+// nodeInput is what the task's node takes: its own input (see
+// AddNodeWithInput), or the state.
+func (t *task[S]) nodeInput() any {
+	if t.node != nil && t.node.inFn != nil {
+		return t.in
+	}
+	return t.input
+}
 
 // goexited is called as execute unwinds: a task that has no result, error
 // or interrupt then was unwound by runtime.Goexit (from its node or a
@@ -154,8 +168,7 @@ type loop[S any] struct {
 	accumulate bool
 	accum      S // every write of the run's nodes, in order (for subgraphs)
 
-	envs      []taskCtx // fresh task contexts (see newEnv)
-	inlineEnv *taskCtx  // the context of the last inline task (see taskContext)
+	envs []taskCtx // fresh task contexts (see newEnv)
 	// watch is the run's context when it can be cancelled (see watched):
 	// the nodes then run apart from the loop (see attemptApart).
 	watch context.Context
@@ -275,14 +288,8 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, cmd *Command[S], opts [
 	}
 }
 
-func (l *loop[S]) emit(ev Event) {
-	if l.sink != nil && l.modes&ev.Mode != 0 {
-		l.sink(ev)
-	}
-}
-
 func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error) {
-	l.modes = l.cfg.modes
+	l.modes = streamModes(l.cfg.modes)
 	if l.sink == nil {
 		l.modes = 0
 	}
@@ -479,8 +486,8 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 		if err := l.validateRoute(cmd.Goto, cmd.Sends); err != nil {
 			return err
 		}
-		t := &task[S]{name: "command", out: cmd.Update, route: Route[S]{Nodes: cmd.Goto, Sends: cmd.Sends}}
-		if err := l.putWrites(ctx, "~cmd-"+checkpoint.NewID(), t); err != nil {
+		t := &task[S]{hdr: new(taskHeader), name: "command", out: cmd.Update, route: Route[S]{Nodes: cmd.Goto, Sends: cmd.Sends}}
+		if err := l.putWrites(ctx, cmdTaskPrefix+checkpoint.NewID(), t); err != nil {
 			return err
 		}
 		if err := l.applyStandalone(t); err != nil {
@@ -488,9 +495,7 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 		}
 	}
 	l.skipBrk = true
-	if l.modes&ModeValues != 0 {
-		l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: l.step, Payload: l.vals})
-	}
+	l.emitValues(l.step, l.vals, nil)
 	return nil
 }
 
@@ -541,8 +546,9 @@ func (l *loop[S]) loop(ctx context.Context) error {
 				}
 			}
 			if len(hit) > 0 {
-				l.emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Payload: nil, Interrupts: []Interruption{}})
-				return &Interrupted{Before: sortedUnique(hit)}
+				hit = sortedUnique(hit)
+				l.emitBreakpoint(l.step, Breakpoint{Nodes: hit})
+				return &Interrupted{Before: hit}
 			}
 		}
 		if err := l.runTasks(ctx, tasks); err != nil {
@@ -554,7 +560,8 @@ func (l *loop[S]) loop(ctx context.Context) error {
 				if intr == nil {
 					intr = &Interrupted{}
 				}
-				intr.Interrupts = append(intr.Interrupts, t.hdr.scratch.raised...)
+				_, raised := t.hdr.interrupts()
+				intr.Interrupts = append(intr.Interrupts, raised...)
 			}
 		}
 		if intr != nil {
@@ -564,8 +571,8 @@ func (l *loop[S]) loop(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if changed && l.modes&ModeValues != 0 {
-			l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: l.step, Payload: l.vals})
+		if changed {
+			l.emitValues(l.step, l.vals, nil)
 		}
 		if err := l.save(ctx, "loop"); err != nil {
 			return err
@@ -585,8 +592,9 @@ func (l *loop[S]) loop(ctx context.Context) error {
 				}
 			}
 			if len(hit) > 0 {
-				l.emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step - 1, Interrupts: []Interruption{}})
-				return &Interrupted{After: sortedUnique(hit)}
+				hit = sortedUnique(hit)
+				l.emitBreakpoint(l.step-1, Breakpoint{Nodes: hit, After: true})
+				return &Interrupted{After: hit}
 			}
 		}
 	}
@@ -648,8 +656,7 @@ func (l *loop[S]) pause(ctx context.Context, tasks []*task[S], intr *Interrupted
 	if err := l.merge(done, &view); err == nil {
 		l.view = &view
 	}
-	l.emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Interrupts: intr.Interrupts})
-	l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: l.step, Payload: l.output(), Interrupts: intr.Interrupts})
+	l.emitValues(l.step, l.output(), intr.Interrupts)
 	return intr
 }
 
@@ -673,7 +680,11 @@ func (l *loop[S]) prepare() []*task[S] {
 	for i := range l.fr.sends {
 		s := &l.fr.sends[i]
 		t := l.newTask(s.Node, l.g.nodes[s.Node], true, i)
-		l.g.materialize(&s.Arg, &t.input, &t.one)
+		if s.input != nil {
+			t.in = s.input
+		} else {
+			l.g.materialize(&s.Arg, &t.input, &t.one)
+		}
 		l.initTask(t, "push")
 		l.tasks = append(l.tasks, t)
 	}
@@ -695,14 +706,18 @@ func (l *loop[S]) newTask(name string, n *node[S], push bool, idx int) *task[S] 
 	}
 	l.npool++
 	t.name, t.node, t.push, t.idx = name, n, push, idx
+	t.env = l.newEnv()
+	t.hdr = &t.env.hdr
+	t.env.rt.task = t.hdr
 	return t
 }
 
 // envSlab is how many task contexts are allocated at once.
 const envSlab = 32
 
-// newEnv hands out a fresh task context. They are allocated envSlab at a
-// time and never handed out twice: a context may outlive its node.
+// newEnv hands out a fresh task context, with the task's header. They are
+// allocated envSlab at a time and never handed out twice: a context may
+// outlive its node, and must then go on reading the same values.
 func (l *loop[S]) newEnv() *taskCtx {
 	if len(l.envs) == 0 {
 		l.envs = make([]taskCtx, envSlab)
@@ -714,10 +729,14 @@ func (l *loop[S]) newEnv() *taskCtx {
 
 func (l *loop[S]) initTask(t *task[S], kind string) {
 	t.hdr.cp, t.hdr.ns, t.hdr.step, t.hdr.name, t.hdr.kind, t.hdr.idx = l.cpID, l.ns, l.step, t.name, kind, t.idx
-	t.hdr.scratch.resume = l.resume
+	if l.resume != nil {
+		t.hdr.scratch().resume = l.resume // not handed out yet: no lock needed
+	}
 	if l.restored != nil {
 		if r := l.restored[t.hdr.ID()]; r != nil {
-			t.hdr.scratch.answers = r.answers
+			if r.answers != nil {
+				t.hdr.scratch().answers = r.answers
+			}
 			t.hdr.resuming = true
 			if r.done {
 				t.done, t.restored, t.out, t.route = true, true, r.out, r.route
@@ -733,25 +752,15 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 	todo := l.todo[:0]
 	for _, t := range tasks {
 		if t.done {
-			if l.modes&ModeUpdates != 0 {
-				l.emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: t.out, Cached: true})
-			}
+			l.emitUpdate(t, l.emitFn)
 			continue
 		}
 		todo = append(todo, t)
 	}
 	l.todo = todo
-	if len(todo) > 1 {
-		for _, t := range todo {
-			t.env = l.newEnv() // the slab is the loop's: taken before workers start
-		}
-	}
 	if l.modes&ModeTasks != 0 {
 		for _, t := range todo {
-			if t.name == Start {
-				continue
-			}
-			l.emit(Event{Mode: ModeTasks, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: TaskStart{Name: t.name, Input: t.input, Push: t.push}})
+			l.emitTaskStart(t)
 		}
 	}
 	switch len(todo) {
@@ -759,7 +768,7 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		return nil
 	case 1:
 		t := todo[0]
-		l.execute(ctx, t, l.emitFn, true)
+		l.execute(ctx, t, l.emitFn)
 		if t.err != nil {
 			return l.fail(ctx, t)
 		}
@@ -845,7 +854,7 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 				return
 			}
 			cur = t
-			l.execute(sctx, t, emit, false)
+			l.execute(sctx, t, emit)
 			cur = nil
 			if t.err == nil && t.done && l.saver != nil {
 				// Saved even if a sibling fails meanwhile: that is what
@@ -964,18 +973,6 @@ func isCancel(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// finished emits a task's update and result events.
-func (l *loop[S]) finished(t *task[S], emit func(Event)) {
-	if l.modes == 0 || !t.done {
-		return
-	}
-	if t.name == Start {
-		return
-	}
-	emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: t.out, Cached: t.cached})
-	emit(Event{Mode: ModeTasks, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: TaskResult{Name: t.name, Writes: t.out}})
-}
-
 // fail records a failed task and returns its error.
 func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
 	if ctx.Err() != nil {
@@ -984,32 +981,16 @@ func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
 	if l.saver != nil {
 		_ = l.putWrites(context.WithoutCancel(ctx), t.hdr.ID(), t)
 	}
-	if l.modes&ModeTasks != 0 {
-		l.emit(Event{Mode: ModeTasks, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(), Payload: TaskResult{Name: t.name, Err: t.err}})
-	}
+	l.emitTaskResult(t, l.emitFn)
 	return t.err
 }
 
-// taskContext returns the context t's node runs with. A context is never
-// written once handed out: a provider's goroutine may still read it after
-// the node returned. So a fresh one is taken from the slab, except on the
-// inline path (one task a step, the run's own context), where the one the
-// previous step handed to the same task slot is handed out again when it
-// holds the same values: step, node and task ID are read from the task's
-// header, so a loop allocates no context per step.
-func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event), reusable bool) context.Context {
-	if e := l.inlineEnv; reusable && e != nil && e.rt.task == &t.hdr {
-		return e
-	}
+// taskContext returns the context t's node runs with: t's own, never
+// written again once handed out.
+func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event)) context.Context {
 	e := t.env
-	if e == nil {
-		e = l.newEnv()
-	}
 	e.Context = ctx
-	e.rt = taskRuntime{task: &t.hdr, emit: emit, shared: l.shared}
-	if reusable {
-		l.inlineEnv = e
-	}
+	e.rt.emit, e.rt.shared = emit, l.shared
 	return e
 }
 
@@ -1017,10 +998,11 @@ func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event),
 // resolves where it goes next. A node (or a branch) that calls
 // runtime.Goexit on the calling goroutine ends it; the task is marked
 // failed on the way out (see goexited) for the hooks and runConcurrent.
-func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event), inline bool) {
-	hooked := false
+func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
+	// Once the task ended, a goroutine of its node that kept the context
+	// can no longer interrupt it.
+	defer t.hdr.detach()
 	if h := l.g.hooks; h != nil && h.TaskStart != nil && t.name != Start {
-		hooked = true
 		info := TaskRun{Node: t.name, TaskID: t.hdr.ID(), Step: l.step, Namespace: l.ns}
 		ctx = h.TaskStart(ctx, info)
 		if h.TaskEnd != nil {
@@ -1031,7 +1013,7 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event), inl
 			}()
 		}
 	}
-	ctx = l.taskContext(ctx, t, emit, inline && !hooked)
+	ctx = l.taskContext(ctx, t, emit)
 	if t.name == Start {
 		t.out = *l.fr.input
 		t.done = true
@@ -1042,7 +1024,7 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event), inl
 	var key string
 	if n.cache != nil && l.g.cache != nil {
 		var err error
-		key, err = l.g.cacheKey(n, t.input)
+		key, err = l.g.cacheKey(n, t.nodeInput())
 		if err == nil {
 			if b, ok, _ := l.g.cache.Get(ctx, key); ok {
 				if err := l.g.decodeResult(b, t); err == nil {
@@ -1059,10 +1041,10 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event), inl
 		if t.interrupted() {
 			t.err = nil
 			if l.saver == nil {
-				// Interrupt refused to pause (see interruptRefused): the
+				// Interrupt refused to pause (see errInterruptRefused): the
 				// task fails, whatever the node returned.
-				t.err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: interruptRefused(t.name)}
-				t.hdr.scratch.paused = false
+				t.err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: errInterruptRefused}
+				t.hdr.clearPause()
 			}
 		}
 		return
@@ -1126,9 +1108,22 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 	}
 	for {
 		t.attempts++
-		t.hdr.scratch.counter = 0
+		if sp := t.hdr.sp.Load(); sp != nil {
+			sp.mu.Lock()
+			sp.counter = 0
+			sp.mu.Unlock()
+		}
 		err := l.attempt(ctx, t)
-		if t.interrupted() || err == nil {
+		if t.interrupted() {
+			if err == nil && l.saver != nil {
+				// The node went on after its pause: whatever it did
+				// with Interrupt's zero answer must not pass silently.
+				t.hdr.clearPause()
+				return &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: ErrInterruptIgnored}
+			}
+			return nil
+		}
+		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -1161,7 +1156,7 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 
 func retryable(p *RetryPolicy, err error) bool {
 	var iu *InvalidUpdateError
-	if errors.As(err, &iu) || errors.Is(err, ErrGoexit) || errors.Is(err, ErrNoCheckpointer) {
+	if errors.As(err, &iu) || errors.Is(err, ErrGoexit) || errors.Is(err, ErrNoCheckpointer) || errors.Is(err, ErrInterruptIgnored) {
 		return false
 	}
 	if p.RetryOn != nil {
@@ -1172,12 +1167,14 @@ func retryable(p *RetryPolicy, err error) bool {
 
 // attempt runs the node once, turning a panic into an error. A plain
 // node's result goes to t.out, a command node's to t.cmd and t.out. When
-// the run's context can be cancelled, or the node has a timeout, the node
-// runs apart from the calling goroutine (see attemptApart); otherwise on
-// it (and a runtime.Goexit goes on: see execute).
+// the run's context can be cancelled, the node has a timeout, or the run
+// streams (a goroutine the node starts may then emit events, which only
+// the run's goroutines may hand to the stream), the node runs apart from
+// the calling goroutine (see attemptApart); otherwise on it (and a
+// runtime.Goexit goes on: see execute).
 func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (err error) {
 	n := t.node
-	if l.watch != nil || n.timeout > 0 {
+	if l.watch != nil || n.timeout > 0 || l.modes != 0 {
 		return l.attemptApart(ctx, t)
 	}
 	defer func() {
@@ -1185,9 +1182,12 @@ func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (err error) {
 			err = &PanicError{Value: r, Stack: string(debug.Stack())}
 		}
 	}()
-	if n.plain != nil {
+	switch {
+	case n.inFn != nil:
+		t.out, err = n.inFn(ctx, t.in)
+	case n.plain != nil:
 		t.out, err = n.plain(ctx, t.input)
-	} else {
+	default:
 		var cmd Command[S]
 		cmd, err = n.fn(ctx, t.input)
 		t.out, t.cmd = cmd.Update, nil
@@ -1210,6 +1210,7 @@ type apart[S any] struct {
 	hdr   taskHeader
 	env   taskCtx
 	input S
+	in    any
 	out   S
 	cmd   Command[S]
 	err   error
@@ -1234,9 +1235,12 @@ func (a *apart[S]) run(n *node[S]) {
 		}
 		close(a.done)
 	}()
-	if n.plain != nil {
+	switch {
+	case n.inFn != nil:
+		a.out, a.err = n.inFn(&a.env, a.in)
+	case n.plain != nil:
 		a.out, a.err = n.plain(&a.env, a.input)
-	} else {
+	default:
 		a.cmd, a.err = n.fn(&a.env, a.input)
 		a.out = a.cmd.Update
 	}
@@ -1263,12 +1267,17 @@ func (a *apart[S]) detach(t *task[S], returned bool) {
 	if a.quit != nil {
 		close(a.quit)
 	}
-	sp := &a.hdr.scratch
+	a.hdr.detach()
+	sp := a.hdr.sp.Load()
+	if sp == detachedPad {
+		return // it needed no scratchpad
+	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	sp.detached = true
-	ts := &t.hdr.scratch
-	ts.answers, ts.consumed = sp.answers, sp.consumed
+	ts := t.hdr.scratch()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.answers = sp.answers
 	if returned {
 		ts.counter, ts.raised, ts.paused = sp.counter, sp.raised, sp.paused
 	}
@@ -1301,17 +1310,22 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		defer tm.Stop()
 		expired = tm.C
 	}
-	a := &apart[S]{input: t.input, done: make(chan struct{})}
+	a := &apart[S]{input: t.input, in: t.in, done: make(chan struct{})}
 	nodeEmit := noEmit
 	if l.modes != 0 {
 		a.events, a.quit = make(chan Event), make(chan struct{})
 		nodeEmit = a.emit
 	}
-	h, th := &a.hdr, &t.hdr // h computes the same ID as th, if asked
+	h, th := &a.hdr, t.hdr // h computes the same ID as th, if asked
 	h.cp, h.ns, h.step, h.name, h.kind, h.idx, h.resuming = th.cp, th.ns, th.step, th.name, th.kind, th.idx, th.resuming
 	// Clipped: an Interrupt of the node appends to a copy, never to the
 	// task's array.
-	h.scratch.answers, h.scratch.resume = slices.Clip(th.scratch.answers), th.scratch.resume
+	if tsp := th.sp.Load(); tsp != nil {
+		tsp.mu.Lock()
+		hsp := h.scratch()
+		hsp.answers, hsp.resume = slices.Clip(tsp.answers), tsp.resume
+		tsp.mu.Unlock()
+	}
 	a.env = taskCtx{Context: ctx, rt: taskRuntime{task: h, emit: nodeEmit, shared: l.shared}}
 	go a.run(n)
 	for waiting := true; waiting; {
@@ -1441,10 +1455,23 @@ func (l *loop[S]) destination(src string, br *branch[S], k string) (string, erro
 		}
 		return dest, nil // declared destinations were checked by Compile
 	}
-	if dest != End && l.g.nodes[dest] == nil {
+	if dest == End {
+		return dest, nil
+	}
+	n := l.g.nodes[dest]
+	if n == nil {
 		return "", fmt.Errorf("branch returned unknown node %q", dest)
 	}
+	if n.inType != nil {
+		return "", ownInput(n)
+	}
 	return dest, nil
+}
+
+// ownInput is the error of a route that reaches a node with its own input
+// type other than by a Send made with SendInput.
+func ownInput[S any](n *node[S]) error {
+	return fmt.Errorf("node %q takes its own input (%s), not the graph's state: only a Send made with graph.SendInput reaches it", n.name, n.inType)
 }
 
 func undeclared[S any](src string, br *branch[S], dest string) error {
@@ -1488,8 +1515,15 @@ func (l *loop[S]) applyOwn(t *task[S], dst *S) error {
 
 func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 	for _, n := range gotos {
-		if n != End && l.g.nodes[n] == nil {
+		if n == End {
+			continue
+		}
+		nd := l.g.nodes[n]
+		if nd == nil {
 			return fmt.Errorf("goto unknown node %q", n)
+		}
+		if nd.inType != nil {
+			return ownInput(nd)
 		}
 	}
 	for i := range sends {
@@ -1497,8 +1531,17 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 		if s.Node == End {
 			return errors.New("cannot send a packet to the END node")
 		}
-		if l.g.nodes[s.Node] == nil {
+		nd := l.g.nodes[s.Node]
+		if nd == nil {
 			return fmt.Errorf("send to unknown node %q", s.Node)
+		}
+		switch {
+		case nd.inType == nil && s.input != nil:
+			return fmt.Errorf("send to node %q carries a %T made with graph.SendInput, but the node takes the graph's state: send it a Send{Node, Arg}", s.Node, s.input)
+		case nd.inType != nil && s.input == nil:
+			return ownInput(nd)
+		case nd.inType != nil && reflect.TypeOf(s.input) != nd.inType:
+			return fmt.Errorf("send to node %q carries a %T, but the node takes a %s", s.Node, s.input, nd.inType)
 		}
 	}
 	return nil

@@ -10,16 +10,19 @@ import (
 	"hash/fnv"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 type runtimeKey struct{}
 
-// taskRuntime is what a running node can read from its context. It lives
-// in the context (see taskCtx), so it is kept small: what the whole run
-// shares is in runShared, and the task's name, step, ID, resume values and
-// interrupt bookkeeping are in its (reused) header.
+// taskRuntime is what a running node can read from its context. Nothing
+// it points to is reused: the header belongs to one execution of one task
+// (see loop.newEnv), and what the whole run shares is in runShared, which
+// does not change once the run's first step started. A context kept by
+// the node's goroutines after the node returned so reads the same values
+// for ever, without a data race.
 type taskRuntime struct {
-	task   *taskHeader // the node's name and step are its header's
+	task   *taskHeader // the node's name, step, ID and interrupt bookkeeping
 	emit   func(Event)
 	shared *runShared
 }
@@ -60,16 +63,18 @@ func (rt *taskRuntime) nested() *nestedInfo {
 	parents[sh.ns] = rt.task.cp
 	return &nestedInfo{
 		ns: joinNS(sh.ns, rt.task.name+":"+rt.task.ID()), threadID: sh.thread, saver: sh.saver,
-		resuming: rt.task.resuming, resume: rt.task.scratch.resume, emit: rt.emit, modes: sh.modes,
+		resuming: rt.task.resuming, resume: rt.task.resumeInput(), emit: rt.emit, modes: sh.modes,
 		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents,
 	}
 }
 
-// taskCtx is a task's context: the run's context plus the task's runtime,
-// in one object handed out by the loop's slab (see loop.newEnv).
+// taskCtx is a task's context: the run's context plus the task's runtime
+// and header, in one object handed out by the loop's slab (see
+// loop.newEnv) and never handed out twice.
 type taskCtx struct {
 	context.Context
-	rt taskRuntime
+	rt  taskRuntime
+	hdr taskHeader
 }
 
 func (c *taskCtx) Value(key any) any {
@@ -80,6 +85,10 @@ func (c *taskCtx) Value(key any) any {
 }
 
 // taskHeader identifies a task; its ID is computed when first asked for.
+// Its identity is written before the task runs and only read after. A
+// header is made for every task (see loop.newEnv), so it is kept small:
+// the interrupt bookkeeping, which most tasks never need, is made on first
+// use (see scratch).
 type taskHeader struct {
 	once sync.Once
 	id   string
@@ -89,11 +98,78 @@ type taskHeader struct {
 	name string
 	kind string
 	idx  int
-	// scratch is the task's interrupt bookkeeping.
-	scratch scratchpad
+	// sp is the task's interrupt bookkeeping, nil until needed.
+	sp atomic.Pointer[scratchpad]
 	// resuming is set when the task has pending writes: a subgraph in it
 	// resumes.
 	resuming bool
+}
+
+// scratch returns the task's scratchpad, making it on first use (a
+// goroutine of the node may race the runtime to it).
+func (h *taskHeader) scratch() *scratchpad {
+	if sp := h.sp.Load(); sp != nil {
+		return sp
+	}
+	h.sp.CompareAndSwap(nil, new(scratchpad))
+	return h.sp.Load()
+}
+
+// detachedPad is the scratchpad of every task whose node returned before
+// it needed one: an Interrupt through a context kept since is refused.
+var detachedPad = &scratchpad{detached: true}
+
+// detach ends the node's access to the task's scratchpad (see
+// scratchpad.detached).
+func (h *taskHeader) detach() {
+	if h.sp.Load() == nil && h.sp.CompareAndSwap(nil, detachedPad) {
+		return
+	}
+	h.sp.Load().detach()
+}
+
+// interrupts returns whether the task paused, and its interrupts.
+func (h *taskHeader) interrupts() (paused bool, raised []Interruption) {
+	sp := h.sp.Load()
+	if sp == nil {
+		return false, nil
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.paused, sp.raised
+}
+
+// resumeInput returns the resume values of the run's first step, if the
+// task has them.
+func (h *taskHeader) resumeInput() *resumeInput {
+	sp := h.sp.Load()
+	if sp == nil {
+		return nil
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.resume
+}
+
+// answers returns the resume values the task took.
+func (h *taskHeader) answers() []any {
+	sp := h.sp.Load()
+	if sp == nil {
+		return nil
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.answers
+}
+
+// clearPause forgets the task's pause (its interrupts were refused or
+// ignored).
+func (h *taskHeader) clearPause() {
+	if sp := h.sp.Load(); sp != nil {
+		sp.mu.Lock()
+		sp.paused, sp.raised = false, nil
+		sp.mu.Unlock()
+	}
 }
 
 // ID returns the task's ID, a hash of the checkpoint it starts from, its
@@ -195,20 +271,29 @@ func writer[T any](ctx context.Context, mode Mode) func(T) {
 // scratchpad holds a task's interrupt bookkeeping. In a run without a
 // checkpointer, where Interrupt refuses to pause, paused is set with nothing
 // raised: the task stops as if interrupted, and execute fails it (see
-// interruptRefused) even if the node dropped Interrupt's error.
+// errInterruptRefused) even if the node dropped Interrupt's error.
 type scratchpad struct {
-	mu       sync.Mutex
-	taskID   func() string
-	answers  []any
-	counter  int
-	resume   *resumeInput
-	raised   []Interruption
-	paused   bool
-	consumed bool // answers grew this run
-	// detached is set on the scratchpad of an attempt run on a goroutine
-	// of its own once the runtime stopped waiting for it: a node still
-	// running then can no longer interrupt or take resume values.
+	mu      sync.Mutex
+	answers []any
+	counter int
+	resume  *resumeInput
+	raised  []Interruption
+	paused  bool
+	// detached is set once the runtime stopped waiting for the node (it
+	// returned, timed out or was abandoned): a goroutine of the node that
+	// still holds its context can then no longer interrupt or take resume
+	// values.
 	detached bool
+}
+
+// detach ends the node's access to the scratchpad (see detached).
+func (sp *scratchpad) detach() {
+	if sp == detachedPad {
+		return
+	}
+	sp.mu.Lock()
+	sp.detached = true
+	sp.mu.Unlock()
 }
 
 // resumeInput is the resume values of a Resume call, shared by the tasks of
@@ -247,11 +332,10 @@ func interruptID(taskID string, idx int) string {
 	return hashID(taskID + ":interrupt:" + strconv.Itoa(idx))
 }
 
-// interruptRefused is the error of an Interrupt by node in a run without a
-// checkpointer.
-func interruptRefused(node string) error {
-	return fmt.Errorf("graph: node %s called Interrupt in a run without a checkpointer, which could never be resumed: %w", node, ErrNoCheckpointer)
-}
+// errInterruptRefused is the error of an Interrupt in a run without a
+// checkpointer (a task failing with it is wrapped in a NodeError naming
+// the node).
+var errInterruptRefused = fmt.Errorf("called Interrupt in a run without a checkpointer, which could never be resumed: %w", ErrNoCheckpointer)
 
 // errDetached is what Interrupt returns to a node the runtime stopped
 // waiting for (it timed out, or its run was cancelled).
@@ -286,7 +370,7 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 	if rt == nil {
 		return nil, errors.New("graph: Interrupt called outside a graph node")
 	}
-	sp := &rt.task.scratch
+	sp := rt.task.scratch()
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if sp.detached {
@@ -294,7 +378,9 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 	}
 	if rt.shared.saver == nil {
 		sp.paused = true
-		return nil, interruptRefused(rt.task.name)
+		// Named: the node may wrap or log it. (Its task then fails with
+		// errInterruptRefused, in a NodeError naming the node.)
+		return nil, fmt.Errorf("graph: node %s %w", rt.task.name, errInterruptRefused)
 	}
 	idx := sp.counter
 	sp.counter++
@@ -304,12 +390,10 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 	id := interruptID(rt.task.ID(), idx)
 	if v, ok := sp.resume.lookup(id); ok {
 		sp.answers = append(sp.answers, v)
-		sp.consumed = true
 		return v, nil
 	}
 	if v, ok := sp.resume.take(); ok {
 		sp.answers = append(sp.answers, v)
-		sp.consumed = true
 		return v, nil
 	}
 	in := Interruption{ID: id, Value: payload, Node: rt.task.name, Namespace: rt.shared.ns}
@@ -331,11 +415,11 @@ func InterruptAs[T any](ctx context.Context, payload any) (T, error) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return zero, fmt.Errorf("graph: resume value %v: %w", v, err)
+		return zero, fmt.Errorf("resume value %v cannot be encoded to be read as %T: %w", v, zero, err)
 	}
 	var t T
 	if err := json.Unmarshal(b, &t); err != nil {
-		return zero, fmt.Errorf("graph: resume value %s is not a %T: %w", b, zero, err)
+		return zero, fmt.Errorf("resume value %s cannot be read as %T: %w", b, zero, err)
 	}
 	return t, nil
 }

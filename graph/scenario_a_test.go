@@ -1,7 +1,7 @@
 package graph_test
 
 // Ports of LangGraph behavioural scenarios, section A of
-// shared/docs/reference/langgraph-semantics.md §7 (supersteps, ordering,
+// the project's LangGraph behavioural specification (not shipped) §7 (supersteps, ordering,
 // conflicts, recursion), plus the §9 invariants and the shared helpers of
 // scenario_{a,b,c,f}_test.go. Helper names carry the prefix "abcf" so that
 // they cannot collide with helpers of other test files of the package.
@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -37,27 +36,17 @@ import (
 // ---------------------------------------------------------------------------
 // Shared helpers.
 
-// abcfWrites describes the pending writes carried by a state value v (an S
-// as found in an updates event payload or a Command's Update), Python-style:
-// field name → written value. A last-value write is the value; a reducer
-// write is the list of its updates, or {"overwrite": x, "updates": [...]}.
-func abcfWrites(t testing.TB, v any) map[string]any {
+// abcfWrites describes the writes of an update or a task result,
+// Python-style: field name → written value. A last-value write is the
+// value; a reducer write is the list of its updates, or {"overwrite": x,
+// "updates": [...]}.
+func abcfWrites(t testing.TB, w graph.Writes) map[string]any {
 	t.Helper()
-	rv := reflect.ValueOf(v)
-	if !rv.IsValid() {
+	if w == nil {
 		return nil
 	}
-	p := reflect.New(rv.Type())
-	p.Elem().Set(rv)
 	out := map[string]any{}
-	for i := range rv.NumField() {
-		f := p.Elem().Field(i)
-		c, ok := f.Addr().Interface().(state.Channel)
-		if !ok || !c.Written() {
-			continue
-		}
-		b, err := c.MarshalWrite()
-		require.NoError(t, err)
+	for name, b := range w {
 		var x any
 		require.NoError(t, json.Unmarshal(b, &x))
 		if m, ok := x.(map[string]any); ok {
@@ -70,7 +59,7 @@ func abcfWrites(t testing.TB, v any) map[string]any {
 				}
 			}
 		}
-		out[rv.Type().Field(i).Name] = x
+		out[name] = x
 	}
 	return out
 }
@@ -121,7 +110,7 @@ func abcfUpdates(t testing.TB, evs []graph.Event) []abcfUpdate {
 		if ev.Mode != graph.ModeUpdates || ev.Node == "" {
 			continue
 		}
-		out = append(out, abcfUpdate{NS: ev.Namespace, Node: ev.Node, Writes: abcfWrites(t, ev.Payload), Cached: ev.Cached})
+		out = append(out, abcfUpdate{NS: ev.Namespace, Node: ev.Node, Writes: abcfWrites(t, ev.Writes), Cached: ev.Cached})
 	}
 	return out
 }
@@ -849,7 +838,7 @@ func TestS12MultipleWritesSameChannelFromSameNode(t *testing.T) {
 			require.NoError(t, p.Err)
 			got = append(got, row{Mode: "tasks", Node: p.Name, Kind: "result", Data: abcfWrites(t, p.Writes)})
 		default:
-			got = append(got, row{Mode: "updates", Node: ev.Node, Data: abcfWrites(t, ev.Payload)})
+			got = append(got, row{Mode: "updates", Node: ev.Node, Data: abcfWrites(t, ev.Writes)})
 		}
 	}
 	require.Empty(t, cmp.Diff([]row{

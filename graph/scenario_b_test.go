@@ -1,7 +1,7 @@
 package graph_test
 
 // Ports of LangGraph behavioural scenarios, section B of
-// shared/docs/reference/langgraph-semantics.md §7 (edges, joins, defer,
+// the project's LangGraph behavioural specification (not shipped) §7 (edges, joins, defer,
 // schemas, caching). Python pins the completion order of parallel tasks
 // with sleeps; here a task waits until the stream consumer has seen the
 // update of the task that must finish first (abcfSeen), so the scenarios
@@ -103,7 +103,7 @@ func abcfStreamRun[S any](t *testing.T, seq func(opts ...graph.RunOption) func(f
 
 func abcfHasInterruptEvent(evs []graph.Event) bool {
 	for _, ev := range evs {
-		if ev.Mode == graph.ModeUpdates && ev.Node == "" && ev.Interrupts != nil {
+		if ev.Mode == graph.ModeInterrupts {
 			return true
 		}
 	}

@@ -1,7 +1,7 @@
 package graph_test
 
 // Ports of LangGraph behavioural scenarios, section C of
-// shared/docs/reference/langgraph-semantics.md §7 (Command, Send, parent
+// the project's LangGraph behavioural specification (not shipped) §7 (Command, Send, parent
 // command, subgraphs).
 
 import (
@@ -294,7 +294,7 @@ func TestS30StreamSubgraphsDuringExecution(t *testing.T) {
 		if ev.Namespace == "" && ev.Node == "inner" {
 			innerTask = ev.TaskID
 		}
-		ups = append(ups, abcfUpdate{NS: ev.Namespace, Node: ev.Node, Writes: abcfWrites(t, ev.Payload)})
+		ups = append(ups, abcfUpdate{NS: ev.Namespace, Node: ev.Node, Writes: abcfWrites(t, ev.Writes)})
 	}
 	require.NotEmpty(t, innerTask)
 	ns := "inner:" + innerTask

@@ -1,7 +1,7 @@
 package graph_test
 
 // Ports of LangGraph behavioural scenarios, section E of
-// shared/docs/reference/langgraph-semantics.md §7 (checkpoints, failures,
+// the project's LangGraph behavioural specification (not shipped) §7 (checkpoints, failures,
 // history, update_state, time travel; S46–S60). Helpers ("dex…") live in
 // scenario_d_test.go; see its header for the general differences with
 // Python. Replaying from a checkpoint (Python's invoke(None, {checkpoint_id}))

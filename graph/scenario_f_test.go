@@ -1,7 +1,7 @@
 package graph_test
 
 // Ports of LangGraph behavioural scenarios, section F of
-// shared/docs/reference/langgraph-semantics.md §7 (messages, streaming
+// the project's LangGraph behavioural specification (not shipped) §7 (messages, streaming
 // details, retries, cancellation), and the goroutine-leak check.
 
 import (
@@ -160,11 +160,11 @@ func TestS61AddMessages(t *testing.T) {
 			var f state.Messages
 			if tc.left != nil {
 				l := state.Msgs(tc.left...)
-				require.NoError(t, f.MergeWrites([]state.Channel{&l}))
+				require.NoError(t, f.Channel().MergeWrites([]state.Channel{l.Channel()}))
 			}
 			var w state.Messages
 			tc.right(&w)
-			err := f.MergeWrites([]state.Channel{&w})
+			err := f.Channel().MergeWrites([]state.Channel{w.Channel()})
 			if tc.wantErr != "" {
 				var ue *state.UnknownMessageError
 				require.ErrorAs(t, err, &ue)
@@ -180,7 +180,7 @@ func TestS61AddMessages(t *testing.T) {
 	t.Run("missing ids get uuid4s", func(t *testing.T) {
 		var f state.Messages
 		w := state.Msgs(state.Human("Hello"), state.AI("Hi there!"))
-		require.NoError(t, f.MergeWrites([]state.Channel{&w}))
+		require.NoError(t, f.Channel().MergeWrites([]state.Channel{w.Channel()}))
 		got := f.List()
 		require.Len(t, got, 2)
 		for _, m := range got {
@@ -294,7 +294,7 @@ func TestS63GetStreamWriter(t *testing.T) {
 	require.Equal(t, "custom!", evs[0].Payload)
 	require.Equal(t, graph.ModeUpdates, evs[1].Mode)
 	require.Equal(t, "my_node", evs[1].Node)
-	require.Equal(t, map[string]any{"Foo": "bar"}, abcfWrites(t, evs[1].Payload))
+	require.Equal(t, map[string]any{"Foo": "bar"}, abcfWrites(t, evs[1].Writes))
 
 	// Without the custom mode the writer is a no-op.
 	out, err := g.Invoke(ctx, in)
@@ -706,13 +706,7 @@ func abcfRetainedCtx() (problem string, panics bool) {
 	return "", false
 }
 
-// abcfPooledCtxBug: Graph.release (graph/run.go) zeroes and pools the
-// task structs; the context handed to a node must not point into them.
-const abcfPooledCtxBug = "engine bug: a node's context refers to pooled task state that is zeroed and reused when the run ends (graph/run.go release()), so a retained or derived context panics or changes after the run"
-
 func TestABCFNodeContextOutlivesRun(t *testing.T) {
-	if p, _ := abcfRetainedCtx(); p != "" {
-		t.Logf("%s", p)
-		t.Skip(abcfPooledCtxBug)
-	}
+	p, _ := abcfRetainedCtx()
+	require.Empty(t, p, "a context kept after the run reads what it read during it")
 }

@@ -1,6 +1,11 @@
 package graph
 
-import "strings"
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Mode selects what a stream yields; modes combine with |.
 type Mode uint16
@@ -8,10 +13,11 @@ type Mode uint16
 // Stream modes, as in LangGraph.
 const (
 	// ModeValues yields the whole state (an S) after every superstep that
-	// changed it, at the start of a resumed run, and when a run pauses.
+	// changed it, at the start of a resumed run, and when a run pauses
+	// (then with the pending interrupts in [Event.Interrupts]).
 	ModeValues Mode = 1 << iota
-	// ModeUpdates yields each task's writes (an S carrying them) as the
-	// task finishes, and the interrupts of a pausing step.
+	// ModeUpdates yields each task's writes (an S carrying them, and
+	// [Event.Writes]) as the task finishes.
 	ModeUpdates
 	// ModeCustom yields what nodes write with [StreamWriter].
 	ModeCustom
@@ -21,8 +27,15 @@ const (
 	// ModeTasks yields a [TaskStart] when a task starts and a [TaskResult]
 	// when it ends.
 	ModeTasks
-	// ModeCheckpoints yields a [CheckpointInfo] for every checkpoint saved.
+	// ModeCheckpoints yields a [CheckpointInfo] for every checkpoint saved,
+	// whatever the [Durability].
 	ModeCheckpoints
+	// ModeInterrupts yields an event for each task that interrupts, as it
+	// does (its [Event.Interrupts], with Node and TaskID naming it), and
+	// one when the run stops at static breakpoints (a [Breakpoint]
+	// payload). Streams that yield ModeUpdates or ModeValues yield these
+	// too: a pause is part of both.
+	ModeInterrupts
 	// ModeDebug is ModeTasks and ModeCheckpoints together.
 	ModeDebug = ModeTasks | ModeCheckpoints
 )
@@ -33,7 +46,7 @@ func (m Mode) String() string {
 	for _, x := range []struct {
 		m Mode
 		s string
-	}{{ModeValues, "values"}, {ModeUpdates, "updates"}, {ModeCustom, "custom"}, {ModeMessages, "messages"}, {ModeTasks, "tasks"}, {ModeCheckpoints, "checkpoints"}} {
+	}{{ModeValues, "values"}, {ModeUpdates, "updates"}, {ModeCustom, "custom"}, {ModeMessages, "messages"}, {ModeTasks, "tasks"}, {ModeCheckpoints, "checkpoints"}, {ModeInterrupts, "interrupts"}} {
 		if m&x.m != 0 {
 			names = append(names, x.s)
 		}
@@ -56,15 +69,102 @@ type Event struct {
 	// Payload depends on Mode: the state S (values), the task's writes as
 	// an S (updates), the written value (custom), a [MessageChunk]
 	// (messages), a [TaskStart] or [TaskResult] (tasks), a
-	// [CheckpointInfo] (checkpoints). Subgraph events carry the subgraph's
-	// state type.
+	// [CheckpointInfo] (checkpoints), nothing or a [Breakpoint]
+	// (interrupts). Subgraph events carry the subgraph's state type.
 	Payload any
+	// Writes lists, on an updates event, the fields the task wrote and
+	// what it wrote to them.
+	Writes Writes
 	// Cached marks an update restored from pending writes or the node
 	// cache instead of being computed again.
 	Cached bool
-	// Interrupts lists the pending interrupts on the updates and values
-	// events of a pausing step.
+	// Interrupts lists the interrupts a task raised (on its interrupts
+	// event), or every pending interrupt (on the values event of a
+	// pausing step).
 	Interrupts []Interruption
+}
+
+// String describes the event in one line, for logs and debugging: its
+// mode, step, namespace and task, and what it carries.
+func (e Event) String() string {
+	var b strings.Builder
+	b.WriteString(e.Mode.String())
+	fmt.Fprintf(&b, " step=%d", e.Step)
+	if e.Namespace != "" {
+		fmt.Fprintf(&b, " ns=%s", e.Namespace)
+	}
+	if e.Node != "" {
+		fmt.Fprintf(&b, " node=%s", e.Node)
+	}
+	if e.Cached {
+		b.WriteString(" cached")
+	}
+	switch {
+	case e.Writes != nil:
+		b.WriteString(" writes=")
+		b.WriteString(e.Writes.String())
+	case e.Mode == ModeInterrupts && len(e.Interrupts) > 0:
+		for _, in := range e.Interrupts {
+			fmt.Fprintf(&b, " interrupt=%s:%s", in.ID, compactJSON(in.Value))
+		}
+	case e.Mode == ModeValues || e.Mode == ModeUpdates:
+		// The state's fields are runtime types: their JSON reads best.
+		fmt.Fprintf(&b, " %s", compactJSON(e.Payload))
+	case e.Payload != nil:
+		fmt.Fprintf(&b, " %+v", e.Payload)
+	}
+	return b.String()
+}
+
+// compactJSON is v as JSON, or as %v when it has none.
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}
+
+// Writes maps each field a task wrote to the JSON of its write, as
+// checkpoints record it: a last-value field's new value, a reducer
+// field's {"updates": [...]} (with "overwrite" when it replaced the
+// value). Fields the task did not write are absent.
+type Writes map[string]json.RawMessage
+
+// Fields returns the names of the written fields, sorted.
+func (w Writes) Fields() []string {
+	names := make([]string, 0, len(w))
+	for k := range w {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// String lists the writes as {Field: json, ...}, sorted by field.
+func (w Writes) String() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range w.Fields() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k)
+		b.WriteString(": ")
+		b.Write(w[k])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// Breakpoint is the payload of the [ModeInterrupts] event of a run that
+// stopped at static breakpoints ([InterruptBefore], [WithInterruptBefore],
+// …).
+type Breakpoint struct {
+	// Nodes are the breakpoint nodes that stopped the run.
+	Nodes []string
+	// After is false for a stop before the nodes run, true for one after.
+	After bool
 }
 
 // TaskStart is the payload of a [ModeTasks] event when a task starts.
@@ -76,9 +176,14 @@ type TaskStart struct {
 
 // TaskResult is the payload of a [ModeTasks] event when a task ends.
 type TaskResult struct {
-	Name       string
-	Writes     any
-	Err        error
+	Name string
+	// Output is the state the task returned (an S carrying its writes),
+	// and Writes what it wrote, when it finished.
+	Output any
+	Writes Writes
+	// Err is the task's error, when it failed.
+	Err error
+	// Interrupts are the interrupts it raised, when it paused.
 	Interrupts []Interruption
 }
 

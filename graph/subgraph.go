@@ -50,10 +50,13 @@ func Subgraph[P, C any](sub *Graph[C], in func(P) C, out func(C) P) CommandFunc[
 		var intr *Interrupted
 		if errors.As(err, &intr) {
 			if rt := runtimeFrom(ctx); rt != nil {
-				rt.task.scratch.mu.Lock()
-				rt.task.scratch.raised = append(rt.task.scratch.raised, intr.Interrupts...)
-				rt.task.scratch.paused = true
-				rt.task.scratch.mu.Unlock()
+				sp := rt.task.scratch()
+				sp.mu.Lock()
+				if !sp.detached {
+					sp.raised = append(sp.raised, intr.Interrupts...)
+					sp.paused = true
+				}
+				sp.mu.Unlock()
 			}
 			return Command[P]{}, err
 		}

@@ -36,8 +36,15 @@ type TaskInfo struct {
 	// Done reports that the task finished and its writes are saved.
 	Done bool
 	// Error is the error of its last attempt, if it failed.
-	Error      string
+	Error string
+	// Interrupts are the interrupts the task raised in this step. A task
+	// answered by a resume keeps them until the step completes, finished
+	// or not (as LangGraph's tasks do); [Snapshot.Interrupts] lists only
+	// those still pending.
 	Interrupts []Interruption
+	// Writes is what the task wrote, when it finished (LangGraph's
+	// tasks[].result).
+	Writes Writes
 }
 
 // GetState returns the latest checkpoint of the thread given with
@@ -78,10 +85,13 @@ func (l *loop[S]) snapshot(t *checkpoint.Tuple, applyDone bool) (*Snapshot[S], e
 		info := TaskInfo{ID: tk.hdr.ID(), Name: tk.name, Done: tk.done}
 		if r := l.restored[info.ID]; r != nil {
 			info.Error = r.err
+			info.Interrupts = r.interrupts
 			if !r.done {
-				info.Interrupts = r.interrupts
 				snap.Interrupts = append(snap.Interrupts, r.interrupts...)
 			}
+		}
+		if tk.done {
+			info.Writes = l.g.writesView(&tk.out)
 		}
 		snap.Tasks = append(snap.Tasks, info)
 		if tk.done && applyDone {
@@ -213,7 +223,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 					done = append(done, tk)
 				}
 			}
-			done = append(done, &task[S]{name: End, out: values})
+			done = append(done, &task[S]{hdr: new(taskHeader), name: End, out: values})
 			if _, err := l.mergeVersions(done, &l.vals, true); err != nil {
 				return "", err
 			}
@@ -247,9 +257,8 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 				}
 			}
 		}
-		tk := &task[S]{name: asNode, node: g.nodes[asNode], input: l.vals, out: values}
-		tk.hdr.name, tk.hdr.step = asNode, l.step
-		rctx := context.WithValue(ctx, runtimeKey{}, &taskRuntime{task: &tk.hdr, emit: func(Event) {}, shared: &runShared{ns: l.ns, stop: l.step + 1}})
+		tk := &task[S]{hdr: &taskHeader{name: asNode, step: l.step}, name: asNode, node: g.nodes[asNode], input: l.vals, out: values}
+		rctx := context.WithValue(ctx, runtimeKey{}, &taskRuntime{task: tk.hdr, emit: func(Event) {}, shared: &runShared{ns: l.ns, stop: l.step + 1}})
 		if asNode == Start {
 			l.fr.input = &values
 		}

@@ -29,10 +29,30 @@ const DefaultRecursionLimit = 10000
 // that task's input instead of the graph state (map-reduce). Writes a Send
 // task returns are merged like any node's, after the triggered nodes', in
 // Send order.
+//
+// A node with its own input type (added with [AddNodeWithInput]) takes a
+// Send made with [SendInput] instead, which carries that type.
 type Send[S any] struct {
 	Node string
 	Arg  S
+	// input is the payload of a SendInput, for a node with its own input
+	// type; nil for a Send carrying Arg.
+	input any
 }
+
+// SendInput returns a [Send] of one task of node with in as its input: the
+// node must have been added with [AddNodeWithInput] for input type I (a run
+// that sends it anything else fails, naming the node and both types). It
+// is LangGraph's Send to a node with its own input schema:
+//
+//	graph.SendInput[State]("summarize", Page{URL: u, Index: i})
+func SendInput[S, I any](node string, in I) Send[S] {
+	return Send[S]{Node: node, input: in}
+}
+
+// Input returns the payload of a Send made with [SendInput], or nil for
+// one carrying Arg.
+func (s Send[S]) Input() any { return s.input }
 
 // Route is what a branch function chooses: nodes (or path-map keys) to run
 // next, and Send tasks.
@@ -190,6 +210,14 @@ func (e *NodeTimeoutError) Unwrap() error { return e.Err }
 // and never retried. A node running on the caller's own goroutine ends that
 // goroutine: see the package documentation for when that happens.
 var ErrGoexit = errors.New("called runtime.Goexit instead of returning")
+
+// ErrInterruptIgnored is the error of a node that called [Interrupt] (or
+// [InterruptAs]), which paused the run, and then returned a nil error: it
+// went on past the pause with a zero answer, and what it did then is not
+// what the human asked for. The task fails (wrapped in a [*NodeError]
+// naming the node) instead of pausing; return the error Interrupt gave,
+// as in `if err != nil { return s, err }`. It is never retried.
+var ErrInterruptIgnored = errors.New("called graph.Interrupt, which paused the run, but returned a nil error instead of Interrupt's error (return s, err), so it ran on past the pause")
 
 // UndeclaredDestinationError reports a conditional edge or branch that chose
 // a node outside the destinations declared for it ([Destinations], or the

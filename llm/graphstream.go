@@ -23,13 +23,6 @@ func GenerateToGraph(ctx context.Context, m Model, msgs []state.Message, opts ..
 	if graph.NodeName(ctx) == "" {
 		return m.Generate(ctx, msgs, opts...)
 	}
-	// The call gets a context of its own, cancelled when it returns, so that
-	// goroutines the provider leaves behind (net/http's connection readers
-	// detach from the request's context asynchronously) never reach the
-	// node's context, which the graph runtime recycles once the node has
-	// returned.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	cfg := NewCallOptions(opts...)
 	id := cfg.MessageID
 	if id == "" {
