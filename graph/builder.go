@@ -30,9 +30,9 @@ type RouterFunc[S any] func(ctx context.Context, s S) (string, error)
 type MultiRouterFunc[S any] func(ctx context.Context, s S) ([]string, error)
 
 type node[S any] struct {
-	name     string
-	fn       CommandFunc[S]
-	plain    NodeFunc[S] // the function of a node added with AddNode (fn wraps it)
+	name  string
+	fn    CommandFunc[S]
+	plain NodeFunc[S] // the function of a node added with AddNode (fn wraps it)
 	// A node added with AddNodeWithInput: its input type, its function
 	// (taking an inType value) and the decoder of a saved input.
 	inType   reflect.Type
