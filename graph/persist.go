@@ -481,17 +481,7 @@ func (l *loop[S]) putWrites(ctx context.Context, id string, t *task[S]) error {
 		return err
 	}
 	ref := checkpoint.Ref{ThreadID: l.cfg.thread, Namespace: l.ns, ID: l.cpID}
-	switch {
-	case l.cfg.durability == DurabilityExit:
-		l.exitMu.Lock()
-		l.exitWrites = append(l.exitWrites, ws...)
-		l.exitMu.Unlock()
-		return nil
-	case l.async != nil:
-		l.async.do(func(ctx context.Context) error { return l.saver.PutWrites(ctx, ref, ws) })
-		return nil
-	}
-	if err := l.saver.PutWrites(ctx, ref, ws); err != nil {
+	if err := l.durability().writes(ctx, l, ref, ws); err != nil {
 		return fmt.Errorf("graph: saving pending writes of node %s: %w", t.name, err)
 	}
 	return nil
@@ -538,6 +528,15 @@ func nextVersion(cur int64) (int64, error) {
 	return tick<<versionLowBits | low, nil
 }
 
+// durability returns the run's durability mode: synchronous outside a
+// run (UpdateState).
+func (l *loop[S]) durability() durabilityMode[S] {
+	if l.dur == nil {
+		l.dur = syncDurability[S]{}
+	}
+	return l.dur
+}
+
 // save writes a checkpoint of the current state and frontier.
 func (l *loop[S]) save(ctx context.Context, source string) error {
 	return l.saveAt(ctx, source, l.step)
@@ -560,64 +559,7 @@ func (l *loop[S]) saveAt(ctx context.Context, source string, step int) error {
 	l.cpTime = time.Now()
 	l.cpID = checkpoint.NewIDAt(l.cpTime)
 	l.cpStep = step
-	if l.cfg.durability == DurabilityExit {
-		l.exitMu.Lock()
-		l.exitWrites = nil
-		l.exitMu.Unlock()
-		if l.pendingExit == nil {
-			l.pendingExit = &exitState{parent: parent, fork: fork}
-		}
-		l.pendingExit.source = source
-		return nil
-	}
-	cp, err := l.checkpoint(parent, source, fork)
-	if err != nil {
-		return err
-	}
-	if l.async != nil {
-		// Saved in the background: the event says it is on its way (a
-		// failure stops the run at its next step, see asyncSaver).
-		l.emitCheckpoint(cp)
-		l.async.do(func(ctx context.Context) error { return l.saver.Put(ctx, cp) })
-		return nil
-	}
-	if err := l.saver.Put(ctx, cp); err != nil {
-		return fmt.Errorf("graph: saving checkpoint: %w", err)
-	}
-	l.emitCheckpoint(cp)
-	return nil
-}
-
-type exitState struct {
-	parent string
-	source string
-	fork   bool
-}
-
-func (l *loop[S]) flushExit(ctx context.Context) error {
-	ctx = context.WithoutCancel(ctx)
-	if l.pendingExit != nil {
-		cp, err := l.checkpoint(l.pendingExit.parent, l.pendingExit.source, l.pendingExit.fork)
-		if err != nil {
-			return err
-		}
-		if err := l.saver.Put(ctx, cp); err != nil {
-			return fmt.Errorf("graph: saving checkpoint: %w", err)
-		}
-		l.emitCheckpoint(cp)
-	}
-	if len(l.exitWrites) > 0 {
-		byTask := make(map[string][]checkpoint.Write)
-		for _, w := range l.exitWrites {
-			byTask[w.TaskID] = append(byTask[w.TaskID], w)
-		}
-		for _, ws := range byTask {
-			if err := l.saver.PutWrites(ctx, checkpoint.Ref{ThreadID: l.cfg.thread, Namespace: l.ns, ID: l.cpID}, ws); err != nil {
-				return fmt.Errorf("graph: saving pending writes: %w", err)
-			}
-		}
-	}
-	return nil
+	return l.durability().checkpoint(ctx, l, parent, source, fork)
 }
 
 // checkpoint builds the checkpoint l.cpID with the values changed since the
@@ -859,43 +801,4 @@ func (l *loop[S]) nextTasks(t *checkpoint.Tuple) map[string]string {
 	}
 	l.step, l.restored = step, restored
 	return names
-}
-
-// asyncSaver performs saver calls in order on one goroutine, so that a run
-// overlaps checkpointing with its next step without keeping a chain of
-// pending futures alive. Up to asyncDepth calls may wait behind the one in
-// progress (beyond that the run waits for the saver), so a crash loses at
-// most that many steps; the run stops at the next step once a call failed.
-type asyncSaver struct {
-	jobs   chan func(context.Context) error
-	done   chan struct{}
-	err    error
-	failed atomic.Bool
-}
-
-const asyncDepth = 64
-
-func newAsyncSaver(checkpoint.Saver) *asyncSaver {
-	a := &asyncSaver{jobs: make(chan func(context.Context) error, asyncDepth), done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		for job := range a.jobs {
-			if a.err != nil {
-				continue
-			}
-			if err := job(context.Background()); err != nil {
-				a.err = fmt.Errorf("graph: saving checkpoint: %w", err)
-				a.failed.Store(true)
-			}
-		}
-	}()
-	return a
-}
-
-func (a *asyncSaver) do(job func(context.Context) error) { a.jobs <- job }
-
-func (a *asyncSaver) close() error {
-	close(a.jobs)
-	<-a.done
-	return a.err
 }

@@ -152,7 +152,6 @@ type loop[S any] struct {
 	modes    Mode
 
 	nested *nestedInfo
-	async  *asyncSaver
 
 	shared *runShared
 	emitFn func(Event)
@@ -173,9 +172,9 @@ type loop[S any] struct {
 	// the nodes then run apart from the loop (see attemptApart).
 	watch context.Context
 
-	exitMu      sync.Mutex
-	exitWrites  []checkpoint.Write
-	pendingExit *exitState
+	// dur writes what the run saves, as its Durability says (nil without
+	// a saver).
+	dur durabilityMode[S]
 }
 
 func (g *Graph[S]) newLoop(opts []RunOption) *loop[S] {
@@ -341,17 +340,6 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			}()
 		}
 	}
-	if l.cfg.durability == DurabilityAsync && l.saver != nil {
-		l.async = newAsyncSaver(l.saver)
-		defer func() {
-			if werr := l.async.close(); werr != nil {
-				if errors.Is(err, errAsyncSaveFailed) {
-					err = nil
-				}
-				err = saverFailed(werr, err)
-			}
-		}()
-	}
 	if h := l.g.hooks; h != nil && h.RunStart != nil {
 		info := RunInfo{Graph: l.g.name, ThreadID: l.cfg.thread, Namespace: l.ns}
 		ctx = h.RunStart(ctx, info)
@@ -359,15 +347,23 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			defer func() { h.RunEnd(ctx, info, err) }()
 		}
 	}
+	if l.saver != nil {
+		// Closed before RunEnd sees the run's error: what could not be
+		// saved is part of it.
+		l.dur = newDurability[S](l.cfg.durability)
+		defer func() {
+			if werr := l.dur.close(ctx, l); werr != nil {
+				if errors.Is(err, errAsyncSaveFailed) {
+					err = nil
+				}
+				err = saverFailed(werr, err)
+			}
+		}()
+	}
 	if err := l.load(ctx, input, cmd); err != nil {
 		return l.ctxErr(ctx, err)
 	}
 	err = l.loop(ctx)
-	if l.cfg.durability == DurabilityExit && l.saver != nil && (l.pendingExit != nil || len(l.exitWrites) > 0) {
-		if werr := l.flushExit(ctx); werr != nil {
-			err = saverFailed(werr, err)
-		}
-	}
 	return l.ctxErr(ctx, err)
 }
 
@@ -577,7 +573,7 @@ func (l *loop[S]) loop(ctx context.Context) error {
 		if err := l.save(ctx, "loop"); err != nil {
 			return err
 		}
-		if l.async != nil && l.async.failed.Load() {
+		if l.dur != nil && l.dur.failed() {
 			return errAsyncSaveFailed // the saver's error is reported by run
 		}
 		l.step++
@@ -668,13 +664,13 @@ func (l *loop[S]) prepare() []*task[S] {
 	if l.fr.input != nil {
 		t := l.newTask(Start, nil, false, 0)
 		t.input = l.vals
-		l.initTask(t, "pull")
+		l.initTask(t)
 		return append(l.tasks, t)
 	}
 	for _, name := range l.fr.nodes {
 		t := l.newTask(name, l.g.nodes[name], false, 0)
 		t.input = l.vals
-		l.initTask(t, "pull")
+		l.initTask(t)
 		l.tasks = append(l.tasks, t)
 	}
 	for i := range l.fr.sends {
@@ -685,7 +681,7 @@ func (l *loop[S]) prepare() []*task[S] {
 		} else {
 			l.g.materialize(&s.Arg, &t.input, &t.one)
 		}
-		l.initTask(t, "push")
+		l.initTask(t)
 		l.tasks = append(l.tasks, t)
 	}
 	return l.tasks
@@ -708,7 +704,6 @@ func (l *loop[S]) newTask(name string, n *node[S], push bool, idx int) *task[S] 
 	t.name, t.node, t.push, t.idx = name, n, push, idx
 	t.env = l.newEnv()
 	t.hdr = &t.env.hdr
-	t.env.rt.task = t.hdr
 	return t
 }
 
@@ -727,8 +722,8 @@ func (l *loop[S]) newEnv() *taskCtx {
 	return e
 }
 
-func (l *loop[S]) initTask(t *task[S], kind string) {
-	t.hdr.cp, t.hdr.ns, t.hdr.step, t.hdr.name, t.hdr.kind, t.hdr.idx = l.cpID, l.ns, l.step, t.name, kind, t.idx
+func (l *loop[S]) initTask(t *task[S]) {
+	t.hdr.cp, t.hdr.ns, t.hdr.step, t.hdr.name, t.hdr.push, t.hdr.idx = l.cpID, l.ns, l.step, t.name, t.push, int32(t.idx)
 	if l.resume != nil {
 		t.hdr.scratch().resume = l.resume // not handed out yet: no lock needed
 	}
@@ -990,7 +985,7 @@ func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
 func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event)) context.Context {
 	e := t.env
 	e.Context = ctx
-	e.rt.emit, e.rt.shared = emit, l.shared
+	e.emit, e.shared = emit, l.shared
 	return e
 }
 
@@ -1207,8 +1202,7 @@ func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (err error) {
 // node still running when it is abandoned races with nothing; what it
 // returns then is dropped.
 type apart[S any] struct {
-	hdr   taskHeader
-	env   taskCtx
+	env   taskCtx // with the attempt's own copy of the task's header
 	input S
 	in    any
 	out   S
@@ -1267,8 +1261,8 @@ func (a *apart[S]) detach(t *task[S], returned bool) {
 	if a.quit != nil {
 		close(a.quit)
 	}
-	a.hdr.detach()
-	sp := a.hdr.sp.Load()
+	a.env.hdr.detach()
+	sp := a.env.hdr.sp.Load()
 	if sp == detachedPad {
 		return // it needed no scratchpad
 	}
@@ -1293,7 +1287,7 @@ func (a *apart[S]) detach(t *task[S], returned bool) {
 func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 	emit, watch := noEmit, l.watch
 	if e, ok := ctx.(*taskCtx); ok {
-		emit = e.rt.emit
+		emit = e.emit
 	}
 	n := t.node
 	parent := ctx
@@ -1316,8 +1310,8 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		a.events, a.quit = make(chan Event), make(chan struct{})
 		nodeEmit = a.emit
 	}
-	h, th := &a.hdr, t.hdr // h computes the same ID as th, if asked
-	h.cp, h.ns, h.step, h.name, h.kind, h.idx, h.resuming = th.cp, th.ns, th.step, th.name, th.kind, th.idx, th.resuming
+	h, th := &a.env.hdr, t.hdr // h computes the same ID as th, if asked
+	h.cp, h.ns, h.step, h.name, h.push, h.idx, h.resuming = th.cp, th.ns, th.step, th.name, th.push, th.idx, th.resuming
 	// Clipped: an Interrupt of the node appends to a copy, never to the
 	// task's array.
 	if tsp := th.sp.Load(); tsp != nil {
@@ -1326,7 +1320,7 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		hsp.answers, hsp.resume = slices.Clip(tsp.answers), tsp.resume
 		tsp.mu.Unlock()
 	}
-	a.env = taskCtx{Context: ctx, rt: taskRuntime{task: h, emit: nodeEmit, shared: l.shared}}
+	a.env.Context, a.env.emit, a.env.shared = ctx, nodeEmit, l.shared
 	go a.run(n)
 	for waiting := true; waiting; {
 		var abandon error

@@ -15,18 +15,6 @@ import (
 
 type runtimeKey struct{}
 
-// taskRuntime is what a running node can read from its context. Nothing
-// it points to is reused: the header belongs to one execution of one task
-// (see loop.newEnv), and what the whole run shares is in runShared, which
-// does not change once the run's first step started. A context kept by
-// the node's goroutines after the node returned so reads the same values
-// for ever, without a data race.
-type taskRuntime struct {
-	task   *taskHeader // the node's name, step, ID and interrupt bookkeeping
-	emit   func(Event)
-	shared *runShared
-}
-
 // runShared is what every task of a run shares.
 type runShared struct {
 	stop       int // the step past the recursion limit
@@ -54,32 +42,37 @@ type nestedInfo struct {
 }
 
 // nested describes the task to a graph run inside it.
-func (rt *taskRuntime) nested() *nestedInfo {
+func (rt *taskCtx) nested() *nestedInfo {
 	sh := rt.shared
 	parents := make(map[string]string, len(sh.parents)+1)
 	for k, v := range sh.parents {
 		parents[k] = v
 	}
-	parents[sh.ns] = rt.task.cp
+	parents[sh.ns] = rt.hdr.cp
 	return &nestedInfo{
-		ns: joinNS(sh.ns, rt.task.name+":"+rt.task.ID()), threadID: sh.thread, saver: sh.saver,
-		resuming: rt.task.resuming, resume: rt.task.resumeInput(), emit: rt.emit, modes: sh.modes,
+		ns: joinNS(sh.ns, rt.hdr.name+":"+rt.hdr.ID()), threadID: sh.thread, saver: sh.saver,
+		resuming: rt.hdr.resuming, resume: rt.hdr.resumeInput(), emit: rt.emit, modes: sh.modes,
 		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents,
 	}
 }
 
-// taskCtx is a task's context: the run's context plus the task's runtime
-// and header, in one object handed out by the loop's slab (see
-// loop.newEnv) and never handed out twice.
+// taskCtx is a task's context: the run's context plus what the node can
+// read about its task, in one object handed out by the loop's slab (see
+// loop.newEnv) and never handed out twice. Nothing it holds changes once
+// handed out (the scratchpad is guarded by its own mutex), and what it
+// points to is not reused: a context kept by the node's goroutines after
+// the node returned reads the same values for ever, without a data race.
+// It is kept small, as every task gets one.
 type taskCtx struct {
 	context.Context
-	rt  taskRuntime
-	hdr taskHeader
+	hdr    taskHeader
+	emit   func(Event)
+	shared *runShared
 }
 
 func (c *taskCtx) Value(key any) any {
 	if _, ok := key.(runtimeKey); ok {
-		return &c.rt
+		return c
 	}
 	return c.Context.Value(key)
 }
@@ -90,14 +83,13 @@ func (c *taskCtx) Value(key any) any {
 // the interrupt bookkeeping, which most tasks never need, is made on first
 // use (see scratch).
 type taskHeader struct {
-	once sync.Once
-	id   string
+	id   atomic.Pointer[string] // computed when first asked for
 	cp   string
 	ns   string
-	step int
 	name string
-	kind string
-	idx  int
+	step int
+	idx  int32
+	push bool
 	// sp is the task's interrupt bookkeeping, nil until needed.
 	sp atomic.Pointer[scratchpad]
 	// resuming is set when the task has pending writes: a subgraph in it
@@ -131,7 +123,7 @@ func (h *taskHeader) detach() {
 // interrupts returns whether the task paused, and its interrupts.
 func (h *taskHeader) interrupts() (paused bool, raised []Interruption) {
 	sp := h.sp.Load()
-	if sp == nil {
+	if sp == nil || sp == detachedPad {
 		return false, nil
 	}
 	sp.mu.Lock()
@@ -154,7 +146,7 @@ func (h *taskHeader) resumeInput() *resumeInput {
 // answers returns the resume values the task took.
 func (h *taskHeader) answers() []any {
 	sp := h.sp.Load()
-	if sp == nil {
+	if sp == nil || sp == detachedPad {
 		return nil
 	}
 	sp.mu.Lock()
@@ -175,10 +167,16 @@ func (h *taskHeader) clearPause() {
 // ID returns the task's ID, a hash of the checkpoint it starts from, its
 // namespace, step, node and position.
 func (h *taskHeader) ID() string {
-	h.once.Do(func() {
-		h.id = hashID(h.cp + "|" + h.ns + "|" + strconv.Itoa(h.step) + "|" + h.name + "|" + h.kind + "|" + strconv.Itoa(h.idx))
-	})
-	return h.id
+	if id := h.id.Load(); id != nil {
+		return *id
+	}
+	kind := "pull"
+	if h.push {
+		kind = "push"
+	}
+	id := hashID(h.cp + "|" + h.ns + "|" + strconv.Itoa(h.step) + "|" + h.name + "|" + kind + "|" + strconv.Itoa(int(h.idx)))
+	h.id.CompareAndSwap(nil, &id) // a racing caller computed the same
+	return id
 }
 
 func hashID(s string) string {
@@ -188,8 +186,8 @@ func hashID(s string) string {
 	return hex.EncodeToString(h.Sum(b[:0]))
 }
 
-func runtimeFrom(ctx context.Context) *taskRuntime {
-	rt, _ := ctx.Value(runtimeKey{}).(*taskRuntime)
+func runtimeFrom(ctx context.Context) *taskCtx {
+	rt, _ := ctx.Value(runtimeKey{}).(*taskCtx)
 	return rt
 }
 
@@ -197,7 +195,7 @@ func runtimeFrom(ctx context.Context) *taskRuntime {
 // applies the input), or -1 outside a node.
 func Step(ctx context.Context) int {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.task.step
+		return rt.hdr.step
 	}
 	return -1
 }
@@ -207,7 +205,7 @@ func Step(ctx context.Context) int {
 // gracefully when it gets low. It returns -1 outside a node.
 func RemainingSteps(ctx context.Context) int {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.shared.stop - rt.task.step
+		return rt.shared.stop - rt.hdr.step
 	}
 	return -1
 }
@@ -216,7 +214,7 @@ func RemainingSteps(ctx context.Context) int {
 // It is stable across re-runs of the same task against the same checkpoint.
 func TaskID(ctx context.Context) string {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.task.ID()
+		return rt.hdr.ID()
 	}
 	return ""
 }
@@ -224,7 +222,7 @@ func TaskID(ctx context.Context) string {
 // NodeName returns the name of the calling node, or "" outside a node.
 func NodeName(ctx context.Context) string {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.task.name
+		return rt.hdr.name
 	}
 	return ""
 }
@@ -260,7 +258,7 @@ func writer[T any](ctx context.Context, mode Mode) func(T) {
 	if rt == nil || rt.shared.modes&mode == 0 {
 		return func(T) {}
 	}
-	emit, ev := rt.emit, Event{Mode: mode, Namespace: rt.shared.ns, Step: rt.task.step, Node: rt.task.name, TaskID: rt.task.ID()}
+	emit, ev := rt.emit, Event{Mode: mode, Namespace: rt.shared.ns, Step: rt.hdr.step, Node: rt.hdr.name, TaskID: rt.hdr.ID()}
 	return func(payload T) {
 		ev := ev
 		ev.Payload = payload
@@ -370,7 +368,7 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 	if rt == nil {
 		return nil, errors.New("graph: Interrupt called outside a graph node")
 	}
-	sp := rt.task.scratch()
+	sp := rt.hdr.scratch()
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if sp.detached {
@@ -380,14 +378,14 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 		sp.paused = true
 		// Named: the node may wrap or log it. (Its task then fails with
 		// errInterruptRefused, in a NodeError naming the node.)
-		return nil, fmt.Errorf("graph: node %s %w", rt.task.name, errInterruptRefused)
+		return nil, fmt.Errorf("graph: node %s %w", rt.hdr.name, errInterruptRefused)
 	}
 	idx := sp.counter
 	sp.counter++
 	if idx < len(sp.answers) {
 		return sp.answers[idx], nil
 	}
-	id := interruptID(rt.task.ID(), idx)
+	id := interruptID(rt.hdr.ID(), idx)
 	if v, ok := sp.resume.lookup(id); ok {
 		sp.answers = append(sp.answers, v)
 		return v, nil
@@ -396,7 +394,7 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 		sp.answers = append(sp.answers, v)
 		return v, nil
 	}
-	in := Interruption{ID: id, Value: payload, Node: rt.task.name, Namespace: rt.shared.ns}
+	in := Interruption{ID: id, Value: payload, Node: rt.hdr.name, Namespace: rt.shared.ns}
 	sp.raised = append(sp.raised, in)
 	sp.paused = true
 	return nil, &interruptSignal{in: in}

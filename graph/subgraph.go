@@ -50,7 +50,7 @@ func Subgraph[P, C any](sub *Graph[C], in func(P) C, out func(C) P) CommandFunc[
 		var intr *Interrupted
 		if errors.As(err, &intr) {
 			if rt := runtimeFrom(ctx); rt != nil {
-				sp := rt.task.scratch()
+				sp := rt.hdr.scratch()
 				sp.mu.Lock()
 				if !sp.detached {
 					sp.raised = append(sp.raised, intr.Interrupts...)

@@ -257,8 +257,9 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 				}
 			}
 		}
-		tk := &task[S]{hdr: &taskHeader{name: asNode, step: l.step}, name: asNode, node: g.nodes[asNode], input: l.vals, out: values}
-		rctx := context.WithValue(ctx, runtimeKey{}, &taskRuntime{task: tk.hdr, emit: func(Event) {}, shared: &runShared{ns: l.ns, stop: l.step + 1}})
+		rctx := &taskCtx{Context: ctx, emit: func(Event) {}, shared: &runShared{ns: l.ns, stop: l.step + 1}}
+		rctx.hdr.name, rctx.hdr.step = asNode, l.step
+		tk := &task[S]{hdr: &rctx.hdr, name: asNode, node: g.nodes[asNode], input: l.vals, out: values}
 		if asNode == Start {
 			l.fr.input = &values
 		}

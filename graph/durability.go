@@ -1,0 +1,186 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+)
+
+// durabilityMode is the strategy behind a [Durability]: how a run writes
+// the checkpoints it makes and the pending writes of its tasks. The loop
+// makes a checkpoint current (its ID, step and parent) and calls
+// checkpoint; the mode decides when it is built and saved, and streams a
+// [ModeCheckpoints] event for every checkpoint it saves. A new mode is one
+// more implementation here.
+type durabilityMode[S any] interface {
+	// checkpoint saves (or schedules) the loop's current checkpoint.
+	checkpoint(ctx context.Context, l *loop[S], parent, source string, fork bool) error
+	// writes saves (or schedules) pending writes against a checkpoint. It
+	// may be called from several of a step's workers at once.
+	writes(ctx context.Context, l *loop[S], ref checkpoint.Ref, ws []checkpoint.Write) error
+	// failed reports that a write done in the background failed: the run
+	// stops at its next step.
+	failed() bool
+	// close ends the run's saving: it waits for background writes, or
+	// writes what was held back, and returns their first error.
+	close(ctx context.Context, l *loop[S]) error
+}
+
+func newDurability[S any](d Durability) durabilityMode[S] {
+	switch d {
+	case DurabilityAsync:
+		return newAsyncDurability[S]()
+	case DurabilityExit:
+		return &exitDurability[S]{}
+	}
+	return syncDurability[S]{}
+}
+
+// syncDurability writes every checkpoint and pending write before the run
+// goes on.
+type syncDurability[S any] struct{}
+
+func (syncDurability[S]) checkpoint(ctx context.Context, l *loop[S], parent, source string, fork bool) error {
+	cp, err := l.checkpoint(parent, source, fork)
+	if err != nil {
+		return err
+	}
+	if err := l.saver.Put(ctx, cp); err != nil {
+		return fmt.Errorf("graph: saving checkpoint: %w", err)
+	}
+	l.emitCheckpoint(cp)
+	return nil
+}
+
+func (syncDurability[S]) writes(ctx context.Context, l *loop[S], ref checkpoint.Ref, ws []checkpoint.Write) error {
+	return l.saver.PutWrites(ctx, ref, ws)
+}
+
+func (syncDurability[S]) failed() bool { return false }
+
+func (syncDurability[S]) close(context.Context, *loop[S]) error { return nil }
+
+// asyncDurability performs saver calls in order on one goroutine, so that a
+// run overlaps checkpointing with its next step without keeping a chain of
+// pending futures alive. Up to asyncDepth calls may wait behind the one in
+// progress (beyond that the run waits for the saver), so a crash loses at
+// most that many steps; the run stops at the next step once a call failed.
+type asyncDurability[S any] struct {
+	jobs chan func(context.Context) error
+	done chan struct{}
+	err  error // set by the saving goroutine, read after done
+	fail atomic.Bool
+}
+
+const asyncDepth = 64
+
+func newAsyncDurability[S any]() *asyncDurability[S] {
+	a := &asyncDurability[S]{jobs: make(chan func(context.Context) error, asyncDepth), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for job := range a.jobs {
+			if a.err != nil {
+				continue
+			}
+			if err := job(context.Background()); err != nil {
+				a.err = fmt.Errorf("graph: saving checkpoint: %w", err)
+				a.fail.Store(true)
+			}
+		}
+	}()
+	return a
+}
+
+func (a *asyncDurability[S]) checkpoint(ctx context.Context, l *loop[S], parent, source string, fork bool) error {
+	cp, err := l.checkpoint(parent, source, fork)
+	if err != nil {
+		return err
+	}
+	// Saved in the background: the event says it is on its way (a failure
+	// stops the run at its next step and is its error).
+	l.emitCheckpoint(cp)
+	saver := l.saver
+	a.jobs <- func(ctx context.Context) error { return saver.Put(ctx, cp) }
+	return nil
+}
+
+func (a *asyncDurability[S]) writes(ctx context.Context, l *loop[S], ref checkpoint.Ref, ws []checkpoint.Write) error {
+	saver := l.saver
+	a.jobs <- func(ctx context.Context) error { return saver.PutWrites(ctx, ref, ws) }
+	return nil
+}
+
+func (a *asyncDurability[S]) failed() bool { return a.fail.Load() }
+
+func (a *asyncDurability[S]) close(context.Context, *loop[S]) error {
+	close(a.jobs)
+	<-a.done
+	return a.err
+}
+
+// exitDurability writes one checkpoint, the last, when the run ends or
+// pauses, with the pending writes made against it.
+type exitDurability[S any] struct {
+	mu      sync.Mutex // guards writes, which a step's workers append to
+	held    []checkpoint.Write
+	pending bool // a checkpoint was made
+	parent  string
+	source  string
+	fork    bool
+}
+
+func (e *exitDurability[S]) checkpoint(ctx context.Context, l *loop[S], parent, source string, fork bool) error {
+	e.mu.Lock()
+	e.held = nil // they were made against an older checkpoint
+	e.mu.Unlock()
+	if !e.pending {
+		// The one checkpoint written follows what the run started from.
+		e.pending, e.parent, e.fork = true, parent, fork
+	}
+	e.source = source
+	return nil
+}
+
+func (e *exitDurability[S]) writes(ctx context.Context, l *loop[S], ref checkpoint.Ref, ws []checkpoint.Write) error {
+	e.mu.Lock()
+	e.held = append(e.held, ws...)
+	e.mu.Unlock()
+	return nil
+}
+
+func (e *exitDurability[S]) failed() bool { return false }
+
+func (e *exitDurability[S]) close(ctx context.Context, l *loop[S]) error {
+	ctx = context.WithoutCancel(ctx)
+	if e.pending {
+		cp, err := l.checkpoint(e.parent, e.source, e.fork)
+		if err != nil {
+			return err
+		}
+		if err := l.saver.Put(ctx, cp); err != nil {
+			return fmt.Errorf("graph: saving checkpoint: %w", err)
+		}
+		l.emitCheckpoint(cp)
+	}
+	if len(e.held) == 0 {
+		return nil
+	}
+	byTask := make(map[string][]checkpoint.Write)
+	var order []string
+	for _, w := range e.held {
+		if _, ok := byTask[w.TaskID]; !ok {
+			order = append(order, w.TaskID)
+		}
+		byTask[w.TaskID] = append(byTask[w.TaskID], w)
+	}
+	ref := checkpoint.Ref{ThreadID: l.cfg.thread, Namespace: l.ns, ID: l.cpID}
+	for _, id := range order {
+		if err := l.saver.PutWrites(ctx, ref, byTask[id]); err != nil {
+			return fmt.Errorf("graph: saving pending writes: %w", err)
+		}
+	}
+	return nil
+}
