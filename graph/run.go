@@ -8,11 +8,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
-	"runtime"
 	"runtime/debug"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -784,18 +781,13 @@ func watched(ctx context.Context) context.Context {
 	return ctx
 }
 
-// runConcurrent runs several tasks at once. They are claimed by index by
-// workers: the calling goroutine (or, when it relays stream events,
-// GOMAXPROCS goroutines), joined by more up to GOMAXPROCS when the tasks
-// take longer than spawnDelay; if no task could be claimed for a whole
-// spawnDelay while some wait (the workers block, on I/O or on each other),
-// every waiting task gets a goroutine of its own. Trivial steps so run
-// without a goroutine per task, CPU-bound ones on every core, and every
-// task of a blocking step still runs concurrently with the others.
+// runConcurrent runs several tasks at once, on a scheduler (see
+// scheduler): the calling goroutine works among them, or, when the run
+// streams, relays their events while goroutines work.
 func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	streaming := l.modes != 0 // the calling goroutine relays events
+	s := newScheduler(ctx)
+	s.SetLimit(l.cfg.maxConc)
+	streaming := l.modes != 0
 	emit := l.emitFn
 	var events chan Event
 	if streaming {
@@ -806,51 +798,17 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 			}
 		}
 	}
-	n := int64(len(todo))
-	limit := n
-	if l.cfg.maxConc > 0 && int64(l.cfg.maxConc) < limit {
-		limit = int64(l.cfg.maxConc)
-	}
-	procs := int64(runtime.GOMAXPROCS(0))
-	var (
-		next    atomic.Int64
-		workers atomic.Int64
-		wg      sync.WaitGroup
-		timer   atomic.Pointer[time.Timer]
-	)
-	// claimedAll stops the supervisor's timer once no task waits; the
-	// timer holds a place in wg until it has fired or been stopped.
-	claimedAll := func() {
-		if t := timer.Load(); t != nil && t.Stop() {
-			wg.Done()
-		}
-	}
-	worker := func() {
-		var cur *task[S] // the task being executed
-		defer func() {
-			if cur != nil {
-				// Unwound by runtime.Goexit, from cur's node or branch:
-				// it fails (and a sibling's Goexit is an error too).
-				cur.goexited()
-				cancel()
-			}
-		}()
-		for {
-			i := next.Add(1) - 1
-			if i >= n {
-				return
-			}
-			if i == n-1 {
-				claimedAll()
-			}
-			t := todo[i]
-			if err := sctx.Err(); err != nil {
-				t.err = err
-				return
-			}
-			cur = t
+	for _, t := range todo {
+		s.Go(func(sctx context.Context) error {
+			returned := false
+			defer func() {
+				if !returned {
+					// Unwound by runtime.Goexit, from its node or branch.
+					t.goexited()
+				}
+			}()
 			l.execute(sctx, t, emit)
-			cur = nil
+			returned = true
 			if t.err == nil && t.done && l.saver != nil {
 				// Saved even if a sibling fails meanwhile: that is what
 				// spares this task a re-run.
@@ -859,65 +817,18 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 				}
 			}
 			if t.err != nil {
-				cancel()
-				return
+				return t.err
 			}
 			l.finished(t, emit)
-		}
+			return nil
+		})
 	}
-	spawn := func(k int64) {
-		for range k {
-			workers.Add(1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				worker()
-			}()
-		}
-	}
-	if limit > 1 {
-		// The supervisor, every spawnDelay while tasks wait: if none was
-		// claimed during the whole period, the workers are blocked (on
-		// I/O, or on tasks that wait for a worker), and every waiting task
-		// gets a goroutine; otherwise the tasks take time, and workers are
-		// added up to GOMAXPROCS. A step of trivial tasks so ends on the
-		// calling goroutine alone. The supervisor holds a place in wg
-		// until it stops for good.
-		var seen atomic.Int64
-		seen.Store(-1)
-		tick := func() {
-			claimed := min(next.Load(), n)
-			if claimed == n || sctx.Err() != nil {
-				wg.Done()
-				return
-			}
-			t := timer.Load()
-			if claimed == seen.Load() || t == nil {
-				spawn(min(n-claimed, limit-workers.Load()))
-				wg.Done()
-				return
-			}
-			seen.Store(claimed)
-			if w, most := workers.Load(), min(procs, limit); w < most {
-				spawn(most - w)
-			}
-			t.Reset(spawnDelay)
-			// claimedAll may have missed the timer while this ran.
-			if next.Load() >= n && t.Stop() {
-				wg.Done()
-			}
-		}
-		wg.Add(1)
-		t := time.AfterFunc(time.Hour, tick) // armed once published
-		timer.Store(t)
-		t.Reset(spawnDelay)
-	}
+	var werr error
 	if streaming {
-		spawn(min(limit, procs))
 		done := make(chan struct{})
 		go func() {
-			wg.Wait()
-			close(done)
+			defer close(done)
+			werr = s.Wait()
 		}()
 	relay:
 		for {
@@ -938,19 +849,7 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 			break
 		}
 	} else {
-		workers.Add(1) // the calling goroutine; the supervisor adds others
-		returned := false
-		defer func() {
-			if !returned {
-				// A task called runtime.Goexit on the calling goroutine,
-				// which ends: the other workers finish first, so that none
-				// runs on the loop while the run's callers unwind.
-				wg.Wait()
-			}
-		}()
-		worker()
-		returned = true
-		wg.Wait()
+		werr = s.Wait()
 	}
 	var firstErr *task[S]
 	for _, t := range todo {
@@ -960,6 +859,9 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 	}
 	if firstErr != nil {
 		return l.fail(ctx, firstErr)
+	}
+	if werr != nil {
+		return werr // cancelled before every task ran
 	}
 	return nil
 }
@@ -1073,10 +975,6 @@ func (p *parentCommand[S]) isParentCommand() {}
 func (p *parentCommand[S]) Error() string {
 	return "graph: a node returned Command{Parent: true} outside a subgraph"
 }
-
-// spawnDelay is how long a step's tasks may wait for a worker before each
-// gets a goroutine of its own.
-const spawnDelay = 100 * time.Microsecond
 
 // sleep waits between retries; tests replace it.
 var sleep = func(ctx context.Context, d time.Duration) error {

@@ -1,0 +1,184 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errSchedulerGoexit is the cause a scheduler's context is cancelled with
+// when a job called runtime.Goexit instead of returning.
+var errSchedulerGoexit = errors.New("graph: a job called runtime.Goexit")
+
+// scheduler runs the tasks of a concurrent step. Its face is errgroup's —
+// Go adds a job, Wait runs them all and returns the first error, the
+// first error cancels the context the jobs get (with that error as its
+// cause), SetLimit bounds how many run at once — and so it can be
+// measured against errgroup (BenchmarkScheduler). Its inside is not: jobs
+// start in the order they were added, claimed by index by workers, and
+// the first worker is the goroutine calling Wait. A supervisor (a runtime
+// timer, not a goroutine) adds workers up to GOMAXPROCS when the jobs take
+// longer than spawnDelay, and gives every waiting job a goroutine of its
+// own when no job was claimed during a whole spawnDelay (the workers are
+// blocked, on I/O or on each other). A step of trivial tasks so runs
+// without a goroutine per task, a CPU-bound one on every core, and every
+// task of a blocking step still runs concurrently with the others.
+//
+// A scheduler runs once: Go may not be called after Wait.
+type scheduler struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	limit  int64
+	jobs   []func(context.Context) error
+
+	next    atomic.Int64 // the next job to claim
+	workers atomic.Int64
+	wg      sync.WaitGroup
+	timer   atomic.Pointer[time.Timer]
+	errOnce sync.Once
+	err     error
+}
+
+// newScheduler returns a scheduler whose jobs get a context derived from
+// ctx, cancelled when a job fails and when Wait returns.
+func newScheduler(ctx context.Context) *scheduler {
+	ctx, cancel := context.WithCancelCause(ctx)
+	return &scheduler{ctx: ctx, cancel: cancel}
+}
+
+// SetLimit bounds the number of jobs running at once; n <= 0 means no
+// bound.
+func (s *scheduler) SetLimit(n int) { s.limit = int64(n) }
+
+// Go adds a job. It runs when Wait is called, in the order of Go.
+func (s *scheduler) Go(job func(ctx context.Context) error) { s.jobs = append(s.jobs, job) }
+
+// Wait runs the jobs and returns the first error one returned (a job
+// unwound by runtime.Goexit counts as failed). Jobs not yet started when
+// one fails do not start. A job calling runtime.Goexit on the calling
+// goroutine ends it, after the other workers finished.
+func (s *scheduler) Wait() error {
+	defer s.cancel(context.Canceled)
+	n := int64(len(s.jobs))
+	limit := n
+	if s.limit > 0 && s.limit < limit {
+		limit = s.limit
+	}
+	if limit > 1 {
+		s.supervise(n, limit)
+	}
+	s.workers.Add(1) // the calling goroutine
+	returned := false
+	defer func() {
+		if !returned {
+			// A job called runtime.Goexit on this goroutine, which ends:
+			// the other workers finish first, so that none runs on while
+			// the caller unwinds.
+			s.wg.Wait()
+		}
+	}()
+	s.work(n)
+	returned = true
+	s.wg.Wait()
+	return s.err
+}
+
+// fail records the first error and cancels the jobs' context with it.
+func (s *scheduler) fail(err error) {
+	s.errOnce.Do(func() {
+		s.err = err
+		s.cancel(err)
+	})
+}
+
+// work claims and runs jobs until none is left or one failed.
+func (s *scheduler) work(n int64) {
+	running := false
+	defer func() {
+		if running {
+			s.fail(errSchedulerGoexit) // unwound by runtime.Goexit
+		}
+	}()
+	for {
+		i := s.next.Add(1) - 1
+		if i >= n {
+			return
+		}
+		if i == n-1 {
+			s.claimedAll()
+		}
+		if s.ctx.Err() != nil {
+			s.fail(context.Cause(s.ctx)) // the caller's, unless a job failed first
+			return
+		}
+		running = true
+		err := s.jobs[i](s.ctx)
+		running = false
+		if err != nil {
+			s.fail(err)
+			return
+		}
+	}
+}
+
+// spawn starts k more workers.
+func (s *scheduler) spawn(n, k int64) {
+	for range k {
+		s.workers.Add(1)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.work(n)
+		}()
+	}
+}
+
+// claimedAll stops the supervisor once no job waits; its timer holds a
+// place in wg until it has fired or been stopped.
+func (s *scheduler) claimedAll() {
+	if t := s.timer.Load(); t != nil && t.Stop() {
+		s.wg.Done()
+	}
+}
+
+// supervise arms the supervisor: every spawnDelay while jobs wait, if none
+// was claimed during the whole period, every waiting job gets a goroutine;
+// otherwise the jobs take time, and workers are added up to GOMAXPROCS.
+func (s *scheduler) supervise(n, limit int64) {
+	procs := int64(runtime.GOMAXPROCS(0))
+	var seen atomic.Int64
+	seen.Store(-1)
+	tick := func() {
+		claimed := min(s.next.Load(), n)
+		if claimed == n || s.ctx.Err() != nil {
+			s.wg.Done()
+			return
+		}
+		t := s.timer.Load()
+		if claimed == seen.Load() || t == nil {
+			s.spawn(n, min(n-claimed, limit-s.workers.Load()))
+			s.wg.Done()
+			return
+		}
+		seen.Store(claimed)
+		if w, most := s.workers.Load(), min(procs, limit); w < most {
+			s.spawn(n, most-w)
+		}
+		t.Reset(spawnDelay)
+		// claimedAll may have missed the timer while this ran.
+		if s.next.Load() >= n && t.Stop() {
+			s.wg.Done()
+		}
+	}
+	s.wg.Add(1)
+	t := time.AfterFunc(time.Hour, tick) // armed once published
+	s.timer.Store(t)
+	t.Reset(spawnDelay)
+}
+
+// spawnDelay is how long a step's tasks may wait for a worker before
+// workers are added (see scheduler).
+const spawnDelay = 100 * time.Microsecond
