@@ -1,0 +1,525 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"unsafe"
+)
+
+// The superstep algorithm: pure step functions over a run's state —
+// which tasks a step runs (prepare), where a finished task goes next
+// (resolve), and how a step's writes merge into the state (apply, merge).
+// They do no I/O: no saving (durability.go), no streaming (emit.go), no
+// scheduling (scheduler.go, run.go).
+
+// frontier is what runs next.
+type frontier[S any] struct {
+	input    *S
+	nodes    []string
+	sends    []Send[S]
+	joins    map[int]seenSources
+	deferred []string
+	last     []string // the nodes of the step that made this frontier
+	// joined lists join targets whose join fired and that have not run
+	// yet: like LangGraph's barrier channel, a fired join keeps its target
+	// triggered until it runs (an UpdateState in between keeps it).
+	joined []string
+}
+
+// seenSources is the set of a join's sources that ran since the join last
+// fired, by position in the join's source list.
+type seenSources []uint64
+
+// with returns s with source i added.
+func (s seenSources) with(i int) seenSources {
+	for len(s) <= i/64 {
+		s = append(s, 0)
+	}
+	s[i/64] |= 1 << (i % 64)
+	return s
+}
+
+func (s seenSources) has(i int) bool { return i/64 < len(s) && s[i/64]&(1<<(i%64)) != 0 }
+
+func (s seenSources) count() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+func (f *frontier[S]) empty() bool {
+	return f.input == nil && len(f.nodes) == 0 && len(f.sends) == 0
+}
+
+// applyStandalone merges a write set outside a superstep (a command's
+// update and goto).
+func (l *loop[S]) applyStandalone(t *task[S]) error {
+	if _, err := l.mergeVersions([]*task[S]{t}, &l.vals, true); err != nil {
+		return err
+	}
+	l.fr.nodes = sortedUnique(append(l.fr.nodes, filterEnd(t.route.Nodes)...))
+	l.fr.sends = append(l.fr.sends, t.route.Sends...)
+	return nil
+}
+
+func (l *loop[S]) pendingInterrupts() int {
+	n := 0
+	for _, r := range l.restored {
+		if len(r.interrupts) > 0 && !r.done {
+			n += len(r.interrupts)
+		}
+	}
+	return n
+}
+
+// prepare lists the next step's tasks: triggered nodes by name, then Send
+// tasks in order.
+func (l *loop[S]) prepare() []*task[S] {
+	l.npool = 0
+	l.tasks = l.tasks[:0]
+	if l.fr.input != nil {
+		t := l.newTask(Start, nil, false, 0)
+		t.input = l.vals
+		l.initTask(t)
+		return append(l.tasks, t)
+	}
+	for _, name := range l.fr.nodes {
+		t := l.newTask(name, l.g.nodes[name], false, 0)
+		t.input = l.vals
+		l.initTask(t)
+		l.tasks = append(l.tasks, t)
+	}
+	for i := range l.fr.sends {
+		s := &l.fr.sends[i]
+		t := l.newTask(s.Node, l.g.nodes[s.Node], true, i)
+		if s.input != nil {
+			t.in = s.input
+		} else {
+			l.g.materialize(&s.Arg, &t.input, &t.one)
+		}
+		l.initTask(t)
+		l.tasks = append(l.tasks, t)
+	}
+	return l.tasks
+}
+
+// newTask takes a task from the run's pool (tasks of a finished step are
+// reused) and resets it, keeping its route buffer.
+func (l *loop[S]) newTask(name string, n *node[S], push bool, idx int) *task[S] {
+	var t *task[S]
+	if l.npool < len(l.pool) {
+		t = l.pool[l.npool]
+		nodes := t.route.Nodes[:0]
+		*t = task[S]{}
+		t.route.Nodes = nodes
+	} else {
+		t = &task[S]{}
+		l.pool = append(l.pool, t)
+	}
+	l.npool++
+	t.name, t.node, t.push, t.idx = name, n, push, idx
+	t.env = l.newEnv()
+	t.hdr = &t.env.hdr
+	return t
+}
+
+// envSlab is how many task contexts are allocated at once.
+const envSlab = 32
+
+// newEnv hands out a fresh task context, with the task's header. They are
+// allocated envSlab at a time and never handed out twice: a context may
+// outlive its node, and must then go on reading the same values.
+func (l *loop[S]) newEnv() *taskCtx {
+	if len(l.envs) == 0 {
+		l.envs = make([]taskCtx, envSlab)
+	}
+	e := &l.envs[0]
+	l.envs = l.envs[1:]
+	return e
+}
+
+func (l *loop[S]) initTask(t *task[S]) {
+	t.hdr.cp, t.hdr.ns, t.hdr.step, t.hdr.name, t.hdr.push, t.hdr.idx = l.cpID, l.ns, l.step, t.name, t.push, int32(t.idx)
+	if l.resume != nil {
+		t.hdr.scratch().resume = l.resume // not handed out yet: no lock needed
+	}
+	if l.restored != nil {
+		if r := l.restored[t.hdr.ID()]; r != nil {
+			if r.answers != nil {
+				t.hdr.scratch().answers = r.answers
+			}
+			t.hdr.resuming = true
+			if r.done {
+				t.done, t.restored, t.out, t.route = true, true, r.out, r.route
+			}
+		}
+	}
+}
+
+// resolve computes where a finished task goes: its static edges, the
+// command's goto and sends, and its branches, evaluated on the task's input
+// with only its own writes applied.
+func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSends []Send[S]) error {
+	var edges []string
+	var brs []*branch[S]
+	if t.name == Start {
+		edges, brs = l.g.startEdges, l.g.startBr
+	} else {
+		edges, brs = t.node.edges, t.node.branches
+	}
+	if err := l.validateRoute(gotos, cmdSends); err != nil {
+		return err
+	}
+	nodes := t.route.Nodes[:0]
+	nodes = append(nodes, edges...)
+	nodes = append(nodes, gotos...)
+	sends := cmdSends
+	if len(brs) > 0 {
+		t.local = t.input
+		if err := l.applyOwn(t, &t.local); err != nil {
+			return err
+		}
+		local := t.local
+		for _, br := range brs {
+			var r Route[S]
+			if br.router != nil {
+				to, err := callRouter(ctx, br.router, local)
+				if err != nil {
+					return err
+				}
+				dest, err := l.destination(t.name, br, to)
+				if err != nil {
+					return err
+				}
+				nodes = append(nodes, dest)
+				continue
+			}
+			r, err := callBranch(ctx, br.fn, local)
+			if err != nil {
+				return err
+			}
+			for _, k := range r.Nodes {
+				dest, err := l.destination(t.name, br, k)
+				if err != nil {
+					return err
+				}
+				nodes = append(nodes, dest)
+			}
+			if len(r.Sends) > 0 {
+				if err := l.validateRoute(nil, r.Sends); err != nil {
+					return err
+				}
+				if len(br.dests) > 0 {
+					for i := range r.Sends {
+						if d := r.Sends[i].Node; !slices.Contains(br.dests, d) {
+							return undeclared(t.name, br, d)
+						}
+					}
+				}
+				if len(sends) == 0 {
+					sends = r.Sends // the route is the runtime's once returned
+				} else {
+					sends = append(sends, r.Sends...)
+				}
+			}
+		}
+	}
+	t.route = Route[S]{Nodes: filterEnd(nodes), Sends: sends}
+	return nil
+}
+
+// destination maps the answer k of a branch from node src through its
+// path map and checks it: a branch with declared destinations (see
+// [Destinations] and [PathMap]) may choose only among them.
+func (l *loop[S]) destination(src string, br *branch[S], k string) (string, error) {
+	dest := k
+	if br.pathMap != nil {
+		d, ok := br.pathMap[k]
+		if !ok {
+			return "", fmt.Errorf("the branch from %s returned %q, which is not a key of its path map", src, k)
+		}
+		dest = d
+	}
+	if dest == "" || dest == Start {
+		return "", fmt.Errorf("branch did not return a valid destination (got %q)", dest)
+	}
+	if len(br.dests) > 0 {
+		if !slices.Contains(br.dests, dest) {
+			return "", undeclared(src, br, dest)
+		}
+		return dest, nil // declared destinations were checked by Compile
+	}
+	if dest == End {
+		return dest, nil
+	}
+	n := l.g.nodes[dest]
+	if n == nil {
+		return "", fmt.Errorf("branch returned unknown node %q", dest)
+	}
+	if n.inType != nil {
+		return "", ownInput(n)
+	}
+	return dest, nil
+}
+
+// ownInput is the error of a route that reaches a node with its own input
+// type other than by a Send made with SendInput.
+func ownInput[S any](n *node[S]) error {
+	return fmt.Errorf("node %q takes its own input (%s), not the graph's state: only a Send made with graph.SendInput reaches it", n.name, n.inType)
+}
+
+func undeclared[S any](src string, br *branch[S], dest string) error {
+	return &UndeclaredDestinationError{Source: src, Destination: dest, Declared: sortedUnique(slices.Clone(br.dests))}
+}
+
+func callBranch[S any](ctx context.Context, fn BranchFunc[S], s S) (r Route[S], err error) {
+	defer recoverTo(&err)
+	return fn(ctx, s)
+}
+
+func callRouter[S any](ctx context.Context, fn RouterFunc[S], s S) (to string, err error) {
+	defer recoverTo(&err)
+	return fn(ctx, s)
+}
+
+func recoverTo(err *error) {
+	if x := recover(); x != nil {
+		*err = &PanicError{Value: x, Stack: string(debug.Stack())}
+	}
+}
+
+// applyOwn merges t's own writes onto *dst (a branch's view).
+func (l *loop[S]) applyOwn(t *task[S], dst *S) error {
+	sc := l.g.sc
+	p, q := unsafe.Pointer(dst), unsafe.Pointer(&t.out)
+	for fi := range sc.fields {
+		c := sc.ch(q, fi)
+		if !c.Written() {
+			continue
+		}
+		t.one[0] = c
+		err := sc.ch(p, fi).MergeWrites(t.one[:])
+		t.one[0] = nil
+		if err != nil {
+			return &InvalidUpdateError{Field: sc.fields[fi].name, Writers: []string{t.name}, Err: err}
+		}
+	}
+	return nil
+}
+
+func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
+	for _, n := range gotos {
+		if n == End {
+			continue
+		}
+		nd := l.g.nodes[n]
+		if nd == nil {
+			return fmt.Errorf("goto unknown node %q", n)
+		}
+		if nd.inType != nil {
+			return ownInput(nd)
+		}
+	}
+	for i := range sends {
+		s := &sends[i]
+		if s.Node == End {
+			return errors.New("cannot send a packet to the END node")
+		}
+		nd := l.g.nodes[s.Node]
+		if nd == nil {
+			return fmt.Errorf("send to unknown node %q", s.Node)
+		}
+		switch {
+		case nd.inType == nil && s.input != nil:
+			return fmt.Errorf("send to node %q carries a %T made with graph.SendInput, but the node takes the graph's state: send it a Send{Node, Arg}", s.Node, s.input)
+		case nd.inType != nil && s.input == nil:
+			return ownInput(nd)
+		case nd.inType != nil && reflect.TypeOf(s.input) != nd.inType:
+			return fmt.Errorf("send to node %q carries a %T, but the node takes a %s", s.Node, s.input, nd.inType)
+		}
+	}
+	return nil
+}
+
+func filterEnd(nodes []string) []string {
+	out := nodes[:0]
+	for _, n := range nodes {
+		if n != End {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func sortedUnique(s []string) []string {
+	if len(s) < 2 {
+		return s
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+func joinNS(parent, seg string) string {
+	if parent == "" {
+		return seg
+	}
+	return parent + "|" + seg
+}
+
+// merge applies the writes of tasks, in order, onto *dst.
+func (l *loop[S]) merge(tasks []*task[S], dst *S) error {
+	_, err := l.mergeVersions(tasks, dst, false)
+	return err
+}
+
+// mergeVersions merges and, when bump is set, gives every changed field the
+// step's new version.
+func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, error) {
+	sc := l.g.sc
+	changed := false
+	newVer := l.maxVer + 1
+	if bump && l.saver != nil {
+		v, err := nextVersion(l.maxVer)
+		if err != nil {
+			return false, err
+		}
+		newVer = v
+	}
+	base := unsafe.Pointer(dst)
+	for fi := range sc.fields {
+		ws := l.wbuf[:0]
+		for _, t := range tasks {
+			if c := sc.ch(unsafe.Pointer(&t.out), fi); c.Written() {
+				ws = append(ws, c)
+			}
+		}
+		l.wbuf = ws
+		if len(ws) == 0 {
+			continue
+		}
+		// ws keeps its pointers until the next merge overwrites them: they
+		// point into this loop's tasks (or a command's write), which live
+		// as long as the loop does.
+		err := sc.ch(base, fi).MergeWrites(ws)
+		if err != nil {
+			var writers []string
+			for _, t := range tasks {
+				if sc.ch(unsafe.Pointer(&t.out), fi).Written() {
+					writers = append(writers, t.name)
+				}
+			}
+			return false, &InvalidUpdateError{Field: sc.fields[fi].name, Writers: writers, Err: err}
+		}
+		if bump {
+			l.versions[fi] = newVer
+			changed = true
+		}
+	}
+	if changed {
+		l.maxVer = newVer
+	}
+	return changed, nil
+}
+
+// apply ends a step: merges the writes into the state and computes the
+// next frontier.
+func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
+	l.next = l.vals
+	changed, err := l.mergeVersions(tasks, &l.next, true)
+	if err != nil {
+		return false, err
+	}
+	l.vals = l.next
+	if l.accumulate {
+		p := unsafe.Pointer(&l.accum)
+		for _, t := range tasks {
+			if t.name == Start {
+				continue
+			}
+			q := unsafe.Pointer(&t.out)
+			for fi := range l.g.sc.fields {
+				if c := l.g.sc.ch(q, fi); c.Written() {
+					l.g.sc.ch(p, fi).ComposeWrite(c)
+				}
+			}
+		}
+	}
+	nf := l.spare
+	if cap(l.fr.sends) > cap(nf.sends) {
+		// The current frontier's sends were copied into its tasks' inputs:
+		// its larger buffer can hold the next step's.
+		nf.sends, l.fr.sends = l.fr.sends, nf.sends
+	}
+	nodes := nf.nodes[:0]
+	sends := nf.sends[:0]
+	clear(nf.sends[:cap(nf.sends)])
+	joins := l.fr.joins
+	last := nf.last[:0]
+	for _, t := range tasks {
+		if len(last) == 0 || last[len(last)-1] != t.name {
+			last = append(last, t.name) // Sends to one node are adjacent
+		}
+		nodes = append(nodes, t.route.Nodes...)
+		sends = append(sends, t.route.Sends...)
+		if t.node == nil {
+			continue
+		}
+		for _, r := range t.node.joinOf {
+			if joins == nil {
+				joins = make(map[int]seenSources)
+			}
+			joins[r.join] = joins[r.join].with(r.pos)
+		}
+	}
+	var joined []string
+	for _, n := range l.fr.joined {
+		ran := false
+		for _, t := range tasks {
+			ran = ran || t.name == n
+		}
+		if !ran {
+			joined = append(joined, n)
+			nodes = append(nodes, n)
+		}
+	}
+	if len(joins) > 0 {
+		for ji, seen := range joins {
+			if seen.count() == len(l.g.joins[ji].sources) {
+				target := l.g.joins[ji].target
+				nodes = append(nodes, target)
+				if !l.g.nodes[target].deferred && !slices.Contains(joined, target) {
+					joined = append(joined, target)
+				}
+				delete(joins, ji)
+			}
+		}
+	}
+	deferred := l.fr.deferred
+	pull := nodes
+	if l.g.hasDeferred {
+		pull = nodes[:0]
+		for _, n := range nodes {
+			if l.g.nodes[n].deferred {
+				if !slices.Contains(deferred, n) {
+					deferred = append(deferred, n)
+				}
+			} else {
+				pull = append(pull, n)
+			}
+		}
+	}
+	pull = sortedUnique(pull)
+	if len(pull) == 0 && len(sends) == 0 && len(deferred) > 0 {
+		pull, deferred = sortedUnique(deferred), nil
+	}
+	l.spare = l.fr
+	l.fr = frontier[S]{nodes: pull, sends: sends, joins: joins, deferred: deferred, last: last, joined: joined}
+	return changed, nil
+}
