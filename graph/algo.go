@@ -54,10 +54,6 @@ func (s seenSources) count() int {
 	return n
 }
 
-func (f *frontier[S]) empty() bool {
-	return f.input == nil && len(f.nodes) == 0 && len(f.sends) == 0
-}
-
 // applyStandalone merges a write set outside a superstep (a command's
 // update and goto).
 func (l *loop[S]) applyStandalone(t *task[S]) error {

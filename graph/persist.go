@@ -626,7 +626,6 @@ type restoredTask[S any] struct {
 	route      Route[S]
 	answers    []any
 	interrupts []Interruption
-	paused     bool
 	err        string
 	name       string
 }
@@ -734,7 +733,6 @@ func (l *loop[S]) decodeTask(ws []checkpoint.Write, cmd bool) (*restoredTask[S],
 				return nil, fmt.Errorf("decoding error: %w", err)
 			}
 		case checkpoint.ChannelInterrupt:
-			r.paused = true
 			if err := json.Unmarshal(w.Value, &r.interrupts); err != nil {
 				return nil, fmt.Errorf("decoding interrupt: %w", err)
 			}
