@@ -39,5 +39,49 @@ type TaskRun struct {
 	Interrupted bool
 }
 
-// WithHooks observes the graph's runs with h.
-func WithHooks(h Hooks) CompileOption { return func(c *compileConfig) { c.hooks = &h } }
+// WithHooks observes the graph's runs with h. Hooks given by several
+// WithHooks options all run: their Start hooks in the order given (each
+// receiving the context the one before returned), their End hooks in the
+// reverse order, like deferred calls.
+func WithHooks(h Hooks) CompileOption {
+	return func(c *compileConfig) {
+		if c.hooks == nil {
+			c.hooks = &h
+			return
+		}
+		prev := *c.hooks
+		c.hooks = &Hooks{
+			RunStart:  chainStart(prev.RunStart, h.RunStart),
+			RunEnd:    chainEnd(prev.RunEnd, h.RunEnd),
+			TaskStart: chainStart(prev.TaskStart, h.TaskStart),
+			TaskEnd:   chainEnd(prev.TaskEnd, h.TaskEnd),
+		}
+	}
+}
+
+// chainStart calls first, then second with the context first returned.
+func chainStart[I any](first, second func(context.Context, I) context.Context) func(context.Context, I) context.Context {
+	switch {
+	case first == nil:
+		return second
+	case second == nil:
+		return first
+	}
+	return func(ctx context.Context, info I) context.Context {
+		return second(first(ctx, info), info)
+	}
+}
+
+// chainEnd calls second, then first: the reverse order of chainStart.
+func chainEnd[I any](first, second func(context.Context, I, error)) func(context.Context, I, error) {
+	switch {
+	case first == nil:
+		return second
+	case second == nil:
+		return first
+	}
+	return func(ctx context.Context, info I, err error) {
+		second(ctx, info, err)
+		first(ctx, info, err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tmc/langchaingo/llms"
@@ -69,18 +71,40 @@ func FromLangchain(m llms.Model, name string, opts ...Option) Model {
 	if s.provider == "" {
 		s.provider = detectProvider(m)
 	}
-	return &adapter{lc: m, name: name, s: s}
+	a := &adapter{lc: m, name: name, s: s, kind: string(s.provider), model: name}
+	if kind, model, ok := strings.Cut(name, ":"); ok && model != "" && slices.Contains(specKinds, kind) {
+		a.kind, a.model = kind, model
+		if kind == "gemini" {
+			a.kind = "googleai"
+		}
+		if i := strings.Index(model, "@http"); i > 0 {
+			a.model = model[:i] // "openai-compatible:<model>@<baseURL>"
+		}
+	}
+	return a
 }
+
+// specKinds are the provider kinds of [New]'s specs.
+var specKinds = []string{"openai", "anthropic", "googleai", "gemini", "ollama", "openai-compatible"}
 
 type adapter struct {
 	lc   llms.Model
 	name string
 	s    settings
+	// kind and model are the provider and model of [CallInfo].
+	kind, model string
 }
 
 // Generate implements [Model].
 func (a *adapter) Generate(ctx context.Context, msgs []state.Message, opts ...CallOption) (*Response, error) {
 	cfg := NewCallOptions(opts...)
+	ctx, done := ObserveCall(ctx, CallInfo{Name: a.name, Provider: a.kind, Model: a.model, Options: cfg, Messages: msgs})
+	resp, err := a.generate(ctx, msgs, cfg)
+	done(resp, err)
+	return resp, err
+}
+
+func (a *adapter) generate(ctx context.Context, msgs []state.Message, cfg CallOptions) (*Response, error) {
 	lcMsgs, err := toLangchain(msgs, a.s.provider)
 	if err != nil {
 		return nil, err

@@ -85,6 +85,14 @@
 // [ContextWithMeter] so that every model called with that context (the
 // scripted one included) is counted.
 //
+// # Observing calls
+//
+// [CallHooks] attached to a context with [ContextWithCallHooks] see every
+// Generate call made with it, by every model of this package: the
+// provider, the model requested, the options and the outcome. Package
+// telemetry traces model calls this way; a Model of another package
+// reports its calls with [ObserveCall].
+//
 // # Streaming
 //
 // [WithTokenSink] streams the answer's text as it is generated; tool calls

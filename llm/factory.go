@@ -122,7 +122,7 @@ func New(ctx context.Context, spec string, opts ...Option) (Model, error) {
 		}
 		cache.clients[ck] = lc
 	}
-	m := &adapter{lc: lc, name: p.name, s: s}
+	m := &adapter{lc: lc, name: p.name, s: s, kind: p.kind, model: p.model}
 	if cacheable {
 		cache.models[mk] = m
 	}

@@ -112,12 +112,20 @@ func describe(m state.Message) string {
 	return strings.Join(parts, ", ")
 }
 
-// Generate implements [Model].
+// Generate implements [Model]. The hooks of [ContextWithCallHooks] see it
+// as the model "scripted" of the provider "scripted".
 func (s *Scripted) Generate(ctx context.Context, msgs []state.Message, opts ...CallOption) (*Response, error) {
+	cfg := NewCallOptions(opts...)
+	ctx, done := ObserveCall(ctx, CallInfo{Name: "scripted", Provider: "scripted", Model: "scripted", Options: cfg, Messages: msgs})
+	resp, err := s.generate(ctx, msgs, cfg)
+	done(resp, err)
+	return resp, err
+}
+
+func (s *Scripted) generate(ctx context.Context, msgs []state.Message, cfg CallOptions) (*Response, error) {
 	if ctx.Err() != nil {
 		return nil, ctxError(ctx, "scripted", nil)
 	}
-	cfg := NewCallOptions(opts...)
 	rec := Call{Messages: make([]state.Message, len(msgs)), Options: cfg}
 	for i, m := range msgs {
 		rec.Messages[i] = m.Clone()

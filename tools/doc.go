@@ -63,6 +63,10 @@
 // [Condition] routes to it while the model asks for tools, and
 // [Definitions] describes tools to a model.
 //
+// [CallHooks] attached to a context with [ContextWithCallHooks] see every
+// call a ToolNode makes with it and its outcome; package telemetry traces
+// tool calls this way.
+//
 // [SendCondition] routes like Condition but sends one task per tool call
 // (a graph.Send whose state carries an AI message with that one call), as
 // LangGraph's ReAct agent does: each call's result is saved as the task's

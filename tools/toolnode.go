@@ -299,8 +299,9 @@ type callResult struct {
 }
 
 // invoke calls t in its own goroutine, recovering a panic, and stops
-// waiting when the call's context is done.
-func (n *ToolNode) invoke(ctx context.Context, t Tool, callID, args string) (string, error) {
+// waiting when the call's context is done. The hooks of
+// ContextWithCallHooks see the call and its outcome.
+func (n *ToolNode) invoke(ctx context.Context, t Tool, callID, args string) (out string, err error) {
 	var cancel context.CancelFunc
 	if n.callTimeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, n.callTimeout)
@@ -309,6 +310,8 @@ func (n *ToolNode) invoke(ctx context.Context, t Tool, callID, args string) (str
 	}
 	defer cancel()
 	ctx = context.WithValue(ctx, callIDKey{}, callID)
+	ctx, observed := ObserveCall(ctx, CallInfo{Tool: t, CallID: callID, Args: json.RawMessage(args)})
+	defer func() { observed(out, err) }()
 
 	done := make(chan callResult, 1) // buffered: an abandoned call does not leak forever
 	go func() {
