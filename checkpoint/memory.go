@@ -13,8 +13,9 @@ import (
 
 // Memory is an in-memory [Saver] for tests and short-lived programs. Like
 // the persistent savers it stores a channel's value once per version, so
-// unchanged channels cost nothing per checkpoint. The zero value is not
-// usable; call [NewMemory].
+// unchanged channels cost nothing per checkpoint. The zero value is an
+// empty saver ready to use, like the one [NewMemory] returns. It is safe
+// for concurrent use.
 type Memory struct {
 	mu      sync.RWMutex
 	threads map[string]map[string]*memNS // thread → namespace
@@ -120,7 +121,7 @@ type writeKey struct {
 
 // NewMemory returns an empty in-memory saver.
 func NewMemory() *Memory {
-	return &Memory{threads: make(map[string]map[string]*memNS)}
+	return new(Memory)
 }
 
 func (m *Memory) ns(thread, ns string, create bool) *memNS {
@@ -131,6 +132,9 @@ func (m *Memory) ns(thread, ns string, create bool) *memNS {
 	if nss == nil {
 		if !create {
 			return nil
+		}
+		if m.threads == nil {
+			m.threads = make(map[string]map[string]*memNS)
 		}
 		nss = make(map[string]*memNS)
 		m.threads[thread] = nss

@@ -67,7 +67,8 @@ type join struct {
 
 // Builder assembles a graph over the state type S. Its methods record
 // problems instead of failing; [Builder.Compile] reports all of them at once.
-// A Builder is not safe for concurrent use.
+// The zero value is an empty builder ready to use, like the one [New]
+// returns. A Builder is not safe for concurrent use.
 type Builder[S any] struct {
 	nodes      map[string]*node[S]
 	order      []string
@@ -218,6 +219,9 @@ func (b *Builder[S]) addNode(name string, fn CommandFunc[S], plain NodeFunc[S], 
 	var c nodeConfig
 	for _, o := range opts {
 		o(&c)
+	}
+	if b.nodes == nil {
+		b.nodes = make(map[string]*node[S])
 	}
 	b.nodes[name] = &node[S]{name: name, fn: fn, plain: plain, command: plain == nil, retry: c.retry, timeout: c.timeout,
 		deferred: c.deferred, cache: c.cache, dests: c.dests}

@@ -22,11 +22,12 @@ type Cache interface {
 	Clear(ctx context.Context, nodes ...string) error
 }
 
-// MemoryCache is an in-memory [Cache].
+// MemoryCache is an in-memory [Cache]. The zero value is an empty cache
+// ready to use, like the one [NewMemoryCache] returns. It is safe for
+// concurrent use.
 type MemoryCache struct {
-	mu  sync.Mutex
-	m   map[string]cacheEntry
-	now func() time.Time
+	mu sync.Mutex
+	m  map[string]cacheEntry
 }
 
 type cacheEntry struct {
@@ -36,7 +37,7 @@ type cacheEntry struct {
 
 // NewMemoryCache returns an empty in-memory cache.
 func NewMemoryCache() *MemoryCache {
-	return &MemoryCache{m: make(map[string]cacheEntry), now: time.Now}
+	return new(MemoryCache)
 }
 
 // Get implements [Cache].
@@ -47,7 +48,7 @@ func (c *MemoryCache) Get(_ context.Context, key string) ([]byte, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	if !e.expires.IsZero() && !c.now().Before(e.expires) {
+	if !e.expires.IsZero() && !time.Now().Before(e.expires) {
 		delete(c.m, key)
 		return nil, false, nil
 	}
@@ -60,7 +61,10 @@ func (c *MemoryCache) Set(_ context.Context, key string, value []byte, ttl time.
 	defer c.mu.Unlock()
 	e := cacheEntry{v: value}
 	if ttl > 0 {
-		e.expires = c.now().Add(ttl)
+		e.expires = time.Now().Add(ttl)
+	}
+	if c.m == nil {
+		c.m = make(map[string]cacheEntry)
 	}
 	c.m[key] = e
 	return nil

@@ -2,9 +2,9 @@ package graph_test
 
 // Ports of LangGraph behavioural scenarios, section A of
 // the project's LangGraph behavioural specification (not shipped) §7 (supersteps, ordering,
-// conflicts, recursion), plus the §9 invariants and the shared helpers of
-// scenario_{a,b,c,f}_test.go. Helper names carry the prefix "abcf" so that
-// they cannot collide with helpers of other test files of the package.
+// conflicts, recursion), and a test of §9 invariants (iv)–(vi) on one graph.
+// Helpers shared with the other scenario files live in
+// scenario_helpers_test.go.
 //
 // Python's root-list states (StateGraph(Annotated[list, add])) become a
 // struct with one state.Append[string] field; Send arguments that are not
@@ -13,17 +13,13 @@ package graph_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
@@ -32,170 +28,6 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/state"
 )
-
-// ---------------------------------------------------------------------------
-// Shared helpers.
-
-// abcfWrites describes the writes of an update or a task result,
-// Python-style: field name → written value. A last-value write is the
-// value; a reducer write is the list of its updates, or {"overwrite": x,
-// "updates": [...]}.
-func abcfWrites(t testing.TB, w graph.Writes) map[string]any {
-	t.Helper()
-	if w == nil {
-		return nil
-	}
-	out := map[string]any{}
-	for name, b := range w {
-		var x any
-		require.NoError(t, json.Unmarshal(b, &x))
-		if m, ok := x.(map[string]any); ok {
-			if _, ow := m["overwrite"]; !ow && len(m) <= 1 {
-				if u, ok := m["updates"]; ok || len(m) == 0 {
-					if u == nil {
-						u = []any{}
-					}
-					x = u
-				}
-			}
-		}
-		out[name] = x
-	}
-	return out
-}
-
-// abcfValues is the JSON view of a state value, without empty last-value
-// fields (as Python omits unset LastValue channels).
-func abcfValues(t testing.TB, v any) map[string]any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m))
-	for k, x := range m {
-		if x == nil {
-			delete(m, k)
-		}
-	}
-	return m
-}
-
-// abcfUpdate is one updates event, Python-style {node: writes}.
-type abcfUpdate struct {
-	NS     string
-	Node   string
-	Writes map[string]any
-	Cached bool
-}
-
-// abcfCollect drains a stream and returns its events and final error.
-func abcfCollect(seq iter.Seq2[graph.Event, error]) ([]graph.Event, error) {
-	var evs []graph.Event
-	var last error
-	for ev, err := range seq {
-		if err != nil {
-			last = err
-			continue
-		}
-		evs = append(evs, ev)
-	}
-	return evs, last
-}
-
-// abcfUpdates keeps the node updates (not interrupt notifications) of evs.
-func abcfUpdates(t testing.TB, evs []graph.Event) []abcfUpdate {
-	t.Helper()
-	var out []abcfUpdate
-	for _, ev := range evs {
-		if ev.Mode != graph.ModeUpdates || ev.Node == "" {
-			continue
-		}
-		out = append(out, abcfUpdate{NS: ev.Namespace, Node: ev.Node, Writes: abcfWrites(t, ev.Writes), Cached: ev.Cached})
-	}
-	return out
-}
-
-// abcfUpdateNodes lists the node names of the updates of evs.
-func abcfUpdateNodes(t testing.TB, evs []graph.Event) []string {
-	var out []string
-	for _, u := range abcfUpdates(t, evs) {
-		out = append(out, u.Node)
-	}
-	return out
-}
-
-// abcfSeen is a broadcast register of "node X finished n times", used to
-// force a completion order between parallel tasks without sleeps: a task
-// waits until another task's event has been observed.
-type abcfSeen struct {
-	mu     sync.Mutex
-	counts map[string]int
-	ch     chan struct{}
-}
-
-func newAbcfSeen() *abcfSeen {
-	return &abcfSeen{counts: map[string]int{}, ch: make(chan struct{})}
-}
-
-func (s *abcfSeen) mark(name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.counts[name]++
-	close(s.ch)
-	s.ch = make(chan struct{})
-}
-
-// wait blocks until name was marked at least n times.
-func (s *abcfSeen) wait(ctx context.Context, name string, n int) error {
-	for {
-		s.mu.Lock()
-		c, ch := s.counts[name], s.ch
-		s.mu.Unlock()
-		if c >= n {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s #%d: %w", name, n, ctx.Err())
-		}
-	}
-}
-
-// abcfCtx is a test context with a deadlock guard (not a timing
-// assertion: a correct run never comes near it).
-func abcfCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// abcfNoLeak records the goroutine count and returns a check that waits
-// for it to settle back.
-func abcfNoLeak(t testing.TB) func() {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	return func() {
-		t.Helper()
-		var now int
-		for range 200 {
-			runtime.GC()
-			now = runtime.NumGoroutine()
-			if now <= before {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		buf := make([]byte, 1<<20)
-		n := runtime.Stack(buf, true)
-		t.Errorf("goroutine leak: %d goroutines before, %d after\n%s", before, now, buf[:n])
-	}
-}
-
-// abcfConcat is Python's operator.add on strings.
-type abcfConcat struct{}
-
-func (abcfConcat) Reduce(old, update string) string { return old + update }
 
 // abcfJoinComma is `lambda a, b: ", ".join(x for x in [a, b] if x)`.
 type abcfJoinComma struct{}
@@ -246,7 +78,7 @@ func TestS01InvokeTwoProcessesInOut(t *testing.T) {
 		AddEdge(graph.Start, "one").AddEdge("one", "two").AddEdge("two", graph.End).
 		Compile()
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 
 	out, err := g.Invoke(ctx, S{Input: state.Set(2)})
 	require.NoError(t, err)
@@ -301,7 +133,7 @@ func TestS02InvokeManyProcessesInOut(t *testing.T) {
 	b.AddEdge("last", graph.End)
 	g, err := b.Compile()
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 
 	for range 3 {
 		out, err := g.Invoke(ctx, S{X: state.Set(2)}, graph.WithRecursionLimit(101))
@@ -347,7 +179,7 @@ func TestS03TwoWritersLastValueInvalid(t *testing.T) {
 		AddEdge("one", graph.End).AddEdge("two", graph.End).
 		Compile()
 	require.NoError(t, err)
-	_, err = g.Invoke(abcfCtx(t), S{Hello: state.Set("there")})
+	_, err = g.Invoke(dexCtx(t), S{Hello: state.Set("there")})
 	var iu *graph.InvalidUpdateError
 	require.ErrorAs(t, err, &iu)
 	require.Equal(t, "Hello", iu.Field)
@@ -374,7 +206,7 @@ func TestS04TwoWritersTopicValid(t *testing.T) {
 		AddEdge("one", graph.End).AddEdge("two", graph.End).
 		Compile()
 	require.NoError(t, err)
-	out, err := g.Invoke(abcfCtx(t), S{Input: state.Set(2)})
+	out, err := g.Invoke(dexCtx(t), S{Input: state.Set(2)})
 	require.NoError(t, err)
 	require.Equal(t, []int{3, 3}, out.Output.Get())
 }
@@ -438,7 +270,7 @@ func TestS05GraphValidation(t *testing.T) {
 				AddEdge("b", graph.End).
 				Compile()
 			require.NoError(t, err)
-			_, err = g.Invoke(abcfCtx(t), S{})
+			_, err = g.Invoke(dexCtx(t), S{})
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.want)
 			var ne *graph.NodeError
@@ -458,7 +290,7 @@ func TestS05GraphValidation(t *testing.T) {
 			AddEdge("b", graph.End).AddEdge("c", graph.End).
 			Compile()
 		require.NoError(t, err)
-		_, err = g.Invoke(abcfCtx(t), S{Hello: state.Set("there")})
+		_, err = g.Invoke(dexCtx(t), S{Hello: state.Set("there")})
 		var iu *graph.InvalidUpdateError
 		require.ErrorAs(t, err, &iu)
 		require.Equal(t, "Hello", iu.Field)
@@ -489,21 +321,21 @@ func TestS06OneInTwoOut(t *testing.T) {
 		AddEdge(graph.Start, "one").AddEdge("one", "two").AddEdge("two", graph.End).
 		Compile()
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 
-	evs, err := abcfCollect(g.Stream(ctx, S{Input: state.Set(2)}))
+	evs, err := dexCollect(g.Stream(ctx, S{Input: state.Set(2)}))
 	require.NoError(t, err)
 	require.Equal(t, []abcfUpdate{
 		{Node: "one", Writes: map[string]any{"Between": 3.0, "Output": 3.0}},
 		{Node: "two", Writes: map[string]any{"Output": 4.0}},
 	}, abcfUpdates(t, evs))
 
-	evs, err = abcfCollect(g.Stream(ctx, S{Input: state.Set(2)}, graph.WithStreamModes(graph.ModeValues)))
+	evs, err = dexCollect(g.Stream(ctx, S{Input: state.Set(2)}, graph.WithStreamModes(graph.ModeValues)))
 	require.NoError(t, err)
 	var vals []map[string]any
 	for _, ev := range evs {
 		require.Equal(t, graph.ModeValues, ev.Mode)
-		vals = append(vals, abcfValues(t, ev.Payload))
+		vals = append(vals, dexVals(t, ev.Payload))
 	}
 	require.Empty(t, cmp.Diff([]map[string]any{
 		{"Input": 2.0},
@@ -521,7 +353,7 @@ func TestS06OneInTwoOut(t *testing.T) {
 // the reducer order is by node name, so "fast" comes first in the list.
 func TestS07ParallelNodeExecution(t *testing.T) {
 	type S struct{ Results state.Append[string] }
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	var arrived sync.WaitGroup
 	arrived.Add(2)
 	barrier := make(chan struct{})
@@ -618,7 +450,7 @@ func TestS08ConcurrentEmitSends(t *testing.T) {
 		AddEdge("3", graph.End).AddEdge("3.1", graph.End).
 		Compile()
 	require.NoError(t, err)
-	out, err := g.Invoke(abcfCtx(t), abcfList{L: state.Items("0")})
+	out, err := g.Invoke(dexCtx(t), abcfList{L: state.Items("0")})
 	require.NoError(t, err)
 	require.Equal(t, []string{"0", "1", "1.1", "3.1", "2|1", "2|2", "2|3", "2|4", "3"}, out.L.Get())
 	n, _ := calls.Load("3")
@@ -647,7 +479,7 @@ func TestS09CondEdgeAfterSend(t *testing.T) {
 		AddEdge("3", graph.End).
 		Compile()
 	require.NoError(t, err)
-	out, err := g.Invoke(abcfCtx(t), abcfList{L: state.Items("0")})
+	out, err := g.Invoke(dexCtx(t), abcfList{L: state.Items("0")})
 	require.NoError(t, err)
 	require.Equal(t, []string{"0", "1", "2", "2", "3"}, out.L.Get())
 }
@@ -687,7 +519,7 @@ func TestS10SendSequences(t *testing.T) {
 		AddEdge("3", graph.End).AddEdge("3.1", graph.End).
 		Compile()
 	require.NoError(t, err)
-	out, err := g.Invoke(abcfCtx(t), abcfList{L: state.Items("0")})
+	out, err := g.Invoke(dexCtx(t), abcfList{L: state.Items("0")})
 	require.NoError(t, err)
 	require.Equal(t, []string{
 		"0", "1", "3.1",
@@ -761,7 +593,7 @@ func TestS11MaxConcurrency(t *testing.T) {
 	t.Run("unbounded", func(t *testing.T) {
 		var inflight, maxSeen atomic.Int32
 		g := build(n, &inflight, &maxSeen)
-		out, err := g.Invoke(abcfCtx(t), S{L: state.Items("0")})
+		out, err := g.Invoke(dexCtx(t), S{L: state.Items("0")})
 		require.NoError(t, err)
 		require.Equal(t, want, out.L.Get())
 		require.EqualValues(t, n, maxSeen.Load())
@@ -769,7 +601,7 @@ func TestS11MaxConcurrency(t *testing.T) {
 	t.Run("max concurrency 10", func(t *testing.T) {
 		var inflight, maxSeen atomic.Int32
 		g := build(10, &inflight, &maxSeen)
-		out, err := g.Invoke(abcfCtx(t), S{L: state.Items("0")}, graph.WithMaxConcurrency(10))
+		out, err := g.Invoke(dexCtx(t), S{L: state.Items("0")}, graph.WithMaxConcurrency(10))
 		require.NoError(t, err)
 		require.Equal(t, want, out.L.Get())
 		require.EqualValues(t, 10, maxSeen.Load())
@@ -777,7 +609,7 @@ func TestS11MaxConcurrency(t *testing.T) {
 	t.Run("interrupt before send target", func(t *testing.T) {
 		var inflight, maxSeen atomic.Int32
 		g := build(1, &inflight, &maxSeen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("2"))
-		ctx := abcfCtx(t)
+		ctx := dexCtx(t)
 		out, err := g.Invoke(ctx, S{L: state.Items("0")}, graph.WithThread("1"))
 		var intr *graph.Interrupted
 		require.ErrorAs(t, err, &intr)
@@ -814,7 +646,7 @@ func TestS12MultipleWritesSameChannelFromSameNode(t *testing.T) {
 	require.NoError(t, err)
 	var in S
 	in.Foo.Update("input")
-	evs, err := abcfCollect(g.Stream(abcfCtx(t), in, graph.WithThread("1"), graph.WithStreamModes(graph.ModeUpdates|graph.ModeTasks)))
+	evs, err := dexCollect(g.Stream(dexCtx(t), in, graph.WithThread("1"), graph.WithStreamModes(graph.ModeUpdates|graph.ModeTasks)))
 	require.NoError(t, err)
 
 	type row struct {
@@ -833,7 +665,7 @@ func TestS12MultipleWritesSameChannelFromSameNode(t *testing.T) {
 		}
 		switch p := ev.Payload.(type) {
 		case graph.TaskStart:
-			got = append(got, row{Mode: "tasks", Node: p.Name, Kind: "start", Input: abcfValues(t, p.Input)})
+			got = append(got, row{Mode: "tasks", Node: p.Name, Kind: "start", Input: dexVals(t, p.Input)})
 		case graph.TaskResult:
 			require.NoError(t, p.Err)
 			got = append(got, row{Mode: "tasks", Node: p.Name, Kind: "result", Data: abcfWrites(t, p.Writes)})
@@ -850,7 +682,7 @@ func TestS12MultipleWritesSameChannelFromSameNode(t *testing.T) {
 		{Mode: "tasks", Node: "two", Kind: "result", Data: map[string]any{"Foo": []any{"two"}}},
 	}, got))
 
-	snap, err := g.GetState(abcfCtx(t), graph.WithThread("1"))
+	snap, err := g.GetState(dexCtx(t), graph.WithThread("1"))
 	require.NoError(t, err)
 	require.Equal(t, "input, one.0, one.1, two", snap.Values.Foo.Get())
 
@@ -913,7 +745,7 @@ func TestS13Overwrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := tc.build().Compile()
 			require.NoError(t, err)
-			out, err := g.Invoke(abcfCtx(t), S{Messages: state.Items("START")})
+			out, err := g.Invoke(dexCtx(t), S{Messages: state.Items("START")})
 			if tc.wantErr != nil {
 				require.ErrorIs(t, err, tc.wantErr)
 				var iu *graph.InvalidUpdateError
@@ -952,7 +784,7 @@ func TestS13OverwriteRoundTrip(t *testing.T) {
 			AddEdge("b", "d").AddEdge("c", "d").AddEdge("d", graph.End).
 			Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 		require.NoError(t, err)
-		ctx := abcfCtx(t)
+		ctx := dexCtx(t)
 		_, err = g.Invoke(ctx, S{Messages: state.Items("START")}, graph.WithThread("1"))
 		var intr *graph.Interrupted
 		require.ErrorAs(t, err, &intr)
@@ -972,7 +804,7 @@ func TestS13OverwriteRoundTrip(t *testing.T) {
 			AddEdge(graph.Start, "clear").AddEdge("clear", graph.End).
 			Compile(graph.WithCache(graph.NewMemoryCache()))
 		require.NoError(t, err)
-		ctx := abcfCtx(t)
+		ctx := dexCtx(t)
 		for i := range 2 {
 			out, err := g.Invoke(ctx, S{Messages: state.Items("x", "y")})
 			require.NoError(t, err)
@@ -989,7 +821,7 @@ func TestS13OverwriteRoundTrip(t *testing.T) {
 // Command whose Update carries both writes in order.
 func TestS14MultipleUpdates(t *testing.T) {
 	type S struct {
-		Foo state.Reduced[string, abcfConcat]
+		Foo state.Reduced[string, dexConcat]
 	}
 	g, err := graph.New[S]().
 		AddCommandNode("node_a", func(context.Context, S) (graph.Command[S], error) {
@@ -1005,12 +837,12 @@ func TestS14MultipleUpdates(t *testing.T) {
 		AddEdge(graph.Start, "node_a").AddEdge("node_a", "node_b").AddEdge("node_b", graph.End).
 		Compile()
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	out, err := g.Invoke(ctx, S{})
 	require.NoError(t, err)
 	require.Equal(t, "a1a2b", out.Foo.Get())
 
-	evs, err := abcfCollect(g.Stream(ctx, S{}))
+	evs, err := dexCollect(g.Stream(ctx, S{}))
 	require.NoError(t, err)
 	require.Equal(t, []abcfUpdate{
 		{Node: "node_a", Writes: map[string]any{"Foo": []any{"a1", "a2"}}},
@@ -1020,76 +852,6 @@ func TestS14MultipleUpdates(t *testing.T) {
 
 // ---------------------------------------------------------------------------
 // §9 invariants.
-
-// (iii) A task with successful writes is never re-executed against the
-// same checkpoint: after a step fails, Resume re-runs only the failed task.
-func TestABCFInvariantNoReexecutionOfSucceededTasks(t *testing.T) {
-	type S struct{ L state.Append[string] }
-	var okRuns, badRuns atomic.Int32
-	okDone := make(chan struct{})
-	var fail atomic.Bool
-	fail.Store(true)
-	errBad := errors.New("bad")
-	g, err := graph.New[S]().
-		AddNode("ok", func(context.Context, S) (S, error) {
-			okRuns.Add(1)
-			return S{L: state.Items("ok")}, nil
-		}).
-		AddNode("bad", func(ctx context.Context, s S) (S, error) {
-			badRuns.Add(1)
-			if fail.Load() {
-				// Fail only once the sibling finished, so its writes are
-				// saved as pending writes.
-				select {
-				case <-okDone:
-				case <-ctx.Done():
-					return s, ctx.Err()
-				}
-				return s, errBad
-			}
-			return S{L: state.Items("bad")}, nil
-		}).
-		AddNode("after", func(context.Context, S) (S, error) { return S{L: state.Items("after")}, nil }).
-		AddEdge(graph.Start, "ok").AddEdge(graph.Start, "bad").
-		AddJoin([]string{"ok", "bad"}, "after").AddEdge("after", graph.End).
-		Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
-	require.NoError(t, err)
-	ctx := abcfCtx(t)
-	var evs []graph.Event
-	for ev, err := range g.Stream(ctx, S{}, graph.WithThread("t"), graph.WithStreamModes(graph.ModeUpdates)) {
-		if err != nil {
-			require.ErrorIs(t, err, errBad)
-			var ne *graph.NodeError
-			require.ErrorAs(t, err, &ne)
-			require.Equal(t, "bad", ne.Node)
-			continue
-		}
-		evs = append(evs, ev)
-		if ev.Node == "ok" {
-			close(okDone)
-		}
-	}
-	require.Equal(t, []string{"ok"}, abcfUpdateNodes(t, evs))
-
-	snap, err := g.GetState(ctx, graph.WithThread("t"))
-	require.NoError(t, err)
-	require.Equal(t, []string{"bad"}, snap.Next)
-	require.Equal(t, []string{"ok"}, snap.Values.L.Get(), "the successful sibling's writes are visible")
-
-	fail.Store(false)
-	evs, err = abcfCollect(g.StreamResume(ctx, graph.Command[S]{}, graph.WithThread("t")))
-	require.NoError(t, err)
-	require.EqualValues(t, 1, okRuns.Load(), "ok is not re-executed")
-	require.EqualValues(t, 2, badRuns.Load())
-	ups := abcfUpdates(t, evs)
-	require.Len(t, ups, 3)
-	require.Equal(t, abcfUpdate{Node: "ok", Writes: map[string]any{"L": []any{"ok"}}, Cached: true}, ups[0])
-	require.Equal(t, "bad", ups[1].Node)
-	require.Equal(t, "after", ups[2].Node)
-	snap, err = g.GetState(ctx, graph.WithThread("t"))
-	require.NoError(t, err)
-	require.Equal(t, []string{"bad", "ok", "after"}, snap.Values.L.Get())
-}
 
 // (iv) checkpoint IDs strictly increase and History lists newest first;
 // (v) values is emitted once per superstep; (vi) a recursion error leaves
@@ -1107,9 +869,9 @@ func TestABCFInvariantHistoryValuesRecursion(t *testing.T) {
 		}, graph.Destinations("inc", graph.End)).
 		Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 
-	evs, err := abcfCollect(g.Stream(ctx, S{}, graph.WithThread("a"), graph.WithStreamModes(graph.ModeValues)))
+	evs, err := dexCollect(g.Stream(ctx, S{}, graph.WithThread("a"), graph.WithStreamModes(graph.ModeValues)))
 	require.NoError(t, err)
 	steps := map[int]int{}
 	for _, ev := range evs {

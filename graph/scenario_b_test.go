@@ -9,7 +9,6 @@ package graph_test
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -147,7 +146,7 @@ func TestS16FanOutWaitingEdge(t *testing.T) {
 		seen := newAbcfSeen()
 		g := build(seen)
 		evs, final, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
-			return g.Stream(abcfCtx(t), abcfRAG{Query: state.Set(q)}, o...)
+			return g.Stream(dexCtx(t), abcfRAG{Query: state.Set(q)}, o...)
 		}, seen)
 		require.NoError(t, err)
 		require.Empty(t, cmp.Diff(append(slices.Clone(first4), qa), abcfUpdates(t, evs)))
@@ -155,13 +154,13 @@ func TestS16FanOutWaitingEdge(t *testing.T) {
 			"Query":  "analyzed: query: " + q,
 			"Docs":   []any{"doc1", "doc2", "doc3", "doc4"},
 			"Answer": "doc1,doc2,doc3,doc4",
-		}, abcfValues(t, *final))
+		}, dexVals(t, *final))
 	})
 
 	t.Run("interrupt after retriever_one", func(t *testing.T) {
 		seen := newAbcfSeen()
 		g := build(seen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptAfter("retriever_one"))
-		ctx := abcfCtx(t)
+		ctx := dexCtx(t)
 		evs, _, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
 			return g.Stream(ctx, abcfRAG{Query: state.Set(q)}, o...)
 		}, seen, graph.WithThread("1"))
@@ -185,7 +184,7 @@ func TestS16FanOutWaitingEdge(t *testing.T) {
 		// checkpoint must remember that retriever_two has arrived.
 		seen := newAbcfSeen()
 		g := build(seen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptAfter("retriever_two"))
-		ctx := abcfCtx(t)
+		ctx := dexCtx(t)
 		evs, _, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
 			return g.Stream(ctx, abcfRAG{Query: state.Set(q)}, o...)
 		}, seen, graph.WithThread("1"))
@@ -208,7 +207,7 @@ func TestS16FanOutWaitingEdge(t *testing.T) {
 	t.Run("interrupt before qa then update_state", func(t *testing.T) {
 		seen := newAbcfSeen()
 		g := build(seen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("qa"))
-		ctx := abcfCtx(t)
+		ctx := dexCtx(t)
 		evs, _, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
 			return g.Stream(ctx, abcfRAG{Query: state.Set(q)}, o...)
 		}, seen, graph.WithThread("1"))
@@ -227,7 +226,7 @@ func TestS16FanOutWaitingEdge(t *testing.T) {
 		require.Equal(t, map[string]any{
 			"Query": "analyzed: query: " + q,
 			"Docs":  []any{"doc1", "doc2", "doc3", "doc4", "doc5"},
-		}, abcfValues(t, snap.Values))
+		}, dexVals(t, snap.Values))
 		require.Equal(t, "update", snap.Metadata.Source)
 		require.Equal(t, 4, snap.Metadata.Step)
 		require.Equal(t, []string{"qa"}, snap.Next)
@@ -299,7 +298,7 @@ func TestS17FanOutDeferNode(t *testing.T) {
 			var ups []stepped
 			var qaInput any
 			var final abcfRAG
-			for ev, err := range g.Stream(abcfCtx(t), abcfRAG{Query: state.Set(q)}, graph.WithStreamModes(graph.ModeUpdates|graph.ModeTasks|graph.ModeValues)) {
+			for ev, err := range g.Stream(dexCtx(t), abcfRAG{Query: state.Set(q)}, graph.WithStreamModes(graph.ModeUpdates|graph.ModeTasks|graph.ModeValues)) {
 				require.NoError(t, err)
 				switch ev.Mode {
 				case graph.ModeUpdates:
@@ -320,7 +319,7 @@ func TestS17FanOutDeferNode(t *testing.T) {
 			require.Equal(t, map[string]any{
 				"Query": "analyzed: query: " + q,
 				"Docs":  []any{"doc1", "doc2", "doc3", "doc4"},
-			}, abcfValues(t, qaInput))
+			}, dexVals(t, qaInput))
 			require.Equal(t, "doc1,doc2,doc3,doc4", final.Answer.Get())
 
 			// The deferred node survives a pause (its pending trigger is
@@ -329,7 +328,7 @@ func TestS17FanOutDeferNode(t *testing.T) {
 			r2.Store(0)
 			g, err = b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptAfter("retriever_one"))
 			require.NoError(t, err)
-			ctx := abcfCtx(t)
+			ctx := dexCtx(t)
 			evs, _, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
 				return g.Stream(ctx, abcfRAG{Query: state.Set(q)}, o...)
 			}, seen, graph.WithThread("1"))
@@ -397,18 +396,18 @@ func TestS18FanOutWaitingEdgeMultipleCondEdge(t *testing.T) {
 	seen := newAbcfSeen()
 	g := abcfLoopGraph(t, seen, nil, nil)
 	evs, final, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
-		return g.Stream(abcfCtx(t), abcfRAG{Query: state.Set("what is weather in sf")}, o...)
+		return g.Stream(dexCtx(t), abcfRAG{Query: state.Set("what is weather in sf")}, o...)
 	}, seen)
 	require.NoError(t, err)
 	require.Empty(t, cmp.Diff(abcfLoopUpdates, abcfUpdates(t, evs)))
-	require.Equal(t, abcfLoopFinal, abcfValues(t, *final))
+	require.Equal(t, abcfLoopFinal, dexVals(t, *final))
 }
 
 func TestS24FanOutWaitingEdgeMultipleWithCache(t *testing.T) {
 	var calls atomic.Int32
 	seen := newAbcfSeen()
 	g := abcfLoopGraph(t, seen, &calls, []graph.NodeOption{graph.WithCachePolicy(graph.CachePolicy{})}, graph.WithCache(graph.NewMemoryCache()))
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	run := func() ([]graph.Event, *abcfRAG) {
 		evs, final, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
 			return g.Stream(ctx, abcfRAG{Query: state.Set("what is weather in sf")}, o...)
@@ -417,11 +416,11 @@ func TestS24FanOutWaitingEdgeMultipleWithCache(t *testing.T) {
 		return evs, final
 	}
 	_, final := run()
-	require.Equal(t, abcfLoopFinal, abcfValues(t, *final))
+	require.Equal(t, abcfLoopFinal, dexVals(t, *final))
 	require.EqualValues(t, 2, calls.Load())
 
 	evs, final := run()
-	require.Equal(t, abcfLoopFinal, abcfValues(t, *final))
+	require.Equal(t, abcfLoopFinal, dexVals(t, *final))
 	require.EqualValues(t, 2, calls.Load(), "both rewrite_query runs come from the cache")
 	want := slices.Clone(abcfLoopUpdates)
 	for i := range want {
@@ -439,7 +438,7 @@ func TestS24FanOutWaitingEdgeMultipleWithCache(t *testing.T) {
 
 func TestS19SimpleMultiEdge(t *testing.T) {
 	type S struct {
-		MyKey state.Reduced[string, abcfConcat]
+		MyKey state.Reduced[string, dexConcat]
 	}
 	none := func(context.Context, S) (S, error) { return S{}, nil }
 	g, err := graph.New[S]().
@@ -457,12 +456,12 @@ func TestS19SimpleMultiEdge(t *testing.T) {
 	require.NoError(t, err)
 	var in S
 	in.MyKey.Update("my_value")
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	out, err := g.Invoke(ctx, in)
 	require.NoError(t, err)
 	require.Equal(t, "my_value_more", out.MyKey.Get())
 
-	evs, err := abcfCollect(g.Stream(ctx, in))
+	evs, err := dexCollect(g.Stream(ctx, in))
 	require.NoError(t, err)
 	ups := abcfUpdates(t, evs)
 	require.Len(t, ups, 4)
@@ -502,16 +501,16 @@ func TestS20ConditionalEntrypointGraphState(t *testing.T) {
 		AddEdge("left", graph.End).AddEdge("right", graph.End).
 		Compile()
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	out, err := g.Invoke(ctx, S{Input: state.Set("what is weather in sf")})
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{
 		"Input":  "what is weather in sf",
 		"Output": "what is weather in sf->right",
 		"Steps":  []any{},
-	}, abcfValues(t, out))
+	}, dexVals(t, out))
 
-	evs, err := abcfCollect(g.Stream(ctx, S{Input: state.Set("what is weather in sf")}))
+	evs, err := dexCollect(g.Stream(ctx, S{Input: state.Set("what is weather in sf")}))
 	require.NoError(t, err)
 	require.Equal(t, []abcfUpdate{{Node: "right", Writes: map[string]any{"Output": "what is weather in sf->right"}}}, abcfUpdates(t, evs))
 	require.Equal(t, []int{0, 0}, routerSawSteps)
@@ -552,18 +551,16 @@ func TestS21ConditionalEntrypointToMultipleSends(t *testing.T) {
 		AddEdge("get_weather", graph.End).
 		Compile()
 	require.NoError(t, err)
-	out, err := g.Invoke(abcfCtx(t), S{Locations: state.Items("sf", "nyc")})
+	out, err := g.Invoke(dexCtx(t), S{Locations: state.Items("sf", "nyc")})
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{
 		"Locations": []any{"sf", "nyc"},
 		"Results":   []any{"It's cloudy in sf", "It's sunny in nyc"},
-	}, abcfValues(t, out))
+	}, dexVals(t, out))
 }
 
 // ---------------------------------------------------------------------------
 // S23 test_reducer_before_first_node.
-
-var abcfUUIDv4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 func TestS23ReducerBeforeFirstNode(t *testing.T) {
 	type S struct {
@@ -579,7 +576,7 @@ func TestS23ReducerBeforeFirstNode(t *testing.T) {
 		AddEdge(graph.Start, "node_a").AddEdge("node_a", graph.End).
 		Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	out, err := g.Invoke(ctx, S{Hello: state.Set("there"), Messages: state.Msgs(state.Human("hello"))}, graph.WithThread("1"))
 	require.NoError(t, err)
 	require.Len(t, seenByNode, 1, "the reducer applied the input before the first node")

@@ -18,20 +18,12 @@ import (
 	"github.com/agentgraph/agentgraph/state"
 )
 
-func abcfTexts(ms []state.Message) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.Text()
-	}
-	return out
-}
-
 // ---------------------------------------------------------------------------
 // S25 test_command_goto_with_static_breakpoints.
 
 func TestS25CommandGotoWithStaticBreakpoints(t *testing.T) {
 	type S struct {
-		Foo state.Reduced[string, abcfConcat]
+		Foo state.Reduced[string, dexConcat]
 	}
 	node := func(suffix string) graph.NodeFunc[S] {
 		return func(context.Context, S) (S, error) {
@@ -45,7 +37,7 @@ func TestS25CommandGotoWithStaticBreakpoints(t *testing.T) {
 		AddEdge(graph.Start, "node1").AddEdge("node1", "node2").AddEdge("node2", graph.End).
 		Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("node1"))
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	var in S
 	in.Foo.Update("abc")
 	out, err := g.Invoke(ctx, in, graph.WithThread("1"))
@@ -74,7 +66,7 @@ func TestS26CommandWithStaticBreakpoints(t *testing.T) {
 		AddEdge(graph.Start, "node1").AddEdge("node1", "node2").AddEdge("node2", graph.End).
 		Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("node1"))
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	_, err = g.Invoke(ctx, S{Foo: state.Set("abc")}, graph.WithThread("1"))
 	var intr *graph.Interrupted
 	require.ErrorAs(t, err, &intr)
@@ -115,7 +107,7 @@ func TestS27MultistepPlan(t *testing.T) {
 	}
 	g, err := b.Compile()
 	require.NoError(t, err)
-	out, err := g.Invoke(abcfCtx(t), S{Messages: state.Msgs(state.Human("start"))})
+	out, err := g.Invoke(dexCtx(t), S{Messages: state.Msgs(state.Human("start"))})
 	require.NoError(t, err)
 	require.Equal(t, []string{"start", "step1", "step2", "step3", "step4"}, abcfTexts(out.Messages.List()))
 	require.True(t, out.Plan.HasValue())
@@ -138,7 +130,7 @@ func TestABCFCommandGotoAddsToStaticEdges(t *testing.T) {
 		AddEdge(graph.Start, "a").AddEdge("a", "y").AddEdge("x", graph.End).AddEdge("y", graph.End).
 		Compile()
 	require.NoError(t, err)
-	out, err := g.Invoke(abcfCtx(t), S{})
+	out, err := g.Invoke(dexCtx(t), S{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "x", "y"}, out.L.Get())
 }
@@ -170,7 +162,7 @@ func TestS28ParentCommandGoto(t *testing.T) {
 		AddEdge(graph.Start, "subgraph_node").AddEdge("node_b_parent", graph.End).
 		Compile()
 	require.NoError(t, err)
-	out, err := g.Invoke(abcfCtx(t), S{DialogState: state.Items("init_state")})
+	out, err := g.Invoke(dexCtx(t), S{DialogState: state.Items("init_state")})
 	require.NoError(t, err)
 	require.Equal(t, []string{"init_state", "b_child_state", "node_b_parent"}, out.DialogState.Get())
 }
@@ -195,7 +187,7 @@ func TestS29ParentCommand(t *testing.T) {
 		AddEdge(graph.Start, "alice").
 		Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	out, err := g.Invoke(ctx, S{Messages: state.Msgs(state.Human("get user name"))}, graph.WithThread("1"), graph.WithDurability(graph.DurabilityExit))
 	require.NoError(t, err)
 	require.Equal(t, []string{"get user name"}, abcfTexts(out.Messages.List()))
@@ -218,10 +210,10 @@ func TestS29ParentCommand(t *testing.T) {
 // outer_1's.
 func TestS30StreamSubgraphsDuringExecution(t *testing.T) {
 	type P struct {
-		MyKey state.Reduced[string, abcfConcat]
+		MyKey state.Reduced[string, dexConcat]
 	}
 	type C struct {
-		MyKey      state.Reduced[string, abcfConcat]
+		MyKey      state.Reduced[string, dexConcat]
 		MyOtherKey state.Value[string]
 	}
 	seen := newAbcfSeen()
@@ -279,7 +271,7 @@ func TestS30StreamSubgraphsDuringExecution(t *testing.T) {
 	var final P
 	var p0 P
 	p0.MyKey.Update("")
-	for ev, err := range g.Stream(abcfCtx(t), p0, graph.WithSubgraphs(), graph.WithStreamModes(graph.ModeUpdates|graph.ModeValues)) {
+	for ev, err := range g.Stream(dexCtx(t), p0, graph.WithSubgraphs(), graph.WithStreamModes(graph.ModeUpdates|graph.ModeValues)) {
 		require.NoError(t, err)
 		if ev.Mode == graph.ModeValues {
 			if ev.Namespace == "" {
@@ -309,7 +301,7 @@ func TestS30StreamSubgraphsDuringExecution(t *testing.T) {
 
 	// Without WithSubgraphs only the root graph's updates are streamed
 	// (the gates are already open).
-	evs, err := abcfCollect(g.Stream(abcfCtx(t), p0))
+	evs, err := dexCollect(g.Stream(dexCtx(t), p0))
 	require.NoError(t, err)
 	var nodes []string
 	for _, u := range abcfUpdates(t, evs) {
@@ -359,7 +351,7 @@ func TestS31NestedGraphState(t *testing.T) {
 				AddEdge(graph.Start, "outer_1").AddEdge("outer_1", "inner").AddEdge("inner", "outer_2").AddEdge("outer_2", graph.End).
 				Compile(graph.WithCheckpointer(saver))
 			require.NoError(t, err)
-			ctx := abcfCtx(t)
+			ctx := dexCtx(t)
 			thread, dur := graph.WithThread("1"), graph.WithDurability(tc.dur)
 
 			_, err = g.Invoke(ctx, P{MyKey: state.Set("my value")}, thread, dur)
@@ -456,7 +448,7 @@ func TestS32StatelessSubgraphInterruptResume(t *testing.T) {
 		AddEdge(graph.Start, "parent").AddEdge("parent", graph.End).
 		Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 
 	for round := range 2 {
 		out, err := g.Invoke(ctx, P{Result: state.Set("")}, graph.WithThread("1"))

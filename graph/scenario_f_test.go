@@ -198,7 +198,7 @@ func TestS61AddMessages(t *testing.T) {
 			AddEdge(graph.Start, "foo").AddEdge("foo", graph.End).
 			Compile()
 		require.NoError(t, err)
-		out, err := g.Invoke(abcfCtx(t), S{Messages: state.Msgs(state.Human("meow"))})
+		out, err := g.Invoke(dexCtx(t), S{Messages: state.Msgs(state.Human("meow"))})
 		require.NoError(t, err)
 		got := out.Messages.List()
 		require.Equal(t, []string{"meow", "foo"}, abcfTexts(got))
@@ -222,7 +222,7 @@ func TestS62RemoveMessage(t *testing.T) {
 			AddEdge(graph.Start, "chatbot").AddEdge("chatbot", graph.End).
 			Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 		require.NoError(t, err)
-		ctx := abcfCtx(t)
+		ctx := dexCtx(t)
 		out, err := g.Invoke(ctx, S{Messages: state.Msgs(state.Human("Hi"))}, graph.WithThread("1"))
 		require.NoError(t, err)
 		last, ok := out.Messages.Last()
@@ -249,7 +249,7 @@ func TestS62RemoveMessage(t *testing.T) {
 			AddEdge(graph.Start, "chatbot").AddEdge("chatbot", "delete_messages").AddEdge("delete_messages", graph.End).
 			Compile()
 		require.NoError(t, err)
-		out, err := g.Invoke(abcfCtx(t), S{Messages: state.Msgs(state.Human("Hi"))})
+		out, err := g.Invoke(dexCtx(t), S{Messages: state.Msgs(state.Human("Hi"))})
 		require.NoError(t, err)
 		require.Equal(t, []string{"Hi", "How can I help you?"}, abcfTexts(out.Messages.List()))
 	})
@@ -269,25 +269,25 @@ func TestS63GetStreamWriter(t *testing.T) {
 		AddEdge(graph.Start, "my_node").AddEdge("my_node", graph.End).
 		Compile()
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 	in := S{Foo: state.Set("bar")}
 
-	evs, err := abcfCollect(g.Stream(ctx, in, graph.WithStreamModes(graph.ModeCustom)))
+	evs, err := dexCollect(g.Stream(ctx, in, graph.WithStreamModes(graph.ModeCustom)))
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
 	require.Equal(t, graph.ModeCustom, evs[0].Mode)
 	require.Equal(t, "custom!", evs[0].Payload)
 	require.Equal(t, "my_node", evs[0].Node)
 
-	evs, err = abcfCollect(g.Stream(ctx, in, graph.WithStreamModes(graph.ModeValues)))
+	evs, err = dexCollect(g.Stream(ctx, in, graph.WithStreamModes(graph.ModeValues)))
 	require.NoError(t, err)
 	var vals []map[string]any
 	for _, ev := range evs {
-		vals = append(vals, abcfValues(t, ev.Payload))
+		vals = append(vals, dexVals(t, ev.Payload))
 	}
 	require.Equal(t, []map[string]any{{"Foo": "bar"}, {"Foo": "bar"}}, vals)
 
-	evs, err = abcfCollect(g.Stream(ctx, in, graph.WithStreamModes(graph.ModeCustom|graph.ModeUpdates)))
+	evs, err = dexCollect(g.Stream(ctx, in, graph.WithStreamModes(graph.ModeCustom|graph.ModeUpdates)))
 	require.NoError(t, err)
 	require.Len(t, evs, 2)
 	require.Equal(t, graph.ModeCustom, evs[0].Mode)
@@ -333,9 +333,9 @@ func TestS64StreamMessagesDedupeInputs(t *testing.T) {
 		AddEdge(graph.Start, "node_1").AddEdge("node_2", graph.End).
 		Compile()
 	require.NoError(t, err)
-	ctx := abcfCtx(t)
+	ctx := dexCtx(t)
 
-	evs, err := abcfCollect(g.Stream(ctx, S{Messages: state.Msgs(state.Human("hi"))}, graph.WithStreamModes(graph.ModeMessages), graph.WithSubgraphs()))
+	evs, err := dexCollect(g.Stream(ctx, S{Messages: state.Msgs(state.Human("hi"))}, graph.WithStreamModes(graph.ModeMessages), graph.WithSubgraphs()))
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
 	require.Equal(t, graph.ModeMessages, evs[0].Mode)
@@ -343,7 +343,7 @@ func TestS64StreamMessagesDedupeInputs(t *testing.T) {
 	require.True(t, strings.HasPrefix(evs[0].Namespace, "node_1:"), evs[0].Namespace)
 	require.Equal(t, graph.MessageChunk{MessageID: "1", Text: "hi", Done: true}, evs[0].Payload)
 
-	evs, err = abcfCollect(g.Stream(ctx, S{Messages: state.Msgs(state.Human("hi"))}, graph.WithStreamModes(graph.ModeMessages)))
+	evs, err = dexCollect(g.Stream(ctx, S{Messages: state.Msgs(state.Human("hi"))}, graph.WithStreamModes(graph.ModeMessages)))
 	require.NoError(t, err)
 	require.Empty(t, evs, "messages of nested graphs are dropped without WithSubgraphs")
 
@@ -386,7 +386,7 @@ func TestS65Retry(t *testing.T) {
 	t.Run("succeeds on the third attempt", func(t *testing.T) {
 		var attempts []int
 		g := build(failing(&attempts, 2, errTransient), graph.WithRetry(graph.RetryPolicy{MaxAttempts: 3, BackoffFactor: 2}))
-		out, err := g.Invoke(abcfCtx(t), S{})
+		out, err := g.Invoke(dexCtx(t), S{})
 		require.NoError(t, err)
 		require.Equal(t, []int{1, 2, 3}, attempts)
 		require.Equal(t, []string{"ok"}, out.L.Get())
@@ -394,7 +394,7 @@ func TestS65Retry(t *testing.T) {
 	t.Run("exhausted returns the original error", func(t *testing.T) {
 		var attempts []int
 		g := build(failing(&attempts, 100, errTransient), graph.WithRetry(graph.RetryPolicy{MaxAttempts: 3}))
-		_, err := g.Invoke(abcfCtx(t), S{})
+		_, err := g.Invoke(dexCtx(t), S{})
 		require.ErrorIs(t, err, errTransient)
 		var ne *graph.NodeError
 		require.ErrorAs(t, err, &ne)
@@ -408,14 +408,14 @@ func TestS65Retry(t *testing.T) {
 			MaxAttempts: 3,
 			RetryOn:     func(err error) bool { return errors.Is(err, errTransient) },
 		}))
-		_, err := g.Invoke(abcfCtx(t), S{})
+		_, err := g.Invoke(dexCtx(t), S{})
 		require.ErrorIs(t, err, errPermanent)
 		require.Equal(t, []int{1}, attempts)
 	})
 	t.Run("no policy, no retry", func(t *testing.T) {
 		var attempts []int
 		g := build(failing(&attempts, 1, errTransient))
-		_, err := g.Invoke(abcfCtx(t), S{})
+		_, err := g.Invoke(dexCtx(t), S{})
 		require.ErrorIs(t, err, errTransient)
 		require.Equal(t, []int{1}, attempts)
 	})
@@ -432,7 +432,7 @@ func TestS65Retry(t *testing.T) {
 			AddEdge(graph.Start, "node").AddEdge("node", graph.End).
 			Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 		require.NoError(t, err)
-		_, err = g.Invoke(abcfCtx(t), S{}, graph.WithThread("1"))
+		_, err = g.Invoke(dexCtx(t), S{}, graph.WithThread("1"))
 		var intr *graph.Interrupted
 		require.ErrorAs(t, err, &intr)
 		require.EqualValues(t, 1, runs.Load())
@@ -448,7 +448,7 @@ func TestS65Retry(t *testing.T) {
 			}
 			return S{L: state.Items("ok")}, nil
 		}, graph.WithNodeTimeout(time.Millisecond), graph.WithRetry(graph.RetryPolicy{MaxAttempts: 2}))
-		out, err := g.Invoke(abcfCtx(t), S{})
+		out, err := g.Invoke(dexCtx(t), S{})
 		require.NoError(t, err)
 		require.Equal(t, []string{"ok"}, out.L.Get())
 		require.EqualValues(t, 2, runs.Load())
@@ -460,7 +460,7 @@ func TestS65Retry(t *testing.T) {
 			<-ctx.Done()
 			return s, ctx.Err()
 		}, graph.WithNodeTimeout(time.Millisecond))
-		_, err := g.Invoke(abcfCtx(t), S{})
+		_, err := g.Invoke(dexCtx(t), S{})
 		var ne *graph.NodeError
 		require.ErrorAs(t, err, &ne)
 		require.Equal(t, 1, ne.Attempts)
@@ -475,7 +475,7 @@ func TestS65Retry(t *testing.T) {
 			}
 			return S{}, errTransient
 		}, graph.WithRetry(graph.RetryPolicy{MaxAttempts: 3, InitialInterval: time.Hour}))
-		ctx, cancel := context.WithCancel(abcfCtx(t))
+		ctx, cancel := context.WithCancel(dexCtx(t))
 		go func() {
 			<-failed
 			cancel()
@@ -513,7 +513,7 @@ func TestS67NodeCancellationOnOtherNodeException(t *testing.T) {
 		AddEdge("agent", graph.End).AddEdge("bad", graph.End).
 		Compile()
 	require.NoError(t, err)
-	_, err = g.Invoke(abcfCtx(t), S{})
+	_, err = g.Invoke(dexCtx(t), S{})
 	require.ErrorIs(t, err, errBad)
 	require.NotErrorIs(t, err, context.Canceled)
 	require.NotErrorIs(t, err, context.DeadlineExceeded)
@@ -552,16 +552,12 @@ func TestGoroutineLeaksABCF(t *testing.T) {
 		Compile()
 	require.NoError(t, err)
 
-	type mode struct {
-		name string
-		dur  graph.Durability
-	}
-	for _, m := range []mode{{"sync", graph.DurabilitySync}, {"async", graph.DurabilityAsync}, {"exit", graph.DurabilityExit}} {
+	for _, m := range dexDurabilities {
 		t.Run(m.name, func(t *testing.T) {
 			check := abcfNoLeak(t)
 			defer check()
-			dur := graph.WithDurability(m.dur)
-			ctx := abcfCtx(t)
+			dur := graph.WithDurability(m.d)
+			ctx := dexCtx(t)
 
 			// Success: fan-out, Send tasks, streamed and invoked.
 			ok, err := graph.New[S]().
@@ -576,7 +572,7 @@ func TestGoroutineLeaksABCF(t *testing.T) {
 			out, err := ok.Invoke(ctx, S{}, graph.WithThread("ok"), dur)
 			require.NoError(t, err)
 			require.Equal(t, []string{"a", "b", "c", "c"}, out.L.Get())
-			_, err = abcfCollect(ok.Stream(ctx, S{}, graph.WithThread("ok2"), dur, graph.WithStreamModes(graph.ModeUpdates|graph.ModeValues|graph.ModeTasks|graph.ModeCheckpoints)))
+			_, err = dexCollect(ok.Stream(ctx, S{}, graph.WithThread("ok2"), dur, graph.WithStreamModes(graph.ModeUpdates|graph.ModeValues|graph.ModeTasks|graph.ModeCheckpoints)))
 			require.NoError(t, err)
 
 			// Failure: one node fails while its sibling blocks.
@@ -595,7 +591,7 @@ func TestGoroutineLeaksABCF(t *testing.T) {
 				AddEdge("slow", graph.End).AddEdge("bad", graph.End).
 				Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 			require.NoError(t, err)
-			_, err = abcfCollect(bad.Stream(ctx, S{}, graph.WithThread("bad"), dur))
+			_, err = dexCollect(bad.Stream(ctx, S{}, graph.WithThread("bad"), dur))
 			require.ErrorIs(t, err, errBoom)
 
 			// Cancelled from the caller's context while nodes block.
@@ -638,7 +634,7 @@ func TestGoroutineLeaksABCF(t *testing.T) {
 			_, err = intrG.Invoke(ctx, S{}, graph.WithThread("intr"), dur)
 			var intr *graph.Interrupted
 			require.ErrorAs(t, err, &intr)
-			if m.dur == graph.DurabilityExit {
+			if m.d == graph.DurabilityExit {
 				snap, err := intrG.GetState(ctx, graph.WithThread("intr"))
 				require.NoError(t, err)
 				require.Equal(t, 0, snap.Metadata.Step, "the exit checkpoint carries the step it was saved in")

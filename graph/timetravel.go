@@ -109,18 +109,26 @@ func (l *loop[S]) snapshot(t *checkpoint.Tuple, applyDone bool) (*Snapshot[S], e
 	return snap, nil
 }
 
-// HistoryOption narrows [Graph.History].
-type HistoryOption func(*checkpoint.ListOptions)
+// HistoryOption narrows [Graph.History]; it is made by [Limit], [Before]
+// and [Filter].
+type HistoryOption func(*historyConfig)
+
+// historyConfig is what the options of a History call chose.
+type historyConfig struct {
+	limit  int
+	before string
+	filter map[string]any
+}
 
 // Limit keeps at most n snapshots.
-func Limit(n int) HistoryOption { return func(o *checkpoint.ListOptions) { o.Limit = n } }
+func Limit(n int) HistoryOption { return func(c *historyConfig) { c.limit = n } }
 
 // Before keeps snapshots older than the checkpoint id.
-func Before(id string) HistoryOption { return func(o *checkpoint.ListOptions) { o.Before = id } }
+func Before(id string) HistoryOption { return func(c *historyConfig) { c.before = id } }
 
 // Filter keeps snapshots whose metadata has these values ("source",
 // "step", or keys given with [WithMetadata]).
-func Filter(m map[string]any) HistoryOption { return func(o *checkpoint.ListOptions) { o.Filter = m } }
+func Filter(m map[string]any) HistoryOption { return func(c *historyConfig) { c.filter = m } }
 
 // History yields the thread's checkpoints newest first, forks included.
 // Pending writes are not applied to the values, so each snapshot's Next
@@ -131,11 +139,12 @@ func (g *Graph[S]) History(ctx context.Context, thread string, opts ...HistoryOp
 			yield(nil, ErrNoCheckpointer)
 			return
 		}
-		root := ""
-		lo := checkpoint.ListOptions{Namespace: &root}
+		var c historyConfig
 		for _, o := range opts {
-			o(&lo)
+			o(&c)
 		}
+		root := ""
+		lo := checkpoint.ListOptions{Namespace: &root, Limit: c.limit, Before: c.before, Filter: c.filter}
 		for t, err := range g.saver.List(ctx, thread, lo) {
 			if err != nil {
 				yield(nil, err)

@@ -15,7 +15,9 @@ import (
 // single-process programs; it also implements [Sweeper] and
 // [ClockSetter]. Values are kept as JSON, so they read back exactly as
 // from the SQLite and PostgreSQL stores. Search and ListNamespaces scan
-// every item. It is safe for concurrent use. Create one with [NewMemory].
+// every item. It is safe for concurrent use. The zero value is an empty
+// store ready to use, reading the time from time.Now, like the one
+// [NewMemory] returns without options.
 type Memory struct {
 	clock clock.Clock
 
@@ -70,7 +72,7 @@ func WithClock(now func() time.Time) MemoryOption {
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(opts ...MemoryOption) *Memory {
-	m := &Memory{items: make(map[string]map[string]*memItem)}
+	m := new(Memory)
 	for _, opt := range opts {
 		opt(m)
 	}
@@ -136,6 +138,9 @@ func (m *Memory) Put(ctx context.Context, namespace []string, key string, value 
 	now := m.now()
 	items := m.items[ns]
 	if items == nil {
+		if m.items == nil {
+			m.items = make(map[string]map[string]*memItem)
+		}
 		items = make(map[string]*memItem)
 		m.items[ns] = items
 	}

@@ -46,6 +46,58 @@ func TestMemoryWithClock(t *testing.T) {
 	require.NotNil(t, got)
 }
 
+// TestMemoryZeroValueIsEmptyStore calls each method first on a zero
+// Memory: none panics, and each answers as an empty store does.
+func TestMemoryZeroValueIsEmptyStore(t *testing.T) {
+	tests := []struct {
+		name string
+		call func(t *testing.T, m *store.Memory)
+	}{
+		{"Get finds nothing", func(t *testing.T, m *store.Memory) {
+			got, err := m.Get(t.Context(), []string{"a"}, "k")
+			require.NoError(t, err)
+			require.Nil(t, got)
+		}},
+		{"Put stores the item", func(t *testing.T, m *store.Memory) {
+			require.NoError(t, m.Put(t.Context(), []string{"a"}, "k", map[string]any{"v": 1.0}))
+			got, err := m.Get(t.Context(), []string{"a"}, "k")
+			require.NoError(t, err)
+			require.Equal(t, map[string]any{"v": 1.0}, got.Value)
+		}},
+		{"Delete succeeds", func(t *testing.T, m *store.Memory) {
+			require.NoError(t, m.Delete(t.Context(), []string{"a"}, "k"))
+		}},
+		{"Search finds nothing", func(t *testing.T, m *store.Memory) {
+			got, err := m.Search(t.Context(), nil)
+			require.NoError(t, err)
+			require.Empty(t, got)
+		}},
+		{"ListNamespaces finds nothing", func(t *testing.T, m *store.Memory) {
+			got, err := m.ListNamespaces(t.Context())
+			require.NoError(t, err)
+			require.Empty(t, got)
+		}},
+		{"Sweep removes nothing", func(t *testing.T, m *store.Memory) {
+			n, err := m.Sweep(t.Context())
+			require.NoError(t, err)
+			require.Zero(t, n)
+		}},
+		{"SetClock sets the clock", func(t *testing.T, m *store.Memory) {
+			now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			m.SetClock(func() time.Time { return now })
+			require.NoError(t, m.Put(t.Context(), []string{"a"}, "k", nil))
+			got, err := m.Get(t.Context(), []string{"a"}, "k")
+			require.NoError(t, err)
+			require.Equal(t, now, got.CreatedAt)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.call(t, new(store.Memory))
+		})
+	}
+}
+
 type countingSweeper struct {
 	calls atomic.Int32
 	done  chan struct{}
