@@ -24,6 +24,21 @@
 //
 //	nss, err := s.ListNamespaces(ctx, store.Prefix("users", "*", "memories"), store.MaxDepth(2))
 //
+// # A store or a checkpointer
+//
+// Use a checkpointer for what belongs to one thread and must come back
+// exactly as it was after a pause or a crash: the state of a run, step by
+// step. Use a store for what several threads read and write — a user's
+// preferences, facts an agent learned, documents — looked up by key or
+// searched by namespace and value. Nodes reach a store by closure, as in
+// the acrossThreads example; it is not part of the state, so a write to it
+// is a side effect, which a node re-run after a crash repeats. A store is not a database
+// table with transactions either: it has no conditional write, no
+// transaction across items and no ordering but by last update, so a record
+// that several processes update in turn and must not lose an update of —
+// a job queue, a run's status — is better kept in a table of its own, or
+// in a checkpoint thread, whose lease admits one writer at a time.
+//
 // # Namespaces
 //
 // A namespace has at least one label; labels are non-empty, contain no

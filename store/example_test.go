@@ -3,7 +3,12 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/state"
 	"github.com/agentgraph/agentgraph/store"
 )
 
@@ -36,4 +41,90 @@ func Example() {
 	// [[users u-42] [users u-7]]
 	// <nil> <nil>
 	// store: put: Root label for namespace cannot be "agentgraph". Got: ("agentgraph", "x")
+}
+
+// A store beside a checkpointer: each thread has its own checkpointed
+// conversation, and what the agent learns about a user outlives the thread
+// it was learned in. Nodes reach the store by closure.
+func Example_acrossThreads() {
+	type State struct {
+		User  state.Value[string]
+		Input state.Value[string]
+		Reply state.Value[string]
+	}
+	memories := store.NewMemory()
+	b := graph.New[State]()
+	b.AddNode("chat", func(ctx context.Context, s State) (State, error) {
+		ns := []string{"users", s.User.Get(), "preferences"}
+		if food, ok := strings.CutPrefix(s.Input.Get(), "I like "); ok {
+			if err := memories.Put(ctx, ns, "food", map[string]any{"likes": food}); err != nil {
+				return s, err
+			}
+			s.Reply.Set("noted")
+			return s, nil
+		}
+		item, err := memories.Get(ctx, ns, "food")
+		switch {
+		case err != nil:
+			return s, err
+		case item == nil:
+			s.Reply.Set("I do not know you yet")
+		default:
+			s.Reply.Set(fmt.Sprintf("how about some %v?", item.Value["likes"]))
+		}
+		return s, nil
+	})
+	b.AddEdge(graph.Start, "chat")
+	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	for _, turn := range []struct{ thread, user, input string }{
+		{"monday", "u-42", "what should I eat?"},
+		{"monday", "u-42", "I like ramen"},
+		{"friday", "u-42", "what should I eat?"}, // a new thread: no checkpointed history
+		{"friday", "u-7", "what should I eat?"},
+	} {
+		out, err := g.Invoke(ctx, State{User: state.Set(turn.user), Input: state.Set(turn.input)}, graph.WithThread(turn.thread))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s %s: %s\n", turn.thread, turn.user, out.Reply.Get())
+	}
+	// Output:
+	// monday u-42: I do not know you yet
+	// monday u-42: noted
+	// friday u-42: how about some ramen?
+	// friday u-7: I do not know you yet
+}
+
+// Items put with a TTL expire; reads extend the TTL unless told not to,
+// and Sweep reclaims the space of expired items. The clock is set by hand
+// here so that the example need not sleep.
+func ExampleWithTTL() {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	s := store.NewMemory(store.WithClock(func() time.Time { return now }))
+	ns := []string{"sessions", "u-42"}
+	_ = s.Put(ctx, ns, "cart", map[string]any{"items": 3}, store.WithTTL(time.Hour))
+
+	now = now.Add(50 * time.Minute)
+	item, _ := s.Get(ctx, ns, "cart") // refreshes: expires an hour from now
+	fmt.Println("after 50 minutes, expires at", item.ExpiresAt.Format("15:04"))
+
+	now = now.Add(50 * time.Minute)
+	item, _ = s.Get(ctx, ns, "cart", store.RefreshTTL(false))
+	fmt.Println("after 100 minutes, found:", item != nil)
+
+	now = now.Add(time.Hour)
+	item, _ = s.Get(ctx, ns, "cart")
+	n, _ := s.Sweep(ctx)
+	fmt.Println("after 160 minutes, found:", item != nil, "- swept", n)
+	// Output:
+	// after 50 minutes, expires at 10:50
+	// after 100 minutes, found: true
+	// after 160 minutes, found: false - swept 1
 }
