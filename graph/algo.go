@@ -65,6 +65,20 @@ func (l *loop[S]) applyStandalone(t *task[S]) error {
 	return nil
 }
 
+// pendingIDs lists the IDs of the interrupts the restored step waits on.
+func (l *loop[S]) pendingIDs() []string {
+	var ids []string
+	for _, r := range l.restored {
+		if !r.done {
+			for _, in := range r.interrupts {
+				ids = append(ids, in.ID)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 func (l *loop[S]) pendingInterrupts() int {
 	n := 0
 	for _, r := range l.restored {

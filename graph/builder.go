@@ -150,9 +150,10 @@ func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *B
 // AddNodeWithInput adds to b a node whose input is its own type I instead
 // of the graph's state, like a LangGraph node with its own input schema:
 // the map step of a map-reduce, run once per item. It is reached only by
-// Send tasks made with [SendInput] (an edge, a join or a declared branch
-// destination to it fails Compile; a router, a Goto or a state-carrying
-// Send that reaches it fails the run with an error naming it), and it
+// Send tasks made with [SendInput] (an edge, a join or a destination
+// declared for a conditional edge's router fails Compile; a router, a
+// Goto or a state-carrying Send that reaches it fails the run with an
+// error naming it), and it
 // returns writes to the graph's state like any node. Its input is saved
 // in checkpoints as JSON, so I must round-trip through encoding/json.
 //

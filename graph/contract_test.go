@@ -361,3 +361,67 @@ func TestEveryDurabilityModeStreamsEachCheckpointItSaves(t *testing.T) {
 		})
 	}
 }
+
+func TestAnAnswerThatReachesNoQuestionIsRefused(t *testing.T) {
+	g := parallelAsk(t)
+	th := graph.WithThread("t")
+	_, err := g.Invoke(t.Context(), askState{}, th)
+	var intr *graph.Interrupted
+	require.ErrorAs(t, err, &intr)
+
+	_, err = g.Resume(t.Context(), graph.Command[askState]{ResumeMap: map[string]any{"no-such-id": "yes"}}, th)
+	require.ErrorIs(t, err, graph.ErrNotInterrupted, "a resume map naming no pending interrupt")
+	require.ErrorContains(t, err, "no-such-id")
+
+	answers := map[string]any{}
+	for _, in := range intr.Interrupts {
+		answers[in.ID] = "yes"
+	}
+	_, err = g.Resume(t.Context(), graph.Command[askState]{ResumeMap: answers}, th)
+	require.NoError(t, err)
+
+	// A second process answering the same question after the first: the
+	// thread finished, the answer is refused rather than dropped.
+	_, err = g.Resume(t.Context(), graph.Command[askState]{Resume: "yes"}, th)
+	require.ErrorIs(t, err, graph.ErrNotInterrupted)
+	_, err = g.Resume(t.Context(), graph.Command[askState]{ResumeMap: answers}, th)
+	require.ErrorIs(t, err, graph.ErrNotInterrupted)
+}
+
+func TestAnInterruptPayloadDecodesAfterACheckpointRoundTrip(t *testing.T) {
+	type question struct {
+		Text    string   `json:"text"`
+		Options []string `json:"options"`
+	}
+	saver := checkpoint.NewMemory()
+	build := func() *graph.Graph[askState] {
+		b := graph.New[askState]()
+		b.AddNode("ask", func(ctx context.Context, s askState) (askState, error) {
+			if _, err := graph.Interrupt(ctx, question{Text: "ship?", Options: []string{"yes", "no"}}); err != nil {
+				return s, err
+			}
+			return s, nil
+		})
+		b.AddEdge(graph.Start, "ask")
+		g, err := b.Compile(graph.WithCheckpointer(saver))
+		require.NoError(t, err)
+		return g
+	}
+	_, err := build().Invoke(t.Context(), askState{}, graph.WithThread("t"))
+	var intr *graph.Interrupted
+	require.ErrorAs(t, err, &intr)
+	var live question
+	require.NoError(t, intr.Interrupts[0].Decode(&live))
+
+	snap, err := build().GetState(t.Context(), graph.WithThread("t")) // as another process would
+	require.NoError(t, err)
+	require.IsType(t, map[string]any{}, snap.Interrupts[0].Value)
+	var read question
+	require.NoError(t, snap.Interrupts[0].Decode(&read))
+	require.Equal(t, question{Text: "ship?", Options: []string{"yes", "no"}}, read)
+	require.Equal(t, read, live)
+
+	var wrong int
+	require.ErrorContains(t, snap.Interrupts[0].Decode(&wrong), "cannot be read as *int")
+	require.Error(t, snap.Interrupts[0].Decode(nil))
+}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentgraph/agentgraph/checkpoint"
 	"iter"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
 )
 
 // ErrNoCheckpointer is returned by operations that need a checkpointer
@@ -20,6 +23,14 @@ var ErrNoThread = errors.New("graph: the graph has a checkpointer, so the run ne
 // ErrAmbiguousResume is returned when a single resume value is given while
 // several interrupts are pending.
 var ErrAmbiguousResume = errors.New("graph: when there are multiple pending interrupts, you must specify the interrupt id when resuming (use Command.ResumeMap)")
+
+// ErrNotInterrupted is returned by Resume when the Command carries an
+// answer (Resume or ResumeMap) but the thread has nothing left to run, or
+// its ResumeMap names an interrupt the thread is not waiting on: the answer
+// would otherwise be dropped. Answer by ID (ResumeMap) when several
+// processes may answer one thread: a scalar Resume answers whatever the
+// thread waits on when it arrives.
+var ErrNotInterrupted = errors.New("graph: no pending interrupt to answer")
 
 // ErrNothingToResume is returned by Resume on a thread with no checkpoint.
 var ErrNothingToResume = errors.New("graph: nothing to resume")
@@ -358,9 +369,24 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 		return errors.New("graph: there is no parent graph to send the command to")
 	}
 	hasResume := cmd.ResumeMap != nil || cmd.Resume != nil
-	if cmd.Resume != nil && cmd.ResumeMap == nil {
-		if n := l.pendingInterrupts(); n > 1 {
-			return fmt.Errorf("%w (%d pending)", ErrAmbiguousResume, n)
+	if hasResume && l.nested == nil {
+		// An answer must reach a question: one given to a thread that has
+		// nothing left to run (answered and finished, by another process
+		// maybe) is refused, not dropped, and so is one naming an
+		// interrupt that is not pending. (A scalar answer at a static
+		// breakpoint is accepted and unused, as in LangGraph.)
+		pending := l.pendingIDs()
+		if len(pending) == 0 && len(l.fr.nodes) == 0 && len(l.fr.sends) == 0 && l.fr.input == nil {
+			return fmt.Errorf("%w: thread %q has nothing left to run", ErrNotInterrupted, l.cfg.thread)
+		}
+		for id := range cmd.ResumeMap {
+			if !slices.Contains(pending, id) {
+				return fmt.Errorf("%w: the resume map answers interrupt %q, which thread %q is not waiting on (pending: %s)",
+					ErrNotInterrupted, id, l.cfg.thread, strings.Join(pending, ", "))
+			}
+		}
+		if cmd.ResumeMap == nil && len(pending) > 1 {
+			return fmt.Errorf("%w (%d pending)", ErrAmbiguousResume, len(pending))
 		}
 	}
 	if l.nested != nil && l.nested.resume != nil {

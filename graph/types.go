@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -96,6 +98,29 @@ type Interruption struct {
 	Node string `json:"node"`
 	// Namespace is the subgraph path of the node ("" for the root graph).
 	Namespace string `json:"ns,omitempty"`
+}
+
+// Decode stores the interrupt's payload in the value v points to: as is
+// when it has v's type, else through JSON — a payload read back from a
+// checkpoint (in another process, say) is what encoding/json decodes into
+// an any: a struct comes back as a map[string]any.
+func (in Interruption) Decode(v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("graph: Interruption.Decode needs a non-nil pointer, got %T", v)
+	}
+	if in.Value != nil && reflect.TypeOf(in.Value).AssignableTo(rv.Elem().Type()) {
+		rv.Elem().Set(reflect.ValueOf(in.Value))
+		return nil
+	}
+	b, err := json.Marshal(in.Value)
+	if err != nil {
+		return fmt.Errorf("graph: interrupt %s payload: %w", in.ID, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("graph: interrupt %s payload %s cannot be read as %T: %w", in.ID, b, v, err)
+	}
+	return nil
 }
 
 // Interrupted is returned by Invoke, Resume and the streams when the run
