@@ -486,15 +486,14 @@ func TestReActRunsEachToolCallAsATaskInCallOrder(t *testing.T) {
 	var results []string
 	for ev, err := range sub.Events() {
 		require.NoError(t, err)
-		node, _ := ev.PayloadString("node")
-		switch {
-		case ev.Kind == events.KindStepStart && node == agent.ToolsNode:
-			toolSteps = append(toolSteps, ev.Payload["task_id"].(string))
-		case ev.Kind == events.KindToolResult:
-			require.Equal(t, agent.ToolsNode, node)
-			id, _ := ev.PayloadString("call_id")
-			out, _ := ev.PayloadString("output")
-			results = append(results, id+" "+out)
+		switch p := ev.Data.(type) {
+		case events.NodeStarted:
+			if ev.Node == agent.ToolsNode {
+				toolSteps = append(toolSteps, ev.Task)
+			}
+		case events.ToolResult:
+			require.Equal(t, agent.ToolsNode, ev.Node)
+			results = append(results, p.ID+" "+p.Result)
 		}
 	}
 	require.Len(t, toolSteps, len(calls), "a step start per task")

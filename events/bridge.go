@@ -13,61 +13,57 @@ import (
 
 // StreamModes are the stream modes [Bridge] reads: pass
 // graph.WithStreamModes(events.StreamModes) to the run it consumes. Events
-// of other modes are ignored, and ModeTasks is optional (see [Bridge]).
-const StreamModes = graph.ModeUpdates | graph.ModeTasks
+// of other modes are ignored; without ModeTasks a task's start is
+// published when its update arrives, and without ModeCustom the payloads
+// nodes write are not published.
+const StreamModes = graph.ModeUpdates | graph.ModeTasks | graph.ModeCustom | graph.ModeInterrupts
 
-// Run statuses of the "status" payload key of [KindRunEnd] events published
-// by [Bridge].
-const (
-	StatusCompleted   = "completed"
-	StatusInterrupted = "interrupted"
-	StatusCancelled   = "cancelled"
-	StatusFailed      = "failed"
-)
+// ErrNoPublisher is returned by [Bridge] when it is given no publisher.
+var ErrNoPublisher = errors.New("events: Bridge needs a publisher")
 
 // Bridge consumes the stream of a graph run (from Graph.Stream or
-// Graph.StreamResume) and publishes its progress on bus as events of run
+// Graph.StreamResume) and publishes its progress on pub as events of run
 // runID. It returns when the stream ends, with the run's error: nil, an
 // [*graph.Interrupted] when the run paused, or its failure. When ctx is
 // done first, Bridge stops consuming — which cancels the run — and returns
 // ctx.Err(); pass the run the same context so that a run blocked in a node
 // is cancelled too.
 //
-// Every event's Iteration is the superstep of the root graph it belongs
-// to. The mapping is:
+// Events are published on the run's goroutine, in the order the stream
+// yields them, and all of them before Bridge returns: a sink subscribed
+// before the run and closed after Bridge returns has every event of the
+// run (see [NewJSONLSink]). The events are:
 //
-//   - A node task starting (a graph.TaskStart of [graph.ModeTasks]):
-//     [KindStepStart] with payload "node", "task_id", "step". Without
-//     ModeTasks in the stream, the event is published when the task's update
-//     arrives, just before the events below.
-//   - A node task's update ([graph.ModeUpdates]): for each message it
-//     appended to a state.Messages field of the state, a [KindToolCall] per
-//     tool call of an AI message ("tool", "args", "call_id", "node") and a
-//     [KindToolResult] per tool result ("tool", "output", "call_id",
-//     "node"). Messages that replace one with the same ID are not new and
-//     publish nothing. Updates restored from a checkpoint or the node cache
-//     add "cached": true.
-//   - The end of a superstep of the root graph in which nodes ran (seen
-//     when the next one starts, or when the run completes):
-//     [KindIterationComplete] with "step" and "nodes" (their sorted names).
-//   - A completed run: [KindRunEnd] with "status" [StatusCompleted].
-//   - A paused run: one [KindHumanCheckRequired] per pending interrupt
-//     ("interrupt_id", "node", "value", and "namespace" in a subgraph), or
-//     per breakpoint node ("node" and "breakpoint": "before" or "after"),
-//     then [KindRunEnd] with [StatusInterrupted].
-//   - A cancelled run (context.Canceled): [KindRunEnd] with
-//     [StatusCancelled] and "error".
-//   - A failed run: [KindError] with "error", then [KindRunEnd] with
-//     [StatusFailed] and "error".
+//   - [RunStarted] first, and [RunEnded] last: [StatusCompleted];
+//     [StatusInterrupted]; [StatusCancelled] (context.Canceled); or
+//     [StatusFailed], after an [Error].
+//   - For each task: [NodeStarted] when it starts (or, without ModeTasks
+//     in the stream, when its update arrives) and [NodeEnded] when it
+//     ends, with its writes, its error, or Interrupted set.
+//   - For each message a task appends to a state.Messages field of the
+//     state: a [ToolCall] per tool call of an AI message and a
+//     [ToolResult] per tool message, once per message (from the subgraph
+//     task that appended it, when the stream has the subgraph's events).
+//     Messages that replace one with the same ID are not new and publish
+//     nothing.
+//   - An [Interrupt] for each graph.Interrupt that pauses a task, as it
+//     does, and for each breakpoint node that stops the run.
+//   - What nodes write with graph.StreamWriter ([graph.ModeCustom]):
+//     a value that is a [Payload] is published as it is, under its own
+//     kind — this is how an agent publishes the events of its own kinds
+//     (a [ModelCall], say, or its own payload types) — and any other
+//     value as a [Custom].
 //
-// Events of subgraphs (streamed with graph.WithSubgraphs) are published the
-// same way, with a "namespace" payload key. Interrupt values are published
-// as they are and must be JSON-encodable for JSON sinks.
-func Bridge(ctx context.Context, bus *Bus, runID string, stream iter.Seq2[graph.Event, error]) error {
-	if bus == nil {
-		return errors.New("events: Bridge needs a bus")
+// Task events carry the task's Node, Task (its ID), Namespace and Step;
+// the run's events carry the root graph's last superstep. Events of
+// subgraphs (streamed with graph.WithSubgraphs) are published the same
+// way, with their Namespace.
+func Bridge(ctx context.Context, pub Publisher, runID string, stream iter.Seq2[graph.Event, error]) error {
+	if pub == nil {
+		return ErrNoPublisher
 	}
-	b := &bridge{bus: bus, runID: runID, started: map[string]bool{}}
+	b := &bridge{pub: pub, runID: runID, tasks: map[string]taskSeen{}, messages: map[string]bool{}, interrupts: map[string]bool{}}
+	b.run(RunStarted{})
 	var runErr error
 	for ev, err := range stream {
 		if err != nil {
@@ -84,122 +80,180 @@ func Bridge(ctx context.Context, bus *Bus, runID string, stream iter.Seq2[graph.
 	return runErr
 }
 
+// taskSeen records what was published about a task.
+type taskSeen uint8
+
+const (
+	taskStarted taskSeen = 1 << iota
+	taskEnded
+)
+
 type bridge struct {
-	bus   *Bus
+	pub   Publisher
 	runID string
-	// step is the current superstep of the root graph and nodes the names
-	// of the tasks that ran in it.
-	step    int
-	nodes   []string
-	started map[string]bool // task IDs with a published step start
+	step  int                 // the last superstep of the root graph
+	tasks map[string]taskSeen // by namespace and task ID
+	// messages are the IDs of the messages published: a subgraph's
+	// messages come again in the update of its parent's task.
+	messages map[string]bool
+	// interrupts and breakpoints already published, by ID and by node.
+	interrupts  map[string]bool
+	breakpoints []string
 }
 
-func (b *bridge) publish(kind Kind, payload map[string]any) {
-	b.bus.Publish(New(kind, b.runID, b.step, payload))
+// run publishes an event of the run itself.
+func (b *bridge) run(p Payload) {
+	b.pub.Publish(Event{RunID: b.runID, Step: b.step, Data: p})
+}
+
+// task publishes an event of ev's task.
+func (b *bridge) task(ev graph.Event, p Payload) {
+	b.pub.Publish(Event{RunID: b.runID, Step: ev.Step, Namespace: ev.Namespace, Node: ev.Node,
+		Task: ev.TaskID, Data: p})
 }
 
 func (b *bridge) event(ev graph.Event) {
-	root := ev.Namespace == ""
-	if root && ev.Step > b.step {
-		b.completeStep()
+	if ev.Namespace == "" && ev.Step > b.step {
 		b.step = ev.Step
 	}
-	if ev.Node == "" || ev.Node == graph.Start {
+	if ev.Node == graph.Start {
 		return
 	}
 	switch ev.Mode {
 	case graph.ModeTasks:
-		if _, ok := ev.Payload.(graph.TaskStart); ok {
-			b.stepStart(ev)
+		switch p := ev.Payload.(type) {
+		case graph.TaskStart:
+			b.started(ev, p.Push)
+		case graph.TaskResult:
+			b.started(ev, false)
+			ended := NodeEnded{Writes: p.Writes, Interrupted: len(p.Interrupts) > 0}
+			if p.Err != nil {
+				ended.Error = p.Err.Error()
+			}
+			b.ended(ev, ended)
 		}
 	case graph.ModeUpdates:
-		b.stepStart(ev)
+		if ev.Node == "" {
+			return
+		}
+		b.started(ev, false)
 		for _, m := range appended(ev.Payload) {
 			b.message(ev, m)
 		}
+		b.ended(ev, NodeEnded{Writes: ev.Writes, Cached: ev.Cached})
+	case graph.ModeInterrupts:
+		if bp, ok := ev.Payload.(graph.Breakpoint); ok {
+			b.breakpoint(ev, bp.Nodes, bp.After)
+			return
+		}
+		for _, in := range ev.Interrupts {
+			b.interrupt(ev, in)
+		}
+	case graph.ModeCustom:
+		p, ok := ev.Payload.(Payload)
+		if !ok {
+			p = Custom{Value: ev.Payload}
+		}
+		b.task(ev, p)
 	}
 }
 
-// stepStart publishes the start of ev's task once.
-func (b *bridge) stepStart(ev graph.Event) {
+// started publishes the start of ev's task once.
+func (b *bridge) started(ev graph.Event, push bool) {
 	key := ev.Namespace + "|" + ev.TaskID
-	if b.started[key] {
+	if b.tasks[key]&taskStarted != 0 {
 		return
 	}
-	b.started[key] = true
-	if ev.Namespace == "" {
-		b.nodes = append(b.nodes, ev.Node)
+	b.tasks[key] |= taskStarted
+	b.task(ev, NodeStarted{Push: push})
+}
+
+// ended publishes the end of ev's task once: an update and the task's
+// result both report it.
+func (b *bridge) ended(ev graph.Event, p NodeEnded) {
+	key := ev.Namespace + "|" + ev.TaskID
+	if b.tasks[key]&taskEnded != 0 {
+		return
 	}
-	b.publish(KindStepStart, b.payload(ev, map[string]any{"task_id": ev.TaskID, "step": ev.Step}))
+	b.tasks[key] |= taskEnded
+	if len(p.Writes) == 0 {
+		p.Writes = nil
+	}
+	b.task(ev, p)
 }
 
 func (b *bridge) message(ev graph.Event, m state.Message) {
-	for _, c := range m.ToolCalls() {
-		var name, args string
-		if c.FunctionCall != nil {
-			name, args = c.FunctionCall.Name, c.FunctionCall.Arguments
+	if m.ID != "" {
+		if b.messages[m.ID] {
+			return
 		}
-		b.publish(KindToolCall, b.payload(ev, map[string]any{"tool": name, "args": args, "call_id": c.ID}))
+		b.messages[m.ID] = true
+	}
+	for _, c := range m.ToolCalls() {
+		tc := ToolCall{ID: c.ID}
+		if c.FunctionCall != nil {
+			tc.Name, tc.Args = c.FunctionCall.Name, c.FunctionCall.Arguments
+		}
+		b.task(ev, tc)
 	}
 	for _, r := range m.ToolResults() {
-		b.publish(KindToolResult, b.payload(ev, map[string]any{"tool": r.Name, "output": r.Content, "call_id": r.ToolCallID}))
+		b.task(ev, ToolResult{ID: r.ToolCallID, Name: r.Name, Result: r.Content})
 	}
 }
 
-// payload adds the keys every task event carries to p.
-func (b *bridge) payload(ev graph.Event, p map[string]any) map[string]any {
-	p["node"] = ev.Node
-	if ev.Namespace != "" {
-		p["namespace"] = ev.Namespace
-	}
-	if ev.Cached && ev.Mode == graph.ModeUpdates {
-		p["cached"] = true
-	}
-	return p
-}
-
-// completeStep publishes the end of the current superstep if nodes ran in
-// it.
-func (b *bridge) completeStep() {
-	if len(b.nodes) == 0 {
+// interrupt publishes in once.
+func (b *bridge) interrupt(ev graph.Event, in graph.Interruption) {
+	if b.interrupts[in.ID] {
 		return
 	}
-	nodes := slices.Compact(slices.Sorted(slices.Values(b.nodes)))
-	b.publish(KindIterationComplete, map[string]any{"step": b.step, "nodes": nodes})
-	b.nodes = nil
+	b.interrupts[in.ID] = true
+	if in.Node != ev.Node || in.Namespace != ev.Namespace {
+		// Raised in a subgraph of ev's task: not that task's own.
+		ev.Node, ev.Namespace, ev.TaskID = in.Node, in.Namespace, ""
+	}
+	b.task(ev, Interrupt{ID: in.ID, Value: in.Value})
+}
+
+// breakpoint publishes a stop before or after nodes.
+func (b *bridge) breakpoint(ev graph.Event, nodes []string, after bool) {
+	when := BreakpointBefore
+	if after {
+		when = BreakpointAfter
+	}
+	for _, n := range nodes {
+		key := when + "|" + ev.Namespace + "|" + n
+		if slices.Contains(b.breakpoints, key) {
+			continue
+		}
+		b.breakpoints = append(b.breakpoints, key)
+		ev.Node = n
+		b.task(ev, Interrupt{Breakpoint: when})
+	}
 }
 
 func (b *bridge) end(err error) {
 	if err == nil {
-		b.completeStep()
-		b.publish(KindRunEnd, map[string]any{"status": StatusCompleted})
+		b.run(RunEnded{Status: StatusCompleted})
 		return
 	}
 	if intr, ok := errors.AsType[*graph.Interrupted](err); ok {
-		for _, i := range intr.Interrupts {
-			p := map[string]any{"interrupt_id": i.ID, "node": i.Node, "value": i.Value}
-			if i.Namespace != "" {
-				p["namespace"] = i.Namespace
-			}
-			b.publish(KindHumanCheckRequired, p)
+		// The interrupts the stream did not show (those of subgraphs
+		// streamed without graph.WithSubgraphs, say).
+		at := graph.Event{Step: b.step}
+		for _, in := range intr.Interrupts {
+			b.interrupt(at, in)
 		}
-		for _, bp := range []struct {
-			when  string
-			nodes []string
-		}{{"before", intr.Before}, {"after", intr.After}} {
-			for _, n := range bp.nodes {
-				b.publish(KindHumanCheckRequired, map[string]any{"node": n, "breakpoint": bp.when})
-			}
-		}
-		b.publish(KindRunEnd, map[string]any{"status": StatusInterrupted})
+		b.breakpoint(at, intr.Before, false)
+		b.breakpoint(at, intr.After, true)
+		b.run(RunEnded{Status: StatusInterrupted})
 		return
 	}
 	if errors.Is(err, context.Canceled) {
-		b.publish(KindRunEnd, map[string]any{"status": StatusCancelled, "error": err.Error()})
+		b.run(RunEnded{Status: StatusCancelled, Error: err.Error()})
 		return
 	}
-	b.bus.Publish(Error(b.runID, b.step, err))
-	b.publish(KindRunEnd, map[string]any{"status": StatusFailed, "error": err.Error()})
+	b.run(Error{Message: err.Error()})
+	b.run(RunEnded{Status: StatusFailed, Error: err.Error()})
 }
 
 var messagesType = reflect.TypeFor[state.Messages]()

@@ -51,7 +51,7 @@ func reactGraph(t *testing.T, opts ...graph.CompileOption) *graph.Graph[chat] {
 }
 
 // bridge runs Bridge over stream and returns what it published, with
-// task IDs checked and blanked.
+// task IDs checked and replaced by "T" and writes by their fields.
 func bridge(t *testing.T, ctx context.Context, stream iter.Seq2[graph.Event, error]) ([]events.Event, error) {
 	t.Helper()
 	bus := events.NewBus(events.WithClock(fixedClock))
@@ -62,48 +62,57 @@ func bridge(t *testing.T, ctx context.Context, stream iter.Seq2[graph.Event, err
 	for _, it := range drain(t, sub) {
 		require.Zero(t, it.Lost)
 		e := it.Ev
-		if id, ok := e.Payload["task_id"]; ok {
-			require.NotEmpty(t, id)
-			e.Payload["task_id"] = "T"
+		if e.Node != "" && e.Kind() != events.KindInterrupt {
+			require.NotEmpty(t, e.Task, "%+v", e)
+			e.Task = "T"
+		}
+		if end, ok := e.Data.(events.NodeEnded); ok && end.Writes != nil {
+			fields := graph.Writes{}
+			for _, f := range end.Writes.Fields() {
+				require.NotEmpty(t, end.Writes[f])
+				fields[f] = nil
+			}
+			end.Writes = fields
+			e.Data = end
 		}
 		got = append(got, e)
 	}
 	return got, err
 }
 
-func bev(kind events.Kind, iteration int, payload map[string]any) events.Event {
-	return events.Event{Kind: kind, RunID: "run-1", Iteration: iteration, Time: t0, Payload: payload}
+// run is an event of the run at step.
+func run(step int, data events.Payload) events.Event {
+	return events.Event{RunID: "run-1", Step: step, Time: t0, Data: data}
 }
 
-func stepStart(step int, node string) events.Event {
-	return bev(events.KindStepStart, step, map[string]any{"node": node, "task_id": "T", "step": step})
+// task is an event of a task of node at step.
+func task(step int, node string, data events.Payload) events.Event {
+	return events.Event{RunID: "run-1", Step: step, Node: node, Task: "T", Time: t0, Data: data}
 }
 
-func iterationComplete(step int, nodes ...string) events.Event {
-	return bev(events.KindIterationComplete, step, map[string]any{"step": step, "nodes": nodes})
-}
-
-func runEnd(step int, status string, extra ...string) events.Event {
-	p := map[string]any{"status": status}
-	for i := 0; i+1 < len(extra); i += 2 {
-		p[extra[i]] = extra[i+1]
+// wrote is the end of a task that wrote fields.
+func wrote(fields ...string) events.NodeEnded {
+	w := graph.Writes{}
+	for _, f := range fields {
+		w[f] = nil
 	}
-	return bev(events.KindRunEnd, step, p)
+	return events.NodeEnded{Writes: w}
 }
 
 func TestBridgePublishesTheRunWhateverTheStreamModes(t *testing.T) {
 	want := []events.Event{
-		stepStart(1, "model"),
-		bev(events.KindToolCall, 1, map[string]any{"node": "model", "tool": "add", "args": `{"a":1}`, "call_id": "c1"}),
-		bev(events.KindToolCall, 1, map[string]any{"node": "model", "tool": "mul", "args": `{"a":2}`, "call_id": "c2"}),
-		iterationComplete(1, "model"),
-		stepStart(2, "tools"),
-		bev(events.KindToolResult, 2, map[string]any{"node": "tools", "tool": "add", "output": "1", "call_id": "c1"}),
-		bev(events.KindToolResult, 2, map[string]any{"node": "tools", "tool": "mul", "output": "2", "call_id": "c2"}),
-		iterationComplete(2, "tools"),
-		stepStart(3, "model"),
-		iterationComplete(3, "model"),
-		runEnd(3, events.StatusCompleted),
+		run(0, events.RunStarted{}),
+		task(1, "model", events.NodeStarted{}),
+		task(1, "model", events.ToolCall{ID: "c1", Name: "add", Args: `{"a":1}`}),
+		task(1, "model", events.ToolCall{ID: "c2", Name: "mul", Args: `{"a":2}`}),
+		task(1, "model", wrote("Messages")),
+		task(2, "tools", events.NodeStarted{}),
+		task(2, "tools", events.ToolResult{ID: "c1", Name: "add", Result: "1"}),
+		task(2, "tools", events.ToolResult{ID: "c2", Name: "mul", Result: "2"}),
+		task(2, "tools", wrote("Messages")),
+		task(3, "model", events.NodeStarted{}),
+		task(3, "model", wrote("Messages")),
+		run(3, events.RunEnded{Status: events.StatusCompleted}),
 	}
 	tests := []struct {
 		name  string
@@ -144,17 +153,112 @@ func TestBridgePublishesInterrupts(t *testing.T) {
 	intr, ok := errors.AsType[*graph.Interrupted](err)
 	require.True(t, ok, "got %v", err)
 	want := []events.Event{
-		stepStart(1, "ask"),
-		bev(events.KindHumanCheckRequired, 1, map[string]any{"interrupt_id": intr.Interrupts[0].ID, "node": "ask", "value": "approve?"}),
-		runEnd(1, events.StatusInterrupted),
+		run(0, events.RunStarted{}),
+		task(1, "ask", events.NodeStarted{}),
+		{RunID: "run-1", Step: 1, Node: "ask", Task: got[2].Task, Time: t0, Data: events.Interrupt{ID: intr.Interrupts[0].ID, Value: "approve?"}},
+		task(1, "ask", events.NodeEnded{Interrupted: true}),
+		run(1, events.RunEnded{Status: events.StatusInterrupted}),
 	}
 	require.Empty(t, cmp.Diff(want, got))
+	require.NotEmpty(t, got[2].Task, "the interrupt names its task")
 
-	// The resumed run goes on from the next iteration.
+	// The resumed run runs the node again, in the same superstep.
 	got, err = bridge(t, t.Context(), g.StreamResume(t.Context(), graph.Command[chat]{Resume: "yes"}, graph.WithThread("t")))
 	require.NoError(t, err)
-	want = []events.Event{stepStart(1, "ask"), iterationComplete(1, "ask"), runEnd(1, events.StatusCompleted)}
+	want = []events.Event{
+		run(0, events.RunStarted{}),
+		task(1, "ask", events.NodeStarted{}),
+		task(1, "ask", wrote("Messages")),
+		run(1, events.RunEnded{Status: events.StatusCompleted}),
+	}
 	require.Empty(t, cmp.Diff(want, got))
+}
+
+func TestBridgePublishesAnInterruptOfASubgraphOnce(t *testing.T) {
+	inner := graph.New[chat]()
+	inner.AddNode("ask", func(ctx context.Context, s chat) (chat, error) {
+		_, err := graph.Interrupt(ctx, "approve?")
+		return s, err
+	})
+	inner.AddEdge(graph.Start, "ask")
+	inner.AddEdge("ask", graph.End)
+	sub, err := inner.Compile()
+	require.NoError(t, err)
+	outer := graph.New[chat]()
+	outer.AddCommandNode("sub", graph.Subgraph[chat, chat](sub, nil, nil))
+	outer.AddEdge(graph.Start, "sub")
+	outer.AddEdge("sub", graph.End)
+	g, err := outer.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	require.NoError(t, err)
+
+	tests := []struct {
+		name string
+		opts []graph.RunOption
+	}{
+		{"without the subgraph's events", nil},
+		{"with the subgraph's events", []graph.RunOption{graph.WithSubgraphs()}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := append([]graph.RunOption{graph.WithThread(fmt.Sprint(i)), graph.WithStreamModes(events.StreamModes)}, tt.opts...)
+			got, err := bridge(t, t.Context(), g.Stream(t.Context(), chat{}, opts...))
+			intr, ok := errors.AsType[*graph.Interrupted](err)
+			require.True(t, ok, "got %v", err)
+			var interrupts []events.Event
+			for _, e := range got {
+				if e.Kind() == events.KindInterrupt {
+					interrupts = append(interrupts, e)
+				}
+			}
+			require.Len(t, interrupts, 1)
+			require.Equal(t, "ask", interrupts[0].Node)
+			require.Equal(t, intr.Interrupts[0].Namespace, interrupts[0].Namespace)
+			require.NotEmpty(t, interrupts[0].Namespace)
+			require.Equal(t, events.Interrupt{ID: intr.Interrupts[0].ID, Value: "approve?"}, interrupts[0].Data)
+		})
+	}
+}
+
+func TestBridgePublishesAMessageOfASubgraphOnce(t *testing.T) {
+	inner := graph.New[chat]()
+	inner.AddNode("model", func(ctx context.Context, s chat) (chat, error) {
+		return chat{Messages: state.Msgs(state.AI("", state.ToolCall("c1", "add", `{}`)))}, nil
+	})
+	inner.AddEdge(graph.Start, "model")
+	inner.AddEdge("model", graph.End)
+	sub, err := inner.Compile()
+	require.NoError(t, err)
+	outer := graph.New[chat]()
+	outer.AddCommandNode("sub", graph.Subgraph[chat, chat](sub, nil, nil))
+	outer.AddEdge(graph.Start, "sub")
+	outer.AddEdge("sub", graph.End)
+	g, err := outer.Compile()
+	require.NoError(t, err)
+
+	tests := []struct {
+		name     string
+		opts     []graph.RunOption
+		wantNode string // the node the tool call is published from
+	}{
+		{"without the subgraph's events", nil, "sub"},
+		{"with the subgraph's events", []graph.RunOption{graph.WithSubgraphs()}, "model"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := append([]graph.RunOption{graph.WithStreamModes(events.StreamModes)}, tt.opts...)
+			got, err := bridge(t, t.Context(), g.Stream(t.Context(), chat{}, opts...))
+			require.NoError(t, err)
+			var calls []events.Event
+			for _, e := range got {
+				if e.Kind() == events.KindToolCall {
+					calls = append(calls, e)
+				}
+			}
+			require.Len(t, calls, 1)
+			require.Equal(t, tt.wantNode, calls[0].Node)
+			require.Equal(t, events.ToolCall{ID: "c1", Name: "add", Args: `{}`}, calls[0].Data)
+		})
+	}
 }
 
 func TestBridgePublishesBreakpoints(t *testing.T) {
@@ -162,14 +266,10 @@ func TestBridgePublishesBreakpoints(t *testing.T) {
 	got, err := bridge(t, t.Context(), g.Stream(t.Context(), chat{Messages: state.Msgs(state.Human("go"))}, graph.WithThread("t")))
 	_, ok := errors.AsType[*graph.Interrupted](err)
 	require.True(t, ok, "got %v", err)
-	kinds := make([]events.Kind, len(got))
-	for i, e := range got {
-		kinds[i] = e.Kind
-	}
-	require.Equal(t, []events.Kind{events.KindStepStart, events.KindToolCall, events.KindToolCall,
-		events.KindIterationComplete, events.KindHumanCheckRequired, events.KindRunEnd}, kinds)
-	require.Equal(t, map[string]any{"node": "tools", "breakpoint": "before"}, got[4].Payload)
-	require.Equal(t, events.StatusInterrupted, got[5].Payload["status"])
+	require.Equal(t, []events.Event{
+		{RunID: "run-1", Step: 2, Node: "tools", Time: t0, Data: events.Interrupt{Breakpoint: events.BreakpointBefore}},
+		run(2, events.RunEnded{Status: events.StatusInterrupted}),
+	}, got[len(got)-2:])
 }
 
 func TestBridgePublishesFailures(t *testing.T) {
@@ -183,10 +283,16 @@ func TestBridgePublishesFailures(t *testing.T) {
 
 	got, err := bridge(t, t.Context(), g.Stream(t.Context(), chat{}, graph.WithStreamModes(events.StreamModes)))
 	require.ErrorIs(t, err, boom)
+	require.Len(t, got, 5)
+	failed, ok := got[2].Data.(events.NodeEnded)
+	require.True(t, ok, "%+v", got[2])
+	require.Contains(t, failed.Error, "boom")
 	want := []events.Event{
-		stepStart(1, "bad"),
-		bev(events.KindError, 1, map[string]any{"error": err.Error()}),
-		runEnd(1, events.StatusFailed, "error", err.Error()),
+		run(0, events.RunStarted{}),
+		task(1, "bad", events.NodeStarted{}),
+		task(1, "bad", events.NodeEnded{Error: failed.Error}),
+		run(1, events.Error{Message: err.Error()}),
+		run(1, events.RunEnded{Status: events.StatusFailed, Error: err.Error()}),
 	}
 	require.Empty(t, cmp.Diff(want, got))
 }
@@ -207,7 +313,11 @@ func TestBridgePublishesCancellation(t *testing.T) {
 
 	got, err := bridge(t, ctx, g.Stream(ctx, chat{}, graph.WithStreamModes(events.StreamModes)))
 	require.ErrorIs(t, err, context.Canceled)
-	want := []events.Event{stepStart(1, "stop"), runEnd(1, events.StatusCancelled, "error", err.Error())}
+	want := []events.Event{
+		run(0, events.RunStarted{}),
+		task(1, "stop", events.NodeStarted{}),
+		run(1, events.RunEnded{Status: events.StatusCancelled, Error: err.Error()}),
+	}
 	require.Empty(t, cmp.Diff(want, got))
 }
 
@@ -228,15 +338,48 @@ func TestBridgeIgnoresReplacedMessages(t *testing.T) {
 	in.ID = "m1"
 	got, err := bridge(t, t.Context(), g.Stream(t.Context(), chat{Messages: state.Msgs(in)}))
 	require.NoError(t, err)
-	want := []events.Event{stepStart(1, "edit"), iterationComplete(1, "edit"), runEnd(1, events.StatusCompleted)}
+	want := []events.Event{
+		run(0, events.RunStarted{}),
+		task(1, "edit", events.NodeStarted{}),
+		task(1, "edit", wrote("Messages")),
+		run(1, events.RunEnded{Status: events.StatusCompleted}),
+	}
 	require.Empty(t, cmp.Diff(want, got))
 }
 
-func TestBridgeNeedsABus(t *testing.T) {
+func TestBridgePublishesWhatNodesWrite(t *testing.T) {
+	b := graph.New[chat]()
+	b.AddNode("work", func(ctx context.Context, s chat) (chat, error) {
+		write := graph.StreamWriter(ctx)
+		write(events.ModelCall{Model: "m", TotalTokens: 7})
+		write(checked{Passed: 3})
+		write("plain text")
+		return s, nil
+	})
+	b.AddEdge(graph.Start, "work")
+	b.AddEdge("work", graph.End)
+	g, err := b.Compile()
+	require.NoError(t, err)
+
+	got, err := bridge(t, t.Context(), g.Stream(t.Context(), chat{}, graph.WithStreamModes(events.StreamModes)))
+	require.NoError(t, err)
+	want := []events.Event{
+		run(0, events.RunStarted{}),
+		task(1, "work", events.NodeStarted{}),
+		task(1, "work", events.ModelCall{Model: "m", TotalTokens: 7}),
+		task(1, "work", checked{Passed: 3}),
+		task(1, "work", events.Custom{Value: "plain text"}),
+		task(1, "work", events.NodeEnded{}),
+		run(1, events.RunEnded{Status: events.StatusCompleted}),
+	}
+	require.Empty(t, cmp.Diff(want, got))
+}
+
+func TestBridgeNeedsAPublisher(t *testing.T) {
 	err := events.Bridge(t.Context(), nil, "r", func(func(graph.Event, error) bool) {
 		t.Fatal("the stream must not be consumed")
 	})
-	require.EqualError(t, err, "events: Bridge needs a bus")
+	require.ErrorIs(t, err, events.ErrNoPublisher)
 }
 
 func ExampleBridge() {
@@ -261,11 +404,19 @@ func ExampleBridge() {
 	}
 	bus.Close()
 	for ev := range sub.Events() {
-		fmt.Println(ev.Iteration, ev.Kind, ev.Payload["node"], ev.Payload["tool"])
+		switch p := ev.Data.(type) {
+		case events.ToolCall:
+			fmt.Println(ev.Step, ev.Node, "calls", p.Name, p.Args)
+		case events.RunEnded:
+			fmt.Println(ev.Step, "run", p.Status)
+		default:
+			fmt.Println(ev.Step, ev.Node, ev.Kind())
+		}
 	}
 	// Output:
-	// 1 step_start model <nil>
-	// 1 tool_call model search
-	// 1 iteration_complete <nil> <nil>
-	// 1 run_end <nil> <nil>
+	// 0  run_started
+	// 1 model node_started
+	// 1 model calls search {"q":"go"}
+	// 1 model node_ended
+	// 1 run completed
 }

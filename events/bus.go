@@ -37,6 +37,14 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
+// Publisher receives events: a [*Bus], or anything that forwards them
+// (to a bus, after looking at them). [Bridge] publishes on one.
+type Publisher interface {
+	// Publish delivers ev. It must not block for long: it runs on the
+	// goroutine of the run whose events it receives.
+	Publish(ev Event)
+}
+
 // Bus fans published events out to subscribers. The zero value is not
 // usable; create one with [NewBus]. All methods are safe for concurrent use.
 type Bus struct {

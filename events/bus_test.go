@@ -29,7 +29,7 @@ func TestPublishFillsZeroTimeFromClock(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bus := events.NewBus(events.WithClock(fixedClock))
 			sub := bus.Subscribe(t.Context())
-			bus.Publish(events.Event{Kind: events.KindLog, Time: tt.in})
+			bus.Publish(events.Event{Data: events.Custom{}, Time: tt.in})
 			bus.Close()
 
 			got := drain(t, sub)
@@ -59,7 +59,7 @@ func TestPublishNeverBlocksOnSlowSubscriber(t *testing.T) {
 			go func() {
 				defer close(done)
 				for i := range published {
-					bus.Publish(ev(events.KindLog, "r", i))
+					bus.Publish(ev(events.KindCustom, "r", i))
 				}
 			}()
 			<-done // would hang (and time the test out) if Publish blocked
@@ -70,7 +70,7 @@ func TestPublishNeverBlocksOnSlowSubscriber(t *testing.T) {
 			require.Len(t, got, tt.queue+1)
 			require.Equal(t, published-tt.queue, got[0].Lost)
 			for i, it := range got[1:] {
-				require.Equal(t, published-tt.queue+i, it.Ev.Iteration)
+				require.Equal(t, published-tt.queue+i, it.Ev.Step)
 			}
 		})
 	}
@@ -203,9 +203,9 @@ func TestCloseEndsEverySubscription(t *testing.T) {
 func TestPublishAfterCloseIsNoop(t *testing.T) {
 	bus := events.NewBus()
 	sub := bus.Subscribe(t.Context())
-	bus.Publish(ev(events.KindLog, "r", 1))
+	bus.Publish(ev(events.KindCustom, "r", 1))
 	bus.Close()
-	bus.Publish(ev(events.KindLog, "r", 2))
+	bus.Publish(ev(events.KindCustom, "r", 2))
 
 	require.Empty(t, cmp.Diff(delivered(evs(1)...), drain(t, sub)))
 }
@@ -252,20 +252,20 @@ func TestSubscriberContextCancelUnsubscribes(t *testing.T) {
 						first <- e
 					}
 				}()
-				bus.Publish(ev(events.KindLog, "r", 1))
-				require.Equal(t, 1, (<-first).Iteration)
+				bus.Publish(ev(events.KindCustom, "r", 1))
+				require.Equal(t, 1, (<-first).Step)
 				cancel()
 				<-ended // the iteration ended
 				require.Equal(t, 1, bus.Subscribers())
 			} else {
-				bus.Publish(ev(events.KindLog, "r", 1))
+				bus.Publish(ev(events.KindCustom, "r", 1))
 				cancel()
 				settle(func() bool { return bus.Subscribers() == 1 })
 				require.Equal(t, 1, bus.Subscribers())
 				require.Empty(t, drain(t, sub), "queued events are discarded on cancel")
 			}
 
-			bus.Publish(ev(events.KindLog, "r", 2))
+			bus.Publish(ev(events.KindCustom, "r", 2))
 			require.Empty(t, drain(t, sub))
 			bus.Close()
 			require.Len(t, drain(t, other), 2, "other subscribers are unaffected")
@@ -277,12 +277,12 @@ func TestSubscriptionCloseUnsubscribes(t *testing.T) {
 	bus := events.NewBus()
 	defer bus.Close()
 	sub := bus.Subscribe(t.Context())
-	bus.Publish(ev(events.KindLog, "r", 1))
+	bus.Publish(ev(events.KindCustom, "r", 1))
 
 	sub.Close()
 	sub.Close() // idempotent
 	require.Zero(t, bus.Subscribers())
-	bus.Publish(ev(events.KindLog, "r", 2))
+	bus.Publish(ev(events.KindCustom, "r", 2))
 	require.Empty(t, drain(t, sub))
 }
 
@@ -293,22 +293,22 @@ func TestBreakingOutOfLoopKeepsSubscription(t *testing.T) {
 		bus.Publish(e)
 	}
 	for e := range sub.Events() {
-		require.Equal(t, 1, e.Iteration)
+		require.Equal(t, 1, e.Step)
 		break
 	}
 	require.Equal(t, 1, bus.Subscribers())
-	bus.Publish(ev(events.KindLog, "r", 4))
+	bus.Publish(ev(events.KindCustom, "r", 4))
 	bus.Close()
 	require.Empty(t, cmp.Diff(delivered(evs(2, 3, 4)...), drain(t, sub)))
 }
 
 func TestFilterByRunIDAndKind(t *testing.T) {
 	all := []events.Event{
-		ev(events.KindStepStart, "a", 1),
+		ev(events.KindNodeStarted, "a", 1),
 		ev(events.KindToolCall, "a", 1),
 		ev(events.KindToolCall, "b", 1),
 		ev(events.KindError, "b", 2),
-		ev(events.KindRunEnd, "c", 3),
+		ev(events.KindRunEnded, "c", 3),
 	}
 	tests := []struct {
 		name string
@@ -320,7 +320,7 @@ func TestFilterByRunIDAndKind(t *testing.T) {
 		{"several runs", []events.SubscribeOption{events.FilterRunIDs("a", "c")}, []events.Event{all[0], all[1], all[4]}},
 		{"run options add up", []events.SubscribeOption{events.FilterRunIDs("b"), events.FilterRunIDs("c")}, all[2:5]},
 		{"one kind", []events.SubscribeOption{events.FilterKinds(events.KindToolCall)}, all[1:3]},
-		{"several kinds", []events.SubscribeOption{events.FilterKinds(events.KindError, events.KindRunEnd)}, all[3:5]},
+		{"several kinds", []events.SubscribeOption{events.FilterKinds(events.KindError, events.KindRunEnded)}, all[3:5]},
 		{"run and kind", []events.SubscribeOption{events.FilterRunIDs("b"), events.FilterKinds(events.KindToolCall)}, all[2:3]},
 		{"empty filters match everything", []events.SubscribeOption{events.FilterRunIDs(), events.FilterKinds()}, all},
 		{"unknown run matches nothing", []events.SubscribeOption{events.FilterRunIDs("zzz")}, nil},
@@ -344,7 +344,7 @@ func TestQueueSizeOverridesBusDefault(t *testing.T) {
 	small := bus.Subscribe(t.Context(), events.QueueSize(2))
 	large := bus.Subscribe(t.Context())
 	for i := range 10 {
-		bus.Publish(ev(events.KindLog, "r", i))
+		bus.Publish(ev(events.KindCustom, "r", i))
 	}
 	require.Equal(t, 8, small.Lost())
 	require.Zero(t, large.Lost())
@@ -359,7 +359,7 @@ func TestConcurrentPublishersDeliverEverythingInOneOrder(t *testing.T) {
 	for p := range publishers {
 		wg.Go(func() {
 			for i := range perPublisher {
-				bus.Publish(ev(events.KindLog, fmt.Sprint(p), i))
+				bus.Publish(ev(events.KindCustom, fmt.Sprint(p), i))
 			}
 		})
 	}
@@ -373,7 +373,7 @@ func TestConcurrentPublishersDeliverEverythingInOneOrder(t *testing.T) {
 		next := map[string]int{}
 		for _, it := range got {
 			require.Zero(t, it.Lost)
-			require.Equal(t, next[it.Ev.RunID], it.Ev.Iteration, "per-publisher order")
+			require.Equal(t, next[it.Ev.RunID], it.Ev.Step, "per-publisher order")
 			next[it.Ev.RunID]++
 		}
 		orders = append(orders, got)
@@ -387,7 +387,7 @@ func TestConcurrentPublishSubscribeCancelCloseIsRaceFree(t *testing.T) {
 	for p := range 4 {
 		wg.Go(func() {
 			for i := range 2000 {
-				bus.Publish(ev(events.KindLog, fmt.Sprint(p), i))
+				bus.Publish(ev(events.KindCustom, fmt.Sprint(p), i))
 			}
 		})
 	}
@@ -450,7 +450,7 @@ func TestNoGoroutineLeaks(t *testing.T) {
 	_ = bus.Subscribe(context.Background())
 
 	for i := range 100 {
-		bus.Publish(ev(events.KindLog, "r", i))
+		bus.Publish(ev(events.KindCustom, "r", i))
 	}
 	idleCancel()
 	bus.Close()

@@ -2,173 +2,154 @@ package events_test
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/graph"
 )
 
-func TestKindStringValues(t *testing.T) {
+// checked is a payload of a kind of the tests' own, as an agent defines
+// them.
+type checked struct {
+	Passed int `json:"passed"`
+}
+
+func (checked) EventKind() events.Kind { return "test.checked" }
+
+func TestEachPayloadTypeHasItsKind(t *testing.T) {
 	tests := []struct {
-		kind events.Kind
+		data events.Payload
 		want string
 	}{
-		{events.KindStepStart, "step_start"},
-		{events.KindToolCall, "tool_call"},
-		{events.KindToolResult, "tool_result"},
-		{events.KindGoalCheck, "goal_check"},
-		{events.KindHumanCheckRequired, "human_check_required"},
-		{events.KindHumanCheckResponse, "human_check_response"},
-		{events.KindIterationComplete, "iteration_complete"},
-		{events.KindRunEnd, "run_end"},
-		{events.KindError, "error"},
-		{events.KindLog, "log"},
-		{events.KindLLMUsage, "llm_usage"},
+		{events.RunStarted{}, "run_started"},
+		{events.RunEnded{}, "run_ended"},
+		{events.NodeStarted{}, "node_started"},
+		{events.NodeEnded{}, "node_ended"},
+		{events.ModelCall{}, "model_call"},
+		{events.ToolCall{}, "tool_call"},
+		{events.ToolResult{}, "tool_result"},
+		{events.Interrupt{}, "interrupt"},
+		{events.Custom{}, "custom"},
+		{events.Error{}, "error"},
+		{checked{}, "test.checked"},
+		{events.Raw{Kind: "other.kind"}, "other.kind"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			require.Equal(t, tt.want, string(tt.kind))
+			require.Equal(t, events.Kind(tt.want), events.Event{Data: tt.data}.Kind())
 		})
 	}
 }
 
-func TestEventJSONUsesSnakeCaseFieldNames(t *testing.T) {
-	b, err := json.Marshal(events.Event{
-		Kind: events.KindLog, RunID: "r1", Iteration: 2, Time: t0,
-		Payload: map[string]any{"msg": "hi"},
-	})
+func TestEventWithoutDataHasNoKind(t *testing.T) {
+	require.Equal(t, events.Kind(""), events.Event{RunID: "r"}.Kind())
+}
+
+func TestEventJSONIsKindAndData(t *testing.T) {
+	b, err := json.Marshal(events.Event{RunID: "r1", Step: 2, Node: "model", Task: "t1", Time: t0,
+		Data: events.ToolCall{ID: "c1", Name: "shell", Args: `{"cmd":"ls"}`}})
 	require.NoError(t, err)
 
 	var fields map[string]any
 	require.NoError(t, json.Unmarshal(b, &fields))
 	require.Equal(t, map[string]any{
-		"kind":      "log",
-		"run_id":    "r1",
-		"iteration": float64(2),
-		"time":      "2025-03-14T15:09:26Z",
-		"payload":   map[string]any{"msg": "hi"},
+		"kind":   "tool_call",
+		"run_id": "r1",
+		"step":   float64(2),
+		"node":   "model",
+		"task":   "t1",
+		"time":   "2025-03-14T15:09:26Z",
+		"data":   map[string]any{"id": "c1", "name": "shell", "args": `{"cmd":"ls"}`},
 	}, fields)
 }
 
 func TestEventJSONRoundTrip(t *testing.T) {
 	tests := []struct {
 		name string
-		ev   events.Event
+		data events.Payload
 	}{
-		{"zero event", events.Event{}},
-		{"nil payload", ev(events.KindRunEnd, "r1", 7)},
-		{"empty payload", events.Event{Kind: events.KindLog, Time: t0, Payload: map[string]any{}}},
-		{"json-native payload", events.Event{
-			Kind: events.KindGoalCheck, RunID: "r1", Iteration: 3, Time: t0,
-			Payload: map[string]any{
-				"met":    true,
-				"score":  0.75,
-				"reason": "tests pass <ok> & done",
-				"nested": map[string]any{"list": []any{"a", float64(1), nil}},
-			},
-		}},
+		{"run started", events.RunStarted{}},
+		{"run ended", events.RunEnded{Status: events.StatusFailed, Error: "boom"}},
+		{"node started", events.NodeStarted{Push: true}},
+		{"node ended", events.NodeEnded{Writes: graph.Writes{"Messages": json.RawMessage(`{"updates":[1]}`)}, Cached: true}},
+		{"model call", events.ModelCall{Model: "m", Text: "hi", ToolCalls: 2, StopReason: "tool_calls", PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}},
+		{"tool call", events.ToolCall{ID: "c1", Name: "shell", Args: `{"cmd":"ls <dir> & more"}`}},
+		{"tool result", events.ToolResult{ID: "c1", Name: "shell", Result: "multi\nline\ttext"}},
+		{"interrupt", events.Interrupt{ID: "i1", Value: map[string]any{"question": "go on?"}}},
+		{"breakpoint", events.Interrupt{Breakpoint: events.BreakpointAfter}},
+		{"custom", events.Custom{Value: []any{"a", float64(1), nil}}},
+		{"error", events.Error{Message: "boom"}},
+		{"unknown kind", events.Raw{Kind: "other.kind", Data: json.RawMessage(`{"n":1}`)}},
+		{"unknown kind without data", events.Raw{Kind: "other.kind"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := json.Marshal(tt.ev)
+			in := events.Event{RunID: "r1", Step: 3, Namespace: "sub:1", Node: "n", Task: "t", Time: t0, Data: tt.data}
+			b, err := json.Marshal(in)
 			require.NoError(t, err)
 			var got events.Event
 			require.NoError(t, json.Unmarshal(b, &got))
-			require.Empty(t, cmp.Diff(tt.ev, got))
+			require.Empty(t, cmp.Diff(in, got))
 		})
 	}
 }
 
-func TestConstructorsBuildExpectedEvents(t *testing.T) {
-	tests := []struct {
-		name string
-		got  events.Event
-		want events.Event
-	}{
-		{
-			name: "New",
-			got:  events.New(events.KindStepStart, "r", 1, map[string]any{"step": "plan"}),
-			want: events.Event{Kind: events.KindStepStart, RunID: "r", Iteration: 1, Payload: map[string]any{"step": "plan"}},
-		},
-		{
-			name: "ToolCall",
-			got:  events.ToolCall("r", 2, "shell", `{"cmd":"ls"}`),
-			want: events.Event{Kind: events.KindToolCall, RunID: "r", Iteration: 2,
-				Payload: map[string]any{"tool": "shell", "args": `{"cmd":"ls"}`}},
-		},
-		{
-			name: "ToolResult ok",
-			got:  events.ToolResult("r", 2, "shell", "a.txt", nil),
-			want: events.Event{Kind: events.KindToolResult, RunID: "r", Iteration: 2,
-				Payload: map[string]any{"tool": "shell", "output": "a.txt"}},
-		},
-		{
-			name: "ToolResult failed",
-			got:  events.ToolResult("r", 2, "shell", "", errors.New("exit 1")),
-			want: events.Event{Kind: events.KindToolResult, RunID: "r", Iteration: 2,
-				Payload: map[string]any{"tool": "shell", "output": "", "error": "exit 1"}},
-		},
-		{
-			name: "LLMUsage",
-			got:  events.LLMUsage("r", 3, "m1", 100, 20),
-			want: events.Event{Kind: events.KindLLMUsage, RunID: "r", Iteration: 3,
-				Payload: map[string]any{"model": "m1", "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}},
-		},
-		{
-			name: "Error",
-			got:  events.Error("r", 4, errors.New("boom")),
-			want: events.Event{Kind: events.KindError, RunID: "r", Iteration: 4,
-				Payload: map[string]any{"error": "boom"}},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			require.Empty(t, cmp.Diff(tt.want, tt.got))
-		})
-	}
+func TestEventJSONWithoutKindIsAnError(t *testing.T) {
+	var got events.Event
+	require.ErrorContains(t, json.Unmarshal([]byte(`{"run_id":"r"}`), &got), "missing kind")
 }
 
-func TestPayloadIntAcceptsGoAndJSONNumbers(t *testing.T) {
+func TestAgentKindsDecodeAsRaw(t *testing.T) {
+	b, err := json.Marshal(events.Event{RunID: "r", Time: t0, Data: checked{Passed: 3}})
+	require.NoError(t, err)
+	var got events.Event
+	require.NoError(t, json.Unmarshal(b, &got))
+	require.Equal(t, events.Raw{Kind: "test.checked", Data: json.RawMessage(`{"passed":3}`)}, got.Data)
+
+	again, err := json.Marshal(got)
+	require.NoError(t, err)
+	require.JSONEq(t, string(b), string(again), "a Raw encodes as the payload did")
+}
+
+func TestAs(t *testing.T) {
+	raw := func(data string) events.Event {
+		return events.Event{Data: events.Raw{Kind: "test.checked", Data: json.RawMessage(data)}}
+	}
 	tests := []struct {
 		name   string
-		value  any
-		want   int
+		ev     events.Event
+		want   checked
 		wantOK bool
 	}{
-		{"int", 42, 42, true},
-		{"int64", int64(42), 42, true},
-		{"whole float64", float64(42), 42, true},
-		{"json.Number", json.Number("42"), 42, true},
-		{"fractional float64", 4.2, 0, false},
-		{"string", "42", 0, false},
-		{"missing", nil, 0, false},
+		{"the payload type", events.Event{Data: checked{Passed: 2}}, checked{Passed: 2}, true},
+		{"a Raw of its kind", raw(`{"passed":3}`), checked{Passed: 3}, true},
+		{"a Raw of its kind without data", events.Event{Data: events.Raw{Kind: "test.checked"}}, checked{}, true},
+		{"a Raw of its kind that does not decode", raw(`{"passed":"three"}`), checked{}, false},
+		{"a Raw of another kind", events.Event{Data: events.Raw{Kind: "test.other", Data: json.RawMessage(`{"passed":3}`)}}, checked{}, false},
+		{"another payload type", events.Event{Data: events.Custom{Value: 3}}, checked{}, false},
+		{"no payload", events.Event{}, checked{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := events.Event{Payload: map[string]any{}}
-			if tt.value != nil {
-				e.Payload["n"] = tt.value
-			}
-			got, ok := e.PayloadInt("n")
+			got, ok := events.As[checked](tt.ev)
 			require.Equal(t, tt.wantOK, ok)
 			require.Equal(t, tt.want, got)
 		})
 	}
 }
 
-func TestPayloadIntReadsLLMUsageAfterJSONRoundTrip(t *testing.T) {
-	b, err := json.Marshal(events.LLMUsage("r", 1, "m", 10, 5))
-	require.NoError(t, err)
-	var got events.Event
-	require.NoError(t, json.Unmarshal(b, &got))
+// pointerChecked is a payload whose EventKind is on the pointer.
+type pointerChecked struct {
+	Passed int `json:"passed"`
+}
 
-	total, ok := got.PayloadInt("total_tokens")
+func (p *pointerChecked) EventKind() events.Kind { return "test.pointer" }
+
+func TestAsDecodesPointerPayloads(t *testing.T) {
+	got, ok := events.As[*pointerChecked](events.Event{Data: events.Raw{Kind: "test.pointer", Data: json.RawMessage(`{"passed":4}`)}})
 	require.True(t, ok)
-	require.Equal(t, 15, total)
-	model, ok := got.PayloadString("model")
-	require.True(t, ok)
-	require.Equal(t, "m", model)
+	require.Equal(t, &pointerChecked{Passed: 4}, got)
 }

@@ -43,16 +43,30 @@ func drain(t *testing.T, sub *events.Subscription) []item {
 	return got
 }
 
-// ev builds a test event stamped with t0.
-func ev(kind events.Kind, runID string, iteration int) events.Event {
-	return events.Event{Kind: kind, RunID: runID, Iteration: iteration, Time: t0}
+// payloads are a payload of each SDK kind, for test events.
+var payloads = map[events.Kind]events.Payload{
+	events.KindRunStarted:  events.RunStarted{},
+	events.KindRunEnded:    events.RunEnded{Status: events.StatusCompleted},
+	events.KindNodeStarted: events.NodeStarted{},
+	events.KindNodeEnded:   events.NodeEnded{},
+	events.KindModelCall:   events.ModelCall{Model: "m"},
+	events.KindToolCall:    events.ToolCall{ID: "c1", Name: "shell"},
+	events.KindToolResult:  events.ToolResult{ID: "c1", Name: "shell"},
+	events.KindInterrupt:   events.Interrupt{ID: "i1"},
+	events.KindCustom:      events.Custom{Value: "x"},
+	events.KindError:       events.Error{Message: "boom"},
 }
 
-// evs returns log events for run "r" with the given iterations.
-func evs(iterations ...int) []events.Event {
-	out := make([]events.Event, len(iterations))
-	for i, it := range iterations {
-		out[i] = ev(events.KindLog, "r", it)
+// ev builds a test event of kind stamped with t0.
+func ev(kind events.Kind, runID string, step int) events.Event {
+	return events.Event{RunID: runID, Step: step, Time: t0, Data: payloads[kind]}
+}
+
+// evs returns custom events for run "r" with the given steps.
+func evs(steps ...int) []events.Event {
+	out := make([]events.Event, len(steps))
+	for i, it := range steps {
+		out[i] = ev(events.KindCustom, "r", it)
 	}
 	return out
 }

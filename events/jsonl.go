@@ -11,13 +11,8 @@ import (
 	"iter"
 )
 
-// jsonlRecord is one line of a JSONL stream: either an Event, or a gap
-// marker {"lost":N} recording that N events were dropped at that point.
-type jsonlRecord struct {
-	Event
-	Lost int `json:"lost,omitempty"`
-}
-
+// lostRecord is a gap marker line of a JSONL stream, {"lost":N}: N events
+// were dropped at that point.
 type lostRecord struct {
 	Lost int `json:"lost"`
 }
@@ -30,6 +25,7 @@ type lostRecord struct {
 // WriteJSONL takes ownership of sub and closes it when it returns. It returns
 // nil when the subscription ends (bus closed, or the subscription's own
 // context done), ctx.Err() if ctx is done, or the first write error.
+// [NewJSONLSink] runs it in a goroutine of its own.
 func WriteJSONL(ctx context.Context, w io.Writer, sub *Subscription) error {
 	defer sub.Close()
 	enc := json.NewEncoder(w)
@@ -47,7 +43,8 @@ func WriteJSONL(ctx context.Context, w io.Writer, sub *Subscription) error {
 }
 
 // ReadJSONL returns an iterator over the events of a JSONL stream as written
-// by [WriteJSONL]. Blank lines are skipped. A gap marker line yields a zero
+// by [WriteJSONL]. Blank lines are skipped. Payloads of the SDK's kinds
+// decode into their types, others as [Raw] (see [As]). A gap marker line yields a zero
 // Event with a [*LostError]. A line that is not a valid event yields a zero
 // Event with an error naming the line number; iteration continues with the
 // next line if the caller keeps ranging. A read error other than io.EOF is
@@ -74,15 +71,19 @@ func ReadJSONL(r io.Reader) iter.Seq2[Event, error] {
 }
 
 func decodeJSONLLine(b []byte, line int) (Event, error) {
-	var rec jsonlRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
+	var head struct {
+		Kind Kind `json:"kind"`
+		Lost int  `json:"lost"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
 		return Event{}, fmt.Errorf("events: jsonl line %d: %w", line, err)
 	}
-	if rec.Kind == "" {
-		if rec.Lost > 0 {
-			return Event{}, &LostError{N: rec.Lost}
-		}
-		return Event{}, fmt.Errorf("events: jsonl line %d: missing kind", line)
+	if head.Kind == "" && head.Lost > 0 {
+		return Event{}, &LostError{N: head.Lost}
 	}
-	return rec.Event, nil
+	var ev Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return Event{}, fmt.Errorf("events: jsonl line %d: %w", line, err)
+	}
+	return ev, nil
 }

@@ -35,11 +35,12 @@ func TestJSONLRoundTrip(t *testing.T) {
 	}{
 		{"no events", nil},
 		{"typical run", []events.Event{
-			{Kind: events.KindStepStart, RunID: "r1", Iteration: 1, Time: t0, Payload: map[string]any{"step": "plan"}},
-			{Kind: events.KindToolCall, RunID: "r1", Iteration: 1, Time: t0, Payload: map[string]any{"tool": "shell", "args": `{"cmd":"ls <dir>"}`}},
-			{Kind: events.KindGoalCheck, RunID: "r1", Iteration: 1, Time: t0, Payload: map[string]any{"met": false, "score": 0.5}},
-			{Kind: events.KindLog, RunID: "r1", Iteration: 1, Time: t0, Payload: map[string]any{"msg": "multi\nline\ttext"}},
-			{Kind: events.KindRunEnd, RunID: "r1", Iteration: 2, Time: t0},
+			{RunID: "r1", Time: t0, Data: events.RunStarted{}},
+			{RunID: "r1", Step: 1, Node: "plan", Task: "t1", Time: t0, Data: events.NodeStarted{}},
+			{RunID: "r1", Step: 1, Node: "plan", Task: "t1", Time: t0, Data: events.ToolCall{ID: "c1", Name: "shell", Args: `{"cmd":"ls <dir>"}`}},
+			{RunID: "r1", Step: 1, Node: "plan", Task: "t1", Time: t0, Data: events.Raw{Kind: "agent.checked", Data: []byte(`{"met":false,"score":0.5}`)}},
+			{RunID: "r1", Step: 1, Node: "plan", Task: "t1", Time: t0, Data: events.Custom{Value: map[string]any{"msg": "multi\nline\ttext"}}},
+			{RunID: "r1", Step: 2, Time: t0, Data: events.RunEnded{Status: events.StatusCompleted}},
 		}},
 	}
 	for _, tt := range tests {
@@ -82,11 +83,11 @@ func TestJSONLRecordsLostEvents(t *testing.T) {
 
 func TestReadJSONLReportsBadLinesAndContinues(t *testing.T) {
 	input := strings.Join([]string{
-		`{"kind":"log","run_id":"r","iteration":1,"time":"2025-03-14T15:09:26Z","payload":null}`,
+		`{"kind":"custom","run_id":"r","step":1,"time":"2025-03-14T15:09:26Z","data":{"value":"x"}}`,
 		``,
 		`not json`,
 		`{"run_id":"r"}`,
-		`{"kind":"log","run_id":"r","iteration":2,"time":"2025-03-14T15:09:26Z","payload":null}`,
+		`{"kind":"custom","run_id":"r","step":2,"time":"2025-03-14T15:09:26Z","data":{"value":"x"}}`,
 	}, "\n")
 	got, errs := readAll(t, strings.NewReader(input))
 	require.Empty(t, cmp.Diff(delivered(evs(1, 2)...), got))
@@ -98,7 +99,7 @@ func TestReadJSONLReportsBadLinesAndContinues(t *testing.T) {
 func TestReadJSONLStopsOnReadError(t *testing.T) {
 	boom := errors.New("disk on fire")
 	r := io.MultiReader(
-		strings.NewReader(`{"kind":"log","run_id":"r","iteration":1,"time":"2025-03-14T15:09:26Z","payload":null}`+"\n"),
+		strings.NewReader(`{"kind":"custom","run_id":"r","step":1,"time":"2025-03-14T15:09:26Z","data":{"value":"x"}}`+"\n"),
 		iotest.ErrReader(boom),
 	)
 	var got []events.Event
@@ -117,7 +118,7 @@ func TestReadJSONLStopsOnReadError(t *testing.T) {
 
 func TestReadJSONLHandlesLongLines(t *testing.T) {
 	big := strings.Repeat("x", 1<<20)
-	in := events.Event{Kind: events.KindToolResult, RunID: "r", Time: t0, Payload: map[string]any{"output": big}}
+	in := events.Event{RunID: "r", Time: t0, Data: events.ToolResult{ID: "c1", Name: "file_read", Result: big}}
 	bus := events.NewBus()
 	sub := bus.Subscribe(t.Context())
 	bus.Publish(in)
@@ -139,7 +140,7 @@ func TestWriteJSONLReturnsWriteErrorAndUnsubscribes(t *testing.T) {
 	bus := events.NewBus()
 	defer bus.Close()
 	sub := bus.Subscribe(t.Context())
-	bus.Publish(ev(events.KindLog, "r", 1))
+	bus.Publish(ev(events.KindCustom, "r", 1))
 
 	err := events.WriteJSONL(t.Context(), failingWriter{boom}, sub)
 	require.ErrorIs(t, err, boom)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"time"
 )
 
@@ -17,9 +15,10 @@ const LogMessage = "agent event"
 // LogTo consumes sub and logs each event to logger: at Error level for
 // [KindError] events and at Info level otherwise. The record's time is the
 // event's Time, its message is [LogMessage], and it carries the attributes
-// kind, run_id, iteration and a group "payload" holding the payload entries
-// (sorted by key). Lost events are logged at Warn level with message
-// "events lost" and attribute lost=N.
+// kind, run_id and step, namespace, node and task when they are set, and
+// data, the payload (a [slog.LogValuer] payload logs its LogValue). Lost
+// events are logged at Warn level with message "events lost" and
+// attribute lost=N. [NewLogSink] runs it in a goroutine of its own.
 //
 // LogTo takes ownership of sub and closes it when it returns. It returns nil
 // when the subscription ends (bus closed, or the subscription's own context
@@ -53,7 +52,7 @@ func LogTo(ctx context.Context, logger *slog.Logger, sub *Subscription) error {
 
 // eventLevel is the level ev is logged at.
 func eventLevel(ev Event) slog.Level {
-	if ev.Kind == KindError {
+	if ev.Kind() == KindError {
 		return slog.LevelError
 	}
 	return slog.LevelInfo
@@ -63,17 +62,17 @@ func eventLevel(ev Event) slog.Level {
 func eventRecord(ev Event, level slog.Level) slog.Record {
 	r := slog.NewRecord(ev.Time, level, LogMessage, 0)
 	r.AddAttrs(
-		slog.String("kind", string(ev.Kind)),
+		slog.String("kind", string(ev.Kind())),
 		slog.String("run_id", ev.RunID),
-		slog.Int("iteration", ev.Iteration),
+		slog.Int("step", ev.Step),
 	)
-	if len(ev.Payload) > 0 {
-		keys := slices.Sorted(maps.Keys(ev.Payload))
-		attrs := make([]any, 0, len(keys))
-		for _, k := range keys {
-			attrs = append(attrs, slog.Any(k, ev.Payload[k]))
+	for _, a := range []struct{ key, value string }{{"namespace", ev.Namespace}, {"node", ev.Node}, {"task", ev.Task}} {
+		if a.value != "" {
+			r.AddAttrs(slog.String(a.key, a.value))
 		}
-		r.AddAttrs(slog.Group("payload", attrs...))
+	}
+	if ev.Data != nil {
+		r.AddAttrs(slog.Any("data", ev.Data))
 	}
 	return r
 }

@@ -42,25 +42,52 @@ func TestSlogSinkLevels(t *testing.T) {
 		wantLevel string
 	}{
 		{events.KindError, "ERROR"},
-		{events.KindStepStart, "INFO"},
+		{events.KindNodeStarted, "INFO"},
 		{events.KindToolCall, "INFO"},
-		{events.KindRunEnd, "INFO"},
-		{events.KindLLMUsage, "INFO"},
+		{events.KindRunEnded, "INFO"},
+		{events.KindModelCall, "INFO"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
-			in := events.Event{Kind: tt.kind, RunID: "r1", Iteration: 3, Time: t0,
-				Payload: map[string]any{"b": "two", "a": float64(1)}}
-			recs := logRecords(t, slog.LevelDebug, 8, in)
-			require.Equal(t, []map[string]any{{
-				"time":      "2025-03-14T15:09:26Z",
-				"level":     tt.wantLevel,
-				"msg":       events.LogMessage,
-				"kind":      string(tt.kind),
-				"run_id":    "r1",
-				"iteration": float64(3),
-				"payload":   map[string]any{"a": float64(1), "b": "two"},
-			}}, recs)
+			recs := logRecords(t, slog.LevelDebug, 8, ev(tt.kind, "r1", 3))
+			require.Len(t, recs, 1)
+			require.Equal(t, tt.wantLevel, recs[0]["level"])
+			require.Equal(t, string(tt.kind), recs[0]["kind"])
+		})
+	}
+}
+
+func TestSlogSinkRecordAttributes(t *testing.T) {
+	tests := []struct {
+		name string
+		in   events.Event
+		want map[string]any
+	}{
+		{
+			name: "an event of a task",
+			in: events.Event{RunID: "r1", Step: 3, Namespace: "sub:1", Node: "tools", Task: "t1", Time: t0,
+				Data: events.ToolResult{ID: "c1", Name: "shell", Result: "ok"}},
+			want: map[string]any{
+				"time": "2025-03-14T15:09:26Z", "level": "INFO", "msg": events.LogMessage,
+				"kind": "tool_result", "run_id": "r1", "step": float64(3),
+				"namespace": "sub:1", "node": "tools", "task": "t1",
+				"data": map[string]any{"id": "c1", "name": "shell", "result": "ok"},
+			},
+		},
+		{
+			name: "an event of the run",
+			in:   events.Event{RunID: "r1", Step: 4, Time: t0, Data: events.Error{Message: "boom"}},
+			want: map[string]any{
+				"time": "2025-03-14T15:09:26Z", "level": "ERROR", "msg": events.LogMessage,
+				"kind": "error", "run_id": "r1", "step": float64(4),
+				"data": map[string]any{"message": "boom"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recs := logRecords(t, slog.LevelDebug, 8, tt.in)
+			require.Equal(t, []map[string]any{tt.want}, recs)
 		})
 	}
 }
@@ -71,14 +98,14 @@ func TestSlogSinkLogsLostEventsAtWarn(t *testing.T) {
 	require.Equal(t, "WARN", recs[0]["level"])
 	require.Equal(t, "events lost", recs[0]["msg"])
 	require.Equal(t, float64(2), recs[0]["lost"])
-	require.Equal(t, float64(3), recs[1]["iteration"])
+	require.Equal(t, float64(3), recs[1]["step"])
 }
 
 func TestSlogSinkRespectsHandlerLevel(t *testing.T) {
 	recs := logRecords(t, slog.LevelError, 8,
-		ev(events.KindLog, "r", 1),
+		ev(events.KindCustom, "r", 1),
 		ev(events.KindError, "r", 2),
-		ev(events.KindRunEnd, "r", 3),
+		ev(events.KindRunEnded, "r", 3),
 	)
 	require.Len(t, recs, 1)
 	require.Equal(t, "error", recs[0]["kind"])

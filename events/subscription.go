@@ -67,7 +67,7 @@ func (f filter) match(ev Event) bool {
 		}
 	}
 	if f.kinds != nil {
-		if _, ok := f.kinds[ev.Kind]; !ok {
+		if _, ok := f.kinds[ev.Kind()]; !ok {
 			return false
 		}
 	}
@@ -198,6 +198,14 @@ func (s *Subscription) Lost() int {
 func (s *Subscription) Close() {
 	s.bus.remove(s)
 	s.finish(stateEnded)
+}
+
+// drain unregisters the subscription and ends its iteration once it has
+// delivered the events already queued, as [Bus.Close] does for every
+// subscription.
+func (s *Subscription) drain() {
+	s.bus.remove(s)
+	s.finish(stateDraining)
 }
 
 // push queues ev, dropping the oldest queued event if the queue is full.

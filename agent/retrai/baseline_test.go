@@ -85,9 +85,13 @@ func TestDeletingTheFailingTestDoesNotReachTheGoal(t *testing.T) {
 	g, err := retrai.New(model, goal, retrai.WithTools(rmTool(dir)))
 	require.NoError(t, err)
 
-	out, err := g.Invoke(t.Context(), retrai.Input(retrai.Run{RunID: "run-1", Cwd: dir, MaxIterations: 1}))
+	var rec recorder
+	out, err := invoke(t, g, &rec, retrai.Input(retrai.Run{RunID: "run-1", Cwd: dir, MaxIterations: 1}))
 	require.NoError(t, err)
 	require.Equal(t, retrai.OutcomeFailed, out.Outcome())
 	require.Equal(t, "go-test: example.com/calc.TestAdd was in the baseline but did not run (deleted or renamed?)", out.GoalReason.Get())
 	require.Equal(t, 2, out.GoalBaseline.Get().NumTests())
+	require.Equal(t, []retrai.BaselineRecorded{{Summary: out.GoalBaseline.Get().Summary}}, ofType[retrai.BaselineRecorded](&rec))
+	require.Equal(t, []string{"run_started", "node_started:baseline", "retrai.baseline_recorded", "node_ended:baseline"}, rec.kinds()[:4],
+		"the baseline is recorded before the first iteration")
 }

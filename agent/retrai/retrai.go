@@ -49,13 +49,10 @@ const (
 	// same failure after which the status message asks the model to try
 	// another approach.
 	DefaultStuckAfter = 3
-	// EventOutputChars caps the tool output carried by tool_result
-	// events.
-	EventOutputChars = 500
 )
 
 // Outcomes of a finished retrAI run, as returned by [State.Outcome]
-// and carried by the "status" key of its run_end event.
+// and carried by its [Finished] event.
 const (
 	OutcomeAchieved = "achieved"
 	OutcomeFailed   = "failed"
@@ -126,11 +123,11 @@ type State struct {
 	MaxIterations state.Value[int]
 	// HITLEnabled asks for a human check after every iteration.
 	HITLEnabled state.Value[bool]
-	// ModelName names the model, for events and the prompt.
+	// ModelName names the model, for its events.ModelCall events.
 	ModelName state.Value[string]
 	// Cwd is the project directory the tools and the goal check work in.
 	Cwd state.Value[string]
-	// RunID identifies the run; every event carries it.
+	// RunID identifies the run (and its checkpoint thread).
 	RunID state.Value[string]
 	// TotalTokens is the run's token usage.
 	TotalTokens state.Sum[int]
@@ -215,16 +212,10 @@ func Input(r Run) State {
 	return in
 }
 
-// EventPublisher receives the agent's events; *events.Bus is one.
-type EventPublisher interface {
-	Publish(ev events.Event)
-}
-
 // Option configures [New].
 type Option func(*config)
 
 type config struct {
-	pub         EventPublisher
 	saver       checkpoint.Saver
 	toolsFor    func(cwd string) ([]tools.Tool, error)
 	compileOpts []graph.CompileOption
@@ -232,12 +223,6 @@ type config struct {
 	outputChars int
 	window      int
 	stuckAfter  int
-}
-
-// WithEvents publishes the run's events on p (an *events.Bus, say).
-// Without it no events are published.
-func WithEvents(p EventPublisher) Option {
-	return func(c *config) { c.pub = p }
 }
 
 // WithCheckpointer compiles the graph with graph.WithCheckpointer(s);
@@ -323,9 +308,8 @@ func WithStuckAfter(n int) Option {
 //     truncated to the tool output limit. Each call is a task of its own:
 //     the plan node's branch sends one graph.Send per call to act, whose
 //     argument carries the call in ActCall (with the project directory,
-//     the run ID and the iteration, all an act task reads), and each task
-//     appends one tool message and one ToolResults entry, merged in call
-//     order. With a checkpointer, the graph saves each call's result as
+//     the run ID and the iteration), and each task appends one tool
+//     message and one ToolResults entry, merged in call order. With a checkpointer, the graph saves each call's result as
 //     soon as the call has finished, so a run resumed after a crash runs
 //     only the calls that had not finished. The tasks of a turn still run
 //     one at a time, in call order (a turn such as "patch the file, then
@@ -339,15 +323,18 @@ func WithStuckAfter(n int) Option {
 //     graph.Interrupt; resuming it with a value [Approved] accepts goes
 //     on, anything else aborts the run.
 //
-// The goal and the event publisher are bound to the graph here, not stored
-// in the state. Events of kinds step_start, llm_usage, log (the model's
-// text), tool_call, tool_result, goal_check, iteration_complete,
-// human_check_required, human_check_response, error and run_end are
-// published with the state's RunID; run_end carries "status" (an Outcome*
-// constant), "reason", "iteration" and "total_tokens". The act step
-// publishes one step_start, before its first call (a resumed turn whose
-// first call had finished publishes none), then a tool_call and a
-// tool_result per call, in call order.
+// The goal is bound to the graph here, not stored in the state.
+//
+// The nodes write the agent's events with graph.StreamWriter: plan an
+// [IterationStarted] and an events.ModelCall (the model, its text, its
+// token usage), baseline a [BaselineRecorded], evaluate a [GoalCheck],
+// human_check a [HumanCheck] when it pauses and a [HumanDecision] when it
+// is answered, and evaluate or human_check a [Finished] when the run
+// ends. Stream a run with graph.WithStreamModes(events.StreamModes) and
+// give the stream to events.Bridge to publish them, with the SDK's events
+// of the run: each node's start and end, a tool call per call of the
+// model's answer and a tool result per act task (from the messages), the
+// interrupt of a human check, and the run's end.
 //
 // Each tool call is a task of its own (a Send to the act node), so a run
 // resumed after a crash does not run again the calls that had finished.
@@ -493,42 +480,21 @@ func (r *agent) toolNode(cwd string) (*tools.ToolNode, error) {
 	return n, nil
 }
 
-func (r *agent) publish(ev events.Event) {
-	if r.cfg.pub != nil {
-		r.cfg.pub.Publish(ev)
-	}
-}
-
-// fail publishes an error event for err, unless the run was cancelled, and
-// returns err.
-func (r *agent) fail(ctx context.Context, s State, iteration int, err error) error {
-	if ctx.Err() == nil {
-		r.publish(events.Error(s.RunID.Get(), iteration, err))
-	}
-	return err
-}
-
-func (r *agent) stepStart(ctx context.Context, s State, node string, iteration int) {
-	r.publish(events.New(events.KindStepStart, s.RunID.Get(), iteration, map[string]any{
-		"node": node,
-		"step": graph.Step(ctx),
-	}))
-}
-
 // plan is the "plan" node.
 func (r *agent) plan(ctx context.Context, s State) (State, error) {
 	it := s.Iteration.Get() + 1
-	r.stepStart(ctx, s, PlanNode, it)
+	write := graph.StreamWriter(ctx)
+	write(IterationStarted{Iteration: it, MaxIterations: s.Limit()})
 	tn, err := r.toolNode(s.Cwd.Get())
 	if err != nil {
-		return State{}, r.fail(ctx, s, it, fmt.Errorf("retrai: %w", err))
+		return State{}, fmt.Errorf("retrai: %w", err)
 	}
 	msgs := append([]state.Message{state.System(r.systemPrompt(s, tn))}, s.Messages.List()...)
 	msgs = llm.Trim(msgs, r.cfg.window)
 	opts := append(r.cfg.callOpts[:len(r.cfg.callOpts):len(r.cfg.callOpts)], llm.WithTools(tn.Definitions()))
 	resp, err := llm.GenerateToGraph(ctx, r.model, msgs, opts...)
 	if err != nil {
-		return State{}, r.fail(ctx, s, it, fmt.Errorf("retrai: model call: %w", err))
+		return State{}, fmt.Errorf("retrai: model call: %w", err)
 	}
 
 	var out State
@@ -539,14 +505,16 @@ func (r *agent) plan(ctx context.Context, s State) (State, error) {
 	}
 	if !u.IsZero() {
 		out.TotalTokens.Add(total)
-		ev := events.LLMUsage(s.RunID.Get(), it, s.ModelName.Get(), u.PromptTokens, u.CompletionTokens)
-		ev.Payload["total_tokens"] = total
-		ev.Payload["run_total_tokens"] = s.TotalTokens.Get() + total
-		r.publish(ev)
 	}
-	if text := strings.TrimSpace(resp.Message.Text()); text != "" {
-		r.publish(events.New(events.KindLog, s.RunID.Get(), it, map[string]any{"node": PlanNode, "message": text}))
-	}
+	write(events.ModelCall{
+		Model:            s.ModelName.Get(),
+		Text:             strings.TrimSpace(resp.Message.Text()),
+		ToolCalls:        len(resp.Message.ToolCalls()),
+		StopReason:       resp.StopReason,
+		PromptTokens:     u.PromptTokens,
+		CompletionTokens: u.CompletionTokens,
+		TotalTokens:      total,
+	})
 	msg := resp.Message
 	if msg.ID == "" {
 		msg.ID = state.NewID() // it names the turn of the act tasks
@@ -572,15 +540,12 @@ func (r *agent) plan(ctx context.Context, s State) (State, error) {
 // order); a task that has none (the node reached by a Command's Goto, say)
 // runs the pending calls one after the other.
 func (r *agent) act(ctx context.Context, s State) (State, error) {
-	it := s.Iteration.Get() + 1
 	tn, err := r.toolNode(s.Cwd.Get())
 	if err != nil {
-		r.stepStart(ctx, s, ActNode, it)
-		return State{}, r.fail(ctx, s, it, fmt.Errorf("retrai: %w", err))
+		return State{}, fmt.Errorf("retrai: %w", err)
 	}
 	var out State
 	if !s.ActCall.HasValue() {
-		r.stepStart(ctx, s, ActNode, it)
 		for _, c := range s.PendingToolCalls.Get() {
 			if err := r.runCall(ctx, s, tn, c, &out); err != nil {
 				return State{}, err
@@ -589,27 +554,19 @@ func (r *agent) act(ctx context.Context, s State) (State, error) {
 		out.PendingToolCalls.Set(nil)
 		return out, nil
 	}
-	ac := s.ActCall.Get()
-	if ac.Index == 0 {
-		r.stepStart(ctx, s, ActNode, it)
-	}
-	if err := r.runCall(ctx, s, tn, ac.Call, &out); err != nil {
+	if err := r.runCall(ctx, s, tn, s.ActCall.Get().Call, &out); err != nil {
 		return State{}, err
 	}
 	return out, nil
 }
 
-// runCall runs the tool call c, publishing its tool_call and tool_result
-// events, and appends its result to out.
+// runCall runs the tool call c and appends its result to out: a
+// ToolResults entry and a tool message (whose events.ToolResult
+// events.Bridge publishes).
 func (r *agent) runCall(ctx context.Context, s State, tn *tools.ToolNode, c ToolCall, out *State) error {
-	it := s.Iteration.Get() + 1
-	runID := s.RunID.Get()
-	call := events.ToolCall(runID, it, c.Name, c.Args)
-	call.Payload["call_id"] = c.ID
-	r.publish(call)
 	msgs, err := tn.RunCalls(ctx, []llms.ToolCall{state.ToolCall(c.ID, c.Name, c.Args)})
 	if err != nil {
-		return r.fail(ctx, s, it, fmt.Errorf("retrai: tool %s: %w", c.Name, err))
+		return fmt.Errorf("retrai: tool %s: %w", c.Name, err)
 	}
 	for _, m := range msgs {
 		for _, tr := range m.ToolResults() {
@@ -621,15 +578,6 @@ func (r *agent) runCall(ctx context.Context, s State, tn *tools.ToolNode, c Tool
 			}
 			out.ToolResults.Append(res)
 			out.Messages.Append(state.Tool(res.CallID, res.Name, res.Output))
-			var terr error
-			if res.IsError {
-				terr = errors.New(firstLine(res.Output))
-			}
-			ev := events.ToolResult(runID, it, res.Name, TruncateMiddle(res.Output, EventOutputChars), terr)
-			ev.Payload["call_id"] = res.CallID
-			ev.Payload["output_chars"] = utf8.RuneCountInString(res.Output)
-			ev.Payload["output_lines"] = strings.Count(strings.TrimRight(res.Output, "\n"), "\n") + 1
-			r.publish(ev)
 		}
 	}
 	return nil
@@ -646,15 +594,11 @@ func (r *agent) baseline(ctx context.Context, s State) (State, error) {
 	if s.GoalBaseline.Get() != nil {
 		return State{}, nil
 	}
-	r.stepStart(ctx, s, BaselineNode, 0)
 	base, err := r.goal.(goals.Baseliner).Baseline(ctx, s.Cwd.Get())
 	if err != nil {
-		return State{}, r.fail(ctx, s, 0, fmt.Errorf("retrai: goal baseline %s: %w", r.goal.Name(), err))
+		return State{}, fmt.Errorf("retrai: goal baseline %s: %w", r.goal.Name(), err)
 	}
-	r.publish(events.New(events.KindLog, s.RunID.Get(), 0, map[string]any{
-		"node":    BaselineNode,
-		"message": "baseline: " + base.Summary,
-	}))
+	graph.StreamWriter(ctx)(BaselineRecorded{Summary: base.Summary})
 	var out State
 	out.GoalBaseline.Set(base)
 	return out, nil
@@ -663,18 +607,16 @@ func (r *agent) baseline(ctx context.Context, s State) (State, error) {
 // evaluate is the "evaluate" node.
 func (r *agent) evaluate(ctx context.Context, s State) (State, error) {
 	it := s.Iteration.Get() + 1
-	runID := s.RunID.Get()
 	limit := s.Limit()
-	r.stepStart(ctx, s, EvaluateNode, it)
 	res, err := r.goal.Check(ctx, goals.State{
-		RunID:         runID,
+		RunID:         s.RunID.Get(),
 		Iteration:     it,
 		MaxIterations: limit,
 		Messages:      s.Messages.List(),
 		Baseline:      s.GoalBaseline.Get(),
 	}, s.Cwd.Get())
 	if err != nil {
-		return State{}, r.fail(ctx, s, it, fmt.Errorf("retrai: goal check %s: %w", r.goal.Name(), err))
+		return State{}, fmt.Errorf("retrai: goal check %s: %w", r.goal.Name(), err)
 	}
 
 	stuck, signature := 0, ""
@@ -685,14 +627,19 @@ func (r *agent) evaluate(ctx context.Context, s State) (State, error) {
 			stuck = s.StuckIterations.Get() + 1
 		}
 	}
-	r.publish(events.New(events.KindGoalCheck, runID, it, map[string]any{
-		"goal":     r.goal.Name(),
-		"achieved": res.Achieved,
-		"reason":   res.Reason,
-		"passed":   res.Details.Passed,
-		"failed":   res.Details.Failed,
-		"stuck":    stuck,
-	}))
+	tokens := s.TotalTokens.Get()
+	write := graph.StreamWriter(ctx)
+	write(GoalCheck{
+		Goal:          r.goal.Name(),
+		Iteration:     it,
+		MaxIterations: limit,
+		Achieved:      res.Achieved,
+		Reason:        res.Reason,
+		Passed:        res.Details.Passed,
+		Failed:        res.Details.Failed,
+		Stuck:         stuck,
+		TotalTokens:   tokens,
+	})
 
 	var out State
 	out.Messages.Append(state.Human(r.statusMessage(res, it, limit, stuck)))
@@ -703,30 +650,14 @@ func (r *agent) evaluate(ctx context.Context, s State) (State, error) {
 	out.StuckIterations.Set(stuck)
 	out.LastFailure.Set(signature)
 
-	tokens := s.TotalTokens.Get()
-	r.publish(events.New(events.KindIterationComplete, runID, it, map[string]any{
-		"iteration":      it,
-		"max_iterations": limit,
-		"achieved":       res.Achieved,
-		"reason":         res.Reason,
-		"total_tokens":   tokens,
-	}))
 	switch {
 	case res.Achieved:
-		r.publishEnd(runID, it, OutcomeAchieved, res.Reason, tokens)
+		write(Finished{Outcome: OutcomeAchieved, Reason: res.Reason, Iteration: it, TotalTokens: tokens})
 	case it >= limit:
-		r.publishEnd(runID, it, OutcomeFailed, fmt.Sprintf("goal not achieved after %d iteration(s): %s", it, res.Reason), tokens)
+		write(Finished{Outcome: OutcomeFailed, Reason: fmt.Sprintf("goal not achieved after %d iteration(s): %s", it, res.Reason),
+			Iteration: it, TotalTokens: tokens})
 	}
 	return out, nil
-}
-
-func (r *agent) publishEnd(runID string, it int, outcome, reason string, tokens int) {
-	r.publish(events.New(events.KindRunEnd, runID, it, map[string]any{
-		"status":       outcome,
-		"reason":       reason,
-		"iteration":    it,
-		"total_tokens": tokens,
-	}))
 }
 
 // failureSignature identifies a failure for stuck detection: the number of
@@ -775,8 +706,7 @@ func (r *agent) statusMessage(res goals.Result, it, limit, stuck int) string {
 // humanCheck is the "human_check" node.
 func (r *agent) humanCheck(ctx context.Context, s State) (State, error) {
 	it := s.Iteration.Get()
-	runID := s.RunID.Get()
-	r.stepStart(ctx, s, HumanCheckNode, it)
+	write := graph.StreamWriter(ctx)
 	question := fmt.Sprintf("Iteration %d of %d done: %s. Continue (approve) or stop (abort)?", it, s.Limit(), s.GoalReason.Get())
 	answer, err := graph.Interrupt(ctx, map[string]any{
 		"question":  question,
@@ -785,22 +715,17 @@ func (r *agent) humanCheck(ctx context.Context, s State) (State, error) {
 	})
 	if err != nil {
 		// The run pauses here; it re-runs this node when resumed.
-		r.publish(events.New(events.KindHumanCheckRequired, runID, it, map[string]any{
-			"question": question,
-			"reason":   s.GoalReason.Get(),
-		}))
+		write(HumanCheck{Question: question, Reason: s.GoalReason.Get(), Iteration: it})
 		return State{}, err
 	}
 	ok := Approved(answer)
-	r.publish(events.New(events.KindHumanCheckResponse, runID, it, map[string]any{
-		"decision": fmt.Sprint(answer),
-		"approved": ok,
-	}))
+	write(HumanDecision{Decision: fmt.Sprint(answer), Approved: ok, Iteration: it})
 	var out State
 	if !ok {
 		out.Aborted.Set(true)
 		out.Messages.Append(state.Human("[human check] The run was aborted by a human."))
-		r.publishEnd(runID, it, OutcomeAborted, "aborted by a human at iteration "+fmt.Sprint(it), s.TotalTokens.Get())
+		write(Finished{Outcome: OutcomeAborted, Reason: "aborted by a human at iteration " + fmt.Sprint(it),
+			Iteration: it, TotalTokens: s.TotalTokens.Get()})
 	}
 	return out, nil
 }

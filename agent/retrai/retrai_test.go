@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -56,12 +57,13 @@ func achievedAt(n int) func(int) (goals.Result, error) {
 	}
 }
 
-// recorder collects published events.
+// recorder collects the events of runs published by events.Bridge.
 type recorder struct {
 	mu  sync.Mutex
 	evs []events.Event
 }
 
+// Publish implements events.Publisher.
 func (r *recorder) Publish(ev events.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -74,29 +76,67 @@ func (r *recorder) events() []events.Event {
 	return append([]events.Event(nil), r.evs...)
 }
 
+// kinds lists the events as kind, with the node of node events and the
+// tool of tool events: "node_started:plan", "tool_call:probe".
 func (r *recorder) kinds() []string {
 	var out []string
 	for _, ev := range r.events() {
-		k := string(ev.Kind)
-		if n, ok := ev.PayloadString("node"); ok && ev.Kind == events.KindStepStart {
-			k += ":" + n
-		}
-		if t, ok := ev.PayloadString("tool"); ok {
-			k += ":" + t
+		k := string(ev.Kind())
+		switch p := ev.Data.(type) {
+		case events.NodeStarted, events.NodeEnded:
+			k += ":" + ev.Node
+		case events.ToolCall:
+			k += ":" + p.Name
+		case events.ToolResult:
+			k += ":" + p.Name
 		}
 		out = append(out, k)
 	}
 	return out
 }
 
-func (r *recorder) ofKind(kind events.Kind) []events.Event {
-	var out []events.Event
+// ofType returns the payloads of type P published, in order.
+func ofType[P events.Payload](r *recorder) []P {
+	var out []P
 	for _, ev := range r.events() {
-		if ev.Kind == kind {
-			out = append(out, ev)
+		if p, ok := ev.Data.(P); ok {
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// run runs g on in — or, when in is nil, resumes it with cmd — streaming
+// it through events.Bridge onto rec as a program publishing the agent's
+// events does, and returns the run's last state and error.
+func run(t *testing.T, ctx context.Context, g *graph.Graph[retrai.State], rec *recorder, in *retrai.State, cmd graph.Command[retrai.State], opts ...graph.RunOption) (retrai.State, error) {
+	t.Helper()
+	opts = append(opts, graph.WithStreamModes(events.StreamModes|graph.ModeValues))
+	var stream iter.Seq2[graph.Event, error]
+	if in != nil {
+		stream = g.Stream(ctx, *in, opts...)
+	} else {
+		stream = g.StreamResume(ctx, cmd, opts...)
+	}
+	var out retrai.State
+	values := func(yield func(graph.Event, error) bool) {
+		for ev, err := range stream {
+			if s, ok := ev.Payload.(retrai.State); ok && ev.Mode == graph.ModeValues {
+				out = s
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+	err := events.Bridge(ctx, rec, "run-1", values)
+	return out, err
+}
+
+// invoke is run of a new run.
+func invoke(t *testing.T, g *graph.Graph[retrai.State], rec *recorder, in retrai.State, opts ...graph.RunOption) (retrai.State, error) {
+	t.Helper()
+	return run(t, t.Context(), g, rec, &in, graph.Command[retrai.State]{}, opts...)
 }
 
 // echoTools are a "probe" tool answering "probed <what>" and a "big" tool
@@ -132,10 +172,10 @@ func TestReachesTheGoal(t *testing.T) {
 		llm.Reply{Text: "Let me probe.", ToolCalls: []llms.ToolCall{probe("c1", "a"), probe("c2", "b")}, Usage: llm.Usage{PromptTokens: 100, CompletionTokens: 10}},
 		llm.Reply{Text: "Fixed.", Usage: llm.Usage{PromptTokens: 200, CompletionTokens: 20, TotalTokens: 220}},
 	)
-	g, err := retrai.New(model, goal, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
+	g, err := retrai.New(model, goal, retrai.WithTools(echoTools(1)))
 	require.NoError(t, err)
 
-	out, err := g.Invoke(t.Context(), retraiInput(0, false))
+	out, err := invoke(t, g, &rec, retraiInput(0, false))
 	require.NoError(t, err)
 
 	require.Equal(t, retrai.OutcomeAchieved, out.Outcome())
@@ -157,23 +197,35 @@ func TestReachesTheGoal(t *testing.T) {
 	}, firstLines(agenttest.Summary(out.Messages.List())))
 
 	require.Equal(t, []string{
-		"step_start:plan", "llm_usage", "log", "step_start:act",
-		"tool_call:probe", "tool_result:probe", "tool_call:probe", "tool_result:probe",
-		"step_start:evaluate", "goal_check", "iteration_complete",
-		"step_start:plan", "llm_usage", "log", "step_start:evaluate", "goal_check", "iteration_complete", "run_end",
+		"run_started",
+		"node_started:plan", "retrai.iteration_started", "model_call", "tool_call:probe", "tool_call:probe", "node_ended:plan",
+		"node_started:act", "node_started:act",
+		"tool_result:probe", "node_ended:act", "tool_result:probe", "node_ended:act",
+		"node_started:evaluate", "retrai.goal_check", "node_ended:evaluate",
+		"node_started:plan", "retrai.iteration_started", "model_call", "node_ended:plan",
+		"node_started:evaluate", "retrai.goal_check", "retrai.finished", "node_ended:evaluate",
+		"run_ended",
 	}, rec.kinds())
 	for _, ev := range rec.events() {
-		require.Equal(t, "run-1", ev.RunID, "%s", ev.Kind)
+		require.Equal(t, "run-1", ev.RunID, "%s", ev.Kind())
 	}
-	end := rec.ofKind(events.KindRunEnd)[0]
-	require.Equal(t, retrai.OutcomeAchieved, end.Payload["status"])
-	require.Equal(t, 330, end.Payload["total_tokens"])
-	usage := rec.ofKind(events.KindLLMUsage)
-	require.Equal(t, 110, usage[0].Payload["total_tokens"])
-	require.Equal(t, 330, usage[1].Payload["run_total_tokens"])
-	result := rec.ofKind(events.KindToolResult)[0]
-	require.Equal(t, "probed a", result.Payload["output"])
-	require.Equal(t, "c1", result.Payload["call_id"])
+	require.Equal(t, []retrai.IterationStarted{{Iteration: 1, MaxIterations: 50}, {Iteration: 2, MaxIterations: 50}},
+		ofType[retrai.IterationStarted](&rec))
+	require.Equal(t, []events.ModelCall{
+		{Model: "scripted", Text: "Let me probe.", ToolCalls: 2, StopReason: llm.StopToolCalls, PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110},
+		{Model: "scripted", Text: "Fixed.", StopReason: llm.StopEnd, PromptTokens: 200, CompletionTokens: 20, TotalTokens: 220},
+	}, ofType[events.ModelCall](&rec))
+	require.Equal(t, []events.ToolCall{{ID: "c1", Name: "probe", Args: `{"what":"a"}`}, {ID: "c2", Name: "probe", Args: `{"what":"b"}`}},
+		ofType[events.ToolCall](&rec))
+	require.Equal(t, []events.ToolResult{{ID: "c1", Name: "probe", Result: "probed a"}, {ID: "c2", Name: "probe", Result: "probed b"}},
+		ofType[events.ToolResult](&rec))
+	require.Equal(t, []retrai.GoalCheck{
+		{Goal: "fake-goal", Iteration: 1, MaxIterations: 50, Reason: "fake-goal: 1 of 3 tests failed: TestWidget", Passed: 2, Failed: 1, Stuck: 1, TotalTokens: 110},
+		{Goal: "fake-goal", Iteration: 2, MaxIterations: 50, Achieved: true, Reason: "fake-goal: all 3 tests passed", Passed: 3, TotalTokens: 330},
+	}, ofType[retrai.GoalCheck](&rec))
+	require.Equal(t, []retrai.Finished{{Outcome: retrai.OutcomeAchieved, Reason: "fake-goal: all 3 tests passed", Iteration: 2, TotalTokens: 330}},
+		ofType[retrai.Finished](&rec))
+	require.Equal(t, []events.RunEnded{{Status: events.StatusCompleted}}, ofType[events.RunEnded](&rec))
 
 	// The goal saw each iteration's number, the limit and the project.
 	require.Equal(t, []string{"/project", "/project"}, goal.cwds)
@@ -254,26 +306,26 @@ func TestRouting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
 			model := llm.NewScripted(tt.replies...)
-			g, err := retrai.New(model, &retraiGoal{check: achievedAt(tt.achieveAt)},
-				retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
+			g, err := retrai.New(model, &retraiGoal{check: achievedAt(tt.achieveAt)}, retrai.WithTools(echoTools(1)))
 			require.NoError(t, err)
-			out, err := g.Invoke(t.Context(), retraiInput(tt.maxIter, false))
+			out, err := invoke(t, g, &rec, retraiInput(tt.maxIter, false))
 			require.NoError(t, err)
 			require.Equal(t, tt.wantOut, out.Outcome())
 			require.Equal(t, tt.wantIter, out.Iteration.Get())
 			require.Zero(t, model.Remaining())
 
 			var nodes []string
-			for _, ev := range rec.ofKind(events.KindStepStart) {
-				n, _ := ev.PayloadString("node")
-				nodes = append(nodes, n)
+			for _, ev := range rec.events() {
+				if _, ok := ev.Data.(events.NodeStarted); ok {
+					nodes = append(nodes, ev.Node)
+				}
 			}
 			require.Equal(t, tt.wantNodes, nodes)
-			ends := rec.ofKind(events.KindRunEnd)
+			ends := ofType[retrai.Finished](&rec)
 			require.Len(t, ends, 1)
-			require.Equal(t, tt.wantOut, ends[0].Payload["status"])
+			require.Equal(t, tt.wantOut, ends[0].Outcome)
 			if tt.wantReason != "" {
-				require.Equal(t, tt.wantReason, ends[0].Payload["reason"])
+				require.Equal(t, tt.wantReason, ends[0].Reason)
 				last, _ := out.Messages.Last()
 				require.Contains(t, last.Text(), "No iterations are left")
 			}
@@ -290,9 +342,9 @@ func TestTellsTheModelToChangeApproachWhenStuck(t *testing.T) {
 	}
 	model := llm.NewScripted(replies...)
 	var rec recorder
-	g, err := retrai.New(model, &retraiGoal{check: achievedAt(99)}, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
+	g, err := retrai.New(model, &retraiGoal{check: achievedAt(99)}, retrai.WithTools(echoTools(1)))
 	require.NoError(t, err)
-	out, err := g.Invoke(t.Context(), retraiInput(4, false))
+	out, err := invoke(t, g, &rec, retraiInput(4, false))
 	require.NoError(t, err)
 	require.Equal(t, retrai.OutcomeFailed, out.Outcome())
 	require.Equal(t, 4, out.StuckIterations.Get())
@@ -315,9 +367,8 @@ func TestTellsTheModelToChangeApproachWhenStuck(t *testing.T) {
 		}
 	}
 	var stuck []int
-	for _, ev := range rec.ofKind(events.KindGoalCheck) {
-		n, _ := ev.PayloadInt("stuck")
-		stuck = append(stuck, n)
+	for _, gc := range ofType[retrai.GoalCheck](&rec) {
+		stuck = append(stuck, gc.Stuck)
 	}
 	require.Equal(t, []int{1, 2, 3, 4}, stuck)
 }
@@ -333,14 +384,13 @@ func TestStuckCountResetsWhenTheFailureChanges(t *testing.T) {
 		replies = append(replies, llm.Reply{Text: "trying"})
 	}
 	var rec recorder
-	g, err := retrai.New(llm.NewScripted(replies...), goal, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
+	g, err := retrai.New(llm.NewScripted(replies...), goal, retrai.WithTools(echoTools(1)))
 	require.NoError(t, err)
-	_, err = g.Invoke(t.Context(), retraiInput(len(failing), false))
+	_, err = invoke(t, g, &rec, retraiInput(len(failing), false))
 	require.NoError(t, err)
 	var stuck []int
-	for _, ev := range rec.ofKind(events.KindGoalCheck) {
-		n, _ := ev.PayloadInt("stuck")
-		stuck = append(stuck, n)
+	for _, gc := range ofType[retrai.GoalCheck](&rec) {
+		stuck = append(stuck, gc.Stuck)
 	}
 	require.Equal(t, []int{1, 2, 1, 2, 3}, stuck)
 }
@@ -368,24 +418,24 @@ func TestHumanCheck(t *testing.T) {
 				llm.Reply{Text: "fixed"},
 			)
 			g, err := retrai.New(model, &retraiGoal{check: achievedAt(2)},
-				retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)),
-				retrai.WithCheckpointer(checkpoint.NewMemory()))
+				retrai.WithTools(echoTools(1)), retrai.WithCheckpointer(checkpoint.NewMemory()))
 			require.NoError(t, err)
 			thread := graph.WithThread("hitl")
 
-			_, err = g.Invoke(t.Context(), retraiInput(0, true), thread)
+			_, err = invoke(t, g, &rec, retraiInput(0, true), thread)
 			intr, ok := errors.AsType[*graph.Interrupted](err)
 			require.True(t, ok, "want *graph.Interrupted, got %v", err)
 			require.Len(t, intr.Interrupts, 1)
 			require.Equal(t, retrai.HumanCheckNode, intr.Interrupts[0].Node)
 			payload := intr.Interrupts[0].Value.(map[string]any)
 			require.Contains(t, payload["question"], "Iteration 1 of 50 done: fake-goal: 1 of 3 tests failed")
-			required := rec.ofKind(events.KindHumanCheckRequired)
-			require.Len(t, required, 1)
-			require.Equal(t, 1, required[0].Iteration)
-			require.Empty(t, rec.ofKind(events.KindRunEnd))
+			require.Equal(t, []retrai.HumanCheck{{Question: payload["question"].(string), Reason: "fake-goal: 1 of 3 tests failed: TestWidget", Iteration: 1}},
+				ofType[retrai.HumanCheck](&rec))
+			require.Equal(t, []events.Interrupt{{ID: intr.Interrupts[0].ID, Value: payload}}, ofType[events.Interrupt](&rec))
+			require.Empty(t, ofType[retrai.Finished](&rec))
+			require.Equal(t, []events.RunEnded{{Status: events.StatusInterrupted}}, ofType[events.RunEnded](&rec))
 
-			out, err := g.Resume(t.Context(), graph.Command[retrai.State]{Resume: tt.decision}, thread)
+			out, err := run(t, t.Context(), g, &rec, nil, graph.Command[retrai.State]{Resume: tt.decision}, thread)
 			if tt.want == retrai.OutcomeAchieved {
 				// Approved: the agent plans again, reaches the goal at
 				// the second check and ends without another human check.
@@ -399,13 +449,12 @@ func TestHumanCheck(t *testing.T) {
 				require.Equal(t, 1, model.Remaining(), "no model call after an abort")
 			}
 			require.Equal(t, tt.want, out.Outcome())
-			responses := rec.ofKind(events.KindHumanCheckResponse)
-			require.Len(t, responses, 1)
-			require.Equal(t, tt.want == retrai.OutcomeAchieved, responses[0].Payload["approved"])
-			require.Len(t, rec.ofKind(events.KindHumanCheckRequired), 1, "resuming does not ask again")
-			ends := rec.ofKind(events.KindRunEnd)
+			require.Equal(t, []retrai.HumanDecision{{Decision: fmt.Sprint(tt.decision), Approved: tt.want == retrai.OutcomeAchieved, Iteration: 1}},
+				ofType[retrai.HumanDecision](&rec))
+			require.Len(t, ofType[retrai.HumanCheck](&rec), 1, "resuming does not ask again")
+			ends := ofType[retrai.Finished](&rec)
 			require.Len(t, ends, 1)
-			require.Equal(t, tt.want, ends[0].Payload["status"])
+			require.Equal(t, tt.want, ends[0].Outcome)
 		})
 	}
 }
@@ -464,13 +513,13 @@ func TestTruncatesToolOutput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
 			model := llm.NewScripted(llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "big", `{}`)}})
-			opts := []retrai.Option{retrai.WithEvents(&rec), retrai.WithTools(echoTools(tt.size))}
+			opts := []retrai.Option{retrai.WithTools(echoTools(tt.size))}
 			if tt.limit > 0 {
 				opts = append(opts, retrai.WithToolOutputLimit(tt.limit))
 			}
 			g, err := retrai.New(model, &retraiGoal{check: achievedAt(1)}, opts...)
 			require.NoError(t, err)
-			out, err := g.Invoke(t.Context(), retraiInput(1, false))
+			out, err := invoke(t, g, &rec, retraiInput(1, false))
 			require.NoError(t, err)
 
 			results := out.ToolResults.Get()
@@ -487,11 +536,8 @@ func TestTruncatesToolOutput(t *testing.T) {
 			if tt.size > tt.wantChars {
 				require.Contains(t, toolMsg, "characters truncated")
 			}
-			ev := rec.ofKind(events.KindToolResult)[0]
-			shown, _ := ev.PayloadString("output")
-			require.LessOrEqual(t, len([]rune(shown)), retrai.EventOutputChars)
-			chars, _ := ev.PayloadInt("output_chars")
-			require.Equal(t, tt.wantChars, chars)
+			require.Equal(t, []events.ToolResult{{ID: "c1", Name: "big", Result: toolMsg}}, ofType[events.ToolResult](&rec),
+				"the event carries what the model is shown")
 		})
 	}
 }
@@ -511,16 +557,18 @@ func TestToolErrorsAreResultsTheModelSees(t *testing.T) {
 			return nil
 		}},
 	)
-	g, err := retrai.New(model, &retraiGoal{check: achievedAt(2)}, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
+	g, err := retrai.New(model, &retraiGoal{check: achievedAt(2)}, retrai.WithTools(echoTools(1)))
 	require.NoError(t, err)
-	out, err := g.Invoke(t.Context(), retraiInput(0, false))
+	out, err := invoke(t, g, &rec, retraiInput(0, false))
 	require.NoError(t, err)
 	require.Equal(t, retrai.OutcomeAchieved, out.Outcome())
-	results := rec.ofKind(events.KindToolResult)
+	for _, r := range out.ToolResults.Get() {
+		require.True(t, r.IsError, "%+v", r)
+	}
+	results := ofType[events.ToolResult](&rec)
 	require.Len(t, results, 2)
-	for _, ev := range results {
-		msg, _ := ev.PayloadString("error")
-		require.NotEmpty(t, msg)
+	for _, r := range results {
+		require.True(t, strings.HasPrefix(r.Result, "Error"), "%+v", r)
 	}
 }
 
@@ -538,15 +586,14 @@ func TestFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
-			g, err := retrai.New(llm.NewScripted(tt.model), &retraiGoal{check: tt.check}, retrai.WithEvents(&rec), retrai.WithTools(echoTools(1)))
+			g, err := retrai.New(llm.NewScripted(tt.model), &retraiGoal{check: tt.check}, retrai.WithTools(echoTools(1)))
 			require.NoError(t, err)
-			_, err = g.Invoke(t.Context(), retraiInput(0, false))
+			_, err = invoke(t, g, &rec, retraiInput(0, false))
 			require.ErrorIs(t, err, boom)
 			require.ErrorContains(t, err, tt.wantErr)
-			errs := rec.ofKind(events.KindError)
-			require.Len(t, errs, 1)
-			require.Contains(t, errs[0].Payload["error"], "boom")
-			require.Empty(t, rec.ofKind(events.KindRunEnd))
+			require.Equal(t, []events.Error{{Message: err.Error()}}, ofType[events.Error](&rec))
+			require.Equal(t, []events.RunEnded{{Status: events.StatusFailed, Error: err.Error()}}, ofType[events.RunEnded](&rec))
+			require.Empty(t, ofType[retrai.Finished](&rec))
 		})
 	}
 }
@@ -683,20 +730,16 @@ func TestRunsEachToolCallAsATaskOneAtATimeInCallOrder(t *testing.T) {
 		var rec recorder
 		var st stepTools
 		model := llm.NewScripted(llm.Reply{ToolCalls: stepCalls(calls)})
-		g, err := retrai.New(model, &retraiGoal{check: achievedAt(1)},
-			retrai.WithEvents(&rec), retrai.WithTools(st.tools))
+		g, err := retrai.New(model, &retraiGoal{check: achievedAt(1)}, retrai.WithTools(st.tools))
 		require.NoError(t, err)
 
+		final, err := invoke(t, g, &rec, retraiInput(0, false))
+		require.NoError(t, err)
 		pushed := 0
-		var final retrai.State
-		for ev, err := range g.Stream(t.Context(), retraiInput(0, false), graph.WithStreamModes(graph.ModeTasks|graph.ModeValues)) {
-			require.NoError(t, err)
-			if p, ok := ev.Payload.(graph.TaskStart); ok && ev.Node == retrai.ActNode {
+		for _, ev := range rec.events() {
+			if p, ok := ev.Data.(events.NodeStarted); ok && ev.Node == retrai.ActNode {
 				require.True(t, p.Push, "a Send task")
 				pushed++
-			}
-			if s, ok := ev.Payload.(retrai.State); ok {
-				final = s
 			}
 		}
 		require.Equal(t, calls, pushed, "one act task per call")
@@ -713,19 +756,11 @@ func TestRunsEachToolCallAsATaskOneAtATimeInCallOrder(t *testing.T) {
 		require.Empty(t, final.PendingToolCalls.Get())
 		require.False(t, final.ActCall.HasValue(), "ActCall is only in the act tasks' input")
 
-		kinds := rec.kinds()
-		require.Equal(t, []string{
-			"step_start:plan", "step_start:act",
-			"tool_call:step", "tool_result:step", "tool_call:step", "tool_result:step", "tool_call:step", "tool_result:step",
-			"tool_call:step", "tool_result:step", "tool_call:step", "tool_result:step",
-			"step_start:evaluate", "goal_check", "iteration_complete", "run_end",
-		}, kinds)
 		var ids []string
-		for _, ev := range rec.ofKind(events.KindToolResult) {
-			id, _ := ev.PayloadString("call_id")
-			ids = append(ids, id)
+		for _, r := range ofType[events.ToolResult](&rec) {
+			ids = append(ids, r.ID)
 		}
-		require.Equal(t, []string{"c1", "c2", "c3", "c4", "c5"}, ids)
+		require.Equal(t, []string{"c1", "c2", "c3", "c4", "c5"}, ids, "a tool result per call, in call order")
 	}
 }
 

@@ -353,8 +353,8 @@ func TestALiveRunIsNotResumedTwiceAndAKilledOneIs(t *testing.T) {
 	var resumed apiRun
 	ts.api(t, "POST", "/api/runs/"+id+"/resume", `{}`, http.StatusAccepted, &resumed)
 	c = ts.follow(t, id, false)
-	got := readUntil(t, c, id, "run_end")
-	require.Equal(t, string(runs.StatusAchieved), got[len(got)-1].Payload["status"])
+	got := readUntil(t, c, id, "runs.ended")
+	require.Equal(t, string(runs.StatusAchieved), got[len(got)-1].Data["status"])
 	requireClosed(t, c, websocket.StatusNormalClosure)
 	var final apiRun
 	ts.api(t, "GET", "/api/runs/"+id, "", http.StatusOK, &final)

@@ -29,7 +29,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	// A run that has ended before the page opens.
 	done := ts.create(t, `{"goal":"shell"}`)
 	c := ts.follow(t, done.ID, false)
-	readUntil(t, c, done.ID, "run_end")
+	readUntil(t, c, done.ID, "runs.ended")
 	requireClosed(t, c, websocket.StatusNormalClosure)
 
 	// Generous: a loaded CI machine starts Chromium slowly. Nothing below
@@ -102,7 +102,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.WaitVisible(row(run.ID)),
 		chromedp.Click(row(run.ID)),
 		chromedp.WaitVisible(chromedp.CSS(`#events li.event[data-kind="tool_result"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#events li.event[data-kind="human_check_required"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events li.event[data-kind="retrai.human_check"]`)),
 		chromedp.WaitVisible(chromedp.ID("approve")),
 	))
 	runTitle, err := chromedp.Run(browser, chromedp.Text(chromedp.ID("run-title")))
@@ -118,12 +118,12 @@ func TestDashboardInABrowser(t *testing.T) {
 	// Approve: the rest of the run comes live, to its end.
 	require.NoError(t, chromedp.Do(browser,
 		chromedp.Click(chromedp.ID("approve")),
-		chromedp.WaitVisible(chromedp.CSS(`#events li.event.live[data-kind="human_check_response"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#events li.event.live[data-kind="run_end"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events li.event.live[data-kind="retrai.human_decision"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events li.event.live[data-kind="runs.ended"]`)),
 		chromedp.WaitNotVisible(chromedp.ID("human")),
 		chromedp.WaitVisible(chromedp.CSS(`#run-status[data-status="achieved"]`)),
 	))
-	response, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(`#events li.event[data-kind="human_check_response"]`)))
+	response, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(`#events li.event[data-kind="retrai.human_decision"]`)))
 	require.NoError(t, err)
 	require.Contains(t, response, "human: approved, going on")
 
@@ -155,7 +155,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.Click(row(stopped.ID)),
 		chromedp.WaitVisible(chromedp.ID("resume-run")),
 		chromedp.Click(chromedp.ID("resume-run")),
-		chromedp.WaitVisible(chromedp.CSS(`#events li.event.live[data-kind="run_end"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events li.event.live[data-kind="runs.ended"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#run-status[data-status="achieved"]`)),
 		chromedp.WaitNotVisible(chromedp.ID("resume")),
 		chromedp.WaitVisible(chromedp.CSS(`#runs tr.run[data-run-id="`+stopped.ID+`"][data-status="achieved"]`)),

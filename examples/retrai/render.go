@@ -29,59 +29,62 @@ func newRenderer(w io.Writer, maxIterations int) *renderer {
 }
 
 func (r *renderer) render(ev events.Event) {
-	str := func(key string) string { s, _ := ev.PayloadString(key); return s }
-	switch ev.Kind {
-	case events.KindStepStart:
-		if ev.Iteration != r.iteration {
-			r.iteration = ev.Iteration
-			fmt.Fprintf(r.w, "── iteration %d/%d ──\n", ev.Iteration, r.max)
+	switch p := ev.Data.(type) {
+	case retrai.IterationStarted:
+		if p.MaxIterations > 0 {
+			r.max = p.MaxIterations
 		}
-	case events.KindLog:
-		switch msg := str("message"); {
-		case msg == "":
-		case str("node") == retrai.BaselineNode: // "baseline: …"
-			fmt.Fprintf(r.w, "  %s\n", clip(oneLine(msg), 200))
-		default:
-			fmt.Fprintf(r.w, "  model: %s\n", clip(oneLine(msg), 200))
+		if p.Iteration != r.iteration {
+			r.iteration = p.Iteration
+			fmt.Fprintf(r.w, "── iteration %d/%d ──\n", p.Iteration, r.max)
 		}
-	case events.KindToolCall:
-		r.calls[str("call_id")] = renderArgs(str("args"))
-	case events.KindToolResult:
+	case retrai.BaselineRecorded:
+		fmt.Fprintf(r.w, "  baseline: %s\n", clip(oneLine(p.Summary), 200))
+	case events.ModelCall:
+		if p.Text != "" {
+			fmt.Fprintf(r.w, "  model: %s\n", clip(oneLine(p.Text), 200))
+		}
+	case events.ToolCall:
+		r.calls[p.ID] = renderArgs(p.Args)
+	case events.ToolResult:
 		mark := "✓"
-		if str("error") != "" {
+		if toolFailed(p.Result) {
 			mark = "✗"
 		}
-		tool := str("tool")
-		args := r.calls[str("call_id")]
-		delete(r.calls, str("call_id"))
-		lines, _ := ev.PayloadInt("output_lines")
-		fmt.Fprintf(r.w, "  %s %s %s → %s\n", mark, tool, args, summarize(tool, str("output"), lines))
-	case events.KindGoalCheck:
-		achieved, _ := ev.Payload["achieved"].(bool)
+		args := r.calls[p.ID]
+		delete(r.calls, p.ID)
+		fmt.Fprintf(r.w, "  %s %s %s → %s\n", mark, p.Name, args, summarize(p.Name, p.Result))
+	case retrai.GoalCheck:
 		mark := "✗ not yet"
-		if achieved {
+		if p.Achieved {
 			mark = "✓ achieved"
 		}
-		fmt.Fprintf(r.w, "  goal %s: %s%s\n", mark, clip(oneLine(str("reason")), 200), stuckHint(ev))
-	case events.KindIterationComplete:
-		tokens, _ := ev.PayloadInt("total_tokens")
-		fmt.Fprintf(r.w, "  iteration %d done · %d tokens so far\n", ev.Iteration, tokens)
-	case events.KindHumanCheckRequired:
-		fmt.Fprintf(r.w, "  ? %s\n", str("question"))
-	case events.KindHumanCheckResponse:
-		if ok, _ := ev.Payload["approved"].(bool); ok {
+		fmt.Fprintf(r.w, "  goal %s: %s\n", mark, clip(oneLine(p.Reason), 200))
+		fmt.Fprintf(r.w, "  iteration %d done · %d tokens so far\n", p.Iteration, p.TotalTokens)
+	case runs.Progress:
+		if hint := stuckHint(p); hint != "" {
+			fmt.Fprintf(r.w, "  %s\n", hint)
+		}
+	case retrai.HumanCheck:
+		fmt.Fprintf(r.w, "  ? %s\n", p.Question)
+	case retrai.HumanDecision:
+		if p.Approved {
 			fmt.Fprintln(r.w, "  human: approved, going on")
 		} else {
 			fmt.Fprintln(r.w, "  human: aborted")
 		}
-	case events.KindError:
-		fmt.Fprintf(r.w, "  ! error: %s\n", clip(oneLine(str("error")), 300))
-	case runs.KindModelProgress:
-		if line := modelLine(ev); line != "" {
+	case events.Error:
+		fmt.Fprintf(r.w, "  ! error: %s\n", clip(oneLine(p.Message), 300))
+	case runs.ModelProgress:
+		if line := modelLine(p); line != "" {
 			fmt.Fprintf(r.w, "  %s\n", line)
 		}
 	}
 }
+
+// toolFailed reports a tool result that explains a failure: tools.ToolNode
+// writes them "Error: …" or "Error invoking tool …".
+func toolFailed(result string) bool { return strings.HasPrefix(result, "Error") }
 
 // renderArgs shows a tool call's JSON arguments as key=value pairs.
 func renderArgs(args string) string {
@@ -123,10 +126,11 @@ var (
 )
 
 // summarize describes a tool's output in a few words.
-func summarize(tool, output string, lines int) string {
-	if strings.HasPrefix(output, "Error") {
+func summarize(tool, output string) string {
+	if toolFailed(output) {
 		return clip(oneLine(output), 120)
 	}
+	lines := strings.Count(strings.TrimRight(output, "\n"), "\n") + 1
 	switch tool {
 	case "file_read":
 		return plural(lines, "line")
@@ -181,14 +185,13 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// stuckHint is what a goal_check event adds about a run that makes no
-// progress: nothing when it does.
-func stuckHint(ev events.Event) string {
-	n, _ := ev.PayloadInt(runs.PayloadNoProgress)
-	if n < retrai.DefaultStuckAfter {
+// stuckHint is what a Progress says about a run that makes no progress:
+// nothing when it does.
+func stuckHint(p runs.Progress) string {
+	if p.NoProgress < retrai.DefaultStuckAfter {
 		return ""
 	}
-	return fmt.Sprintf(" (no progress for %d iterations: no file changed and the check result stayed the same)", n)
+	return fmt.Sprintf("! no progress for %d iterations: no file changed and the check result stayed the same", p.NoProgress)
 }
 
 // failureReasons describe the llm.FailureReason of a failed model call.
@@ -199,53 +202,45 @@ var failureReasons = map[string]string{
 	string(llm.ReasonNetwork):     "network error",
 }
 
-// modelFailure describes the failure of a model_progress event, e.g.
-// "rate limited (HTTP 429)".
-func modelFailure(ev events.Event) string {
-	reason, _ := ev.PayloadString("reason")
-	what := failureReasons[reason]
+// modelFailure describes the failure of a model call, e.g. "rate limited
+// (HTTP 429)".
+func modelFailure(p runs.ModelProgress) string {
+	what := failureReasons[p.Reason]
 	if what == "" {
 		what = "failed"
 	}
-	if code, ok := ev.PayloadInt("status_code"); ok && code != 0 {
-		what += fmt.Sprintf(" (HTTP %d)", code)
+	if p.StatusCode != 0 {
+		what += fmt.Sprintf(" (HTTP %d)", p.StatusCode)
 	}
 	return what
 }
 
-// modelLine renders a model_progress event as a progress line; "" for the
-// events not worth a line.
-func modelLine(ev events.Event) string {
-	state, _ := ev.PayloadString("state")
-	attempt, _ := ev.PayloadInt("attempt")
-	maxAttempts, _ := ev.PayloadInt("max_attempts")
-	switch state {
+// modelLine renders the progress of a model call as a progress line; ""
+// for the states not worth a line.
+func modelLine(p runs.ModelProgress) string {
+	switch p.State {
 	case llm.ProgressAttempt.String():
-		if attempt > 1 {
-			return fmt.Sprintf("… waiting for the model (attempt %d of %d)", attempt, maxAttempts)
+		if p.Attempt > 1 {
+			return fmt.Sprintf("… waiting for the model (attempt %d of %d)", p.Attempt, p.MaxAttempts)
 		}
 		return "… waiting for the model"
 	case llm.ProgressRetryWait.String():
-		delay, _ := ev.PayloadInt("delay_ms")
-		return fmt.Sprintf("! model %s: retrying in %v (attempt %d of %d failed)", modelFailure(ev), time.Duration(delay)*time.Millisecond, attempt, maxAttempts)
+		return fmt.Sprintf("! model %s: retrying in %v (attempt %d of %d failed)", modelFailure(p), time.Duration(p.DelayMS)*time.Millisecond, p.Attempt, p.MaxAttempts)
 	case llm.ProgressGaveUp.String():
-		msg, _ := ev.PayloadString("error")
-		return fmt.Sprintf("! model %s: gave up after attempt %d of %d: %s", modelFailure(ev), attempt, maxAttempts, clip(oneLine(msg), 300))
+		return fmt.Sprintf("! model %s: gave up after attempt %d of %d: %s", modelFailure(p), p.Attempt, p.MaxAttempts, clip(oneLine(p.Error), 300))
 	}
 	return ""
 }
 
-// modelStatus renders a model_progress event for a status line.
-func modelStatus(ev events.Event) string {
-	state, _ := ev.PayloadString("state")
-	switch state {
+// modelStatus renders the progress of a model call for a status line.
+func modelStatus(p runs.ModelProgress) string {
+	switch p.State {
 	case llm.ProgressAttempt.String():
 		return "waiting for the model…"
 	case llm.ProgressFirstByte.String():
 		return "the model is answering…"
 	case llm.ProgressRetryWait.String():
-		delay, _ := ev.PayloadInt("delay_ms")
-		return fmt.Sprintf("model %s, retrying in %v…", modelFailure(ev), time.Duration(delay)*time.Millisecond)
+		return fmt.Sprintf("model %s, retrying in %v…", modelFailure(p), time.Duration(p.DelayMS)*time.Millisecond)
 	}
 	return ""
 }

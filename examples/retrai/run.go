@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
@@ -355,8 +356,8 @@ func displayDB(db string) string {
 // checks on in, and returns the run once it has stopped for good: ended,
 // or interrupted (ctx done, or no answer to a human check).
 func drive(ctx context.Context, m *runs.Manager, run runs.Run, resume bool, in *bufio.Reader, echo bool, out io.Writer) (runs.Run, error) {
-	// The subscription outlives ctx, so that the run_end of an interrupted
-	// run is still shown.
+	// The subscription outlives ctx, so that the end of an interrupted run
+	// is still shown.
 	subCtx, unsubscribe := context.WithCancel(context.WithoutCancel(ctx))
 	defer unsubscribe()
 	sub := m.Bus().Subscribe(subCtx, events.FilterRunIDs(run.ID), events.QueueSize(1<<14))
@@ -395,16 +396,15 @@ func drive(ctx context.Context, m *runs.Manager, run runs.Run, resume bool, in *
 			continue
 		}
 		r.render(ev)
-		switch ev.Kind {
-		case events.KindRunEnd:
-			if live, _ := ev.Payload["live"].(bool); live {
+		switch p := ev.Data.(type) {
+		case runs.Ended:
+			if p.Live {
 				// Another process took the run over: its record is that
 				// process's.
-				msg, _ := ev.PayloadString("error")
-				return run, errors.New(msg)
+				return run, errors.New(p.Error)
 			}
 			return m.Wait(context.WithoutCancel(ctx), run.ID)
-		case events.KindHumanCheckRequired:
+		case retrai.HumanCheck:
 			cur, err := m.Wait(context.WithoutCancel(ctx), run.ID)
 			if err != nil {
 				return cur, err

@@ -474,10 +474,11 @@ type wsLost struct {
 }
 
 // handleEvents is GET /api/runs/{id}/events, a WebSocket that streams the
-// run's events as JSON (events.Event): first those this server recorded
-// before the client connected, then a "state" message with the run's
-// record, then the events as they happen. The server closes it (normal
-// closure) when the run's execution ends (run_end) — at once if it had
+// run's events as JSON (events.Event: "kind", "run_id", "step", "node",
+// "time", "data"): first those this server recorded before the client
+// connected, then a "state" message with the run's record, then the events
+// as they happen. The server closes it (normal closure) when the run's
+// execution ends (runs.Ended) — at once if it had
 // ended before, or if another process executes it (its events are that
 // process's) — and keeps it open while the run waits for a human.
 func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
@@ -534,7 +535,7 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	default:
 		// The execution has ended. Its last events may still be on their
 		// way to the log if it recorded the run at all.
-		if len(history) == 0 || history[len(history)-1].Kind == events.KindRunEnd {
+		if len(history) == 0 || history[len(history)-1].Kind() == runs.KindEnded {
 			c.Close(websocket.StatusNormalClosure, "the run has ended")
 			return
 		}
@@ -549,7 +550,7 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		if !send(ev) {
 			return
 		}
-		if ev.Kind == events.KindRunEnd {
+		if ev.Kind() == runs.KindEnded {
 			c.Close(websocket.StatusNormalClosure, "the run has ended")
 			return
 		}

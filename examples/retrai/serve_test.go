@@ -102,12 +102,13 @@ func (ts *testServer) create(t *testing.T, body string) runs.Run {
 // wsMessage is a message of the events WebSocket: an event, or a "state"
 // or "lost" message.
 type wsMessage struct {
-	Kind      string         `json:"kind"`
-	RunID     string         `json:"run_id"`
-	Iteration int            `json:"iteration"`
-	Payload   map[string]any `json:"payload"`
-	Run       *runs.Run      `json:"run"`
-	N         int            `json:"n"`
+	Kind  string         `json:"kind"`
+	RunID string         `json:"run_id"`
+	Step  int            `json:"step"`
+	Node  string         `json:"node"`
+	Data  map[string]any `json:"data"`
+	Run   *runs.Run      `json:"run"`
+	N     int            `json:"n"`
 }
 
 // follow opens the events WebSocket of run id, with the token in the
@@ -300,20 +301,20 @@ func TestServeHumanChecks(t *testing.T) {
 			// before the WebSocket opened, then the run's state, then
 			// the live ones.
 			c := ts.follow(t, run.ID, tt.query)
-			got := readUntil(t, c, run.ID, "human_check_required", wsKindState)
-			for _, kind := range []string{"step_start", "log", "tool_call", "tool_result", "goal_check", "iteration_complete"} {
+			got := readUntil(t, c, run.ID, "retrai.human_check", wsKindState)
+			for _, kind := range []string{"node_started", "retrai.iteration_started", "model_call", "tool_call", "tool_result", "node_ended", "retrai.goal_check", "runs.progress", "interrupt"} {
 				require.Contains(t, kinds(got), kind)
 			}
 			state, _ := find(got, wsKindState)
 			require.NotNil(t, state.Run)
 			require.Equal(t, run.ID, state.Run.ID)
-			human, _ := find(got, "human_check_required")
-			require.Contains(t, human.Payload["question"], "Iteration 1 of 10 done")
+			human, _ := find(got, "retrai.human_check")
+			require.Contains(t, human.Data["question"], "Iteration 1 of 10 done")
 
 			var waiting runs.Run
 			ts.api(t, "GET", "/api/runs/"+run.ID, "", http.StatusOK, &waiting)
 			require.Equal(t, runs.StatusWaiting, waiting.Status)
-			require.Equal(t, human.Payload["question"], waiting.Question)
+			require.Equal(t, human.Data["question"], waiting.Question)
 			require.Equal(t, 1, waiting.Iteration)
 
 			var resumed runs.Run
@@ -322,12 +323,12 @@ func TestServeHumanChecks(t *testing.T) {
 
 			// The rest of the run comes live, and the server closes the
 			// WebSocket after its end.
-			rest := readUntil(t, c, run.ID, "run_end")
-			response, ok := find(rest, "human_check_response")
+			rest := readUntil(t, c, run.ID, "runs.ended")
+			response, ok := find(rest, "retrai.human_decision")
 			require.True(t, ok, "%v", kinds(rest))
-			require.Equal(t, tt.decision == runs.DecisionApprove, response.Payload["approved"])
+			require.Equal(t, tt.decision == runs.DecisionApprove, response.Data["approved"])
 			end := rest[len(rest)-1]
-			require.Equal(t, string(tt.wantStatus), end.Payload["status"])
+			require.Equal(t, string(tt.wantStatus), end.Data["status"])
 			requireClosed(t, c, websocket.StatusNormalClosure)
 
 			var final runs.Run
@@ -368,9 +369,9 @@ func TestServeRunsTheDemoByDefault(t *testing.T) {
 	require.Equal(t, os.Getenv("TMPDIR"), filepath.Dir(run.Cwd))
 
 	c := ts.follow(t, run.ID, false)
-	got := readUntil(t, c, run.ID, "run_end")
-	require.Equal(t, string(runs.StatusAchieved), got[len(got)-1].Payload["status"])
-	require.NotContains(t, kinds(got), "human_check_required")
+	got := readUntil(t, c, run.ID, "runs.ended")
+	require.Equal(t, string(runs.StatusAchieved), got[len(got)-1].Data["status"])
+	require.NotContains(t, kinds(got), "retrai.human_check")
 	requireClosed(t, c, websocket.StatusNormalClosure)
 
 	var list listResponse
@@ -389,7 +390,7 @@ func TestServeClosesTheWebSocketsOnShutdown(t *testing.T) {
 	ts := newTestServer(t)
 	run := ts.create(t, `{"goal":"shell","hitl":true}`)
 	c := ts.follow(t, run.ID, false)
-	readUntil(t, c, run.ID, "human_check_required", wsKindState)
+	readUntil(t, c, run.ID, "retrai.human_check", wsKindState)
 	// The run waits: the WebSocket stays open until the server shuts down.
 	ts.s.shutdown()
 	requireClosed(t, c, websocket.StatusGoingAway)
@@ -473,13 +474,13 @@ func TestServeUsage(t *testing.T) {
 func TestEventLog(t *testing.T) {
 	publish := func(bus *events.Bus, run string, n int) {
 		for i := range n {
-			bus.Publish(events.New(events.KindLog, run, i, nil))
+			bus.Publish(events.Event{RunID: run, Step: i, Data: events.Custom{Value: i}})
 		}
 	}
-	iterations := func(evs []events.Event) []int {
+	steps := func(evs []events.Event) []int {
 		var its []int
 		for _, ev := range evs {
-			its = append(its, ev.Iteration)
+			its = append(its, ev.Step)
 		}
 		return its
 	}
@@ -487,7 +488,7 @@ func TestEventLog(t *testing.T) {
 		name        string
 		publish     func(*events.Bus)
 		run         string
-		wantHistory []int // the iterations of the events
+		wantHistory []int // the steps of the events
 		wantDropped int
 	}{
 		{"a run", func(b *events.Bus) { publish(b, "a", 3) }, "a", []int{0, 1, 2}, 0},
@@ -508,7 +509,7 @@ func TestEventLog(t *testing.T) {
 			bus.Close()
 			<-l.done // the log has had every event
 			hist, dropped, sub := l.follow(t.Context(), tt.run)
-			require.Equal(t, tt.wantHistory, iterations(hist))
+			require.Equal(t, tt.wantHistory, steps(hist))
 			require.Equal(t, tt.wantDropped, dropped)
 			for range sub.Events() {
 				t.Fatal("the log is closed: no more events")
@@ -530,15 +531,15 @@ func TestEventLog(t *testing.T) {
 	first.Close()
 	hist, _, sub := l.follow(t.Context(), "a")
 	publish(bus, "b", 1)
-	bus.Publish(events.New(events.KindLog, "a", 2, nil))
+	bus.Publish(events.Event{RunID: "a", Step: 2, Data: events.Custom{Value: 2}})
 	bus.Close()
 	var live []events.Event
 	for ev, err := range sub.Events() {
 		require.NoError(t, err)
 		live = append(live, ev)
 	}
-	require.Equal(t, []int{0, 1}, iterations(hist))
-	require.Equal(t, []int{2}, iterations(live))
+	require.Equal(t, []int{0, 1}, steps(hist))
+	require.Equal(t, []int{2}, steps(live))
 }
 
 // lockedBuffer is a buffer safe for concurrent use whose readers can wait
@@ -601,10 +602,10 @@ func (ts *testServer) interruptedRun(t *testing.T) runs.Run {
 	require.NoError(t, ts.m.Start(t.Context(), run.ID))
 	for ev, err := range sub.Events() {
 		require.NoError(t, err)
-		if ev.Kind == events.KindToolResult {
+		if ev.Kind() == events.KindToolResult {
 			_ = ts.m.Cancel(run.ID)
 		}
-		if ev.Kind == events.KindRunEnd {
+		if ev.Kind() == runs.KindEnded {
 			break
 		}
 	}
@@ -633,10 +634,10 @@ func TestServeResumesAnInterruptedRun(t *testing.T) {
 	// The WebSocket replays the first execution, up to its end, then the
 	// second one.
 	c := ts.follow(t, run.ID, false)
-	got := readUntil(t, c, run.ID, "run_end")
-	require.Equal(t, string(runs.StatusInterrupted), got[len(got)-1].Payload["status"])
-	got = readUntil(t, c, run.ID, "run_end")
-	require.Equal(t, string(runs.StatusAchieved), got[len(got)-1].Payload["status"])
+	got := readUntil(t, c, run.ID, "runs.ended")
+	require.Equal(t, string(runs.StatusInterrupted), got[len(got)-1].Data["status"])
+	got = readUntil(t, c, run.ID, "runs.ended")
+	require.Equal(t, string(runs.StatusAchieved), got[len(got)-1].Data["status"])
 	requireClosed(t, c, websocket.StatusNormalClosure)
 
 	code, body = ts.do(t, "POST", "/api/runs/"+run.ID+"/resume", ts.token, `{}`)
@@ -646,7 +647,7 @@ func TestServeResumesAnInterruptedRun(t *testing.T) {
 	// A waiting run needs a decision.
 	waiting := ts.create(t, `{"goal":"shell","hitl":true}`)
 	c = ts.follow(t, waiting.ID, false)
-	readUntil(t, c, waiting.ID, "human_check_required")
+	readUntil(t, c, waiting.ID, "retrai.human_check")
 	code, body = ts.do(t, "POST", "/api/runs/"+waiting.ID+"/resume", ts.token, `{}`)
 	require.Equal(t, http.StatusBadRequest, code, "%s", body)
 	require.Contains(t, string(body), "is waiting for a human check: the decision must be")

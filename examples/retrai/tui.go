@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 )
@@ -295,57 +296,49 @@ func (t *tuiModel) decide(decision string) tea.Cmd {
 // apply records ev: in the log and in the status.
 func (t *tuiModel) apply(ev events.Event) {
 	t.r.render(ev)
-	if ev.Kind != runs.KindModelProgress && ev.Kind != events.KindLLMUsage {
+	switch ev.Data.(type) {
+	case runs.ModelProgress, events.ModelCall:
+	default:
 		t.model = ""
 	}
-	switch ev.Kind {
-	case runs.KindModelProgress:
-		t.model = modelStatus(ev)
-	case events.KindStepStart:
+	switch p := ev.Data.(type) {
+	case runs.ModelProgress:
+		t.model = modelStatus(p)
+	case events.NodeStarted:
 		t.status = string(runs.StatusRunning)
-		if ev.Iteration > 0 {
-			t.iteration = ev.Iteration
+	case retrai.IterationStarted:
+		t.iteration = p.Iteration
+		if p.MaxIterations > 0 {
+			t.maxIter = p.MaxIterations
 		}
-	case events.KindGoalCheck:
-		if ok, _ := ev.Payload["achieved"].(bool); ok {
+	case events.ModelCall:
+		t.tokens += p.TotalTokens
+	case retrai.GoalCheck:
+		if p.Achieved {
 			t.goal = "✓ achieved"
 		} else {
 			t.goal = "✗ not yet"
 		}
-	case events.KindLLMUsage:
-		if n, ok := ev.PayloadInt("run_total_tokens"); ok {
-			t.tokens = n
+		t.tokens = p.TotalTokens
+		if p.MaxIterations > 0 {
+			t.maxIter = p.MaxIterations
 		}
-	case events.KindIterationComplete:
-		if n, ok := ev.PayloadInt("total_tokens"); ok {
-			t.tokens = n
-		}
-		if n, ok := ev.PayloadInt("max_iterations"); ok && n > 0 {
-			t.maxIter = n
-		}
-	case events.KindHumanCheckRequired:
+	case retrai.HumanCheck:
 		t.status = string(runs.StatusWaiting)
-		t.question, _ = ev.PayloadString("question")
+		t.question = p.Question
 		t.humanSeq++
-	case events.KindHumanCheckResponse:
+	case retrai.HumanDecision:
 		t.status = string(runs.StatusRunning)
-	case events.KindRunEnd:
+	case runs.Ended:
 		t.ended = true
-		if s, ok := ev.PayloadString("status"); ok {
-			t.status = s
-		}
-		if n, ok := ev.PayloadInt("total_tokens"); ok {
-			t.tokens = n
-		}
-		if n, ok := ev.PayloadInt("iteration"); ok {
-			t.iteration = n
-		}
+		t.status = string(p.Status)
+		t.tokens, t.iteration = p.TotalTokens, p.Iteration
 		line := "■ run ended: " + t.status
-		if r, _ := ev.PayloadString("reason"); r != "" {
-			line += " — " + oneLine(r)
+		if p.Reason != "" {
+			line += " — " + oneLine(p.Reason)
 		}
-		if e, _ := ev.PayloadString("error"); e != "" {
-			line += " — error: " + oneLine(e)
+		if p.Error != "" {
+			line += " — error: " + oneLine(p.Error)
 		}
 		fmt.Fprintf(&t.buf, "%s\n", line)
 	}

@@ -12,6 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
@@ -58,22 +59,24 @@ var syntheticRun = runs.Run{
 	Status: runs.StatusRunning,
 }
 
-func event(kind events.Kind, iteration int, payload map[string]any) tea.Msg {
-	return eventMsg{events.New(kind, syntheticRun.ID, iteration, payload)}
+// event is an event of the synthetic run from node (the run's own when
+// node is "").
+func event(node string, data events.Payload) tea.Msg {
+	return eventMsg{events.Event{RunID: syntheticRun.ID, Node: node, Data: data}}
 }
 
 // firstIteration are the events of the go-test demo's first iteration.
 var firstIteration = []tea.Msg{
-	event(events.KindStepStart, 1, map[string]any{"node": "plan"}),
-	event(events.KindLLMUsage, 1, map[string]any{"total_tokens": 1940, "run_total_tokens": 1940}),
-	event(events.KindLog, 1, map[string]any{"message": "I'll start by running the tests."}),
-	event(events.KindToolCall, 1, map[string]any{"tool": "run_tests", "args": `{"framework":"go"}`, "call_id": "c1"}),
-	event(events.KindToolResult, 1, map[string]any{"tool": "run_tests", "output": `{"passed": 0, "failed": 1}`, "call_id": "c1"}),
-	event(events.KindGoalCheck, 1, map[string]any{"achieved": false, "reason": "go-test: 1 of 1 tests failed"}),
-	event(events.KindIterationComplete, 1, map[string]any{"iteration": 1, "max_iterations": 50, "total_tokens": 1940}),
+	event("plan", events.NodeStarted{}),
+	event("plan", retrai.IterationStarted{Iteration: 1, MaxIterations: 50}),
+	event("plan", events.ModelCall{Text: "I'll start by running the tests.", ToolCalls: 1, TotalTokens: 1940}),
+	event("plan", events.ToolCall{ID: "c1", Name: "run_tests", Args: `{"framework":"go"}`}),
+	event("act", events.ToolResult{ID: "c1", Name: "run_tests", Result: `{"passed": 0, "failed": 1}`}),
+	event("evaluate", retrai.GoalCheck{Iteration: 1, MaxIterations: 50, Reason: "go-test: 1 of 1 tests failed", Failed: 1, TotalTokens: 1940}),
+	event("evaluate", runs.Progress{Iteration: 1}),
 }
 
-var humanCheck = event(events.KindHumanCheckRequired, 1, map[string]any{"question": "Iteration 1 of 50 done: go-test: 1 of 1 tests failed. Continue (approve) or stop (abort)?"})
+var humanCheck = event("human_check", retrai.HumanCheck{Question: "Iteration 1 of 50 done: go-test: 1 of 1 tests failed. Continue (approve) or stop (abort)?", Iteration: 1})
 
 func concat(parts ...[]tea.Msg) []tea.Msg {
 	var out []tea.Msg
@@ -153,11 +156,12 @@ func TestTUIModelShowsTheRun(t *testing.T) {
 			run:  syntheticRun,
 			msgs: concat(firstIteration, []tea.Msg{
 				humanCheck,
-				event(events.KindHumanCheckResponse, 1, map[string]any{"decision": "approve", "approved": true}),
-				event(events.KindStepStart, 2, map[string]any{"node": "plan"}),
-				event(events.KindGoalCheck, 2, map[string]any{"achieved": true, "reason": "go-test: all 1 tests passed"}),
-				event(events.KindIterationComplete, 2, map[string]any{"iteration": 2, "max_iterations": 50, "total_tokens": 4950}),
-				event(events.KindRunEnd, 2, map[string]any{"status": "achieved", "reason": "go-test: all 1 tests passed", "iteration": 2, "total_tokens": 4950}),
+				event("human_check", retrai.HumanDecision{Decision: "approve", Approved: true, Iteration: 1}),
+				event("plan", events.NodeStarted{}),
+				event("plan", retrai.IterationStarted{Iteration: 2, MaxIterations: 50}),
+				event("plan", events.ModelCall{Text: "Fixed.", TotalTokens: 3010}),
+				event("evaluate", retrai.GoalCheck{Iteration: 2, MaxIterations: 50, Achieved: true, Reason: "go-test: all 1 tests passed", Passed: 1, TotalTokens: 4950}),
+				event("", runs.Ended{Status: runs.StatusAchieved, Reason: "go-test: all 1 tests passed", Iteration: 2, TotalTokens: 4950}),
 			}),
 			wantView: []string{
 				"  human: approved, going on",
@@ -174,14 +178,14 @@ func TestTUIModelShowsTheRun(t *testing.T) {
 			name: "an error",
 			run:  syntheticRun,
 			msgs: []tea.Msg{
-				event(events.KindError, 1, map[string]any{"error": "model call: 429 too many requests"}),
-				event(events.KindRunEnd, 1, map[string]any{"status": "failed", "error": "model call: 429 too many requests"}),
+				event("", events.Error{Message: "model call: 429 too many requests"}),
+				event("", runs.Ended{Status: runs.StatusError, Iteration: 1, Error: "model call: 429 too many requests"}),
 			},
 			wantView: []string{
 				"  ! error: model call: 429 too many requests",
-				"■ run ended: failed — error: model call: 429 too many requests",
+				"■ run ended: error — error: model call: 429 too many requests",
 			},
-			wantStatus: "failed",
+			wantStatus: "error",
 		},
 		{
 			name:       "lost events",
@@ -328,14 +332,14 @@ func TestTUIModelDecisions(t *testing.T) {
 					require.NoError(t, err)
 					_, cmd := tm.Update(eventMsg{ev})
 					require.Nil(t, cmd)
-					if ev.Kind == kind {
+					if ev.Kind() == kind {
 						return
 					}
 				}
 			}
 
 			require.NoError(t, m.Start(t.Context(), run.ID))
-			feed(events.KindHumanCheckRequired)
+			feed(retrai.KindHumanCheck)
 			require.True(t, tm.waiting())
 			require.Contains(t, screen(tm), "[a] approve  [x] abort  [q] quit")
 			waiting, err := m.Get(t.Context(), run.ID)
@@ -350,7 +354,7 @@ func TestTUIModelDecisions(t *testing.T) {
 			require.False(t, tm.waiting())
 			require.Empty(t, tm.errText)
 
-			feed(events.KindRunEnd)
+			feed(runs.KindEnded)
 			require.Equal(t, string(tt.wantStatus), tm.status)
 			require.True(t, tm.ended)
 			require.Contains(t, screen(tm), tt.wantLine)
@@ -472,32 +476,37 @@ func TestTUIWithoutATerminal(t *testing.T) {
 // TestRenderShowsProgress: the stuck hint counts the iterations without
 // progress, and the model's waits and back-offs are shown.
 func TestRenderShowsProgress(t *testing.T) {
-	check := func(n int) events.Event {
-		return events.New(events.KindGoalCheck, "r", 1, map[string]any{"achieved": false, "reason": "1 failing", "stuck": 9, runs.PayloadNoProgress: n})
-	}
-	model := func(p map[string]any) events.Event { return events.New(runs.KindModelProgress, "r", 1, p) }
+	ev := func(data events.Payload) events.Event { return events.Event{RunID: "r", Data: data} }
+	check := retrai.GoalCheck{Iteration: 1, Reason: "1 failing", Stuck: 9, TotalTokens: 120}
 	tests := []struct {
+		name string
 		ev   events.Event
 		want string
 	}{
-		{check(0), "  goal ✗ not yet: 1 failing\n"},
-		{check(2), "  goal ✗ not yet: 1 failing\n"},
-		{check(3), "  goal ✗ not yet: 1 failing (no progress for 3 iterations: no file changed and the check result stayed the same)\n"},
-		{model(map[string]any{"state": "attempt", "attempt": 1, "max_attempts": 4}), "  … waiting for the model\n"},
-		{model(map[string]any{"state": "first_byte", "attempt": 1, "max_attempts": 4}), ""},
-		{model(map[string]any{"state": "retry_wait", "attempt": 1, "max_attempts": 4, "reason": "server_error", "status_code": 503, "delay_ms": 1500}),
+		{"a goal check", ev(check), "  goal ✗ not yet: 1 failing\n  iteration 1 done · 120 tokens so far\n"},
+		{"progress", ev(runs.Progress{Iteration: 1}), ""},
+		{"two iterations without progress", ev(runs.Progress{Iteration: 1, NoProgress: 2}), ""},
+		{"three iterations without progress", ev(runs.Progress{Iteration: 1, NoProgress: 3}),
+			"  ! no progress for 3 iterations: no file changed and the check result stayed the same\n"},
+		{"a first attempt", ev(runs.ModelProgress{State: "attempt", Attempt: 1, MaxAttempts: 4}), "  … waiting for the model\n"},
+		{"the first byte", ev(runs.ModelProgress{State: "first_byte", Attempt: 1, MaxAttempts: 4}), ""},
+		{"a retry", ev(runs.ModelProgress{State: "retry_wait", Attempt: 1, MaxAttempts: 4, Reason: "server_error", StatusCode: 503, DelayMS: 1500}),
 			"  ! model server error (HTTP 503): retrying in 1.5s (attempt 1 of 4 failed)\n"},
-		{model(map[string]any{"state": "gave_up", "attempt": 2, "max_attempts": 4, "reason": "other", "status_code": 400, "error": "bad request"}),
+		{"giving up", ev(runs.ModelProgress{State: "gave_up", Attempt: 2, MaxAttempts: 4, Reason: "other", StatusCode: 400, Error: "bad request"}),
 			"  ! model failed (HTTP 400): gave up after attempt 2 of 4: bad request\n"},
-		{events.New(events.KindLog, "r", 0, map[string]any{"node": "baseline", "message": "baseline: go-test: 1 of 3 tests failed"}),
-			"  baseline: go-test: 1 of 3 tests failed\n"},
+		{"the baseline", ev(retrai.BaselineRecorded{Summary: "go-test: 1 of 3 tests failed"}), "  baseline: go-test: 1 of 3 tests failed\n"},
+		{"a failed tool call", ev(events.ToolResult{ID: "c1", Name: "bash_exec", Result: "Error: bash_exec is not a valid tool"}),
+			"  ✗ bash_exec  → Error: bash_exec is not a valid tool\n"},
+		{"a model answer without text", ev(events.ModelCall{ToolCalls: 2, TotalTokens: 10}), ""},
 	}
 	for _, tt := range tests {
-		var b strings.Builder
-		newRenderer(&b, 10).render(tt.ev)
-		require.Equal(t, tt.want, b.String())
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			newRenderer(&b, 10).render(tt.ev)
+			require.Equal(t, tt.want, b.String())
+		})
 	}
-	require.Equal(t, "model rate limited (HTTP 429), retrying in 2s…", modelStatus(model(map[string]any{
-		"state": "retry_wait", "reason": "rate_limited", "status_code": 429, "delay_ms": 2000})))
-	require.Equal(t, "waiting for the model…", modelStatus(model(map[string]any{"state": "attempt"})))
+	require.Equal(t, "model rate limited (HTTP 429), retrying in 2s…", modelStatus(runs.ModelProgress{
+		State: "retry_wait", Reason: "rate_limited", StatusCode: 429, DelayMS: 2000}))
+	require.Equal(t, "waiting for the model…", modelStatus(runs.ModelProgress{State: "attempt"}))
 }

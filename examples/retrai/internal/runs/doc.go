@@ -48,17 +48,19 @@
 //
 // # Events
 //
-// The manager's bus carries the agent's events (see retrai.New) for
-// every run, with the run's ID. Each execution of a run ends with exactly
-// one of two events, published after the run's record is updated and the
-// run can be resumed: human_check_required (the run is waiting) or
-// run_end, whose "status" is the run's new Status ("achieved", "failed",
-// "aborted", "interrupted" or "error") and which has "reason", "iteration",
-// "total_tokens" and, on errors, "error". (An execution that finds the run
-// taken over by another process ends with a run_end whose "status" is
-// "running" and whose "live" is true: the record is that process's.)
+// The manager runs the agent's graph as a stream and publishes its events
+// with events.Bridge (see retrai.New) on its bus, with the run's ID. Each
+// execution of a run ends with exactly one of two events, published after
+// the run's record is updated and the run can be resumed: the agent's
+// retrai.HumanCheck (the run is waiting) or an [Ended], whose Status is
+// the run's new Status (achieved, failed, aborted, interrupted or error),
+// after an events.Error when the run stopped on one. The events of the
+// graph run's own start and end and the agent's retrai.Finished are left
+// out: the Ended stands for them. (An execution that finds the run taken
+// over by another process ends with an Ended whose Status is running and
+// Live is set: the record is that process's.)
 //
-// The manager adds events of its own: KindModelProgress, the progress of
-// the model's calls (waits, back-offs, failures), and PayloadNoProgress in
-// every goal_check.
+// The manager adds events of its own: [ModelProgress], the progress of
+// the model's calls (waits, back-offs, failures), and a [Progress] after
+// every retrai.GoalCheck.
 package runs

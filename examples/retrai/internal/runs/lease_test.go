@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/checkpoint/sqlite"
-	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/state"
@@ -288,7 +288,7 @@ func TestModelEndpoint(t *testing.T) {
 }
 
 // TestManagerReportsModelProgress: the model's attempts and back-offs come
-// as model_progress events.
+// as ModelProgress events.
 func TestManagerReportsModelProgress(t *testing.T) {
 	t.Parallel()
 	script, err := samples.Script(samples.Shell)
@@ -318,21 +318,20 @@ func TestManagerReportsModelProgress(t *testing.T) {
 	require.Equal(t, StatusAchieved, got.Status, "%+v", got)
 
 	var states []string // but first_byte, which is reported where the transport sees it
-	var wait events.Event
+	var wait ModelProgress
 	for _, ev := range evs {
-		if st, _ := ev.PayloadString("state"); ev.Kind == KindModelProgress && st != llm.ProgressFirstByte.String() {
-			states = append(states, st)
-			if st == llm.ProgressRetryWait.String() {
-				wait = ev
+		if p, ok := ev.Data.(ModelProgress); ok && p.State != llm.ProgressFirstByte.String() {
+			require.Equal(t, retrai.PlanNode, ev.Node, "written from the node that calls the model")
+			states = append(states, p.State)
+			if p.State == llm.ProgressRetryWait.String() {
+				wait = p
 			}
 		}
 	}
 	require.Equal(t, []string{"attempt", "retry_wait", "attempt", "attempt"}, states)
-	require.Equal(t, string(llm.ReasonRateLimited), wait.Payload["reason"])
-	code, _ := wait.PayloadInt("status_code")
-	require.Equal(t, http.StatusTooManyRequests, code)
-	delay, _ := wait.PayloadInt("delay_ms")
-	require.Equal(t, 50, delay)
+	require.Equal(t, string(llm.ReasonRateLimited), wait.Reason)
+	require.Equal(t, http.StatusTooManyRequests, wait.StatusCode)
+	require.Equal(t, int64(50), wait.DelayMS)
 }
 
 // TestProgressTracker: iterations that change no file and end with the
@@ -346,8 +345,8 @@ func TestProgressTracker(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
 	}
 	write("calc.go", "package calc\n")
-	check := func(failed int) events.Event {
-		return events.New(events.KindGoalCheck, "r", 0, map[string]any{"achieved": false, "failed": failed, "reason": "1 failing"})
+	check := func(failed int) retrai.GoalCheck {
+		return retrai.GoalCheck{Failed: failed, Reason: "1 failing"}
 	}
 	var tr progressTracker
 	iteration := func(edit func(), failed int) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -571,7 +572,7 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 	}
 
 	sk := &sink{m: m, id: id}
-	g, err := m.build(ctx, run, sk)
+	g, err := m.build(ctx, run)
 	if err != nil {
 		m.failEarly(run, err)
 		return fmt.Errorf("runs: %s %s: %w", op, id, err)
@@ -617,8 +618,8 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 	return nil
 }
 
-// build returns the agent graph of run, publishing on sk.
-func (m *Manager) build(ctx context.Context, run Run, sk *sink) (*graph.Graph[retrai.State], error) {
+// build returns the agent graph of run.
+func (m *Manager) build(ctx context.Context, run Run) (*graph.Graph[retrai.State], error) {
 	fileCfg, err := loadConfig(run.Cwd)
 	if err != nil {
 		return nil, err
@@ -632,7 +633,6 @@ func (m *Manager) build(ctx context.Context, run Run, sk *sink) (*graph.Graph[re
 		return nil, fmt.Errorf("model %s: %w", run.Model, err)
 	}
 	opts := []retrai.Option{
-		retrai.WithEvents(sk),
 		retrai.WithCheckpointer(m.saver),
 		retrai.WithCompileOptions(graph.WithLeaseTTL(m.leaseTTL)),
 	}
@@ -660,28 +660,36 @@ func (m *Manager) failEarly(run Run, cause error) {
 	if err := m.store.put(ctx, run); err != nil {
 		cause = errors.Join(cause, err)
 	}
-	m.bus.Publish(events.Error(run.ID, run.Iteration, cause))
+	m.publish(run.ID, events.Error{Message: cause.Error()})
 	m.bus.Publish(endEvent(run))
 }
 
-// run executes the graph of run and records how it stopped.
+// publish publishes an event of the manager's about run id.
+func (m *Manager) publish(id string, p events.Payload) {
+	m.bus.Publish(events.Event{RunID: id, Data: p})
+}
+
+// run executes the graph of run, its events bridged onto sk, and records
+// how it stopped.
 func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Graph[retrai.State], sk *sink, cmd *graph.Command[retrai.State]) {
-	opts := []graph.RunOption{graph.WithThread(run.ID), graph.WithRecursionLimit(4*run.MaxIterations + 8)}
-	ctx = llm.ContextWithProgress(ctx, sk.modelProgress)
+	opts := []graph.RunOption{graph.WithThread(run.ID), graph.WithRecursionLimit(4*run.MaxIterations + 8),
+		graph.WithStreamModes(events.StreamModes)}
+	ctx = llm.ContextWithProgress(ctx, modelProgress)
 	execute := func() error {
+		var stream iter.Seq2[graph.Event, error]
 		if cmd != nil {
-			_, err := g.Resume(ctx, *cmd, opts...)
-			return err
+			stream = g.StreamResume(ctx, *cmd, opts...)
+		} else {
+			stream = g.Stream(ctx, retrai.Input(retrai.Run{
+				RunID:         run.ID,
+				Cwd:           run.Cwd,
+				ModelName:     run.Model,
+				MaxIterations: run.MaxIterations,
+				HITL:          run.HITL,
+				Instructions:  run.Instructions,
+			}), opts...)
 		}
-		_, err := g.Invoke(ctx, retrai.Input(retrai.Run{
-			RunID:         run.ID,
-			Cwd:           run.Cwd,
-			ModelName:     run.Model,
-			MaxIterations: run.MaxIterations,
-			HITL:          run.HITL,
-			Instructions:  run.Instructions,
-		}), opts...)
-		return err
+		return events.Bridge(ctx, sk, run.ID, stream)
 	}
 	err := execute()
 	// A manager's brief check may hold the lease at the start: the graph
@@ -707,14 +715,9 @@ func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Grap
 		if ok {
 			lerr = &LiveError{RunID: run.ID, Holder: holderOf(held.Holder), Expires: held.Expires}
 		}
-		m.bus.Publish(events.Error(run.ID, run.Iteration, lerr))
-		m.bus.Publish(events.New(events.KindRunEnd, run.ID, run.Iteration, map[string]any{
-			"status":    string(StatusRunning),
-			"reason":    run.Reason,
-			"iteration": run.Iteration,
-			"error":     lerr.Error(),
-			"live":      true,
-		}))
+		m.publish(run.ID, events.Error{Message: lerr.Error()})
+		m.publish(run.ID, Ended{Status: StatusRunning, Reason: run.Reason, Iteration: run.Iteration,
+			TotalTokens: run.TotalTokens, Error: lerr.Error(), Live: true})
 		return
 	}
 	run = sk.record()
@@ -759,105 +762,91 @@ func (m *Manager) run(ctx context.Context, ex *execution, run Run, g *graph.Grap
 	m.release(run.ID, ex)
 
 	if perr != nil {
-		m.bus.Publish(events.Error(run.ID, run.Iteration, perr))
+		m.publish(run.ID, events.Error{Message: perr.Error()})
 	}
 	switch {
 	case run.Status == StatusWaiting:
 		ev, ok := sk.humanCheck()
 		if !ok {
-			ev = events.New(events.KindHumanCheckRequired, run.ID, run.Iteration, map[string]any{"question": run.Question})
+			ev = events.Event{RunID: run.ID, Data: retrai.HumanCheck{Question: run.Question, Reason: run.Reason, Iteration: run.Iteration}}
 		}
 		m.bus.Publish(ev)
 	case run.Error != "":
-		if !sk.sawError() {
-			m.bus.Publish(events.Error(run.ID, run.Iteration, err))
-		}
+		m.publish(run.ID, events.Error{Message: run.Error})
 		m.bus.Publish(endEvent(run))
 	default:
 		m.bus.Publish(endEvent(run))
 	}
 }
 
-// endEvent is the run_end event of run.
+// endEvent is the Ended event of run.
 func endEvent(run Run) events.Event {
-	p := map[string]any{
-		"status":       string(run.Status),
-		"reason":       run.Reason,
-		"iteration":    run.Iteration,
-		"total_tokens": run.TotalTokens,
-	}
-	if run.Error != "" {
-		p["error"] = run.Error
-	}
-	return events.New(events.KindRunEnd, run.ID, run.Iteration, p)
+	return events.Event{RunID: run.ID, Data: Ended{Status: run.Status, Reason: run.Reason, Iteration: run.Iteration,
+		TotalTokens: run.TotalTokens, Error: run.Error}}
 }
 
-// sink receives the agent's events for one execution of a run: it stamps
-// them with the run's ID, records progress, and holds back the events
-// that end the execution until the run's record is updated.
+// sink receives the events of one execution of a run from events.Bridge
+// and publishes them on the manager's bus: it records progress, adds a
+// Progress after each goal check, and leaves out the events of the
+// execution's end — the run's start, end and error, and the agent's
+// outcome and human check — which the manager publishes once the run's
+// record is updated.
 type sink struct {
 	m  *Manager
 	id string
 
-	mu        sync.Mutex
-	run       Run // the run's record, as the execution last wrote it
-	end       *events.Event
-	human     *events.Event
-	err       bool
-	iteration int // of the last step_start
-	track     progressTracker
+	mu       sync.Mutex
+	run      Run // the run's record, as the execution last wrote it
+	finished *retrai.Finished
+	human    *events.Event
+	track    progressTracker
 }
 
-// Publish implements retrai.EventPublisher.
+// Publish implements events.Publisher.
 func (s *sink) Publish(ev events.Event) {
 	ev.RunID = s.id
+	var after []events.Event
+	var record *Run // progress to record
 	s.mu.Lock()
-	switch ev.Kind {
-	case events.KindRunEnd:
-		s.end = &ev
+	switch p := ev.Data.(type) {
+	case events.RunStarted, events.RunEnded:
 		s.mu.Unlock()
 		return
-	case events.KindHumanCheckRequired:
+	case events.Error:
+		if ev.Node == "" { // the run's: the manager reports it
+			s.mu.Unlock()
+			return
+		}
+	case retrai.Finished:
+		s.finished = &p
+		s.mu.Unlock()
+		return
+	case retrai.HumanCheck:
 		s.human = &ev
 		s.mu.Unlock()
 		return
-	case events.KindError:
-		s.err = true
-	case events.KindStepStart:
-		s.iteration = ev.Iteration
-		node, _ := ev.PayloadString("node")
-		s.track.stepStart(s.run.Cwd, node)
-	case events.KindGoalCheck:
-		if ev.Payload == nil {
-			ev.Payload = map[string]any{}
-		}
-		ev.Payload[PayloadNoProgress] = s.track.goalCheck(s.run.Cwd, ev)
+	case events.NodeStarted:
+		s.track.stepStart(s.run.Cwd, ev.Node)
+	case retrai.GoalCheck:
+		idle := s.track.goalCheck(s.run.Cwd, p)
+		s.run.Iteration, s.run.TotalTokens, s.run.Reason = p.Iteration, p.TotalTokens, p.Reason
+		s.run.UpdatedAt = now()
+		run := s.run
+		record = &run
+		progress := ev
+		progress.Data = Progress{Iteration: p.Iteration, NoProgress: idle}
+		after = append(after, progress)
 	}
 	s.mu.Unlock()
-	if ev.Kind == events.KindIterationComplete {
-		s.progress(ev)
+	if record != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_ = s.m.store.put(ctx, *record) // progress only; the final record is written by run
+		cancel()
 	}
 	s.m.bus.Publish(ev)
-}
-
-// progress records an iteration's outcome in the run's record.
-func (s *sink) progress(ev events.Event) {
-	s.mu.Lock()
-	if n, ok := ev.PayloadInt("iteration"); ok {
-		s.run.Iteration = n
+	for _, e := range after {
+		s.m.bus.Publish(e)
 	}
-	if n, ok := ev.PayloadInt("total_tokens"); ok {
-		s.run.TotalTokens = n
-	}
-	if r, ok := ev.PayloadString("reason"); ok {
-		s.run.Reason = r
-	}
-	s.run.UpdatedAt = now()
-	run := s.run
-	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_ = s.m.store.put(ctx, run) // progress only; the final record is written by run
 }
 
 // record returns the run's record with the progress made so far.
@@ -870,10 +859,10 @@ func (s *sink) record() Run {
 func (s *sink) endReason() (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.end == nil {
+	if s.finished == nil {
 		return "", false
 	}
-	return s.end.PayloadString("reason")
+	return s.finished.Reason, true
 }
 
 func (s *sink) humanCheck() (events.Event, bool) {
@@ -885,40 +874,19 @@ func (s *sink) humanCheck() (events.Event, bool) {
 	return *s.human, true
 }
 
-func (s *sink) sawError() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
-// modelProgress publishes the progress of the run's model calls (see
-// llm.Progress) as KindModelProgress events.
-func (s *sink) modelProgress(_ context.Context, ev llm.ProgressEvent) {
-	p := map[string]any{
-		"state":        ev.Kind.String(),
-		"model":        ev.Model,
-		"attempt":      ev.Attempt,
-		"max_attempts": ev.MaxAttempts,
-	}
+// modelProgress writes the progress of a run's model call (see
+// llm.Progress) to the run's stream as a ModelProgress, from the node
+// that makes the call.
+func modelProgress(ctx context.Context, ev llm.ProgressEvent) {
+	p := ModelProgress{State: ev.Kind.String(), Model: ev.Model, Attempt: ev.Attempt, MaxAttempts: ev.MaxAttempts}
 	if ev.Kind == llm.ProgressRetryWait || ev.Kind == llm.ProgressGaveUp {
-		p["reason"] = string(ev.Reason)
-		if ev.StatusCode != 0 {
-			p["status_code"] = ev.StatusCode
-		}
-		if ev.RetryAfter > 0 {
-			p["retry_after_ms"] = ev.RetryAfter.Milliseconds()
-		}
-		if ev.Delay > 0 {
-			p["delay_ms"] = ev.Delay.Milliseconds()
-		}
+		p.Reason, p.StatusCode = string(ev.Reason), ev.StatusCode
+		p.RetryAfterMS, p.DelayMS = ev.RetryAfter.Milliseconds(), ev.Delay.Milliseconds()
 		if ev.Err != nil {
-			p["error"] = ev.Err.Error()
+			p.Error = ev.Err.Error()
 		}
 	}
-	s.mu.Lock()
-	it := s.iteration
-	s.mu.Unlock()
-	s.Publish(events.New(KindModelProgress, s.id, it, p))
+	graph.StreamWriter(ctx)(p)
 }
 
 // shapeGoal stands in for a goal in a graph that is only read or drawn.

@@ -94,7 +94,7 @@ func collect(t *testing.T, m *Manager, id string) func() []events.Event {
 			mu.Lock()
 			evs = append(evs, ev)
 			mu.Unlock()
-			if ev.Kind == events.KindRunEnd || ev.Kind == events.KindHumanCheckRequired {
+			if k := ev.Kind(); k == KindEnded || k == retrai.KindHumanCheck {
 				break
 			}
 		}
@@ -107,7 +107,7 @@ func collect(t *testing.T, m *Manager, id string) func() []events.Event {
 func kinds(evs []events.Event) []events.Kind {
 	var out []events.Kind
 	for _, ev := range evs {
-		out = append(out, ev.Kind)
+		out = append(out, ev.Kind())
 	}
 	return out
 }
@@ -115,7 +115,7 @@ func kinds(evs []events.Event) []events.Kind {
 func count(evs []events.Event, k events.Kind) int {
 	n := 0
 	for _, ev := range evs {
-		if ev.Kind == k {
+		if ev.Kind() == k {
 			n++
 		}
 	}
@@ -169,17 +169,18 @@ func TestManagerFixesTheSamples(t *testing.T) {
 			for _, ev := range evs {
 				require.Equal(t, run.ID, ev.RunID)
 			}
-			require.Equal(t, events.KindStepStart, evs[0].Kind)
-			require.Equal(t, events.KindRunEnd, evs[len(evs)-1].Kind)
-			require.Equal(t, string(StatusAchieved), evs[len(evs)-1].Payload["status"])
+			require.Equal(t, events.KindNodeStarted, evs[0].Kind())
+			require.Equal(t, Ended{Status: StatusAchieved, Reason: got.Reason, Iteration: 2, TotalTokens: got.TotalTokens}, evs[len(evs)-1].Data)
 			calls := len(script[0].ToolCalls) + len(script[1].ToolCalls)
 			require.Equal(t, calls, count(evs, events.KindToolCall))
 			require.Equal(t, calls, count(evs, events.KindToolResult))
-			require.Equal(t, 2, count(evs, events.KindGoalCheck))
-			require.Equal(t, 2, count(evs, events.KindIterationComplete))
-			require.Equal(t, 2, count(evs, events.KindLLMUsage))
-			require.Equal(t, 1, count(evs, events.KindRunEnd))
-			require.Zero(t, count(evs, events.KindError), "%v", kinds(evs))
+			require.Equal(t, 2, count(evs, retrai.KindGoalCheck))
+			require.Equal(t, 2, count(evs, KindProgress))
+			require.Equal(t, 2, count(evs, events.KindModelCall))
+			require.Equal(t, 1, count(evs, KindEnded))
+			for _, k := range []events.Kind{events.KindError, events.KindRunStarted, events.KindRunEnded, retrai.KindFinished} {
+				require.Zero(t, count(evs, k), "%s in %v", k, kinds(evs))
+			}
 
 			st, err := m.State(t.Context(), run.ID)
 			require.NoError(t, err)
@@ -319,10 +320,10 @@ func TestManagerResumesAStoppedRunInANewManager(t *testing.T) {
 			var end events.Event
 			for ev, err := range sub.Events() {
 				require.NoError(t, err)
-				if ev.Kind == events.KindToolResult && tt.stopOnTool {
+				if ev.Kind() == events.KindToolResult && tt.stopOnTool {
 					require.NoError(t, m1.Cancel(run.ID))
 				}
-				if ev.Kind == events.KindRunEnd {
+				if ev.Kind() == KindEnded {
 					end = ev
 					break
 				}
@@ -330,7 +331,7 @@ func TestManagerResumesAStoppedRunInANewManager(t *testing.T) {
 			stopped, err := m1.Wait(t.Context(), run.ID)
 			require.NoError(t, err)
 			require.NotEqual(t, StatusAchieved, stopped.Status)
-			require.Equal(t, string(stopped.Status), end.Payload["status"])
+			require.Equal(t, stopped.Status, end.Data.(Ended).Status)
 			require.NoError(t, m1.Close())
 			if tt.crash {
 				// The record of a process that died mid-run still says
@@ -372,7 +373,7 @@ func TestManagerResumesAStoppedRunInANewManager(t *testing.T) {
 			require.Empty(t, got.Error)
 			require.Equal(t, 2, got.Iteration)
 			require.Zero(t, rest.Remaining())
-			require.Equal(t, string(StatusAchieved), evs[len(evs)-1].Payload["status"])
+			require.Equal(t, StatusAchieved, evs[len(evs)-1].Data.(Ended).Status)
 			data, err := os.ReadFile(filepath.Join(dir, "calc.go"))
 			require.NoError(t, err)
 			require.Contains(t, string(data), "i <= b")
@@ -407,12 +408,14 @@ func TestManagerHumanChecks(t *testing.T) {
 			drain := collect(t, m, run.ID)
 			require.NoError(t, m.Start(t.Context(), run.ID))
 			evs := drain()
-			require.Equal(t, events.KindHumanCheckRequired, evs[len(evs)-1].Kind)
+			check, ok := evs[len(evs)-1].Data.(retrai.HumanCheck)
+			require.True(t, ok, "the execution ends with the human check, not %s", evs[len(evs)-1].Kind())
 			waiting, err := m.Wait(t.Context(), run.ID)
 			require.NoError(t, err)
 			require.Equal(t, StatusWaiting, waiting.Status)
 			require.Equal(t, 1, waiting.Iteration)
 			require.Contains(t, waiting.Question, "Iteration 1 of 10 done: shell:")
+			require.Equal(t, waiting.Question, check.Question)
 			require.True(t, waiting.Resumable())
 
 			require.ErrorIs(t, m.Resume(t.Context(), run.ID, ""), ErrDecisionRequired)
@@ -425,8 +428,8 @@ func TestManagerHumanChecks(t *testing.T) {
 			require.Equal(t, tt.wantStatus, got.Status)
 			require.Equal(t, tt.wantIter, got.Iteration)
 			require.Empty(t, got.Question)
-			require.Equal(t, string(tt.wantStatus), evs[len(evs)-1].Payload["status"])
-			require.Equal(t, 1, count(evs, events.KindHumanCheckResponse))
+			require.Equal(t, tt.wantStatus, evs[len(evs)-1].Data.(Ended).Status)
+			require.Equal(t, 1, count(evs, retrai.KindHumanDecision))
 			require.ErrorIs(t, m.Resume(t.Context(), run.ID, DecisionApprove), ErrFinal)
 		})
 	}
@@ -451,8 +454,8 @@ func TestManagerRunsSeveralRunsAtOnce(t *testing.T) {
 	ended := map[string]bool{}
 	for ev, err := range sub.Events() {
 		require.NoError(t, err)
-		require.True(t, slices.Contains([]string{ids[samples.GoTest], ids[samples.Shell]}, ev.RunID), "event %s without a known run ID", ev.Kind)
-		if ev.Kind == events.KindRunEnd {
+		require.True(t, slices.Contains([]string{ids[samples.GoTest], ids[samples.Shell]}, ev.RunID), "event %s without a known run ID", ev.Kind())
+		if ev.Kind() == KindEnded {
 			ended[ev.RunID] = true
 			if len(ended) == len(names) {
 				break
@@ -551,7 +554,7 @@ func TestManagerErrors(t *testing.T) {
 	drain := collect(t, m, run.ID)
 	require.ErrorContains(t, m.Start(t.Context(), run.ID), "no more models")
 	evs := drain()
-	require.Equal(t, []events.Kind{events.KindError, events.KindRunEnd}, kinds(evs))
+	require.Equal(t, []events.Kind{events.KindError, KindEnded}, kinds(evs))
 	got, err := m.Get(t.Context(), run.ID)
 	require.NoError(t, err)
 	require.Equal(t, StatusError, got.Status)

@@ -8,28 +8,10 @@ import (
 	"sync/atomic"
 
 	"github.com/agentgraph/agentgraph/agent/retrai"
-	"github.com/agentgraph/agentgraph/events"
 )
 
-// KindModelProgress is the kind of the events the manager publishes about a
-// run's model calls, from llm.Progress: "state" is "attempt" (the model is
-// being waited for), "first_byte" (it started answering), "retry_wait"
-// (the attempt failed and the call waits "delay_ms" before the next) or
-// "gave_up" (the call failed); with "attempt" and "max_attempts", and for
-// failures "reason" (an llm.FailureReason such as "rate_limited" or
-// "timeout"), "status_code", "retry_after_ms" and "error".
-const KindModelProgress events.Kind = "model_progress"
-
-// PayloadNoProgress is the key the manager adds to every goal_check event:
-// the number of iterations in a row, this one included, that changed no
-// file of the project and ended with the same check result as the one
-// before — 0 when this one made progress. An iteration spent reading or
-// running commands without effect counts; one that edits files, or whose
-// check reports a different result, does not.
-const PayloadNoProgress = "no_progress"
-
 // progressTracker counts the iterations without progress of a run's
-// execution (see PayloadNoProgress). It compares a stamp of the project's
+// execution (see [Progress]). It compares a stamp of the project's
 // files taken when the goal check starts with one taken after the previous
 // check, so that the files a check writes itself do not count as progress.
 type progressTracker struct {
@@ -51,14 +33,10 @@ func (t *progressTracker) stepStart(cwd, node string) {
 	}
 }
 
-// goalCheck notes the result of a goal check, a goal_check event, and
-// returns the iterations without progress.
-func (t *progressTracker) goalCheck(cwd string, ev events.Event) int {
-	achieved, _ := ev.Payload["achieved"].(bool)
-	reason, _ := ev.PayloadString("reason")
-	passed, _ := ev.PayloadInt("passed")
-	failed, _ := ev.PayloadInt("failed")
-	result := fmt.Sprintf("%t %d %d %s", achieved, passed, failed, reason)
+// goalCheck notes the result of a goal check and returns the iterations
+// without progress.
+func (t *progressTracker) goalCheck(cwd string, gc retrai.GoalCheck) int {
+	result := fmt.Sprintf("%t %d %d %s", gc.Achieved, gc.Passed, gc.Failed, gc.Reason)
 	if t.changed || !t.checked || result != t.lastResult {
 		t.idle = 0
 	} else {
