@@ -129,7 +129,7 @@ func NewReAct(model llm.Model, ts []tools.Tool, opts ...Option) (*graph.Graph[Re
 		}
 		a.defs = tn.Definitions()
 		b.AddNode(ToolsNode, tools.Node(tn, getMessages, setMessages))
-		b.AddBranch(AgentNode, tools.SendCondition(getMessages, setMessages, ToolsNode), graph.Destinations(ToolsNode, graph.End))
+		b.AddBranch(AgentNode, tools.SendCondition(getMessages, setMessages, ToolsNode), graph.WithDestinations(ToolsNode, graph.End))
 		b.AddEdge(ToolsNode, AgentNode)
 	}
 

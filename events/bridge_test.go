@@ -43,7 +43,7 @@ func reactGraph(t *testing.T, opts ...graph.CompileOption) *graph.Graph[chat] {
 			return "tools", nil
 		}
 		return graph.End, nil
-	}, graph.Destinations("tools", graph.End))
+	}, graph.WithDestinations("tools", graph.End))
 	b.AddEdge("tools", "model")
 	g, err := b.Compile(opts...)
 	require.NoError(t, err)
@@ -262,7 +262,7 @@ func TestBridgePublishesAMessageOfASubgraphOnce(t *testing.T) {
 }
 
 func TestBridgePublishesBreakpoints(t *testing.T) {
-	g := reactGraph(t, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("tools"))
+	g := reactGraph(t, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptBefore("tools"))
 	got, err := bridge(t, t.Context(), g.Stream(t.Context(), chat{Messages: state.Msgs(state.Human("go"))}, graph.WithThread("t")))
 	_, ok := errors.AsType[*graph.Interrupted](err)
 	require.True(t, ok, "got %v", err)

@@ -41,7 +41,7 @@ func loopGraph(t *testing.T, n int) *graph.Graph[chat] {
 			return graph.End, nil
 		}
 		return "model", nil
-	}, graph.Destinations("model", graph.End))
+	}, graph.WithDestinations("model", graph.End))
 	g, err := b.Compile()
 	require.NoError(t, err)
 	return g

@@ -247,7 +247,7 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 
 // destination maps the answer k of a branch from node src through its
 // path map and checks it: a branch with declared destinations (see
-// [Destinations] and [PathMap]) may choose only among them.
+// [WithDestinations] and [WithPathMap]) may choose only among them.
 func (l *loop[S]) destination(src string, br *branch[S], k string) (string, error) {
 	dest := k
 	if br.pathMap != nil {

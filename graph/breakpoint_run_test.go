@@ -30,7 +30,7 @@ func chainABC(t *testing.T, opts ...graph.CompileOption) *graph.Graph[deadEndSta
 // at compile time; given per call, they replace the compiled ones.
 func TestBreakpointsPerRun(t *testing.T) {
 	t.Run("before, replacing the compiled ones", func(t *testing.T) {
-		g := chainABC(t, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("a"))
+		g := chainABC(t, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptBefore("a"))
 		out, err := g.Invoke(t.Context(), deadEndState{}, graph.WithThread("t"), graph.WithInterruptBefore("c"))
 		var intr *graph.Interrupted
 		require.ErrorAs(t, err, &intr)
@@ -51,7 +51,7 @@ func TestBreakpointsPerRun(t *testing.T) {
 		require.Equal(t, []string{"b"}, intr.After)
 	})
 	t.Run("the compiled ones stay without the option", func(t *testing.T) {
-		g := chainABC(t, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptAfter("b"))
+		g := chainABC(t, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptAfter("b"))
 		var intr *graph.Interrupted
 		_, err := g.Invoke(t.Context(), deadEndState{}, graph.WithThread("t"), graph.WithInterruptBefore("c"))
 		require.ErrorAs(t, err, &intr)

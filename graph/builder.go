@@ -85,8 +85,14 @@ func New[S any]() *Builder[S] {
 	return &Builder[S]{nodes: make(map[string]*node[S])}
 }
 
-// NodeOption configures a node.
-type NodeOption func(*nodeConfig)
+// NodeOption configures a node. It is made by the With… functions of
+// this package.
+type NodeOption interface{ applyNode(*nodeConfig) }
+
+// nodeOption is a NodeOption that is a function.
+type nodeOption func(*nodeConfig)
+
+func (f nodeOption) applyNode(c *nodeConfig) { f(c) }
 
 type nodeConfig struct {
 	retry    *RetryPolicy
@@ -98,7 +104,7 @@ type nodeConfig struct {
 
 // WithRetry retries the node's failed attempts under p.
 func WithRetry(p RetryPolicy) NodeOption {
-	return func(c *nodeConfig) { c.retry = &p }
+	return nodeOption(func(c *nodeConfig) { c.retry = &p })
 }
 
 // WithNodeTimeout bounds each attempt of the node: an attempt that has not
@@ -113,26 +119,20 @@ func WithRetry(p RetryPolicy) NodeOption {
 // interrupt or stream, but any side effect it has outside the run still
 // happens.
 func WithNodeTimeout(d time.Duration) NodeOption {
-	return func(c *nodeConfig) { c.timeout = d }
+	return nodeOption(func(c *nodeConfig) { c.timeout = d })
 }
 
-// Deferred makes the node wait until every other pending branch of the run
+// WithDeferred makes the node wait until every other pending branch of the run
 // has finished: it runs once, in the first step where nothing else is
 // triggered.
-func Deferred() NodeOption {
-	return func(c *nodeConfig) { c.deferred = true }
+func WithDeferred() NodeOption {
+	return nodeOption(func(c *nodeConfig) { c.deferred = true })
 }
 
 // WithCachePolicy caches the node's results (its writes and routes) keyed by
 // its input; the graph needs a cache ([WithCache]).
 func WithCachePolicy(p CachePolicy) NodeOption {
-	return func(c *nodeConfig) { c.cache = &p }
-}
-
-// WithDestinations declares where a command node may go. It is used for
-// validation (reachability) and rendering only.
-func WithDestinations(nodes ...string) NodeOption {
-	return func(c *nodeConfig) { c.dests = append(c.dests, nodes...) }
+	return nodeOption(func(c *nodeConfig) { c.cache = &p })
 }
 
 // AddNode adds a plain node.
@@ -219,7 +219,9 @@ func (b *Builder[S]) addNode(name string, fn CommandFunc[S], plain NodeFunc[S], 
 	}
 	var c nodeConfig
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o.applyNode(&c)
+		}
 	}
 	if b.nodes == nil {
 		b.nodes = make(map[string]*node[S])
@@ -271,32 +273,29 @@ func (b *Builder[S]) AddJoin(from []string, to string) *Builder[S] {
 	return b
 }
 
-// BranchOption configures a conditional edge.
-type BranchOption func(*branchConfig)
+// BranchOption configures a conditional edge or branch. It is made by the
+// With… functions of this package.
+type BranchOption interface{ applyBranch(*branchConfig) }
+
+// branchOption is a BranchOption that is a function.
+type branchOption func(*branchConfig)
+
+func (f branchOption) applyBranch(c *branchConfig) { f(c) }
 
 type branchConfig struct {
 	pathMap map[string]string
 	dests   []string
 }
 
-// PathMap maps the keys a router returns to node names. Its values are the
-// branch's declared destinations unless [Destinations] is given too.
-func PathMap(m map[string]string) BranchOption {
-	return func(c *branchConfig) { c.pathMap = m }
-}
-
-// Destinations declares the nodes a branch may choose ([End] included, if
-// it may end the run), for validation and rendering, and holds the branch
-// to them at run time: a branch that chooses, or sends a [Send] to, a node
-// outside them fails its source node's task with an
-// [*UndeclaredDestinationError].
-func Destinations(nodes ...string) BranchOption {
-	return func(c *branchConfig) { c.dests = append(c.dests, nodes...) }
+// WithPathMap maps the keys a router returns to node names. Its values are the
+// branch's declared destinations unless [WithDestinations] is given too.
+func WithPathMap(m map[string]string) BranchOption {
+	return branchOption(func(c *branchConfig) { c.pathMap = m })
 }
 
 // AddConditionalEdges adds a router after from (or [Start], for a
 // conditional entry point): it returns one node name, a key of its
-// [PathMap], or [End]. A router that chooses several nodes at once (a
+// [WithPathMap], or [End]. A router that chooses several nodes at once (a
 // list, in LangGraph's add_conditional_edges) is added with
 // [Builder.AddMultiConditionalEdges]; one that also sends [Send] tasks,
 // with [Builder.AddBranch].
@@ -339,7 +338,9 @@ func (b *Builder[S]) AddBranch(from string, fn BranchFunc[S], opts ...BranchOpti
 func (b *Builder[S]) addBranch(from string, br *branch[S], opts []BranchOption) {
 	var c branchConfig
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o.applyBranch(&c)
+		}
 	}
 	br.pathMap, br.dests = c.pathMap, c.dests
 	if br.dests == nil && br.pathMap != nil {
@@ -360,3 +361,24 @@ func (b *Builder[S]) addBranch(from string, br *branch[S], opts []BranchOption) 
 		}
 	}
 }
+
+// DestinationsOption declares where a node or a branch may go: it is both
+// a [NodeOption] and a [BranchOption].
+type DestinationsOption interface {
+	NodeOption
+	BranchOption
+}
+
+// WithDestinations declares the nodes a command node or a branch may
+// choose ([End] included, if it may end the run), for validation and
+// rendering. A branch is held to them at run time: one that chooses, or
+// sends a [Send] to, a node outside them fails its source node's task
+// with an [*UndeclaredDestinationError]. On a command node they are
+// checked at Compile and drawn, as LangGraph's destinations=.
+func WithDestinations(nodes ...string) DestinationsOption { return destinations(nodes) }
+
+type destinations []string
+
+func (d destinations) applyNode(c *nodeConfig) { c.dests = append(c.dests, d...) }
+
+func (d destinations) applyBranch(c *branchConfig) { c.dests = append(c.dests, d...) }

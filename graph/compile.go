@@ -134,8 +134,14 @@ type Graph[S any] struct {
 	runDefaults     []RunOption
 }
 
-// CompileOption configures [Builder.Compile].
-type CompileOption func(*compileConfig)
+// CompileOption configures [Builder.Compile]. It is made by the With…
+// functions of this package.
+type CompileOption interface{ applyCompile(*compileConfig) }
+
+// compileOption is a CompileOption that is a function.
+type compileOption func(*compileConfig)
+
+func (f compileOption) applyCompile(c *compileConfig) { f(c) }
 
 type compileConfig struct {
 	saver           checkpoint.Saver
@@ -152,7 +158,7 @@ type compileConfig struct {
 // enables interrupts with resume, pending writes, GetState, History,
 // UpdateState and time travel. Runs then need [WithThread].
 func WithCheckpointer(s checkpoint.Saver) CompileOption {
-	return func(c *compileConfig) { c.saver = s }
+	return compileOption(func(c *compileConfig) { c.saver = s })
 }
 
 // WithLeaseTTL sets how long a run's lease of its thread lasts without
@@ -166,7 +172,7 @@ func WithCheckpointer(s checkpoint.Saver) CompileOption {
 // thread can then be resumed. A run that loses its lease (it could not
 // renew it in time) stops with an error wrapping [checkpoint.ErrLeaseLost].
 func WithLeaseTTL(d time.Duration) CompileOption {
-	return func(c *compileConfig) { c.leaseTTL = &d }
+	return compileOption(func(c *compileConfig) { c.leaseTTL = &d })
 }
 
 // WithRunDefaults gives every run of the graph opts first; a run's own
@@ -174,28 +180,17 @@ func WithLeaseTTL(d time.Duration) CompileOption {
 // for what its runs need, e.g. WithMaxConcurrency(1) when its tasks must
 // run in order.
 func WithRunDefaults(opts ...RunOption) CompileOption {
-	return func(c *compileConfig) { c.runDefaults = append(c.runDefaults, opts...) }
+	return compileOption(func(c *compileConfig) { c.runDefaults = append(c.runDefaults, opts...) })
 }
 
 // WithCache stores the results of nodes that have a [CachePolicy].
 func WithCache(cache Cache) CompileOption {
-	return func(c *compileConfig) { c.cache = cache }
-}
-
-// InterruptBefore pauses a run before any of nodes runs ("*" for every
-// node).
-func InterruptBefore(nodes ...string) CompileOption {
-	return func(c *compileConfig) { c.interruptBefore = append(c.interruptBefore, nodes...) }
-}
-
-// InterruptAfter pauses a run after any of nodes ran ("*" for every node).
-func InterruptAfter(nodes ...string) CompileOption {
-	return func(c *compileConfig) { c.interruptAfter = append(c.interruptAfter, nodes...) }
+	return compileOption(func(c *compileConfig) { c.cache = cache })
 }
 
 // WithName names the graph (used in renderings).
 func WithName(name string) CompileOption {
-	return func(c *compileConfig) { c.name = name }
+	return compileOption(func(c *compileConfig) { c.name = name })
 }
 
 // Compile validates the graph and returns it ready to run. All problems are
@@ -203,7 +198,9 @@ func WithName(name string) CompileOption {
 func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	var cfg compileConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o.applyCompile(&cfg)
+		}
 	}
 	problems := slices.Clone(b.problems)
 	sc, sp := newSchema[S]()

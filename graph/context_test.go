@@ -56,7 +56,7 @@ func TestContextReadAfterNodeReturnsWhileRunContinues(t *testing.T) {
 				return "a", nil
 			}
 			return graph.End, nil
-		}, graph.Destinations("a", graph.End)).
+		}, graph.WithDestinations("a", graph.End)).
 		Compile()
 	require.NoError(t, err)
 	ctx := context.WithValue(t.Context(), ctxKey{}, "v")

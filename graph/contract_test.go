@@ -250,7 +250,7 @@ func TestAMultiRouterRunsEveryNodeItReturns(t *testing.T) {
 		{"two nodes", []string{"x", "y"}, nil, []string{"r", "x", "y"}},
 		{"none", nil, nil, []string{"r"}},
 		{"end among them", []string{"x", graph.End}, nil, []string{"r", "x"}},
-		{"path map keys", []string{"first", "second"}, []graph.BranchOption{graph.PathMap(map[string]string{"first": "x", "second": "y"})}, []string{"r", "x", "y"}},
+		{"path map keys", []string{"first", "second"}, []graph.BranchOption{graph.WithPathMap(map[string]string{"first": "x", "second": "y"})}, []string{"r", "x", "y"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,7 +275,7 @@ func TestAMultiRouterIsHeldToItsDeclaredDestinations(t *testing.T) {
 	b.AddNode("x", logNode("x"))
 	b.AddNode("y", logNode("y"))
 	b.AddEdge(graph.Start, "r").AddEdge("x", "y")
-	b.AddMultiConditionalEdges("r", func(context.Context, deadEndState) ([]string, error) { return []string{"x", "y"}, nil }, graph.Destinations("x"))
+	b.AddMultiConditionalEdges("r", func(context.Context, deadEndState) ([]string, error) { return []string{"x", "y"}, nil }, graph.WithDestinations("x"))
 	g, err := b.Compile()
 	require.NoError(t, err)
 	_, err = g.Invoke(t.Context(), deadEndState{})

@@ -9,7 +9,7 @@
 //	b.AddNode("plan", plan)
 //	b.AddNode("act", act)
 //	b.AddEdge(graph.Start, "plan")
-//	b.AddConditionalEdges("plan", route, graph.PathMap(map[string]string{"act": "act", "done": graph.End}))
+//	b.AddConditionalEdges("plan", route, graph.WithPathMap(map[string]string{"act": "act", "done": graph.End}))
 //	b.AddEdge("act", "plan")
 //	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 //	out, err := g.Invoke(ctx, State{Goal: state.Set("ship it")}, graph.WithThread("t1"))
@@ -69,7 +69,7 @@
 // [Builder.AddEdge] fans out; [Builder.AddJoin] waits for several nodes,
 // possibly finishing in different steps; [Builder.AddConditionalEdges] and
 // [Builder.AddBranch] choose at run time, the latter also emitting [Send]
-// tasks for map-reduce; [Deferred] nodes wait until everything else is
+// tasks for map-reduce; [WithDeferred] nodes wait until everything else is
 // done; command nodes ([Builder.AddCommandNode]) return a [Command] that
 // writes and chooses at once. [Subgraph] turns a compiled graph into a
 // node. [Builder.Compile] reports every problem at once in a
@@ -79,8 +79,8 @@
 //
 // With a checkpointer, a node can call [Interrupt] to ask a human; the run
 // returns an [*Interrupted] error and continues with [Graph.Resume] when the
-// answer comes, re-running the node from its top. [InterruptBefore] and
-// [InterruptAfter] pause around nodes. A pause needs a checkpoint to
+// answer comes, re-running the node from its top. [WithInterruptBefore] and
+// [WithInterruptAfter] pause around nodes. A pause needs a checkpoint to
 // resume from: without a checkpointer, Interrupt fails its node with an
 // error wrapping [ErrNoCheckpointer], and a graph with breakpoints refuses
 // to run (compiled without one, it still pauses as the [Subgraph] of a

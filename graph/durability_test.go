@@ -111,7 +111,7 @@ func durLoop(t *testing.T, saver checkpoint.Saver, ev *durEvents) *graph.Graph[d
 			return graph.To[durState]("tick"), nil
 		}
 		return graph.To[durState](graph.End), nil
-	}, graph.Destinations("tick", "a", "b", graph.End))
+	}, graph.WithDestinations("tick", "a", "b", graph.End))
 	g, err := b.Compile(graph.WithCheckpointer(saver))
 	require.NoError(t, err)
 	return g

@@ -50,7 +50,7 @@ func Example_loop() {
 			return "again", nil
 		}
 		return "stop", nil
-	}, graph.PathMap(map[string]string{"again": "inc", "stop": graph.End}))
+	}, graph.WithPathMap(map[string]string{"again": "inc", "stop": graph.End}))
 	g, err := b.Compile()
 	if err != nil {
 		panic(err)
@@ -82,7 +82,7 @@ func Example_mapReduce() {
 			r.Sends = append(r.Sends, graph.Send[State]{Node: "measure", Arg: State{Word: state.Set(w)}})
 		}
 		return r, nil
-	}, graph.Destinations("measure"))
+	}, graph.WithDestinations("measure"))
 	b.AddEdge("measure", graph.End)
 	g, err := b.Compile()
 	if err != nil {

@@ -37,7 +37,7 @@ func fuzzGraph(tb testing.TB, saver checkpoint.Saver) *Graph[fuzzState] {
 				{Node: "work", Arg: fuzzState{Log: state.Items("w1")}},
 				{Node: "work", Arg: fuzzState{Log: state.Items("w2"), Count: state.Delta(2)}},
 			}}, nil
-		}, Destinations("ask", "work")).
+		}, WithDestinations("ask", "work")).
 		AddNode("work", func(_ context.Context, s fuzzState) (fuzzState, error) {
 			return fuzzState{Log: state.Items("did:" + s.Log.Get()[len(s.Log.Get())-1]), Count: state.Delta(1)}, nil
 		}).
@@ -50,7 +50,7 @@ func fuzzGraph(tb testing.TB, saver checkpoint.Saver) *Graph[fuzzState] {
 		}).
 		AddNode("sum", func(_ context.Context, s fuzzState) (fuzzState, error) {
 			return fuzzState{Note: state.Set("sum:" + strconv.Itoa(s.Count.Get()))}, nil
-		}, Deferred()).
+		}, WithDeferred()).
 		AddEdge(Start, "plan").
 		AddJoin([]string{"plan", "ask"}, "sum").
 		AddEdge("work", "sum").

@@ -44,7 +44,7 @@ type TaskRun struct {
 // receiving the context the one before returned), their End hooks in the
 // reverse order, like deferred calls.
 func WithHooks(h Hooks) CompileOption {
-	return func(c *compileConfig) {
+	return compileOption(func(c *compileConfig) {
 		if c.hooks == nil {
 			c.hooks = &h
 			return
@@ -56,7 +56,7 @@ func WithHooks(h Hooks) CompileOption {
 			TaskStart: chainStart(prev.TaskStart, h.TaskStart),
 			TaskEnd:   chainEnd(prev.TaskEnd, h.TaskEnd),
 		}
-	}
+	})
 }
 
 // chainStart calls first, then second with the context first returned.

@@ -479,15 +479,15 @@ func TestInvariantIVCheckpointIDsIncreasingHistoryNewestFirst(t *testing.T) {
 	require.Equal(t, all[0].CheckpointID, dexState(t, g, "1").CheckpointID, "GetState is the newest checkpoint")
 
 	// Limit, Before and Filter keep the order.
-	require.Equal(t, dexView(t, all[:3]), dexView(t, dexHistory(t, g, "1", graph.Limit(3))))
-	require.Equal(t, dexView(t, all[4:]), dexView(t, dexHistory(t, g, "1", graph.Before(all[3].CheckpointID))))
+	require.Equal(t, dexView(t, all[:3]), dexView(t, dexHistory(t, g, "1", graph.WithLimit(3))))
+	require.Equal(t, dexView(t, all[4:]), dexView(t, dexHistory(t, g, "1", graph.WithBefore(all[3].CheckpointID))))
 	var loops []*graph.Snapshot[s51State]
 	for _, s := range all {
 		if s.Metadata.Source == "loop" {
 			loops = append(loops, s)
 		}
 	}
-	require.Equal(t, dexView(t, loops), dexView(t, dexHistory(t, g, "1", graph.Filter(map[string]any{"source": "loop"}))))
+	require.Equal(t, dexView(t, loops), dexView(t, dexHistory(t, g, "1", graph.WithFilter(map[string]any{"source": "loop"}))))
 
 	// IDs made in one process are strictly increasing.
 	prev := checkpoint.NewID()
@@ -562,7 +562,7 @@ func TestInvariantVValuesAtMostOncePerStep(t *testing.T) {
 		require.NoError(t, err)
 		perStep := check(t, evs, false)
 		// Each values event is the state checkpointed at the end of its step.
-		hist := dexHistory(t, g, "1", graph.Filter(map[string]any{"source": "loop"}))
+		hist := dexHistory(t, g, "1", graph.WithFilter(map[string]any{"source": "loop"}))
 		require.Len(t, perStep, len(hist))
 		for _, h := range hist {
 			require.Equal(t, dexJSON(t, h.Values), perStep[h.Metadata.Step], "step %d", h.Metadata.Step)
@@ -570,7 +570,7 @@ func TestInvariantVValuesAtMostOncePerStep(t *testing.T) {
 	})
 
 	t.Run("resumed run", func(t *testing.T) {
-		g := build(t, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("c"))
+		g := build(t, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptBefore("c"))
 		th := graph.WithThread("1")
 		evs, err := dexCollect(g.Stream(dexCtx(t), invState{L: state.Items("in")}, th, modes))
 		dexInterrupted(t, err)
@@ -633,7 +633,7 @@ func TestInvariantVIRecursionLimit(t *testing.T) {
 			}
 			require.Equal(t, limit, hist[0].Metadata.Step, "the last superstep is checkpointed")
 			require.Equal(t, "loop", hist[0].Metadata.Source)
-			require.Len(t, dexHistory(t, g, "1", graph.Filter(map[string]any{"source": "loop"})), limit+1)
+			require.Len(t, dexHistory(t, g, "1", graph.WithFilter(map[string]any{"source": "loop"})), limit+1)
 		})
 	}
 
@@ -690,7 +690,7 @@ func TestShapeMismatchRefused(t *testing.T) {
 	a, err := graph.New[invState]().
 		AddNode("a", node("a")).AddNode("b", node("b")).
 		AddEdge(graph.Start, "a").AddEdge("a", "b").AddEdge("b", graph.End).
-		Compile(graph.WithCheckpointer(saver), graph.InterruptBefore("b"))
+		Compile(graph.WithCheckpointer(saver), graph.WithInterruptBefore("b"))
 	require.NoError(t, err)
 	_, err = a.Invoke(ctx, invState{}, graph.WithThread("1"))
 	dexInterrupted(t, err)
@@ -826,7 +826,7 @@ func TestNodeRuntimeInfo(t *testing.T) {
 				return graph.End, nil
 			}
 			return "agent", nil
-		}, graph.Destinations("agent", graph.End)).
+		}, graph.WithDestinations("agent", graph.End)).
 		Compile()
 	require.NoError(t, err)
 	out, err := loop.Invoke(ctx, invState{}, graph.WithRecursionLimit(L))

@@ -15,8 +15,14 @@ const (
 	DurabilityExit
 )
 
-// RunOption configures one run (Invoke, Stream, Resume, …).
-type RunOption func(*runConfig)
+// RunOption configures one run (Invoke, Stream, Resume, …). It is made by
+// the With… functions of this package.
+type RunOption interface{ applyRun(*runConfig) }
+
+// runOption is a RunOption that is a function.
+type runOption func(*runConfig)
+
+func (f runOption) applyRun(c *runConfig) { f(c) }
 
 type runConfig struct {
 	thread       string
@@ -35,55 +41,78 @@ type runConfig struct {
 
 // WithThread names the thread whose checkpoints the run reads and writes.
 // It is required when the graph has a checkpointer.
-func WithThread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
+func WithThread(id string) RunOption { return runOption(func(c *runConfig) { c.thread = id }) }
 
 // WithCheckpointID starts from that checkpoint of the thread instead of
 // the latest: a replay, and a fork of the history when the run writes.
-func WithCheckpointID(id string) RunOption { return func(c *runConfig) { c.checkpointID = id } }
+func WithCheckpointID(id string) RunOption {
+	return runOption(func(c *runConfig) { c.checkpointID = id })
+}
 
 // WithRunID tags the run's checkpoints' metadata.
-func WithRunID(id string) RunOption { return func(c *runConfig) { c.runID = id } }
+func WithRunID(id string) RunOption { return runOption(func(c *runConfig) { c.runID = id }) }
 
 // WithRecursionLimit bounds the number of supersteps of the run (the step
 // applying the input counts); see [DefaultRecursionLimit].
-func WithRecursionLimit(n int) RunOption { return func(c *runConfig) { c.limit = n } }
+func WithRecursionLimit(n int) RunOption { return runOption(func(c *runConfig) { c.limit = n }) }
 
 // WithStreamModes selects what Stream and StreamResume yield (default
 // [ModeUpdates]).
-func WithStreamModes(m Mode) RunOption { return func(c *runConfig) { c.modes = m } }
+func WithStreamModes(m Mode) RunOption { return runOption(func(c *runConfig) { c.modes = m }) }
 
 // WithSubgraphs includes the events of subgraphs in the stream, with their
 // namespace.
-func WithSubgraphs() RunOption { return func(c *runConfig) { c.subgraphs = true } }
+func WithSubgraphs() RunOption { return runOption(func(c *runConfig) { c.subgraphs = true }) }
 
 // WithMaxConcurrency bounds how many tasks of a step run at once (default:
 // all of them). Tasks start in the step's order — the nodes by name, then
 // the Sends in the order they were sent — so with n = 1 they run one after
 // the other in that order, also when a resumed step runs only the tasks
 // that had not finished.
-func WithMaxConcurrency(n int) RunOption { return func(c *runConfig) { c.maxConc = n } }
+func WithMaxConcurrency(n int) RunOption { return runOption(func(c *runConfig) { c.maxConc = n }) }
 
 // WithDurability chooses when checkpoints are written (default
 // [DurabilitySync]).
-func WithDurability(d Durability) RunOption { return func(c *runConfig) { c.durability = d } }
+func WithDurability(d Durability) RunOption {
+	return runOption(func(c *runConfig) { c.durability = d })
+}
 
 // WithMetadata adds entries to the metadata of every checkpoint the run
 // writes; History filters can match them.
-func WithMetadata(m map[string]any) RunOption { return func(c *runConfig) { c.metadata = m } }
-
-// WithInterruptBefore pauses this run before any of nodes runs ("*" for
-// every node), in place of the breakpoints given at Compile with
-// [InterruptBefore] (LangGraph's interrupt_before argument of invoke and
-// stream). With no nodes, the run has no breakpoint before nodes. Like
-// every pause it needs a checkpointer; an unknown node is an error of the
-// run.
-func WithInterruptBefore(nodes ...string) RunOption {
-	return func(c *runConfig) { c.before, c.hasBefore = nodes, true }
+func WithMetadata(m map[string]any) RunOption {
+	return runOption(func(c *runConfig) { c.metadata = m })
 }
 
-// WithInterruptAfter pauses this run after any of nodes ran ("*" for every
-// node), in place of the breakpoints given at Compile with
-// [InterruptAfter].
-func WithInterruptAfter(nodes ...string) RunOption {
-	return func(c *runConfig) { c.after, c.hasAfter = nodes, true }
+// BreakpointOption sets static breakpoints: given to [Builder.Compile], for
+// every run of the graph; given to a run, for that run (replacing the
+// compiled ones). It is both a [CompileOption] and a [RunOption].
+type BreakpointOption interface {
+	CompileOption
+	RunOption
+}
+
+// WithInterruptBefore pauses a run before the nodes run ("*" for every
+// node), as LangGraph's interrupt_before. Given to a run, it replaces the
+// compiled breakpoints for that run; with no nodes, it clears them. A
+// graph with breakpoints needs a checkpointer.
+func WithInterruptBefore(nodes ...string) BreakpointOption { return interruptBefore(nodes) }
+
+// WithInterruptAfter pauses a run after the nodes ran ("*" for every
+// node), as LangGraph's interrupt_after; see [WithInterruptBefore].
+func WithInterruptAfter(nodes ...string) BreakpointOption { return interruptAfter(nodes) }
+
+type interruptBefore []string
+
+func (n interruptBefore) applyRun(c *runConfig) { c.before, c.hasBefore = n, true }
+
+func (n interruptBefore) applyCompile(c *compileConfig) {
+	c.interruptBefore = append(c.interruptBefore, n...)
+}
+
+type interruptAfter []string
+
+func (n interruptAfter) applyRun(c *runConfig) { c.after, c.hasAfter = n, true }
+
+func (n interruptAfter) applyCompile(c *compileConfig) {
+	c.interruptAfter = append(c.interruptAfter, n...)
 }

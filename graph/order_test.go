@@ -47,7 +47,7 @@ func TestMaxConcurrencyOneRunsSendsInSendOrder(t *testing.T) {
 			r.Sends = append(r.Sends, graph.Send[orderState]{Node: "work", Arg: arg})
 		}
 		return r, nil
-	}, graph.Destinations("work"))
+	}, graph.WithDestinations("work"))
 	b.AddEdge("work", graph.End)
 	g, err := b.Compile(graph.WithRunDefaults(graph.WithMaxConcurrency(1)))
 	require.NoError(t, err)

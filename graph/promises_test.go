@@ -374,28 +374,28 @@ func TestPromiseUndeclaredDestination(t *testing.T) {
 		declared []string
 	}{
 		{"destinations", func(b *graph.Builder[promState]) {
-			b.AddEdge(graph.Start, "r").AddConditionalEdges("r", router("b"), graph.Destinations("a", graph.End))
+			b.AddEdge(graph.Start, "r").AddConditionalEdges("r", router("b"), graph.WithDestinations("a", graph.End))
 		}, "r", "b", []string{"__end__", "a"}},
 		{"path map", func(b *graph.Builder[promState]) {
 			b.AddEdge(graph.Start, "r").AddConditionalEdges("r", router("go"),
-				graph.PathMap(map[string]string{"go": "b", "stay": "a"}), graph.Destinations("a"))
+				graph.WithPathMap(map[string]string{"go": "b", "stay": "a"}), graph.WithDestinations("a"))
 		}, "r", "b", []string{"a"}},
 		{"end not declared", func(b *graph.Builder[promState]) {
-			b.AddEdge(graph.Start, "r").AddConditionalEdges("r", router(graph.End), graph.Destinations("a"))
+			b.AddEdge(graph.Start, "r").AddConditionalEdges("r", router(graph.End), graph.WithDestinations("a"))
 		}, "r", graph.End, []string{"a"}},
 		{"entry point", func(b *graph.Builder[promState]) {
-			b.AddConditionalEdges(graph.Start, router("b"), graph.Destinations("r"))
+			b.AddConditionalEdges(graph.Start, router("b"), graph.WithDestinations("r"))
 			b.AddEdge("r", "a")
 		}, graph.Start, "b", []string{"r"}},
 		{"branch", func(b *graph.Builder[promState]) {
 			b.AddEdge(graph.Start, "r").AddBranch("r", func(context.Context, promState) (graph.Route[promState], error) {
 				return graph.To[promState]("a", "b"), nil
-			}, graph.Destinations("a"))
+			}, graph.WithDestinations("a"))
 		}, "r", "b", []string{"a"}},
 		{"send", func(b *graph.Builder[promState]) {
 			b.AddEdge(graph.Start, "r").AddBranch("r", func(context.Context, promState) (graph.Route[promState], error) {
 				return graph.Route[promState]{Sends: []graph.Send[promState]{{Node: "a"}, {Node: "b"}}}, nil
-			}, graph.Destinations("a"))
+			}, graph.WithDestinations("a"))
 		}, "r", "b", []string{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -427,7 +427,7 @@ func TestPromiseUndeclaredDestination(t *testing.T) {
 		g, err := graph.New[promState]().
 			AddNode("r", node("r")).AddNode("a", node("a")).
 			AddEdge(graph.Start, "r").AddEdge("a", graph.End).
-			AddConditionalEdges("r", router("a"), graph.Destinations("a", graph.End)).
+			AddConditionalEdges("r", router("a"), graph.WithDestinations("a", graph.End)).
 			Compile()
 		require.NoError(t, err)
 		out, err := g.Invoke(context.Background(), promState{})
@@ -492,8 +492,8 @@ func TestPromiseBreakpointsWithoutCheckpointer(t *testing.T) {
 		opt  graph.CompileOption
 		want string
 	}{
-		{"before", graph.InterruptBefore("b"), "before b"},
-		{"after", graph.InterruptAfter("a", "b"), "after a, b"},
+		{"before", graph.WithInterruptBefore("b"), "before b"},
+		{"after", graph.WithInterruptAfter("a", "b"), "after a, b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ran := 0

@@ -23,10 +23,10 @@ func renderGraph(t *testing.T) *graph.Graph[rs] {
 	b := graph.New[rs]()
 	b.AddNode("plan", noop)
 	b.AddNode("act", noop)
-	b.AddNode("summarize", noop, graph.Deferred())
+	b.AddNode("summarize", noop, graph.WithDeferred())
 	b.AddEdge(graph.Start, "plan")
 	b.AddConditionalEdges("plan", func(ctx context.Context, s rs) (string, error) { return "go", nil },
-		graph.PathMap(map[string]string{"go": "act", "stop": graph.End}))
+		graph.WithPathMap(map[string]string{"go": "act", "stop": graph.End}))
 	b.AddEdge("act", "summarize")
 	b.AddEdge("summarize", graph.End)
 	g, err := b.Compile()
@@ -67,7 +67,7 @@ func TestCompileReportsEveryProblemNamingNodesAndEdges(t *testing.T) {
 	b.AddNode("lonely", func(ctx context.Context, s bad) (bad, error) { return s, nil })
 	b.AddEdge("ghost", "a")
 	b.AddEdge("a", "nowhere")
-	_, err := b.Compile(graph.InterruptBefore("missing"))
+	_, err := b.Compile(graph.WithInterruptBefore("missing"))
 	var ce *graph.CompileError
 	require.True(t, errors.As(err, &ce), "got %v", err)
 	for _, want := range []string{

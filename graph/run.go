@@ -97,10 +97,14 @@ func (g *Graph[S]) newLoop(opts []RunOption) *loop[S] {
 	}
 	l.g, l.saver, l.cfg = g, g.saver, runConfig{limit: DefaultRecursionLimit}
 	for _, o := range g.runDefaults {
-		o(&l.cfg)
+		if o != nil {
+			o.applyRun(&l.cfg)
+		}
 	}
 	for _, o := range opts {
-		o(&l.cfg)
+		if o != nil {
+			o.applyRun(&l.cfg)
+		}
 	}
 	return l
 }

@@ -175,7 +175,7 @@ func TestS03TwoWritersLastValueInvalid(t *testing.T) {
 		AddNode("one", world).AddNode("two", world).
 		AddBranch(graph.Start, func(context.Context, S) (graph.Route[S], error) {
 			return graph.To[S]("one", "two"), nil
-		}, graph.Destinations("one", "two")).
+		}, graph.WithDestinations("one", "two")).
 		AddEdge("one", graph.End).AddEdge("two", graph.End).
 		Compile()
 	require.NoError(t, err)
@@ -255,10 +255,10 @@ func TestS05GraphValidation(t *testing.T) {
 		opt   graph.BranchOption
 		want  string
 	}{
-		{"send to END", graph.Route[S]{Sends: []graph.Send[S]{{Node: graph.End}}}, graph.Destinations("b"), "END"},
-		{"empty destination", graph.To[S](""), graph.Destinations("b"), "valid destination"},
-		{"START destination", graph.To[S](graph.Start), graph.Destinations("b"), "valid destination"},
-		{"path-map miss", graph.To[S]("nowhere"), graph.PathMap(map[string]string{"go": "b"}), "nowhere"},
+		{"send to END", graph.Route[S]{Sends: []graph.Send[S]{{Node: graph.End}}}, graph.WithDestinations("b"), "END"},
+		{"empty destination", graph.To[S](""), graph.WithDestinations("b"), "valid destination"},
+		{"START destination", graph.To[S](graph.Start), graph.WithDestinations("b"), "valid destination"},
+		{"path-map miss", graph.To[S]("nowhere"), graph.WithPathMap(map[string]string{"go": "b"}), "nowhere"},
 	} {
 		t.Run("branch "+tc.name, func(t *testing.T) {
 			var ran atomic.Bool
@@ -446,7 +446,7 @@ func TestS08ConcurrentEmitSends(t *testing.T) {
 		AddBranch("1.1", func(context.Context, abcfList) (graph.Route[abcfList], error) {
 			return graph.Route[abcfList]{Sends: []graph.Send[abcfList]{abcfSend("2", "3"), abcfSend("2", "4")}}, nil
 		}).
-		AddConditionalEdges("2", func(context.Context, abcfList) (string, error) { return "3", nil }, graph.Destinations("3")).
+		AddConditionalEdges("2", func(context.Context, abcfList) (string, error) { return "3", nil }, graph.WithDestinations("3")).
 		AddEdge("3", graph.End).AddEdge("3.1", graph.End).
 		Compile()
 	require.NoError(t, err)
@@ -475,7 +475,7 @@ func TestS09CondEdgeAfterSend(t *testing.T) {
 			// tasks' input is an empty state.
 			return graph.Route[abcfList]{Sends: []graph.Send[abcfList]{{Node: "2", Arg: s}, {Node: "2", Arg: s}}}, nil
 		}).
-		AddConditionalEdges("2", func(context.Context, abcfList) (string, error) { return "3", nil }, graph.Destinations("3")).
+		AddConditionalEdges("2", func(context.Context, abcfList) (string, error) { return "3", nil }, graph.WithDestinations("3")).
 		AddEdge("3", graph.End).
 		Compile()
 	require.NoError(t, err)
@@ -515,7 +515,7 @@ func TestS10SendSequences(t *testing.T) {
 		AddBranch("1", func(context.Context, abcfList) (graph.Route[abcfList], error) {
 			return graph.Route[abcfList]{Sends: []graph.Send[abcfList]{cmdSend("3"), cmdSend("4")}, Nodes: []string{"3.1"}}, nil
 		}).
-		AddConditionalEdges("2", func(context.Context, abcfList) (string, error) { return "3", nil }, graph.Destinations("3")).
+		AddConditionalEdges("2", func(context.Context, abcfList) (string, error) { return "3", nil }, graph.WithDestinations("3")).
 		AddEdge("3", graph.End).AddEdge("3.1", graph.End).
 		Compile()
 	require.NoError(t, err)
@@ -608,7 +608,7 @@ func TestS11MaxConcurrency(t *testing.T) {
 	})
 	t.Run("interrupt before send target", func(t *testing.T) {
 		var inflight, maxSeen atomic.Int32
-		g := build(1, &inflight, &maxSeen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("2"))
+		g := build(1, &inflight, &maxSeen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptBefore("2"))
 		ctx := dexCtx(t)
 		out, err := g.Invoke(ctx, S{L: state.Items("0")}, graph.WithThread("1"))
 		var intr *graph.Interrupted
@@ -866,7 +866,7 @@ func TestABCFInvariantHistoryValuesRecursion(t *testing.T) {
 				return graph.End, nil
 			}
 			return "inc", nil
-		}, graph.Destinations("inc", graph.End)).
+		}, graph.WithDestinations("inc", graph.End)).
 		Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
 	ctx := dexCtx(t)

@@ -159,7 +159,7 @@ func TestS16FanOutWaitingEdge(t *testing.T) {
 
 	t.Run("interrupt after retriever_one", func(t *testing.T) {
 		seen := newAbcfSeen()
-		g := build(seen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptAfter("retriever_one"))
+		g := build(seen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptAfter("retriever_one"))
 		ctx := dexCtx(t)
 		evs, _, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
 			return g.Stream(ctx, abcfRAG{Query: state.Set(q)}, o...)
@@ -183,7 +183,7 @@ func TestS16FanOutWaitingEdge(t *testing.T) {
 		// The pause falls between the two arrivals at the join: the
 		// checkpoint must remember that retriever_two has arrived.
 		seen := newAbcfSeen()
-		g := build(seen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptAfter("retriever_two"))
+		g := build(seen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptAfter("retriever_two"))
 		ctx := dexCtx(t)
 		evs, _, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
 			return g.Stream(ctx, abcfRAG{Query: state.Set(q)}, o...)
@@ -206,7 +206,7 @@ func TestS16FanOutWaitingEdge(t *testing.T) {
 
 	t.Run("interrupt before qa then update_state", func(t *testing.T) {
 		seen := newAbcfSeen()
-		g := build(seen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("qa"))
+		g := build(seen, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptBefore("qa"))
 		ctx := dexCtx(t)
 		evs, _, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
 			return g.Stream(ctx, abcfRAG{Query: state.Set(q)}, o...)
@@ -276,7 +276,7 @@ func TestS17FanOutDeferNode(t *testing.T) {
 				}).
 				AddNode("qa", func(_ context.Context, s abcfRAG) (abcfRAG, error) {
 					return abcfRAG{Answer: state.Set(strings.Join(s.Docs.Get(), ","))}, nil
-				}, graph.Deferred()).
+				}, graph.WithDeferred()).
 				AddEdge(graph.Start, "rewrite_query").
 				AddEdge("rewrite_query", "retriever_one").
 				AddEdge("retriever_one", "analyzer_one").
@@ -326,7 +326,7 @@ func TestS17FanOutDeferNode(t *testing.T) {
 			// checkpointed): pause after step 2, resume, qa still runs last.
 			seen = newAbcfSeen()
 			r2.Store(0)
-			g, err = b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptAfter("retriever_one"))
+			g, err = b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptAfter("retriever_one"))
 			require.NoError(t, err)
 			ctx := dexCtx(t)
 			evs, _, err := abcfStreamRun[abcfRAG](t, func(o ...graph.RunOption) func(func(graph.Event, error) bool) {
@@ -355,7 +355,7 @@ func abcfLoopGraph(t *testing.T, seen *abcfSeen, calls *atomic.Int32, nodeOpts [
 		AddEdge(graph.Start, "rewrite_query").
 		AddBranch("rewrite_query", func(context.Context, abcfRAG) (graph.Route[abcfRAG], error) {
 			return graph.To[abcfRAG]("analyzer_one", "retriever_two"), nil
-		}, graph.Destinations("analyzer_one", "retriever_two")).
+		}, graph.WithDestinations("analyzer_one", "retriever_two")).
 		AddEdge("analyzer_one", "retriever_one").
 		AddJoin([]string{"retriever_one", "retriever_two"}, "decider").
 		AddConditionalEdges("decider", func(_ context.Context, s abcfRAG) (string, error) {
@@ -363,7 +363,7 @@ func abcfLoopGraph(t *testing.T, seen *abcfSeen, calls *atomic.Int32, nodeOpts [
 				return "qa", nil
 			}
 			return "rewrite_query", nil
-		}, graph.Destinations("qa", "rewrite_query")).
+		}, graph.WithDestinations("qa", "rewrite_query")).
 		AddEdge("qa", graph.End).
 		Compile(opts...)
 	require.NoError(t, err)
@@ -497,7 +497,7 @@ func TestS20ConditionalEntrypointGraphState(t *testing.T) {
 				return "go-right", nil
 			}
 			return "go-left", nil
-		}, graph.PathMap(map[string]string{"go-left": "left", "go-right": "right"})).
+		}, graph.WithPathMap(map[string]string{"go-left": "left", "go-right": "right"})).
 		AddEdge("left", graph.End).AddEdge("right", graph.End).
 		Compile()
 	require.NoError(t, err)
@@ -547,7 +547,7 @@ func TestS21ConditionalEntrypointToMultipleSends(t *testing.T) {
 				r.Sends = append(r.Sends, graph.Send[S]{Node: "get_weather", Arg: S{Location: state.Set(l)}})
 			}
 			return r, nil
-		}, graph.Destinations("get_weather")).
+		}, graph.WithDestinations("get_weather")).
 		AddEdge("get_weather", graph.End).
 		Compile()
 	require.NoError(t, err)

@@ -35,7 +35,7 @@ func TestS25CommandGotoWithStaticBreakpoints(t *testing.T) {
 	g, err := graph.New[S]().
 		AddNode("node1", node("|node-1")).AddNode("node2", node("|node-2")).
 		AddEdge(graph.Start, "node1").AddEdge("node1", "node2").AddEdge("node2", graph.End).
-		Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("node1"))
+		Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptBefore("node1"))
 	require.NoError(t, err)
 	ctx := dexCtx(t)
 	var in S
@@ -64,7 +64,7 @@ func TestS26CommandWithStaticBreakpoints(t *testing.T) {
 	g, err := graph.New[S]().
 		AddNode("node1", node("|node-1")).AddNode("node2", node("|node-2")).
 		AddEdge(graph.Start, "node1").AddEdge("node1", "node2").AddEdge("node2", graph.End).
-		Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("node1"))
+		Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptBefore("node1"))
 	require.NoError(t, err)
 	ctx := dexCtx(t)
 	_, err = g.Invoke(ctx, S{Foo: state.Set("abc")}, graph.WithThread("1"))
@@ -335,7 +335,7 @@ func TestS31NestedGraphState(t *testing.T) {
 					return C{MyKey: state.Set(s.MyKey.Get() + " and there"), MyOtherKey: state.Set(s.MyKey.Get())}, nil
 				}).
 				AddEdge(graph.Start, "inner_1").AddEdge("inner_1", "inner_2").AddEdge("inner_2", graph.End).
-				Compile(graph.InterruptBefore("inner_2"))
+				Compile(graph.WithInterruptBefore("inner_2"))
 			require.NoError(t, err)
 			saver := checkpoint.NewMemory()
 			g, err := graph.New[P]().

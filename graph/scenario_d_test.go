@@ -387,7 +387,7 @@ func s38Graph(t *testing.T, cleanups *atomic.Int64) *graph.Graph[s38Parent] {
 				r.Sends = append(r.Sends, graph.Send[s38Parent]{Node: "child_graph", Arg: s38Parent{Prompt: state.Set(p)}})
 			}
 			return r, nil
-		}, graph.Destinations("child_graph")).
+		}, graph.WithDestinations("child_graph")).
 		AddEdge("child_graph", "cleanup").
 		AddEdge("cleanup", graph.End).
 		Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
@@ -670,7 +670,7 @@ func TestS42PartialPendingCheckpoint(t *testing.T) {
 				AddBranch(graph.Start, func(ctx context.Context, s s41State) (graph.Route[s41State], error) {
 					arg := s41State{Market: state.Set(s.Market.Get())}
 					return graph.Route[s41State]{Nodes: []string{"tool_two"}, Sends: []graph.Send[s41State]{{Node: "tool_one", Arg: arg}}}, nil
-				}, graph.Destinations("tool_one", "tool_two")).
+				}, graph.WithDestinations("tool_one", "tool_two")).
 				AddEdge("tool_one", graph.End).
 				AddEdge("tool_two", graph.End).
 				Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
@@ -799,7 +799,7 @@ func TestS44InterruptionWithoutStateUpdates(t *testing.T) {
 				AddEdge("step_1", "step_2").
 				AddEdge("step_2", "step_3").
 				AddEdge("step_3", graph.End).
-				Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptAfter("*"))
+				Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptAfter("*"))
 			require.NoError(t, err)
 			th := graph.WithThread("1")
 			dur := graph.WithDurability(d.d)

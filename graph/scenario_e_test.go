@@ -361,8 +361,8 @@ func TestS50RunFromCheckpointIDRetainsPreviousWrites(t *testing.T) {
 		AddNode("node_one", theNode).
 		AddNode("node_two", theNode).
 		AddEdge(graph.Start, "node_one").
-		AddConditionalEdges("node_one", edge("node_two"), graph.Destinations("node_two", graph.End)).
-		AddConditionalEdges("node_two", edge("node_one"), graph.Destinations("node_one", graph.End)).
+		AddConditionalEdges("node_one", edge("node_two"), graph.WithDestinations("node_two", graph.End)).
+		AddConditionalEdges("node_two", edge("node_one"), graph.WithDestinations("node_one", graph.End)).
 		Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
 	th := graph.WithThread("1")
@@ -1038,7 +1038,7 @@ func TestS59SendDedupeOnResume(t *testing.T) {
 						{Node: "2", Arg: s59State{Target: state.Set("flaky"), Arg: state.Set(4)}},
 					}}, nil
 				}).
-				AddConditionalEdges("2", func(ctx context.Context, s s59State) (string, error) { return "3", nil }, graph.Destinations("3")).
+				AddConditionalEdges("2", func(ctx context.Context, s s59State) (string, error) { return "3", nil }, graph.WithDestinations("3")).
 				AddEdge("3", graph.End).
 				AddEdge("3.1", graph.End).
 				AddEdge("flaky", graph.End).
@@ -1103,7 +1103,7 @@ func TestS60CheckpointMetadata(t *testing.T) {
 		AddEdge(graph.Start, "agent").
 		AddEdge("agent", "tools").
 		AddEdge("tools", graph.End).
-		Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.InterruptBefore("tools"))
+		Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptBefore("tools"))
 	require.NoError(t, err)
 	th := graph.WithThread("1")
 	md := graph.WithMetadata(map[string]any{"test_config_1": "foo", "test_config_2": "bar"})
@@ -1120,7 +1120,7 @@ func TestS60CheckpointMetadata(t *testing.T) {
 		require.Equal(t, "foo", h.Metadata.Extra["test_config_1"], "checkpoint %s (%s)", h.CheckpointID, h.Metadata.Source)
 		require.Equal(t, "bar", h.Metadata.Extra["test_config_2"])
 	}
-	require.Len(t, dexHistory(t, g, "1", graph.Filter(map[string]any{"test_config_1": "foo"})), 4)
-	require.Empty(t, dexHistory(t, g, "1", graph.Filter(map[string]any{"test_config_1": "bar"})))
-	require.Len(t, dexHistory(t, g, "1", graph.Filter(map[string]any{"source": "loop", "test_config_2": "bar"})), 3)
+	require.Len(t, dexHistory(t, g, "1", graph.WithFilter(map[string]any{"test_config_1": "foo"})), 4)
+	require.Empty(t, dexHistory(t, g, "1", graph.WithFilter(map[string]any{"test_config_1": "bar"})))
+	require.Len(t, dexHistory(t, g, "1", graph.WithFilter(map[string]any{"source": "loop", "test_config_2": "bar"})), 3)
 }

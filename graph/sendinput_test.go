@@ -74,7 +74,7 @@ func TestSendInputSurvivesACheckpointRoundTrip(t *testing.T) {
 	// resumed run (a new graph value, as in another process) decodes the
 	// inputs from the checkpoint.
 	saver := checkpoint.NewMemory()
-	g := weatherGraph(t, graph.WithCheckpointer(saver), graph.InterruptBefore("report"))
+	g := weatherGraph(t, graph.WithCheckpointer(saver), graph.WithInterruptBefore("report"))
 	th := graph.WithThread("t")
 	_, err := g.Invoke(t.Context(), weatherState{Cities: state.Set([]string{"Oslo", "Lima"})}, th)
 	var intr *graph.Interrupted
@@ -110,7 +110,7 @@ func TestAnEdgeIntoANodeWithItsOwnInputFailsCompile(t *testing.T) {
 		}, `join plan:report: node "report" takes its own input`},
 		{"router destination", func(b *graph.Builder[weatherState]) {
 			b.AddEdge(graph.Start, "plan").AddConditionalEdges("plan", func(context.Context, weatherState) (string, error) { return "report", nil },
-				graph.Destinations("report", graph.End))
+				graph.WithDestinations("report", graph.End))
 		}, `conditional edge plan -> report: node "report" takes its own input`},
 	}
 	for _, tt := range tests {

@@ -158,7 +158,7 @@ func (w Writes) String() string {
 }
 
 // Breakpoint is the payload of the [ModeInterrupts] event of a run that
-// stopped at static breakpoints ([InterruptBefore], [WithInterruptBefore],
+// stopped at static breakpoints ([WithInterruptBefore], [WithInterruptBefore],
 // …).
 type Breakpoint struct {
 	// Nodes are the breakpoint nodes that stopped the run.

@@ -109,9 +109,14 @@ func (l *loop[S]) snapshot(t *checkpoint.Tuple, applyDone bool) (*Snapshot[S], e
 	return snap, nil
 }
 
-// HistoryOption narrows [Graph.History]; it is made by [Limit], [Before]
-// and [Filter].
-type HistoryOption func(*historyConfig)
+// HistoryOption narrows [Graph.History]; it is made by [WithLimit],
+// [WithBefore] and [WithFilter].
+type HistoryOption interface{ applyHistory(*historyConfig) }
+
+// historyOption is a HistoryOption that is a function.
+type historyOption func(*historyConfig)
+
+func (f historyOption) applyHistory(c *historyConfig) { f(c) }
 
 // historyConfig is what the options of a History call chose.
 type historyConfig struct {
@@ -121,14 +126,18 @@ type historyConfig struct {
 }
 
 // Limit keeps at most n snapshots.
-func Limit(n int) HistoryOption { return func(c *historyConfig) { c.limit = n } }
+func WithLimit(n int) HistoryOption { return historyOption(func(c *historyConfig) { c.limit = n }) }
 
 // Before keeps snapshots older than the checkpoint id.
-func Before(id string) HistoryOption { return func(c *historyConfig) { c.before = id } }
+func WithBefore(id string) HistoryOption {
+	return historyOption(func(c *historyConfig) { c.before = id })
+}
 
 // Filter keeps snapshots whose metadata has these values ("source",
 // "step", or keys given with [WithMetadata]).
-func Filter(m map[string]any) HistoryOption { return func(c *historyConfig) { c.filter = m } }
+func WithFilter(m map[string]any) HistoryOption {
+	return historyOption(func(c *historyConfig) { c.filter = m })
+}
 
 // History yields the thread's checkpoints newest first, forks included.
 // Pending writes are not applied to the values, so each snapshot's Next
@@ -141,7 +150,9 @@ func (g *Graph[S]) History(ctx context.Context, thread string, opts ...HistoryOp
 		}
 		var c historyConfig
 		for _, o := range opts {
-			o(&c)
+			if o != nil {
+				o.applyHistory(&c)
+			}
 		}
 		root := ""
 		lo := checkpoint.ListOptions{Namespace: &root, Limit: c.limit, Before: c.before, Filter: c.filter}

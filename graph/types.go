@@ -245,8 +245,8 @@ var ErrGoexit = errors.New("called runtime.Goexit instead of returning")
 var ErrInterruptIgnored = errors.New("called graph.Interrupt, which paused the run, but returned a nil error instead of Interrupt's error (return s, err), so it ran on past the pause")
 
 // UndeclaredDestinationError reports a conditional edge or branch that chose
-// a node outside the destinations declared for it ([Destinations], or the
-// values of its [PathMap]).
+// a node outside the destinations declared for it ([WithDestinations], or the
+// values of its [WithPathMap]).
 type UndeclaredDestinationError struct {
 	// Source is the node the branch follows ([Start] for a conditional
 	// entry point).

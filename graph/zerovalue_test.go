@@ -55,7 +55,7 @@ func TestBuilderZeroValueBuildsGraphs(t *testing.T) {
 				AddEdge(graph.Start, "a").AddEdge(graph.Start, "b")
 		}, []string{"a", "b", "c"}},
 		{"AddConditionalEdges", func(b *graph.Builder[zeroState]) {
-			b.AddConditionalEdges(graph.Start, func(context.Context, zeroState) (string, error) { return "a", nil }, graph.Destinations("a")).
+			b.AddConditionalEdges(graph.Start, func(context.Context, zeroState) (string, error) { return "a", nil }, graph.WithDestinations("a")).
 				AddNode("a", zeroAppend("a"))
 		}, []string{"a"}},
 		{"AddMultiConditionalEdges", func(b *graph.Builder[zeroState]) {

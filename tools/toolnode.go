@@ -476,7 +476,7 @@ func SendCalls[S any](m state.Message, node string, set func([]state.Message) S)
 //
 //	b.AddNode("tools", tools.Node(n, get, set))
 //	b.AddBranch("model", tools.SendCondition(get, set, "tools"),
-//		graph.Destinations("tools", graph.End))
+//		graph.WithDestinations("tools", graph.End))
 //	b.AddEdge("tools", "model")
 //
 // The graph saves the tool message of each call as soon as the call has

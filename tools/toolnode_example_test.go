@@ -74,7 +74,7 @@ func ExampleNode() {
 	})
 	b.AddNode("tools", tools.Node(n, get, set))
 	b.AddEdge(graph.Start, "model")
-	b.AddConditionalEdges("model", tools.Condition(get, "tools"), graph.Destinations("tools", graph.End))
+	b.AddConditionalEdges("model", tools.Condition(get, "tools"), graph.WithDestinations("tools", graph.End))
 	b.AddEdge("tools", "model")
 	g, err := b.Compile()
 	if err != nil {
@@ -125,7 +125,7 @@ func ExampleSendCondition() {
 	b.AddEdge(graph.Start, "model")
 	// Each call is a task of "tools" of its own: a run resumed after a
 	// crash re-runs only the calls that had not finished.
-	b.AddBranch("model", tools.SendCondition(get, set, "tools"), graph.Destinations("tools", graph.End))
+	b.AddBranch("model", tools.SendCondition(get, set, "tools"), graph.WithDestinations("tools", graph.End))
 	b.AddEdge("tools", "model")
 	g, err := b.Compile()
 	if err != nil {

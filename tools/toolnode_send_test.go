@@ -94,7 +94,7 @@ func sendGraph(t *testing.T, n *tools.ToolNode, calls []llms.ToolCall, opts ...g
 	})
 	b.AddNode("tools", tools.Node(n, getMsgs, setMsgs))
 	b.AddEdge(graph.Start, "model")
-	b.AddBranch("model", tools.SendCondition(getMsgs, setMsgs, "tools"), graph.Destinations("tools", graph.End))
+	b.AddBranch("model", tools.SendCondition(getMsgs, setMsgs, "tools"), graph.WithDestinations("tools", graph.End))
 	b.AddEdge("tools", "model")
 	g, err := b.Compile(opts...)
 	require.NoError(t, err)

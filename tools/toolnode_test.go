@@ -386,7 +386,7 @@ func TestNodeRunsInAGraph(t *testing.T) {
 	})
 	b.AddNode("tools", tools.Node(n, getMsgs, func(m []state.Message) msgState { return msgState{Messages: state.Msgs(m...)} }))
 	b.AddEdge(graph.Start, "model")
-	b.AddConditionalEdges("model", tools.Condition(getMsgs, "tools"), graph.Destinations("tools", graph.End))
+	b.AddConditionalEdges("model", tools.Condition(getMsgs, "tools"), graph.WithDestinations("tools", graph.End))
 	b.AddEdge("tools", "model")
 	g, err := b.Compile()
 	require.NoError(t, err)

@@ -382,12 +382,12 @@ func New(model llm.Model, goal goals.Goal, opts ...Option) (*graph.Graph[State],
 	} else {
 		b.AddEdge(graph.Start, PlanNode)
 	}
-	b.AddBranch(PlanNode, routeAfterPlan, graph.PathMap(map[string]string{
+	b.AddBranch(PlanNode, routeAfterPlan, graph.WithPathMap(map[string]string{
 		routeToolCalls: ActNode, routeNoToolCalls: EvaluateNode}))
 	b.AddEdge(ActNode, EvaluateNode)
-	b.AddConditionalEdges(EvaluateNode, routeAfterEvaluate, graph.PathMap(map[string]string{
+	b.AddConditionalEdges(EvaluateNode, routeAfterEvaluate, graph.WithPathMap(map[string]string{
 		routeDone: graph.End, routeHITL: HumanCheckNode, routeContinue: PlanNode}))
-	b.AddConditionalEdges(HumanCheckNode, routeAfterHumanCheck, graph.PathMap(map[string]string{
+	b.AddConditionalEdges(HumanCheckNode, routeAfterHumanCheck, graph.WithPathMap(map[string]string{
 		routeApprove: PlanNode, routeAbort: graph.End}))
 
 	copts := []graph.CompileOption{graph.WithName("retrai"), graph.WithRunDefaults(graph.WithMaxConcurrency(1))}

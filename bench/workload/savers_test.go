@@ -232,7 +232,7 @@ func chatGraph(tb testing.TB, saver checkpoint.Saver, turns int) *graph.Graph[ch
 			return "turn", nil
 		}
 		return graph.End, nil
-	}, graph.Destinations("turn", graph.End))
+	}, graph.WithDestinations("turn", graph.End))
 	g, err := b.Compile(graph.WithCheckpointer(saver))
 	require.NoError(tb, err)
 	return g

@@ -75,7 +75,7 @@ func loop(steps int, opts ...graph.CompileOption) (*graph.Graph[Counter], error)
 			return "inc", nil
 		}
 		return graph.End, nil
-	}, graph.Destinations("inc", graph.End))
+	}, graph.WithDestinations("inc", graph.End))
 	return b.Compile(opts...)
 }
 
@@ -159,7 +159,7 @@ func W4() (*graph.Graph[MapReduce], error) {
 			sends[i] = graph.Send[MapReduce]{Node: "worker", Arg: MapReduce{I: state.Set(i)}}
 		}
 		return graph.Route[MapReduce]{Sends: sends}, nil
-	}, graph.Destinations("worker"))
+	}, graph.WithDestinations("worker"))
 	b.AddEdge("worker", graph.End)
 	return b.Compile()
 }

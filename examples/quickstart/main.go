@@ -37,13 +37,13 @@ func build(saver checkpoint.Saver) (*graph.Graph[State], error) {
 			r.Sends = append(r.Sends, graph.Send[State]{Node: "research", Arg: State{Question: state.Set(q + " — " + s.Topic.Get())}})
 		}
 		return r, nil
-	}, graph.Destinations("research"))
+	}, graph.WithDestinations("research"))
 	b.AddNode("research", func(ctx context.Context, s State) (State, error) {
 		return State{Findings: state.Items("finding for: " + s.Question.Get())}, nil
 	})
 	b.AddNode("summarize", func(ctx context.Context, s State) (State, error) {
 		return State{Summary: state.Set(fmt.Sprintf("%d findings about %s", len(s.Findings.Get()), s.Topic.Get()))}, nil
-	}, graph.Deferred())
+	}, graph.WithDeferred())
 	b.AddNode("approve", func(ctx context.Context, s State) (State, error) {
 		ok, err := graph.InterruptAs[bool](ctx, "approve the summary: "+s.Summary.Get()+"?")
 		if err != nil {

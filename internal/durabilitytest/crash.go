@@ -220,7 +220,7 @@ func crashGraph(t testing.TB, saver checkpoint.Saver, log *sideLog) *graph.Graph
 			return graph.To[crashState](crashFan...), nil
 		}
 		return graph.To[crashState]("tick"), nil
-	}, graph.Destinations(append([]string{"tick", graph.End}, crashFan...)...))
+	}, graph.WithDestinations(append([]string{"tick", graph.End}, crashFan...)...))
 	g, err := b.Compile(graph.WithCheckpointer(saver), graph.WithLeaseTTL(crashLeaseTTL))
 	require.NoError(t, err)
 	return g

@@ -198,7 +198,7 @@ func opsChild(t *testing.T, b Backend) {
 				r.N, r.Runs = s.N.Get(), s.Runs.Get()
 				if req.RunID != "" {
 					// Read back the run's last checkpoint.
-					for snap, err := range g.History(ctx, req.Thread, graph.Filter(map[string]any{"run_id": req.RunID}), graph.Limit(1)) {
+					for snap, err := range g.History(ctx, req.Thread, graph.WithFilter(map[string]any{"run_id": req.RunID}), graph.WithLimit(1)) {
 						require.NoError(t, err)
 						r.ID, r.ReadN = snap.CheckpointID, snap.Values.N.Get()
 					}

@@ -76,13 +76,13 @@ func build(saver *sqlite.Saver) (*graph.Graph[Refund], error) {
 			return "pay", nil
 		}
 		return "approval", nil
-	}, graph.Destinations("pay", "approval"))
+	}, graph.WithDestinations("pay", "approval"))
 	b.AddConditionalEdges("approval", func(ctx context.Context, r Refund) (string, error) {
 		if r.Decision.Get().Approve {
 			return "pay", nil
 		}
 		return "refuse", nil
-	}, graph.Destinations("pay", "refuse"))
+	}, graph.WithDestinations("pay", "refuse"))
 	return b.Compile(graph.WithCheckpointer(saver))
 }
 

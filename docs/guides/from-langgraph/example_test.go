@@ -55,7 +55,7 @@ func Example() {
 	graph.AddNodeWithInput(builder, "write", write)
 	builder.AddNode("review", review)
 	builder.AddEdge(graph.Start, "plan")
-	builder.AddBranch("plan", fanOut, graph.Destinations("write"))
+	builder.AddBranch("plan", fanOut, graph.WithDestinations("write"))
 	builder.AddEdge("write", "review")
 	builder.AddEdge("review", graph.End)
 	g, err := builder.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))

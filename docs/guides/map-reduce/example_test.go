@@ -41,7 +41,7 @@ func build(fetch func(ctx context.Context, url string) (string, error), opts ...
 			r.Sends = append(r.Sends, graph.SendInput[Digest]("summarize", Page{URL: url, Index: i}))
 		}
 		return r, nil
-	}, graph.Destinations("summarize"))
+	}, graph.WithDestinations("summarize"))
 	graph.AddNodeWithInput(b, "summarize", func(ctx context.Context, p Page) (Digest, error) {
 		text, err := fetch(ctx, p.URL)
 		if err != nil {
@@ -159,7 +159,7 @@ func Example_fanOut() {
 			reviewers = append(reviewers, "legal")
 		}
 		return reviewers, nil
-	}, graph.Destinations("style", "legal"))
+	}, graph.WithDestinations("style", "legal"))
 	for _, name := range []string{"style", "legal"} {
 		b.AddNode(name, func(ctx context.Context, r Review) (Review, error) {
 			return Review{Notes: state.Items(name + " ok")}, nil

@@ -88,7 +88,7 @@ func build(saver checkpoint.Saver, c config) (*graph.Graph[Job], error) {
 			return "process", nil
 		}
 		return graph.End, nil
-	}, graph.Destinations("process", graph.End))
+	}, graph.WithDestinations("process", graph.End))
 	return b.Compile(graph.WithCheckpointer(saver), graph.WithLeaseTTL(c.lease))
 }
 

@@ -51,7 +51,7 @@ func main() {
 	})
 	b.AddNode("tools", tools.Node(tn, getMessages, setMessages))
 	b.AddEdge(graph.Start, "agent")
-	b.AddBranch("agent", tools.SendCondition(getMessages, setMessages, "tools"), graph.Destinations("tools", graph.End))
+	b.AddBranch("agent", tools.SendCondition(getMessages, setMessages, "tools"), graph.WithDestinations("tools", graph.End))
 	b.AddEdge("tools", "agent")
 	g, err := b.Compile()
 	if err != nil {
