@@ -626,31 +626,30 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 			}
 		}
 	}
-	for _, t := range todo {
-		s.Go(func(sctx context.Context) error {
-			returned := false
-			defer func() {
-				if !returned {
-					// Unwound by runtime.Goexit, from its node or branch.
-					t.goexited()
-				}
-			}()
-			l.execute(sctx, t, emit)
-			returned = true
-			if t.err == nil && t.done && l.saver != nil {
-				// Saved even if a sibling fails meanwhile: that is what
-				// spares this task a re-run.
-				if err := l.putWrites(context.WithoutCancel(sctx), t.hdr.ID(), t); err != nil {
-					t.err = err
-				}
+	s.Each(len(todo), func(sctx context.Context, i int) error {
+		t := todo[i]
+		returned := false
+		defer func() {
+			if !returned {
+				// Unwound by runtime.Goexit, from its node or branch.
+				t.goexited()
 			}
-			if t.err != nil {
-				return t.err
+		}()
+		l.execute(sctx, t, emit)
+		returned = true
+		if t.err == nil && t.done && l.saver != nil {
+			// Saved even if a sibling fails meanwhile: that is what
+			// spares this task a re-run.
+			if err := l.putWrites(context.WithoutCancel(sctx), t.hdr.ID(), t); err != nil {
+				t.err = err
 			}
-			l.finished(t, emit)
-			return nil
-		})
-	}
+		}
+		if t.err != nil {
+			return t.err
+		}
+		l.finished(t, emit)
+		return nil
+	})
 	var werr error
 	if streaming {
 		done := make(chan struct{})

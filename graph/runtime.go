@@ -90,11 +90,11 @@ type taskHeader struct {
 	step int
 	idx  int32
 	push bool
-	// sp is the task's interrupt bookkeeping, nil until needed.
-	sp atomic.Pointer[scratchpad]
 	// resuming is set when the task has pending writes: a subgraph in it
 	// resumes.
 	resuming bool
+	// sp is the task's interrupt bookkeeping, nil until needed.
+	sp atomic.Pointer[scratchpad]
 }
 
 // scratch returns the task's scratchpad, making it on first use (a

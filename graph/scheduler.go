@@ -33,6 +33,10 @@ type scheduler struct {
 	cancel context.CancelCauseFunc
 	limit  int64
 	jobs   []func(context.Context) error
+	// n jobs run as do(ctx, i), i in [0, n): the jobs of Go, or those of
+	// Each.
+	n  int64
+	do func(ctx context.Context, i int) error
 
 	next    atomic.Int64 // the next job to claim
 	workers atomic.Int64
@@ -56,13 +60,23 @@ func (s *scheduler) SetLimit(n int) { s.limit = int64(n) }
 // Go adds a job. It runs when Wait is called, in the order of Go.
 func (s *scheduler) Go(job func(ctx context.Context) error) { s.jobs = append(s.jobs, job) }
 
+// Each adds n jobs, do(ctx, 0) to do(ctx, n-1), at the cost of one
+// function however many they are (the tasks of a step). A scheduler runs
+// the jobs of Go or those of Each, not both.
+func (s *scheduler) Each(n int, do func(ctx context.Context, i int) error) {
+	s.n, s.do = int64(n), do
+}
+
 // Wait runs the jobs and returns the first error one returned (a job
 // unwound by runtime.Goexit counts as failed). Jobs not yet started when
 // one fails do not start. A job calling runtime.Goexit on the calling
 // goroutine ends it, after the other workers finished.
 func (s *scheduler) Wait() error {
 	defer s.cancel(context.Canceled)
-	n := int64(len(s.jobs))
+	if s.do == nil {
+		s.n, s.do = int64(len(s.jobs)), func(ctx context.Context, i int) error { return s.jobs[i](ctx) }
+	}
+	n := s.n
 	limit := n
 	if s.limit > 0 && s.limit < limit {
 		limit = s.limit
@@ -115,7 +129,7 @@ func (s *scheduler) work(n int64) {
 			return
 		}
 		running = true
-		err := s.jobs[i](s.ctx)
+		err := s.do(s.ctx, int(i))
 		running = false
 		if err != nil {
 			s.fail(err)
