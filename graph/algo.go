@@ -135,6 +135,13 @@ func (l *loop[S]) newTask(name string, n *node[S], push bool, idx int) *task[S] 
 	}
 	l.npool++
 	t.name, t.node, t.push, t.idx = name, n, push, idx
+	if name == Start && len(l.g.startBr) == 0 {
+		// No user code sees the input task's context (hooks skip it, and
+		// it has no router): its header may live in the pooled loop.
+		t.env, t.hdr = nil, &l.startHdr
+		*t.hdr = taskHeader{}
+		return t
+	}
 	t.env = l.newEnv()
 	t.hdr = &t.env.hdr
 	return t

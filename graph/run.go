@@ -78,7 +78,8 @@ type loop[S any] struct {
 	accumulate bool
 	accum      S // every write of the run's nodes, in order (for subgraphs)
 
-	envs []taskCtx // fresh task contexts (see newEnv)
+	envs     []taskCtx  // fresh task contexts (see newEnv)
+	startHdr taskHeader // the input task's header (see newTask)
 	// watch is the run's context when it can be cancelled (see watched):
 	// the nodes then run apart from the loop (see attemptApart).
 	watch context.Context

@@ -65,6 +65,9 @@ func (t *task[S]) goexited() {
 // written again once handed out.
 func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event)) context.Context {
 	e := t.env
+	if e == nil {
+		return ctx // the input task's, which no user code sees
+	}
 	e.Context = ctx
 	e.emit, e.shared = emit, l.shared
 	return e
