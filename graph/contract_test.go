@@ -49,23 +49,9 @@ func parallelAsk(t *testing.T) *graph.Graph[askState] {
 	return g
 }
 
-func collect[S any](t *testing.T, seq func(func(graph.Event, error) bool)) ([]graph.Event, error) {
-	t.Helper()
-	var evs []graph.Event
-	var last error
-	for ev, err := range seq {
-		if err != nil {
-			last = err
-			continue
-		}
-		evs = append(evs, ev)
-	}
-	return evs, last
-}
-
 func TestParallelInterruptsStreamOneEventPerTaskAsItInterrupts(t *testing.T) {
 	g := parallelAsk(t)
-	evs, err := collect[askState](t, g.Stream(t.Context(), askState{}, graph.WithThread("t")))
+	evs, err := dexCollect(g.Stream(t.Context(), askState{}, graph.WithThread("t")))
 	var intr *graph.Interrupted
 	require.ErrorAs(t, err, &intr)
 	type row struct {
@@ -104,7 +90,7 @@ func TestInterruptEventsComeWithUpdatesOrValuesOnly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.modes.String(), func(t *testing.T) {
 			g := parallelAsk(t)
-			evs, _ := collect[askState](t, g.Stream(t.Context(), askState{}, graph.WithThread("t"), graph.WithStreamModes(tt.modes)))
+			evs, _ := dexCollect(g.Stream(t.Context(), askState{}, graph.WithThread("t"), graph.WithStreamModes(tt.modes)))
 			n := 0
 			for _, ev := range evs {
 				if ev.Mode == graph.ModeInterrupts {
@@ -134,7 +120,7 @@ func TestABreakpointStreamsItsOwnInterruptEvent(t *testing.T) {
 		{graph.WithInterruptBefore("b"), graph.Breakpoint{Nodes: []string{"b"}}},
 		{graph.WithInterruptAfter("a"), graph.Breakpoint{Nodes: []string{"a"}, After: true}},
 	} {
-		evs, err := collect[deadEndState](t, g.Stream(t.Context(), deadEndState{}, graph.WithThread(tt.want.Nodes[0]), tt.opt))
+		evs, err := dexCollect(g.Stream(t.Context(), deadEndState{}, graph.WithThread(tt.want.Nodes[0]), tt.opt))
 		var intr *graph.Interrupted
 		require.ErrorAs(t, err, &intr)
 		last := evs[len(evs)-1]
@@ -212,7 +198,7 @@ func TestUpdateEventsAndTaskResultsSayWhatTheNodeWrote(t *testing.T) {
 	b.AddEdge(graph.Start, "w").AddEdge("w", "nothing")
 	g, err := b.Compile()
 	require.NoError(t, err)
-	evs, err := collect[writesState](t, g.Stream(t.Context(), writesState{}, graph.WithStreamModes(graph.ModeUpdates|graph.ModeTasks)))
+	evs, err := dexCollect(g.Stream(t.Context(), writesState{}, graph.WithStreamModes(graph.ModeUpdates|graph.ModeTasks)))
 	require.NoError(t, err)
 
 	want := graph.Writes{"Items": []byte(`{"updates":[1,2]}`), "Name": []byte(`"x"`)}
@@ -343,7 +329,7 @@ func TestEveryDurabilityModeStreamsEachCheckpointItSaves(t *testing.T) {
 			b.AddEdge(graph.Start, "a").AddEdge("a", "b")
 			g, err := b.Compile(graph.WithCheckpointer(saver))
 			require.NoError(t, err)
-			evs, err := collect[deadEndState](t, g.Stream(t.Context(), deadEndState{}, graph.WithThread("t"),
+			evs, err := dexCollect(g.Stream(t.Context(), deadEndState{}, graph.WithThread("t"),
 				graph.WithDurability(d.mode), graph.WithStreamModes(graph.ModeCheckpoints)))
 			require.NoError(t, err)
 			var streamed []string
