@@ -109,7 +109,7 @@ func (l *loop[S]) prepare() []*task[S] {
 	for i := range l.fr.sends {
 		s := &l.fr.sends[i]
 		t := l.newTask(s.Node, l.g.nodes[s.Node], true, i)
-		if s.input != nil {
+		if s.hasInput {
 			t.in = s.input
 		} else {
 			l.g.materialize(&s.Arg, &t.input, &t.one)
@@ -347,16 +347,16 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 	for i := range sends {
 		s := &sends[i]
 		if s.Node == End {
-			return errors.New("cannot send a packet to the END node")
+			return errors.New("send to END: a Send must name a node")
 		}
 		nd := l.g.nodes[s.Node]
 		if nd == nil {
 			return fmt.Errorf("send to unknown node %q", s.Node)
 		}
 		switch {
-		case nd.inType == nil && s.input != nil:
+		case nd.inType == nil && s.hasInput:
 			return fmt.Errorf("send to node %q carries a %T made with graph.SendInput, but the node takes the graph's state: send it a Send{Node, Arg}", s.Node, s.input)
-		case nd.inType != nil && s.input == nil:
+		case nd.inType != nil && !s.hasInput:
 			return ownInput(nd)
 		case nd.inType != nil && reflect.TypeOf(s.input) != nd.inType:
 			return fmt.Errorf("send to node %q carries a %T, but the node takes a %s", s.Node, s.input, nd.inType)

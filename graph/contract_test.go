@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -300,20 +301,42 @@ func TestANodeThatSwallowsItsInterruptFailsLoudly(t *testing.T) {
 	require.Contains(t, snap.Tasks[0].Error, "returned a nil error")
 }
 
-func TestANodeReturningItsInterruptsErrorWrappedStillPauses(t *testing.T) {
-	b := graph.New[askState]()
-	b.AddNode("ask", func(ctx context.Context, s askState) (askState, error) {
-		if _, err := graph.Interrupt(ctx, "ok?"); err != nil {
-			return s, errors.New("asking: " + err.Error()) // the chain is lost, the pause is not
-		}
-		return s, nil
-	})
-	b.AddEdge(graph.Start, "ask")
-	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
-	require.NoError(t, err)
-	_, err = g.Invoke(t.Context(), askState{}, graph.WithThread("t"))
-	var intr *graph.Interrupted
-	require.ErrorAs(t, err, &intr)
+func TestAnErrorReturnedAfterAnInterruptDecidesTheTask(t *testing.T) {
+	mine := errors.New("mine")
+	tests := []struct {
+		name   string
+		ret    func(interruptErr error) error
+		pauses bool
+	}{
+		{"Interrupt's error", func(e error) error { return e }, true},
+		{"Interrupt's error wrapped", func(e error) error { return fmt.Errorf("asking: %w", e) }, true},
+		{"an error of its own", func(error) error { return mine }, false},
+		{"Interrupt's text, not its error", func(e error) error { return errors.New("asking: " + e.Error()) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := graph.New[askState]()
+			b.AddNode("ask", func(ctx context.Context, s askState) (askState, error) {
+				if _, err := graph.Interrupt(ctx, "ok?"); err != nil {
+					return s, tt.ret(err)
+				}
+				return s, nil
+			})
+			b.AddEdge(graph.Start, "ask")
+			g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+			require.NoError(t, err)
+			_, err = g.Invoke(t.Context(), askState{}, graph.WithThread("t"))
+			var intr *graph.Interrupted
+			require.Equal(t, tt.pauses, errors.As(err, &intr), "err: %v", err)
+			if !tt.pauses {
+				var ne *graph.NodeError
+				require.ErrorAs(t, err, &ne, "the node's own error fails its task, as in LangGraph")
+				snap, err := g.GetState(t.Context(), graph.WithThread("t"))
+				require.NoError(t, err)
+				require.Empty(t, snap.Interrupts, "and no interrupt is left pending")
+			}
+		})
+	}
 }
 
 func TestEveryDurabilityModeStreamsEachCheckpointItSaves(t *testing.T) {
@@ -363,6 +386,8 @@ func TestAnAnswerThatReachesNoQuestionIsRefused(t *testing.T) {
 	for _, in := range intr.Interrupts {
 		answers[in.ID] = "yes"
 	}
+	_, err = g.Resume(t.Context(), graph.Command[askState]{Resume: "yes", ResumeMap: answers}, th)
+	require.ErrorContains(t, err, "not both")
 	_, err = g.Resume(t.Context(), graph.Command[askState]{ResumeMap: answers}, th)
 	require.NoError(t, err)
 
@@ -409,5 +434,9 @@ func TestAnInterruptPayloadDecodesAfterACheckpointRoundTrip(t *testing.T) {
 
 	var wrong int
 	require.ErrorContains(t, snap.Interrupts[0].Decode(&wrong), "cannot be read as *int")
+	var other struct {
+		Y string `json:"y"`
+	}
+	require.ErrorContains(t, snap.Interrupts[0].Decode(&other), "unknown field", "a payload of another struct type is refused")
 	require.Error(t, snap.Interrupts[0].Decode(nil))
 }

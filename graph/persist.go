@@ -144,7 +144,8 @@ type frontierJSON struct {
 func (g *Graph[S]) encodeSends(sends []Send[S]) ([]sendJSON, error) {
 	var out []sendJSON
 	for i := range sends {
-		if in := sends[i].input; in != nil {
+		if sends[i].hasInput {
+			in := sends[i].input
 			b, err := json.Marshal(in)
 			if err != nil {
 				return nil, fmt.Errorf("graph: encoding the %T input sent to node %s: %w", in, sends[i].Node, err)
@@ -177,7 +178,7 @@ func (g *Graph[S]) decodeSends(in []sendJSON) ([]Send[S], error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Send[S]{Node: s.Node, input: in})
+			out = append(out, Send[S]{Node: s.Node, input: in, hasInput: true})
 			continue
 		}
 		if s.Input != nil {

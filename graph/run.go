@@ -32,6 +32,18 @@ var ErrAmbiguousResume = errors.New("graph: when there are multiple pending inte
 // thread waits on when it arrives.
 var ErrNotInterrupted = errors.New("graph: no pending interrupt to answer")
 
+// ErrNotCompiled is returned by the methods of a Graph that was not made by
+// [Builder.Compile] (its zero value).
+var ErrNotCompiled = errors.New("graph: the Graph was not made by Builder.Compile")
+
+// compiled reports whether g was made by Compile.
+func (g *Graph[S]) compiled() error {
+	if g == nil || g.sc == nil {
+		return ErrNotCompiled
+	}
+	return nil
+}
+
 // ErrNothingToResume is returned by Resume on a thread with no checkpoint.
 var ErrNothingToResume = errors.New("graph: nothing to resume")
 
@@ -136,6 +148,9 @@ func (g *Graph[S]) release(l *loop[S]) {
 // returns the final state. A paused run returns its state so far and an
 // [*Interrupted] error.
 func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
+	if err := g.compiled(); err != nil {
+		return input, err
+	}
 	l := g.newLoop(opts)
 	err := l.run(ctx, &input, nil)
 	out := l.output()
@@ -158,6 +173,10 @@ func (l *loop[S]) output() S {
 // of the interrupted or failed step that did not finish. An empty Command
 // just continues.
 func (g *Graph[S]) Resume(ctx context.Context, cmd Command[S], opts ...RunOption) (S, error) {
+	if err := g.compiled(); err != nil {
+		var zero S
+		return zero, err
+	}
 	l := g.newLoop(opts)
 	err := l.run(ctx, nil, &cmd)
 	out := l.output()
@@ -180,6 +199,10 @@ func (g *Graph[S]) StreamResume(ctx context.Context, cmd Command[S], opts ...Run
 
 func (g *Graph[S]) stream(ctx context.Context, input *S, cmd *Command[S], opts []RunOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		if err := g.compiled(); err != nil {
+			yield(Event{}, err)
+			return
+		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		l := g.newLoop(opts)
@@ -372,6 +395,9 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 	}
 	if cmd.Parent {
 		return errors.New("graph: there is no parent graph to send the command to")
+	}
+	if cmd.Resume != nil && cmd.ResumeMap != nil {
+		return errors.New("graph: a Command answers with Resume or with ResumeMap, not both")
 	}
 	hasResume := cmd.ResumeMap != nil || cmd.Resume != nil
 	if hasResume && l.nested == nil {

@@ -337,7 +337,7 @@ var errInterruptRefused = fmt.Errorf("called Interrupt in a run without a checkp
 
 // errDetached is what Interrupt returns to a node the runtime stopped
 // waiting for (it timed out, or its run was cancelled).
-var errDetached = errors.New("graph: Interrupt called by a node that was abandoned (it timed out, or its run was cancelled)")
+var errDetached = errors.New("graph: Interrupt called through the context of a node that has returned, or that the run abandoned (it timed out, or the run was cancelled)")
 
 // interruptSignal is the error Interrupt returns to unwind the node.
 type interruptSignal struct {

@@ -134,6 +134,7 @@ func TestAWrongSendToANodeWithItsOwnInputFailsTheRun(t *testing.T) {
 		{"state-carrying Send", graph.Send[weatherState]{Node: "report"}, `node "report" takes its own input (graph_test.cityInput)`},
 		{"other input type", graph.SendInput[weatherState]("report", "Oslo"), `send to node "report" carries a string, but the node takes a graph_test.cityInput`},
 		{"input to a state node", graph.SendInput[weatherState]("plan", cityInput{}), `send to node "plan" carries a graph_test.cityInput made with graph.SendInput, but the node takes the graph's state`},
+		{"nil input", graph.SendInput[weatherState, any]("report", nil), `send to node "report" carries a <nil>, but the node takes a graph_test.cityInput`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

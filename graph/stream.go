@@ -34,7 +34,10 @@ const (
 	// does (its [Event.Interrupts], with Node and TaskID naming it), and
 	// one when the run stops at static breakpoints (a [Breakpoint]
 	// payload). Streams that yield ModeUpdates or ModeValues yield these
-	// too: a pause is part of both.
+	// too: a pause is part of both. With [WithSubgraphs], an interrupt in
+	// a subgraph is streamed twice, by the subgraph's task (in its
+	// namespace) and by the parent task that ran the subgraph, with the
+	// same [Interruption.ID]: a UI asks the question once per ID.
 	ModeInterrupts
 	// ModeDebug is ModeTasks and ModeCheckpoints together.
 	ModeDebug = ModeTasks | ModeCheckpoints
@@ -88,6 +91,9 @@ type Event struct {
 // mode, step, namespace and task, and what it carries.
 func (e Event) String() string {
 	var b strings.Builder
+	if e.Mode == 0 {
+		b.WriteString("event") // the zero Event a stream yields beside its error
+	}
 	b.WriteString(e.Mode.String())
 	fmt.Fprintf(&b, " step=%d", e.Step)
 	if e.Namespace != "" {

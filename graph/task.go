@@ -190,13 +190,21 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 		}
 		err := l.attempt(ctx, t)
 		if t.interrupted() {
-			if err == nil && l.saver != nil {
+			switch {
+			case l.saver == nil:
+				return nil // refused to pause: execute fails the task
+			case err == nil:
 				// The node went on after its pause: whatever it did
 				// with Interrupt's zero answer must not pass silently.
 				t.hdr.clearPause()
 				return &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: ErrInterruptIgnored}
+			case isPause(err):
+				return nil
 			}
-			return nil
+			// The node failed with an error of its own after its pause:
+			// that error is the task's, as an exception raised past
+			// LangGraph's interrupt() is.
+			t.hdr.clearPause()
 		}
 		if err == nil {
 			return nil
@@ -227,6 +235,14 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 		}
 		interval = time.Duration(float64(interval) * f)
 	}
+}
+
+// isPause reports whether err is (or wraps) the error of a pause: the one
+// Interrupt returned, or a paused subgraph's.
+func isPause(err error) bool {
+	var sig *interruptSignal
+	var intr *Interrupted
+	return errors.As(err, &sig) || errors.As(err, &intr)
 }
 
 func retryable(p *RetryPolicy, err error) bool {

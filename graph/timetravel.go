@@ -51,6 +51,9 @@ type TaskInfo struct {
 // [WithThread] (or the one given with [WithCheckpointID]). A thread with no
 // checkpoint gives an empty snapshot.
 func (g *Graph[S]) GetState(ctx context.Context, opts ...RunOption) (*Snapshot[S], error) {
+	if err := g.compiled(); err != nil {
+		return nil, err
+	}
 	l := g.newLoop(opts)
 	if l.saver == nil {
 		return nil, ErrNoCheckpointer
@@ -144,6 +147,10 @@ func WithFilter(m map[string]any) HistoryOption {
 // lists every task of its next step.
 func (g *Graph[S]) History(ctx context.Context, thread string, opts ...HistoryOption) iter.Seq2[*Snapshot[S], error] {
 	return func(yield func(*Snapshot[S], error) bool) {
+		if err := g.compiled(); err != nil {
+			yield(nil, err)
+			return
+		}
 		if g.saver == nil {
 			yield(nil, ErrNoCheckpointer)
 			return
@@ -188,6 +195,9 @@ const (
 // or after the one given with [WithCheckpointID] — which forks the history —
 // and returns its ID.
 func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opts ...RunOption) (id string, err error) {
+	if err := g.compiled(); err != nil {
+		return "", err
+	}
 	l := g.newLoop(opts)
 	if l.saver == nil {
 		return "", ErrNoCheckpointer

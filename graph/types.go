@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,8 +39,9 @@ type Send[S any] struct {
 	Node string
 	Arg  S
 	// input is the payload of a SendInput, for a node with its own input
-	// type; nil for a Send carrying Arg.
-	input any
+	// type (hasInput set, even for a nil payload).
+	input    any
+	hasInput bool
 }
 
 // SendInput returns a [Send] of one task of node with in as its input: the
@@ -49,12 +51,12 @@ type Send[S any] struct {
 //
 //	graph.SendInput[State]("summarize", Page{URL: u, Index: i})
 func SendInput[S, I any](node string, in I) Send[S] {
-	return Send[S]{Node: node, input: in}
+	return Send[S]{Node: node, input: in, hasInput: true}
 }
 
-// Input returns the payload of a Send made with [SendInput], or nil for
-// one carrying Arg.
-func (s Send[S]) Input() any { return s.input }
+// Input returns the payload of a Send made with [SendInput], and whether
+// it was made so (false for a Send carrying Arg).
+func (s Send[S]) Input() (any, bool) { return s.input, s.hasInput }
 
 // Route is what a branch function chooses: nodes (or path-map keys) to run
 // next, and Send tasks.
@@ -103,7 +105,8 @@ type Interruption struct {
 // Decode stores the interrupt's payload in the value v points to: as is
 // when it has v's type, else through JSON — a payload read back from a
 // checkpoint (in another process, say) is what encoding/json decodes into
-// an any: a struct comes back as a map[string]any.
+// an any: a struct comes back as a map[string]any. A payload with fields
+// v's type lacks is refused, not half-read.
 func (in Interruption) Decode(v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -117,7 +120,9 @@ func (in Interruption) Decode(v any) error {
 	if err != nil {
 		return fmt.Errorf("graph: interrupt %s payload: %w", in.ID, err)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields() // a payload of another type is not silently half-read
+	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("graph: interrupt %s payload %s cannot be read as %T: %w", in.ID, b, v, err)
 	}
 	return nil

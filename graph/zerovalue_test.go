@@ -120,3 +120,21 @@ func TestMemoryCacheZeroValueIsEmptyCache(t *testing.T) {
 		})
 	}
 }
+
+func TestTheZeroGraphSaysItWasNotCompiled(t *testing.T) {
+	var g graph.Graph[deadEndState]
+	_, err := g.Invoke(t.Context(), deadEndState{})
+	require.ErrorIs(t, err, graph.ErrNotCompiled)
+	_, err = g.Resume(t.Context(), graph.Command[deadEndState]{})
+	require.ErrorIs(t, err, graph.ErrNotCompiled)
+	for _, err := range g.Stream(t.Context(), deadEndState{}) {
+		require.ErrorIs(t, err, graph.ErrNotCompiled)
+	}
+	_, err = g.GetState(t.Context())
+	require.ErrorIs(t, err, graph.ErrNotCompiled)
+	_, err = g.UpdateState(t.Context(), deadEndState{}, "a")
+	require.ErrorIs(t, err, graph.ErrNotCompiled)
+	for _, err := range g.History(t.Context(), "t") {
+		require.ErrorIs(t, err, graph.ErrNotCompiled)
+	}
+}
