@@ -163,7 +163,10 @@ func (l *loop[S]) newEnv() *taskCtx {
 }
 
 func (l *loop[S]) initTask(t *task[S]) {
-	t.hdr.cp, t.hdr.ns, t.hdr.step, t.hdr.name, t.hdr.push, t.hdr.idx = l.cpID, l.ns, l.step, t.name, t.push, int32(t.idx)
+	if l.shared == nil { // outside a run: GetState, History, UpdateState
+		l.shared = &runShared{ns: l.ns}
+	}
+	t.hdr.cp, t.hdr.run, t.hdr.step, t.hdr.name, t.hdr.push, t.hdr.idx = l.cpID, l.shared, l.step, t.name, t.push, int32(t.idx)
 	if l.resume != nil {
 		t.hdr.scratch().resume = l.resume // not handed out yet: no lock needed
 	}

@@ -237,7 +237,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if l.cfg.limit < 1 {
 		return fmt.Errorf("graph: recursion limit must be at least 1, got %d", l.cfg.limit)
 	}
-	if rt := runtimeFrom(ctx); rt != nil && rt.shared != nil {
+	if rt := runtimeFrom(ctx); rt != nil && rt.hdr.run != nil {
 		n := rt.nested()
 		l.nested = n
 		l.parents = n.parents

@@ -43,7 +43,7 @@ type nestedInfo struct {
 
 // nested describes the task to a graph run inside it.
 func (rt *taskCtx) nested() *nestedInfo {
-	sh := rt.shared
+	sh := rt.hdr.run
 	parents := make(map[string]string, len(sh.parents)+1)
 	for k, v := range sh.parents {
 		parents[k] = v
@@ -65,9 +65,8 @@ func (rt *taskCtx) nested() *nestedInfo {
 // It is kept small, as every task gets one.
 type taskCtx struct {
 	context.Context
-	hdr    taskHeader
-	emit   func(Event)
-	shared *runShared
+	hdr  taskHeader
+	emit func(Event)
 }
 
 func (c *taskCtx) Value(key any) any {
@@ -85,7 +84,7 @@ func (c *taskCtx) Value(key any) any {
 type taskHeader struct {
 	id   atomic.Pointer[string] // computed when first asked for
 	cp   string
-	ns   string
+	run  *runShared // the run's shared settings (its namespace among them)
 	name string
 	step int
 	idx  int32
@@ -174,7 +173,11 @@ func (h *taskHeader) ID() string {
 	if h.push {
 		kind = "push"
 	}
-	id := hashID(h.cp + "|" + h.ns + "|" + strconv.Itoa(h.step) + "|" + h.name + "|" + kind + "|" + strconv.Itoa(int(h.idx)))
+	ns := ""
+	if h.run != nil {
+		ns = h.run.ns
+	}
+	id := hashID(h.cp + "|" + ns + "|" + strconv.Itoa(h.step) + "|" + h.name + "|" + kind + "|" + strconv.Itoa(int(h.idx)))
 	h.id.CompareAndSwap(nil, &id) // a racing caller computed the same
 	return id
 }
@@ -205,7 +208,7 @@ func Step(ctx context.Context) int {
 // gracefully when it gets low. It returns -1 outside a node.
 func RemainingSteps(ctx context.Context) int {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.shared.stop - rt.hdr.step
+		return rt.hdr.run.stop - rt.hdr.step
 	}
 	return -1
 }
@@ -255,10 +258,10 @@ func MessageWriter(ctx context.Context) func(MessageChunk) {
 // ones of the call to writer.
 func writer[T any](ctx context.Context, mode Mode) func(T) {
 	rt := runtimeFrom(ctx)
-	if rt == nil || rt.shared.modes&mode == 0 {
+	if rt == nil || rt.hdr.run.modes&mode == 0 {
 		return func(T) {}
 	}
-	emit, ev := rt.emit, Event{Mode: mode, Namespace: rt.shared.ns, Step: rt.hdr.step, Node: rt.hdr.name, TaskID: rt.hdr.ID()}
+	emit, ev := rt.emit, Event{Mode: mode, Namespace: rt.hdr.run.ns, Step: rt.hdr.step, Node: rt.hdr.name, TaskID: rt.hdr.ID()}
 	return func(payload T) {
 		ev := ev
 		ev.Payload = payload
@@ -374,7 +377,7 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 	if sp.detached {
 		return nil, errDetached
 	}
-	if rt.shared.saver == nil {
+	if rt.hdr.run.saver == nil {
 		sp.paused = true
 		// Named: the node may wrap or log it. (Its task then fails with
 		// errInterruptRefused, in a NodeError naming the node.)
@@ -394,7 +397,7 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 		sp.answers = append(sp.answers, v)
 		return v, nil
 	}
-	in := Interruption{ID: id, Value: payload, Node: rt.hdr.name, Namespace: rt.shared.ns}
+	in := Interruption{ID: id, Value: payload, Node: rt.hdr.name, Namespace: rt.hdr.run.ns}
 	sp.raised = append(sp.raised, in)
 	sp.paused = true
 	return nil, &interruptSignal{in: in}

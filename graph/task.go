@@ -69,7 +69,7 @@ func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event))
 		return ctx // the input task's, which no user code sees
 	}
 	e.Context = ctx
-	e.emit, e.shared = emit, l.shared
+	e.emit = emit
 	return e
 }
 
@@ -407,7 +407,7 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		nodeEmit = a.emit
 	}
 	h, th := &a.env.hdr, t.hdr // h computes the same ID as th, if asked
-	h.cp, h.ns, h.step, h.name, h.push, h.idx, h.resuming = th.cp, th.ns, th.step, th.name, th.push, th.idx, th.resuming
+	h.cp, h.run, h.step, h.name, h.push, h.idx, h.resuming = th.cp, th.run, th.step, th.name, th.push, th.idx, th.resuming
 	// Clipped: an Interrupt of the node appends to a copy, never to the
 	// task's array.
 	if tsp := th.sp.Load(); tsp != nil {
@@ -416,7 +416,7 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		hsp.answers, hsp.resume = slices.Clip(tsp.answers), tsp.resume
 		tsp.mu.Unlock()
 	}
-	a.env.Context, a.env.emit, a.env.shared = ctx, nodeEmit, l.shared
+	a.env.Context, a.env.emit = ctx, nodeEmit
 	go a.run(n)
 	for waiting := true; waiting; {
 		var abandon error
