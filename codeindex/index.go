@@ -1,0 +1,436 @@
+package codeindex
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/mapping"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// Names inside the index folder.
+const (
+	keywordDir   = "keyword"      // the bleve index
+	vectorFile   = "vectors.bin"  // the flat vector index
+	manifestFile = "manifest.gob" // per-file hashes and chunk spans
+)
+
+// Field boosts of the keyword query: a match in a definition's name counts
+// more than one in its body.
+const (
+	boostContent = 1.0
+	boostSymbol  = 2.0
+	boostPath    = 1.0
+)
+
+// flushChunks is how many new chunks Update embeds and indexes at a time.
+const flushChunks = 512
+
+// An Index is a code index of one directory tree, stored in a folder: a
+// keyword index (bleve, BM25), a flat vector index and a manifest of file
+// hashes. Open it with [Open], fill or refresh it with [Index.Update], query
+// it with [Index.Search]. Its methods are safe for concurrent use; Update
+// excludes searches while it runs.
+type Index struct {
+	root, dir string
+	cfg       config
+
+	mu     sync.RWMutex
+	closed bool
+	kw     bleve.Index
+	man    *manifest
+
+	vmu sync.Mutex // guards vec, loaded lazily: keyword search never needs it
+	vec *flatIndex
+}
+
+// Open opens the index of root, creating an empty one if the index folder
+// (root/.coderag unless [WithDir]) holds none. Opening reads the manifest and
+// opens the keyword index; the vectors are read on first use. Call
+// [Index.Update] to index the files, and Close when done.
+func Open(ctx context.Context, root string, opts ...Option) (*Index, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("codeindex: open: %w", err)
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("codeindex: open: %w", err)
+	}
+	if fi, err := os.Stat(root); err != nil {
+		return nil, fmt.Errorf("codeindex: open: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("codeindex: open: %s is not a directory", root)
+	}
+	dir := cmp.Or(cfg.dir, DefaultDir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("codeindex: open: %w", err)
+	}
+	ix := &Index{root: root, dir: dir, cfg: cfg}
+	manPath := filepath.Join(dir, manifestFile)
+	_, statErr := os.Stat(manPath)
+	fresh := errors.Is(statErr, fs.ErrNotExist)
+	if ix.man, err = loadManifest(manPath); err != nil {
+		return nil, err
+	}
+	kwPath := filepath.Join(dir, keywordDir)
+	if fresh {
+		// Without a manifest nothing in the folder can be trusted: an
+		// earlier first Update may have stopped half-way.
+		if err := os.RemoveAll(kwPath); err != nil {
+			return nil, fmt.Errorf("codeindex: open: %w", err)
+		}
+		if err := os.Remove(filepath.Join(dir, vectorFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("codeindex: open: %w", err)
+		}
+		ix.kw, err = bleve.New(kwPath, keywordMapping())
+	} else {
+		ix.kw, err = bleve.Open(kwPath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("codeindex: open keyword index: %w", err)
+	}
+	return ix, nil
+}
+
+// keywordMapping indexes path, symbol and content with the code-aware
+// analyzer and scores with BM25.
+func keywordMapping() mapping.IndexMapping {
+	text := func() *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = AnalyzerName
+		f.Store, f.IncludeTermVectors, f.IncludeInAll, f.DocValues = false, false, false, false
+		return f
+	}
+	kind := bleve.NewKeywordFieldMapping()
+	kind.Analyzer = keyword.Name
+	kind.Store, kind.IncludeInAll, kind.DocValues = false, false, false
+
+	doc := bleve.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt("path", text())
+	doc.AddFieldMappingsAt("symbol", text())
+	doc.AddFieldMappingsAt("content", text())
+	doc.AddFieldMappingsAt("kind", kind)
+
+	im := bleve.NewIndexMapping()
+	im.DefaultMapping = doc
+	im.DefaultAnalyzer = AnalyzerName
+	im.ScoringModel = index.BM25Scoring
+	im.StoreDynamic, im.IndexDynamic, im.DocValuesDynamic = false, false, false
+	return im
+}
+
+// Root returns the absolute path of the indexed directory.
+func (ix *Index) Root() string { return ix.root }
+
+// Dir returns the absolute path of the index folder.
+func (ix *Index) Dir() string { return ix.dir }
+
+// Close closes the index. It is safe to call more than once.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return nil
+	}
+	ix.closed = true
+	if err := ix.kw.Close(); err != nil {
+		return fmt.Errorf("codeindex: close: %w", err)
+	}
+	return nil
+}
+
+// vectors returns the vector index, reading it on first use.
+func (ix *Index) vectors() (*flatIndex, error) {
+	ix.vmu.Lock()
+	defer ix.vmu.Unlock()
+	if ix.vec == nil {
+		v, err := loadFlatIndex(filepath.Join(ix.dir, vectorFile))
+		if err != nil {
+			return nil, err
+		}
+		ix.vec = v
+	}
+	return ix.vec, nil
+}
+
+// Stats summarises what [Index.Update] did.
+type Stats struct {
+	Files       int // files the index holds afterwards
+	Chunks      int // chunks the index holds afterwards
+	Unchanged   int // files whose content hash had not changed
+	Added       int // files indexed for the first time
+	Changed     int // files re-chunked because their content changed
+	Removed     int // files dropped: deleted, or now binary or too large
+	Skipped     int // files not indexed: binary or larger than the limit
+	ParseErrors int // Go files that did not parse, chunked by lines instead
+}
+
+// Update brings the index up to date with the files under the root: files
+// whose content hash is unchanged are skipped, changed files are re-chunked
+// and re-embedded, new files are added and the chunks of deleted files are
+// removed. Progress goes to the [WithProgress] callback. If ctx is cancelled
+// the work done so far is kept in memory and the next Update resumes it.
+func (ix *Index) Update(ctx context.Context) (Stats, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return Stats{}, ErrClosed
+	}
+	var st Stats
+	paths, err := ix.walk()
+	if err != nil {
+		return st, err
+	}
+	vec, err := ix.vectors()
+	if err != nil {
+		return st, err
+	}
+	embID := embedderID(ix.cfg.embedder)
+	reembed := ix.man.Embedder != embID
+	if reembed {
+		vec = newFlatIndex()
+		ix.vmu.Lock()
+		ix.vec = vec
+		ix.vmu.Unlock()
+	}
+
+	u := updater{ix: ix, vec: vec, ctx: ctx}
+	seen := make(map[string]bool, len(paths))
+	for i, rel := range paths {
+		if err := ctx.Err(); err != nil {
+			return st, fmt.Errorf("codeindex: update: %w", err)
+		}
+		if err := ix.updateFile(&u, &st, rel, reembed, seen); err != nil {
+			return st, err
+		}
+		if ix.cfg.progress != nil {
+			ix.cfg.progress(Progress{Done: i + 1, Total: len(paths), Path: rel})
+		}
+	}
+	if err := u.flush(); err != nil {
+		return st, err
+	}
+	// Files gone from the tree, or now skipped.
+	var gone []string
+	for rel := range ix.man.Files {
+		if !seen[rel] {
+			gone = append(gone, rel)
+		}
+	}
+	slices.Sort(gone)
+	if len(gone) > 0 {
+		b := ix.kw.NewBatch()
+		for _, rel := range gone {
+			for _, c := range ix.man.Files[rel].Chunks {
+				b.Delete(c.ID)
+				vec.remove(c.ID)
+			}
+		}
+		if err := ix.kw.Batch(b); err != nil {
+			return st, fmt.Errorf("codeindex: update keyword index: %w", err)
+		}
+		for _, rel := range gone {
+			delete(ix.man.Files, rel)
+		}
+		st.Removed = len(gone)
+	}
+	if u.dirty || len(gone) > 0 || reembed {
+		if err := vec.save(filepath.Join(ix.dir, vectorFile)); err != nil {
+			return st, err
+		}
+		ix.man.Embedder = embID
+		if err := ix.man.save(filepath.Join(ix.dir, manifestFile)); err != nil {
+			return st, err
+		}
+	}
+	st.Files = len(ix.man.Files)
+	for _, e := range ix.man.Files {
+		st.Chunks += len(e.Chunks)
+	}
+	return st, nil
+}
+
+// updateFile looks at one file and stages its chunks if it is new or changed.
+func (ix *Index) updateFile(u *updater, st *Stats, rel string, reembed bool, seen map[string]bool) error {
+	abs := filepath.Join(ix.root, filepath.FromSlash(rel))
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return fmt.Errorf("codeindex: update: %w", err)
+	}
+	if fi.Size() > ix.cfg.maxFileSize {
+		st.Skipped++
+		return nil
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return fmt.Errorf("codeindex: update: %w", err)
+	}
+	if isBinary(data) {
+		st.Skipped++
+		return nil
+	}
+	seen[rel] = true
+	sum := sha256.Sum256(data)
+	old := ix.man.Files[rel]
+	switch {
+	case old == nil:
+		st.Added++
+	case old.Hash == sum && !reembed:
+		st.Unchanged++
+		return nil
+	default:
+		st.Changed++
+	}
+	var chunks []Chunk
+	if strings.HasSuffix(rel, ".go") {
+		chunks, err = ChunkGo(rel, data)
+		if err != nil {
+			st.ParseErrors++
+		}
+	}
+	if chunks == nil {
+		chunks = ChunkLines(rel, data, ix.cfg.window, ix.cfg.overlap)
+	}
+	return u.stage(rel, sum, old, chunks)
+}
+
+// updater batches the chunks of new and changed files.
+type updater struct {
+	ix    *Index
+	vec   *flatIndex
+	ctx   context.Context
+	dirty bool
+
+	files  []stagedFile
+	chunks int
+}
+
+type stagedFile struct {
+	rel    string
+	hash   [32]byte
+	old    *fileEntry
+	chunks []Chunk
+}
+
+func (u *updater) stage(rel string, hash [32]byte, old *fileEntry, chunks []Chunk) error {
+	u.files = append(u.files, stagedFile{rel: rel, hash: hash, old: old, chunks: chunks})
+	u.chunks += len(chunks)
+	if u.chunks >= flushChunks {
+		return u.flush()
+	}
+	return nil
+}
+
+// flush embeds the staged chunks, writes them to both indexes and then
+// records the files in the manifest.
+func (u *updater) flush() error {
+	if len(u.files) == 0 {
+		return nil
+	}
+	texts := make([]string, 0, u.chunks)
+	for _, f := range u.files {
+		for _, c := range f.chunks {
+			texts = append(texts, embedText(c))
+		}
+	}
+	vecs, err := u.ix.cfg.embedder.Embed(u.ctx, texts)
+	if err != nil {
+		return fmt.Errorf("codeindex: embed: %w", err)
+	}
+	if len(vecs) != len(texts) {
+		return fmt.Errorf("codeindex: embed: embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	b := u.ix.kw.NewBatch()
+	entries := make([]*fileEntry, len(u.files))
+	k := 0
+	for i, f := range u.files {
+		if f.old != nil {
+			for _, c := range f.old.Chunks {
+				b.Delete(c.ID)
+				u.vec.remove(c.ID)
+			}
+		}
+		e := &fileEntry{Hash: f.hash, Chunks: make([]chunkMeta, len(f.chunks))}
+		for j, c := range f.chunks {
+			id := f.rel + "#" + strconv.Itoa(j)
+			e.Chunks[j] = chunkMeta{ID: id, Symbol: c.Symbol, Kind: c.Kind, StartLine: c.StartLine, EndLine: c.EndLine}
+			doc := map[string]any{"path": c.Path, "symbol": c.Symbol, "kind": string(c.Kind), "content": c.Content}
+			if err := b.Index(id, doc); err != nil {
+				return fmt.Errorf("codeindex: index %s: %w", id, err)
+			}
+			if err := u.vec.add(id, vecs[k]); err != nil {
+				return fmt.Errorf("codeindex: embed %s: %w", id, err)
+			}
+			k++
+		}
+		entries[i] = e
+	}
+	if err := u.ix.kw.Batch(b); err != nil {
+		return fmt.Errorf("codeindex: update keyword index: %w", err)
+	}
+	for i, f := range u.files {
+		u.ix.man.Files[f.rel] = entries[i]
+	}
+	u.files, u.chunks, u.dirty = u.files[:0], 0, true
+	return nil
+}
+
+// embedText is what the embedder sees of a chunk.
+func embedText(c Chunk) string {
+	return c.Symbol + "\n" + c.Path + "\n" + c.Content
+}
+
+// skipDirs are never descended into.
+var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "vendor": true, "node_modules": true, DefaultDir: true}
+
+// walk lists the regular files under the root, slash-separated and relative
+// to it, in lexical order, leaving out skipped folders and the index folder.
+func (ix *Index) walk() ([]string, error) {
+	var paths []string
+	err := filepath.WalkDir(ix.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != ix.root && (skipDirs[d.Name()] || (d.Name() == "testdata" && !ix.cfg.testdata) || p == ix.dir) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(ix.root, p)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("codeindex: walk %s: %w", ix.root, err)
+	}
+	return paths, nil
+}

@@ -1,0 +1,83 @@
+package codeindex
+
+import (
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// manifestVersion changes whenever the layout of the index folder or the
+// meaning of what it stores changes.
+const manifestVersion = 1
+
+// manifest records what the index holds: per file, its content hash and its
+// chunks. It is written last by Update, so it never claims more than the
+// keyword and vector indexes hold.
+type manifest struct {
+	Version  int
+	Embedder string // the vector space (see embedderID); "" before any vector
+	Files    map[string]*fileEntry
+}
+
+type fileEntry struct {
+	Hash   [32]byte // SHA-256 of the content
+	Chunks []chunkMeta
+}
+
+// chunkMeta is a chunk without its content, enough to answer a hit.
+type chunkMeta struct {
+	ID                 string
+	Symbol             string
+	Kind               Kind
+	StartLine, EndLine int
+}
+
+func loadManifest(path string) (*manifest, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &manifest{Version: manifestVersion, Files: map[string]*fileEntry{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("codeindex: load manifest: %w", err)
+	}
+	defer f.Close()
+	var m manifest
+	if err := gob.NewDecoder(f).Decode(&m); err != nil {
+		return nil, &CorruptError{File: path, Err: err}
+	}
+	if m.Version != manifestVersion {
+		return nil, &CorruptError{File: path, Err: fmt.Errorf("format version %d, this package writes %d", m.Version, manifestVersion)}
+	}
+	if m.Files == nil {
+		m.Files = map[string]*fileEntry{}
+	}
+	return &m, nil
+}
+
+func (m *manifest) save(path string) (err error) {
+	tmp, err := os.CreateTemp(dirOf(path), ".manifest-*")
+	if err != nil {
+		return fmt.Errorf("codeindex: save manifest: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := gob.NewEncoder(tmp).Encode(m); err != nil {
+		return fmt.Errorf("codeindex: save manifest: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("codeindex: save manifest: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("codeindex: save manifest: %w", err)
+	}
+	return nil
+}
+
+func dirOf(path string) string { return filepath.Dir(path) }

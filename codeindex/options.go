@@ -1,0 +1,171 @@
+package codeindex
+
+import "fmt"
+
+// DefaultDir is the index folder, relative to the indexed root, when
+// [WithDir] is not given.
+const DefaultDir = ".coderag"
+
+// Defaults of the line chunker and of the file walk.
+const (
+	DefaultLineWindow  = 60
+	DefaultLineOverlap = 10
+	DefaultMaxFileSize = 1 << 20
+)
+
+// An Option configures [Open].
+type Option func(*config)
+
+type config struct {
+	dir             string
+	embedder        Embedder
+	window, overlap int
+	maxFileSize     int64
+	testdata        bool
+	progress        func(Progress)
+}
+
+func defaultConfig() config {
+	return config{
+		embedder:    NewHashingEmbedder(DefaultHashingDim),
+		window:      DefaultLineWindow,
+		overlap:     DefaultLineOverlap,
+		maxFileSize: DefaultMaxFileSize,
+	}
+}
+
+// WithDir stores the index in dir instead of root/.coderag. A relative dir is
+// taken relative to the indexed root.
+func WithDir(dir string) Option { return func(c *config) { c.dir = dir } }
+
+// WithEmbedder sets the embedder of vector search; the default is the
+// offline [HashingEmbedder]. Changing the embedder of an existing index makes
+// the next [Index.Update] re-embed every file.
+func WithEmbedder(e Embedder) Option { return func(c *config) { c.embedder = e } }
+
+// WithLineWindow sets the window and overlap, in lines, of the chunks of
+// files that are not Go (defaults DefaultLineWindow and DefaultLineOverlap).
+func WithLineWindow(window, overlap int) Option {
+	return func(c *config) { c.window, c.overlap = window, overlap }
+}
+
+// WithMaxFileSize skips files larger than n bytes (default
+// DefaultMaxFileSize).
+func WithMaxFileSize(n int64) Option { return func(c *config) { c.maxFileSize = n } }
+
+// WithTestdata indexes testdata directories too; by default they are skipped,
+// as vendor, node_modules and version-control folders always are.
+func WithTestdata(include bool) Option { return func(c *config) { c.testdata = include } }
+
+// WithProgress calls fn after each file [Index.Update] looks at, from the
+// goroutine that called Update.
+func WithProgress(fn func(Progress)) Option { return func(c *config) { c.progress = fn } }
+
+func (c *config) validate() error {
+	switch {
+	case c.embedder == nil:
+		return &OptionError{Option: "WithEmbedder", Reason: "embedder is nil"}
+	case c.window < 1:
+		return &OptionError{Option: "WithLineWindow", Reason: fmt.Sprintf("window %d is not positive", c.window)}
+	case c.overlap < 0 || c.overlap >= c.window:
+		return &OptionError{Option: "WithLineWindow", Reason: fmt.Sprintf("overlap %d is not in [0, window)", c.overlap)}
+	case c.maxFileSize < 1:
+		return &OptionError{Option: "WithMaxFileSize", Reason: fmt.Sprintf("size %d is not positive", c.maxFileSize)}
+	}
+	return nil
+}
+
+// Progress reports how far [Index.Update] has come.
+type Progress struct {
+	Done, Total int    // files looked at so far, files to look at
+	Path        string // the file just looked at
+}
+
+// Mode selects how [Index.Search] ranks chunks.
+type Mode int
+
+// The search modes.
+const (
+	Hybrid Mode = iota // reciprocal rank fusion of BM25 and Vector
+	BM25               // keyword search, BM25 over the code-aware analyzer
+	Vector             // cosine similarity of embeddings
+)
+
+// String returns "hybrid", "bm25" or "vector".
+func (m Mode) String() string {
+	switch m {
+	case Hybrid:
+		return "hybrid"
+	case BM25:
+		return "bm25"
+	case Vector:
+		return "vector"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode parses the String form of a Mode.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range []Mode{Hybrid, BM25, Vector} {
+		if m.String() == s {
+			return m, nil
+		}
+	}
+	return 0, &OptionError{Option: "WithMode", Reason: fmt.Sprintf("unknown mode %q (want bm25, vector or hybrid)", s)}
+}
+
+// Defaults of [Index.Search].
+const (
+	DefaultLimit = 10
+	// DefaultRRFK is the k of reciprocal rank fusion, the value of the
+	// original paper (Cormack et al., 2009).
+	DefaultRRFK = 60
+	// candidates is how many hits each ranking contributes to a fusion, at
+	// least; more when the limit is higher.
+	candidates = 50
+)
+
+// A SearchOption configures [Index.Search].
+type SearchOption func(*searchConfig)
+
+type searchConfig struct {
+	mode                  Mode
+	limit                 int
+	k                     float64
+	bm25Weight, vecWeight float64
+}
+
+func defaultSearchConfig() searchConfig {
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1}
+}
+
+// WithMode selects the ranking (default Hybrid).
+func WithMode(m Mode) SearchOption { return func(c *searchConfig) { c.mode = m } }
+
+// WithLimit returns at most n hits (default DefaultLimit).
+func WithLimit(n int) SearchOption { return func(c *searchConfig) { c.limit = n } }
+
+// WithRRFK sets the k of reciprocal rank fusion (default DefaultRRFK): a hit
+// at rank r of a ranking scores weight/(k+r). A smaller k favours the top of
+// each ranking.
+func WithRRFK(k float64) SearchOption { return func(c *searchConfig) { c.k = k } }
+
+// WithWeights sets the weights of the BM25 and vector rankings in a hybrid
+// search (default 1 and 1).
+func WithWeights(bm25, vector float64) SearchOption {
+	return func(c *searchConfig) { c.bm25Weight, c.vecWeight = bm25, vector }
+}
+
+func (c *searchConfig) validate() error {
+	switch {
+	case c.mode != Hybrid && c.mode != BM25 && c.mode != Vector:
+		return &OptionError{Option: "WithMode", Reason: fmt.Sprintf("unknown mode %v", c.mode)}
+	case c.limit < 1:
+		return &OptionError{Option: "WithLimit", Reason: fmt.Sprintf("limit %d is not positive", c.limit)}
+	case c.k < 0:
+		return &OptionError{Option: "WithRRFK", Reason: fmt.Sprintf("k %v is negative", c.k)}
+	case c.bm25Weight < 0 || c.vecWeight < 0 || c.bm25Weight+c.vecWeight == 0:
+		return &OptionError{Option: "WithWeights", Reason: "weights must be non-negative and not both zero"}
+	}
+	return nil
+}

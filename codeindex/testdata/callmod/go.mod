@@ -1,0 +1,3 @@
+module example.com/callmod
+
+go 1.26
