@@ -45,6 +45,30 @@
 // graph.WithHooks, for example with package telemetry), or use it as a
 // subgraph.
 //
+// # Plan and execute
+//
+// Package [github.com/agentgraph/agentgraph/agent/planexec] is a
+// plan-and-execute agent whose executor is a ReAct loop, for research
+// tasks with any tools: a planner writes a JSON list of steps, each step
+// runs as a model ⇄ tools loop on a message buffer cleared (by message
+// ID) before and after it, its tool results and answer become a finding,
+// and a refinery decides to plan again for what is missing or to let a
+// synthesizer write the markdown answer:
+//
+//	START → planner → setup_executor → executor ⇄ tools
+//	           ▲                          │
+//	           └── CONTINUE ── refinery ← aggregate
+//	                              └ FINISH → synthesizer → END
+//
+// Its prompts are replaceable (planexec.Prompts), unusable JSON answers
+// fall back to a generic step or to the plan's progress, and three limits
+// bound a run: cycles (planexec.WithMaxIterations, default 10), model
+// calls per step (planexec.WithMaxExecutorSteps, default 5) and
+// supersteps (planexec.WithRecursionLimit, default 150). It publishes its
+// plan, steps, findings and decisions as events of its own kinds through
+// events.Bridge, and takes any graph.CompileOption (a checkpointer,
+// breakpoints, telemetry.Instrument) with planexec.WithCompileOptions.
+//
 // Agents with dependencies of their own live in subpackages, so that a
 // program using [NewReAct] links only the graph, model and tool packages:
 // package [github.com/agentgraph/agentgraph/agent/retrai] is the retrAI
