@@ -110,6 +110,17 @@
 //		llm.Reply{Text: "Go is a language."},
 //	)
 //
+// # Embeddings
+//
+// An [Embedder] turns texts into vectors, for vector search. [NewEmbedder]
+// builds one over langchaingo's embeddings from an "openai:<model>",
+// "ollama:<model>" or "openai-compatible:<model>@<baseURL>" spec, with the
+// same key and base-URL conventions as [New]; texts are sent in batches
+// ([WithEmbedBatchSize]). A bad spec is a [*SpecError], a failed call an
+// [*Error]. The interface has the method set of codeindex.Embedder, so
+// either package's embedders serve the other, codeindex's offline
+// HashingEmbedder included.
+//
 // # Context trimming
 //
 // [Trim] keeps the system messages and the last N others without ever
