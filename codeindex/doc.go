@@ -41,7 +41,11 @@
 //
 // Hybrid search, the default [Mode], fuses the BM25 and vector rankings by
 // reciprocal rank fusion: a chunk at rank r of a ranking of weight w scores
-// w/(k+r). [WithRRFK] and [WithWeights] set k and the weights.
+// w/(k+r). [WithRRFK] and [WithWeights] set k and the weights. Chunks of
+// test files rank after the others unless the query mentions tests
+// ([WithTestsLast]): tests repeat the identifiers of the code they test,
+// and outnumber it. The evaluation in codeindex/evaluation measures what
+// these choices give on questions over Go's own source.
 //
 // # Storage and incremental indexing
 //

@@ -133,10 +133,11 @@ type searchConfig struct {
 	limit                 int
 	k                     float64
 	bm25Weight, vecWeight float64
+	testsLast             bool
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, testsLast: true}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -155,6 +156,16 @@ func WithRRFK(k float64) SearchOption { return func(c *searchConfig) { c.k = k }
 func WithWeights(bm25, vector float64) SearchOption {
 	return func(c *searchConfig) { c.bm25Weight, c.vecWeight = bm25, vector }
 }
+
+// WithTestsLast ranks the chunks of test files (Go's _test.go files and
+// the usual Python, JavaScript and TypeScript conventions) after all other
+// chunks among the candidates of a search; it is on by default. A question
+// about code is most often answered by the code itself, while its tests
+// repeat its identifiers and outnumber it: on the retrieval evaluation over
+// GOROOT packages (codeindex/evaluation) this ordering raised hybrid
+// recall@5 from 64% to 72%. A query that mentions tests ("test", "testing",
+// "benchmark") is ranked without it.
+func WithTestsLast(on bool) SearchOption { return func(c *searchConfig) { c.testsLast = on } }
 
 func (c *searchConfig) validate() error {
 	switch {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +25,9 @@ type Hit struct {
 
 // Search returns the chunks that best match query, best first: by BM25 over
 // the code-aware analyzer, by cosine similarity of embeddings, or (the
-// default) by reciprocal rank fusion of both. A query with no search terms
-// has no hits.
+// default) by reciprocal rank fusion of both. Unless [WithTestsLast] is
+// off or the query mentions tests, chunks of test files come after all
+// others. A query with no search terms has no hits.
 func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]Hit, error) {
 	sc := defaultSearchConfig()
 	for _, o := range opts {
@@ -42,26 +44,44 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if len(Tokens(q)) == 0 {
 		return nil, nil
 	}
+	demote := sc.testsLast && !mentionsTests(q)
+	// Demoting test chunks needs a pool deeper than the limit, or the
+	// non-test chunks ranked just below it would be missing.
+	pool := sc.limit
+	if demote || sc.mode == Hybrid {
+		pool = max(sc.limit, candidates)
+	}
 	var ranked []scored
 	var err error
 	switch sc.mode {
 	case BM25:
-		ranked, err = ix.searchKeyword(ctx, q, sc.limit)
+		ranked, err = ix.searchKeyword(ctx, q, pool)
 	case Vector:
-		ranked, err = ix.searchVector(ctx, q, sc.limit)
+		ranked, err = ix.searchVector(ctx, q, pool)
 	case Hybrid:
-		n := max(sc.limit, candidates)
-		var kw, vec []scored
-		if kw, err = ix.searchKeyword(ctx, q, n); err != nil {
-			return nil, err
+		// The two rankings are independent: run them side by side.
+		var vec []scored
+		var vecErr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			vec, vecErr = ix.searchVector(ctx, q, pool)
+		}()
+		var kw []scored
+		kw, err = ix.searchKeyword(ctx, q, pool)
+		<-done
+		if err == nil {
+			err = vecErr
 		}
-		if vec, err = ix.searchVector(ctx, q, n); err != nil {
-			return nil, err
+		if err == nil {
+			ranked = fuse(sc, kw, vec)
 		}
-		ranked = fuse(sc, kw, vec)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if demote {
+		ranked = testsLast(ranked)
 	}
 	hits := make([]Hit, 0, min(len(ranked), sc.limit))
 	for _, r := range ranked {
@@ -73,6 +93,52 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 		}
 	}
 	return hits, nil
+}
+
+// testWords are the query terms that ask for tests, turning off
+// [WithTestsLast] for that query.
+var testWords = []string{"test", "tests", "testing", "benchmark", "benchmarks"}
+
+// mentionsTests reports whether the query asks for tests.
+func mentionsTests(q string) bool {
+	return slices.ContainsFunc(Tokens(q), func(t string) bool { return slices.Contains(testWords, t) })
+}
+
+// testsLast moves the chunks of test files after all others, keeping the
+// order within each group.
+func testsLast(r []scored) []scored {
+	out := make([]scored, 0, len(r))
+	for _, pass := range []bool{false, true} {
+		for _, s := range r {
+			if isTestFile(chunkPath(s.id)) == pass {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// chunkPath returns the file path of a chunk ID ("path#n").
+func chunkPath(id string) string {
+	if i := strings.LastIndexByte(id, '#'); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// isTestFile reports whether a slash-separated path names a test file by
+// the usual conventions: Go's name_test.go, Python's test_name.py and
+// name_test.py, JavaScript's and TypeScript's name.test.ext and
+// name.spec.ext, and any file under a tests or __tests__ folder.
+func isTestFile(p string) bool {
+	base := path.Base(p)
+	switch {
+	case strings.HasSuffix(base, "_test.go"),
+		strings.HasSuffix(base, ".py") && (strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")),
+		strings.Contains(base, ".test.") || strings.Contains(base, ".spec."):
+		return true
+	}
+	return slices.ContainsFunc(strings.Split(path.Dir(p), "/"), func(d string) bool { return d == "tests" || d == "__tests__" })
 }
 
 // fuse merges rankings by weighted reciprocal rank fusion: a chunk at 1-based
@@ -109,6 +175,9 @@ func (ix *Index) searchKeyword(ctx context.Context, q string, n int) ([]scored, 
 	}
 	dq := bleve.NewDisjunctionQuery(field("content", boostContent), field("symbol", boostSymbol), field("path", boostPath))
 	req := bleve.NewSearchRequestOptions(dq, n, 0, false)
+	// Equal scores are ordered by ID: otherwise their order, and which of
+	// them make the cut at n, follows the index's segments and varies.
+	req.SortBy([]string{"-_score", "_id"})
 	res, err := ix.kw.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("codeindex: keyword search: %w", err)
