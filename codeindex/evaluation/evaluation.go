@@ -91,7 +91,7 @@ func GOROOTSrc() (string, error) {
 
 // CopyPackages copies the regular files of each package directory of src
 // (not its subdirectories) to the same relative place under dst, so that
-// the index sees paths such as "net/http/server.go".
+// the index sees paths relative to the root of the copy, such as "net/http" followed by a file name.
 func CopyPackages(src, dst string, pkgs []string) error {
 	for _, p := range pkgs {
 		from := filepath.Join(src, filepath.FromSlash(p))
