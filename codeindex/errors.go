@@ -3,10 +3,22 @@ package codeindex
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrClosed is returned by the methods of an [Index] after Close.
 var ErrClosed = errors.New("codeindex: index is closed")
+
+// A LockedError reports an index folder that another [Index] holds open:
+// one folder is opened by one Index at a time, until its Close.
+type LockedError struct {
+	Dir  string
+	Wait time.Duration
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("codeindex: the index in %s is open elsewhere (another Index, in this process or another, has not been closed); gave up after %s", e.Dir, e.Wait)
+}
 
 // An OptionError reports an option given an unusable value.
 type OptionError struct {

@@ -13,11 +13,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
+	"go.etcd.io/bbolt"
 )
 
 // Names inside the index folder.
@@ -104,15 +106,25 @@ func Open(ctx context.Context, root string, opts ...Option) (*Index, error) {
 		if err := os.Remove(filepath.Join(dir, vectorFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("codeindex: open: %w", err)
 		}
-		ix.kw, err = bleve.New(kwPath, keywordMapping())
+		ix.kw, err = bleve.NewUsing(kwPath, keywordMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, lockConfig)
 	} else {
-		ix.kw, err = bleve.Open(kwPath)
+		ix.kw, err = bleve.OpenUsing(kwPath, lockConfig)
+	}
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, &LockedError{Dir: dir, Wait: lockWait}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("codeindex: open keyword index: %w", err)
 	}
 	return ix, nil
 }
+
+// lockWait is how long Open waits for the keyword index's lock, which an
+// Index holds until Close: another Index of the folder, in this process or
+// another, gets a *LockedError instead of waiting for ever.
+const lockWait = 2 * time.Second
+
+var lockConfig = map[string]any{"bolt_timeout": lockWait.String()}
 
 // keywordMapping indexes path, symbol and content with the code-aware
 // analyzer and scores with BM25.

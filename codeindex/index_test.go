@@ -337,3 +337,22 @@ func TestClosedIndexReturnsErrClosed(t *testing.T) {
 	_, err = ix.Update(context.Background())
 	require.ErrorIs(t, err, codeindex.ErrClosed)
 }
+
+func TestASecondOpenOfAHeldFolderFailsInsteadOfWaitingForEver(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644))
+	first, err := codeindex.Open(t.Context(), root)
+	require.NoError(t, err)
+	_, err = first.Update(t.Context())
+	require.NoError(t, err)
+
+	_, err = codeindex.Open(t.Context(), root)
+	var locked *codeindex.LockedError
+	require.ErrorAs(t, err, &locked)
+	require.Equal(t, filepath.Join(root, ".coderag"), locked.Dir)
+
+	require.NoError(t, first.Close())
+	again, err := codeindex.Open(t.Context(), root)
+	require.NoError(t, err, "once closed, the folder opens again")
+	require.NoError(t, again.Close())
+}
