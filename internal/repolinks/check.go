@@ -193,11 +193,13 @@ func (c *checker) markdown(src []byte) {
 		n := i + 1
 		if fence.MatchString(line) {
 			inFence = !inFence
-			c.paths(n, line)
 			continue
 		}
 		if inFence {
-			c.paths(n, line)
+			// Code and program output: a path relative to somewhere
+			// else (a project the program works on) is not a reference
+			// to this repository, but one that climbs out of it is.
+			c.climbs(n, line)
 			continue
 		}
 		prose := blank(line, codeSpan.FindAllStringIndex(line, -1))
@@ -266,6 +268,18 @@ func (c *checker) link(line int, target string) {
 
 // paths checks the path references of one line of text.
 func (c *checker) paths(line int, text string) {
+	c.climbs(line, text)
+	for _, m := range fileRef.FindAllStringSubmatch(text, -1) {
+		ref := m[1]
+		if !c.exists(path.Clean(ref)) && !c.exists(path.Join(path.Dir(c.file), ref)) {
+			c.report(line, ref, whyMissing)
+		}
+	}
+}
+
+// climbs checks the "../" references of text: they must stay inside the
+// repository, and name a file that exists when they name one.
+func (c *checker) climbs(line int, text string) {
 	for _, m := range dotdotRef.FindAllStringSubmatch(text, -1) {
 		ref := strings.TrimRight(m[1], ".:")
 		rest := ref
@@ -283,12 +297,6 @@ func (c *checker) paths(line int, text string) {
 		case escapes(resolved):
 			c.report(line, ref, whyEscapes)
 		case slices.Contains(shippable, path.Ext(strings.TrimSuffix(ref, "/"))) && !c.exists(resolved):
-			c.report(line, ref, whyMissing)
-		}
-	}
-	for _, m := range fileRef.FindAllStringSubmatch(text, -1) {
-		ref := m[1]
-		if !c.exists(path.Clean(ref)) && !c.exists(path.Join(path.Dir(c.file), ref)) {
 			c.report(line, ref, whyMissing)
 		}
 	}
