@@ -13,6 +13,15 @@
 // vendor, node_modules, .coderag and (unless [WithTestdata]) testdata are
 // skipped.
 //
+// Python files are parsed with tree-sitter (github.com/tree-sitter/go-tree-sitter
+// and the tree-sitter-python grammar, through cgo) by [ChunkPython]: one
+// chunk per top-level function, class header and method, with decorators,
+// docstring and the comments right above, symbols named as Python imports
+// them from the indexed root ("geom.shapes.Circle.area" for method area of
+// class Circle in geom/shapes.py), and the code outside definitions in
+// [KindModule] chunks. A Python file with a syntax error is chunked by
+// lines, as a Go file that does not parse is.
+//
 // # Keyword search
 //
 // Keyword search is BM25 over the chunks' content, symbol and path, with a
@@ -62,4 +71,12 @@
 // hierarchy analysis (see [CallGraph] for why CHA), and answers
 // [CallGraph.Callers] and [CallGraph.Callees] with file:line and the
 // enclosing named function, using the same symbols as the chunks.
+//
+// For Python, [PythonCalls] builds a [NameCallGraph] from tree-sitter
+// syntax alone: each call is resolved by the last component of the called
+// name to the functions, methods and classes so named under the root, with
+// self.f() inside a class going to that class's f. Without types or imports
+// this is approximate — it both invents and misses calls — so its answers
+// are [NameCall]s marked Approximate, and calls that match no definition
+// (builtins, libraries) are kept as unresolved.
 package codeindex

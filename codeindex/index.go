@@ -196,7 +196,7 @@ type Stats struct {
 	Changed     int // files re-chunked because their content changed
 	Removed     int // files dropped: deleted, or now binary or too large
 	Skipped     int // files not indexed: binary or larger than the limit
-	ParseErrors int // Go files that did not parse, chunked by lines instead
+	ParseErrors int // Go and Python files that did not parse, chunked by lines instead
 }
 
 // Update brings the index up to date with the files under the root: files
@@ -316,8 +316,14 @@ func (ix *Index) updateFile(u *updater, st *Stats, rel string, reembed bool, see
 		st.Changed++
 	}
 	var chunks []Chunk
-	if strings.HasSuffix(rel, ".go") {
+	switch {
+	case strings.HasSuffix(rel, ".go"):
 		chunks, err = ChunkGo(rel, data)
+		if err != nil {
+			st.ParseErrors++
+		}
+	case strings.HasSuffix(rel, ".py"):
+		chunks, err = ChunkPython(rel, data, ix.cfg.window, ix.cfg.overlap)
 		if err != nil {
 			st.ParseErrors++
 		}

@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // vectorMagic starts the flat vector file; the digit is its format version.
@@ -70,7 +72,30 @@ type scored struct {
 
 // search returns the n rows most similar to q (any length-dim vector), best
 // first; ties go to the smaller id so results are deterministic.
+//
+// It is exact: every row is scored, as a dot product summed in dimension
+// order, but only the best n are kept (a bounded heap per scan) instead of
+// sorting all scores, and indexes of at least parallelRows rows are scanned
+// by up to GOMAXPROCS goroutines whose top-n lists are merged. The result is
+// the one a full sort by rankCompare would give.
 func (f *flatIndex) search(q []float32, n int) ([]scored, error) {
+	return f.searchWorkers(q, n, searchWorkers(len(f.ids)))
+}
+
+// parallelRows is the least number of rows each goroutine of the scan gets:
+// below about twice that, starting and joining goroutines costs as much as it
+// saves. BenchmarkFlatSearchWorkers at 256 dimensions on a 2-core machine:
+// 8192 rows take about 1.1 ms in one goroutine and 0.65 ms in two; at 4096
+// rows and below the two are within the noise of each other.
+const parallelRows = 4096
+
+// searchWorkers is the number of goroutines search uses for rows rows.
+func searchWorkers(rows int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), rows/parallelRows))
+}
+
+// searchWorkers is search with the scan split across workers goroutines.
+func (f *flatIndex) searchWorkers(q []float32, n, workers int) ([]scored, error) {
 	if len(f.ids) == 0 || n <= 0 {
 		return nil, nil
 	}
@@ -79,21 +104,146 @@ func (f *flatIndex) search(q []float32, n int) ([]scored, error) {
 	}
 	q = slices.Clone(q)
 	normalize(q)
-	all := make([]scored, len(f.ids))
-	for r, id := range f.ids {
-		var dot float32
-		for i, x := range f.vecs[r*f.dim : (r+1)*f.dim] {
-			dot += x * q[i]
+	rows := len(f.ids)
+	n = min(n, rows)
+	workers = max(1, min(workers, rows))
+	var best []rowScore
+	if workers == 1 {
+		best = f.topRows(q, n, 0, rows)
+	} else {
+		parts := make([][]rowScore, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			lo, hi := w*rows/workers, (w+1)*rows/workers
+			wg.Go(func() { parts[w] = f.topRows(q, n, lo, hi) })
 		}
-		all[r] = scored{id: id, score: float64(dot)}
+		wg.Wait()
+		best = slices.Concat(parts...)
 	}
-	slices.SortFunc(all, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
+	slices.SortFunc(best, func(a, b rowScore) int {
+		return rankCompare(a.score, f.ids[a.row], b.score, f.ids[b.row])
 	})
-	return all[:min(n, len(all))], nil
+	out := make([]scored, min(n, len(best)))
+	for i := range out {
+		out[i] = scored{id: f.ids[best[i].row], score: best[i].score}
+	}
+	return out, nil
+}
+
+// rankCompare orders search results: higher score first, then smaller id.
+// It is negative when (sa, ida) ranks before (sb, idb).
+func rankCompare(sa float64, ida string, sb float64, idb string) int {
+	if c := cmp.Compare(sb, sa); c != 0 {
+		return c
+	}
+	return cmp.Compare(ida, idb)
+}
+
+// rowScore is a row of the index and its similarity to the query.
+type rowScore struct {
+	score float64
+	row   int
+}
+
+// topRows returns, in no particular order, the n best rows of [lo, hi) by
+// rankCompare (fewer if the range is shorter). It keeps them in a min-heap
+// whose root is the worst kept row, so most rows cost one comparison.
+func (f *flatIndex) topRows(q []float32, n, lo, hi int) []rowScore {
+	h := rowHeap{f: f, s: make([]rowScore, 0, min(n, hi-lo))}
+	offer := func(r int, dot float32) {
+		s := float64(dot)
+		if len(h.s) < n {
+			h.s = append(h.s, rowScore{s, r})
+			h.up(len(h.s) - 1)
+			return
+		}
+		root := h.s[0]
+		if s < root.score || rankCompare(s, f.ids[r], root.score, f.ids[root.row]) >= 0 {
+			return
+		}
+		h.s[0] = rowScore{s, r}
+		h.down(0)
+	}
+	dim := f.dim
+	r := lo
+	// Four rows at a time: each row's sum is still accumulated in dimension
+	// order (so its score is bit-for-bit the one-row loop's), but the four
+	// independent sums overlap in the CPU instead of waiting on each other.
+	for ; r+4 <= hi; r += 4 {
+		d0, d1, d2, d3 := dot4(q, f.vecs[r*dim:(r+4)*dim])
+		offer(r, d0)
+		offer(r+1, d1)
+		offer(r+2, d2)
+		offer(r+3, d3)
+	}
+	for ; r < hi; r++ {
+		offer(r, dot(q, f.vecs[r*dim:(r+1)*dim]))
+	}
+	return h.s
+}
+
+// dot is the dot product of q and v (len(v) >= len(q)), summed in order.
+func dot(q, v []float32) float32 {
+	v = v[:len(q)]
+	var s float32
+	for i, x := range v {
+		s += x * q[i]
+	}
+	return s
+}
+
+// dot4 is dot of q and each of the four consecutive rows in v
+// (len(v) == 4*len(q)), each summed in order.
+func dot4(q, v []float32) (s0, s1, s2, s3 float32) {
+	d := len(q)
+	v0, v1, v2, v3 := v[:d], v[d:2*d], v[2*d:3*d], v[3*d:4*d]
+	for i, x := range q {
+		s0 += v0[i] * x
+		s1 += v1[i] * x
+		s2 += v2[i] * x
+		s3 += v3[i] * x
+	}
+	return
+}
+
+// rowHeap is a min-heap of rows by rankCompare: s[0] ranks last.
+type rowHeap struct {
+	f *flatIndex
+	s []rowScore
+}
+
+// after reports whether s[i] ranks after s[j].
+func (h *rowHeap) after(i, j int) bool {
+	a, b := h.s[i], h.s[j]
+	return rankCompare(a.score, h.f.ids[a.row], b.score, h.f.ids[b.row]) > 0
+}
+
+func (h *rowHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.after(i, p) {
+			return
+		}
+		h.s[i], h.s[p] = h.s[p], h.s[i]
+		i = p
+	}
+}
+
+func (h *rowHeap) down(i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h.s) {
+			return
+		}
+		if c+1 < len(h.s) && h.after(c+1, c) {
+			c++
+		}
+		if !h.after(c, i) {
+			return
+		}
+		h.s[i], h.s[c] = h.s[c], h.s[i]
+		i = c
+	}
 }
 
 // save writes the index to path atomically (a temporary file renamed over

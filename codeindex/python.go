@@ -1,0 +1,549 @@
+package codeindex
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
+	python "github.com/tree-sitter/tree-sitter-python/bindings/go"
+)
+
+// The kinds of chunk that only Python files have. Python functions and
+// methods are [KindFunc] and [KindMethod] chunks, as in Go.
+const (
+	KindClass  Kind = "class"  // a Python class header: decorators, class line, docstring, class attributes
+	KindModule Kind = "module" // Python top-level code outside definitions: module docstring, imports, statements
+)
+
+// pythonLanguage is the tree-sitter grammar of Python. A Language is
+// immutable and may be shared; parsers and queries may not, so each call
+// makes its own.
+var pythonLanguage = sitter.NewLanguage(python.Language())
+
+// PythonModule returns the dotted module name of the Python file at path,
+// a slash-separated path relative to the indexed root: "geom/shapes.py" is
+// "geom.shapes" and "geom/__init__.py" is "geom". The root is taken to be
+// the import root (the folder on sys.path).
+func PythonModule(path string) string {
+	m := strings.TrimSuffix(filepath.ToSlash(path), ".py")
+	if t := strings.TrimSuffix(m, "/__init__"); t != m {
+		m = t
+	}
+	return strings.ReplaceAll(m, "/", ".")
+}
+
+// ChunkPython splits a Python source file with tree-sitter into one chunk
+// per definition:
+//
+//   - each top-level function ([KindFunc]), symbol "module.func";
+//   - each class ([KindClass]), symbol "module.Class", spanning its
+//     decorators, class line, docstring and class attributes up to its first
+//     method; a nested class is "module.Outer.Inner";
+//   - each method ([KindMethod]), symbol "module.Class.method".
+//
+// A definition's span takes in its decorators, its docstring (which is in
+// its body) and the comment lines right above it. module is [PythonModule]
+// of path, so symbols read as the names Python imports ("geom.shapes.Circle.area"),
+// the way Go symbols are qualified by package ("http.(*Server).Serve").
+// Nested functions stay in their function's chunk. The remaining lines —
+// module docstring, imports, top-level statements — form [KindModule]
+// chunks with the module's symbol, one per run of consecutive lines outside
+// definitions, runs longer than window lines split as [ChunkLines] splits.
+// If tree-sitter finds a syntax error, ChunkPython returns a *[ParseError]
+// and no chunks.
+func ChunkPython(path string, src []byte, window, overlap int) ([]Chunk, error) {
+	p := sitter.NewParser()
+	defer p.Close()
+	if err := p.SetLanguage(pythonLanguage); err != nil {
+		return nil, fmt.Errorf("codeindex: python grammar: %w", err)
+	}
+	tree := p.Parse(src, nil)
+	if tree == nil {
+		return nil, &ParseError{Path: path, Err: fmt.Errorf("tree-sitter returned no tree")}
+	}
+	defer tree.Close()
+	root := tree.RootNode()
+	if root.HasError() {
+		return nil, &ParseError{Path: path, Err: fmt.Errorf("python syntax error near line %d", firstErrorLine(root))}
+	}
+
+	lines := splitLines(src)
+	covered := make([]bool, len(lines)+2)
+	mod := PythonModule(path)
+	var chunks []Chunk
+	add := func(sym string, kind Kind, s, e int) {
+		for e > s && strings.TrimSpace(lines[e-1]) == "" {
+			e--
+		}
+		for l := s; l <= e; l++ {
+			covered[l] = true
+		}
+		chunks = append(chunks, Chunk{
+			Path: path, Symbol: sym, Kind: kind, StartLine: s, EndLine: e,
+			Content: joinLines(lines, s, e),
+		})
+	}
+
+	var class func(sym string, outer, def *sitter.Node)
+	class = func(sym string, outer, def *sitter.Node) {
+		start, end := pySpanStart(outer), pyLine(def.EndPosition())
+		body := def.ChildByFieldName("body")
+		headerEnd := end
+		var members []func()
+		for i := uint(0); body != nil && i < body.NamedChildCount(); i++ {
+			o := body.NamedChild(i)
+			d := pyDefinition(o)
+			if d == nil {
+				continue
+			}
+			if len(members) == 0 {
+				headerEnd = pySpanStart(o) - 1
+			}
+			name := pyName(d, src)
+			switch d.Kind() {
+			case "function_definition":
+				members = append(members, func() { add(sym+"."+name, KindMethod, pySpanStart(o), pyLine(d.EndPosition())) })
+			case "class_definition":
+				members = append(members, func() { class(sym+"."+name, o, d) })
+			}
+		}
+		add(sym, KindClass, start, headerEnd)
+		for _, m := range members {
+			m()
+		}
+	}
+
+	for i := uint(0); i < root.NamedChildCount(); i++ {
+		o := root.NamedChild(i)
+		d := pyDefinition(o)
+		if d == nil {
+			continue
+		}
+		switch d.Kind() {
+		case "function_definition":
+			add(mod+"."+pyName(d, src), KindFunc, pySpanStart(o), pyLine(d.EndPosition()))
+		case "class_definition":
+			class(mod+"."+pyName(d, src), o, d)
+		}
+	}
+
+	// Lines outside definitions, in runs.
+	for s := 1; s <= len(lines); s++ {
+		if covered[s] || strings.TrimSpace(lines[s-1]) == "" {
+			continue
+		}
+		e := s
+		for e < len(lines) && !covered[e+1] {
+			e++
+		}
+		for strings.TrimSpace(lines[e-1]) == "" {
+			e--
+		}
+		run := ChunkLines(path, []byte(joinLines(lines, s, e)), window, overlap)
+		for _, c := range run {
+			c.Symbol, c.Kind = mod, KindModule
+			c.StartLine, c.EndLine = c.StartLine+s-1, c.EndLine+s-1
+			chunks = append(chunks, c)
+		}
+		s = e
+	}
+	slices.SortStableFunc(chunks, func(a, b Chunk) int { return cmp.Compare(a.StartLine, b.StartLine) })
+	return chunks, nil
+}
+
+// pyDefinition returns the function_definition or class_definition that n is
+// or decorates, or nil.
+func pyDefinition(n *sitter.Node) *sitter.Node {
+	if n.Kind() == "decorated_definition" {
+		n = n.ChildByFieldName("definition")
+		if n == nil {
+			return nil
+		}
+	}
+	if k := n.Kind(); k == "function_definition" || k == "class_definition" {
+		return n
+	}
+	return nil
+}
+
+// pySpanStart returns the first line of a definition n (decorators included)
+// together with the comment lines directly above it.
+func pySpanStart(n *sitter.Node) int {
+	start := pyLine(n.StartPosition())
+	for p := n.PrevSibling(); p != nil && p.Kind() == "comment" && pyLine(p.EndPosition()) == start-1; p = p.PrevSibling() {
+		if p.StartPosition().Column != n.StartPosition().Column {
+			break
+		}
+		start = pyLine(p.StartPosition())
+	}
+	return start
+}
+
+func pyName(def *sitter.Node, src []byte) string {
+	if n := def.ChildByFieldName("name"); n != nil {
+		return n.Utf8Text(src)
+	}
+	return "?"
+}
+
+// pyLine returns the 1-based line of a tree-sitter point.
+func pyLine(p sitter.Point) int { return int(p.Row) + 1 }
+
+func firstErrorLine(n *sitter.Node) int {
+	if n.IsError() || n.IsMissing() {
+		return pyLine(n.StartPosition())
+	}
+	for i := uint(0); i < n.ChildCount(); i++ {
+		if c := n.Child(i); c.HasError() {
+			return firstErrorLine(c)
+		}
+	}
+	return pyLine(n.StartPosition())
+}
+
+// A NameCall is one call site of a [NameCallGraph]: a [Call] resolved by
+// name only. Approximate is always true — it marks the call as resolved
+// without types, so an agent does not take it for a [CallGraph] answer. For a
+// call whose name matches no definition in the indexed files (a builtin, a
+// library function, a variable holding a function), Resolved is false and
+// Callee is the text of the called expression, such as "math.sqrt".
+// Call.Dynamic is true for calls through an attribute ("x.f()", "self.f()"),
+// whose target depends on the object at run time.
+type NameCall struct {
+	Call
+	Approximate bool `json:"approximate"`
+	Resolved    bool `json:"resolved"`
+}
+
+// A NameCallGraph is an approximate call graph of the Python files under a
+// root, resolved from tree-sitter syntax by name alone; see [PythonCalls].
+// It is immutable and safe for concurrent use.
+type NameCallGraph struct {
+	symbols  map[string]bool     // every function, class and module symbol
+	byName   map[string][]string // last name component -> function and class symbols
+	byCaller map[string][]NameCall
+	byCallee map[string][]NameCall
+}
+
+// pyDef is a function or class definition found in a file.
+type pyDef struct {
+	sym, name string
+	method    bool   // a function defined directly in a class body
+	class     string // for a method, its class's symbol
+	isClass   bool
+}
+
+// pyCallSite is a call expression before resolution.
+type pyCallSite struct {
+	path      string
+	line      int
+	caller    string // symbol of the innermost enclosing def, class or module
+	class     string // symbol of the class whose method encloses the call, if any
+	name      string // last name component of the called expression; "" if none
+	text      string // the called expression
+	attribute bool   // called through an attribute: x.f()
+	self      bool   // called as self.f() or cls.f()
+	file      string // module of the call's file
+}
+
+// PythonCalls parses the .py files under root with tree-sitter and builds an
+// approximate call graph by name. Every call expression is attributed to the
+// innermost function, class body or module it is in (a lambda's calls to
+// the function around it), and resolved by the last name component of the
+// called expression ("f" for f(), a.b.f() and self.f()) to the definitions
+// with that name under root:
+//
+//   - self.f() and cls.f() inside a method of class C go to C.f if C defines
+//     f (no base classes are followed), else as x.f() below;
+//   - a plain f() goes to the functions and classes named f (a class
+//     stands for its constructor), those of the same file only if the file
+//     defines one; methods are not candidates;
+//   - x.f() goes to every function, method and class named f.
+//
+// Imports and aliases are not followed, so a call can go to a same-named
+// definition it never reaches, and a call of an aliased or assigned function
+// is unresolved. Symbols are those of [ChunkPython], with nested functions
+// as "module.outer.inner". Folders skipped by the index, hidden folders,
+// __pycache__ and virtual environments (folders with a pyvenv.cfg) are not
+// read; nor are files over [DefaultMaxFileSize].
+func PythonCalls(ctx context.Context, root string) (*NameCallGraph, error) {
+	p := sitter.NewParser()
+	defer p.Close()
+	if err := p.SetLanguage(pythonLanguage); err != nil {
+		return nil, fmt.Errorf("codeindex: python grammar: %w", err)
+	}
+	q, qerr := sitter.NewQuery(pythonLanguage, `(call function: (_) @callee)`)
+	if qerr != nil {
+		return nil, fmt.Errorf("codeindex: python call query: %w", qerr)
+	}
+	defer q.Close()
+	qc := sitter.NewQueryCursor()
+	defer qc.Close()
+
+	g := &NameCallGraph{
+		symbols:  map[string]bool{},
+		byName:   map[string][]string{},
+		byCaller: map[string][]NameCall{},
+		byCallee: map[string][]NameCall{},
+	}
+	defs := map[string]pyDef{}
+	var sites []pyCallSite
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (skipDirs[name] || name == "__pycache__" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "pyvenv.cfg")); err == nil && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(path, ".py") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("codeindex: python calls: %w", err)
+	}
+	for _, abs := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("codeindex: python calls: %w", err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("codeindex: python calls: %w", err)
+		}
+		if fi.Size() > DefaultMaxFileSize {
+			continue
+		}
+		src, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, fmt.Errorf("codeindex: python calls: %w", err)
+		}
+		if isBinary(src) {
+			continue
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil {
+			return nil, fmt.Errorf("codeindex: python calls: %w", err)
+		}
+		rel = filepath.ToSlash(rel)
+		tree := p.Parse(src, nil)
+		if tree == nil {
+			continue
+		}
+		sites = append(sites, scanPython(rel, src, tree, q, qc, defs)...)
+		tree.Close()
+	}
+
+	for _, d := range defs {
+		g.symbols[d.sym] = true
+		g.byName[d.name] = append(g.byName[d.name], d.sym)
+	}
+	for _, s := range sites {
+		g.symbols[s.file] = true
+	}
+	for name := range g.byName {
+		slices.Sort(g.byName[name])
+	}
+	for _, s := range sites {
+		base := NameCall{
+			Call:        Call{Path: s.path, Line: s.line, Caller: s.caller, Dynamic: s.attribute},
+			Approximate: true,
+		}
+		targets := resolvePython(s, defs, g.byName)
+		if len(targets) == 0 {
+			c := base
+			c.Callee = s.text
+			g.byCaller[s.caller] = append(g.byCaller[s.caller], c)
+			continue
+		}
+		for _, t := range targets {
+			c := base
+			c.Callee, c.Resolved = t, true
+			g.byCaller[s.caller] = append(g.byCaller[s.caller], c)
+			g.byCallee[t] = append(g.byCallee[t], c)
+		}
+	}
+	return g, nil
+}
+
+// resolvePython returns the symbols a call site may call, by the rules of
+// [PythonCalls].
+func resolvePython(s pyCallSite, defs map[string]pyDef, byName map[string][]string) []string {
+	if s.name == "" {
+		return nil
+	}
+	if s.self && s.class != "" {
+		if d, ok := defs[s.class+"."+s.name]; ok && d.method {
+			return []string{d.sym}
+		}
+	}
+	cands := byName[s.name]
+	if s.attribute {
+		return cands
+	}
+	var plain, local []string
+	for _, sym := range cands {
+		d := defs[sym]
+		if d.method {
+			continue
+		}
+		plain = append(plain, sym)
+		if strings.HasPrefix(sym, s.file+".") {
+			local = append(local, sym)
+		}
+	}
+	if len(local) > 0 {
+		return local
+	}
+	return plain
+}
+
+// scanPython records the definitions of one parsed file in defs and returns
+// its call sites.
+func scanPython(rel string, src []byte, tree *sitter.Tree, q *sitter.Query, qc *sitter.QueryCursor, defs map[string]pyDef) []pyCallSite {
+	mod := PythonModule(rel)
+	root := tree.RootNode()
+	scopes := map[uintptr]pyDef{} // definition node -> its definition
+
+	var walk func(n *sitter.Node, prefix string, inClass string)
+	walk = func(n *sitter.Node, prefix string, inClass string) {
+		for i := uint(0); i < n.NamedChildCount(); i++ {
+			c := n.NamedChild(i)
+			switch c.Kind() {
+			case "function_definition", "class_definition":
+				name := pyName(c, src)
+				d := pyDef{sym: prefix + "." + name, name: name, isClass: c.Kind() == "class_definition"}
+				if !d.isClass && inClass != "" {
+					d.method, d.class = true, inClass
+				}
+				defs[d.sym] = d
+				scopes[c.Id()] = d
+				body := c.ChildByFieldName("body")
+				if body == nil {
+					continue
+				}
+				inner := ""
+				if d.isClass {
+					inner = d.sym
+				}
+				walk(body, d.sym, inner)
+			default:
+				walk(c, prefix, inClass)
+			}
+		}
+	}
+	walk(root, mod, "")
+
+	var sites []pyCallSite
+	ms := qc.Matches(q, root, src)
+	for m := ms.Next(); m != nil; m = ms.Next() {
+		for _, capt := range m.Captures {
+			fn := capt.Node
+			s := pyCallSite{path: rel, line: pyLine(fn.StartPosition()), caller: mod, file: mod}
+			s.text, _, _ = strings.Cut(fn.Utf8Text(src), "\n")
+			switch fn.Kind() {
+			case "identifier":
+				s.name = s.text
+			case "attribute":
+				s.attribute = true
+				if a := fn.ChildByFieldName("attribute"); a != nil {
+					s.name = a.Utf8Text(src)
+				}
+				if o := fn.ChildByFieldName("object"); o != nil && o.Kind() == "identifier" {
+					obj := o.Utf8Text(src)
+					s.self = obj == "self" || obj == "cls"
+				}
+			}
+			// The innermost enclosing definition whose body holds the call;
+			// decorators, default values and base classes are evaluated in
+			// the scope around their definition.
+			for a := fn.Parent(); a != nil; a = a.Parent() {
+				if a.Kind() != "block" {
+					continue
+				}
+				owner := a.Parent()
+				if owner == nil {
+					break
+				}
+				d, ok := scopes[owner.Id()]
+				if !ok {
+					continue
+				}
+				s.caller = d.sym
+				if d.method {
+					s.class = d.class
+				}
+				break
+			}
+			sites = append(sites, s)
+		}
+	}
+	return sites
+}
+
+// lookup resolves name to symbols: a symbol as [ChunkPython] writes it
+// ("geom.shapes.Circle.area", or a module, "geom.shapes"), else a bare
+// function, method or class name ("area", every definition so named).
+func (g *NameCallGraph) lookup(name string) ([]string, error) {
+	if g.symbols[name] {
+		return []string{name}, nil
+	}
+	if syms := g.byName[name]; len(syms) > 0 {
+		return syms, nil
+	}
+	return nil, &UnknownFunctionError{Name: name}
+}
+
+// Callers returns the call sites that name resolves to by name, sorted by
+// file and line; name is a symbol or a bare name (see [NameCallGraph.Callees]).
+func (g *NameCallGraph) Callers(name string) ([]NameCall, error) {
+	syms, err := g.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	var calls []NameCall
+	for _, s := range syms {
+		calls = append(calls, g.byCallee[s]...)
+	}
+	return sortNameCalls(calls), nil
+}
+
+// Callees returns the calls made in the body of what name denotes — a
+// function or method (with its lambdas but not its nested functions), a class
+// body or a module's top-level code — sorted by file and line, unresolved
+// calls included. name is a symbol as [ChunkPython] writes it
+// ("geom.shapes.Square.area", "geom.shapes") or a bare function, method or
+// class name.
+func (g *NameCallGraph) Callees(name string) ([]NameCall, error) {
+	syms, err := g.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	var calls []NameCall
+	for _, s := range syms {
+		calls = append(calls, g.byCaller[s]...)
+	}
+	return sortNameCalls(calls), nil
+}
+
+func sortNameCalls(calls []NameCall) []NameCall {
+	slices.SortFunc(calls, func(a, b NameCall) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Caller, b.Caller), cmp.Compare(a.Callee, b.Callee))
+	})
+	return slices.Compact(calls)
+}
