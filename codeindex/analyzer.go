@@ -8,6 +8,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/registry"
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
 )
 
 // AnalyzerName is the name under which the code-aware analyzer is registered
@@ -31,8 +33,14 @@ func init() {
 // dotted names ("net/http.ServeMux") split into their identifiers. Each
 // identifier is split at underscores, at lower-to-upper case changes, before
 // the last capital of an acronym and between letters and digits; the parts
-// are lowercased, and an identifier made of several parts is also kept
-// whole: "parseHTTPRequest" gives parse, http, request, parsehttprequest.
+// are lowercased, and each part whose English stem differs from it (the
+// Snowball English stemmer, Porter2, the one behind bleve's
+// stemmer_en_snowball) is followed by that stem, so that other word forms
+// match while the exact form still scores higher ("bodies" gives bodies,
+// bodi; "Body" gives body, bodi). An identifier made of several parts is
+// also kept whole, lowercased but not stemmed: "parseHTTPRequest" gives
+// parse, pars, http, request, parsehttprequest. Only parts made of ASCII
+// letters are stemmed; digits and other scripts are kept as they are.
 // The hashing embedder and the keyword index both use this function, so a
 // query is analysed exactly like the code it is matched against.
 func Tokens(text string) []string {
@@ -63,7 +71,11 @@ func eachToken(text string, fn func(term string, start, end int)) {
 		if word != "" && len(word) <= maxWordLen {
 			parts := splitIdent(word)
 			for _, p := range parts {
-				fn(strings.ToLower(p), i, j)
+				lp := strings.ToLower(p)
+				fn(lp, i, j)
+				if st := stem(lp); st != lp {
+					fn(st, i, j)
+				}
 			}
 			if len(parts) > 1 {
 				fn(strings.ToLower(word), i, j)
@@ -71,6 +83,19 @@ func eachToken(text string, fn func(term string, start, end int)) {
 		}
 		i = j
 	}
+}
+
+// stem returns the Snowball English stem of a lowercased word part, or the
+// part itself when it is not made of ASCII letters only.
+func stem(part string) string {
+	for k := 0; k < len(part); k++ {
+		if c := part[k]; c < 'a' || c > 'z' {
+			return part
+		}
+	}
+	env := snowballstem.NewEnv(part)
+	english.Stem(env)
+	return env.Current()
 }
 
 // splitIdent splits one identifier into its parts (see [Tokens]).

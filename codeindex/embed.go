@@ -53,7 +53,7 @@ func (e HashingEmbedder) dim() int {
 
 // EmbedderID names the vector space: the scheme and the dimension.
 func (e HashingEmbedder) EmbedderID() string {
-	return fmt.Sprintf("offline-hashing-trigram-v1/%d", e.dim())
+	return fmt.Sprintf("offline-hashing-trigram-v2/%d", e.dim()) // v2: tokens carry English stems
 }
 
 // Embed returns one L2-normalised vector per text; a text without tokens

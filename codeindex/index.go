@@ -93,7 +93,16 @@ func Open(ctx context.Context, root string, opts ...Option) (*Index, error) {
 	manPath := filepath.Join(dir, manifestFile)
 	_, statErr := os.Stat(manPath)
 	fresh := errors.Is(statErr, fs.ErrNotExist)
-	if ix.man, err = loadManifest(manPath); err != nil {
+	ix.man, err = loadManifest(manPath)
+	if errors.Is(err, errOldVersion) {
+		// Written by an older version of this package: rebuilt from
+		// scratch by the next Update, as a folder without a manifest is.
+		fresh, ix.man, err = true, &manifest{Version: manifestVersion, Files: map[string]*fileEntry{}}, nil
+		if rerr := os.Remove(manPath); rerr != nil {
+			return nil, fmt.Errorf("codeindex: open: %w", rerr)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	kwPath := filepath.Join(dir, keywordDir)

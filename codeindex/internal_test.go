@@ -75,3 +75,29 @@ func TestLoadFlatIndexReportsCorruptFile(t *testing.T) {
 }
 
 func truncate(path string, n int64) error { return os.Truncate(path, n) }
+
+// A folder written by an older version of the package (another analyzer)
+// is rebuilt by the next Update, not trusted and not refused.
+func TestAFolderOfAnOlderVersionIsRebuilt(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Hello greets.\nfunc Hello() {}\n"), 0o644))
+	ix, err := Open(t.Context(), root)
+	require.NoError(t, err)
+	_, err = ix.Update(t.Context())
+	require.NoError(t, err)
+	ix.man.Version = manifestVersion - 1
+	require.NoError(t, ix.man.save(filepath.Join(ix.dir, manifestFile)))
+	require.NoError(t, ix.Close())
+
+	ix, err = Open(t.Context(), root)
+	require.NoError(t, err)
+	defer ix.Close()
+	st, err := ix.Update(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Added, "every file is indexed again")
+	require.Zero(t, st.Unchanged)
+	hits, err := ix.Search(t.Context(), "greets", WithMode(BM25))
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	require.Equal(t, "a.Hello", hits[0].Symbol)
+}

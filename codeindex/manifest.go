@@ -11,7 +11,12 @@ import (
 
 // manifestVersion changes whenever the layout of the index folder or the
 // meaning of what it stores changes.
-const manifestVersion = 1
+const manifestVersion = 2 // 2: the analyzer adds English stems
+
+// errOldVersion is loadManifest's error for a manifest of another version:
+// Open then rebuilds the folder (its keyword index was analysed another
+// way).
+var errOldVersion = errors.New("codeindex: index folder written by another version")
 
 // manifest records what the index holds: per file, its content hash and its
 // chunks. It is written last by Update, so it never claims more than the
@@ -49,7 +54,7 @@ func loadManifest(path string) (*manifest, error) {
 		return nil, &CorruptError{File: path, Err: err}
 	}
 	if m.Version != manifestVersion {
-		return nil, &CorruptError{File: path, Err: fmt.Errorf("format version %d, this package writes %d", m.Version, manifestVersion)}
+		return nil, errOldVersion
 	}
 	if m.Files == nil {
 		m.Files = map[string]*fileEntry{}
