@@ -79,16 +79,6 @@ func (l *loop[S]) pendingIDs() []string {
 	return ids
 }
 
-func (l *loop[S]) pendingInterrupts() int {
-	n := 0
-	for _, r := range l.restored {
-		if len(r.interrupts) > 0 && !r.done {
-			n += len(r.interrupts)
-		}
-	}
-	return n
-}
-
 // prepare lists the next step's tasks: triggered nodes by name, then Send
 // tasks in order.
 func (l *loop[S]) prepare() []*task[S] {

@@ -36,13 +36,23 @@ func (l *loop[S]) emitValues(step int, vals S, intr []Interruption) {
 	l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: step, Payload: vals, Interrupts: intr})
 }
 
-// emitUpdate yields what a finished task wrote (ModeUpdates).
-func (l *loop[S]) emitUpdate(t *task[S], emit func(Event)) {
+// writes is the Writes view of a finished task, when an event shows it
+// (encoded once for its update and its result).
+func (l *loop[S]) writes(t *task[S]) Writes {
+	if l.modes&(ModeUpdates|ModeTasks) == 0 || !t.done {
+		return nil
+	}
+	return l.g.writesView(&t.out)
+}
+
+// emitUpdate yields what a finished task wrote (ModeUpdates); w is its
+// writes.
+func (l *loop[S]) emitUpdate(t *task[S], w Writes, emit func(Event)) {
 	if l.modes&ModeUpdates == 0 {
 		return
 	}
 	emit(Event{Mode: ModeUpdates, Namespace: l.ns, Step: l.step, Node: t.name, TaskID: t.hdr.ID(),
-		Payload: t.out, Writes: l.g.writesView(&t.out), Cached: t.cached || t.restored})
+		Payload: t.out, Writes: w, Cached: t.cached || t.restored})
 }
 
 // emitTaskStart yields the start of a task (ModeTasks).
@@ -54,15 +64,15 @@ func (l *loop[S]) emitTaskStart(t *task[S]) {
 		Payload: TaskStart{Name: t.name, Input: t.nodeInput(), Push: t.push}})
 }
 
-// emitTaskResult yields the end of a task (ModeTasks): its writes, its
+// emitTaskResult yields the end of a task (ModeTasks): its writes w, its
 // error or its interrupts.
-func (l *loop[S]) emitTaskResult(t *task[S], emit func(Event)) {
+func (l *loop[S]) emitTaskResult(t *task[S], w Writes, emit func(Event)) {
 	if l.modes&ModeTasks == 0 || t.name == Start {
 		return
 	}
 	r := TaskResult{Name: t.name, Err: t.err}
 	if t.done {
-		r.Output, r.Writes = t.out, l.g.writesView(&t.out)
+		r.Output, r.Writes = t.out, w
 	}
 	if t.interrupted() {
 		_, raised := t.hdr.interrupts()
@@ -112,13 +122,14 @@ func (l *loop[S]) finished(t *task[S], emit func(Event)) {
 	if l.modes == 0 || t.name == Start {
 		return
 	}
+	w := l.writes(t)
 	switch {
 	case t.done:
-		l.emitUpdate(t, emit)
+		l.emitUpdate(t, w, emit)
 	case t.interrupted():
 		l.emitInterrupt(t, emit)
 	default:
 		return
 	}
-	l.emitTaskResult(t, emit)
+	l.emitTaskResult(t, w, emit)
 }

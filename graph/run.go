@@ -599,7 +599,7 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 	todo := l.todo[:0]
 	for _, t := range tasks {
 		if t.done {
-			l.emitUpdate(t, l.emitFn)
+			l.emitUpdate(t, l.writes(t), l.emitFn)
 			continue
 		}
 		todo = append(todo, t)
@@ -732,6 +732,6 @@ func (l *loop[S]) fail(ctx context.Context, t *task[S]) error {
 	if l.saver != nil {
 		_ = l.putWrites(context.WithoutCancel(ctx), t.hdr.ID(), t)
 	}
-	l.emitTaskResult(t, l.emitFn)
+	l.emitTaskResult(t, nil, l.emitFn)
 	return t.err
 }
