@@ -2,8 +2,8 @@ package llm
 
 import (
 	"context"
-	"slices"
 
+	"github.com/agentgraph/agentgraph/internal/callhook"
 	"github.com/agentgraph/agentgraph/state"
 )
 
@@ -55,18 +55,7 @@ type callHooksKey struct{}
 // outermost first and the End hooks in the reverse order, each End with the
 // context its own Start returned.
 func ContextWithCallHooks(ctx context.Context, h CallHooks) context.Context {
-	if h.Start == nil && h.End == nil {
-		return ctx
-	}
-	prev := callHooksFromContext(ctx)
-	all := make([]CallHooks, len(prev), len(prev)+1)
-	copy(all, prev)
-	return context.WithValue(ctx, callHooksKey{}, append(all, h))
-}
-
-func callHooksFromContext(ctx context.Context) []CallHooks {
-	hs, _ := ctx.Value(callHooksKey{}).([]CallHooks)
-	return hs
+	return callhook.With(ctx, callHooksKey{}, callhook.Hooks[CallInfo, *Response]{Start: h.Start, End: h.End})
 }
 
 // ObserveCall runs the Start hooks attached to ctx with
@@ -83,22 +72,5 @@ func callHooksFromContext(ctx context.Context) []CallHooks {
 //
 // Without hooks it returns ctx and a function that does nothing.
 func ObserveCall(ctx context.Context, call CallInfo) (context.Context, func(resp *Response, err error)) {
-	hs := callHooksFromContext(ctx)
-	if len(hs) == 0 {
-		return ctx, func(*Response, error) {}
-	}
-	ctxs := make([]context.Context, len(hs))
-	for i, h := range hs {
-		if h.Start != nil {
-			ctx = h.Start(ctx, call)
-		}
-		ctxs[i] = ctx
-	}
-	return ctx, func(resp *Response, err error) {
-		for i, h := range slices.Backward(hs) {
-			if h.End != nil {
-				h.End(ctxs[i], call, resp, err)
-			}
-		}
-	}
+	return callhook.Observe[CallInfo, *Response](ctx, callHooksKey{}, call)
 }

@@ -3,7 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"slices"
+
+	"github.com/agentgraph/agentgraph/internal/callhook"
 )
 
 // CallHooks observe tool calls, for tracing and metrics. Attach them to a
@@ -41,18 +42,7 @@ type callHooksKey struct{}
 // outermost first and the End hooks in the reverse order, each End with the
 // context its own Start returned.
 func ContextWithCallHooks(ctx context.Context, h CallHooks) context.Context {
-	if h.Start == nil && h.End == nil {
-		return ctx
-	}
-	prev := callHooksFromContext(ctx)
-	all := make([]CallHooks, len(prev), len(prev)+1)
-	copy(all, prev)
-	return context.WithValue(ctx, callHooksKey{}, append(all, h))
-}
-
-func callHooksFromContext(ctx context.Context) []CallHooks {
-	hs, _ := ctx.Value(callHooksKey{}).([]CallHooks)
-	return hs
+	return callhook.With(ctx, callHooksKey{}, callhook.Hooks[CallInfo, string]{Start: h.Start, End: h.End})
 }
 
 // ObserveCall runs the Start hooks attached to ctx with
@@ -67,22 +57,5 @@ func callHooksFromContext(ctx context.Context) []CallHooks {
 //
 // Without hooks it returns ctx and a function that does nothing.
 func ObserveCall(ctx context.Context, call CallInfo) (context.Context, func(out string, err error)) {
-	hs := callHooksFromContext(ctx)
-	if len(hs) == 0 {
-		return ctx, func(string, error) {}
-	}
-	ctxs := make([]context.Context, len(hs))
-	for i, h := range hs {
-		if h.Start != nil {
-			ctx = h.Start(ctx, call)
-		}
-		ctxs[i] = ctx
-	}
-	return ctx, func(out string, err error) {
-		for i, h := range slices.Backward(hs) {
-			if h.End != nil {
-				h.End(ctxs[i], call, out, err)
-			}
-		}
-	}
+	return callhook.Observe[CallInfo, string](ctx, callHooksKey{}, call)
 }
