@@ -44,6 +44,7 @@ type node[S any] struct {
 	deferred bool
 	cache    *CachePolicy
 	dests    []string
+	mw       []Middleware[S] // the node's own (WithMiddleware); Compile puts the graph's first
 	edges    []string
 	branches []*branch[S]
 	joinOf   []joinRef // the joins this node is a source of (set by Compile)
@@ -75,6 +76,7 @@ type Builder[S any] struct {
 	startEdges []string
 	startBr    []*branch[S]
 	joins      []*join
+	mw         []Middleware[S] // see Use
 	problems   []string
 }
 
@@ -100,6 +102,10 @@ type nodeConfig struct {
 	deferred bool
 	cache    *CachePolicy
 	dests    []string
+	// mw holds the Middleware[S] of WithMiddleware (nodeConfig has no
+	// type parameter); mwProblem says why they cannot be used.
+	mw        []any
+	mwProblem string
 }
 
 // WithRetry retries the node's failed attempts under p.
@@ -223,11 +229,15 @@ func (b *Builder[S]) addNode(name string, fn CommandFunc[S], plain NodeFunc[S], 
 			o.applyNode(&c)
 		}
 	}
+	mw, problem := nodeMiddleware[S](&c)
+	if problem != "" {
+		b.problem("node %q: %s", name, problem)
+	}
 	if b.nodes == nil {
 		b.nodes = make(map[string]*node[S])
 	}
 	b.nodes[name] = &node[S]{name: name, fn: fn, plain: plain, command: plain == nil, retry: c.retry, timeout: c.timeout,
-		deferred: c.deferred, cache: c.cache, dests: c.dests}
+		deferred: c.deferred, cache: c.cache, dests: c.dests, mw: mw}
 	b.order = append(b.order, name)
 	return b
 }

@@ -255,6 +255,9 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 				problems = append(problems, fmt.Sprintf("node %q declares unknown destination %q", name, d))
 			}
 		}
+		if n.inType != nil && len(n.mw) > 0 {
+			problems = append(problems, fmt.Sprintf("node %q takes its own input (%s); WithMiddleware wraps only nodes that take the state", name, n.inType))
+		}
 	}
 	for _, j := range b.joins {
 		for _, s := range j.sources {
@@ -305,6 +308,9 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	for name, n := range b.nodes {
 		c := *n
 		c.joinOf = nil
+		if c.inType == nil && len(b.mw) > 0 {
+			c.mw = append(slices.Clone(b.mw), n.mw...)
+		}
 		g.nodes[name] = &c
 		g.hasDeferred = g.hasDeferred || n.deferred
 	}

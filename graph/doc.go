@@ -75,6 +75,26 @@
 // node. [Builder.Compile] reports every problem at once in a
 // [*CompileError].
 //
+// # Middleware
+//
+// A [Middleware] wraps nodes the way net/http middleware wraps handlers:
+// logging, policy checks, catching a node's errors to answer the user
+// instead of failing the run, routing to an error node. [Builder.Use]
+// wraps every node; [WithMiddleware] wraps one. A middleware runs outside
+// the node's [RetryPolicy] (it sees the error after the retries) and
+// inside the [Hooks]; it lets the pause of an [Interrupt] through (see
+// [IsInterrupt]). Package agent/middleware has ready-made ones for model
+// calls, tool calls and error handling.
+//
+//	b.Use(func(next graph.CommandFunc[S]) graph.CommandFunc[S] {
+//		return func(ctx context.Context, s S) (graph.Command[S], error) {
+//			start := time.Now()
+//			c, err := next(ctx, s)
+//			log.Printf("%s took %s", graph.NodeName(ctx), time.Since(start))
+//			return c, err
+//		}
+//	})
+//
 // # Interrupts and time travel
 //
 // With a checkpointer, a node can call [Interrupt] to ask a human; the run

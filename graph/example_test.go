@@ -160,3 +160,35 @@ func Example_stream() {
 	// custom: working on it
 	// values: [hello]
 }
+
+// Middleware around every node: it logs each node's name and turns a
+// failure into an answer instead of failing the run.
+func ExampleBuilder_Use() {
+	type State struct {
+		Answer state.Value[string]
+	}
+	b := graph.New[State]()
+	b.Use(func(next graph.CommandFunc[State]) graph.CommandFunc[State] {
+		return func(ctx context.Context, s State) (graph.Command[State], error) {
+			fmt.Println("running", graph.NodeName(ctx))
+			c, err := next(ctx, s)
+			if err != nil && !graph.IsInterrupt(err) {
+				return graph.Command[State]{Update: State{Answer: state.Set("sorry, that failed")}}, nil
+			}
+			return c, err
+		}
+	})
+	b.AddNode("lookup", func(ctx context.Context, s State) (State, error) {
+		return s, errors.New("the service is down")
+	})
+	b.AddEdge(graph.Start, "lookup")
+	g, err := b.Compile()
+	if err != nil {
+		panic(err)
+	}
+	out, err := g.Invoke(context.Background(), State{})
+	fmt.Println(out.Answer.Get(), err)
+	// Output:
+	// running lookup
+	// sorry, that failed <nil>
+}

@@ -113,7 +113,12 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 			}
 		}
 	}
-	err := l.attempts(ctx, t)
+	var err error
+	if len(n.mw) > 0 {
+		err = l.wrapped(ctx, t)
+	} else {
+		err = l.attempts(ctx, t)
+	}
 	if err != nil || t.interrupted() {
 		var zero S
 		t.out, t.err = zero, err

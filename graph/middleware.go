@@ -1,0 +1,158 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+)
+
+// Middleware wraps the function of a node, the way net/http middleware
+// wraps a handler: it gets the function it wraps (next) and returns the
+// one the runtime calls. It may look at or change the state next is
+// given, call next any number of times (or not at all), and look at or
+// change what next returned, its error included. The node's name is
+// [NodeName](ctx).
+//
+// Every node is wrapped as a command node: a plain node's next returns
+// Command[S]{Update: …}, and a middleware may return a [Command] with Goto
+// or Sends to route elsewhere (declare those destinations with
+// [WithDestinations] so that Compile knows the node can reach them).
+//
+// Where it runs:
+//   - outside the node's [RetryPolicy] and [WithNodeTimeout]: next runs
+//     every attempt, so a middleware sees the node's error after its
+//     retries (as a [*NodeError]);
+//   - inside the task hooks of [WithHooks], which see what the middleware
+//     returned;
+//   - not at all on a cache hit ([WithCachePolicy]), where the node does
+//     not run either; what the cache keeps is what the middleware returned.
+//
+// When the node pauses ([Interrupt]), next returns an error for which
+// [IsInterrupt] reports true. A middleware that catches errors must return
+// that one as it is; if it does not, the task pauses all the same and what
+// the middleware returned is dropped. A middleware must not call next
+// again after such an error. A panic in a middleware fails the task with a
+// [*PanicError], like a panic in a node.
+//
+// Nodes added with [AddNodeWithInput] take their own input, not S, and
+// are not wrapped: [WithMiddleware] on one fails Compile, and
+// [Builder.Use] leaves them out.
+//
+// A graph without middleware pays nothing for the feature.
+type Middleware[S any] func(next CommandFunc[S]) CommandFunc[S]
+
+// Use wraps every node of the graph — those added before the call and
+// those added after — in mw. Middleware wraps in the order given: the
+// first middleware of the first Use is the outermost, and a node's own
+// [WithMiddleware] sits inside all of them. A nil middleware fails
+// Compile.
+func (b *Builder[S]) Use(mw ...Middleware[S]) *Builder[S] {
+	for _, m := range mw {
+		if m == nil {
+			b.problem("Use: nil middleware")
+			return b
+		}
+	}
+	b.mw = append(b.mw, mw...)
+	return b
+}
+
+// WithMiddleware wraps one node in mw, inside the middleware of
+// [Builder.Use]; the first is the outermost. The state type S must be
+// the graph's (Compile fails otherwise, naming the node), and the node
+// must take the state (not its own input).
+func WithMiddleware[S any](mw ...Middleware[S]) NodeOption {
+	return middlewareOption[S](mw)
+}
+
+type middlewareOption[S any] []Middleware[S]
+
+func (o middlewareOption[S]) applyNode(c *nodeConfig) {
+	for _, m := range o {
+		if m == nil {
+			c.mwProblem = "WithMiddleware: nil middleware"
+			return
+		}
+		c.mw = append(c.mw, m)
+	}
+}
+
+// nodeMiddleware converts the middleware of a node's options to the
+// graph's state type, or says why it cannot.
+func nodeMiddleware[S any](c *nodeConfig) ([]Middleware[S], string) {
+	if c.mwProblem != "" {
+		return nil, c.mwProblem
+	}
+	out := make([]Middleware[S], 0, len(c.mw))
+	for _, m := range c.mw {
+		mw, ok := m.(Middleware[S])
+		if !ok {
+			return nil, fmt.Sprintf("WithMiddleware is for state %s, the graph's state is %s", reflect.TypeOf(m).In(0).In(1), reflect.TypeFor[S]())
+		}
+		out = append(out, mw)
+	}
+	return out, ""
+}
+
+// errPaused is what next returns to a middleware when the node paused.
+var errPaused = errors.New("graph: the node paused (it called Interrupt); a middleware must return this error as it is")
+
+// IsInterrupt reports whether err is, or wraps, the pause of a node: the
+// error [Interrupt] returns, a paused subgraph's, or the one a
+// [Middleware]'s next returns when the node it wraps paused. Code that
+// catches a node's errors must let these through.
+func IsInterrupt(err error) bool {
+	return errors.Is(err, errPaused) || isPause(err)
+}
+
+// wrapped runs a task whose node has middleware: the node's attempts
+// (with its retry policy) are the innermost function of the chain.
+func (l *loop[S]) wrapped(ctx context.Context, t *task[S]) (err error) {
+	var fn CommandFunc[S] = func(ctx context.Context, s S) (Command[S], error) {
+		// The node sees what the middleware passed; the task's branches
+		// still see its real input (see resolve).
+		orig := t.input
+		t.input = s
+		err := l.attempts(ctx, t)
+		t.input = orig
+		switch {
+		case err != nil:
+			return Command[S]{}, err
+		case t.interrupted():
+			return Command[S]{}, errPaused
+		case t.cmd != nil:
+			return *t.cmd, nil
+		}
+		return Command[S]{Update: t.out}, nil
+	}
+	mw := t.node.mw
+	for i := len(mw) - 1; i >= 0; i-- {
+		fn = mw[i](fn)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: &PanicError{Value: r, Stack: string(debug.Stack())}}
+		}
+	}()
+	// A pause is the task's whatever the middleware made of it: execute
+	// checks for it first.
+	cmd, err := fn(ctx, t.input)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var pc interface{ isParentCommand() }
+		var ne *NodeError
+		if errors.As(err, &pc) || (errors.As(err, &ne) && ne.TaskID == t.hdr.ID()) {
+			return err
+		}
+		return &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
+	}
+	t.out, t.cmd = cmd.Update, nil
+	if cmd.Parent || len(cmd.Goto) > 0 || len(cmd.Sends) > 0 {
+		t.cmd = &cmd
+	}
+	return nil
+}
