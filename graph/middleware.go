@@ -21,9 +21,10 @@ import (
 // [WithDestinations] so that Compile knows the node can reach them).
 //
 // Where it runs:
-//   - outside the node's [RetryPolicy] and [WithNodeTimeout]: next runs
-//     every attempt, so a middleware sees the node's error after its
-//     retries (as a [*NodeError]);
+//   - outside the node's [RetryPolicy] and [WithNodeTimeout]: each call of
+//     next runs the node under its whole retry policy, so a middleware
+//     sees the node's error after its retries (as a [*NodeError]), and a
+//     middleware that calls next again gets all the retries again;
 //   - inside the task hooks of [WithHooks], which see what the middleware
 //     returned;
 //   - not at all on a cache hit ([WithCachePolicy]), where the node does

@@ -350,3 +350,33 @@ func TestUseLeavesNodesWithTheirOwnInputUnwrapped(t *testing.T) {
 	require.Equal(t, []string{"item x"}, out.Log.Get())
 	require.Empty(t, calls)
 }
+
+func TestEachCallOfNextGetsTheWholeRetryPolicy(t *testing.T) {
+	var calls atomic.Int32
+	var attempts []int
+	b := graph.New[mwState]()
+	b.Use(func(next graph.CommandFunc[mwState]) graph.CommandFunc[mwState] {
+		return func(ctx context.Context, s mwState) (graph.Command[mwState], error) {
+			var c graph.Command[mwState]
+			var err error
+			for range 2 {
+				c, err = next(ctx, s)
+				var ne *graph.NodeError
+				require.ErrorAs(t, err, &ne)
+				attempts = append(attempts, ne.Attempts)
+			}
+			return c, err
+		}
+	})
+	b.AddNode("n", func(ctx context.Context, s mwState) (mwState, error) {
+		calls.Add(1)
+		return s, errors.New("always")
+	}, graph.WithRetry(graph.RetryPolicy{MaxAttempts: 2}))
+	b.AddEdge(graph.Start, "n")
+	g, err := b.Compile()
+	require.NoError(t, err)
+	_, err = g.Invoke(t.Context(), mwState{})
+	require.Error(t, err)
+	require.Equal(t, int32(4), calls.Load())
+	require.Equal(t, []int{2, 2}, attempts)
+}

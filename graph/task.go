@@ -186,8 +186,12 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 	if p != nil {
 		interval = p.InitialInterval
 	}
+	// n counts this call's attempts: a middleware that calls its next
+	// again gets the whole retry policy again. t.attempts counts them all.
+	n := 0
 	for {
 		t.attempts++
+		n++
 		if sp := t.hdr.sp.Load(); sp != nil {
 			sp.mu.Lock()
 			sp.counter = 0
@@ -221,8 +225,8 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 		if errors.As(err, &pc) {
 			return err
 		}
-		if p == nil || t.attempts >= p.MaxAttempts || !retryable(p, err) {
-			return &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
+		if p == nil || n >= p.MaxAttempts || !retryable(p, err) {
+			return &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: n, Err: err}
 		}
 		wait := interval
 		if p.MaxInterval > 0 && wait > p.MaxInterval {
