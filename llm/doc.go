@@ -117,9 +117,13 @@
 // "ollama:<model>" or "openai-compatible:<model>@<baseURL>" spec, with the
 // same key and base-URL conventions as [New]; texts are sent in batches
 // ([WithEmbedBatchSize]). A bad spec is a [*SpecError], a failed call an
-// [*Error]. The interface has the method set of codeindex.Embedder, so
-// either package's embedders serve the other, codeindex's offline
-// HashingEmbedder included.
+// [*Error]. [NewHashingEmbedder] is the offline embedder: hashed words
+// and character trigrams, deterministic, with no model, network or key,
+// for tests, examples and programs that must run offline. The interface
+// has the method set of codeindex.Embedder and of store.Embedder, so
+// these embedders serve codeindex and a store's semantic search
+// (store.IndexConfig) as they are, and codeindex's own offline
+// HashingEmbedder serves here.
 //
 // # Context trimming
 //

@@ -24,6 +24,57 @@
 //
 //	nss, err := s.ListNamespaces(ctx, store.Prefix("users", "*", "memories"), store.MaxDepth(2))
 //
+// # Semantic search
+//
+// A store opened with an [IndexConfig] ([WithIndex] for [Memory], the
+// WithIndex options of store/sqlite and store/postgres) embeds each item
+// it puts, and Search with [Query] ranks items by meaning, as LangGraph's
+// stores configured with index={"embed", "dims", "fields"} do:
+//
+//	e := llm.NewHashingEmbedder(256) // offline; or llm.NewEmbedder("openai:text-embedding-3-small")
+//	s := store.NewMemory(store.WithIndex(store.IndexConfig{Embedder: e, Dims: e.Dims(), Fields: []string{"text", "meta.title"}}))
+//	err := s.Put(ctx, ns, "food", map[string]any{"text": "likes ramen"})
+//	err = s.Put(ctx, ns, "draft", value, store.NoIndex())             // index=False
+//	err = s.Put(ctx, ns, "doc", value, store.IndexFields("body[*].text")) // index=[...]
+//	items, err := s.Search(ctx, ns, store.Query("what food?"), store.Filter(f), store.Limit(5))
+//	fmt.Println(items[0].Key, *items[0].Score)
+//
+// The embedder is any [Embedder], an interface with the method set of
+// llm.Embedder, so the embedders of package llm plug in directly (this
+// package does not import llm). The fields are paths into the value: "$"
+// for all of it (the default), dotted keys and array indexes ("meta.title",
+// "chunks[*].text", "tags[-1]"), not LangGraph's "{a,b}" selections (see
+// [IndexFields]). An item's score is the best cosine similarity of its
+// texts' vectors to the query's vector, in [-1, 1]; items come best first,
+// ties ordered as without a query, and the namespace prefix, filters,
+// offset and limit apply as usual.
+//
+// Put embeds before it writes, outside any lock or transaction: if the
+// embedder fails, Put returns its error and the store is unchanged.
+// Overwriting an item replaces its vectors, and deleting it (or its
+// expiry and sweep) removes them, so a vector never outlives the value it
+// was computed from. SQLite and PostgreSQL keep vectors durably, beside
+// the items, as little-endian float32s; PostgreSQL needs no pgvector: both
+// stream the candidate rows matching the prefix and filter and compute
+// the cosine in Go, keeping only the best Offset+Limit items in memory.
+// That is a scan of the candidates, not an approximate-nearest-neighbour
+// index: narrow the prefix or filter for large stores.
+//
+// Vectors are computed once, at Put. Items put before the store had an
+// index have none until they are put again; after a change of embedder,
+// put the items again too: vectors of another dimension make query
+// searches fail, and vectors of another model of the same dimension rank
+// meaninglessly.
+//
+// Differences from LangGraph: a Query on a store without an index fails
+// with [ErrNoIndex] (LangGraph ignores it); items without vectors are
+// never returned by a query search (as in LangGraph's PostgreSQL store;
+// its in-memory store appends them, unscored, to a short page); non-string
+// values are embedded as their JSON encoding (LangGraph: Python's str()
+// for numbers and booleans); and an item's old vectors never survive an
+// overwrite (LangGraph's in-memory store keeps the vectors of fields the
+// new value lacks).
+//
 // # A store or a checkpointer
 //
 // Use a checkpointer for what belongs to one thread and must come back

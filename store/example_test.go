@@ -128,3 +128,47 @@ func ExampleWithTTL() {
 	// after 100 minutes, found: true
 	// after 160 minutes, found: false - swept 1
 }
+
+// topics embeds a text as how often it mentions each of three topics: a
+// stand-in for a model's embedder (llm.NewEmbedder) or the offline
+// llm.NewHashingEmbedder.
+type topics struct{}
+
+func (topics) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = []float32{
+			float32(strings.Count(t, "food") + strings.Count(t, "ramen") + strings.Count(t, "pizza")),
+			float32(strings.Count(t, "music") + strings.Count(t, "jazz")),
+			float32(strings.Count(t, "pet") + strings.Count(t, "cat")),
+		}
+	}
+	return out, nil
+}
+
+// A store with an index ranks items by similarity to a query; each item
+// found has its score.
+func ExampleQuery() {
+	ctx := context.Background()
+	s := store.NewMemory(store.WithIndex(store.IndexConfig{Embedder: topics{}, Dims: 3, Fields: []string{"text"}}))
+	ns := []string{"users", "u-42", "memories"}
+	_ = s.Put(ctx, ns, "food", map[string]any{"text": "likes ramen, and pizza on fridays", "stars": 5})
+	_ = s.Put(ctx, ns, "music", map[string]any{"text": "plays jazz piano", "stars": 4})
+	_ = s.Put(ctx, ns, "pet", map[string]any{"text": "has a cat; the cat likes jazz", "stars": 5})
+	_ = s.Put(ctx, ns, "secret", map[string]any{"text": "jazz jazz jazz"}, store.NoIndex())
+
+	items, _ := s.Search(ctx, []string{"users", "u-42"}, store.Query("what music do they like? jazz?"), store.Limit(2))
+	for _, it := range items {
+		fmt.Printf("%s %.2f\n", it.Key, *it.Score)
+	}
+	items, _ = s.Search(ctx, ns, store.Query("jazz"), store.Filter(map[string]any{"stars": 5}))
+	fmt.Println(items[0].Key)
+
+	_, err := store.NewMemory().Search(ctx, ns, store.Query("jazz"))
+	fmt.Println(err)
+	// Output:
+	// music 1.00
+	// pet 0.45
+	// pet
+	// store: search: store: query search needs a store opened with an index
+}

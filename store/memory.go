@@ -3,12 +3,14 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentgraph/agentgraph/store/internal/clock"
+	"github.com/agentgraph/agentgraph/store/internal/rank"
 )
 
 // Memory is a [Store] that keeps items in memory, for tests and
@@ -16,10 +18,12 @@ import (
 // [ClockSetter]. Values are kept as JSON, so they read back exactly as
 // from the SQLite and PostgreSQL stores. Search and ListNamespaces scan
 // every item. It is safe for concurrent use. The zero value is an empty
-// store ready to use, reading the time from time.Now, like the one
-// [NewMemory] returns without options.
+// store ready to use, without an index, reading the time from time.Now,
+// like the one [NewMemory] returns without options.
 type Memory struct {
-	clock clock.Clock
+	clock    clock.Clock
+	index    *Index // nil: no semantic search
+	indexErr error  // an invalid IndexConfig, returned by Put and Search
 
 	mu    sync.Mutex
 	items map[string]map[string]*memItem // namespace joined with "." → key → item
@@ -40,6 +44,7 @@ type memItem struct {
 	updated   time.Time
 	expires   time.Time // zero: never
 	ttl       time.Duration
+	vectors   []FieldVector // never changed once set
 }
 
 func (it *memItem) live(now time.Time) bool {
@@ -68,6 +73,13 @@ type MemoryOption func(*Memory)
 // time.Now, as [Memory.SetClock] does.
 func WithClock(now func() time.Time) MemoryOption {
 	return func(m *Memory) { m.SetClock(now) }
+}
+
+// WithIndex turns on semantic search (see [IndexConfig] and [Query]).
+// An invalid configuration makes every Put and Search fail with an error
+// wrapping [ErrInvalidOption].
+func WithIndex(cfg IndexConfig) MemoryOption {
+	return func(m *Memory) { m.index, m.indexErr = NewIndex(cfg) }
 }
 
 // NewMemory returns an empty in-memory store.
@@ -132,6 +144,17 @@ func (m *Memory) Put(ctx context.Context, namespace []string, key string, value 
 	if err != nil {
 		return fmt.Errorf("store: put: %w", err)
 	}
+	if m.indexErr != nil {
+		return fmt.Errorf("store: put: %w", m.indexErr)
+	}
+	var vectors []FieldVector
+	if m.index != nil {
+		// Embed before taking the lock: a slow or failing embedder
+		// neither blocks other calls nor leaves a half-written item.
+		if vectors, err = m.index.EmbedValue(ctx, decoded, cfg); err != nil {
+			return fmt.Errorf("store: put %q in %s: %w", key, FormatNamespace(namespace), err)
+		}
+	}
 	ns := strings.Join(namespace, ".")
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -157,6 +180,7 @@ func (m *Memory) Put(ctx context.Context, namespace []string, key string, value 
 		updated:   now,
 		expires:   cfg.ExpiresAt(now),
 		ttl:       cfg.TTL,
+		vectors:   vectors,
 	}
 	return nil
 }
@@ -191,6 +215,9 @@ func (m *Memory) Search(ctx context.Context, prefix []string, opts ...SearchOpti
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
+	if cfg.Query != "" {
+		return m.querySearch(ctx, prefix, cfg)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
@@ -221,6 +248,51 @@ func (m *Memory) Search(ctx context.Context, prefix []string, opts ...SearchOpti
 		if err != nil {
 			return nil, fmt.Errorf("store: search: %w", err)
 		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
+// querySearch is Search with a query.
+func (m *Memory) querySearch(ctx context.Context, prefix []string, cfg SearchConfig) ([]Item, error) {
+	if m.indexErr != nil {
+		return nil, fmt.Errorf("store: search: %w", m.indexErr)
+	}
+	if m.index == nil {
+		return nil, fmt.Errorf("store: search: %w", ErrNoIndex)
+	}
+	q, err := m.index.EmbedQuery(ctx, cfg.Query)
+	if err != nil {
+		return nil, fmt.Errorf("store: search %s: %w", FormatNamespace(prefix), err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	top := rank.NewTop[*memItem](cfg.Offset, cfg.Limit)
+	for ns, items := range m.items {
+		for _, it := range items {
+			if len(it.vectors) == 0 || !it.live(now) || !hasPrefix(it.namespace, prefix) || !cfg.Match(it.value) {
+				continue
+			}
+			score := math.Inf(-1)
+			for _, v := range it.vectors {
+				score = max(score, CosineSimilarity(q, v.Vector))
+			}
+			top.Add(rank.Entry[*memItem]{Score: score, Updated: it.updated, Namespace: ns, Key: it.key, Item: it})
+		}
+	}
+	found := top.Page(cfg.Offset)
+	out := make([]Item, 0, len(found))
+	for _, e := range found {
+		it := e.Item
+		if cfg.RefreshTTL && it.ttl > 0 {
+			it.expires = now.Add(it.ttl)
+		}
+		item, err := it.item()
+		if err != nil {
+			return nil, fmt.Errorf("store: search: %w", err)
+		}
+		item.Score = &e.Score
 		out = append(out, item)
 	}
 	return out, nil

@@ -16,6 +16,24 @@ func TestMemoryConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return store.NewMemory() })
 }
 
+func TestMemorySemanticConformance(t *testing.T) {
+	storetest.RunSemantic(t, func(t *testing.T, index *store.IndexConfig) store.Store {
+		if index == nil {
+			return store.NewMemory()
+		}
+		return store.NewMemory(store.WithIndex(*index))
+	})
+}
+
+func TestMemorySemanticConformanceRealTime(t *testing.T) {
+	storetest.RunSemantic(t, func(t *testing.T, index *store.IndexConfig) store.Store {
+		if index == nil {
+			return realTime{store.NewMemory()}
+		}
+		return realTime{store.NewMemory(store.WithIndex(*index))}
+	})
+}
+
 // realTime hides Memory's SetClock, so that the suite runs its subtests
 // that do not need a clock on real time, and skips the others.
 type realTime struct{ store.Store }

@@ -20,11 +20,12 @@ const (
 // A GetOption configures [Store.Get]: [RefreshTTL].
 type GetOption interface{ applyGet(*GetConfig) }
 
-// A PutOption configures [Store.Put]: [WithTTL].
+// A PutOption configures [Store.Put]: [WithTTL], [IndexFields],
+// [NoIndex].
 type PutOption interface{ applyPut(*PutConfig) }
 
-// A SearchOption configures [Store.Search]: [Filter], [Limit], [Offset],
-// [RefreshTTL].
+// A SearchOption configures [Store.Search]: [Query], [Filter], [Limit],
+// [Offset], [RefreshTTL].
 type SearchOption interface{ applySearch(*searchBuilder) }
 
 // A ListOption configures [Store.ListNamespaces]: [Prefix], [Suffix],
@@ -64,6 +65,49 @@ func WithTTL(d time.Duration) PutOption { return ttlOption(d) }
 type ttlOption time.Duration
 
 func (o ttlOption) applyPut(c *PutConfig) { c.TTL = time.Duration(o) }
+
+// IndexFields embeds the texts at these field paths of the item's value
+// for semantic search instead of those of the store's [IndexConfig]
+// (LangGraph's put(..., index=[...])). IndexFields() with no paths is
+// [NoIndex]. On a store without an index it changes nothing.
+//
+// A path is "$" for the whole value, or keys separated by "." ("text",
+// "meta.title"), each optionally followed by array indexes: "[0]", "[-1]"
+// for the last element, "[*]" for every element ("tags[*]",
+// "chunks[*].text"); a key "*" stands for every value of an object or
+// element of an array. A string is embedded as it is, any other value
+// as its JSON encoding (object keys sorted); null and missing keys give
+// no text. A path yielding several texts embeds each, and the item's
+// score is the best of them. Keys containing ".", "[" or "]" cannot be
+// addressed, and LangGraph's multi-field selection "{a,b}" is not
+// supported: list the paths separately. An invalid path makes Put fail
+// with an error wrapping [ErrInvalidOption].
+func IndexFields(paths ...string) PutOption { return indexOption(append([]string{}, paths...)) }
+
+// NoIndex puts the item without embedding it (LangGraph's
+// put(..., index=False)): a search with a [Query] does not return it,
+// also if an earlier version of the item was indexed.
+func NoIndex() PutOption { return indexOption([]string{}) }
+
+type indexOption []string
+
+func (o indexOption) applyPut(c *PutConfig) { c.Fields = slices.Clone([]string(o)) }
+
+// Query ranks the results of Search by semantic similarity to text: the
+// store embeds text and scores each item by the cosine similarity of its
+// vectors to the query's (the best one, for an item with several), best
+// first, ties broken as without a query (most recently updated, then
+// namespace and key). The namespace prefix and filters still apply, and
+// Offset and Limit page the ranked results. Each item returned has its
+// Score set. Items without vectors (put with [NoIndex], before the store
+// had an index, or without any indexed field present) are not returned.
+// A store without an [IndexConfig] fails with [ErrNoIndex]. Query("") is
+// no query, as in LangGraph.
+func Query(text string) SearchOption { return queryOption(text) }
+
+type queryOption string
+
+func (o queryOption) applySearch(b *searchBuilder) { b.cfg.Query = string(o) }
 
 // Limit sets the maximum number of results of Search (default
 // [DefaultSearchLimit]) or ListNamespaces (default [DefaultListLimit]).
@@ -174,9 +218,13 @@ func NewGetConfig(opts ...GetOption) GetConfig {
 type PutConfig struct {
 	// TTL is the item's time to live, 0 for none.
 	TTL time.Duration
+	// Fields, if not nil, are the field paths to embed instead of the
+	// index's; empty means not to index the item.
+	Fields []string
 }
 
-// NewPutConfig resolves Put options; it fails for a negative TTL.
+// NewPutConfig resolves Put options; it fails with an error wrapping
+// [ErrInvalidOption] for a negative TTL or an invalid field path.
 func NewPutConfig(opts ...PutOption) (PutConfig, error) {
 	var c PutConfig
 	for _, o := range opts {
@@ -186,6 +234,11 @@ func NewPutConfig(opts ...PutOption) (PutConfig, error) {
 	}
 	if c.TTL < 0 {
 		return c, fmt.Errorf("%w: negative TTL %v", ErrInvalidOption, c.TTL)
+	}
+	for _, f := range c.Fields {
+		if _, err := parseFieldPath(f); err != nil {
+			return c, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
 	}
 	return c, nil
 }
@@ -202,6 +255,8 @@ func (c PutConfig) ExpiresAt(now time.Time) time.Time {
 // SearchConfig is the resolved configuration of a Search, for
 // implementations of [Store].
 type SearchConfig struct {
+	// Query is the text to rank items by, "" for none.
+	Query string
 	// Filter holds the conditions of every Filter option, in order of
 	// key and then operator; an item must satisfy them all.
 	Filter []Condition

@@ -33,6 +33,10 @@ type Item struct {
 	// without a TTL. A read that refreshes the TTL returns the new
 	// expiry.
 	ExpiresAt time.Time
+	// Score is the item's similarity to the query of a Search with
+	// [Query] (LangGraph's SearchItem.score), nil for items returned
+	// otherwise.
+	Score *float64
 }
 
 // Store is a long-term, cross-thread key-value memory: JSON objects stored
@@ -55,7 +59,9 @@ type Store interface {
 	// (its CreatedAt is kept, UpdatedAt is set to now). value must
 	// encode as a JSON object; nil stores an empty object. Put keeps its
 	// own copy of value. Without WithTTL the item never expires, also if
-	// the item it replaces had a TTL.
+	// the item it replaces had a TTL. A store with an [IndexConfig]
+	// embeds the item before writing it: if embedding fails, Put returns
+	// the error and changes nothing.
 	Put(ctx context.Context, namespace []string, key string, value map[string]any, opts ...PutOption) error
 
 	// Delete removes the item stored under namespace and key. Deleting an
@@ -67,8 +73,9 @@ type Store interface {
 	// condition, most recently updated first (ties broken by namespace,
 	// compared as its labels joined with ".", then by key, both
 	// bytewise), skipping Offset items and returning at most Limit
-	// (default 10). It refreshes the TTLs of the items it returns unless
-	// given RefreshTTL(false).
+	// (default 10). With a [Query] it ranks the items by similarity
+	// instead (see [Query]). It refreshes the TTLs of the items it
+	// returns unless given RefreshTTL(false).
 	Search(ctx context.Context, prefix []string, opts ...SearchOption) ([]Item, error)
 
 	// ListNamespaces returns the distinct namespaces holding at least one

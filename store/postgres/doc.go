@@ -30,7 +30,13 @@
 // (namespace, key), the namespace's labels joined with "." (labels cannot
 // contain "."), both in the "C" collation, with the value as jsonb,
 // created_at, updated_at and expires_at as timestamptz (microseconds), and
-// ttl, the interval reads refresh expires_at with.
+// ttl, the interval reads refresh expires_at with. Schema version 2 adds
+// agentgraph_store_vectors for semantic search (see [WithIndex]): one row
+// per indexed text of an item, (namespace, key, field) and the vector as
+// bytea holding little-endian float32s, with a foreign key to the item
+// that deletes the vectors with it (Delete, Sweep). Put writes the item,
+// deletes its old vectors and inserts the new ones in one implicit
+// transaction (a pipelined batch), after embedding.
 //
 // # Queries
 //
@@ -44,6 +50,12 @@
 // full. Get reads and refreshes the TTL in one statement. ListNamespaces
 // reads the distinct live namespaces under the literal part of the prefix
 // pattern and matches, truncates, sorts and pages them in Go.
+//
+// A search with a query does not need pgvector: PostgreSQL streams the
+// candidates (the same prefix and filter conditions, with at least one
+// vector) each with the array of its vectors, and Go computes the cosine
+// similarities and keeps only the best Offset+Limit in memory. It is a
+// scan of the candidates, not an approximate index.
 //
 // # Limits
 //

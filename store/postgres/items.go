@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/agentgraph/agentgraph/store"
+	"github.com/agentgraph/agentgraph/store/internal/rank"
+	"github.com/agentgraph/agentgraph/store/internal/vector"
 )
 
 const (
@@ -53,13 +56,26 @@ FROM unnest($2::text[], $3::text[]) AS r(namespace, key)
 WHERE t.namespace = r.namespace COLLATE "C" AND t.key = r.key COLLATE "C" AND t.ttl IS NOT NULL AND t.expires_at > $1::timestamptz`
 
 	sweepItems = `DELETE FROM agentgraph_store_items WHERE expires_at IS NOT NULL AND expires_at <= $1::timestamptz`
+
+	// deleteVectors and insertVectors follow upsertItem in Put's
+	// transaction; the upsert's row lock orders concurrent Puts of one
+	// item, and deleteVectors, a statement of its own, then sees the
+	// vectors the Put before committed.
+	deleteVectors = `DELETE FROM agentgraph_store_vectors WHERE namespace = $1 AND key = $2`
+	insertVectors = `INSERT INTO agentgraph_store_vectors (namespace, key, field, vector)
+SELECT $1, $2, f, v FROM unnest($3::text[], $4::bytea[]) AS u(f, v)`
+
+	// itemVectors follows itemColumns in a query search.
+	itemVectors = `ARRAY(SELECT v.vector FROM agentgraph_store_vectors AS v WHERE v.namespace = t.namespace AND v.key = t.key)`
+	hasVectors  = `EXISTS (SELECT FROM agentgraph_store_vectors AS v WHERE v.namespace = t.namespace AND v.key = t.key)`
 )
 
 // row is an item as read from the table.
 type row struct {
 	namespace string // labels joined with "."
 	key       string
-	value     map[string]any
+	raw       []byte         // the value as stored, until decoded
+	value     map[string]any // raw decoded
 	created   time.Time
 	updated   time.Time
 	expires   time.Time
@@ -67,18 +83,21 @@ type row struct {
 }
 
 func scanRow(sc interface{ Scan(...any) error }) (*row, error) {
+	r, err := scanUndecoded(sc)
+	if err == nil {
+		err = r.decode()
+	}
+	return r, err
+}
+
+// scanUndecoded scans a row but leaves its value to decode.
+func scanUndecoded(sc interface{ Scan(...any) error }) (*row, error) {
 	var r row
-	var raw []byte
 	var expires pgtype.Timestamptz
 	var ttl pgtype.Interval
-	if err := sc.Scan(&r.namespace, &r.key, &raw, &r.created, &r.updated, &expires, &ttl); err != nil {
+	if err := sc.Scan(&r.namespace, &r.key, &r.raw, &r.created, &r.updated, &expires, &ttl); err != nil {
 		return nil, err
 	}
-	v, err := store.UnmarshalValue(raw)
-	if err != nil {
-		return nil, fmt.Errorf("item %q in %s: %w", r.key, r.namespace, err)
-	}
-	r.value = v
 	r.created, r.updated = r.created.UTC(), r.updated.UTC()
 	if expires.Valid {
 		r.expires = expires.Time.UTC()
@@ -87,6 +106,19 @@ func scanRow(sc interface{ Scan(...any) error }) (*row, error) {
 		r.ttl = time.Duration(ttl.Microseconds)*time.Microsecond + time.Duration(ttl.Days)*24*time.Hour + time.Duration(ttl.Months)*30*24*time.Hour
 	}
 	return &r, nil
+}
+
+// decode sets r.value from r.raw, once.
+func (r *row) decode() error {
+	if r.value != nil {
+		return nil
+	}
+	v, err := store.UnmarshalValue(r.raw)
+	if err != nil {
+		return fmt.Errorf("item %q in %s: %w", r.key, r.namespace, err)
+	}
+	r.value, r.raw = v, nil
+	return nil
 }
 
 func (r *row) item() store.Item {
@@ -138,6 +170,18 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err != nil {
 		return fmt.Errorf("store/postgres: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
 	}
+	var vectors []store.FieldVector
+	if s.index != nil {
+		// Embed before writing: an embedder that fails leaves the
+		// stored item as it was.
+		decoded, err := store.UnmarshalValue(raw)
+		if err == nil {
+			vectors, err = s.index.EmbedValue(ctx, decoded, cfg)
+		}
+		if err != nil {
+			return fmt.Errorf("store/postgres: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
+		}
+	}
 	now := s.now()
 	var expires pgtype.Timestamptz
 	var ttl pgtype.Interval
@@ -145,7 +189,20 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 		expires = pgtype.Timestamptz{Time: cfg.ExpiresAt(now), Valid: true}
 		ttl = pgtype.Interval{Microseconds: cfg.TTL.Microseconds(), Valid: true}
 	}
-	if _, err := s.pool.Exec(ctx, upsertItem, strings.Join(namespace, "."), key, raw, now, expires, ttl); err != nil {
+	ns := strings.Join(namespace, ".")
+	// A batch runs in one implicit transaction, each statement with its
+	// own snapshot.
+	b := &pgx.Batch{}
+	b.Queue(upsertItem, ns, key, raw, now, expires, ttl)
+	b.Queue(deleteVectors, ns, key)
+	if len(vectors) > 0 {
+		fields, blobs := make([]string, len(vectors)), make([][]byte, len(vectors))
+		for i, v := range vectors {
+			fields[i], blobs[i] = v.Field, vector.Encode(v.Vector)
+		}
+		b.Queue(insertVectors, ns, key, fields, blobs)
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("store/postgres: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
 	}
 	return nil
@@ -204,8 +261,14 @@ func (s *Store) Search(ctx context.Context, prefix []string, opts ...store.Searc
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: search: %w", err)
 	}
+	if cfg.Query != "" && s.index == nil {
+		return nil, fmt.Errorf("store/postgres: search: %w", store.ErrNoIndex)
+	}
 	if cfg.Limit == 0 {
 		return []store.Item{}, nil
+	}
+	if cfg.Query != "" {
+		return s.querySearch(ctx, prefix, cfg)
 	}
 	now := s.now()
 	q := &query{}
@@ -233,6 +296,103 @@ func (s *Store) Search(ctx context.Context, prefix []string, opts ...store.Searc
 	}
 	return items, nil
 }
+
+// querySearch is Search with a query. The candidates (live, under the
+// prefix, passing the SQL form of the filter, with vectors) stream from
+// PostgreSQL each with all its vectors; Go scores them (PostgreSQL has no
+// vector type without pgvector) and keeps only the best Offset+Limit.
+func (s *Store) querySearch(ctx context.Context, prefix []string, cfg store.SearchConfig) ([]store.Item, error) {
+	qv, err := s.index.EmbedQuery(ctx, cfg.Query)
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: search %s: %w", store.FormatNamespace(prefix), err)
+	}
+	now := s.now()
+	q := &query{}
+	q.where = append(q.where, "(expires_at IS NULL OR expires_at > "+q.arg(now)+"::timestamptz)", hasVectors)
+	q.prefix(prefix)
+	if err := q.filter(cfg.Filter); err != nil {
+		return nil, fmt.Errorf("store/postgres: search: %w", err)
+	}
+	sql := `SELECT ` + itemColumns + `, ` + itemVectors + ` FROM agentgraph_store_items AS t WHERE ` + strings.Join(q.where, " AND ")
+	top, err := s.scoreRows(ctx, sql, q.args, qv, cfg)
+	var found []rank.Entry[*row]
+	if err == nil {
+		found = top.Page(cfg.Offset)
+		for _, e := range found {
+			if err = e.Item.decode(); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		if cfg.RefreshTTL {
+			rows := make([]*row, len(found))
+			for i, e := range found {
+				rows[i] = e.Item
+			}
+			err = s.refresh(ctx, now, rows)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: search %s: %w", store.FormatNamespace(prefix), err)
+	}
+	items := make([]store.Item, len(found))
+	for i, e := range found {
+		items[i] = e.Item.item()
+		items[i].Score = &e.Score
+	}
+	return items, nil
+}
+
+// scoreRows scores the rows of a query search with qv.
+func (s *Store) scoreRows(ctx context.Context, sql string, args []any, qv []float32, cfg store.SearchConfig) (*rank.Top[*row], error) {
+	rs, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	top := rank.NewTop[*row](cfg.Offset, cfg.Limit)
+	qnorm := vector.Norm(qv)
+	for rs.Next() {
+		var blobs [][]byte
+		r, err := scanUndecoded(withVectors{rs, &blobs})
+		if err != nil {
+			return nil, err
+		}
+		if len(blobs) == 0 {
+			continue // not indexed
+		}
+		if len(cfg.Filter) > 0 {
+			// The SQL conditions are necessary, not sufficient.
+			if err := r.decode(); err != nil {
+				return nil, err
+			}
+			if !cfg.Match(r.value) {
+				continue
+			}
+		}
+		score := math.Inf(-1)
+		for _, b := range blobs {
+			sim, err := vector.Cosine(qv, qnorm, b)
+			if err != nil {
+				return nil, fmt.Errorf("item %q in %s: %w", r.key, r.namespace, err)
+			}
+			score = max(score, sim)
+		}
+		top.Add(rank.Entry[*row]{Score: score, Updated: r.updated, Namespace: r.namespace, Key: r.key, Item: r})
+	}
+	rs.Close()
+	return top, rs.Err()
+}
+
+// withVectors scans a row of item columns followed by an array of
+// vectors.
+type withVectors struct {
+	sc   interface{ Scan(...any) error }
+	vecs *[][]byte
+}
+
+func (w withVectors) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.vecs)...) }
 
 func (s *Store) search(ctx context.Context, sql string, args []any, cfg store.SearchConfig) ([]*row, error) {
 	rs, err := s.pool.Query(ctx, sql, args...)

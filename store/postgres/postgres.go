@@ -17,6 +17,7 @@ import (
 type Store struct {
 	pool  *pgxpool.Pool
 	clock clock.Clock
+	index *store.Index // nil: no semantic search
 }
 
 var (
@@ -31,6 +32,7 @@ type Option func(*options)
 type options struct {
 	db    pgdb.Options
 	clock func() time.Time
+	index *store.IndexConfig
 }
 
 // WithSchema keeps the tables in the named schema, created if missing, by
@@ -58,6 +60,14 @@ func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.clock = now }
 }
 
+// WithIndex turns on semantic search (see [store.IndexConfig] and
+// [store.Query]): Put embeds items and keeps their vectors in the
+// database, and Search with a query ranks them. An invalid configuration
+// makes Open fail with an error wrapping [store.ErrInvalidOption].
+func WithIndex(cfg store.IndexConfig) Option {
+	return func(o *options) { o.index = &cfg }
+}
+
 // ConnectError is returned by [Open] when the server cannot be reached or
 // refuses the connection. Its fields are the server address, host:port
 // (Host), and the reason (Err). It is the type of the same name in
@@ -79,6 +89,13 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	var index *store.Index
+	if o.index != nil {
+		var err error
+		if index, err = store.NewIndex(*o.index); err != nil {
+			return nil, fmt.Errorf("store/postgres: %w", err)
+		}
+	}
 	pool, err := pgdb.Open(ctx, url, pgdb.Config{
 		Options:         o.db,
 		Lock:            "agentgraph/store/postgres migrate " + o.db.Schema,
@@ -88,7 +105,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: %w", err)
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, index: index}
 	s.SetClock(o.clock)
 	return s, nil
 }
@@ -123,6 +140,18 @@ var migrations = [][]string{{
 	)`,
 	`CREATE INDEX agentgraph_store_items_updated_at ON agentgraph_store_items (updated_at DESC, namespace, key)`,
 	`CREATE INDEX agentgraph_store_items_expires_at ON agentgraph_store_items (expires_at) WHERE expires_at IS NOT NULL`,
+}, {
+	// Semantic search: the vectors of an item's indexed texts, deleted
+	// with the item (Delete, Sweep) by the foreign key and replaced by
+	// Put in the transaction that writes the item.
+	`CREATE TABLE agentgraph_store_vectors (
+		namespace text COLLATE "C" NOT NULL,
+		key       text COLLATE "C" NOT NULL,
+		field     text COLLATE "C" NOT NULL,
+		vector    bytea NOT NULL,
+		PRIMARY KEY (namespace, key, field),
+		FOREIGN KEY (namespace, key) REFERENCES agentgraph_store_items (namespace, key) ON DELETE CASCADE
+	)`,
 }}
 
 // SchemaVersion is the schema version this package writes.

@@ -29,6 +29,13 @@
 // labels joined with "." (labels cannot contain "."), with the value as
 // JSON text, created_at, updated_at and expires_at as Unix nanoseconds,
 // and ttl_ns, the TTL in nanoseconds that reads refresh expires_at with.
+// Schema version 2 adds agentgraph_store_vectors for semantic search (see
+// [WithIndex]): one row per indexed text of an item, (namespace, key,
+// field) and the vector as a BLOB of little-endian float32s. Triggers
+// delete an item's vectors when the item is deleted or its value
+// replaced, whoever does it (Delete, Sweep, or a Put by a store opened
+// without an index); Put writes the item and its new vectors in one
+// transaction, after embedding.
 //
 // # Queries
 //
@@ -41,6 +48,11 @@
 // distinct live namespaces under the literal part of the prefix pattern
 // and matches, truncates, sorts and pages them in Go. Expired rows are
 // excluded by every query until [Store.Sweep] deletes them.
+//
+// A search with a query reads the candidates (the same prefix and filter
+// conditions) joined with their vectors in key order, scores each in Go
+// as the rows stream, and keeps only the best Offset+Limit in memory: a
+// scan of the candidates, not an approximate index.
 //
 // [store.Store]: https://pkg.go.dev/github.com/agentgraph/agentgraph/store#Store
 package sqlite

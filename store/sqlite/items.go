@@ -11,6 +11,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/store"
+	"github.com/agentgraph/agentgraph/store/internal/rank"
+	"github.com/agentgraph/agentgraph/store/internal/vector"
 )
 
 const (
@@ -41,10 +43,14 @@ ON CONFLICT (namespace, key) DO UPDATE SET
 WHERE namespace = ?1 AND key = ?2 AND ttl_ns IS NOT NULL AND expires_at > ?3`
 
 	sweepItems = `DELETE FROM agentgraph_store_items WHERE expires_at IS NOT NULL AND expires_at <= ?1`
+
+	// insertVector follows upsertItem, whose trigger has deleted the
+	// item's old vectors.
+	insertVector = `INSERT INTO agentgraph_store_vectors (namespace, key, field, vector) VALUES (?1, ?2, ?3, ?4)`
 )
 
 var (
-	writeQueries = []string{upsertItem, deleteItem, refreshItem, sweepItems}
+	writeQueries = []string{upsertItem, deleteItem, refreshItem, sweepItems, insertVector}
 	readQueries  = []string{selectItem}
 )
 
@@ -182,18 +188,44 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err != nil {
 		return fmt.Errorf("store/sqlite: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
 	}
+	var vectors []store.FieldVector
+	if s.index != nil {
+		// Embed before writing: an embedder that fails leaves the
+		// stored item as it was.
+		decoded, err := store.UnmarshalValue(raw)
+		if err == nil {
+			vectors, err = s.index.EmbedValue(ctx, decoded, cfg)
+		}
+		if err != nil {
+			return fmt.Errorf("store/sqlite: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
+		}
+	}
 	now := s.now()
 	var expires, ttl any
 	if cfg.TTL > 0 {
 		expires, ttl = cfg.ExpiresAt(now).UnixNano(), int64(cfg.TTL)
 	}
 	ns := strings.Join(namespace, ".")
-	err = sqlitedb.Retry(ctx, func() error {
-		// The value is bound as TEXT: SQLite's JSON functions would take
-		// a BLOB for JSONB.
-		_, err := s.db.WS[upsertItem].ExecContext(ctx, ns, key, string(raw), now.UnixNano(), expires, ttl)
-		return err
-	})
+	if len(vectors) == 0 {
+		err = sqlitedb.Retry(ctx, func() error {
+			// The value is bound as TEXT: SQLite's JSON functions would
+			// take a BLOB for JSONB.
+			_, err := s.db.WS[upsertItem].ExecContext(ctx, ns, key, string(raw), now.UnixNano(), expires, ttl)
+			return err
+		})
+	} else {
+		err = s.db.Write(ctx, func(tx sqlitedb.Tx) error {
+			if _, err := tx.Exec(upsertItem, ns, key, string(raw), now.UnixNano(), expires, ttl); err != nil {
+				return err
+			}
+			for _, v := range vectors {
+				if _, err := tx.Exec(insertVector, ns, key, v.Field, vector.Encode(v.Vector)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("store/sqlite: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
 	}
@@ -235,23 +267,18 @@ func (s *Store) Search(ctx context.Context, prefix []string, opts ...store.Searc
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: search: %w", err)
 	}
+	if cfg.Query != "" && s.index == nil {
+		return nil, fmt.Errorf("store/sqlite: search: %w", store.ErrNoIndex)
+	}
 	if cfg.Limit == 0 {
 		return []store.Item{}, nil
 	}
+	if cfg.Query != "" {
+		return s.querySearch(ctx, prefix, cfg)
+	}
 	now := s.now()
-	where := []string{liveAt}
-	args := []any{now.UnixNano()}
-	if cond, cargs := prefixSQL(prefix); cond != "" {
-		where = append(where, cond)
-		args = append(args, cargs...)
-	}
-	for _, c := range cfg.Filter {
-		if cond, cargs := conditionSQL(c); cond != "" {
-			where = append(where, cond)
-			args = append(args, cargs...)
-		}
-	}
-	q := `SELECT ` + itemColumns + ` FROM agentgraph_store_items WHERE ` + strings.Join(where, " AND ") +
+	cond, args := where(now, prefix, cfg)
+	q := `SELECT ` + itemColumns + ` FROM agentgraph_store_items WHERE ` + cond +
 		` ORDER BY updated_at DESC, namespace, key`
 	filtered := len(cfg.Filter) > 0
 	if !filtered {
@@ -310,6 +337,126 @@ func (s *Store) Search(ctx context.Context, prefix []string, opts ...store.Searc
 	}
 	return items, nil
 }
+
+// where returns the conditions, and their arguments, that the live items
+// under prefix matching cfg's filter meet.
+func where(now time.Time, prefix []string, cfg store.SearchConfig) (string, []any) {
+	conds := []string{liveAt}
+	args := []any{now.UnixNano()}
+	if cond, cargs := prefixSQL(prefix); cond != "" {
+		conds = append(conds, cond)
+		args = append(args, cargs...)
+	}
+	for _, c := range cfg.Filter {
+		if cond, cargs := conditionSQL(c); cond != "" {
+			conds = append(conds, cond)
+			args = append(args, cargs...)
+		}
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// querySearch is Search with a query. The candidates (live, under the
+// prefix, passing the SQL form of the filter) are read joined with their
+// vectors in key order, one row per vector, and scored in Go as they
+// stream; only the best Offset+Limit are kept.
+func (s *Store) querySearch(ctx context.Context, prefix []string, cfg store.SearchConfig) ([]store.Item, error) {
+	q, err := s.index.EmbedQuery(ctx, cfg.Query)
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: search %s: %w", store.FormatNamespace(prefix), err)
+	}
+	qnorm := vector.Norm(q)
+	now := s.now()
+	cond, args := where(now, prefix, cfg)
+	stmt := `SELECT i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, i.ttl_ns, v.vector
+FROM (SELECT ` + itemColumns + ` FROM agentgraph_store_items WHERE ` + cond + `) AS i
+JOIN agentgraph_store_vectors AS v ON v.namespace = i.namespace AND v.key = i.key
+ORDER BY i.namespace, i.key`
+	var top *rank.Top[*row]
+	err = sqlitedb.Retry(ctx, func() error {
+		top = rank.NewTop[*row](cfg.Offset, cfg.Limit)
+		rs, err := s.db.R.QueryContext(ctx, stmt, args...)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		var cur *row // the item whose vectors are being read
+		var score float64
+		flush := func() error {
+			if cur == nil {
+				return nil
+			}
+			if len(cfg.Filter) > 0 {
+				// The SQL conditions are necessary, not sufficient.
+				v, err := cur.decode()
+				if err != nil {
+					return err
+				}
+				if !cfg.Match(v) {
+					return nil
+				}
+			}
+			top.Add(rank.Entry[*row]{Score: score, Updated: cur.updated, Namespace: cur.namespace, Key: cur.key, Item: cur})
+			return nil
+		}
+		for rs.Next() {
+			var blob []byte
+			r, err := scanRow(withVector{rs, &blob})
+			if err != nil {
+				return err
+			}
+			sim, err := vector.Cosine(q, qnorm, blob)
+			if err != nil {
+				return fmt.Errorf("item %q in %s: %w", r.key, r.namespace, err)
+			}
+			if cur != nil && cur.namespace == r.namespace && cur.key == r.key {
+				score = max(score, sim)
+				continue
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+			cur, score = r, sim
+		}
+		if err := rs.Err(); err != nil {
+			return err
+		}
+		return flush()
+	})
+	var found []rank.Entry[*row]
+	if err == nil {
+		found = top.Page(cfg.Offset)
+		if cfg.RefreshTTL {
+			rows := make([]*row, len(found))
+			for i, e := range found {
+				rows[i] = e.Item
+			}
+			err = s.refresh(ctx, now, rows)
+		}
+	}
+	items := make([]store.Item, 0, len(found))
+	for _, e := range found {
+		if err != nil {
+			break
+		}
+		var it store.Item
+		it, err = e.Item.item()
+		it.Score = &e.Score
+		items = append(items, it)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: search %s: %w", store.FormatNamespace(prefix), err)
+	}
+	return items, nil
+}
+
+// withVector scans a row of item columns followed by a vector.
+type withVector struct {
+	sc  interface{ Scan(...any) error }
+	vec *[]byte
+}
+
+func (w withVector) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.vec)...) }
 
 // prefixSQL returns the condition that the namespace is prefix or starts
 // with prefix's labels: a range on the primary key's first column.

@@ -15,6 +15,7 @@ import (
 type Store struct {
 	db    *sqlitedb.DB
 	clock clock.Clock
+	index *store.Index // nil: no semantic search
 }
 
 var (
@@ -29,6 +30,7 @@ type Option func(*options)
 type options struct {
 	db    sqlitedb.Options
 	clock func() time.Time
+	index *store.IndexConfig
 }
 
 // WithBusyTimeout sets how long a statement waits for a database locked by
@@ -57,6 +59,14 @@ func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.clock = now }
 }
 
+// WithIndex turns on semantic search (see [store.IndexConfig] and
+// [store.Query]): Put embeds items and keeps their vectors in the file,
+// and Search with a query ranks them. An invalid configuration makes Open
+// fail with an error wrapping [store.ErrInvalidOption].
+func WithIndex(cfg store.IndexConfig) Option {
+	return func(o *options) { o.index = &cfg }
+}
+
 // SchemaVersionError is returned by [Open] for a database whose store
 // schema was written by a newer version of this package. Its fields are the
 // database file (Path), the store schema version recorded in it (Found) and
@@ -77,6 +87,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	var index *store.Index
+	if o.index != nil {
+		var err error
+		if index, err = store.NewIndex(*o.index); err != nil {
+			return nil, fmt.Errorf("store/sqlite: %w", err)
+		}
+	}
 	db, err := sqlitedb.Open(ctx, path, sqlitedb.Config{
 		Options:         o.db,
 		MigrationsTable: "agentgraph_store_migrations",
@@ -87,7 +104,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: %w", err)
 	}
-	s := &Store{db: db}
+	s := &Store{db: db, index: index}
 	s.SetClock(o.clock)
 	return s, nil
 }
@@ -120,6 +137,25 @@ var migrations = [][]string{{
 	)`,
 	`CREATE INDEX agentgraph_store_items_updated_at ON agentgraph_store_items (updated_at DESC, namespace, key)`,
 	`CREATE INDEX agentgraph_store_items_expires_at ON agentgraph_store_items (expires_at) WHERE expires_at IS NOT NULL`,
+}, {
+	// Semantic search: the vectors of an item's indexed texts. The
+	// triggers drop them when the item is deleted (Delete, Sweep) or its
+	// value replaced (Put), so no vector outlives the value it embeds.
+	`CREATE TABLE agentgraph_store_vectors (
+		namespace TEXT NOT NULL,
+		key       TEXT NOT NULL,
+		field     TEXT NOT NULL,
+		vector    BLOB NOT NULL,
+		PRIMARY KEY (namespace, key, field)
+	)`,
+	`CREATE TRIGGER agentgraph_store_items_delete_vectors AFTER DELETE ON agentgraph_store_items
+	BEGIN
+		DELETE FROM agentgraph_store_vectors WHERE namespace = OLD.namespace AND key = OLD.key;
+	END`,
+	`CREATE TRIGGER agentgraph_store_items_replace_vectors AFTER UPDATE OF value ON agentgraph_store_items
+	BEGIN
+		DELETE FROM agentgraph_store_vectors WHERE namespace = OLD.namespace AND key = OLD.key;
+	END`,
 }}
 
 // SchemaVersion is the schema version this package writes.

@@ -22,6 +22,26 @@
 // large values, unusual keys and labels, and cancellation. A failing
 // subtest logs the promise it checks.
 //
+// Stores with semantic search also call [RunSemantic], whose function
+// opens a store with the [store.IndexConfig] it is given (or without an
+// index, given nil):
+//
+//	func TestSemanticConformance(t *testing.T) {
+//		storetest.RunSemantic(t, func(t *testing.T, index *store.IndexConfig) store.Store {
+//			var opts []mystore.Option
+//			if index != nil {
+//				opts = append(opts, mystore.WithIndex(*index))
+//			}
+//			return open(t, opts...)
+//		})
+//	}
+//
+// Its subtests check ranking and scores with a deterministic embedder,
+// ties, field paths, per-item IndexFields and NoIndex, prefix and filter
+// with a query, offsets and limits, that overwrites, deletes, expiry and
+// sweeps leave no stale vectors, that a failing embedder loses nothing, a
+// query on a store without an index, and concurrent puts and searches.
+//
 // # Time
 //
 // Timestamps, ordering and TTLs are tested without sleeping, on a clock
