@@ -380,3 +380,29 @@ func TestEachCallOfNextGetsTheWholeRetryPolicy(t *testing.T) {
 	require.Equal(t, int32(4), calls.Load())
 	require.Equal(t, []int{2, 2}, attempts)
 }
+
+type mwKey struct{}
+
+// A middleware may hand the node a context derived from its own: the
+// node's events still reach the stream, and its runtime is still found.
+func TestANodeGivenADerivedContextStillStreams(t *testing.T) {
+	b := graph.New[mwState]()
+	b.Use(func(next graph.CommandFunc[mwState]) graph.CommandFunc[mwState] {
+		return func(ctx context.Context, s mwState) (graph.Command[mwState], error) {
+			return next(context.WithValue(ctx, mwKey{}, "derived"), s)
+		}
+	})
+	b.AddNode("n", func(ctx context.Context, s mwState) (mwState, error) {
+		graph.StreamWriter(ctx)(fmt.Sprintf("%v from %s", ctx.Value(mwKey{}), graph.NodeName(ctx)))
+		return s, nil
+	})
+	b.AddEdge(graph.Start, "n")
+	g, err := b.Compile()
+	require.NoError(t, err)
+	var custom []any
+	for ev, err := range g.Stream(t.Context(), mwState{}, graph.WithStreamModes(graph.ModeCustom)) {
+		require.NoError(t, err)
+		custom = append(custom, ev.Payload)
+	}
+	require.Equal(t, []any{"derived from n"}, custom)
+}

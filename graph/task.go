@@ -391,7 +391,8 @@ func (a *apart[S]) detach(t *task[S], returned bool) {
 // failure cancels ctx, not l.watch: the node is then waited for.)
 func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 	emit, watch := noEmit, l.watch
-	if e, ok := ctx.(*taskCtx); ok {
+	// The task's context, or one a middleware derived from it.
+	if e := runtimeFrom(ctx); e != nil && e.hdr.run == t.hdr.run {
 		emit = e.emit
 	}
 	n := t.node
