@@ -1,0 +1,133 @@
+package coder_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/agent/coder"
+	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/state"
+)
+
+// The three patches of the auto-fix tests: two that leave the bug, and
+// the fix, each applying to the file as the previous one left it.
+var (
+	wrongFirst  = patch("calc.go", "total += xs[i]", "total += xs[i] * 1", "multiply by one")
+	wrongSecond = patch("calc.go", "for i := 1; i < len(xs); i++", "for i := 1; i <= len(xs)-1; i++", "rewrite the bound")
+	rightThird  = patch("calc.go", "for i := 1; i <= len(xs)-1; i++", "for i := 0; i < len(xs); i++", "start at the first element")
+)
+
+// expectPrompt checks that the edit prompt contains each of want.
+func expectPrompt(r llm.Reply, want ...string) llm.Reply {
+	r.Expect = func(msgs []state.Message) error {
+		var all string
+		for _, m := range msgs {
+			all += m.Text()
+		}
+		for _, w := range want {
+			if !strings.Contains(all, w) {
+				return fmt.Errorf("the prompt lacks %q", w)
+			}
+		}
+		return nil
+	}
+	return r
+}
+
+func TestAutoFixSucceedsOnTheThirdAttempt(t *testing.T) {
+	dir := goSample(t)
+	model := llm.NewScripted(
+		wrongFirst,
+		expectPrompt(wrongSecond, "Attempt 1 (multiply by one)", "Sum = 5, want 6", "total += xs[i] * 1"),
+		expectPrompt(rightThird, "Attempt 1 (multiply by one)", "Attempt 2 (rewrite the bound)",
+			"i <= len(xs)-1", "try a different approach"),
+	)
+	a := newAgent(t, model, dir)
+	evs, res := customEvents(t, a, "t1", "fix the bug in calc.go")
+
+	require.Equal(t, coder.OutcomeTestsPass, res.Outcome, res.Answer)
+	require.Equal(t, 3, res.Attempts)
+	require.True(t, res.Tests.Passed)
+	require.Contains(t, res.Answer, "start at the first element")
+	require.Contains(t, res.Answer, "attempt 3 of 3")
+	require.Contains(t, readFile(t, dir, "calc.go"), "for i := 0; i < len(xs); i++")
+	require.Zero(t, model.Remaining())
+
+	var runs []bool
+	for _, ev := range evs {
+		if tr, ok := ev.(coder.TestRun); ok {
+			runs = append(runs, tr.Passed)
+			require.Equal(t, 3, tr.MaxAttempts)
+			require.Equal(t, "go-test", tr.Goal)
+		}
+	}
+	require.Equal(t, []bool{false, false, true}, runs)
+	require.Equal(t, coder.Finished{Intent: coder.IntentEdit, Outcome: coder.OutcomeTestsPass}, evs[len(evs)-1])
+}
+
+func TestAutoFixReportsHonestlyAfterThreeFailuresAndStops(t *testing.T) {
+	dir := goSample(t)
+	model := llm.NewScripted(
+		wrongFirst,
+		wrongSecond,
+		patch("calc.go", "total := 0", "total := 0 // start", "comment"),
+		rightThird, // never asked for: the loop stops at 3 attempts
+	)
+	a := newAgent(t, model, dir)
+	res, err := a.Ask(t.Context(), "t1", "fix the bug in calc.go")
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeTestsFail, res.Outcome)
+	require.Equal(t, 3, res.Attempts)
+	require.False(t, res.Tests.Passed)
+	require.Contains(t, res.Answer, "I could not make the tests pass: they still fail after 3 attempt(s), and I stop here.")
+	require.Contains(t, res.Answer, "Sum = 5, want 6")
+	require.Equal(t, 1, model.Remaining())
+	require.Equal(t, "go-test: 1 of 1 tests failed: example.com/calc.TestSum", res.Working.LastError)
+}
+
+func TestEditWithoutTestsEndsAfterTheEdit(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "notes.md", "# Notes\n")
+	model := llm.NewScripted(text(`Here you go: {"edits": [{"path": "notes.md", "old_text": "# Notes", "new_text": "# Project notes"}], "summary": "renamed the title"}`))
+	a := newAgent(t, model, dir)
+	res, err := a.Ask(t.Context(), "t1", "rename the title of notes.md")
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeEdited, res.Outcome)
+	require.Nil(t, res.Tests)
+	require.Equal(t, []coder.EditResult{{Path: "notes.md", Kind: "patch", Applied: true}}, res.Edits)
+	require.Equal(t, "# Project notes\n", readFile(t, dir, "notes.md"))
+}
+
+func TestEditsThatCannotApplyAreRetriedWithTheErrorThenReported(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "notes.md", "# Notes\n")
+	model := llm.NewScripted(
+		patch("notes.md", "# Nothing", "x", "first"),
+		expectPrompt(patch("notes.md", "# Nada", "x", "second"), "old_text not found in notes.md"),
+	)
+	a := newAgent(t, model, dir, coder.WithMaxAttempts(2))
+	res, err := a.Ask(t.Context(), "t1", "change notes.md")
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeNoEdit, res.Outcome)
+	require.Equal(t, 2, res.Attempts)
+	require.Contains(t, res.Answer, "I could not make this change: after 2 attempt(s), no edit could be applied")
+	require.Equal(t, "# Notes\n", readFile(t, dir, "notes.md"))
+}
+
+func TestMalformedEditCallsAreReportedNotApplied(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "notes.md", "# Notes\n")
+	bad := patch("notes.md", "# Notes", "# N", "x")
+	bad.ToolCalls[0].FunctionCall.Arguments = `{"path": "notes.md", "old_text": 7}`
+	a := newAgent(t, llm.NewScripted(bad), dir, coder.WithMaxAttempts(1))
+	res, err := a.Ask(t.Context(), "t1", "change notes.md")
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeNoEdit, res.Outcome)
+	require.Len(t, res.Edits, 1)
+	require.False(t, res.Edits[0].Applied)
+	require.Contains(t, res.Edits[0].Error, "file_patch: bad arguments")
+	require.Equal(t, "# Notes\n", readFile(t, dir, "notes.md"))
+}

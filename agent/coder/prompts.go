@@ -1,0 +1,187 @@
+package coder
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Prompts are the texts the agent sends to the model. Each is a template
+// whose placeholders, in braces, are replaced before the call; unknown
+// placeholders are left as they are. [DefaultPrompts] returns the agent's
+// own; replace any of them with [WithPrompts] (empty fields keep the
+// default).
+type Prompts struct {
+	// Classify is the system message of the model classifier, which must
+	// call the choose_intent tool (or answer {"intent": "…"}).
+	// Placeholders: {intents} (one line per intent: name: description).
+	Classify string
+	// PickFiles is the system message that asks the model which files to
+	// read for a question when the request names none the agent could
+	// find; it must answer with a JSON array of paths. Placeholders:
+	// {listing}.
+	PickFiles string
+	// Read is the system message of the read node, which answers a
+	// question from the files. Placeholders: {preferences}, {history},
+	// {files}.
+	Read string
+	// Edit is the system message of the edit node, which must call
+	// file_patch or file_write (or answer with the JSON of [EditPlan]).
+	// Placeholders: {preferences}, {files}, {listing}, {attempts}, {hint}.
+	Edit string
+	// DifferentApproach is {hint} of the Edit prompt after repeated
+	// failed attempts. Placeholders: {failed}.
+	DifferentApproach string
+	// Command is the system message that turns a run_command request
+	// into a shell command when the request does not spell one out; the
+	// model must answer {"command": "…"}.
+	Command string
+}
+
+// DefaultPrompts returns the agent's default prompts.
+func DefaultPrompts() Prompts {
+	return Prompts{
+		Classify: `You route requests for a coding assistant working in a software project. Classify the user's request into exactly one of these intents:
+
+{intents}
+
+Call the choose_intent tool with the intent. If you cannot call tools, answer with a JSON object and nothing else: {"intent": "<one of the intents>"}.`,
+		PickFiles: `You help a coding assistant decide which files of a project to read to answer a question. These are the project's files:
+
+{listing}
+
+Answer with a JSON array of at most 5 paths from this list, the most relevant first, and nothing else. Answer [] if no file is relevant.`,
+		Read: `You are a coding assistant answering questions about a software project. Answer from the files below; cite file paths and line numbers. If the files do not contain the answer, say so.
+
+User preferences:
+{preferences}
+
+Earlier in this conversation:
+{history}
+
+Files:
+{files}`,
+		Edit: `You are a coding assistant that edits a software project. Make the change the user asks for with the tools:
+- file_patch replaces old_text (copied exactly from the file, whitespace included; it must occur exactly once) with new_text;
+- file_write replaces a whole file or creates one.
+Paths are relative to the project root. Make all the edits needed in one answer, then say in one sentence what you changed. If you cannot call tools, answer with a JSON object and nothing else:
+{"edits": [{"path": "...", "old_text": "...", "new_text": "..."} or {"path": "...", "content": "..."}], "summary": "..."}
+
+User preferences:
+{preferences}
+
+Project files:
+{listing}
+
+Current contents of the relevant files:
+{files}
+{attempts}{hint}`,
+		DifferentApproach: `The previous {failed} attempts failed. Do not repeat them: step back, re-read the failure and the code, and try a different approach.`,
+		Command:           `You turn a user's request into one shell command to run with bash in the project's root directory. Answer with a JSON object and nothing else: {"command": "..."}. Answer {"command": ""} if the request asks for no command.`,
+	}
+}
+
+// withDefaults returns p with its empty fields set to the defaults.
+func (p Prompts) withDefaults() Prompts {
+	d := DefaultPrompts()
+	for _, f := range []struct {
+		dst *string
+		def string
+	}{
+		{&p.Classify, d.Classify},
+		{&p.PickFiles, d.PickFiles},
+		{&p.Read, d.Read},
+		{&p.Edit, d.Edit},
+		{&p.DifferentApproach, d.DifferentApproach},
+		{&p.Command, d.Command},
+	} {
+		if strings.TrimSpace(*f.dst) == "" {
+			*f.dst = f.def
+		}
+	}
+	return p
+}
+
+// render replaces the placeholders of tmpl with vars (pairs of name,
+// value, names without braces), in one pass: a value containing a
+// placeholder is not expanded again.
+func render(tmpl string, vars ...string) string {
+	pairs := make([]string, 0, len(vars))
+	for i := 0; i+1 < len(vars); i += 2 {
+		pairs = append(pairs, "{"+vars[i]+"}", vars[i+1])
+	}
+	return strings.NewReplacer(pairs...).Replace(tmpl)
+}
+
+// errNoJSON reports a model answer holding no JSON value of the wanted
+// shape.
+var errNoJSON = errors.New("no JSON value of the expected shape in the model's answer")
+
+// parseJSON decodes the first JSON value of type T found in a model's
+// answer: the whole text, or else the first value starting at a '{' or
+// '[' that decodes as a T, so that code fences, prose before the value
+// and text after it are ignored.
+func parseJSON[T any](text string) (T, error) {
+	var zero T
+	text = strings.TrimSpace(text)
+	if v, err := decodeFirst[T](text); err == nil {
+		return v, nil
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '{' && text[i] != '[' {
+			continue
+		}
+		if v, err := decodeFirst[T](text[i:]); err == nil {
+			return v, nil
+		}
+	}
+	return zero, errNoJSON
+}
+
+func decodeFirst[T any](text string) (T, error) {
+	var v T
+	err := json.NewDecoder(strings.NewReader(text)).Decode(&v)
+	return v, err
+}
+
+// truncateHead keeps the first n characters (runes) of s, with a marker
+// saying how many were cut. n <= 0 returns s.
+func truncateHead(s string, n int) string {
+	total := utf8.RuneCountInString(s)
+	if n <= 0 || total <= n {
+		return s
+	}
+	keep := n
+	var marker string
+	for range 3 { // the marker's length depends on the count it shows
+		marker = fmt.Sprintf("\n… [%d characters truncated]", total-keep)
+		keep = n - utf8.RuneCountInString(marker)
+	}
+	r := []rune(s)
+	if keep < 1 {
+		return string(r[:n])
+	}
+	return string(r[:keep]) + marker
+}
+
+// truncateMiddle keeps the head and the tail of s (n runes in all).
+func truncateMiddle(s string, n int) string {
+	total := utf8.RuneCountInString(s)
+	if n <= 0 || total <= n {
+		return s
+	}
+	keep := n
+	var marker string
+	for range 3 {
+		marker = fmt.Sprintf("\n… [%d characters truncated] …\n", total-keep)
+		keep = n - utf8.RuneCountInString(marker)
+	}
+	r := []rune(s)
+	if keep < 2 {
+		return string(r[:n])
+	}
+	head := keep / 2
+	return string(r[:head]) + marker + string(r[total-(keep-head):])
+}
