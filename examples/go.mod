@@ -8,6 +8,7 @@ require (
 	github.com/agentgraph/agentgraph v0.0.0-00010101000000-000000000000
 	github.com/agentgraph/agentgraph/codeindex v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.23.0
+	github.com/chzyer/readline v1.5.1
 	github.com/coder/websocket v1.8.15
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/stretchr/testify v1.12.1

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/examples/internal/openaitest"
+	"github.com/agentgraph/agentgraph/llm"
+)
+
+// runMainEnv makes the test binary run coder's main instead of the tests,
+// so that a test can run coder as a process of its own.
+const runMainEnv = "CODER_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// coderProcess runs coder with args in a process of its own, stdin as its
+// input, and returns what it printed; it fails the test if coder fails.
+func coderProcess(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", modelEnv+"=")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	require.NoError(t, err, "coder %s:\n%s", strings.Join(args, " "), out.String())
+	return out.String()
+}
+
+// sampleProject copies the bundled sample into a temporary folder.
+func sampleProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, copySample(dir))
+	return dir
+}
+
+// fakeModel is an OpenAI-compatible server that answers by what it is
+// asked: the routing classifier, the file picker, or the read node, whose
+// answer says whether the conversation's history was in its prompt.
+type fakeModel struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	calls []string // the kind of each call
+}
+
+func newFakeModel(t *testing.T) *fakeModel {
+	f := &fakeModel{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := openaitest.ReadRequest(w, r)
+		if !ok {
+			return
+		}
+		raw, _ := json.Marshal(body)
+		prompt := string(raw)
+		var kind string
+		var reply llm.Reply
+		switch {
+		case strings.Contains(prompt, `"choose_intent"`):
+			kind = "classify"
+			reply = llm.Reply{ToolCalls: []llms.ToolCall{{ID: "c1", Type: "function",
+				FunctionCall: &llms.FunctionCall{Name: "choose_intent", Arguments: `{"intent":"read"}`}}}}
+		case strings.Contains(prompt, "which files"):
+			kind = "pick"
+			reply = llm.Reply{Text: `["cart.go"]`}
+		case strings.Contains(systemText(body), "what does Total do"):
+			// The read node of a later request, with the first
+			// exchange in its prompt (the session's history).
+			kind = "read-with-history"
+			reply = llm.Reply{Text: "Earlier you asked what Total does (HISTORY SEEN)."}
+		default:
+			kind = "read"
+			reply = llm.Reply{Text: "Total sums price times quantity over the items (cart.go:13)."}
+		}
+		f.mu.Lock()
+		f.calls = append(f.calls, kind)
+		n := len(f.calls)
+		f.mu.Unlock()
+		openaitest.WriteReply(w, body, fmt.Sprintf("cmpl-%d", n), reply)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// systemText returns the text of the system messages of a decoded
+// chat-completions request.
+func systemText(body map[string]any) string {
+	var b strings.Builder
+	msgs, _ := body["messages"].([]any)
+	for _, m := range msgs {
+		m, _ := m.(map[string]any)
+		if m["role"] == "system" {
+			c, _ := m["content"].(string)
+			b.WriteString(c)
+		}
+	}
+	return b.String()
+}
+
+func (f *fakeModel) spec() string { return "openai-compatible:test-model@" + f.srv.URL + "/v1" }
+
+func (f *fakeModel) kinds() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// A session is a thread in DIR/.coder/sessions.db: a second coder process
+// with the same --session continues the conversation of the first.
+func TestASessionContinuesInANewProcess(t *testing.T) {
+	dir := sampleProject(t)
+	model := newFakeModel(t)
+	t.Setenv("OPENAI_API_KEY", "test-key")
+
+	first := coderProcess(t, "", "-p", "what does Total do in cart.go?", "--cwd", dir, "--model", model.spec(), "--session", "s1")
+	require.Contains(t, first, "intent: read — pattern")
+	require.Contains(t, first, "Total sums price times quantity")
+
+	second := coderProcess(t, "", "-p", "remind me: which question did I ask you before?", "--cwd", dir, "--model", model.spec(), "--session", "s1")
+	require.Contains(t, second, "HISTORY SEEN", "the second process's prompt held the first exchange")
+
+	other := coderProcess(t, "", "-p", "remind me: which question did I ask you before?", "--cwd", dir, "--model", model.spec(), "--session", "s2")
+	require.NotContains(t, other, "HISTORY SEEN", "another session starts empty")
+}
+
+// The REPL reads requests line by line (here from a pipe, without line
+// editing) and its slash commands read the persistent memory.
+func TestTheREPLRunsRequestsAndCommandsFromItsInput(t *testing.T) {
+	dir := sampleProject(t)
+	model := newFakeModel(t)
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	out := coderProcess(t, "/prefs\nremember that I prefer table-driven tests\n/prefs\n/nonsense\n/quit\n",
+		"--cwd", dir, "--model", model.spec())
+	require.Contains(t, out, "no preferences yet")
+	require.Contains(t, out, "intent: profile — pattern")
+	require.Contains(t, out, "  - ", "the second /prefs lists the preference")
+	require.Contains(t, out, "unknown command /nonsense")
+	require.Empty(t, model.kinds(), "a preference by pattern costs no model call")
+}
+
+func TestGraphPrintsMermaid(t *testing.T) {
+	out := coderProcess(t, "", "graph")
+	for _, node := range []string{"route", "profile", "plan_read", "read", "edit", "test", "run_command"} {
+		require.Contains(t, out, node)
+	}
+}
+
+func TestBadFlagsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"stray"}, {"--session", " ", "-p", "x", "--model", "openai:x"}, {"--nope"}} {
+		var out bytes.Buffer
+		code := run(t.Context(), args, strings.NewReader(""), &out, &out)
+		require.Equal(t, exitUsage, code, "%v: %s", args, out.String())
+	}
+}
+
+// With no model, coder runs the offline demo: every intent once, the
+// model's routing once, a cache hit and the auto-fix loop, on a scripted
+// model that it says is scripted.
+func TestTheOfflineDemoShowsEachIntentOnce(t *testing.T) {
+	out := coderProcess(t, "")
+	require.Contains(t, out, "OFFLINE DEMO")
+	require.Contains(t, out, "SCRIPTED")
+	for _, want := range []string{
+		"intent: profile — pattern",
+		"intent: read — pattern",
+		"outcome: answered (from the query cache)",
+		"intent: edit — model",
+		"after attempt 1 of 3: FAIL",
+		"after attempt 2 of 3: PASS",
+		"outcome: tests_pass",
+		"intent: run_command — pattern",
+		"The demo made 4 model calls, all scripted.",
+	} {
+		require.Contains(t, out, want)
+	}
+}
+
+func TestOneRequestNeedsAModel(t *testing.T) {
+	var out bytes.Buffer
+	t.Setenv(modelEnv, "")
+	code := run(t.Context(), []string{"-p", "what does Total do?"}, strings.NewReader(""), &out, &out)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, out.String(), "no model configured for -p")
+}
