@@ -69,6 +69,33 @@
 // events.Bridge, and takes any graph.CompileOption (a checkpointer,
 // breakpoints, telemetry.Instrument) with planexec.WithCompileOptions.
 //
+// # Middleware
+//
+// Package [github.com/agentgraph/agentgraph/agent/middleware] wraps what
+// an agent calls. Model middleware (retries with backoff, call limits per
+// run or thread, fallback models, trimming or summarising the
+// conversation) wraps an llm.Model, tool middleware (retries, call limits,
+// errors as text) a tools.Tool, so both work with any agent:
+//
+//	model := middleware.WrapModel(base, middleware.ModelRetry(), middleware.Fallback(backup))
+//	g, err := agent.NewReAct(model, middleware.WrapTools(ts, middleware.ToolCallLimit(middleware.WithRunLimit(20))),
+//		agent.WithCompileOptions(middleware.RunScope()))
+//
+// Node middleware wraps the nodes of any graph (graph.Builder.Use; here
+// [WithNodeMiddleware]): middleware.HandleErrors catches a node's error,
+// counts it per node in a working memory kept in the state, runs the node
+// again up to three times and then answers the user instead of failing
+// the run.
+//
+// # The intent-routed coder
+//
+// Package [github.com/agentgraph/agentgraph/agent/coder] routes each
+// request by intent — read, edit, run_command, profile, or one of your
+// own — first by patterns, at no model call, then by the model; it keeps
+// working, session and persistent memory, and after an edit runs the
+// project's tests and edits again until they pass (at most three
+// attempts).
+//
 // Agents with dependencies of their own live in subpackages, so that a
 // program using [NewReAct] links only the graph, model and tool packages:
 // package [github.com/agentgraph/agentgraph/agent/retrai] is the retrAI

@@ -48,6 +48,7 @@ type config struct {
 	toolOpts    []tools.ToolNodeOption
 	callOpts    []llm.CallOption
 	compileOpts []graph.CompileOption
+	middleware  []graph.Middleware[ReActState]
 }
 
 // WithSystemPrompt puts a system message with text before the conversation
@@ -89,6 +90,14 @@ func WithCompileOptions(opts ...graph.CompileOption) Option {
 	return func(c *config) { c.compileOpts = append(c.compileOpts, opts...) }
 }
 
+// WithNodeMiddleware wraps the agent's nodes ("agent" and "tools") in mw,
+// the first outermost (see graph.Middleware; package agent/middleware has
+// error handling for nodes, and middleware for the model and the tools,
+// which wrap the model and tools given to NewReAct instead).
+func WithNodeMiddleware(mw ...graph.Middleware[ReActState]) Option {
+	return func(c *config) { c.middleware = append(c.middleware, mw...) }
+}
+
 // NewReAct returns a compiled ReAct agent graph: the "agent" node calls
 // model with the tools bound, and while the model's answer has tool calls
 // the "tools" node runs them and the model is called again. With no tools
@@ -118,6 +127,9 @@ func NewReAct(model llm.Model, ts []tools.Tool, opts ...Option) (*graph.Graph[Re
 	a := &react{model: model, system: cfg.system, callOpts: cfg.callOpts}
 
 	b := graph.New[ReActState]()
+	if len(cfg.middleware) > 0 {
+		b.Use(cfg.middleware...)
+	}
 	b.AddNode(AgentNode, a.call)
 	b.AddEdge(graph.Start, AgentNode)
 	if len(ts) == 0 {

@@ -541,3 +541,26 @@ func TestReActResumeRunsOnlyTheUnfinishedToolCalls(t *testing.T) {
 		"ai: 3 and 7.",
 	}, agenttest.Summary(out.Messages.List()))
 }
+
+func TestReActNodeMiddlewareWrapsBothNodes(t *testing.T) {
+	var add adder
+	model := llm.NewScripted(
+		llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("call_1", "add", `{"a":2,"b":3}`)}},
+		llm.Reply{Text: "5."},
+	)
+	var mu sync.Mutex
+	var ran []string
+	g, err := agent.NewReAct(model, []tools.Tool{add.tool()}, agent.WithNodeMiddleware(
+		func(next graph.CommandFunc[agent.ReActState]) graph.CommandFunc[agent.ReActState] {
+			return func(ctx context.Context, s agent.ReActState) (graph.Command[agent.ReActState], error) {
+				mu.Lock()
+				ran = append(ran, graph.NodeName(ctx))
+				mu.Unlock()
+				return next(ctx, s)
+			}
+		}))
+	require.NoError(t, err)
+	_, err = g.Invoke(t.Context(), input("What is 2 + 3?"))
+	require.NoError(t, err)
+	require.Equal(t, []string{agent.AgentNode, agent.ToolsNode, agent.AgentNode}, ran)
+}
