@@ -1,0 +1,84 @@
+// Package mcp connects agents to Model Context Protocol servers: it turns
+// the tools of an MCP server into [tools.Tool]s that any agent of this SDK
+// (agent.NewReAct, retrai, the research agent) can call. It is built on
+// the official go-sdk, github.com/modelcontextprotocol/go-sdk, imported
+// here as sdk; a program needs that package only to write a server.
+//
+// # Connecting
+//
+// A [Session] is a connection to one server. [ConnectStdio] starts the
+// server as a subprocess speaking over its standard input and output;
+// [ConnectHTTP] connects over the streamable HTTP transport; [Connect]
+// takes any transport of the go-sdk (an in-memory one, say):
+//
+//	fs, err := mcp.ConnectStdio(ctx, "npx", []string{"-y", "@modelcontextprotocol/server-filesystem", dir},
+//		mcp.WithToolPrefix("fs__"))
+//	...
+//	defer fs.Close()
+//	web, err := mcp.ConnectHTTP(ctx, "https://example.com/mcp",
+//		mcp.WithHeader("Authorization", "Bearer "+token))
+//
+// [ServerConfig] holds the same settings in the shape of the "mcpServers"
+// entries of common configuration files (command, args, env, cwd; or url
+// and headers), for programs that read their servers from a file.
+//
+// A stdio server gets only a few variables of this process's environment
+// (PATH, HOME, ...) plus those given with [WithEnv], so that API keys do not
+// leak into it ([WithInheritEnv] passes them all); it runs in its own
+// process group, and [Session.Close] closes its input, then sends SIGTERM,
+// then SIGKILL to the group, so that what it started goes too. The end of
+// its standard error is kept for the [*ExitError] a call returns when the
+// server dies ([WithStderr] copies all of it elsewhere).
+//
+// # Tools
+//
+// [Session.Tools] lists the server's tools (following every page) and
+// returns them as tools.Tool: the name (with the [WithToolPrefix] prefix,
+// so that several servers' tools do not clash, and made acceptable to model
+// providers: "files.read" becomes "files_read"), the description, and the
+// server's input schema as Parameters. Handing them to an agent is all it
+// takes:
+//
+//	ts, err := fs.Tools(ctx)
+//	g, err := agent.NewReAct(model, append(ts, tools.Coding(ws)...))
+//
+// A call's result is text for the model: text content as it is, other
+// content described ("[image: image/png, 1024 bytes]"), structured content
+// as JSON. Failures are told apart with errors.As and errors.Is:
+//
+//   - [*tools.ArgumentError]: the arguments are not a JSON object (the
+//     call is not sent);
+//   - [*ToolError]: the tool ran and failed; its text is the server's
+//     message, which a [tools.ToolNode] shows to the model so it can
+//     correct itself (a go-sdk server reports arguments that do not match
+//     the schema this way too);
+//   - [*RPCError]: the server answered with a protocol error (an unknown
+//     tool, a missing resource, an internal error);
+//   - [ErrConnectionClosed]: the session was closed, or the connection
+//     lost; for a stdio server that died the error also holds an
+//     [*ExitError] with its exit status and the end of its standard error;
+//   - ctx.Err(): the call's context ended; the server is sent a
+//     cancellation notice.
+//
+// [Session.ReadResource] reads a resource and [Session.ListResources]
+// lists them.
+//
+// # Generic tools
+//
+// [GenericTools] returns list_mcp_tools, call_mcp_tool and
+// read_mcp_resource over one or more sessions, picked by name
+// ([WithName]; by default the server's own name): for agents that discover
+// what the servers offer at run time instead of having every tool bound.
+//
+// # Concurrency and limits
+//
+// A Session is safe for concurrent use; calls run concurrently over one
+// connection. Close ends calls in progress (they fail with
+// [ErrConnectionClosed]). Over HTTP, the go-sdk's Close then waits up to
+// 5 s for the server to end the session, which a go-sdk server does only
+// once its running tool handlers have returned.
+//
+// Not supported: sampling, elicitation and roots (requests from the server
+// to the client), prompts, resource templates and subscriptions, and
+// notifications that the tool list changed (call Tools again).
+package mcp

@@ -1,0 +1,121 @@
+package mcp
+
+import (
+	"io"
+	"net/http"
+	"time"
+)
+
+// DefaultTerminateTimeout is how long Close waits for a stdio server to exit
+// after its standard input was closed, and then again after SIGTERM, before
+// killing it.
+const DefaultTerminateTimeout = 5 * time.Second
+
+// Option configures a [Session]. The connect functions use the settings that
+// apply to their transport and ignore the others.
+type Option func(*config)
+
+type config struct {
+	name       string
+	prefix     string
+	clientName string
+	clientVer  string
+
+	// stdio.
+	env          []string
+	inheritEnv   bool
+	dir          string
+	stderr       io.Writer
+	terminate    time.Duration
+	stderrTailSz int
+
+	// streamable HTTP.
+	httpClient *http.Client
+	header     http.Header
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{
+		clientName:   "agentgraph",
+		clientVer:    "v0",
+		terminate:    DefaultTerminateTimeout,
+		stderrTailSz: 4096,
+		header:       http.Header{},
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	return c
+}
+
+// WithName names the session. The generic tools ([GenericTools]) select a
+// session by this name. It defaults to the name the server gives itself in
+// its initialize result, or "mcp" when it gives none.
+func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithToolPrefix makes [Session.Tools] name each tool prefix+name, e.g.
+// WithToolPrefix("github__") turns the server's "create_issue" into
+// "github__create_issue", so that tools of several servers cannot clash.
+// Calls still use the server's own name.
+func WithToolPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
+
+// WithClientInfo sets the client name and version sent to the server when
+// the session is initialized (default "agentgraph", "v0").
+func WithClientInfo(name, version string) Option {
+	return func(c *config) { c.clientName, c.clientVer = name, version }
+}
+
+// WithEnv adds "KEY=value" entries to the environment of a stdio server.
+// Later entries override earlier ones and the inherited variables.
+//
+// By default a stdio server does not inherit this process's environment:
+// it gets only HOME, LOGNAME, PATH, SHELL, TERM, TMPDIR, USER, LANG and
+// the LC_* variables (those that are set; on Windows also SYSTEMROOT,
+// USERPROFILE, APPDATA, TEMP and the like), plus the WithEnv entries, so
+// that secrets such as API keys do not leak into third-party servers. Use
+// [WithInheritEnv] to pass the whole environment.
+func WithEnv(kv ...string) Option {
+	return func(c *config) { c.env = append(c.env, kv...) }
+}
+
+// WithInheritEnv makes a stdio server inherit this process's whole
+// environment (plus the [WithEnv] entries) instead of the default few
+// variables.
+func WithInheritEnv() Option { return func(c *config) { c.inheritEnv = true } }
+
+// WithDir sets the working directory of a stdio server (default: this
+// process's).
+func WithDir(dir string) Option { return func(c *config) { c.dir = dir } }
+
+// WithStderr copies the standard error of a stdio server to w as well. The
+// last few kilobytes of it are always kept and reported in an [*ExitError]
+// when the server dies. w must be safe to write to from another goroutine.
+func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
+
+// WithTerminateTimeout sets how long Close waits for a stdio server to
+// exit, first after closing its standard input and then after SIGTERM,
+// before it kills the server's process group (default
+// [DefaultTerminateTimeout]).
+func WithTerminateTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.terminate = d
+		}
+	}
+}
+
+// WithHTTPClient sets the HTTP client of a streamable HTTP session (default
+// http.DefaultClient).
+func WithHTTPClient(client *http.Client) Option {
+	return func(c *config) { c.httpClient = client }
+}
+
+// WithHeader adds a header sent with every HTTP request of a streamable HTTP
+// session to the server's origin (scheme and host), e.g.
+// WithHeader("Authorization", "Bearer "+token). It is not sent to another
+// origin a redirect leads to.
+func WithHeader(key, value string) Option {
+	return func(c *config) { c.header.Add(key, value) }
+}
