@@ -406,3 +406,39 @@ func TestANodeGivenADerivedContextStillStreams(t *testing.T) {
 	}
 	require.Equal(t, []any{"derived from n"}, custom)
 }
+
+// BenchmarkMiddleware runs a 10-step chain with no middleware, one and
+// three pass-through middleware around every node: what the feature costs
+// when used (unused, it is one length check per task).
+func BenchmarkMiddleware(b *testing.B) {
+	pass := func(next graph.CommandFunc[mwState]) graph.CommandFunc[mwState] {
+		return func(ctx context.Context, s mwState) (graph.Command[mwState], error) { return next(ctx, s) }
+	}
+	for _, n := range []int{0, 1, 3} {
+		b.Run(fmt.Sprintf("middleware=%d", n), func(b *testing.B) {
+			gb := graph.New[mwState]()
+			for range n {
+				gb.Use(pass)
+			}
+			prev := graph.Start
+			for i := range 10 {
+				name := fmt.Sprintf("n%d", i)
+				gb.AddNode(name, func(ctx context.Context, s mwState) (mwState, error) {
+					s.Note.Set("x")
+					return s, nil
+				})
+				gb.AddEdge(prev, name)
+				prev = name
+			}
+			g, err := gb.Compile()
+			require.NoError(b, err)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := g.Invoke(ctx, mwState{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
