@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"sync"
 )
 
 // Middleware wraps the function of a node, the way net/http middleware
@@ -28,7 +29,8 @@ import (
 //   - inside the task hooks of [WithHooks], which see what the middleware
 //     returned;
 //   - not at all on a cache hit ([WithCachePolicy]), where the node does
-//     not run either; what the cache keeps is what the middleware returned.
+//     not run either; what the cache keeps is what the middleware returned
+//     (unless it is a fallback, see below).
 //
 // When the node pauses ([Interrupt]), next returns an error for which
 // [IsInterrupt] reports true. A middleware that catches errors must return
@@ -36,6 +38,14 @@ import (
 // the middleware returned is dropped. A middleware must not call next
 // again after such an error. A panic in a middleware fails the task with a
 // [*PanicError], like a panic in a node.
+//
+// Calls of next run one at a time. A middleware may stop waiting for one
+// (run it on a goroutine and return on a deadline), but the task ends
+// only when that call returns, and next fails once the middleware has
+// returned: to bound a node's time, use [WithNodeTimeout], which abandons
+// a node that ignores its context. When the last call of next failed and
+// the middleware returned a result all the same (a fallback, an error
+// message for the user), that result is not cached.
 //
 // Nodes added with [AddNodeWithInput] take their own input, not S, and
 // are not wrapped: [WithMiddleware] on one fails Compile, and
@@ -108,16 +118,33 @@ func IsInterrupt(err error) bool {
 	return errors.Is(err, errPaused) || isPause(err)
 }
 
+// errNextAfterReturn is what a middleware's next returns when called after
+// the middleware returned (from a goroutine it left behind).
+var errNextAfterReturn = errors.New("graph: a middleware's next was called after the middleware returned")
+
 // wrapped runs a task whose node has middleware: the node's attempts
-// (with its retry policy) are the innermost function of the chain.
-func (l *loop[S]) wrapped(ctx context.Context, t *task[S]) (err error) {
+// (with its retry policy) are the innermost function of the chain. Calls
+// of next run one at a time, and wrapped waits for one still running when
+// the middleware returns, so that a call the middleware abandoned (it
+// stopped waiting for it) never writes into the task while the runtime
+// uses it; later calls fail. fallback reports that the last call of next
+// failed, so that what the middleware returned instead is not cached.
+func (l *loop[S]) wrapped(ctx context.Context, t *task[S]) (fallback bool, err error) {
+	var mu sync.Mutex
+	closed, lastFailed := false, false
 	var fn CommandFunc[S] = func(ctx context.Context, s S) (Command[S], error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return Command[S]{}, errNextAfterReturn
+		}
 		// The node sees what the middleware passed; the task's branches
 		// still see its real input (see resolve).
 		orig := t.input
 		t.input = s
 		err := l.attempts(ctx, t)
 		t.input = orig
+		lastFailed = err != nil
 		switch {
 		case err != nil:
 			return Command[S]{}, err
@@ -132,28 +159,41 @@ func (l *loop[S]) wrapped(ctx context.Context, t *task[S]) (err error) {
 	for i := len(mw) - 1; i >= 0; i-- {
 		fn = mw[i](fn)
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: &PanicError{Value: r, Stack: string(debug.Stack())}}
-		}
-	}()
+	cmd, err := callChain(ctx, fn, t.input)
+	mu.Lock() // waits for a call of next still running
+	closed = true
+	fallback = lastFailed
+	mu.Unlock()
+	if pe, ok := err.(*PanicError); ok {
+		return true, &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: pe}
+	}
 	// A pause is the task's whatever the middleware made of it: execute
 	// checks for it first.
-	cmd, err := fn(ctx, t.input)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return true, ctx.Err()
 		}
 		var pc interface{ isParentCommand() }
 		var ne *NodeError
 		if errors.As(err, &pc) || (errors.As(err, &ne) && ne.TaskID == t.hdr.ID()) {
-			return err
+			return true, err
 		}
-		return &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
+		return true, &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: err}
 	}
 	t.out, t.cmd = cmd.Update, nil
 	if cmd.Parent || len(cmd.Goto) > 0 || len(cmd.Sends) > 0 {
 		t.cmd = &cmd
 	}
-	return nil
+	return fallback, nil
+}
+
+// callChain calls the middleware chain fn, turning a panic into a
+// *PanicError.
+func callChain[S any](ctx context.Context, fn CommandFunc[S], s S) (cmd Command[S], err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return fn(ctx, s)
 }

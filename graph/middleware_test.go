@@ -442,3 +442,65 @@ func BenchmarkMiddleware(b *testing.B) {
 		})
 	}
 }
+
+// A middleware that stops waiting for next (a deadline of its own) does
+// not corrupt the run: the task ends when that call returns, its result
+// is dropped, a later call of next fails, and the next node's writes land.
+func TestAMiddlewareThatAbandonsNextCorruptsNothing(t *testing.T) {
+	release := make(chan struct{})
+	late := make(chan error, 1)
+	b := graph.New[mwState]()
+	b.AddNode("slow", func(ctx context.Context, s mwState) (mwState, error) {
+		<-release
+		var out mwState
+		out.Log.Append("slow finished")
+		return out, nil
+	}, graph.WithMiddleware(func(next graph.CommandFunc[mwState]) graph.CommandFunc[mwState] {
+		return func(ctx context.Context, s mwState) (graph.Command[mwState], error) {
+			go func() {
+				_, _ = next(ctx, s)
+				_, err := next(ctx, s) // after the middleware returned
+				late <- err
+			}()
+			close(release) // the node may finish while the runtime moves on
+			var out mwState
+			out.Note.Set("gave up")
+			return graph.Command[mwState]{Update: out}, nil
+		}
+	}))
+	b.AddNode("after", mwLog("after"))
+	b.AddEdge(graph.Start, "slow").AddEdge("slow", "after")
+	g, err := b.Compile()
+	require.NoError(t, err)
+	out, err := g.Invoke(t.Context(), mwState{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"after"}, out.Log.Get(), "the abandoned call's result is dropped; the next node's write lands")
+	require.Equal(t, "gave up", out.Note.Get())
+	require.ErrorContains(t, <-late, "next was called after the middleware returned")
+}
+
+func TestAFallbackAfterTheNodeFailedIsNotCached(t *testing.T) {
+	var calls atomic.Int32
+	var seen []error
+	b := graph.New[mwState]()
+	b.Use(catching(&seen))
+	b.AddNode("n", func(ctx context.Context, s mwState) (mwState, error) {
+		if calls.Add(1) == 1 {
+			return s, errors.New("transient")
+		}
+		return mwLog("n")(ctx, s)
+	}, graph.WithCachePolicy(graph.CachePolicy{}))
+	b.AddEdge(graph.Start, "n")
+	g, err := b.Compile(graph.WithCache(graph.NewMemoryCache()))
+	require.NoError(t, err)
+	first, err := g.Invoke(t.Context(), mwState{})
+	require.NoError(t, err)
+	require.Contains(t, first.Answer.Get(), "sorry")
+	second, err := g.Invoke(t.Context(), mwState{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"n"}, second.Log.Get(), "the node ran again: the fallback was not cached")
+	third, err := g.Invoke(t.Context(), mwState{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"n"}, third.Log.Get())
+	require.Equal(t, int32(2), calls.Load(), "the successful result was cached")
+}

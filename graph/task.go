@@ -114,8 +114,9 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 		}
 	}
 	var err error
+	fallback := false
 	if len(n.mw) > 0 {
-		err = l.wrapped(ctx, t)
+		fallback, err = l.wrapped(ctx, t)
 	} else {
 		err = l.attempts(ctx, t)
 	}
@@ -147,7 +148,7 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 		return
 	}
 	t.done = true
-	if key != "" {
+	if key != "" && !fallback {
 		if b, err := l.g.encodeResult(t); err == nil {
 			_ = l.g.cache.Set(ctx, key, b, n.cache.TTL)
 		}
