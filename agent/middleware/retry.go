@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/state"
 	"github.com/agentgraph/agentgraph/tools"
@@ -177,7 +178,8 @@ func (c *retryConfig) wait(ctx context.Context, attempt int, delay time.Duration
 // try: every error but an [*tools.ArgumentError] (the same arguments would
 // fail again), the refusals of this package ([*CallLimitError],
 // [ErrNoRun], [ErrNilTool]) and the context's errors. It is [ToolRetry]'s
-// default.
+// default. (ToolRetry never retries the pause of a tool that called
+// graph.Interrupt, whatever [WithRetryIf] says.)
 func IsRetryableToolError(err error) bool {
 	if _, ok := errors.AsType[*tools.ArgumentError](err); ok {
 		return false
@@ -212,7 +214,9 @@ func ToolRetry(opts ...RetryOption) ToolMiddleware {
 				if ctx.Err() != nil {
 					return "", ctxError(ctx, err)
 				}
-				if attempt >= cfg.maxAttempts || !cfg.retryIf(err) {
+				// A pause (graph.Interrupt from inside the tool) is not a
+				// failure: retrying would ask the human again.
+				if attempt >= cfg.maxAttempts || graph.IsInterrupt(err) || !cfg.retryIf(err) {
 					return "", err
 				}
 				if serr := cfg.wait(ctx, attempt, backoff(attempt, cfg.initial, cfg.maxWait), err); serr != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/tools"
 )
 
@@ -96,7 +97,8 @@ func (w *wrappedTool) Unwrap() tools.Tool { return w.inner }
 // [tools.ToolNode] does by default, for tools run elsewhere or by a node
 // with tools.WithFailOnError. format makes the text; nil gives
 // "Error: <error>". The context's errors are not turned into text: a
-// call whose context is done still fails with the context's error.
+// call whose context is done still fails with the context's error, and
+// the pause of a tool that called graph.Interrupt goes through as it is.
 func ToolErrorText(format func(tool string, err error) string) ToolMiddleware {
 	if format == nil {
 		format = func(_ string, err error) string { return fmt.Sprintf("Error: %v", err) }
@@ -109,6 +111,9 @@ func ToolErrorText(format func(tool string, err error) string) ToolMiddleware {
 			}
 			if ctx.Err() != nil {
 				return "", ctxError(ctx, err)
+			}
+			if graph.IsInterrupt(err) {
+				return "", err // a pause, not a failure
 			}
 			return format(t.Name(), err), nil
 		})

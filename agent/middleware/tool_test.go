@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentgraph/agentgraph/agent/middleware"
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/state"
 	"github.com/agentgraph/agentgraph/tools"
 )
@@ -166,4 +169,48 @@ func TestToolErrorText(t *testing.T) {
 	cancel()
 	_, err = w.Call(ctx, json.RawMessage(`{"city":"x"}`))
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// A tool that asks a human (graph.Interrupt) pauses the run once through
+// ToolRetry and ToolErrorText: a pause is neither retried nor turned into
+// text.
+func TestToolMiddlewareLetsAPauseThrough(t *testing.T) {
+	type askState struct {
+		Answer state.Value[string]
+	}
+	for _, tc := range []struct {
+		name string
+		mw   middleware.ToolMiddleware
+	}{
+		{"ToolRetry", middleware.ToolRetry(middleware.WithBackoff(time.Millisecond, time.Millisecond), middleware.WithRetryIf(func(error) bool { return true }))},
+		{"ToolErrorText", middleware.ToolErrorText(nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32
+			ask := middleware.WrapTool(tools.New("ask", "asks a human", func(ctx context.Context, args struct{}) (string, error) {
+				calls.Add(1)
+				return graph.InterruptAs[string](ctx, "approve?")
+			}), tc.mw)
+			b := graph.New[askState]()
+			b.AddNode("n", func(ctx context.Context, s askState) (askState, error) {
+				out, err := ask.Call(ctx, json.RawMessage(`{}`))
+				if err != nil {
+					return s, err
+				}
+				s.Answer.Set(out)
+				return s, nil
+			})
+			b.AddEdge(graph.Start, "n")
+			g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+			require.NoError(t, err)
+			_, err = g.Invoke(t.Context(), askState{}, graph.WithThread("t"))
+			var intr *graph.Interrupted
+			require.ErrorAs(t, err, &intr)
+			require.Len(t, intr.Interrupts, 1, "asked once")
+			require.Equal(t, int32(1), calls.Load())
+			out, err := g.Resume(t.Context(), graph.Command[askState]{Resume: "yes"}, graph.WithThread("t"))
+			require.NoError(t, err)
+			require.Equal(t, "yes", out.Answer.Get())
+		})
+	}
 }
