@@ -65,7 +65,7 @@ func (a *Agent) edit(ctx context.Context, s State) (State, error) {
 	// Re-read the files from disk at every attempt (not from the cache).
 	var existing []string
 	for _, f := range targets {
-		if _, _, err := a.fileStat(f); err == nil {
+		if _, err := a.fileStat(f); err == nil {
 			existing = append(existing, f)
 		}
 	}

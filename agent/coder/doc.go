@@ -7,9 +7,13 @@
 //	               ├─→ edit ⇄ test ──────→ END   (the auto-fix loop)
 //	               └─→ run_command ──────→ END
 //
-// [New] builds an [Agent] on a model and a workspace directory (every file
-// and command is confined to it, see package tools); [Agent.Ask] runs one
-// request on a conversation thread and returns its [Result]:
+// [New] builds an [Agent] on a model and a workspace directory. Its file
+// tools are confined to it (see package tools); its commands run in it
+// with a timeout, and in the bubblewrap sandbox where the machine has one
+// (tools.SandboxStatus) — unconfined where it has none, unless
+// WithToolOptions(tools.WithSandbox(tools.SandboxRequired)) makes them
+// fail there instead. [Agent.Ask] runs one request on a conversation
+// thread and returns its [Result]:
 //
 //	a, err := coder.New(model, dir,
 //		coder.WithStore(st),              // persistent memory (a SQLite store, say)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agentgraph/agentgraph/tools"
 )
@@ -300,20 +302,32 @@ func isTestFile(rel string) bool {
 		strings.HasSuffix(base, "_test.py") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.")
 }
 
-// fileStat returns the size and modification time of the workspace file
-// rel, through an os.Root so that a symlink cannot lead outside.
-func (a *Agent) fileStat(rel string) (size, modTime int64, err error) {
+// fileStat returns a key of the workspace file rel's metadata: equal
+// keys mean an unchanged file, as git's index decides (size, modification
+// and change times, inode). It is "" when the metadata cannot tell: on a
+// system without a change time, or for a file changed within the last
+// two seconds (a later write in the same clock tick would keep every
+// time equal), and the file is then read again.
+func (a *Agent) fileStat(rel string) (string, error) {
 	root, err := os.OpenRoot(a.ws.Root())
 	if err != nil {
-		return 0, 0, err
+		return "", err
 	}
 	defer root.Close()
 	fi, err := root.Stat(filepath.FromSlash(rel))
 	if err != nil {
-		return 0, 0, err
+		return "", err
 	}
-	return fi.Size(), fi.ModTime().UnixNano(), nil
+	ctime, ino, ok := changeTime(fi)
+	if !ok || time.Since(time.Unix(0, ctime)) < racyWindow {
+		return "", nil
+	}
+	return fmt.Sprintf("%d:%d:%d:%d", fi.Size(), fi.ModTime().UnixNano(), ctime, ino), nil
 }
+
+// racyWindow is how long after its last change a file's metadata is not
+// trusted to reveal a further change (a variable for tests).
+var racyWindow = 2 * time.Second
 
 // unique returns the strings of lists, each once, in order.
 func unique(lists ...[]string) []string {

@@ -120,6 +120,10 @@ func DefaultPatterns() []Pattern {
 		NewPattern("change-verb", IntentEdit, `^(please\s+)?(can you\s+|could you\s+)?(add|implement|refactor|rename|change|update|modify|remove|delete|replace|rewrite|create|write|make|move|extract|convert|optimi[sz]e|improve|clean up|simplify|insert|append|introduce|generate)\b`, 0.85),
 		NewPattern("fix-it", IntentEdit, `\b(fix|repair|correct)\s+(it|this|that|them)\b`, 0.8),
 		NewPattern("fix-anywhere", IntentEdit, `\b(fix|refactor|implement|rename)\b`, 0.65),
+		// A compound request whose later clause asks for a change ("why
+		// does it fail? fix it", "run the tests and fix any failures") is
+		// an edit, whatever its first words.
+		NewPattern("edit-clause", IntentEdit, `([?.!;,]\s*|\b(and|then)\s+)(please\s+)?(fix|repair|correct|rename|refactor|implement|add|change|update|modify|remove|delete|replace|rewrite)\s+(it|this|that|them|one|the|a|an|any|all|every|its|their)\b`, 0.93),
 
 		// read
 		NewPattern("what-does", IntentRead, `^((and|also|so|then)\s+)?(what|how)\s+(does|do|did|is|are|was|were)\b`, 0.9),
@@ -127,6 +131,9 @@ func DefaultPatterns() []Pattern {
 		NewPattern("explain", IntentRead, `^(please\s+)?(can you\s+|could you\s+)?(explain|describe|summari[sz]e|show|tell me|find|list|locate|walk me through|review|read|look at|give me an overview|document)\b`, 0.85),
 		NewPattern("yes-no-question", IntentRead, `^(does|do|is|are|can|could|should|will|would|has|have)\b.*\?$`, 0.75),
 		NewPattern("question-mark", IntentRead, `\?$`, 0.6),
+		// Words the run_command and profile patterns would take.
+		NewPattern("read-first", IntentRead, `^(please\s+)?((start|begin)\s+(by\s+)?(reading|looking at|explaining|going through)|run\s+(me\s+)?through)\b`, 0.92),
+		NewPattern("wish-to-know", IntentRead, `^(i|we)\s+(would\s+|'d\s+)?(like|want|need)\s+to\s+(understand|know|see|learn|find out|read)\b`, 0.9),
 	}
 }
 

@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -269,7 +269,8 @@ func (m *Memory) InvalidateFiles(ctx context.Context, paths []string) (int, erro
 
 // NodeLogEntry is an entry of the node log: a node that ran.
 type NodeLogEntry struct {
-	// Seq numbers the entries, from 1.
+	// Seq numbers the entries, from 1 (two processes writing at once
+	// may give two entries the same number; neither is lost).
 	Seq int `json:"seq"`
 	// Thread and Turn identify the request; Node the node.
 	Thread string `json:"thread"`
@@ -322,7 +323,8 @@ func (m *Memory) NodeLog(ctx context.Context) ([]NodeLogEntry, error) {
 // MemoryLogEntry is an entry of the memory log: something the agent
 // remembered, recalled or forgot.
 type MemoryLogEntry struct {
-	// Seq numbers the entries, from 1.
+	// Seq numbers the entries, from 1 (two processes writing at once
+	// may give two entries the same number; neither is lost).
 	Seq int `json:"seq"`
 	// Action is what happened: preference_saved, cache_hit,
 	// cache_invalidated, cache_evicted.
@@ -362,42 +364,34 @@ func (m *Memory) MemoryLog(ctx context.Context) ([]MemoryLogEntry, error) {
 }
 
 // appendLog puts the entry value(seq) under the log's next sequence
-// number and deletes the entry that falls out of the window of the last
-// logLimit entries. Every logLimit entries it also sweeps any older
-// entry left behind (by a larger limit earlier, or a crash between the
-// put and the delete).
+// number and then trims the log to its newest logLimit entries. The
+// counter is read and written without a lock shared with other
+// processes, so two processes may draw the same number: the key has a
+// random suffix, so that neither entry overwrites the other, and the trim
+// counts entries rather than trusting the numbers. Two processes trimming
+// at once delete the same oldest entries, never more than the excess.
 func (m *Memory) appendLog(ctx context.Context, log string, value func(seq int) map[string]any) error {
 	seq, err := m.nextSeq(ctx, log)
 	if err != nil {
 		return err
 	}
 	ns := m.ns(log)
-	if err := m.st.Put(ctx, ns, seqKey(seq), value(seq), store.NoIndex()); err != nil {
+	key := fmt.Sprintf("%s-%016x", seqKey(seq), rand.Uint64())
+	if err := m.st.Put(ctx, ns, key, value(seq), store.NoIndex()); err != nil {
 		return fmt.Errorf("coder: %s: %w", log, err)
 	}
-	if old := seq - m.logLimit; old > 0 {
-		if err := m.st.Delete(ctx, ns, seqKey(old)); err != nil {
-			return fmt.Errorf("coder: %s: %w", log, err)
-		}
-	}
-	if seq%m.logLimit != 0 {
-		return nil
-	}
-	items, err := m.all(ctx, log)
+	items, err := m.log(ctx, log)
 	if err != nil {
-		return fmt.Errorf("coder: %s: %w", log, err)
+		return err
 	}
-	for _, it := range items {
-		if n, err := strconv.Atoi(it.Key); err == nil && n <= seq-m.logLimit {
-			if err := m.st.Delete(ctx, ns, it.Key); err != nil {
-				return fmt.Errorf("coder: %s: %w", log, err)
-			}
+	for _, it := range items[:max(len(items)-m.logLimit, 0)] {
+		if err := m.st.Delete(ctx, ns, it.Key); err != nil {
+			return fmt.Errorf("coder: %s: %w", log, err)
 		}
 	}
 	return nil
 }
 
-// log returns a log's entries, oldest first.
 func (m *Memory) log(ctx context.Context, log string) ([]store.Item, error) {
 	items, err := m.all(ctx, log)
 	if err != nil {
@@ -407,8 +401,8 @@ func (m *Memory) log(ctx context.Context, log string) ([]store.Item, error) {
 	return items, nil
 }
 
-// seqKey is the key of a log entry: its sequence number, zero-padded so
-// that keys sort as numbers.
+// seqKey is the start of the key of a log entry: its sequence number,
+// zero-padded so that keys sort as numbers.
 func seqKey(seq int) string { return fmt.Sprintf("%012d", seq) }
 
 // nextSeq increments and returns the counter named name.

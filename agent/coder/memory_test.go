@@ -3,8 +3,11 @@ package coder_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -350,4 +353,76 @@ func TestANewPreferenceMakesTheCacheAnswerAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, again.Cached, "under the same preferences the new answer is served")
 	require.Equal(t, "Adds them.", again.Answer)
+}
+
+// An edit that keeps a file's size and modification time (cp -p, rsync -a,
+// touch -r) still reaches the model: the file cache compares change times
+// and inodes too, and does not trust a file changed within the racy window.
+func TestTheFileCacheSeesAnEditThatKeepsSizeAndTime(t *testing.T) {
+	for _, window := range []time.Duration{0, 2 * time.Second} {
+		t.Run(window.String(), func(t *testing.T) {
+			defer coder.SetRacyWindow(window)()
+			dir := goSample(t)
+			model := llm.NewScripted(text("first"), text("second"))
+			a := newAgent(t, model, dir)
+			_, err := a.Ask(t.Context(), "t1", sumQuestion)
+			require.NoError(t, err)
+			path := filepath.Join(dir, "calc.go")
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			old, err := os.ReadFile(path)
+			require.NoError(t, err)
+			changed := strings.Replace(string(old), "sum of xs", "SUM OF XS", 1)
+			require.Len(t, changed, len(old))
+			require.NoError(t, os.WriteFile(path, []byte(changed), fi.Mode()))
+			require.NoError(t, os.Chtimes(path, fi.ModTime(), fi.ModTime()))
+			res, err := a.Ask(t.Context(), "t1", sumQuestion)
+			require.NoError(t, err)
+			require.False(t, res.Cached, "the answer read the old calc.go")
+			require.Equal(t, "second", res.Answer)
+			require.Contains(t, messagesText(model.Calls()[1]), "SUM OF XS")
+		})
+	}
+}
+
+// A follow-up uses the files of the latest earlier request that had some,
+// also when a request without files came in between.
+func TestAFollowUpFindsTheFilesOfTheLatestRequestThatHadSome(t *testing.T) {
+	dir := goSample(t)
+	model := llm.NewScripted(text("Sum adds the numbers."), text("It returns an int."))
+	a := newAgent(t, model, dir)
+	_, err := a.Ask(t.Context(), "t1", sumQuestion+" in calc.go")
+	require.NoError(t, err)
+	_, err = a.Ask(t.Context(), "t1", "remember that I prefer tabs")
+	require.NoError(t, err)
+	res, err := a.Ask(t.Context(), "t1", "and what does it return?")
+	require.NoError(t, err)
+	require.Contains(t, res.Files, "calc.go")
+	require.Contains(t, messagesText(model.Calls()[1]), "func Sum", "the follow-up's prompt holds calc.go")
+}
+
+// A model provider refusing the request (HTTP 400: not retryable) is not
+// worth running the node again: the user is told at once.
+func TestAProviderRefusalIsAnsweredWithoutRunningTheNodeAgain(t *testing.T) {
+	dir := goSample(t)
+	refusal := &llm.Error{Model: "m", Attempts: 1, StatusCode: 400, Err: fmt.Errorf("bad request")}
+	model := llm.NewScripted(llm.Reply{Err: refusal}, text("never used"))
+	a := newAgent(t, model, dir)
+	res, err := a.Ask(t.Context(), "t1", sumQuestion)
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeError, res.Outcome)
+	require.Equal(t, 1, model.Remaining(), "one model call, not three")
+}
+
+func TestAnEmptyModelAnswerIsNotAnAnswer(t *testing.T) {
+	dir := goSample(t)
+	model := llm.NewScripted(text(""), text("  "), text("Sum adds the numbers."))
+	a := newAgent(t, model, dir)
+	res, err := a.Ask(t.Context(), "t1", sumQuestion)
+	require.NoError(t, err)
+	require.Equal(t, "Sum adds the numbers.", res.Answer, "the read node ran again after the empty answers")
+	entries, err := a.Memory().CachedAnswers(t.Context())
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.Equal(t, "Sum adds the numbers.", entries[0].Answer)
 }

@@ -2,9 +2,11 @@ package coder
 
 import (
 	"context"
+	"errors"
 
 	"github.com/agentgraph/agentgraph/agent/middleware"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/llm"
 )
 
 // note adds a feedback entry of the current node to the working memory.
@@ -41,7 +43,8 @@ func (a *Agent) handleErrors() graph.Middleware[State] {
 			a.finish(ctx, &out, s, intent, f.Message(), OutcomeError)
 			return out
 		},
-		middleware.WithNodeAttempts(a.cfg.maxNodeRetries))
+		middleware.WithNodeAttempts(a.cfg.maxNodeRetries),
+		middleware.WithRerunIf(worthRerunning))
 }
 
 // logNodes is the graph middleware that writes the node log and records
@@ -67,4 +70,13 @@ func (a *Agent) logNodes(next graph.CommandFunc[State]) graph.CommandFunc[State]
 		}
 		return cmd, nil
 	}
+}
+
+// worthRerunning reports whether another run of a node might heal err:
+// not when the model's provider refused the request itself (a bad
+// request, a bad key, a missing model), which the model package already
+// retried if it could.
+func worthRerunning(err error) bool {
+	var le *llm.Error
+	return !errors.As(err, &le) || le.Retryable
 }

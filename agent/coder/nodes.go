@@ -3,6 +3,7 @@ package coder
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -258,17 +259,28 @@ func (a *Agent) planRead(ctx context.Context, s State) (State, error) {
 }
 
 // previousFiles returns, for a request that refers to what came before
-// ("and what does it return?"), the files of the previous request.
+// ("and what does it return?"), the files of the latest earlier request
+// that worked on files (a request in between, such as a preference, has
+// none).
 func previousFiles(ctx context.Context, out *State, s State) []string {
-	h := s.History.Get()
-	if len(h) == 0 || len(h[len(h)-1].Files) == 0 || !followUp.MatchString(s.Request.Get()) {
+	if !followUp.MatchString(s.Request.Get()) {
 		return nil
 	}
-	files := h[len(h)-1].Files
+	h := s.History.Get()
+	var files []string
+	for i := len(h) - 1; i >= 0 && files == nil; i-- {
+		files = h[i].Files
+	}
+	if len(files) == 0 {
+		return nil
+	}
 	note(ctx, out, "memory", "a follow-up: the files of the previous request, "+strings.Join(files, ", "))
 	graph.StreamWriter(ctx)(MemoryHit{Memory: MemoryHistory, Detail: "files of the previous request: " + strings.Join(files, ", "), Count: len(files)})
 	return files
 }
+
+// errEmptyAnswer is the error of a model call that answered nothing.
+var errEmptyAnswer = errors.New("the model's answer was empty")
 
 // refersToConversation reports whether a request refers to the
 // conversation before it (a follow-up, or a question about what was said),
@@ -344,8 +356,8 @@ func (a *Agent) readFiles(ctx context.Context, s State, out *State, node string,
 	var added []string
 	for _, f := range files {
 		setCurrentFile(out, f)
-		size, mod, statErr := a.fileStat(f)
-		if c, ok := cache[f]; useCache && ok && statErr == nil && c.Size == size && c.ModTime == mod {
+		stat, statErr := a.fileStat(f)
+		if c, ok := cache[f]; useCache && ok && statErr == nil && stat != "" && c.Stat == stat {
 			got[f] = c
 			graph.StreamWriter(ctx)(MemoryHit{Memory: MemoryFileCache, Detail: f, Count: 1})
 			continue
@@ -360,7 +372,7 @@ func (a *Agent) readFiles(ctx context.Context, s State, out *State, node string,
 			continue
 		}
 		order++
-		c := CachedFile{Content: content, Hash: hashText(content), Size: size, ModTime: mod, Order: order}
+		c := CachedFile{Content: content, Hash: hashText(content), Stat: stat, Order: order}
 		got[f] = c
 		out.FileCache.Put(f, c)
 		added = append(added, f)
@@ -512,7 +524,12 @@ func (a *Agent) read(ctx context.Context, s State) (State, error) {
 		return State{}, err
 	}
 	answer := strings.TrimSpace(resp.Message.Text())
-	if cacheable && answer != "" {
+	if answer == "" {
+		// Not an answer: HandleErrors runs the node again, then tells the
+		// user (it is never cached).
+		return State{}, errEmptyAnswer
+	}
+	if cacheable {
 		if err := a.mem.CacheAnswer(ctx, key, req, answer, readFiles); err != nil {
 			note(ctx, &out, "memory", err.Error())
 		}

@@ -17,6 +17,15 @@ func TestPatternsRouteRequestsWithoutTheModel(t *testing.T) {
 		request string
 		intent  coder.Intent
 	}{
+		// compound and chatty requests (found by review)
+		{"why does the build fail? fix it", coder.IntentEdit},
+		{"where is Total used? rename it to Sum", coder.IntentEdit},
+		{"Is there a test for Total? If not, add one.", coder.IntentEdit},
+		{"run the tests and fix any failures", coder.IntentEdit},
+		{"start by reading cart.go", coder.IntentRead},
+		{"run through cart.go and explain it", coder.IntentRead},
+		{"I like to understand how Total works", coder.IntentRead},
+		{"how do I add a test for Total?", coder.IntentRead},
 		// run_command
 		{"run go test ./...", coder.IntentRunCommand},
 		{"Run the tests", coder.IntentRunCommand},

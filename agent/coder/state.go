@@ -90,10 +90,10 @@ type CachedFile struct {
 	Content string `json:"content"`
 	// Hash is the SHA-256 of Content, hex-encoded.
 	Hash string `json:"hash"`
-	// Size and ModTime (Unix nanoseconds) are the file's when it was
-	// read: a file whose size or time changed is read again.
-	Size    int64 `json:"size"`
-	ModTime int64 `json:"mod_time"`
+	// Stat is the key of the file's metadata when it was read (size,
+	// times, inode): a file whose key changed, or that had none, is read
+	// again.
+	Stat string `json:"stat,omitempty"`
 	// Order orders the entries by when they were read, for eviction.
 	Order int `json:"order"`
 }

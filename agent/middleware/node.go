@@ -139,6 +139,7 @@ type ErrorOption func(*errorConfig)
 type errorConfig struct {
 	attempts int
 	handle   func(error) bool
+	rerun    func(error) bool
 }
 
 // WithNodeAttempts sets how many times a failing node runs before the
@@ -153,6 +154,15 @@ func WithNodeAttempts(n int) ErrorOption {
 // whatever handle says.
 func WithHandleIf(handle func(err error) bool) ErrorOption {
 	return func(c *errorConfig) { c.handle = handle }
+}
+
+// WithRerunIf restricts the errors after which HandleErrors runs the node
+// again to those for which rerun returns true; after the others it
+// answers the user at once. Use it for errors another run cannot heal,
+// such as a model provider refusing the request (an llm.Error that is
+// not Retryable: a bad request, a bad key).
+func WithRerunIf(rerun func(err error) bool) ErrorOption {
+	return func(c *errorConfig) { c.rerun = rerun }
 }
 
 type memoryKey struct{}
@@ -251,7 +261,7 @@ func HandleErrors[S any](memory func(S) WorkingMemory, record func(update *S, de
 					RetryCount: map[string]int{node: attempt}, Feedback: []Feedback{fb}}
 				delta = MemoryReducer{}.Reduce(delta, d)
 				view = MemoryReducer{}.Reduce(view, d)
-				if attempt >= cfg.attempts {
+				if attempt >= cfg.attempts || (cfg.rerun != nil && !cfg.rerun(err)) {
 					if answer == nil {
 						return cmd, err
 					}

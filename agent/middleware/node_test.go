@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -282,4 +283,16 @@ func TestHandleErrorsWithHandleIf(t *testing.T) {
 	_, err := compile(t, b).Invoke(t.Context(), coderState{})
 	require.ErrorContains(t, err, "edit failed (run 1)")
 	require.Equal(t, int32(1), runs.Load())
+}
+
+func TestHandleErrorsAnswersAtOnceAfterAnErrorNotWorthRerunning(t *testing.T) {
+	var runs atomic.Int32
+	b := graph.New[coderState]()
+	b.Use(handleErrors(middleware.WithRerunIf(func(err error) bool { return !strings.Contains(err.Error(), "run 1") })))
+	b.AddNode("edit", failing("edit", 100, &runs))
+	b.AddEdge(graph.Start, "edit")
+	out, err := compile(t, b).Invoke(t.Context(), coderState{})
+	require.NoError(t, err)
+	require.Equal(t, int32(1), runs.Load(), "not run again")
+	require.Len(t, out.Memory.Get().Feedback, 1)
 }

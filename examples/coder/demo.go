@@ -61,7 +61,7 @@ var demoSteps = []demoStep{
 	{"what does Total do in cart.go?", "a question, routed by a pattern; the files are read and the model answers"},
 	{"what does Total do in cart.go?", "the same question again: the query cache answers (no model call)"},
 	{"the cart total comes out too low", "no pattern is confident: the model chooses the intent; then the edit, the tests and the auto-fix loop"},
-	{"run go vet ./...", "a command, routed by a pattern and run in the project (confined, with a timeout)"},
+	{"run go vet ./...", "a command, routed by a pattern and run in the project with a timeout (sandboxed if the machine can: see the sandbox line above)"},
 }
 
 // The sample's buggy loop and the demo model's two attempts at it.
@@ -119,7 +119,7 @@ func demo(ctx context.Context, o options, stdout, stderr io.Writer) int {
 	defer s.close()
 	for i, step := range demoSteps {
 		fmt.Fprintf(stdout, "── %d/%d  %s\ncoder> %s\n", i+1, len(demoSteps), step.shows, step.request)
-		if err := s.ask(ctx, step.request); err != nil {
+		if _, err := s.ask(ctx, step.request); err != nil {
 			return fail(stderr, err)
 		}
 	}

@@ -5,6 +5,9 @@
 //	coder -p "request" [--cwd DIR] [--model SPEC] [--session NAME]
 //	coder graph
 //
+// With -p the exit code is 1 when the request failed, its edit left the
+// tests failing, or it was refused (a path outside the project).
+//
 // Without -p it is a REPL with line editing and history (Ctrl-D or /quit
 // leaves it); with -p it runs one request and exits. Each request shows
 // the intent the agent chose and why (a pattern, costing no model call, or
@@ -77,6 +80,7 @@ type options struct {
 	session string
 	prompt  string
 	verbose bool
+	sandbox string
 }
 
 // run runs the command line args and returns the exit code.
@@ -91,7 +95,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fs.PrintDefaults()
 	}
 	var o options
-	fs.StringVar(&o.cwd, "cwd", ".", "the project to work in; every file and command is confined to it")
+	fs.StringVar(&o.cwd, "cwd", ".", "the project to work in; the file tools are confined to it, and commands run in it")
+	fs.StringVar(&o.sandbox, "sandbox", "auto", "commands in the bubblewrap sandbox: auto (where the machine has one), required (refuse commands where it has none), off")
 	fs.StringVar(&o.spec, "model", "", "model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, openai-compatible:<model>@<base URL> (default: $"+modelEnv+"; none: the offline demo)")
 	fs.StringVar(&o.session, "session", "default", "the conversation to continue (a thread saved in DIR/.coder/sessions.db)")
 	fs.StringVar(&o.prompt, "p", "", "run this one request and exit")
@@ -105,6 +110,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "coder: unexpected argument %q (quote a request and pass it with -p)\n\n", fs.Arg(0))
 		fs.Usage()
+		return exitUsage
+	}
+	if _, ok := sandboxModes[o.sandbox]; !ok {
+		fmt.Fprintf(stderr, "coder: --sandbox %q: want auto, required or off\n", o.sandbox)
 		return exitUsage
 	}
 	if strings.TrimSpace(o.session) == "" {
@@ -123,8 +132,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer s.close()
 	if o.prompt != "" {
-		if err := s.ask(ctx, o.prompt); err != nil {
+		res, err := s.ask(ctx, o.prompt)
+		if err != nil {
 			return fail(stderr, err)
+		}
+		if failed(res) {
+			return exitError // the answer above says why
 		}
 		return exitOK
 	}

@@ -200,3 +200,30 @@ func TestOneRequestNeedsAModel(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, out.String(), "no model configured for -p")
 }
+
+// -p exits with 1 when the request failed: here the model's server
+// refuses every call (HTTP 400), and coder says so after one call.
+func TestOneRequestThatFailsExitsNonZero(t *testing.T) {
+	dir := sampleProject(t)
+	var calls sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Lock()
+		n++
+		calls.Unlock()
+		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-p", "what does Total do in cart.go?", "--cwd", dir,
+		"--model", "openai-compatible:test-model@"+srv.URL+"/v1")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", out)
+	require.Equal(t, exitError, exit.ExitCode())
+	require.Contains(t, string(out), "outcome: error")
+	calls.Lock()
+	defer calls.Unlock()
+	require.Equal(t, 1, n, "a refusal is not worth asking again")
+}

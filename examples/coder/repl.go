@@ -97,7 +97,8 @@ func (s *session) command(ctx context.Context, line string) error {
 	if strings.HasPrefix(line, "/") {
 		return fmt.Errorf("unknown command %s (/help lists them)", line)
 	}
-	return s.ask(ctx, line)
+	_, err := s.ask(ctx, line)
+	return err
 }
 
 // newLineReader returns a reader with line editing on a terminal, and a

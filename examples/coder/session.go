@@ -10,13 +10,25 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/coder"
+	"github.com/agentgraph/agentgraph/agent/middleware"
 	"github.com/agentgraph/agentgraph/checkpoint"
 	cpsqlite "github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/store"
+	"github.com/agentgraph/agentgraph/tools"
 	stsqlite "github.com/agentgraph/agentgraph/store/sqlite"
 )
+
+// sandboxModes are the values of --sandbox.
+var sandboxModes = map[string]tools.SandboxMode{
+	"auto":     tools.SandboxAuto,
+	"required": tools.SandboxRequired,
+	"off":      tools.SandboxOff,
+}
+
+// maxModelCalls bounds the model calls of one request.
+const maxModelCalls = 30
 
 // memoryDir is the folder, in the project, of coder's SQLite files.
 const memoryDir = ".coder"
@@ -67,7 +79,14 @@ func openWith(ctx context.Context, model llm.Model, o options, out io.Writer, op
 		return nil, err
 	}
 	s.closers = append(s.closers, st.Close)
-	opts = append([]coder.Option{coder.WithStore(st), coder.WithCheckpointer(saver)}, opts...)
+	mode := sandboxModes[o.sandbox]
+	fmt.Fprintf(out, "%s (--sandbox %s)\n", tools.SandboxStatus(), mode)
+	// A request makes a handful of model calls; a runaway one (a model
+	// that keeps failing the auto-fix loop's tests, say) stops at
+	// maxModelCalls, with an error the user sees.
+	model = middleware.WrapModel(model, middleware.ModelCallLimit(middleware.WithRunLimit(maxModelCalls)))
+	opts = append([]coder.Option{coder.WithStore(st), coder.WithCheckpointer(saver),
+		coder.WithToolOptions(tools.WithSandbox(mode)), coder.WithCompileOptions(middleware.RunScope())}, opts...)
 	s.agent, err = coder.New(model, root, opts...)
 	if err != nil {
 		s.close()
@@ -91,18 +110,28 @@ func (s *session) close() {
 }
 
 // ask runs one request, printing its events as they come and then the
-// answer.
-func (s *session) ask(ctx context.Context, request string) error {
+// answer, and returns its result.
+func (s *session) ask(ctx context.Context, request string) (coder.Result, error) {
 	p := &printer{w: s.out, verbose: s.verbose}
 	if err := events.Bridge(ctx, p, "coder", s.agent.Stream(ctx, s.thread, request)); err != nil {
-		return err
+		return coder.Result{}, err
 	}
 	res, err := s.agent.Last(ctx, s.thread)
 	if err != nil {
-		return err
+		return coder.Result{}, err
 	}
 	p.result(res)
-	return nil
+	return res, nil
+}
+
+// failed reports the outcomes of a request that did not do what was
+// asked: -p exits with exitError after them.
+func failed(res coder.Result) bool {
+	switch res.Outcome {
+	case coder.OutcomeError, coder.OutcomeTestsFail, coder.OutcomeRefused:
+		return true
+	}
+	return false
 }
 
 // printer prints the events of a request: it is the events.Publisher of
