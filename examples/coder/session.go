@@ -16,8 +16,8 @@ import (
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/store"
-	"github.com/agentgraph/agentgraph/tools"
 	stsqlite "github.com/agentgraph/agentgraph/store/sqlite"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // sandboxModes are the values of --sandbox.
