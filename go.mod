@@ -16,6 +16,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.25.0
+	gopkg.in/ini.v1 v1.67.3
 	modernc.org/sqlite v1.62.0
 )
 

@@ -45,6 +45,19 @@
 //     endpoint as fallback.
 //   - git_status, git_diff, git_log (GitStatus, GitDiff, GitLog).
 //
+// More tools, not in Coding, each with its own constructor:
+//
+//   - file_append, file_delete, file_copy, file_move, file_find,
+//     file_replace (FileAppend, FileDelete, FileCopy, FileMove, FileFind,
+//     FileReplace; FileOps returns them all): confined like the file tools.
+//   - git_stage, git_commit (GitStage, GitCommit).
+//   - web_fetch (WebFetch): a page as text; private and loopback addresses
+//     are refused (*PrivateAddressError).
+//
+// Package tools/structured reads and writes JSON, YAML and INI files
+// (confined the same way), and package tools/mcp turns the tools of MCP
+// servers into Tools.
+//
 // Settings such as timeouts and output limits are passed as Option values
 // (WithTimeout, WithOutputLimit, ...). Every constructor accepts the same
 // options and uses those that apply to it.

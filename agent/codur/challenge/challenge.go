@@ -1,0 +1,433 @@
+// Package challenge runs Codur on a folder of challenges and reports the
+// pass rate.
+//
+// A challenge is a folder holding prompt.txt (the task), a program
+// (main.py or main.go), expected.txt (its expected output), and
+// optionally challenge.json ({"max_iterations": 3}) and offline.json (the
+// replies of the scripted model used when no model is configured: a list
+// of {"text": "...", "tool_calls": [{"name": "...", "args": {...}}]}).
+// [Run] runs each challenge on a temporary copy, several at once, and
+// returns a [Report] that renders as Markdown or JSON. [Bundled] returns
+// the challenges that ship with the package.
+package challenge
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/agent/codur"
+	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/tools"
+)
+
+// Files that describe a challenge rather than belong to its program; they
+// are not copied into the workspace.
+const (
+	PromptFile  = "prompt.txt"
+	ConfigFile  = "challenge.json"
+	OfflineFile = "offline.json"
+)
+
+// Challenge is one challenge.
+type Challenge struct {
+	// Name is the folder's name.
+	Name string `json:"name"`
+	// Prompt is the task.
+	Prompt string `json:"prompt"`
+	// MaxIterations overrides the run's iteration limit when positive.
+	MaxIterations int `json:"max_iterations,omitempty"`
+	// Offline are the scripted model's replies, nil when the challenge has
+	// no offline.json.
+	Offline []llm.Reply `json:"-"`
+
+	files fs.FS
+	root  string
+}
+
+// offlineReply is a reply of offline.json.
+type offlineReply struct {
+	Text      string `json:"text"`
+	ToolCalls []struct {
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	} `json:"tool_calls"`
+}
+
+//go:embed all:testdata/challenges
+var bundled embed.FS
+
+// Bundled returns the challenges that ship with the package, sorted by
+// name.
+func Bundled() ([]Challenge, error) { return LoadFS(bundled, "testdata/challenges") }
+
+// Load returns the challenges of dirs: a folder with a prompt.txt is a
+// challenge; any other folder holds challenges, one a subfolder.
+func Load(dirs ...string) ([]Challenge, error) {
+	var all []Challenge
+	for _, d := range dirs {
+		chs, err := LoadFS(os.DirFS(d), ".")
+		if err != nil {
+			return nil, fmt.Errorf("challenge: %s: %w", d, err)
+		}
+		if len(chs) == 1 && chs[0].root == "." {
+			chs[0].Name = filepath.Base(filepath.Clean(d))
+		}
+		all = append(all, chs...)
+	}
+	return all, nil
+}
+
+// LoadFS returns the challenges of root in fsys (see [Load]).
+func LoadFS(fsys fs.FS, root string) ([]Challenge, error) {
+	if _, err := fs.Stat(fsys, path.Join(root, PromptFile)); err == nil {
+		ch, err := loadOne(fsys, root)
+		if err != nil {
+			return nil, err
+		}
+		return []Challenge{ch}, nil
+	}
+	entries, err := fs.ReadDir(fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Challenge
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := fs.Stat(fsys, path.Join(root, e.Name(), PromptFile)); err != nil {
+			continue
+		}
+		ch, err := loadOne(fsys, path.Join(root, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no challenges (folders with a prompt.txt)")
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func loadOne(fsys fs.FS, dir string) (Challenge, error) {
+	ch := Challenge{Name: path.Base(dir), files: fsys, root: dir}
+	prompt, err := fs.ReadFile(fsys, path.Join(dir, PromptFile))
+	if err != nil {
+		return ch, err
+	}
+	ch.Prompt = strings.TrimSpace(string(prompt))
+	if data, err := fs.ReadFile(fsys, path.Join(dir, ConfigFile)); err == nil {
+		var c struct {
+			MaxIterations int `json:"max_iterations"`
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			return ch, fmt.Errorf("%s: %s: %w", ch.Name, ConfigFile, err)
+		}
+		ch.MaxIterations = c.MaxIterations
+	}
+	if data, err := fs.ReadFile(fsys, path.Join(dir, OfflineFile)); err == nil {
+		ch.Offline = []llm.Reply{}
+		var replies []offlineReply
+		if err := json.Unmarshal(data, &replies); err != nil {
+			return ch, fmt.Errorf("%s: %s: %w", ch.Name, OfflineFile, err)
+		}
+		for _, r := range replies {
+			reply := llm.Reply{Text: r.Text}
+			for _, c := range r.ToolCalls {
+				reply.ToolCalls = append(reply.ToolCalls, llms.ToolCall{FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: string(c.Args)}})
+			}
+			ch.Offline = append(ch.Offline, reply)
+		}
+	}
+	return ch, nil
+}
+
+// CopyTo writes the challenge's files, except prompt.txt, challenge.json
+// and offline.json, into dir.
+func (ch Challenge) CopyTo(dir string) error {
+	return fs.WalkDir(ch.files, ch.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, ch.root), "/")
+		if ch.root == "." {
+			rel = p
+		}
+		if rel == "." || rel == "" {
+			return nil
+		}
+		switch rel {
+		case PromptFile, ConfigFile, OfflineFile:
+			return nil
+		}
+		target := filepath.Join(dir, filepath.FromSlash(rel))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil // symlinks and devices of a hostile folder are not copied
+		}
+		data, err := fs.ReadFile(ch.files, p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+}
+
+// Setup returns the planner model and the agent registry of a challenge's
+// run; dir is its temporary workspace.
+type Setup func(ctx context.Context, ch Challenge, dir string) (llm.Model, *codur.Registry, error)
+
+// ErrNoScript is returned by [Offline] for a challenge without offline.json.
+var ErrNoScript = errors.New("challenge: no offline.json: this challenge needs a real model")
+
+// Offline is the Setup of offline runs: one llm.Scripted model answering
+// with the challenge's offline.json replies, as the planner and as the
+// agent "llm:default".
+func Offline(ctx context.Context, ch Challenge, dir string) (llm.Model, *codur.Registry, error) {
+	if ch.Offline == nil {
+		return nil, nil, ErrNoScript
+	}
+	m := llm.NewScripted(ch.Offline...)
+	reg := codur.NewRegistry()
+	if err := reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent, Description: "scripted offline model", Detail: "scripted"}, &codur.ModelAgent{Model: m}); err != nil {
+		return nil, nil, err
+	}
+	return m, reg, nil
+}
+
+// Result is the outcome of one challenge.
+type Result struct {
+	// Name is the challenge's.
+	Name string `json:"name"`
+	// Passed reports a program whose output matches after the run (checked
+	// again after the graph's own review).
+	Passed bool `json:"passed"`
+	// Iterations is the number of reviews.
+	Iterations int `json:"iterations"`
+	// Tokens is the model tokens the run used (as the model reported).
+	Tokens int `json:"tokens"`
+	// ModelCalls counts the calls of the scripted model (offline runs).
+	ModelCalls int `json:"model_calls,omitempty"`
+	// Duration is the run's wall time.
+	Duration time.Duration `json:"duration_ns"`
+	// DecidedBy is the phase that routed the last iteration.
+	DecidedBy codur.Phase `json:"decided_by"`
+	// Repairs are the local repairs that fixed the program.
+	Repairs []string `json:"repairs,omitempty"`
+	// Error is the error that stopped the run, if any.
+	Error string `json:"error,omitempty"`
+}
+
+// Report is the outcome of a set of challenges.
+type Report struct {
+	// Model names the model ("scripted (offline)" for offline runs).
+	Model string `json:"model"`
+	// Results are the challenges' results, in the order they were given.
+	Results []Result `json:"results"`
+	// Passed and Failed count them.
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
+	// Duration is the wall time of the whole run.
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// PassRate is Passed over the number of challenges (0 when none).
+func (r *Report) PassRate() float64 {
+	if n := len(r.Results); n > 0 {
+		return float64(r.Passed) / float64(n)
+	}
+	return 0
+}
+
+// JSON returns the report as indented JSON.
+func (r *Report) JSON() ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
+
+// Markdown returns the report as a Markdown table with a summary line.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Codur challenge report\n\nModel: %s — %d/%d passed (%.0f%%) in %s\n\n",
+		r.Model, r.Passed, len(r.Results), 100*r.PassRate(), r.Duration.Round(time.Millisecond))
+	b.WriteString("| challenge | result | iterations | tokens | time | decided by | repairs | error |\n")
+	b.WriteString("|---|---|---:|---:|---:|---|---|---|\n")
+	for _, res := range r.Results {
+		result := "FAIL"
+		if res.Passed {
+			result = "pass"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %s |\n", res.Name, result, res.Iterations, res.Tokens,
+			res.Duration.Round(time.Millisecond), res.DecidedBy, strings.Join(res.Repairs, ", "), mdCell(res.Error))
+	}
+	return b.String()
+}
+
+func mdCell(s string) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", "\\|")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+// Option configures [Run].
+type Option func(*runConfig)
+
+type runConfig struct {
+	parallel  int
+	model     string
+	codurOpts []codur.Option
+	toolOpts  []tools.Option
+	progress  func(Result)
+}
+
+// WithParallel runs up to n challenges at once (default 1).
+func WithParallel(n int) Option { return func(c *runConfig) { c.parallel = n } }
+
+// WithModelName names the model in the report.
+func WithModelName(name string) Option { return func(c *runConfig) { c.model = name } }
+
+// WithCodurOptions adds options to every challenge's graph.
+func WithCodurOptions(opts ...codur.Option) Option {
+	return func(c *runConfig) { c.codurOpts = append(c.codurOpts, opts...) }
+}
+
+// WithToolOptions configures the tools of every challenge.
+func WithToolOptions(opts ...tools.Option) Option {
+	return func(c *runConfig) { c.toolOpts = append(c.toolOpts, opts...) }
+}
+
+// WithProgress calls fn with each result as soon as it is known (from the
+// goroutine that ran it; calls are serialised).
+func WithProgress(fn func(Result)) Option { return func(c *runConfig) { c.progress = fn } }
+
+// Run runs the challenges, each in a temporary copy removed afterwards,
+// with the planner and agents setup returns. A challenge that fails — a
+// mismatch after its iterations, or an error such as a model that failed
+// — is a failed Result, not an error of Run; Run fails only when ctx is
+// done or a temporary directory cannot be made.
+func Run(ctx context.Context, chs []Challenge, setup Setup, opts ...Option) (*Report, error) {
+	cfg := runConfig{parallel: 1, model: "unnamed model"}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	cfg.parallel = max(cfg.parallel, 1)
+	start := time.Now()
+	results := make([]Result, len(chs))
+	errs := make([]error, len(chs))
+	sem := make(chan struct{}, cfg.parallel)
+	var wg sync.WaitGroup
+	var progressMu sync.Mutex
+	for i, ch := range chs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			results[i], errs[i] = runOne(ctx, ch, setup, cfg)
+			if errs[i] == nil && cfg.progress != nil {
+				progressMu.Lock()
+				cfg.progress(results[i])
+				progressMu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	rep := &Report{Model: cfg.model, Results: results, Duration: time.Since(start)}
+	for _, r := range results {
+		if r.Passed {
+			rep.Passed++
+		} else {
+			rep.Failed++
+		}
+	}
+	return rep, nil
+}
+
+// runOne runs one challenge; its error is only for a broken environment
+// or a done context.
+func runOne(ctx context.Context, ch Challenge, setup Setup, cfg runConfig) (Result, error) {
+	res := Result{Name: ch.Name}
+	dir, err := os.MkdirTemp("", "codur-challenge-")
+	if err != nil {
+		return res, fmt.Errorf("challenge %s: %w", ch.Name, err)
+	}
+	defer os.RemoveAll(dir)
+	start := time.Now()
+	fail := func(err error) (Result, error) {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		res.Error = err.Error()
+		res.Duration = time.Since(start)
+		return res, nil
+	}
+	if err := ch.CopyTo(dir); err != nil {
+		return fail(fmt.Errorf("copy: %w", err))
+	}
+	ver, err := codur.DetectVerifier(dir)
+	if err != nil {
+		return fail(err)
+	}
+	planner, reg, err := setup(ctx, ch, dir)
+	if err != nil {
+		return fail(err)
+	}
+	ws, err := tools.NewWorkspace(dir)
+	if err != nil {
+		return fail(err)
+	}
+	opts := append([]codur.Option{codur.WithVerifier(ver), codur.WithWorkspace(dir)}, cfg.codurOpts...)
+	if ch.MaxIterations > 0 {
+		opts = append(opts, codur.WithMaxIterations(ch.MaxIterations))
+	}
+	g, err := codur.New(planner, reg, codur.DefaultTools(ws, cfg.toolOpts...), opts...)
+	if err != nil {
+		return fail(err)
+	}
+	out, runErr := g.Invoke(ctx, codur.Input(ch.Prompt, true))
+	res.Iterations = out.Iterations.Get()
+	res.Tokens = out.Tokens.Get()
+	res.DecidedBy = out.DecidedBy.Get()
+	res.Repairs = out.Repairs.Get()
+	if s, ok := planner.(*llm.Scripted); ok {
+		res.ModelCalls = len(s.Calls())
+	}
+	if runErr != nil {
+		return fail(runErr)
+	}
+	// Check again, independently of the review: the workspace must hold a
+	// passing program now.
+	check, err := ver.Run(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	res.Passed = out.Verified.Get() && check.Passed
+	res.Duration = time.Since(start)
+	return res, nil
+}

@@ -1,0 +1,5 @@
+import configparser
+
+c = configparser.ConfigParser()
+c.read("app.ini")
+print(c["server"]["port"])

@@ -1,0 +1,4 @@
+price = 100.0
+discount = 0.2
+final = price * (1 - discount / 100)
+print(f"{final:.2f}")

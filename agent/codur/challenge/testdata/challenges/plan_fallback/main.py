@@ -1,0 +1,5 @@
+def reverse(s):
+    return s[::1]
+
+
+print(reverse("stressed"))

@@ -1,0 +1,6 @@
+def total_with_tax(n, tax):
+    subtotal = sum(range(1, n))
+    return subtotal * (1 + tax / 100)
+
+
+print(round(total_with_tax(4, 0.5), 2))

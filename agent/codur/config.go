@@ -1,0 +1,214 @@
+package codur
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentgraph/agentgraph/llm"
+)
+
+// Config is Codur's configuration file (YAML):
+//
+//	default_agent: llm:coder
+//	planner: planner              # the profile of the planning phases
+//	profiles:
+//	  coder:   {model: "openai:gpt-4o-mini", description: "writes and fixes code"}
+//	  planner: {model: "openai:gpt-4o-mini"}
+//	agents:
+//	  claude:
+//	    command: claude
+//	    args: ["-p", "{prompt}"]
+//	    timeout: 10m
+//	    description: Claude Code, for large changes
+//	mcp_servers:
+//	  files: {command: my-mcp-server, args: ["--root", "."]}
+//	  remote: {url: "http://localhost:8080/mcp"}
+//	runtime:
+//	  max_iterations: 10
+//	  max_tool_rounds: 5
+//	  pre_plan_confidence: 0.9
+//	  detect_tool_calls_from_text: true
+//	pruning: {keep_errors: 8, keep_attempts: 3, keep_recent: 4}
+type Config struct {
+	// DefaultAgent is the agent delegated to when the planner names none
+	// that is registered.
+	DefaultAgent string `yaml:"default_agent"`
+	// Planner is the profile of the planning phases (default: the profile
+	// of DefaultAgent).
+	Planner string `yaml:"planner"`
+	// Profiles are the models, "llm:<name>" in the registry.
+	Profiles map[string]Profile `yaml:"profiles"`
+	// Agents are the external CLIs, "agent:<name>" in the registry.
+	Agents map[string]CLIConfig `yaml:"agents"`
+	// MCPServers are the MCP servers whose tools are added.
+	MCPServers map[string]MCPServer `yaml:"mcp_servers"`
+	// Runtime are the limits of a run.
+	Runtime Runtime `yaml:"runtime"`
+	// Pruning is the message pruning policy.
+	Pruning PruningPolicy `yaml:"pruning"`
+	// Unknown collects the keys ParseConfig does not know, to reject them.
+	Unknown map[string]any `yaml:",inline"`
+}
+
+// Profile is a model of the configuration, "llm:<name>" in the registry.
+type Profile struct {
+	// Model is a spec of llm.New ("openai:gpt-4o-mini").
+	Model string `yaml:"model"`
+	// Description is shown to the planner.
+	Description string `yaml:"description"`
+}
+
+// CLIConfig is an external agent of the configuration, "agent:<name>" in
+// the registry (see [CLIAgent]).
+type CLIConfig struct {
+	// Command and Args run it; "{prompt}" in Args is replaced by the
+	// conversation (see [CLIAgent]).
+	Command string   `yaml:"command"`
+	Args    []string `yaml:"args"`
+	// Timeout bounds a run ("10m"; DefaultCLITimeout if zero).
+	Timeout time.Duration `yaml:"timeout"`
+	// Env are "KEY=value" entries added to its environment.
+	Env []string `yaml:"env"`
+	// Description is shown to the planner.
+	Description string `yaml:"description"`
+}
+
+// MCPServer is an MCP server whose tools are added to Codur's: a command
+// speaking MCP over stdio, or the URL of a streamable HTTP server.
+type MCPServer struct {
+	// Command, Args and Env start a stdio server (in the workspace).
+	Command string   `yaml:"command"`
+	Args    []string `yaml:"args"`
+	Env     []string `yaml:"env"`
+	// URL is the endpoint of a streamable HTTP server.
+	URL string `yaml:"url"`
+}
+
+// Runtime are the limits of a run.
+type Runtime struct {
+	// MaxIterations, MaxToolRounds and PrePlanConfidence set the options
+	// of the same names when positive.
+	MaxIterations     int     `yaml:"max_iterations"`
+	MaxToolRounds     int     `yaml:"max_tool_rounds"`
+	PrePlanConfidence float64 `yaml:"pre_plan_confidence"`
+	// DetectToolCallsFromText, when set to false, turns text detection off.
+	DetectToolCallsFromText *bool `yaml:"detect_tool_calls_from_text"`
+	// ExtractToolCallsWithModel turns WithToolCallExtraction on.
+	ExtractToolCallsWithModel bool `yaml:"extract_tool_calls_with_model"`
+}
+
+// LoadConfig reads a configuration file. Unknown top-level keys are
+// errors, so that a misspelt section is not silently ignored.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("codur: config: %w", err)
+	}
+	return ParseConfig(data)
+}
+
+// ParseConfig parses a configuration (see [Config]).
+func ParseConfig(data []byte) (Config, error) {
+	var c Config
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		return Config{}, fmt.Errorf("codur: config: %w", err)
+	}
+	if len(c.Unknown) > 0 {
+		keys := make([]string, 0, len(c.Unknown))
+		for k := range c.Unknown {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return Config{}, fmt.Errorf("codur: config: unknown keys %s", strings.Join(keys, ", "))
+	}
+	for name, p := range c.Profiles {
+		if strings.TrimSpace(p.Model) == "" {
+			return Config{}, fmt.Errorf("codur: config: profile %q has no model", name)
+		}
+	}
+	for name, a := range c.Agents {
+		if strings.TrimSpace(a.Command) == "" {
+			return Config{}, fmt.Errorf("codur: config: agent %q has no command", name)
+		}
+	}
+	for name, s := range c.MCPServers {
+		if (s.Command == "") == (s.URL == "") {
+			return Config{}, fmt.Errorf("codur: config: MCP server %q needs exactly one of command and url", name)
+		}
+	}
+	return c, nil
+}
+
+// ModelFactory makes the model of a spec; llm.New is one.
+type ModelFactory func(ctx context.Context, spec string) (llm.Model, error)
+
+// Registry builds the registry of the configuration: each profile as
+// "llm:<name>" with its model made by newModel (llm.New when nil), each
+// CLI agent as "agent:<name>".
+func (c Config) Registry(ctx context.Context, newModel ModelFactory) (*Registry, error) {
+	if newModel == nil {
+		newModel = func(ctx context.Context, spec string) (llm.Model, error) { return llm.New(ctx, spec) }
+	}
+	r := NewRegistry()
+	var errs []error
+	for _, name := range sortedKeys(c.Profiles) {
+		p := c.Profiles[name]
+		m, err := newModel(ctx, p.Model)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("profile %s: %w", name, err))
+			continue
+		}
+		errs = append(errs, r.Register(AgentInfo{Ref: "llm:" + name, Description: p.Description, Detail: p.Model}, &ModelAgent{Model: m}))
+	}
+	for _, name := range sortedKeys(c.Agents) {
+		a := c.Agents[name]
+		detail := strings.TrimSpace(a.Command + " " + strings.Join(a.Args, " "))
+		errs = append(errs, r.Register(AgentInfo{Ref: "agent:" + name, Description: a.Description, Detail: detail},
+			&CLIAgent{Command: a.Command, Args: a.Args, Timeout: a.Timeout, Env: a.Env}))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("codur: config: %w", err)
+	}
+	return r, nil
+}
+
+// Options returns the options of [New] the configuration sets.
+func (c Config) Options() []Option {
+	var opts []Option
+	if c.DefaultAgent != "" {
+		opts = append(opts, WithDefaultAgent(c.DefaultAgent))
+	}
+	if c.Runtime.MaxIterations > 0 {
+		opts = append(opts, WithMaxIterations(c.Runtime.MaxIterations))
+	}
+	if c.Runtime.MaxToolRounds > 0 {
+		opts = append(opts, WithMaxToolRounds(c.Runtime.MaxToolRounds))
+	}
+	if c.Runtime.PrePlanConfidence > 0 {
+		opts = append(opts, WithPrePlanConfidence(c.Runtime.PrePlanConfidence))
+	}
+	if c.Runtime.DetectToolCallsFromText != nil {
+		opts = append(opts, WithTextToolCalls(*c.Runtime.DetectToolCallsFromText))
+	}
+	if c.Runtime.ExtractToolCallsWithModel {
+		opts = append(opts, WithToolCallExtraction(true))
+	}
+	opts = append(opts, WithPruning(c.Pruning))
+	return opts
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

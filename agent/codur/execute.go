@@ -1,0 +1,478 @@
+package codur
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/state"
+)
+
+// delegate is the "delegate" node: it settles the agent (the default one
+// when none was selected) and reports the hand-over.
+func (a *agent) delegate(ctx context.Context, s State) (State, error) {
+	ref := s.SelectedAgent.Get()
+	if ref == "" {
+		ref = a.cfg.defaultAgent
+	}
+	graph.StreamWriter(ctx)(Decision{Phase: Phase(DelegateNode), Action: ActionDelegate, Agent: ref})
+	return State{SelectedAgent: state.Set(ref)}, nil
+}
+
+// UnknownAgentError is returned when the selected agent is not registered.
+type UnknownAgentError struct{ Ref string }
+
+// Error implements error.
+func (e *UnknownAgentError) Error() string {
+	return fmt.Sprintf("codur: no agent %q in the registry", e.Ref)
+}
+
+// execute is the "execute" node: it runs the agent with the tool loop.
+func (a *agent) execute(ctx context.Context, s State) (State, error) {
+	ref := s.SelectedAgent.Get()
+	ag, ok := a.reg.Get(ref)
+	if !ok {
+		return State{}, &UnknownAgentError{Ref: ref}
+	}
+	sys := fill(a.cfg.prompts.Agent, map[string]string{"workspace": a.cfg.dir, "tools": toolDescriptions(a.tools)})
+	res, err := a.toolLoop(ctx, ref, ag, append([]state.Message{state.System(sys)}, s.Messages.List()...))
+	if err != nil {
+		return State{}, fmt.Errorf("codur: %s: agent %s: %w", ExecuteNode, ref, err)
+	}
+	out := State{AgentOutput: state.Set(res.Answer), Tokens: state.Delta(res.Tokens)}
+	if res.ToolResults != "" {
+		out.Messages.Append(state.Human("Tool results of your last attempt:\n" + res.ToolResults))
+	}
+	out.Messages.Append(state.AI(res.Answer))
+	return out, nil
+}
+
+// loopResult is the outcome of [agent.toolLoop].
+type loopResult struct {
+	// Answer is the text of the agent's last answer.
+	Answer string
+	// Rounds is how many rounds of tool calls ran.
+	Rounds int
+	// ToolResults are the results of the calls run, as text.
+	ToolResults string
+	// Tokens is the agents' token usage.
+	Tokens int
+	// LimitReached reports an answer whose calls were not run because the
+	// loop had run its rounds.
+	LimitReached bool
+}
+
+// toolLoop runs ag on msgs: while its answer has tool calls (native, or
+// written in its text when text detection is on) and fewer than the
+// configured rounds ran, the calls run and their results are given back.
+func (a *agent) toolLoop(ctx context.Context, ref string, ag Agent, msgs []state.Message) (loopResult, error) {
+	var res loopResult
+	var results []string
+	for round := 1; ; round++ {
+		reply, err := ag.Run(ctx, Request{Messages: msgs, Tools: a.defs, Dir: a.cfg.dir})
+		if err != nil {
+			return res, err
+		}
+		u := reply.Usage
+		res.Tokens += max(u.TotalTokens, u.PromptTokens+u.CompletionTokens)
+		msg := reply.Message
+		res.Answer = strings.TrimSpace(msg.Text())
+		var native []llms.ToolCall
+		for _, c := range msg.ToolCalls() {
+			if c.FunctionCall != nil {
+				native = append(native, c)
+			}
+		}
+		var calls []ToolCall
+		format := ""
+		if len(native) > 0 {
+			format = FormatNative
+			for _, c := range native {
+				calls = append(calls, ToolCall{Tool: c.FunctionCall.Name, Args: c.FunctionCall.Arguments})
+			}
+		} else if a.cfg.textCalls {
+			calls, format = a.detect.Detect(msg.Text())
+			if len(calls) == 0 && a.cfg.extractCalls && a.detect.Mentions(msg.Text()) {
+				var tokens int
+				calls, tokens, err = a.extractCalls(ctx, msg.Text())
+				if err != nil {
+					return res, err
+				}
+				res.Tokens += tokens
+				if len(calls) > 0 {
+					format = FormatExtracted
+				}
+			}
+		}
+		ev := ToolRound{Agent: ref, Round: round, Format: format, Tools: callNames(calls)}
+		if len(calls) == 0 {
+			graph.StreamWriter(ctx)(ev)
+			res.ToolResults = strings.Join(results, "\n")
+			return res, nil
+		}
+		if round > a.cfg.maxToolRounds {
+			ev.LimitReached = true
+			graph.StreamWriter(ctx)(ev)
+			res.LimitReached = true
+			res.ToolResults = strings.Join(results, "\n")
+			return res, nil
+		}
+		graph.StreamWriter(ctx)(ev)
+		res.Rounds = round
+		outputs := a.runCalls(ctx, calls)
+		msgs = append(msgs, msg)
+		if format == FormatNative {
+			for i, c := range native {
+				msgs = append(msgs, state.Tool(c.ID, c.FunctionCall.Name, outputs[i]))
+			}
+		} else {
+			msgs = append(msgs, state.Human("Tool results:\n"+formatResults(calls, outputs)))
+		}
+		kept := make([]string, len(outputs))
+		for i, o := range outputs {
+			kept[i] = clipChars(o, maxKeptToolOutput)
+		}
+		results = append(results, formatResults(calls, kept))
+	}
+}
+
+// maxKeptToolOutput bounds each tool output kept in the conversation
+// after the execution (the agent saw it whole during its tool loop).
+const maxKeptToolOutput = 2000
+
+// clipChars keeps the first n runes of s, saying how many were cut.
+func clipChars(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + fmt.Sprintf("\n… [%d more characters]", len(r)-n)
+}
+
+// extractCalls asks the planner model for the tool calls an agent's answer
+// describes in words ("I'll read main.py with file_read").
+func (a *agent) extractCalls(ctx context.Context, answer string) ([]ToolCall, int, error) {
+	sys := fill(a.cfg.prompts.Extract, map[string]string{"tools": toolDescriptions(a.tools)})
+	text, tokens, err := a.callPlanner(ctx, []state.Message{state.System(sys), state.Human(answer)})
+	if err != nil {
+		return nil, 0, fmt.Errorf("tool call extraction: %w", err)
+	}
+	return a.detect.fromJSON(text), tokens, nil
+}
+
+// runCalls runs calls one after the other (they may depend on each other:
+// write, then read) and returns their outputs; a failure is an output
+// too, for the agent to read.
+func (a *agent) runCalls(ctx context.Context, calls []ToolCall) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		id := fmt.Sprintf("codur_%d", i+1)
+		graph.StreamWriter(ctx)(events.ToolCall{ID: id, Name: c.Tool, Args: c.Args})
+		name := c.Tool
+		if canon, ok := a.detect.Resolve(name); ok {
+			name = canon
+		}
+		text, err := a.set.Call(ctx, name, json.RawMessage(c.Args))
+		if err != nil {
+			text = "error: " + err.Error()
+		}
+		out[i] = text
+		graph.StreamWriter(ctx)(events.ToolResult{ID: id, Name: c.Tool, Result: text})
+	}
+	return out
+}
+
+func formatResults(calls []ToolCall, outputs []string) string {
+	var b strings.Builder
+	for i, c := range calls {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "[%s %s]\n%s", c.Tool, c.Args, outputs[i])
+	}
+	return b.String()
+}
+
+// runTools is the "tool" node: it runs the calls a planning phase asked
+// for.
+func (a *agent) runTools(ctx context.Context, s State) (State, error) {
+	calls := s.ToolCalls.Get()
+	text := formatResults(calls, a.runCalls(ctx, calls))
+	var out State
+	out.AgentOutput = state.Set(text)
+	out.Messages.Append(state.AI(text))
+	return out, nil
+}
+
+// review is the "review" node.
+func (a *agent) review(ctx context.Context, s State) (State, error) {
+	it := s.Iterations.Get() + 1
+	out := State{Iterations: state.Set(it)}
+	v := a.cfg.verifier
+	if v == nil || !shouldVerify(s) {
+		if s.FinalResponse.Get() == "" {
+			out.FinalResponse = state.Set(s.AgentOutput.Get())
+		}
+		return decide(ctx, Decision{Phase: PhaseReview, Action: ActionEnd, Reason: "nothing to verify"}, out), nil
+	}
+	res, err := v.Run(ctx)
+	if err != nil {
+		return State{}, fmt.Errorf("codur: %s: %w", ReviewNode, err)
+	}
+	graph.StreamWriter(ctx)(Verification{Iteration: it, Passed: res.Passed, Expected: v.Expected, Actual: res.Actual, ExitCode: res.ExitCode})
+	if res.Passed {
+		out.Verified = state.Set(true)
+		out.FinalResponse = state.Set(s.AgentOutput.Get())
+		return decide(ctx, Decision{Phase: PhaseReview, Action: ActionEnd, Reason: "verification passed"}, out), nil
+	}
+	if name, tried, err := a.repair(ctx, v, s.AgentOutput.Get()); err != nil {
+		return State{}, fmt.Errorf("codur: %s: %w", ReviewNode, err)
+	} else if name != "" {
+		out.Verified = state.Set(true)
+		out.Repairs.Append(name)
+		out.FinalResponse = state.Set("Fixed by the local repair " + name + ".")
+		return decide(ctx, Decision{Phase: PhaseReview, Action: ActionEnd, Reason: fmt.Sprintf("local repair %s fixed it (%d candidates tried)", name, tried)}, out), nil
+	}
+	msg := a.verificationMessage(v, res, s.Failures.Get(), it)
+	out.Failures.Append(firstLine(res, v))
+	out.Verified = state.Set(false)
+	out.Messages.Overwrite(a.cfg.pruning.Prune(append(s.Messages.List(), state.Human(msg))))
+	if it >= a.cfg.maxIterations {
+		out.FinalResponse = state.Set(fmt.Sprintf("Gave up after %d iterations: the output still does not match.", it))
+		return decide(ctx, Decision{Phase: PhaseReview, Action: ActionEnd, Reason: fmt.Sprintf("iteration limit of %d reached", a.cfg.maxIterations)}, out), nil
+	}
+	return decide(ctx, Decision{Phase: PhaseReview, Action: ActionContinue, Reason: "verification failed"}, out), nil
+}
+
+// shouldVerify reports whether the review checks the program: when the
+// run asks for it (State.Verify), or when the task changes code and went
+// through the planner or an agent. A file operation resolved by the
+// pre-plan phases is not checked (nor repaired), even if a failing
+// program lies in the workspace.
+func shouldVerify(s State) bool {
+	if s.Verify.Get() {
+		return true
+	}
+	return IsCodeTask(s.Task.Get()) && (s.DecidedBy.Get() == PhasePlan || s.NextAction.Get() == ActionDelegate)
+}
+
+// repair runs the local repair search, the patterns hint (the agent's
+// answer) points at first; it returns the name of the repair that made
+// the output match, which is then written to the program, or "" with the
+// program unchanged. The candidates run in a scratch copy of the
+// verifier's directory, so that the user's program is never left
+// half-mutated (by a crash, say); a directory too large to copy (see
+// copyTree) is searched in place, the original restored after each
+// candidate. The program is read and written through an os.Root on the
+// directory, and only when it is a regular file with one link: an agent
+// that replaced it with a symlink or a hard link to a file elsewhere does
+// not get that file rewritten.
+func (a *agent) repair(ctx context.Context, v *Verifier, hint string) (string, int, error) {
+	if a.cfg.repairBudget == 0 || len(a.cfg.repairs) == 0 || v.Program == "" {
+		return "", 0, nil
+	}
+	orig, mode, root, ok := readProgram(v)
+	if !ok {
+		return "", 0, nil // nothing safe to repair
+	}
+	defer root.Close()
+	cands := Candidates(string(orig), HintedRepairs(a.cfg.repairs, hint), a.cfg.repairBudget)
+	timeout := v.Timeout
+	if timeout <= 0 || timeout > repairRunTimeout {
+		timeout = repairRunTimeout
+	}
+	scratch, scratchRoot, inPlace := v, root, true
+	if tmp, err := os.MkdirTemp("", "codur-repair-"); err == nil {
+		defer os.RemoveAll(tmp)
+		if copyTree(v.Dir, tmp) == nil {
+			if r, err := os.OpenRoot(tmp); err == nil {
+				defer r.Close()
+				cp := *v
+				cp.Dir = tmp
+				scratch, scratchRoot, inPlace = &cp, r, false
+			}
+		}
+	}
+	restore := func() error {
+		if inPlace {
+			return root.WriteFile(v.Program, orig, mode)
+		}
+		return nil
+	}
+	for i, c := range cands {
+		if err := scratchRoot.WriteFile(v.Program, []byte(c.Source), mode); err != nil {
+			return "", i, errors.Join(err, restore())
+		}
+		res, err := scratch.run(ctx, timeout)
+		if err != nil {
+			return "", i + 1, errors.Join(err, restore())
+		}
+		if res.Passed {
+			if !inPlace {
+				if err := root.WriteFile(v.Program, []byte(c.Source), mode); err != nil {
+					return "", i + 1, err
+				}
+			}
+			graph.StreamWriter(ctx)(RepairAttempted{Tried: i + 1, Fixed: c.Name})
+			return c.Name, i + 1, nil
+		}
+	}
+	graph.StreamWriter(ctx)(RepairAttempted{Tried: len(cands)})
+	return "", len(cands), restore()
+}
+
+// Bounds of the scratch copy of the repair search.
+const (
+	maxCopyFiles = 2000
+	maxCopyBytes = 50 << 20
+)
+
+// errTooLarge stops copyTree.
+var errTooLarge = errors.New("directory too large to copy")
+
+// copyTree copies the regular files and directories of src into dst,
+// skipping version-control metadata, symlinks and special files; it
+// fails with errTooLarge past maxCopyFiles files or maxCopyBytes bytes.
+func copyTree(src, dst string) error {
+	files, total := 0, int64(0)
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		if d.IsDir() {
+			if _, vcs := vcsDirs[d.Name()]; vcs {
+				return filepath.SkipDir
+			}
+			return os.Mkdir(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files++
+		total += info.Size()
+		if files > maxCopyFiles || total > maxCopyBytes {
+			return errTooLarge
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, info.Mode().Perm())
+	})
+}
+
+// vcsDirs are not copied.
+var vcsDirs = map[string]struct{}{".git": {}, ".hg": {}, ".svn": {}, ".jj": {}, ".bzr": {}, "node_modules": {}}
+
+// maxProgramBytes bounds the program the review reads.
+const maxProgramBytes = 1 << 20
+
+// readProgram reads the verifier's program through an os.Root on its
+// directory; ok is false when it is missing, not a regular file, has
+// several links, or is too large. The caller closes root.
+func readProgram(v *Verifier) (data []byte, mode os.FileMode, root *os.Root, ok bool) {
+	root, err := os.OpenRoot(v.Dir)
+	if err != nil {
+		return nil, 0, nil, false
+	}
+	fi, err := root.Lstat(v.Program)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxProgramBytes || linkCount(fi) > 1 {
+		root.Close()
+		return nil, 0, nil, false
+	}
+	data, err = root.ReadFile(v.Program)
+	if err != nil {
+		root.Close()
+		return nil, 0, nil, false
+	}
+	return data, fi.Mode().Perm(), root, true
+}
+
+// repairRunTimeout bounds one run of a repair candidate: a mutation can
+// make a loop endless.
+const repairRunTimeout = 5 * time.Second
+
+// maxMessageLines bounds each section of the verification message.
+const maxMessageLines = 30
+
+// verificationMessage builds the message that starts the next iteration.
+func (a *agent) verificationMessage(v *Verifier, res Outcome, earlier []string, it int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (attempt %d of %d): the output does not match the expected output.\n\n", VerificationHeader, it, a.cfg.maxIterations)
+	fmt.Fprintf(&b, "=== Expected Output ===\n%s\n\n", clipLines(v.Expected))
+	fmt.Fprintf(&b, "=== Actual Output ===\n%s\n\n", clipLines(res.Actual))
+	if strings.TrimSpace(res.Stderr) != "" || res.ExitCode != 0 {
+		fmt.Fprintf(&b, "=== Error/Exception (exit status %d) ===\n%s\n\n", res.ExitCode, clipLines(res.Stderr))
+	}
+	if code, _, root, ok := readProgram(v); ok {
+		root.Close()
+		lang := strings.TrimPrefix(filepath.Ext(v.Program), ".")
+		if lang == "py" {
+			lang = "python"
+		}
+		if len(code) <= 8000 {
+			fmt.Fprintf(&b, "=== Current Implementation (%s) ===\n```%s\n%s\n```\n\n", v.Program, lang, strings.TrimRight(string(code), "\n"))
+		}
+	}
+	if len(earlier) > 0 {
+		b.WriteString("=== Earlier Failed Attempts ===\n")
+		for _, f := range earlier[max(0, len(earlier)-5):] {
+			fmt.Fprintf(&b, "- %s\n", strings.TrimSpace(f))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("=== Action ===\nAnalyze the output mismatch and fix the implementation. Do not repeat an earlier attempt.")
+	return b.String()
+}
+
+// firstLine summarises a failure for the list of attempts.
+func firstLine(res Outcome, v *Verifier) string {
+	exp, act := strings.Split(normalizeOutput(v.Expected), "\n"), strings.Split(normalizeOutput(res.Actual), "\n")
+	for i := 0; i < max(len(exp), len(act)); i++ {
+		var e, g string
+		if i < len(exp) {
+			e = exp[i]
+		}
+		if i < len(act) {
+			g = act[i]
+		}
+		if e != g {
+			return fmt.Sprintf("line %d: expected %q, got %q (exit status %d)", i+1, e, g, res.ExitCode)
+		}
+	}
+	return fmt.Sprintf("exit status %d", res.ExitCode)
+}
+
+// clipLines keeps the first maxMessageLines lines of s.
+func clipLines(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "(empty)"
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) <= maxMessageLines {
+		return s
+	}
+	return strings.Join(lines[:maxMessageLines], "\n") + fmt.Sprintf("\n… (%d more lines)", len(lines)-maxMessageLines)
+}

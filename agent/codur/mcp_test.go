@@ -1,0 +1,62 @@
+package codur_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/agent/codur"
+	"github.com/agentgraph/agentgraph/llm"
+)
+
+type shoutIn struct {
+	Text string `json:"text"`
+}
+
+func TestMCPServerOfTheConfigGivesTools(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "shouter", Version: "v1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "shout", Description: "Upper-case a text."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in shoutIn) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "LOUD " + in.Text}}}, nil, nil
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+
+	cfg, err := codur.ParseConfig([]byte("mcp_servers:\n  loud: {url: \"" + srv.URL + "\"}\n"))
+	require.NoError(t, err)
+	dir, ws := workspace(t, nil)
+	mcpTools, closeMCP, err := cfg.MCPTools(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, closeMCP()) })
+	var names []string
+	for _, tl := range mcpTools {
+		names = append(names, tl.Name())
+	}
+	require.ElementsMatch(t, []string{"loud__shout", "list_mcp_tools", "call_mcp_tool", "read_mcp_resource"}, names)
+
+	// The planner calls the MCP tool directly, as it would a file tool.
+	model := llm.NewScripted(
+		text(`{"task_type": "other", "confidence": 0.5, "action": "plan"}`),
+		text(`{"action": "tool", "tool_calls": [{"tool": "loud__shout", "args": {"text": "hi"}}]}`))
+	reg := codur.NewRegistry()
+	g, err := codur.New(model, reg, append(codur.DefaultTools(ws), mcpTools...))
+	require.NoError(t, err)
+	r := run(t, g, codur.Input("say hi through the shouter", false))
+	require.NoError(t, r.err)
+	require.Contains(t, r.out.FinalResponse.Get(), "LOUD hi")
+	out, err := mcpTools[0].Call(t.Context(), json.RawMessage(`{"text": "x"}`))
+	require.NoError(t, err)
+	require.Contains(t, out, "LOUD x")
+}
+
+func TestMCPToolsWithoutServers(t *testing.T) {
+	ts, closeMCP, err := codur.Config{}.MCPTools(t.Context(), t.TempDir())
+	require.NoError(t, err)
+	require.Empty(t, ts)
+	require.NoError(t, closeMCP())
+}

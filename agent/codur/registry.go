@@ -1,0 +1,267 @@
+package codur
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/internal/process"
+	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/state"
+	"github.com/agentgraph/agentgraph/tools"
+)
+
+// Agent is something the planner can delegate a task to: a model, or an
+// external coding CLI.
+type Agent interface {
+	// Run answers the conversation req.Messages. An agent that can call
+	// tools natively returns them as the tool calls of its message; one
+	// that cannot writes them in its text (see [Detector]).
+	Run(ctx context.Context, req Request) (*Reply, error)
+}
+
+// Request is what an [Agent] is asked.
+type Request struct {
+	// Messages is the conversation: a system message, the task, the
+	// context, and the tool results of earlier rounds.
+	Messages []state.Message
+	// Tools describe the tools the agent may call.
+	Tools []llms.Tool
+	// Dir is the workspace.
+	Dir string
+}
+
+// Reply is an [Agent]'s answer.
+type Reply struct {
+	// Message is the answer, an AI message.
+	Message state.Message
+	// Usage is the token usage, zero when unknown.
+	Usage llm.Usage
+}
+
+// ModelAgent is an [Agent] backed by a chat model; it binds the tools.
+type ModelAgent struct {
+	Model llm.Model
+	// CallOptions are added to every call.
+	CallOptions []llm.CallOption
+}
+
+// Run implements [Agent].
+func (a *ModelAgent) Run(ctx context.Context, req Request) (*Reply, error) {
+	opts := slices.Clone(a.CallOptions)
+	if len(req.Tools) > 0 {
+		opts = append(opts, llm.WithTools(req.Tools))
+	}
+	resp, err := llm.GenerateToGraph(ctx, a.Model, req.Messages, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Reply{Message: resp.Message, Usage: resp.Usage}, nil
+}
+
+// DefaultCLITimeout bounds a run of a [CLIAgent] whose Timeout is zero.
+const DefaultCLITimeout = 10 * time.Minute
+
+// CLIAgent is an [Agent] that runs an external coding CLI as a
+// subprocess, in the workspace, once per round: the prompt (the
+// conversation as text) replaces "{prompt}" in Args, or is the last
+// argument when no argument has the placeholder. Its standard output is
+// the answer; tool calls are found in it by the [Detector]. Every process
+// the command started is killed when it exits or times out.
+type CLIAgent struct {
+	// Command and Args run the CLI.
+	Command string
+	Args    []string
+	// Timeout bounds a run (DefaultCLITimeout if zero).
+	Timeout time.Duration
+	// Env is added to the environment.
+	Env []string
+}
+
+// CLIError reports a CLI agent that exited with a non-zero status or
+// timed out.
+type CLIError struct {
+	Command  string
+	ExitCode int
+	TimedOut bool
+	// Stderr is the end of what it wrote on its standard error.
+	Stderr string
+}
+
+// Error implements error.
+func (e *CLIError) Error() string {
+	if e.TimedOut {
+		return fmt.Sprintf("codur: agent command %s timed out", e.Command)
+	}
+	return fmt.Sprintf("codur: agent command %s exited with status %d: %s", e.Command, e.ExitCode, strings.TrimSpace(e.Stderr))
+}
+
+// maxCLIOutput bounds what is kept of a CLI agent's output.
+const maxCLIOutput = 1 << 20
+
+// Run implements [Agent].
+func (a *CLIAgent) Run(ctx context.Context, req Request) (*Reply, error) {
+	if a.Command == "" {
+		return nil, errors.New("codur: CLI agent has no command")
+	}
+	if req.Dir == "" {
+		return nil, errors.New("codur: CLI agent needs a workspace directory")
+	}
+	prompt := promptText(req.Messages)
+	args := make([]string, 0, len(a.Args)+1)
+	placed := false
+	for _, arg := range a.Args {
+		if strings.Contains(arg, "{prompt}") {
+			arg = strings.ReplaceAll(arg, "{prompt}", prompt)
+			placed = true
+		}
+		args = append(args, arg)
+	}
+	if !placed {
+		args = append(args, prompt)
+	}
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = DefaultCLITimeout
+	}
+	var stdout, stderr bytes.Buffer
+	res, err := process.Run(ctx, process.Command{
+		Name: a.Command, Args: args, Dir: req.Dir, Env: a.Env, Timeout: timeout,
+		Stdout: &limitWriter{w: &stdout, n: maxCLIOutput},
+		Stderr: &limitWriter{w: &stderr, n: 64 << 10},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("codur: agent command %s: %w", a.Command, err)
+	}
+	if res.TimedOut || res.ExitCode != 0 {
+		tail := stderr.String()
+		if len(tail) > 2000 {
+			tail = tail[len(tail)-2000:]
+		}
+		return nil, &CLIError{Command: a.Command, ExitCode: res.ExitCode, TimedOut: res.TimedOut, Stderr: tail}
+	}
+	return &Reply{Message: state.AI(strings.TrimSpace(stdout.String()))}, nil
+}
+
+// promptText renders a conversation as the text given to a CLI agent.
+func promptText(msgs []state.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		text := strings.TrimSpace(m.Text())
+		if text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		switch m.Role {
+		case llms.ChatMessageTypeAI:
+			b.WriteString("[your earlier answer]\n")
+		case llms.ChatMessageTypeTool:
+			b.WriteString("[tool result]\n")
+		}
+		b.WriteString(text)
+	}
+	return b.String()
+}
+
+// AgentInfo describes an agent of a [Registry].
+type AgentInfo struct {
+	// Ref is how the planner names it: "llm:<profile>" or "agent:<name>".
+	Ref string `json:"ref"`
+	// Description is shown to the planner.
+	Description string `json:"description,omitempty"`
+	// Detail says what runs: the model spec, or the command line.
+	Detail string `json:"detail,omitempty"`
+}
+
+// DuplicateAgentError is returned by [Registry.Register] for a reference
+// already registered.
+type DuplicateAgentError struct{ Ref string }
+
+// Error implements error.
+func (e *DuplicateAgentError) Error() string {
+	return fmt.Sprintf("codur: agent %q is already registered", e.Ref)
+}
+
+// BadRefError is returned for an agent reference that is neither
+// "llm:<profile>" nor "agent:<name>".
+type BadRefError struct{ Ref string }
+
+// Error implements error.
+func (e *BadRefError) Error() string {
+	return fmt.Sprintf("codur: bad agent reference %q: want llm:<profile> or agent:<name>", e.Ref)
+}
+
+// Registry holds the agents the planner can delegate to. It is safe for
+// concurrent use; its zero value is empty and ready.
+type Registry struct {
+	mu     sync.RWMutex
+	agents map[string]Agent
+	infos  map[string]AgentInfo
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{} }
+
+// Register adds the agent a under info.Ref, which must be "llm:<profile>"
+// or "agent:<name>" and not registered yet.
+func (r *Registry) Register(info AgentInfo, a Agent) error {
+	kind, name, ok := strings.Cut(info.Ref, ":")
+	if !ok || (kind != "llm" && kind != "agent") || strings.TrimSpace(name) == "" || a == nil {
+		return &BadRefError{Ref: info.Ref}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.agents[info.Ref]; dup {
+		return &DuplicateAgentError{Ref: info.Ref}
+	}
+	if r.agents == nil {
+		r.agents, r.infos = map[string]Agent{}, map[string]AgentInfo{}
+	}
+	r.agents[info.Ref], r.infos[info.Ref] = a, info
+	return nil
+}
+
+// Get returns the agent registered under ref.
+func (r *Registry) Get(ref string) (Agent, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a, ok := r.agents[ref]
+	return a, ok
+}
+
+// List returns the agents, sorted by reference.
+func (r *Registry) List() []AgentInfo {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]AgentInfo, 0, len(r.infos))
+	for _, i := range r.infos {
+		out = append(out, i)
+	}
+	slices.SortFunc(out, func(a, b AgentInfo) int { return strings.Compare(a.Ref, b.Ref) })
+	return out
+}
+
+// toolDescriptions lists tools for the prompts.
+func toolDescriptions(ts []tools.Tool) string {
+	if len(ts) == 0 {
+		return "(none)"
+	}
+	var b strings.Builder
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		desc, _, _ := strings.Cut(t.Description(), ". ")
+		fmt.Fprintf(&b, "- %s: %s (arguments: %s)", t.Name(), strings.TrimSuffix(desc, "."), t.Parameters())
+	}
+	return b.String()
+}

@@ -1,0 +1,148 @@
+package codur
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/internal/process"
+	"github.com/agentgraph/agentgraph/tools"
+)
+
+// DefaultVerifyTimeout bounds one run of the program being verified.
+const DefaultVerifyTimeout = 30 * time.Second
+
+// Verifier checks a fix: it runs the program and compares its standard
+// output with the expected output. The expected output is read once, when
+// the Verifier is made, so an agent that rewrites expected.txt does not
+// change what counts as a pass.
+//
+// The program is code a model wrote: it runs without the variables of this
+// process whose names look like secrets (API keys, tokens), and every
+// process it started is killed when it ends or times out, but it is not
+// sandboxed — it can read and write what this process can.
+type Verifier struct {
+	// Dir is the directory the program runs in.
+	Dir string
+	// Program is the source file the local repairs mutate, relative to Dir.
+	Program string
+	// Command runs the program (for example python3 main.py).
+	Command []string
+	// Expected is the expected standard output.
+	Expected string
+	// Timeout bounds a run (DefaultVerifyTimeout if zero).
+	Timeout time.Duration
+}
+
+// ErrNoProgram is returned by [DetectVerifier] for a directory without
+// main.py or main.go, or without expected.txt.
+var ErrNoProgram = errors.New("codur: no main.py or main.go with an expected.txt")
+
+// DetectVerifier returns the Verifier of dir: main.py run with python3, or
+// main.go run with go run, compared with expected.txt.
+func DetectVerifier(dir string) (*Verifier, error) {
+	expected, err := os.ReadFile(filepath.Join(dir, "expected.txt"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoProgram, err)
+	}
+	for _, c := range []struct {
+		file string
+		cmd  []string
+	}{
+		{"main.py", []string{"python3", "main.py"}},
+		{"main.go", []string{"go", "run", "main.go"}},
+	} {
+		if _, err := os.Stat(filepath.Join(dir, c.file)); err == nil {
+			return &Verifier{Dir: dir, Program: c.file, Command: c.cmd, Expected: string(expected)}, nil
+		}
+	}
+	return nil, ErrNoProgram
+}
+
+// Outcome is the result of one verification run.
+type Outcome struct {
+	// Passed reports output equal to the expected output (ignoring
+	// trailing spaces on each line and trailing blank lines).
+	Passed bool
+	// Actual and Stderr are what the program wrote; ExitCode its status
+	// (-1 when killed).
+	Actual, Stderr string
+	ExitCode       int
+	// TimedOut reports a program stopped by the timeout.
+	TimedOut bool
+}
+
+// Run runs the program once.
+func (v *Verifier) Run(ctx context.Context) (Outcome, error) {
+	return v.run(ctx, v.Timeout)
+}
+
+func (v *Verifier) run(ctx context.Context, timeout time.Duration) (Outcome, error) {
+	if len(v.Command) == 0 {
+		return Outcome{}, errors.New("codur: verifier has no command")
+	}
+	if timeout <= 0 {
+		timeout = DefaultVerifyTimeout
+	}
+	var stdout, stderr bytes.Buffer
+	res, err := process.Run(ctx, process.Command{
+		Name:     v.Command[0],
+		Args:     v.Command[1:],
+		Dir:      v.Dir,
+		Env:      withoutSecrets(os.Environ()),
+		ClearEnv: true,
+		Timeout:  timeout,
+		Stdout:   &limitWriter{w: &stdout, n: 1 << 20},
+		Stderr:   &limitWriter{w: &stderr, n: 1 << 20},
+	})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("codur: run %s: %w", strings.Join(v.Command, " "), err)
+	}
+	out := Outcome{Actual: stdout.String(), Stderr: stderr.String(), ExitCode: res.ExitCode, TimedOut: res.TimedOut}
+	if res.TimedOut {
+		out.Stderr += fmt.Sprintf("\n[killed after %s]", timeout)
+	}
+	out.Passed = !res.TimedOut && res.ExitCode == 0 && normalizeOutput(out.Actual) == normalizeOutput(v.Expected)
+	return out, nil
+}
+
+// withoutSecrets drops the variables whose names look like secrets (see
+// tools.SecretEnvName): the program verified is code a model wrote.
+func withoutSecrets(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !tools.SecretEnvName(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// normalizeOutput drops trailing spaces of each line, carriage returns and
+// trailing blank lines.
+func normalizeOutput(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\r")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// limitWriter keeps the first n bytes written to it and drops the rest.
+type limitWriter struct {
+	w *bytes.Buffer
+	n int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if room := l.n - l.w.Len(); room > 0 {
+		l.w.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}

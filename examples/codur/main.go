@@ -1,0 +1,439 @@
+// Command codur is a coding assistant built on agent/codur: three planning
+// phases (patterns, a quick classification, a full plan), delegation to
+// model or CLI agents with a tool loop, and a review that runs the program,
+// tries cheap local repairs and loops with the verification failure.
+//
+//	codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--verbose]
+//	codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--report FILE.md] [--json FILE.json]
+//	codur agents [--config FILE] [--model SPEC]
+//	codur graph
+//
+// The model comes from --config (profiles, agents, MCP servers; see
+// codur.Config), else --model, else $CODUR_MODEL, as a spec of llm.New
+// ("openai:gpt-4o-mini", "ollama:qwen3", …). With none, codur runs
+// offline: `codur "task"` and `codur challenge` run the bundled challenges
+// on a SCRIPTED model whose replies are canned (the tools, the program
+// runs, the verification and the local repairs are real), and say so.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/agentgraph/agentgraph/agent/codur"
+	"github.com/agentgraph/agentgraph/agent/codur/challenge"
+	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/tools"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+const usage = `codur — a three-phase planning coding assistant.
+
+Usage:
+  codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--verbose]
+  codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--report FILE.md] [--json FILE.json]
+                            run challenges (default: the bundled ones)
+  codur agents [--config FILE] [--model SPEC]
+                            list the agents the planner can delegate to
+  codur graph               print the graph as a Mermaid flowchart
+
+Without --config, --model or $CODUR_MODEL, codur runs offline on a scripted model.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "challenge":
+		return challengeCommand(ctx, args[1:], stdout, stderr)
+	case "agents":
+		return agentsCommand(ctx, args[1:], stdout, stderr)
+	case "graph":
+		return graphCommand(stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	return taskCommand(ctx, args, stdout, stderr)
+}
+
+// modelFlags are the flags choosing the models.
+type modelFlags struct {
+	config, model string
+}
+
+func (m *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.config, "config", "", "configuration file (YAML)")
+	fs.StringVar(&m.model, "model", "", "model spec for the planner and llm:default (default $CODUR_MODEL)")
+}
+
+// offline reports that no model is configured.
+func (m *modelFlags) offline() bool {
+	return m.config == "" && m.model == "" && os.Getenv("CODUR_MODEL") == ""
+}
+
+// setup returns the planner, the registry, the options and the MCP tools
+// of the flags for the workspace dir.
+func (m *modelFlags) setup(ctx context.Context, dir string) (llm.Model, *codur.Registry, []codur.Option, []tools.Tool, func() error, error) {
+	noop := func() error { return nil }
+	if m.config == "" {
+		spec := m.model
+		if spec == "" {
+			spec = os.Getenv("CODUR_MODEL")
+		}
+		model, err := llm.New(ctx, spec)
+		if err != nil {
+			return nil, nil, nil, nil, noop, err
+		}
+		reg := codur.NewRegistry()
+		err = reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent, Description: "the model " + spec, Detail: spec}, &codur.ModelAgent{Model: model})
+		return model, reg, nil, nil, noop, err
+	}
+	cfg, err := codur.LoadConfig(m.config)
+	if err != nil {
+		return nil, nil, nil, nil, noop, err
+	}
+	reg, err := cfg.Registry(ctx, nil)
+	if err != nil {
+		return nil, nil, nil, nil, noop, err
+	}
+	plannerRef := "llm:" + cfg.Planner
+	if cfg.Planner == "" {
+		plannerRef = cfg.DefaultAgent
+	}
+	a, ok := reg.Get(plannerRef)
+	ma, isModel := a.(*codur.ModelAgent)
+	if !ok || !isModel {
+		return nil, nil, nil, nil, noop, fmt.Errorf("config: the planner %q must be a profile (set planner: or default_agent: llm:<profile>)", plannerRef)
+	}
+	mcpTools, closeMCP, err := cfg.MCPTools(ctx, dir)
+	if err != nil {
+		return nil, nil, nil, nil, noop, err
+	}
+	return ma.Model, reg, cfg.Options(), mcpTools, closeMCP, nil
+}
+
+const offlineNotice = `No model configured (--config, --model or $CODUR_MODEL): running OFFLINE on a
+SCRIPTED model whose replies are canned. The tools, the program runs, the
+verification and the local repairs are real; the model's words are not.
+Set CODUR_MODEL=openai:gpt-4o-mini (or --config codur.yaml) to use a real model.
+`
+
+func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("codur", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var mf modelFlags
+	mf.register(fs)
+	cwd := fs.String("cwd", ".", "workspace directory")
+	verbose := fs.Bool("verbose", false, "print model calls and tool results in full")
+	positional, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(positional) > 1 {
+		fmt.Fprintf(stderr, "codur: one task, quoted: codur %q\n", strings.Join(positional, " "))
+		return exitUsage
+	}
+	task := ""
+	if len(positional) == 1 {
+		task = positional[0]
+	}
+	if strings.TrimSpace(task) == "" {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	if mf.offline() {
+		fmt.Fprint(stdout, offlineNotice)
+		fmt.Fprintf(stdout, "Your task %q was not run; the bundled challenges show every phase instead.\n\n", task)
+		return runChallenges(ctx, nil, 2, "", "", *verbose, &mf, stdout, stderr)
+	}
+	dir, err := filepath.Abs(*cwd)
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitError
+	}
+	ws, err := tools.NewWorkspace(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitError
+	}
+	planner, reg, opts, mcpTools, closeMCP, err := mf.setup(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitError
+	}
+	defer closeMCP()
+	opts = append(opts, codur.WithWorkspace(dir))
+	if v, err := codur.DetectVerifier(dir); err == nil {
+		opts = append(opts, codur.WithVerifier(v))
+		fmt.Fprintf(stdout, "verifying with: %s (expected.txt)\n", strings.Join(v.Command, " "))
+	}
+	g, err := codur.New(planner, reg, append(codur.DefaultTools(ws), mcpTools...), opts...)
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitError
+	}
+	var final codur.State
+	for ev, err := range g.Stream(ctx, codur.Input(task, false), graph.WithStreamModes(graph.ModeValues|graph.ModeCustom)) {
+		if err != nil {
+			fmt.Fprintln(stderr, "codur:", err)
+			return exitError
+		}
+		if s, ok := ev.Payload.(codur.State); ok {
+			final = s
+			continue
+		}
+		printEvent(stdout, ev.Payload, *verbose)
+	}
+	fmt.Fprintf(stdout, "\n%s\n", final.FinalResponse.Get())
+	if final.Iterations.Get() > 0 && !final.Verified.Get() && final.Failures.Len() > 0 {
+		return exitError
+	}
+	return exitOK
+}
+
+// printEvent prints one event of a run.
+func printEvent(w io.Writer, p any, verbose bool) {
+	switch e := p.(type) {
+	case codur.Decision:
+		line := fmt.Sprintf("[%s] %s", e.Phase, e.Action)
+		if e.Agent != "" {
+			line += " → " + e.Agent
+		}
+		if len(e.Tools) > 0 {
+			line += " → " + strings.Join(e.Tools, ", ")
+		}
+		if e.Confidence > 0 {
+			line += fmt.Sprintf(" (confidence %.2f)", e.Confidence)
+		}
+		if e.Fallback {
+			line += " (fallback)"
+		}
+		if e.Reason != "" {
+			line += ": " + e.Reason
+		}
+		fmt.Fprintln(w, line)
+	case codur.ToolRound:
+		if e.Format != "" {
+			fmt.Fprintf(w, "  %s round %d: %s calls %s", e.Agent, e.Round, e.Format, strings.Join(e.Tools, ", "))
+			if e.LimitReached {
+				fmt.Fprint(w, " (round limit reached, not run)")
+			}
+			fmt.Fprintln(w)
+		}
+	case events.ToolResult:
+		fmt.Fprintf(w, "    %s → %s\n", e.Name, clip(e.Result, verbose))
+	case codur.Verification:
+		status := "FAILED"
+		if e.Passed {
+			status = "passed"
+		}
+		fmt.Fprintf(w, "  verification %d %s\n", e.Iteration, status)
+	case codur.RepairAttempted:
+		if e.Fixed != "" {
+			fmt.Fprintf(w, "  local repair %s fixed it (%d candidates)\n", e.Fixed, e.Tried)
+		} else {
+			fmt.Fprintf(w, "  no local repair among %d candidates\n", e.Tried)
+		}
+	case events.ModelCall:
+		if verbose {
+			fmt.Fprintf(w, "  model: %s\n", clip(e.Text, true))
+		}
+	}
+}
+
+func clip(s string, full bool) string {
+	s = strings.TrimSpace(s)
+	if !full {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[:i] + " …"
+		}
+		if len(s) > 100 {
+			s = s[:100] + "…"
+		}
+	}
+	return s
+}
+
+// parseInterspersed parses args with fs, flags and positional arguments in
+// any order, and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("codur challenge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var mf modelFlags
+	mf.register(fs)
+	jobs := fs.Int("j", 2, "challenges run at once")
+	report := fs.String("report", "", "write the Markdown report to this file")
+	jsonOut := fs.String("json", "", "write the JSON report to this file")
+	verbose := fs.Bool("verbose", false, "print each result as it comes")
+	dirs, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if mf.offline() {
+		fmt.Fprint(stdout, offlineNotice+"\n")
+	}
+	return runChallenges(ctx, dirs, *jobs, *report, *jsonOut, *verbose, &mf, stdout, stderr)
+}
+
+func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPath string, verbose bool, mf *modelFlags, stdout, stderr io.Writer) int {
+	var chs []challenge.Challenge
+	var err error
+	if len(dirs) == 0 {
+		chs, err = challenge.Bundled()
+	} else {
+		chs, err = challenge.Load(dirs...)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitError
+	}
+	setup, name := challenge.Setup(challenge.Offline), "scripted (offline)"
+	var opts []challenge.Option
+	if !mf.offline() {
+		name = mf.model
+		if mf.config != "" {
+			name = "config " + mf.config
+		} else if name == "" {
+			name = os.Getenv("CODUR_MODEL")
+		}
+		setup = func(ctx context.Context, _ challenge.Challenge, dir string) (llm.Model, *codur.Registry, error) {
+			planner, reg, _, _, closeMCP, err := mf.setup(ctx, dir)
+			_ = closeMCP()
+			return planner, reg, err
+		}
+	}
+	opts = append(opts, challenge.WithParallel(jobs), challenge.WithModelName(name))
+	if verbose {
+		opts = append(opts, challenge.WithProgress(func(r challenge.Result) {
+			status := "FAIL"
+			if r.Passed {
+				status = "pass"
+			}
+			fmt.Fprintf(stdout, "%s %s (%d iterations, decided by %s)\n", status, r.Name, r.Iterations, r.DecidedBy)
+		}))
+	}
+	rep, err := challenge.Run(ctx, chs, setup, opts...)
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitError
+	}
+	md := rep.Markdown()
+	fmt.Fprint(stdout, md)
+	if mdPath != "" {
+		if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
+			fmt.Fprintln(stderr, "codur:", err)
+			return exitError
+		}
+	}
+	if jsonPath != "" {
+		b, err := rep.JSON()
+		if err == nil {
+			err = os.WriteFile(jsonPath, b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "codur:", err)
+			return exitError
+		}
+	}
+	return exitOK
+}
+
+func agentsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("codur agents", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var mf modelFlags
+	mf.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	var reg *codur.Registry
+	if mf.offline() {
+		fmt.Fprintln(stderr, "codur: no model configured; showing the offline registry")
+		reg = codur.NewRegistry()
+		if err := reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent, Description: "scripted offline model", Detail: "scripted"},
+			&codur.ModelAgent{Model: llm.NewScripted()}); err != nil {
+			fmt.Fprintln(stderr, "codur:", err)
+			return exitError
+		}
+	} else {
+		var err error
+		if mf.config != "" {
+			cfg, lerr := codur.LoadConfig(mf.config)
+			if lerr != nil {
+				fmt.Fprintln(stderr, "codur:", lerr)
+				return exitError
+			}
+			reg, err = cfg.Registry(ctx, nil)
+		} else {
+			_, reg, _, _, _, err = mf.setup(ctx, ".")
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "codur:", err)
+			return exitError
+		}
+	}
+	list := reg.List()
+	if *asJSON {
+		b, _ := json.MarshalIndent(list, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+		return exitOK
+	}
+	for _, a := range list {
+		fmt.Fprintf(stdout, "%-20s %s", a.Ref, a.Detail)
+		if a.Description != "" {
+			fmt.Fprintf(stdout, " — %s", a.Description)
+		}
+		fmt.Fprintln(stdout)
+	}
+	return exitOK
+}
+
+func graphCommand(stdout, stderr io.Writer) int {
+	g, err := codur.New(llm.NewScripted(), codur.NewRegistry(), nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitError
+	}
+	fmt.Fprint(stdout, g.Mermaid())
+	return exitOK
+}

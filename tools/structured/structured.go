@@ -1,0 +1,424 @@
+// Package structured provides tools that read and write structured data
+// files of a workspace — JSON, YAML (go.yaml.in/yaml/v3) and INI
+// (gopkg.in/ini.v1) — for LLM agents. They do their I/O through
+// tools.Workspace.ReadFile and WriteFile, so they are confined like the
+// file tools of package tools. They live in a package of their own so that
+// programs using package tools do not link the YAML and INI parsers.
+package structured
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"gopkg.in/ini.v1"
+
+	"github.com/agentgraph/agentgraph/tools"
+)
+
+// StructuredReadArgs are the arguments of json_read and yaml_read.
+type StructuredReadArgs struct {
+	// Path is the file to read.
+	Path string `json:"path" jsonschema:"required" jsonschema_description:"File path, relative to the workspace root."`
+	// Key selects a value inside the document: keys and array indexes
+	// separated by dots ("servers.0.port"); empty selects the whole
+	// document.
+	Key string `json:"key,omitempty" jsonschema_description:"Dotted path of the value to return, e.g. servers.0.port. Default: the whole document."`
+}
+
+// StructuredWriteArgs are the arguments of json_write and yaml_write.
+type StructuredWriteArgs struct {
+	// Path is the file to write.
+	Path string `json:"path" jsonschema:"required" jsonschema_description:"File path, relative to the workspace root. Created with its parent directories if missing."`
+	// Key, when set, replaces only the value at that dotted path of the
+	// existing document (objects on the way are created).
+	Key string `json:"key,omitempty" jsonschema_description:"Dotted path of the value to set in the existing document; empty replaces the whole document."`
+	// Value is the JSON value to write.
+	Value json.RawMessage `json:"value" jsonschema:"required" jsonschema_description:"The value to write, as JSON (object, array, string, number, boolean or null)."`
+}
+
+// structuredFormat is a data format the json_* and yaml_* tools handle.
+type structuredFormat struct {
+	name   string
+	decode func([]byte) (any, error)
+	encode func(any) ([]byte, error)
+}
+
+var jsonFormat = structuredFormat{
+	name: "json",
+	decode: func(b []byte) (any, error) {
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	},
+	encode: func(v any) ([]byte, error) {
+		b, err := json.MarshalIndent(v, "", "  ")
+		return append(b, '\n'), err
+	},
+}
+
+var yamlFormat = structuredFormat{
+	name: "yaml",
+	decode: func(b []byte) (any, error) {
+		var v any
+		if err := yaml.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
+		return normalizeYAML(v), nil
+	},
+	encode: func(v any) ([]byte, error) { return yaml.Marshal(v) },
+}
+
+// normalizeYAML turns the map[any]any yaml may produce into
+// map[string]any, so that the value encodes as JSON.
+func normalizeYAML(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalizeYAML(e)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[fmt.Sprint(k)] = normalizeYAML(e)
+		}
+		return m
+	case []any:
+		for i, e := range t {
+			t[i] = normalizeYAML(e)
+		}
+	}
+	return v
+}
+
+// JSONRead returns the json_read tool: it parses a JSON file of the
+// workspace and returns the document, or the value at a dotted key path,
+// as indented JSON.
+func JSONRead(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
+	return structuredRead(ws, jsonFormat, opts)
+}
+
+// JSONWrite returns the json_write tool: it writes a JSON value, indented,
+// as a whole file or at a dotted key path of the existing document.
+func JSONWrite(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
+	return structuredWrite(ws, jsonFormat, opts)
+}
+
+// YAMLRead returns the yaml_read tool: it parses a YAML file of the
+// workspace (with go.yaml.in/yaml/v3) and returns the document, or the
+// value at a dotted key path, as indented JSON.
+func YAMLRead(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
+	return structuredRead(ws, yamlFormat, opts)
+}
+
+// YAMLWrite returns the yaml_write tool: it writes a JSON value as YAML, as
+// a whole file or at a dotted key path of the existing document. Setting a
+// key re-encodes the document, so its comments and layout are not kept.
+func YAMLWrite(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
+	return structuredWrite(ws, yamlFormat, opts)
+}
+
+func structuredRead(ws *tools.Workspace, f structuredFormat, opts []tools.Option) tools.Tool {
+	name := f.name + "_read"
+	return tools.New(name,
+		"Parse a "+strings.ToUpper(f.name)+" file of the workspace and return it (or the value at a dotted key path) as JSON.",
+		func(ctx context.Context, args StructuredReadArgs) (string, error) {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+			data, err := ws.ReadFile(args.Path, opts...)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", name, err)
+			}
+			doc, err := f.decode(data)
+			if err != nil {
+				return "", fmt.Errorf("%s: %s is not valid %s: %w", name, args.Path, strings.ToUpper(f.name), err)
+			}
+			v, err := lookupPath(doc, args.Key)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", name, err)
+			}
+			out, err := json.MarshalIndent(v, "", "  ")
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", name, err)
+			}
+			return string(out), nil
+		})
+}
+
+func structuredWrite(ws *tools.Workspace, f structuredFormat, opts []tools.Option) tools.Tool {
+	name := f.name + "_write"
+	return tools.New(name,
+		"Write a JSON value to a "+strings.ToUpper(f.name)+" file of the workspace: the whole document, or only the value at a dotted key path.",
+		func(ctx context.Context, args StructuredWriteArgs) (string, error) {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+			value, err := jsonFormat.decode(args.Value)
+			if err != nil {
+				return "", fmt.Errorf("%s: value is not valid JSON: %w", name, err)
+			}
+			doc := value
+			if args.Key != "" {
+				var existing any = map[string]any{}
+				data, err := ws.ReadFile(args.Path, opts...)
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+				case err != nil:
+					return "", fmt.Errorf("%s: %w", name, err)
+				case len(bytes.TrimSpace(data)) > 0:
+					if existing, err = f.decode(data); err != nil {
+						return "", fmt.Errorf("%s: %s is not valid %s: %w", name, args.Path, strings.ToUpper(f.name), err)
+					}
+				}
+				if doc, err = setPath(existing, strings.Split(args.Key, "."), value); err != nil {
+					return "", fmt.Errorf("%s: %w", name, err)
+				}
+			}
+			out, err := f.encode(toPlain(doc))
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", name, err)
+			}
+			if _, err := ws.WriteFile(args.Path, out, opts...); err != nil {
+				return "", fmt.Errorf("%s: %w", name, err)
+			}
+			return fmt.Sprintf("wrote %s (%d bytes)", args.Path, len(out)), nil
+		})
+}
+
+// toPlain converts json.Number values to int64 or float64, so that YAML
+// encodes them as numbers rather than strings.
+func toPlain(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		if f, err := t.Float64(); err == nil {
+			return f
+		}
+		return t.String()
+	case map[string]any:
+		for k, e := range t {
+			t[k] = toPlain(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = toPlain(e)
+		}
+	}
+	return v
+}
+
+// KeyPathError reports a dotted key path that does not lead to a value.
+type KeyPathError struct {
+	// Key is the whole path and At the segment that failed.
+	Key, At string
+}
+
+// Error implements error.
+func (e *KeyPathError) Error() string {
+	return fmt.Sprintf("key %q: no value at %q", e.Key, e.At)
+}
+
+// lookupPath returns the value at the dotted path key of doc.
+func lookupPath(doc any, key string) (any, error) {
+	if key == "" {
+		return doc, nil
+	}
+	cur := doc
+	for _, seg := range strings.Split(key, ".") {
+		switch t := cur.(type) {
+		case map[string]any:
+			v, ok := t[seg]
+			if !ok {
+				return nil, &KeyPathError{Key: key, At: seg}
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil, &KeyPathError{Key: key, At: seg}
+			}
+			cur = t[i]
+		default:
+			return nil, &KeyPathError{Key: key, At: seg}
+		}
+	}
+	return cur, nil
+}
+
+// setPath returns doc with the value at path set to v, creating objects on
+// the way; an index of an array must exist.
+func setPath(doc any, path []string, v any) (any, error) {
+	if len(path) == 0 {
+		return v, nil
+	}
+	seg := path[0]
+	switch t := doc.(type) {
+	case map[string]any:
+		child, err := setPath(t[seg], path[1:], v)
+		if err != nil {
+			return nil, err
+		}
+		t[seg] = child
+		return t, nil
+	case []any:
+		i, err := strconv.Atoi(seg)
+		if err != nil || i < 0 || i >= len(t) {
+			return nil, &KeyPathError{Key: strings.Join(path, "."), At: seg}
+		}
+		child, err := setPath(t[i], path[1:], v)
+		if err != nil {
+			return nil, err
+		}
+		t[i] = child
+		return t, nil
+	case nil:
+		return setPath(map[string]any{}, path, v)
+	}
+	return nil, &KeyPathError{Key: strings.Join(path, "."), At: seg}
+}
+
+// INIReadArgs are the arguments of the ini_read tool.
+type INIReadArgs struct {
+	// Path is the file to read.
+	Path string `json:"path" jsonschema:"required" jsonschema_description:"File path, relative to the workspace root."`
+	// Section limits the output to one section ("" is the default section
+	// of keys before any header, when Key is set).
+	Section string `json:"section,omitempty" jsonschema_description:"Only this section. Default: every section."`
+	// Key returns only this key's value of Section.
+	Key string `json:"key,omitempty" jsonschema_description:"Only this key of the section; its value is returned as plain text."`
+}
+
+// INIWriteArgs are the arguments of the ini_write tool.
+type INIWriteArgs struct {
+	// Path is the file to change.
+	Path string `json:"path" jsonschema:"required" jsonschema_description:"File path, relative to the workspace root. Created if missing."`
+	// Section is the section of the key ("" for the default section).
+	Section string `json:"section,omitempty" jsonschema_description:"Section of the key. Default: the keys before any section header."`
+	// Key is the key to set or delete.
+	Key string `json:"key" jsonschema:"required" jsonschema_description:"Key to set (or delete)."`
+	// Value is the new value.
+	Value string `json:"value,omitempty" jsonschema_description:"New value of the key."`
+	// Delete removes the key instead of setting it.
+	Delete bool `json:"delete,omitempty" jsonschema_description:"Delete the key instead of setting it."`
+}
+
+// INIRead returns the ini_read tool, which parses an INI file of the
+// workspace with gopkg.in/ini.v1 and returns it as a JSON object of
+// sections (the keys before any header are under "DEFAULT"), one section,
+// or one key's value.
+func INIRead(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
+	return tools.New("ini_read",
+		"Parse an INI file of the workspace; return all sections as JSON, one section, or one key's value.",
+		func(ctx context.Context, args INIReadArgs) (string, error) {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+			data, err := ws.ReadFile(args.Path, opts...)
+			if err != nil {
+				return "", fmt.Errorf("ini_read: %w", err)
+			}
+			f, err := ini.Load(data)
+			if err != nil {
+				return "", fmt.Errorf("ini_read: %s is not valid INI: %w", args.Path, err)
+			}
+			if args.Key != "" {
+				s, err := f.GetSection(sectionName(args.Section))
+				if err != nil || !s.HasKey(args.Key) {
+					return "", fmt.Errorf("ini_read: no key %q in section %q of %s", args.Key, args.Section, args.Path)
+				}
+				return s.Key(args.Key).String(), nil
+			}
+			out := map[string]map[string]string{}
+			for _, s := range f.Sections() {
+				if args.Section != "" && s.Name() != args.Section {
+					continue
+				}
+				if len(s.Keys()) == 0 && s.Name() == ini.DefaultSection {
+					continue
+				}
+				out[s.Name()] = s.KeysHash()
+			}
+			if args.Section != "" && len(out) == 0 {
+				return "", fmt.Errorf("ini_read: no section %q in %s", args.Section, args.Path)
+			}
+			b, err := json.MarshalIndent(out, "", "  ")
+			if err != nil {
+				return "", fmt.Errorf("ini_read: %w", err)
+			}
+			return string(b), nil
+		})
+}
+
+// INIWrite returns the ini_write tool, which sets or deletes one key of an
+// INI file of the workspace with gopkg.in/ini.v1, keeping the other keys,
+// sections and comments.
+func INIWrite(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
+	return tools.New("ini_write",
+		"Set (or delete) one key of an INI file of the workspace, keeping the rest of the file.",
+		func(ctx context.Context, args INIWriteArgs) (string, error) {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+			if strings.TrimSpace(args.Key) == "" {
+				return "", errors.New("ini_write: key is empty")
+			}
+			data, err := ws.ReadFile(args.Path, opts...)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return "", fmt.Errorf("ini_write: %w", err)
+			}
+			f, err := ini.Load(data)
+			if err != nil {
+				return "", fmt.Errorf("ini_write: %s is not valid INI: %w", args.Path, err)
+			}
+			s := f.Section(sectionName(args.Section))
+			verb := "set"
+			if args.Delete {
+				if !s.HasKey(args.Key) {
+					return "", fmt.Errorf("ini_write: no key %q in section %q of %s", args.Key, args.Section, args.Path)
+				}
+				s.DeleteKey(args.Key)
+				verb = "deleted"
+			} else {
+				s.Key(args.Key).SetValue(args.Value)
+			}
+			var buf bytes.Buffer
+			if _, err := f.WriteTo(&buf); err != nil {
+				return "", fmt.Errorf("ini_write: %w", err)
+			}
+			if _, err := ws.WriteFile(args.Path, buf.Bytes(), opts...); err != nil {
+				return "", fmt.Errorf("ini_write: %w", err)
+			}
+			return fmt.Sprintf("%s %s in section %q of %s", verb, args.Key, args.Section, args.Path), nil
+		})
+}
+
+// sectionName maps "" to ini's default section.
+func sectionName(s string) string {
+	if s == "" {
+		return ini.DefaultSection
+	}
+	return s
+}
+
+// Tools returns the structured-data tools: json_read, json_write,
+// yaml_read, yaml_write, ini_read and ini_write, sorted by name.
+func Tools(ws *tools.Workspace, opts ...tools.Option) []tools.Tool {
+	ts := []tools.Tool{JSONRead(ws, opts...), JSONWrite(ws, opts...), YAMLRead(ws, opts...), YAMLWrite(ws, opts...), INIRead(ws, opts...), INIWrite(ws, opts...)}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name() < ts[j].Name() })
+	return ts
+}

@@ -1,0 +1,169 @@
+package structured
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/tools"
+)
+
+func newTestWorkspace(t *testing.T) *tools.Workspace {
+	t.Helper()
+	ws, err := tools.NewWorkspace(t.TempDir())
+	require.NoError(t, err)
+	return ws
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+}
+
+func call(t *testing.T, tool tools.Tool, args any) (string, error) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	require.NoError(t, err)
+	return tool.Call(context.Background(), raw)
+}
+
+func TestJSONAndYAMLReadWithKeyPaths(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{
+		"c.json": `{"servers": [{"port": 8080}, {"port": 9090}], "name": "x"}`,
+		"c.yaml": "servers:\n  - port: 8080\n  - port: 9090\nname: x\n",
+	})
+	for _, c := range []struct {
+		tool tools.Tool
+		path string
+	}{{JSONRead(ws), "c.json"}, {YAMLRead(ws), "c.yaml"}} {
+		out, err := call(t, c.tool, StructuredReadArgs{Path: c.path, Key: "servers.1.port"})
+		require.NoError(t, err)
+		require.Equal(t, "9090", out)
+		out, err = call(t, c.tool, StructuredReadArgs{Path: c.path, Key: "name"})
+		require.NoError(t, err)
+		require.Equal(t, `"x"`, out)
+		_, err = call(t, c.tool, StructuredReadArgs{Path: c.path, Key: "servers.5.port"})
+		var ke *KeyPathError
+		require.ErrorAs(t, err, &ke)
+		require.Equal(t, "5", ke.At)
+	}
+}
+
+func TestStructuredReadRejectsInvalidDocuments(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"bad.json": "{", "bad.yaml": "a: [", "bad.ini": "[unclosed\n"})
+	_, err := call(t, JSONRead(ws), StructuredReadArgs{Path: "bad.json"})
+	require.ErrorContains(t, err, "not valid JSON")
+	_, err = call(t, YAMLRead(ws), StructuredReadArgs{Path: "bad.yaml"})
+	require.ErrorContains(t, err, "not valid YAML")
+	_, err = call(t, INIRead(ws), INIReadArgs{Path: "bad.ini"})
+	require.ErrorContains(t, err, "not valid INI")
+}
+
+func TestJSONWriteSetsAKeyOrTheWholeDocument(t *testing.T) {
+	ws := newTestWorkspace(t)
+	_, err := call(t, JSONWrite(ws), StructuredWriteArgs{Path: "c.json", Key: "db.port", Value: json.RawMessage(`5432`)})
+	require.NoError(t, err)
+	_, err = call(t, JSONWrite(ws), StructuredWriteArgs{Path: "c.json", Key: "db.host", Value: json.RawMessage(`"localhost"`)})
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(ws.Root(), "c.json"))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"db": {"port": 5432, "host": "localhost"}}`, string(b))
+	_, err = call(t, JSONWrite(ws), StructuredWriteArgs{Path: "c.json", Value: json.RawMessage(`[1, 2.5]`)})
+	require.NoError(t, err)
+	b, _ = os.ReadFile(filepath.Join(ws.Root(), "c.json"))
+	require.JSONEq(t, `[1, 2.5]`, string(b))
+	_, err = call(t, JSONWrite(ws), StructuredWriteArgs{Path: "c.json", Key: "0.x", Value: json.RawMessage(`1`)})
+	var ke *KeyPathError
+	require.ErrorAs(t, err, &ke, "a number is not an object")
+	_, err = JSONWrite(ws).Call(t.Context(), json.RawMessage(`{"path": "c.json", "value": {bad}`))
+	var ae *tools.ArgumentError
+	require.ErrorAs(t, err, &ae)
+}
+
+func TestYAMLWriteKeepsNumbersAsNumbers(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"c.yaml": "name: app\nreplicas: 1\n"})
+	_, err := call(t, YAMLWrite(ws), StructuredWriteArgs{Path: "c.yaml", Key: "replicas", Value: json.RawMessage(`3`)})
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(ws.Root(), "c.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, "name: app\nreplicas: 3\n", string(b))
+}
+
+func TestINIReadAndWriteKeepTheRestOfTheFile(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"a.ini": "; settings\ntop = 1\n\n[server]\n; the port\nport = 8080\nhost = example.org\n"})
+	out, err := call(t, INIRead(ws), INIReadArgs{Path: "a.ini", Section: "server", Key: "port"})
+	require.NoError(t, err)
+	require.Equal(t, "8080", out)
+	out, err = call(t, INIRead(ws), INIReadArgs{Path: "a.ini"})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"DEFAULT": {"top": "1"}, "server": {"port": "8080", "host": "example.org"}}`, out)
+	_, err = call(t, INIWrite(ws), INIWriteArgs{Path: "a.ini", Section: "server", Key: "port", Value: "9090"})
+	require.NoError(t, err)
+	_, err = call(t, INIWrite(ws), INIWriteArgs{Path: "a.ini", Section: "server", Key: "host", Delete: true})
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(ws.Root(), "a.ini"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "; the port")
+	require.Contains(t, string(b), "port = 9090")
+	require.NotContains(t, string(b), "host")
+	_, err = call(t, INIWrite(ws), INIWriteArgs{Path: "a.ini", Section: "server", Key: "host", Delete: true})
+	require.Error(t, err, "deleting a missing key")
+	_, err = call(t, INIRead(ws), INIReadArgs{Path: "a.ini", Section: "nope"})
+	require.Error(t, err)
+}
+
+func TestStructuredToolsStayInTheWorkspace(t *testing.T) {
+	ws := newTestWorkspace(t)
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"s.json": `{"k": 1}`})
+	require.NoError(t, os.Symlink(outside, filepath.Join(ws.Root(), "out")))
+	for _, c := range []struct {
+		tool tools.Tool
+		args any
+	}{
+		{JSONRead(ws), StructuredReadArgs{Path: "out/s.json"}},
+		{JSONWrite(ws), StructuredWriteArgs{Path: "out/s.json", Value: json.RawMessage(`1`)}},
+		{YAMLRead(ws), StructuredReadArgs{Path: "../x.yaml"}},
+		{INIWrite(ws), INIWriteArgs{Path: "out/x.ini", Key: "k", Value: "v"}},
+	} {
+		_, err := call(t, c.tool, c.args)
+		var oe *tools.OutsideWorkspaceError
+		require.ErrorAs(t, err, &oe)
+	}
+	b, _ := os.ReadFile(filepath.Join(outside, "s.json"))
+	require.Equal(t, `{"k": 1}`, string(b))
+}
+
+func TestToolNamesDoNotClashWithTheCodingTools(t *testing.T) {
+	ws := newTestWorkspace(t)
+	var names []string
+	for _, tl := range Tools(ws) {
+		names = append(names, tl.Name())
+	}
+	require.Equal(t, []string{"ini_read", "ini_write", "json_read", "json_write", "yaml_read", "yaml_write"}, names)
+	_, err := tools.NewSet(append(append(tools.Coding(ws), tools.FileOps(ws)...), Tools(ws)...)...)
+	require.NoError(t, err)
+}
+
+func TestStructuredToolsRefuseVCSMetadataWrites(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{".git/config": "[core]\n"})
+	_, err := call(t, INIWrite(ws), INIWriteArgs{Path: ".git/config", Section: "core", Key: "hooksPath", Value: "/tmp/x"})
+	var pe *tools.ProtectedPathError
+	require.ErrorAs(t, err, &pe)
+	out, err := call(t, INIRead(ws), INIReadArgs{Path: ".git/config"})
+	require.NoError(t, err, "reading metadata is allowed")
+	require.Contains(t, out, "core")
+}
