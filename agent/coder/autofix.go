@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/agent/internal/modeljson"
 	"github.com/agentgraph/agentgraph/goals"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
@@ -216,7 +217,7 @@ func plannedEdits(m state.Message) ([]PlannedEdit, string) {
 	if len(edits) > 0 {
 		return edits, text
 	}
-	if plan, err := parseJSON[EditPlan](text); err == nil && len(plan.Edits) > 0 {
+	if plan, err := modeljson.Parse[EditPlan](text); err == nil && len(plan.Edits) > 0 {
 		return plan.Edits, strings.TrimSpace(plan.Summary)
 	}
 	return nil, ""

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentgraph/agentgraph/agent/internal/modeljson"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
@@ -122,7 +123,7 @@ func modelIntent(m state.Message) string {
 		}
 	}
 	text := strings.TrimSpace(m.Text())
-	if v, err := parseJSON[struct {
+	if v, err := modeljson.Parse[struct {
 		Intent *string `json:"intent"`
 	}](text); err == nil && v.Intent != nil {
 		return strings.TrimSpace(*v.Intent)
@@ -310,7 +311,7 @@ func (a *Agent) pickFiles(ctx context.Context, req string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := parseJSON[[]string](resp.Message.Text())
+	paths, err := modeljson.Parse[[]string](resp.Message.Text())
 	if err != nil {
 		return nil, fmt.Errorf("the model's choice of files: %w", err)
 	}
@@ -636,7 +637,7 @@ func (a *Agent) commandFromModel(ctx context.Context, req string) (string, error
 	if err != nil {
 		return "", err
 	}
-	v, err := parseJSON[struct {
+	v, err := modeljson.Parse[struct {
 		Command string `json:"command"`
 	}](resp.Message.Text())
 	if err != nil {

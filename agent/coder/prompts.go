@@ -1,8 +1,6 @@
 package coder
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -113,37 +111,6 @@ func render(tmpl string, vars ...string) string {
 		pairs = append(pairs, "{"+vars[i]+"}", vars[i+1])
 	}
 	return strings.NewReplacer(pairs...).Replace(tmpl)
-}
-
-// errNoJSON reports a model answer holding no JSON value of the wanted
-// shape.
-var errNoJSON = errors.New("no JSON value of the expected shape in the model's answer")
-
-// parseJSON decodes the first JSON value of type T found in a model's
-// answer: the whole text, or else the first value starting at a '{' or
-// '[' that decodes as a T, so that code fences, prose before the value
-// and text after it are ignored.
-func parseJSON[T any](text string) (T, error) {
-	var zero T
-	text = strings.TrimSpace(text)
-	if v, err := decodeFirst[T](text); err == nil {
-		return v, nil
-	}
-	for i := 0; i < len(text); i++ {
-		if text[i] != '{' && text[i] != '[' {
-			continue
-		}
-		if v, err := decodeFirst[T](text[i:]); err == nil {
-			return v, nil
-		}
-	}
-	return zero, errNoJSON
-}
-
-func decodeFirst[T any](text string) (T, error) {
-	var v T
-	err := json.NewDecoder(strings.NewReader(text)).Decode(&v)
-	return v, err
 }
 
 // truncateHead keeps the first n characters (runes) of s, with a marker

@@ -25,11 +25,3 @@ func TestTruncationKeepsWithinTheLimitAndSaysHowMuchWasCut(t *testing.T) {
 		}
 	}
 }
-
-func TestParseJSONFindsTheValueInProseAndFences(t *testing.T) {
-	v, err := parseJSON[[]string]("Here:\n```json\n[\"a.go\", \"b.go\"]\n```\nDone.")
-	require.NoError(t, err)
-	require.Equal(t, []string{"a.go", "b.go"}, v)
-	_, err = parseJSON[[]string]("no json here")
-	require.ErrorIs(t, err, errNoJSON)
-}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentgraph/agentgraph/agent/internal/modeljson"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
@@ -334,7 +335,7 @@ func (a *agent) plan(ctx context.Context, s State) (State, error) {
 // parsePlan returns the steps of a planner's answer, a JSON array of
 // strings, without blank steps; ok is false when there are none.
 func parsePlan(text string) (steps []string, ok bool) {
-	raw, err := parseJSON[[]string](text)
+	raw, err := modeljson.Parse[[]string](text)
 	if err != nil {
 		return nil, false
 	}
@@ -457,7 +458,7 @@ func (a *agent) refine(ctx context.Context, s State) (State, error) {
 		if err != nil {
 			return State{}, fmt.Errorf("planexec: refinery: %w", err)
 		}
-		ans, err := parseJSON[refineAnswer](resp.Message.Text())
+		ans, err := modeljson.Parse[refineAnswer](resp.Message.Text())
 		ev.Decision = Decision(strings.ToUpper(strings.TrimSpace(ans.Decision)))
 		ev.Reason = strings.TrimSpace(ans.Reason)
 		if err != nil || (ev.Decision != Continue && ev.Decision != Finish) {

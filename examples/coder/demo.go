@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentgraph/agentgraph/examples/internal/samplefs"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/store"
 	stsqlite "github.com/agentgraph/agentgraph/store/sqlite"
@@ -28,25 +26,8 @@ var sampleFiles embed.FS
 // sampleRoot is the folder of the sample in sampleFiles.
 const sampleRoot = "testdata/sample"
 
-// copySample writes the sample project into dir, dropping the ".sample"
-// suffix of file names.
-func copySample(dir string) error {
-	return fs.WalkDir(sampleFiles, sampleRoot, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, sampleRoot), "/")
-		target := filepath.Join(dir, filepath.FromSlash(strings.TrimSuffix(rel, ".sample")))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := sampleFiles.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-}
+// copySample writes the sample project into dir.
+func copySample(dir string) error { return samplefs.Copy(sampleFiles, sampleRoot, dir) }
 
 // demoStep is one request of the offline demo.
 type demoStep struct {

@@ -3,13 +3,11 @@ package main
 import (
 	"embed"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentgraph/agentgraph/examples/internal/samplefs"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/state"
 )
@@ -27,25 +25,8 @@ const sampleRoot = "testdata/sample"
 // demoQuestion is the question the scripted model answers.
 const demoQuestion = "How does checkout apply a coupon discount?"
 
-// copySample writes the sample project into dir, dropping the ".sample"
-// suffix of file names.
-func copySample(dir string) error {
-	return fs.WalkDir(sampleFiles, sampleRoot, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, sampleRoot), "/")
-		target := filepath.Join(dir, filepath.FromSlash(strings.TrimSuffix(rel, ".sample")))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := sampleFiles.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-}
+// copySample writes the sample project into dir.
+func copySample(dir string) error { return samplefs.Copy(sampleFiles, sampleRoot, dir) }
 
 // demoModel returns the scripted model of the offline demo: the replies of
 // the planner, the executor's three model calls, the refinery and the
