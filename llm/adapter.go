@@ -12,6 +12,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentgraph/agentgraph/internal/backoff"
 	"github.com/agentgraph/agentgraph/state"
 )
 
@@ -169,7 +170,7 @@ func (a *adapter) generate(ctx context.Context, msgs []state.Message, cfg CallOp
 		}
 		delay := f.retryAfter
 		if delay <= 0 {
-			delay = backoff(attempt, a.s.initialBackoff, a.s.maxBackoff)
+			delay = backoff.Delay(attempt, a.s.initialBackoff, a.s.maxBackoff)
 		}
 		if a.s.onRetry != nil {
 			a.s.onRetry(ctx, RetryInfo{Model: a.name, Attempt: attempt, StatusCode: f.status, Delay: delay, Err: err})

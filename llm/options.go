@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/internal/backoff"
 )
 
 // Option configures a Model built by [New] or [FromLangchain].
@@ -77,7 +79,7 @@ func newSettings(opts []Option) settings {
 		maxRetryAfter:  DefaultMaxRetryAfter,
 		attemptTimeout: DefaultAttemptTimeout,
 		stallTimeout:   DefaultStallTimeout,
-		sleep:          sleepCtx,
+		sleep:          backoff.Sleep,
 	}
 	for _, o := range opts {
 		if o != nil {

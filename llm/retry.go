@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"regexp"
@@ -238,39 +237,6 @@ func retryAfterFromText(msg string) time.Duration {
 		unit = time.Minute
 	}
 	return time.Duration(n * float64(unit))
-}
-
-// backoff returns the delay before attempt+1 after attempt failed:
-// exponential from initial, capped at maxDelay, with "equal jitter" (half
-// fixed, half random) so that concurrent callers spread out.
-func backoff(attempt int, initial, maxDelay time.Duration) time.Duration {
-	if initial <= 0 {
-		return 0
-	}
-	d := initial
-	for i := 1; i < attempt && d < maxDelay; i++ {
-		d *= 2
-	}
-	if maxDelay > 0 && d > maxDelay {
-		d = maxDelay
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
-
-// sleepCtx waits for d or until ctx is done, whichever comes first.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // ctxError wraps the caller's context error so that errors.Is finds

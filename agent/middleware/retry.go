@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/internal/backoff"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/state"
 	"github.com/agentgraph/agentgraph/tools"
@@ -139,7 +139,7 @@ func ModelRetry(opts ...RetryOption) ModelMiddleware {
 				if attempt >= cfg.maxAttempts || watch.didStream() || !cfg.retryIf(err) {
 					return nil, err
 				}
-				delay := backoff(attempt, cfg.initial, cfg.maxWait)
+				delay := backoff.Delay(attempt, cfg.initial, cfg.maxWait)
 				if e, ok := errors.AsType[*llm.Error](err); ok && e.RetryAfter > delay {
 					if e.RetryAfter > cfg.maxWait {
 						return nil, err
@@ -168,7 +168,7 @@ func (c *retryConfig) wait(ctx context.Context, attempt int, delay time.Duration
 	if c.onRetry != nil {
 		c.onRetry(ctx, Retry{Attempt: attempt, Delay: delay, Err: err})
 	}
-	if serr := sleepCtx(ctx, delay); serr != nil {
+	if serr := backoff.Sleep(ctx, delay); serr != nil {
 		return ctxError(ctx, err)
 	}
 	return nil
@@ -219,42 +219,11 @@ func ToolRetry(opts ...RetryOption) ToolMiddleware {
 				if attempt >= cfg.maxAttempts || graph.IsInterrupt(err) || !cfg.retryIf(err) {
 					return "", err
 				}
-				if serr := cfg.wait(ctx, attempt, backoff(attempt, cfg.initial, cfg.maxWait), err); serr != nil {
+				if serr := cfg.wait(ctx, attempt, backoff.Delay(attempt, cfg.initial, cfg.maxWait), err); serr != nil {
 					return "", serr
 				}
 			}
 		})
-	}
-}
-
-// backoff returns the wait after attempt failed: initial doubled for
-// each earlier retry, capped at maxWait, with "equal jitter" (half fixed,
-// half random).
-func backoff(attempt int, initial, maxWait time.Duration) time.Duration {
-	if initial <= 0 {
-		return 0
-	}
-	d := initial
-	for i := 1; i < attempt && d < maxWait; i++ {
-		d *= 2
-	}
-	d = min(d, maxWait)
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
-
-// sleepCtx waits for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 
