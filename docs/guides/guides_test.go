@@ -2,6 +2,7 @@ package guides_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,6 +170,23 @@ func goList(t *testing.T, dir string) []string {
 	return pkgs
 }
 
+// workModules returns the folders of the modules go.work uses, relative to
+// the repository's root.
+func workModules(t *testing.T) []string {
+	t.Helper()
+	cmd := exec.Command("go", "work", "edit", "-json", "../../go.work")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var work struct{ Use []struct{ DiskPath string } }
+	require.NoError(t, json.Unmarshal(out, &work))
+	var dirs []string
+	for _, u := range work.Use {
+		dirs = append(dirs, u.DiskPath)
+	}
+	require.NotEmpty(t, dirs)
+	return dirs
+}
+
 // The README's package table names every package of the workspace's modules
 // (internal ones aside), and nothing else. A cell "dir/*" stands for the
 // packages directly under dir.
@@ -176,8 +194,10 @@ func TestReadmeListsEveryPackage(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	listed := readmePackages(t, string(readme))
-	pkgs := append(goList(t, "../.."), goList(t, "../../examples")...)
-	pkgs = append(pkgs, goList(t, "../../codeindex")...)
+	var pkgs []string
+	for _, dir := range workModules(t) {
+		pkgs = append(pkgs, goList(t, filepath.Join("../..", dir))...)
+	}
 	covered := func(pkg string) bool {
 		for _, l := range listed {
 			if l == pkg {

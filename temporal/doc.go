@@ -1,0 +1,105 @@
+// Package temporal runs compiled graphs of package graph as Temporal
+// workflows, so that a run outlives the process that started it: any
+// worker of a task queue carries it on, a killed worker loses no finished
+// node, and a run paused for a human waits — for days if need be — for a
+// signal carrying the answer.
+//
+// It is a module of its own (github.com/agentgraph/agentgraph/temporal), so
+// that the SDK's users who do not run Temporal never download its
+// dependencies. Beside the Temporal SDK's own package temporal, import it
+// under another name (agtemporal, say).
+//
+// # A tour
+//
+// A graph runs on Temporal as it runs in process; it needs a
+// checkpoint.Saver that every worker reaches (checkpoint/postgres for
+// workers on several machines, checkpoint/sqlite for workers sharing a
+// disk): the state lives there, and Temporal carries references to it.
+//
+//	g, err := b.Compile(graph.WithCheckpointer(saver))
+//	w, err := temporal.New("research", g)
+//
+// A worker registers the workflow and its activity:
+//
+//	wk := worker.New(c, "agents", worker.Options{})
+//	w.Register(wk)
+//	err = wk.Run(worker.InterruptCh())
+//
+// A starter starts a run on a thread (the workflow ID defaults to the
+// thread), and waits for its end:
+//
+//	run, err := w.Start(ctx, c, "thread-1", State{Goal: state.Set("ship it")},
+//		client.StartWorkflowOptions{TaskQueue: "agents"})
+//	var st temporal.Status
+//	err = run.Get(ctx, &st)
+//	out, err := w.Values(ctx, st) // the final state, as Invoke returns it
+//
+// While it runs, [Query] tells where it stands — its checkpoint, its next
+// tasks, its pending interrupts and, when small, its state — and [Answer]
+// (a signal) or [AnswerChecked] (an update, which refuses an answer to an
+// interrupt the run does not wait on) answer a [graph.Interrupt]:
+//
+//	st, err := temporal.Query(ctx, c, "thread-1")
+//	for _, in := range st.Interrupts {
+//		err = temporal.AnswerChecked(ctx, c, "thread-1", in.ID, "approved")
+//	}
+//
+// In tests, the SDK's testsuite runs the workflow offline: register it with
+// the test environment instead of a worker, and start it with
+// [Workflow.Input] (see the example).
+//
+// # How a run maps onto Temporal
+//
+// The workflow code runs the superstep loop, and nothing else: it asks a
+// step activity to run the next superstep from the thread's latest
+// checkpoint, learns from its result where the run stands, and finishes,
+// waits for answers, or asks for the next step. The activity runs the
+// superstep through the graph's own engine (Invoke or Resume with the
+// workflow's run ID): the step's tasks — triggered nodes and Send tasks —
+// run in parallel in the activity, their writes merge in the engine's
+// deterministic order, and the routers, branches and Commands that choose
+// the next step run there too. Code that calls a model therefore never runs
+// in workflow code, and a graph's final state on Temporal is the one
+// Invoke gives (the tests run a table of graphs both ways).
+//
+// A superstep per activity is the default; [WithStepsPerActivity] runs
+// several per activity, saving Temporal round trips. Either way every
+// superstep is checkpointed and the writes of a step's finished tasks are
+// saved as they finish, so a retried activity — after its worker was
+// killed, say — resumes from the saver and runs again only the tasks that
+// had not finished. (A step with a single task saves its writes with the
+// step's checkpoint only: that task runs again if its worker dies between
+// its end and the checkpoint.)
+//
+// Failures: a node's [graph.RetryPolicy] and [graph.WithNodeTimeout] act
+// inside the activity, as in process. A node that fails for good fails the
+// workflow with a non-retryable application error of type [ErrTypeNode]
+// ([AsNodeError] reads it back as a [*graph.NodeError]), and so do the other
+// errors of the graph that no retry cures ([ErrTypeInvalidUpdate],
+// [ErrTypeRecursion], [ErrTypeGraph]). Other errors — a saver out of reach,
+// a thread lease still held by a dead worker — are retried by Temporal
+// under the activity's retry policy ([WithActivityOptions]; [RetryPolicy]
+// converts a graph.RetryPolicy). The activity heartbeats, so a dead worker
+// is noticed within the heartbeat timeout.
+//
+// State: the workflow's input carries the input state's writes in their
+// checkpoint encoding; activity results, queries and the workflow's result
+// carry the state's JSON only up to [WithInlineStateLimit] (64 KiB by
+// default) and a reference (thread and checkpoint ID) always, so a state
+// of any size works and the workflow's history stays small. A long run
+// continues as new every [WithContinueAsNewAfter] activities.
+//
+// Streaming: an activity cannot stream to the starter, so events reach a
+// caller outside Temporal from the worker side: [WithEvents] hands every
+// event of the chosen modes to a function on the worker that runs the
+// step, which publishes it (on the events bus, a message queue) keyed by
+// thread. Queries answer with the state between steps.
+//
+// Limits: static breakpoints compiled into the graph (WithInterruptBefore,
+// WithInterruptAfter) are not honoured at activity boundaries — the
+// engine's Resume skips a before-breakpoint at its first step, and a
+// one-step activity ends its step with an after-breakpoint of its own —
+// so pause with [graph.Interrupt] inside a node instead. Changing the
+// workflow code of this package between versions follows Temporal's
+// versioning rules for running workflows.
+package temporal

@@ -1,0 +1,134 @@
+package temporal
+
+import (
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// DefaultInlineStateLimit is the largest encoded state, in bytes, that
+// travels inline in activity results, query answers and the workflow's
+// result when no [WithInlineStateLimit] is given. Larger states stay in the
+// graph's checkpoint.Saver only and are passed by reference (thread and
+// checkpoint ID): Temporal refuses payloads above 2 MB and warns above
+// 512 KB, and every inline state is written to the workflow's history.
+const DefaultInlineStateLimit = 64 << 10
+
+// DefaultStepsPerActivity is how many supersteps one activity runs when no
+// [WithStepsPerActivity] is given.
+const DefaultStepsPerActivity = 1
+
+// DefaultContinueAsNewAfter is how many step activities one workflow run
+// executes before it continues as new when no [WithContinueAsNewAfter] is
+// given.
+const DefaultContinueAsNewAfter = 1000
+
+// Option configures a [Workflow].
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	activity       workflow.ActivityOptions
+	stepsPer       int
+	inlineLimit    int
+	recursionLimit int
+	continueAfter  int
+	events         func(ctx context.Context, thread string, ev graph.Event)
+	modes          graph.Mode
+}
+
+func defaultConfig() config {
+	return config{
+		activity: workflow.ActivityOptions{
+			StartToCloseTimeout: time.Hour,
+			HeartbeatTimeout:    30 * time.Second,
+		},
+		stepsPer:       DefaultStepsPerActivity,
+		inlineLimit:    DefaultInlineStateLimit,
+		recursionLimit: graph.DefaultRecursionLimit,
+		continueAfter:  DefaultContinueAsNewAfter,
+	}
+}
+
+// WithActivityOptions sets the options of the activities that run the
+// graph's supersteps: task queue, timeouts and the retry policy for
+// failures outside the graph's nodes (a killed worker, a saver that cannot
+// be reached). The default is a start-to-close timeout of one hour, a
+// heartbeat timeout of 30 s (the activity heartbeats at a third of it, so
+// a killed worker is noticed within it) and Temporal's default retry
+// policy. A node's own [graph.RetryPolicy] and [graph.WithNodeTimeout] run
+// inside the activity as they do in process; a node that fails for good
+// fails the workflow without an activity retry. Use [RetryPolicy] to turn
+// a graph.RetryPolicy into Temporal's.
+func WithActivityOptions(o workflow.ActivityOptions) Option {
+	return optionFunc(func(c *config) { c.activity = o })
+}
+
+// WithStepsPerActivity sets how many supersteps one activity runs (n ≥ 1;
+// default 1; 2 is taken as 3, since the engine's Resume cannot stop after
+// two). Every superstep is checkpointed either way, so a retried activity
+// resumes from the last one and re-runs only the tasks of its step that
+// had not finished; larger n saves Temporal round trips at the cost of
+// coarser progress in the workflow's history and queries, and an interrupt
+// still ends its activity at once.
+func WithStepsPerActivity(n int) Option {
+	return optionFunc(func(c *config) {
+		switch {
+		case n == 2:
+			c.stepsPer = 3
+		case n >= 1:
+			c.stepsPer = n
+		}
+	})
+}
+
+// WithInlineStateLimit sets the largest encoded state, in bytes, that
+// activity results, queries and the workflow's result carry inline (see
+// [DefaultInlineStateLimit]); a negative n never inlines the state.
+func WithInlineStateLimit(n int) Option {
+	return optionFunc(func(c *config) { c.inlineLimit = n })
+}
+
+// WithRecursionLimit bounds the supersteps of one workflow run, like
+// [graph.WithRecursionLimit] does an in-process run (default
+// [graph.DefaultRecursionLimit]): a run that would take more fails with an
+// error of type [ErrTypeRecursion].
+func WithRecursionLimit(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.recursionLimit = n
+		}
+	})
+}
+
+// WithEvents streams the events of every run the worker executes, of the
+// given modes, to fn, on the worker that runs the step. Temporal's
+// activities cannot stream to the workflow's starter, so events reach a
+// caller outside Temporal through the worker side: fn typically publishes
+// them on the events bus or a message queue, keyed by thread. fn is called
+// from the activity's goroutine and must not block for long.
+func WithEvents(modes graph.Mode, fn func(ctx context.Context, thread string, ev graph.Event)) Option {
+	return optionFunc(func(c *config) { c.events, c.modes = fn, modes })
+}
+
+// WithContinueAsNewAfter makes a workflow run that has executed n step
+// activities (or whose history passed 8 MB, or that Temporal suggests
+// should) continue as a new run of
+// the same workflow ID with an [Input] that continues the thread, so that
+// the history of a long run stays small (default
+// [DefaultContinueAsNewAfter]). The new run counts the supersteps of the
+// earlier ones against the recursion limit. A run never continues as new
+// while it waits for answers.
+func WithContinueAsNewAfter(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.continueAfter = n
+		}
+	})
+}
