@@ -28,8 +28,10 @@ type WebFetchArgs struct {
 }
 
 // PrivateAddressError is returned by web_fetch for a URL whose host is a
-// loopback, private, link-local or otherwise non-public address (checked
-// on the address actually dialled, after DNS and redirects).
+// loopback, private, link-local, shared (CGNAT), reserved or otherwise
+// not globally reachable address, as listed by the IANA special-purpose
+// address registries (checked on the address actually dialled, after DNS
+// and redirects).
 type PrivateAddressError struct {
 	// Address is the address that was refused.
 	Address string
@@ -46,8 +48,11 @@ func (e *PrivateAddressError) Error() string {
 // limit (WithOutputLimit). Pages over 2 MB are cut.
 //
 // A model can be tricked into fetching internal services (cloud metadata
-// endpoints, a database's HTTP port), so connections to loopback, private,
-// link-local, multicast and unspecified addresses are refused with
+// endpoints, a database's HTTP port), so connections to every address that
+// is not globally reachable unicast — loopback, private, link-local, shared
+// 100.64.0.0/10, benchmarking, documentation, reserved, multicast,
+// unspecified, IPv6 outside 2000::/3, and IPv4 addresses of these kinds
+// embedded in IPv4-mapped, NAT64 or 6to4 IPv6 addresses — are refused with
 // *PrivateAddressError, on the address dialled (a DNS name resolving to
 // one, or a redirect to one, is refused too). The guard is set on the
 // client's transport when it is an *http.Transport (the default); a client
@@ -82,9 +87,7 @@ func guardedClient(c *http.Client) *http.Client {
 		if err != nil {
 			return &PrivateAddressError{Address: address}
 		}
-		a := ap.Addr().Unmap()
-		if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-			a.IsMulticast() || a.IsUnspecified() || a.IsInterfaceLocalMulticast() {
+		if a := ap.Addr(); !publicAddress(a) {
 			return &PrivateAddressError{Address: a.String()}
 		}
 		return nil
@@ -94,6 +97,80 @@ func guardedClient(c *http.Client) *http.Client {
 	cc := *c
 	cc.Transport = tr
 	return &cc
+}
+
+// nonPublic4 and nonPublic6 are the blocks of the IANA IPv4 and IPv6
+// special-purpose address registries that are not globally reachable, plus
+// the deprecated and reserved blocks a public web server is never on.
+var (
+	nonPublic4 = prefixes(
+		"0.0.0.0/8",       // "this network"
+		"10.0.0.0/8",      // private
+		"100.64.0.0/10",   // shared address space (CGNAT; cloud metadata such as 100.100.100.200)
+		"127.0.0.0/8",     // loopback
+		"169.254.0.0/16",  // link local (cloud metadata 169.254.169.254)
+		"172.16.0.0/12",   // private
+		"192.0.0.0/24",    // IETF protocol assignments
+		"192.0.2.0/24",    // documentation (TEST-NET-1)
+		"192.88.99.0/24",  // deprecated 6to4 relay anycast
+		"192.168.0.0/16",  // private
+		"198.18.0.0/15",   // benchmarking
+		"198.51.100.0/24", // documentation (TEST-NET-2)
+		"203.0.113.0/24",  // documentation (TEST-NET-3)
+		"224.0.0.0/4",     // multicast
+		"240.0.0.0/4",     // reserved, and the limited broadcast address
+	)
+	nonPublic6 = prefixes(
+		"64:ff9b:1::/48", // local-use IPv4/IPv6 translation
+		"2001::/23",      // IETF protocol assignments (Teredo, ORCHID, benchmarking…)
+		"2001:db8::/32",  // documentation
+		"3fff::/20",      // documentation
+	)
+	global6 = netip.MustParsePrefix("2000::/3") // the only IPv6 block IANA allocates for global unicast
+	nat64   = netip.MustParsePrefix("64:ff9b::/96")
+	sixTo4  = netip.MustParsePrefix("2002::/16")
+)
+
+func prefixes(ss ...string) []netip.Prefix {
+	ps := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		ps[i] = netip.MustParsePrefix(s)
+	}
+	return ps
+}
+
+// publicAddress reports whether a is a globally reachable unicast address.
+// An IPv4 address embedded in an IPv6 one (IPv4-mapped ::ffff:0:0/96, the
+// NAT64 64:ff9b::/96 and 6to4 2002::/16) is judged as that IPv4 address,
+// since the packet ends up there; every other IPv6 address outside
+// 2000::/3 (ULA, link local, multicast, loopback, ::/8…) is not public.
+func publicAddress(a netip.Addr) bool {
+	a = a.WithZone("") // a zoned address would match no prefix
+	if a.Is4In6() {
+		a = a.Unmap()
+	}
+	if a.Is6() {
+		b := a.As16()
+		switch {
+		case nat64.Contains(a):
+			return publicAddress(netip.AddrFrom4([4]byte(b[12:16])))
+		case sixTo4.Contains(a):
+			return publicAddress(netip.AddrFrom4([4]byte(b[2:6])))
+		case !global6.Contains(a):
+			return false
+		}
+		return !inAny(nonPublic6, a)
+	}
+	return a.Is4() && !inAny(nonPublic4, a)
+}
+
+func inAny(ps []netip.Prefix, a netip.Addr) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func webFetch(ctx context.Context, cfg *config, client *http.Client, raw string) (string, error) {

@@ -44,7 +44,9 @@
 //
 // A call's result is text for the model: text content as it is, other
 // content described ("[image: image/png, 1024 bytes]"), structured content
-// as JSON. Failures are told apart with errors.As and errors.Is:
+// as JSON, cut to [WithOutputLimit] characters (default
+// [tools.DefaultOutputLimit]; the first and last halves are kept around a
+// "[... N chars truncated ...]" marker). Failures are told apart with errors.As and errors.Is:
 //
 //   - [*tools.ArgumentError]: the arguments are not a JSON object (the
 //     call is not sent);
@@ -55,7 +57,7 @@
 //   - [*RPCError]: the server answered with a protocol error (an unknown
 //     tool, a missing resource, an internal error);
 //   - [ErrConnectionClosed]: the session was closed, or the connection
-//     lost; for a stdio server that died the error also holds an
+//     lost (the call that finds it broken included); for a stdio server that died the error also holds an
 //     [*ExitError] with its exit status and the end of its standard error;
 //   - ctx.Err(): the call's context ended; the server is sent a
 //     cancellation notice.
@@ -73,7 +75,22 @@
 // # Concurrency and limits
 //
 // A Session is safe for concurrent use; calls run concurrently over one
-// connection. Close ends calls in progress (they fail with
+// connection.
+//
+// The go-sdk's stdio transport reads one message of at most 16 MiB
+// (sdk.DefaultMaxLineLength): a larger reply, a tool result of more than
+// about 16 MB say, is not read; the connection ends, the call fails with
+// [ErrConnectionClosed], and so do the later calls of the session (connect
+// again). The output limit applies only to what is read: a result up to
+// that size is held in memory whole before it is cut. Over HTTP, the
+// go-sdk bounds a server-sent event to 16 MiB (sdk.DefaultMaxEventSize),
+// and this package a reply of type application/json to [MaxJSONReply]
+// (16 MiB), with the same outcome.
+//
+// A stdio server that fails to connect (it exits, writes something other
+// than MCP on its standard output, or does not answer before ctx ends) is
+// killed at once, and the error quotes the start of what it wrote and the
+// end of its standard error. Close ends calls in progress (they fail with
 // [ErrConnectionClosed]). Over HTTP, the go-sdk's Close then waits up to
 // 5 s for the server to end the session, which a go-sdk server does only
 // once its running tool handlers have returned.

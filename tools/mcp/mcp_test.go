@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -668,4 +669,66 @@ func TestServerWithoutResourcesListsNone(t *testing.T) {
 	require.NotContains(t, out, `"resources"`)
 	require.NotContains(t, out, `"instructions"`)
 	require.Contains(t, out, `"echo"`)
+}
+
+func TestFirstCallAfterAnOversizedReplyIsConnectionClosed(t *testing.T) {
+	for name, opts := range map[string][]mcp.Option{
+		"server exits on EOF": nil,
+		// Its shutdown outlasts the wait for the connection to end: the
+		// call must not depend on the server being gone.
+		"server ignores EOF and SIGTERM": {mcp.WithEnv(stubbornEnv + "=1"), mcp.WithTerminateTimeout(1500 * time.Millisecond)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := connectStdio(t, opts...)
+			// One byte over the go-sdk's 16 MiB line limit of the stdio transport.
+			_, err := s.CallTool(context.Background(), "huge", json.RawMessage(`{"n":16777217}`))
+			require.ErrorIs(t, err, mcp.ErrConnectionClosed)
+			require.ErrorContains(t, err, "maximum line length")
+			_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"message":"x"}`))
+			require.ErrorIs(t, err, mcp.ErrConnectionClosed)
+		})
+	}
+}
+
+func TestToolResultsAreCutToTheOutputLimit(t *testing.T) {
+	transports(t, func(t *testing.T, s *mcp.Session) {
+		ts, err := s.Tools(context.Background())
+		require.NoError(t, err)
+		out, err := toolByName(t, ts, "huge").Call(context.Background(), json.RawMessage(`{"n":1000000}`))
+		require.NoError(t, err)
+		marker := "\n[... 992000 chars truncated ...]\n"
+		require.Equal(t, "a"+strings.Repeat("x", tools.DefaultOutputLimit/2-1)+marker+strings.Repeat("x", tools.DefaultOutputLimit/2-1)+"z", out)
+	})
+}
+
+func TestWithOutputLimitSetsTheLimit(t *testing.T) {
+	s := connectHTTP(t, newHooks(), mcp.WithOutputLimit(10))
+	out, err := s.CallTool(context.Background(), "huge", json.RawMessage(`{"n":100}`))
+	require.NoError(t, err)
+	require.Equal(t, "axxxx\n[... 90 chars truncated ...]\nxxxxz", out)
+	out, err = s.CallTool(context.Background(), "huge", json.RawMessage(`{"n":10}`))
+	require.NoError(t, err)
+	require.Equal(t, "axxxxxxxxz", out, "a result at the limit is whole")
+	out, err = s.ReadResource(context.Background(), "file:///notes.txt")
+	require.NoError(t, err)
+	require.Equal(t, "buy milk", out)
+	generic := genericTools(t, s)
+	out, err = generic[mcp.CallToolName].Call(context.Background(), json.RawMessage(`{"tool":"huge","arguments":{"n":100}}`))
+	require.NoError(t, err)
+	require.Equal(t, "axxxx\n[... 90 chars truncated ...]\nxxxxz", out)
+}
+
+func TestOversizedJSONReplyOverHTTPIsConnectionClosed(t *testing.T) {
+	srv := newTestServer(newHooks())
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true}))
+	t.Cleanup(hs.Close)
+	s, err := mcp.ConnectHTTP(context.Background(), hs.URL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	out, err := s.CallTool(context.Background(), "huge", json.RawMessage(`{"n":10}`))
+	require.NoError(t, err)
+	require.Equal(t, "axxxxxxxxz", out)
+	_, err = s.CallTool(context.Background(), "huge", json.RawMessage(fmt.Sprintf(`{"n":%d}`, mcp.MaxJSONReply)))
+	require.ErrorIs(t, err, mcp.ErrConnectionClosed)
+	require.ErrorContains(t, err, fmt.Sprintf("reply larger than %d bytes", mcp.MaxJSONReply))
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // DefaultTerminateTimeout is how long Close waits for a stdio server to exit
@@ -20,6 +22,8 @@ type config struct {
 	prefix     string
 	clientName string
 	clientVer  string
+
+	outputLimit int
 
 	// stdio.
 	env          []string
@@ -39,6 +43,7 @@ func newConfig(opts []Option) *config {
 		clientName:   "agentgraph",
 		clientVer:    "v0",
 		terminate:    DefaultTerminateTimeout,
+		outputLimit:  tools.DefaultOutputLimit,
 		stderrTailSz: 4096,
 		header:       http.Header{},
 	}
@@ -60,6 +65,21 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // "github__create_issue", so that tools of several servers cannot clash.
 // Calls still use the server's own name.
 func WithToolPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
+
+// WithOutputLimit sets how many characters of a tool result (and of a
+// resource's contents, and of a tool's error message) [Session.CallTool],
+// [Session.ReadResource] and the tools of [Session.Tools] and
+// [GenericTools] return (default [tools.DefaultOutputLimit]): longer text
+// keeps its first and last halves around a marker such as
+// "[... 4991234 chars truncated ...]", so that one huge result cannot fill
+// the model's context. Non-positive values are ignored.
+func WithOutputLimit(chars int) Option {
+	return func(c *config) {
+		if chars > 0 {
+			c.outputLimit = chars
+		}
+	}
+}
 
 // WithClientInfo sets the client name and version sent to the server when
 // the session is initialized (default "agentgraph", "v0").
@@ -97,7 +117,8 @@ func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
 // WithTerminateTimeout sets how long Close waits for a stdio server to
 // exit, first after closing its standard input and then after SIGTERM,
 // before it kills the server's process group (default
-// [DefaultTerminateTimeout]).
+// [DefaultTerminateTimeout]). A server that failed to connect is killed at
+// once.
 func WithTerminateTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d > 0 {

@@ -102,3 +102,38 @@ func TestConnectStdioHonoursTheContext(t *testing.T) {
 	pid, _ := strconv.Atoi(m[1])
 	require.True(t, gone(pid), "the server process was ended")
 }
+
+func TestFailedConnectKillsAServerThatWritesGarbageAtOnce(t *testing.T) {
+	// The server ignores SIGTERM and its input closing: a failed connect
+	// that waited for it (an hour here) would hang the test.
+	w := newLineWatcher("pid")
+	_, err := mcp.ConnectStdio(context.Background(), "sh", []string{"-c", "trap '' TERM; echo pid $$ >&2; echo 'not json, a banner'; exec sleep 600"},
+		mcp.WithStderr(w), mcp.WithTerminateTimeout(time.Hour))
+	require.ErrorContains(t, err, "invalid character")
+	require.ErrorContains(t, err, `the server wrote on stdout: "not json, a banner"`)
+	w.mu.Lock()
+	m := regexp.MustCompile(`pid (\d+)`).FindStringSubmatch(w.buf.String())
+	w.mu.Unlock()
+	require.NotNil(t, m)
+	pid, _ := strconv.Atoi(m[1])
+	require.True(t, gone(pid), "the server process was killed")
+}
+
+func TestConnectTimeoutSaysWhatTheServerWrote(t *testing.T) {
+	// Valid JSON-RPC, but not an answer to initialize: the connect waits
+	// until ctx ends.
+	w := newLineWatcher("ready")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := mcp.ConnectStdio(ctx, "sh", []string{"-c", `trap '' TERM; echo '{"jsonrpc":"2.0","id":99}'; echo ready >&2; exec sleep 600`},
+			mcp.WithStderr(w), mcp.WithTerminateTimeout(time.Hour))
+		errc <- err
+	}()
+	<-w.seen
+	cancel()
+	err := <-errc
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, `the server wrote on stdout: "{\"jsonrpc\":\"2.0\",\"id\":99}"`)
+	require.ErrorContains(t, err, "stderr: ready")
+}

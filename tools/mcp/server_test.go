@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -98,6 +99,10 @@ type addOut struct {
 	Sum int `json:"sum"`
 }
 
+type hugeIn struct {
+	N int `json:"n" jsonschema:"how many characters to return"`
+}
+
 type echoIn struct {
 	Message string `json:"message" jsonschema:"the text to echo"`
 }
@@ -114,6 +119,11 @@ func newTestServer(h *serverHooks) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo a message."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: in.Message}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "huge", Description: "Returns n characters: a, then x, then z."},
+		func(ctx context.Context, req *sdk.CallToolRequest, in hugeIn) (*sdk.CallToolResult, any, error) {
+			text := "a" + strings.Repeat("x", max(in.N-2, 0)) + "z"
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Always fails."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {

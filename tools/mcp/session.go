@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	neturl "net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +37,11 @@ type Session struct {
 	prefix string
 	cs     *sdk.ClientSession
 	proc   *process // nil unless the server is a subprocess
+	limit  int      // characters of a result returned; see WithOutputLimit
+
+	// lost is closed once the go-sdk's connection has ended, for whatever
+	// reason: Close, the server hanging up, or an unreadable message.
+	lost chan struct{}
 
 	// closed is done once Close was called; calls in progress end then.
 	closed context.Context
@@ -109,19 +117,20 @@ func ConnectHTTP(ctx context.Context, url string, opts ...Option) (*Session, err
 	if client == nil {
 		client = http.DefaultClient
 	}
+	c := *client
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
 	if len(cfg.header) > 0 {
-		c := *client
-		base := c.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
 		u, err := neturl.Parse(url)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: connect to %s: %w", url, err)
 		}
-		c.Transport = &headerTransport{base: base, header: cfg.header.Clone(), scheme: u.Scheme, host: u.Host}
-		client = &c
+		base = &headerTransport{base: base, header: cfg.header.Clone(), scheme: u.Scheme, host: u.Host}
 	}
+	c.Transport = &replyLimitTransport{base: base, max: MaxJSONReply}
+	client = &c
 	t := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: client}
 	s, err := connect(ctx, t, nil, cfg)
 	if err != nil {
@@ -139,8 +148,12 @@ func connect(ctx context.Context, t sdk.Transport, proc *process, cfg *config) (
 		}
 		return nil, err
 	}
-	s := &Session{name: cfg.name, prefix: cfg.prefix, cs: cs, proc: proc}
+	s := &Session{name: cfg.name, prefix: cfg.prefix, cs: cs, proc: proc, limit: cfg.outputLimit, lost: make(chan struct{})}
 	s.closed, s.close = context.WithCancel(context.Background())
+	go func() {
+		_ = cs.Wait()
+		close(s.lost)
+	}()
 	if s.name == "" {
 		if res := cs.InitializeResult(); res != nil && res.ServerInfo != nil {
 			s.name = res.ServerInfo.Name
@@ -294,7 +307,8 @@ func toolName(name string) string {
 }
 
 // CallTool calls the server's tool name with args, a JSON object (empty or
-// null means no arguments), and returns the result as text for a model:
+// null means no arguments), and returns the result as text for a model, cut
+// to the [WithOutputLimit] limit:
 //
 //   - text content is returned as is, several contents joined by newlines;
 //   - other content is described, e.g. "[image: image/png, 1024 bytes]",
@@ -306,7 +320,9 @@ func toolName(name string) string {
 // Arguments that are not a JSON object are a [*tools.ArgumentError]; a
 // result marked as an error is a [*ToolError] with the server's message; an
 // error response (an unknown tool, say) is an [*RPCError]; a stdio server
-// that died is an [*ExitError] (with [ErrConnectionClosed]); a done ctx
+// that died is an [*ExitError] (with [ErrConnectionClosed]); a call that
+// fails because the connection broke, e.g. on a reply over the stdio
+// transport's 16 MiB limit, wraps [ErrConnectionClosed]; a done ctx
 // returns ctx.Err() (and the server is told the call is cancelled).
 func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (string, error) {
 	return s.callTool(ctx, name, name, args)
@@ -326,7 +342,7 @@ func (s *Session) callTool(ctx context.Context, shownName, name string, args jso
 	if err != nil {
 		return "", s.wrap(ctx, fmt.Sprintf("tools/call %s", name), err)
 	}
-	text := resultText(res.Content, res.StructuredContent)
+	text := truncateMiddle(resultText(res.Content, res.StructuredContent), s.limit)
 	if res.IsError {
 		if text == "" {
 			text = fmt.Sprintf("tool %s failed without a message", name)
@@ -338,8 +354,8 @@ func (s *Session) callTool(ctx context.Context, shownName, name string, args jso
 
 // ReadResource reads the resource at uri and returns its contents as text:
 // text contents as they are, binary ones described ("[blob: uri, mime, N
-// bytes]"), several joined by newlines. A missing resource is an
-// [*RPCError].
+// bytes]"), several joined by newlines, cut to the [WithOutputLimit] limit.
+// A missing resource is an [*RPCError].
 func (s *Session) ReadResource(ctx context.Context, uri string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -357,7 +373,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string) (string, error) 
 		}
 		parts = append(parts, resourceText(c))
 	}
-	return strings.Join(parts, "\n"), nil
+	return truncateMiddle(strings.Join(parts, "\n"), s.limit), nil
 }
 
 // ResourceInfo describes a resource of a server.
@@ -421,7 +437,13 @@ func (s *Session) wrap(ctx context.Context, method string, err error) error {
 	}
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) && !isTransportRejection(wire) {
-		return &RPCError{Server: s.name, Method: method, Code: wire.Code, Message: wire.Message, err: err}
+		return &RPCError{Server: s.name, Method: method, Code: wire.Code, Message: truncateMiddle(wire.Message, s.limit), err: err}
+	}
+	if wire == nil && !errors.Is(err, ErrConnectionClosed) && s.connectionLost(ctx) {
+		// The call failed because the connection broke (an unreadable or
+		// oversized message, say): the go-sdk reports the reason to the
+		// calls in flight and ErrConnectionClosed only to later ones.
+		err = fmt.Errorf("%w: %w", ErrConnectionClosed, err)
 	}
 	if s.proc != nil {
 		if exitErr := s.proc.exited(ctx, s.name); exitErr != nil {
@@ -432,6 +454,28 @@ func (s *Session) wrap(ctx context.Context, method string, err error) error {
 		}
 	}
 	return fmt.Errorf("mcp server %s: %s: %w", s.name, method, err)
+}
+
+// connectionLost reports whether the session's connection has ended, by now
+// or within exitWait (it ends just after the calls in flight are failed),
+// or before ctx does. A stdio connection counts as ended once the server's
+// shutdown has begun, which may take a while.
+func (s *Session) connectionLost(ctx context.Context) bool {
+	var stopped <-chan struct{}
+	if s.proc != nil {
+		stopped = s.proc.stopped
+	}
+	t := time.NewTimer(exitWait)
+	defer t.Stop()
+	select {
+	case <-s.lost:
+		return true
+	case <-stopped:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // isTransportRejection reports whether e is the go-sdk's marker of a request
@@ -485,6 +529,53 @@ func schemaJSON(schema any) json.RawMessage {
 		}
 	}
 	return b
+}
+
+// MaxJSONReply is the largest HTTP reply of type application/json a
+// streamable HTTP session reads (the go-sdk would read it whole, whatever
+// its size): 16 MiB, the go-sdk's limit of a message over stdio and of a
+// server-sent event. A larger reply ends the connection.
+const MaxJSONReply = 16 << 20
+
+// errReplyTooLarge ends a JSON reply over MaxJSONReply bytes; the go-sdk
+// passes on its text only.
+var errReplyTooLarge = fmt.Errorf("mcp: reply larger than %d bytes", MaxJSONReply)
+
+// replyLimitTransport cuts off the JSON replies larger than max bytes.
+type replyLimitTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (t *replyLimitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp == nil || resp.Body == nil {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.max}
+	}
+	return resp, nil
+}
+
+// limitedBody fails with errReplyTooLarge once more than left bytes are
+// read.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if int64(n) > b.left {
+		n, b.left = int(b.left), -1
+		return n, errReplyTooLarge
+	}
+	b.left -= int64(n)
+	return n, err
 }
 
 // headerTransport adds the WithHeader headers to the requests to the

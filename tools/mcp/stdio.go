@@ -64,7 +64,10 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // Unix), which [Session.Close] terminates.
 //
 // ctx bounds the start and the initialization only; the server runs until
-// the session is closed or it exits.
+// the session is closed or it exits. When the connect fails, the server's
+// process group is killed at once (not after [WithTerminateTimeout]) and
+// the error quotes the start of what the server wrote on its standard
+// output and the end of its standard error.
 func ConnectStdio(ctx context.Context, command string, args []string, opts ...Option) (*Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -81,22 +84,37 @@ func ConnectStdio(ctx context.Context, command string, args []string, opts ...Op
 	t := &sdk.IOTransport{Reader: &stdoutReader{p}, Writer: &stdinCloser{p}}
 	s, err := connect(ctx, t, p, cfg)
 	if err != nil {
-		// The go-sdk closed the connection, and so the process, already;
+		// The go-sdk closed the connection, and so killed the process,
+		// already (a server that failed to connect is not waited for);
 		// closing again is harmless.
 		_ = p.shutdown()
+		wrote := ""
+		if head := p.stdoutHead(); head != "" {
+			wrote = fmt.Sprintf("; the server wrote on stdout: %q", head)
+		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, ctxErr
+			return nil, fmt.Errorf("mcp: connect to %s: %w%s%s", command, ctxErr, wrote, stderrNote(p))
 		}
 		if exitErr := p.exited(ctx, name); exitErr != nil {
-			return nil, fmt.Errorf("mcp: connect to %s: %w (%w)", command, exitErr, err)
+			return nil, fmt.Errorf("mcp: connect to %s: %w (%w)%s", command, exitErr, err, wrote)
 		}
-		if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
-			return nil, fmt.Errorf("mcp: connect to %s: %w; stderr: %s", command, err, tail)
-		}
-		return nil, fmt.Errorf("mcp: connect to %s: %w", command, err)
+		return nil, fmt.Errorf("mcp: connect to %s: %w%s%s", command, err, wrote, stderrNote(p))
 	}
+	p.connected.Store(true)
 	return s, nil
 }
+
+// stderrNote is "; stderr: " and the end of p's standard error, or "".
+func stderrNote(p *process) string {
+	if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
+		return "; stderr: " + tail
+	}
+	return ""
+}
+
+// stdoutHeadSize is how many bytes of a stdio server's first output are
+// kept, to say what a server that is not speaking MCP wrote.
+const stdoutHeadSize = 200
 
 // process is a running stdio server.
 type process struct {
@@ -109,7 +127,14 @@ type process struct {
 	done     chan struct{} // closed when Wait returned
 	waitErr  error         // set before done is closed
 	stopping atomic.Bool   // shutdown has begun
+	stopped  chan struct{} // closed when shutdown begins
 	hungUp   atomic.Bool   // its stdout ended before shutdown began
+	// connected is set once the session is initialized; a shutdown before
+	// that, on a failed connect, kills the server at once.
+	connected atomic.Bool
+
+	headMu sync.Mutex
+	head   []byte // the first stdoutHeadSize bytes of its output
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -136,7 +161,7 @@ func startProcess(command string, args []string, cfg *config) (*process, error) 
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would mean this process's environment
 	}
-	p := &process{cmd: cmd, stderr: &tail{max: cfg.stderrTailSz}, terminate: cfg.terminate, done: make(chan struct{})}
+	p := &process{cmd: cmd, stderr: &tail{max: cfg.stderrTailSz}, terminate: cfg.terminate, done: make(chan struct{}), stopped: make(chan struct{})}
 	if cfg.stderr != nil {
 		cmd.Stderr = io.MultiWriter(p.stderr, cfg.stderr)
 	} else {
@@ -177,13 +202,24 @@ func startProcess(command string, args []string, cfg *config) (*process, error) 
 }
 
 // shutdown closes the server's input, waits for it to exit, and
-// terminates, then kills, its process group if it does not.
+// terminates, then kills, its process group if it does not. Before the
+// session is initialized (a failed connect) it kills the group at once.
 func (p *process) shutdown() error {
 	p.shutdownOnce.Do(func() {
 		p.stopping.Store(true)
+		close(p.stopped)
 		p.stdin.Close()
 		defer p.stdout.Close()
 		defer killGroup(p.cmd) // stragglers the server left behind
+		if !p.connected.Load() {
+			killGroup(p.cmd)
+			select {
+			case <-p.done:
+			case <-time.After(p.terminate):
+				p.shutdownErr = errors.New("server process does not exit")
+			}
+			return
+		}
 		wait := func() bool {
 			t := time.NewTimer(p.terminate)
 			defer t.Stop()
@@ -229,6 +265,14 @@ func (p *process) exited(ctx context.Context, name string) error {
 	return &ExitError{Server: name, Err: p.waitErr, Stderr: p.stderr.String()}
 }
 
+// stdoutHead returns the start of what the server wrote before the session
+// was initialized.
+func (p *process) stdoutHead() string {
+	p.headMu.Lock()
+	defer p.headMu.Unlock()
+	return strings.TrimSpace(string(p.head))
+}
+
 // stdinCloser is the writing half of the stdio connection; closing it shuts
 // the server down.
 type stdinCloser struct{ p *process }
@@ -243,6 +287,13 @@ type stdoutReader struct{ p *process }
 
 func (r *stdoutReader) Read(b []byte) (int, error) {
 	n, err := r.p.stdout.Read(b)
+	if n > 0 && !r.p.connected.Load() {
+		r.p.headMu.Lock()
+		if room := stdoutHeadSize - len(r.p.head); room > 0 {
+			r.p.head = append(r.p.head, b[:min(n, room)]...)
+		}
+		r.p.headMu.Unlock()
+	}
 	if err != nil && !r.p.stopping.Load() {
 		r.p.hungUp.Store(true)
 	}

@@ -320,7 +320,8 @@ type INIWriteArgs struct {
 // INIRead returns the ini_read tool, which parses an INI file of the
 // workspace with gopkg.in/ini.v1 and returns it as a JSON object of
 // sections (the keys before any header are under "DEFAULT"), one section,
-// or one key's value.
+// or one key's value. Comments are whole lines starting with ";" or "#": a
+// ";" or "#" after a value is part of it, and surrounding quotes are kept.
 func INIRead(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 	return tools.New("ini_read",
 		"Parse an INI file of the workspace; return all sections as JSON, one section, or one key's value.",
@@ -332,7 +333,7 @@ func INIRead(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 			if err != nil {
 				return "", fmt.Errorf("ini_read: %w", err)
 			}
-			f, err := ini.Load(data)
+			f, err := loadINI(data)
 			if err != nil {
 				return "", fmt.Errorf("ini_read: %s is not valid INI: %w", args.Path, err)
 			}
@@ -366,7 +367,9 @@ func INIRead(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 
 // INIWrite returns the ini_write tool, which sets or deletes one key of an
 // INI file of the workspace with gopkg.in/ini.v1, keeping the other keys,
-// sections and comments.
+// sections and comments byte for byte where gopkg.in/ini.v1 can (it
+// realigns "=" signs). It refuses a key or value that would not read back
+// unchanged, such as a line break in a key or a value with surrounding spaces.
 func INIWrite(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 	return tools.New("ini_write",
 		"Set (or delete) one key of an INI file of the workspace, keeping the rest of the file.",
@@ -381,7 +384,7 @@ func INIWrite(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return "", fmt.Errorf("ini_write: %w", err)
 			}
-			f, err := ini.Load(data)
+			f, err := loadINI(data)
 			if err != nil {
 				return "", fmt.Errorf("ini_write: %s is not valid INI: %w", args.Path, err)
 			}
@@ -400,11 +403,71 @@ func INIWrite(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 			if _, err := f.WriteTo(&buf); err != nil {
 				return "", fmt.Errorf("ini_write: %w", err)
 			}
+			if err := sameINI(f, buf.Bytes()); err != nil {
+				return "", fmt.Errorf("ini_write: key %q or its value cannot be stored in INI as given: %w", args.Key, err)
+			}
 			if _, err := ws.WriteFile(args.Path, buf.Bytes(), opts...); err != nil {
 				return "", fmt.Errorf("ini_write: %w", err)
 			}
 			return fmt.Sprintf("%s %s in section %q of %s", verb, args.Key, args.Section, args.Path), nil
 		})
+}
+
+// iniOptions make values round-trip: ";" and "#" inside a value are part of
+// it (as in Python's configparser, comments are whole lines only), a
+// trailing backslash does not join the next line, and surrounding quotes
+// stay part of the value, so that a key the tool does not touch is written
+// back as it was read.
+var iniOptions = ini.LoadOptions{
+	IgnoreInlineComment:     true,
+	IgnoreContinuation:      true,
+	PreserveSurroundedQuote: true,
+}
+
+// loadINI parses data with iniOptions.
+func loadINI(data []byte) (*ini.File, error) {
+	return ini.LoadSources(iniOptions, data)
+}
+
+// sameINI parses out, the serialisation of f, and reports whether it has
+// other sections, keys or values than f: a key or value the INI syntax
+// cannot hold (a line break in a key, surrounding spaces, a key that
+// starts a comment) would otherwise change the file silently.
+func sameINI(f *ini.File, out []byte) error {
+	g, err := loadINI(out)
+	if err != nil {
+		return err
+	}
+	want, got := iniMap(f), iniMap(g)
+	if len(want) != len(got) {
+		return fmt.Errorf("writing it gives %d sections instead of %d", len(got), len(want))
+	}
+	for name, keys := range want {
+		gk, ok := got[name]
+		if !ok {
+			return fmt.Errorf("writing it loses section %q", name)
+		}
+		if len(gk) != len(keys) {
+			return fmt.Errorf("writing it gives %d keys in section %q instead of %d", len(gk), name, len(keys))
+		}
+		for k, v := range keys {
+			if gv, ok := gk[k]; !ok || gv != v {
+				return fmt.Errorf("key %q of section %q reads back as %q instead of %q", k, name, gv, v)
+			}
+		}
+	}
+	return nil
+}
+
+// iniMap returns the sections of f that have keys, with their values.
+func iniMap(f *ini.File) map[string]map[string]string {
+	m := map[string]map[string]string{}
+	for _, s := range f.Sections() {
+		if len(s.Keys()) > 0 {
+			m[s.Name()] = s.KeysHash()
+		}
+	}
+	return m
 }
 
 // sectionName maps "" to ini's default section.

@@ -167,3 +167,64 @@ func TestStructuredToolsRefuseVCSMetadataWrites(t *testing.T) {
 	require.NoError(t, err, "reading metadata is allowed")
 	require.Contains(t, out, "core")
 }
+
+func TestINIWriteKeepsOtherValuesByteForByte(t *testing.T) {
+	ws := newTestWorkspace(t)
+	const rest = "; comment\n[s]\npassword = a;b#c\nurl      = http://h/p?q=1#frag\nquoted   = \"x\"\npath     = C:\\dir\\\nnext     = n\n"
+	writeFiles(t, ws.Root(), map[string]string{"c.ini": rest})
+	_, err := call(t, INIWrite(ws), INIWriteArgs{Path: "c.ini", Section: "s", Key: "k", Value: "w"})
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(ws.Root(), "c.ini"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "password = a;b#c\n")
+	require.Contains(t, string(b), "url      = http://h/p?q=1#frag\n")
+	require.Contains(t, string(b), "quoted   = \"x\"\n")
+	require.Contains(t, string(b), "path     = C:\\dir\\\n")
+	require.Contains(t, string(b), "next     = n\n")
+	for key, want := range map[string]string{"password": "a;b#c", "url": "http://h/p?q=1#frag", "quoted": `"x"`, "path": `C:\dir\`, "next": "n", "k": "w"} {
+		got, err := call(t, INIRead(ws), INIReadArgs{Path: "c.ini", Section: "s", Key: key})
+		require.NoError(t, err)
+		require.Equal(t, want, got, key)
+	}
+}
+
+func TestINIWriteThenReadReturnsTheSameValue(t *testing.T) {
+	for _, value := range []string{
+		"a;b#c", "; starts like a comment", "# hash first", "x # not a comment", `"double"`, "'single'",
+		"back`tick", "two\nlines", `ends with \`, "=", "a = b", "[not a section]", "",
+	} {
+		t.Run(value, func(t *testing.T) {
+			ws := newTestWorkspace(t)
+			writeFiles(t, ws.Root(), map[string]string{"v.ini": "[s]\nother = 1\n"})
+			_, err := call(t, INIWrite(ws), INIWriteArgs{Path: "v.ini", Section: "s", Key: "k", Value: value})
+			require.NoError(t, err)
+			got, err := call(t, INIRead(ws), INIReadArgs{Path: "v.ini", Section: "s", Key: "k"})
+			require.NoError(t, err)
+			require.Equal(t, value, got)
+			other, err := call(t, INIRead(ws), INIReadArgs{Path: "v.ini", Section: "s", Key: "other"})
+			require.NoError(t, err)
+			require.Equal(t, "1", other)
+		})
+	}
+}
+
+func TestINIWriteRefusesWhatINICannotHold(t *testing.T) {
+	const before = "[s]\nother = 1\n"
+	for name, args := range map[string]INIWriteArgs{
+		"line break in key":      {Key: "a\n[evil]\nrole", Value: "root"},
+		"key starting a comment": {Key: "; k", Value: "v"},
+		"surrounding spaces":     {Key: "k", Value: "  padded  "},
+		"quote breakout":         {Key: "k", Value: "x\"\"\"\n[evil]\nrole = root\n\"\"\""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := newTestWorkspace(t)
+			writeFiles(t, ws.Root(), map[string]string{"v.ini": before})
+			args.Path, args.Section = "v.ini", "s"
+			_, err := call(t, INIWrite(ws), args)
+			require.Error(t, err)
+			b, err := os.ReadFile(filepath.Join(ws.Root(), "v.ini"))
+			require.NoError(t, err)
+			require.Equal(t, before, string(b), "the file must not change")
+		})
+	}
+}
