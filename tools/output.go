@@ -92,7 +92,7 @@ func clip(head, tail []byte, dropped int64, limit int) string {
 	if dropped == 0 {
 		all := make([]byte, 0, len(head)+len(tail))
 		all = append(append(all, head...), tail...)
-		return truncateMiddle(string(all), limit)
+		return Truncate(string(all), limit)
 	}
 	hr := []rune(string(head))
 	tr := []rune(string(tail))
@@ -103,10 +103,13 @@ func clip(head, tail []byte, dropped int64, limit int) string {
 	return string(hr[:keepHead]) + truncMarker(cut) + string(tr[len(tr)-keepTail:])
 }
 
-// truncateMiddle keeps the first and last limit/2 characters of s around a
-// marker saying how many characters were cut.
-func truncateMiddle(s string, limit int) string {
-	if utf8.RuneCountInString(s) <= limit {
+// Truncate cuts s to at most limit characters (runes) the way the tools
+// of this package cut their output: it keeps the first and the last
+// halves around a line saying how many characters were cut. A limit of
+// 0 or less keeps s whole. Tools of other packages (MCP servers', your
+// own) use it to follow the same rule.
+func Truncate(s string, limit int) string {
+	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
 		return s
 	}
 	r := []rune(s)

@@ -47,7 +47,7 @@ func TestTruncateMiddle(t *testing.T) {
 		{"ääääöööö", 4, "ää" + truncMarker(4) + "öö"},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, truncateMiddle(tt.in, tt.limit), tt.in)
+		require.Equal(t, tt.want, Truncate(tt.in, tt.limit), tt.in)
 	}
 }
 

@@ -281,7 +281,7 @@ func capFailures(r *TestReport) {
 		r.Failures = r.Failures[:maxFailures]
 	}
 	for i := range r.Failures {
-		r.Failures[i].Output = truncateMiddle(r.Failures[i].Output, maxFailureChars)
+		r.Failures[i].Output = Truncate(r.Failures[i].Output, maxFailureChars)
 	}
 }
 

@@ -221,7 +221,7 @@ func webFetch(ctx context.Context, cfg *config, client *http.Client, raw string)
 	default:
 		return "", fmt.Errorf("web_fetch: %s is %s, not text", u, mediaType)
 	}
-	return truncateMiddle(text, cfg.outputLimit), nil
+	return Truncate(text, cfg.outputLimit), nil
 }
 
 // pageText returns the title and the text of an HTML page, a line per

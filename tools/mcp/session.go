@@ -342,7 +342,7 @@ func (s *Session) callTool(ctx context.Context, shownName, name string, args jso
 	if err != nil {
 		return "", s.wrap(ctx, fmt.Sprintf("tools/call %s", name), err)
 	}
-	text := truncateMiddle(resultText(res.Content, res.StructuredContent), s.limit)
+	text := tools.Truncate(resultText(res.Content, res.StructuredContent), s.limit)
 	if res.IsError {
 		if text == "" {
 			text = fmt.Sprintf("tool %s failed without a message", name)
@@ -373,7 +373,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string) (string, error) 
 		}
 		parts = append(parts, resourceText(c))
 	}
-	return truncateMiddle(strings.Join(parts, "\n"), s.limit), nil
+	return tools.Truncate(strings.Join(parts, "\n"), s.limit), nil
 }
 
 // ResourceInfo describes a resource of a server.
@@ -437,7 +437,7 @@ func (s *Session) wrap(ctx context.Context, method string, err error) error {
 	}
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) && !isTransportRejection(wire) {
-		return &RPCError{Server: s.name, Method: method, Code: wire.Code, Message: truncateMiddle(wire.Message, s.limit), err: err}
+		return &RPCError{Server: s.name, Method: method, Code: wire.Code, Message: tools.Truncate(wire.Message, s.limit), err: err}
 	}
 	if wire == nil && !errors.Is(err, ErrConnectionClosed) && s.connectionLost(ctx) {
 		// The call failed because the connection broke (an unreadable or

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -113,17 +112,4 @@ func describeName(name, mime string) string {
 		return ""
 	}
 	return " (" + strings.Join(extra, ", ") + ")"
-}
-
-// truncateMiddle keeps the first and last limit/2 characters of s around a
-// marker saying how many characters were cut: the rule of the tools
-// package's output limit.
-func truncateMiddle(s string, limit int) string {
-	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
-		return s
-	}
-	r := []rune(s)
-	keepHead := limit / 2
-	keepTail := limit - keepHead
-	return string(r[:keepHead]) + fmt.Sprintf("\n[... %d chars truncated ...]\n", len(r)-limit) + string(r[len(r)-keepTail:])
 }
