@@ -32,13 +32,26 @@
 // document ID (which incremental indexing needs) and an on-disk index that
 // reopens in well under a millisecond; it needs no cgo and no server.
 //
+// A Go function, method or type also has its head — its doc comment and
+// its declaration up to the opening brace — in a field of its own: what a
+// definition is for is said there, while its body, also indexed, says how,
+// in words that outnumber those. A query word in the head counts in both
+// fields. BM25's collection statistics are counted over the whole index
+// once after each change (and kept in the index folder), not summed per
+// bleve segment as bleve does by default, so a score does not depend on how
+// the index's segments happen to be merged; hits of equal score are ordered
+// by chunk ID.
+//
 // # Vector search
 //
 // Vectors come from an [Embedder]. The default is the offline
 // [HashingEmbedder], which needs no model: it hashes the analyzer's tokens
 // and their character trigrams into a fixed-dimension vector. It is a
 // lexical baseline, not a semantic model; plug in a model-backed Embedder for
-// meaning. Vectors are kept in a flat (exact, brute-force) cosine index in
+// meaning. A chunk is embedded with its symbol and path and, for a Go
+// function, method or type, its head alone: a whole body's tokens (err,
+// nil, i, the helpers it calls) dilute a vector of what the code is for.
+// Vectors are kept in a flat (exact, brute-force) cosine index in
 // one file beside the keyword index. A flat index was chosen over
 // chromem-go, measured on this machine: chromem-go is brute force too (no
 // ANN index), writes one file per document (1,001 files for 1,000 chunks)
@@ -48,13 +61,28 @@
 //
 // # Hybrid search
 //
-// Hybrid search, the default [Mode], fuses the BM25 and vector rankings by
-// reciprocal rank fusion: a chunk at rank r of a ranking of weight w scores
-// w/(k+r). [WithRRFK] and [WithWeights] set k and the weights. Chunks of
-// test files rank after the others unless the query mentions tests
-// ([WithTestsLast]): tests repeat the identifiers of the code they test,
-// and outnumber it. The evaluation in codeindex/evaluation measures what
-// these choices give on questions over Go's own source.
+// Hybrid search, the default [Mode], runs both searches side by side and
+// fuses their rankings. By default ([FuseMinMax]) each ranking's scores are
+// min-max normalised over its candidates and added with the weights of
+// [WithWeights]: a convex combination of normalised scores, which keeps how
+// far ahead a hit is. [WithFusion]([FuseRRF]) uses reciprocal rank fusion
+// instead, where a chunk at rank r of a ranking of weight w scores
+// w/(k+r) ([WithRRFK]). Chunks of test files rank after the others unless
+// the query mentions tests ([WithTestsLast]): tests repeat the identifiers
+// of the code they test, and outnumber it. The evaluation in
+// codeindex/evaluation measures what these choices give on questions over
+// Go's own source, on the question set they were developed with and on two
+// held-out sets over other packages (its README says how they were kept
+// apart): hybrid puts the
+// answering function in the top 5 for 87 %, 92 % and 89 % of the questions
+// (BM25 81 %, 88 %, 94 %; vector 85 %, 73 %, 78 %). Run it with
+//
+//	go run ./codeindex/cmd/coderag-eval [-set codeindex/evaluation/testdata/holdout.json]
+//
+// On the whole of GOROOT/src (go run ./codeindex/cmd/coderag-scale, on a
+// shared 2-core machine): about 25 s to index 99,000 chunks in 560 MB,
+// 0.26 s to re-index after one changed file, and a hybrid query p50 of
+// 22 ms and p95 of 34 ms, of which BM25 alone is 17 and 32 ms.
 //
 // # Storage and incremental indexing
 //

@@ -18,21 +18,24 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
 	"go.etcd.io/bbolt"
 )
 
 // Names inside the index folder.
 const (
-	keywordDir   = "keyword"      // the bleve index
-	vectorFile   = "vectors.bin"  // the flat vector index
-	manifestFile = "manifest.gob" // per-file hashes and chunk spans
+	keywordDir   = "keyword"       // the bleve index
+	vectorFile   = "vectors.bin"   // the flat vector index
+	manifestFile = "manifest.gob"  // per-file hashes and chunk spans
+	statsFile    = "bm25stats.gob" // the keyword index's BM25 statistics, a cache (see bm25Stats)
 )
 
 // Field boosts of the keyword query: a match in a definition's name counts
 // more than one in its body.
 const (
 	boostContent = 1.0
+	boostHead    = 1.0 // the head of a definition (see head) counts once more
 	boostSymbol  = 2.0
 	boostPath    = 1.0
 )
@@ -56,6 +59,9 @@ type Index struct {
 
 	vmu sync.Mutex // guards vec, loaded lazily: keyword search never needs it
 	vec *flatIndex
+
+	smu   sync.Mutex        // guards stats (see bm25Stats)
+	stats *search.BM25Stats // nil until read from statsFile by Open or computed by a keyword search
 }
 
 // Open opens the index of root, creating an empty one if the index folder
@@ -112,6 +118,9 @@ func Open(ctx context.Context, root string, opts ...Option) (*Index, error) {
 		if err := os.RemoveAll(kwPath); err != nil {
 			return nil, fmt.Errorf("codeindex: open: %w", err)
 		}
+		if err := ix.invalidateStats(); err != nil {
+			return nil, err
+		}
 		if err := os.Remove(filepath.Join(dir, vectorFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("codeindex: open: %w", err)
 		}
@@ -125,6 +134,7 @@ func Open(ctx context.Context, root string, opts ...Option) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("codeindex: open keyword index: %w", err)
 	}
+	ix.stats = loadStats(filepath.Join(dir, statsFile))
 	return ix, nil
 }
 
@@ -152,6 +162,7 @@ func keywordMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt("path", text())
 	doc.AddFieldMappingsAt("symbol", text())
 	doc.AddFieldMappingsAt("content", text())
+	doc.AddFieldMappingsAt("head", text())
 	doc.AddFieldMappingsAt("kind", kind)
 
 	im := bleve.NewIndexMapping()
@@ -228,7 +239,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	embID := embedderID(ix.cfg.embedder)
+	embID := embedderID(ix.cfg.embedder) + "+" + embedTextVersion
 	reembed := ix.man.Embedder != embID
 	if reembed {
 		vec = newFlatIndex()
@@ -268,6 +279,9 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 				b.Delete(c.ID)
 				vec.remove(c.ID)
 			}
+		}
+		if err := ix.invalidateStats(); err != nil {
+			return st, err
 		}
 		if err := ix.kw.Batch(b); err != nil {
 			return st, fmt.Errorf("codeindex: update keyword index: %w", err)
@@ -404,6 +418,9 @@ func (u *updater) flush() error {
 			id := f.rel + "#" + strconv.Itoa(j)
 			e.Chunks[j] = chunkMeta{ID: id, Symbol: c.Symbol, Kind: c.Kind, StartLine: c.StartLine, EndLine: c.EndLine}
 			doc := map[string]any{"path": c.Path, "symbol": c.Symbol, "kind": string(c.Kind), "content": c.Content}
+			if h, ok := head(c); ok {
+				doc["head"] = h
+			}
 			if err := b.Index(id, doc); err != nil {
 				return fmt.Errorf("codeindex: index %s: %w", id, err)
 			}
@@ -413,6 +430,9 @@ func (u *updater) flush() error {
 			k++
 		}
 		entries[i] = e
+	}
+	if err := u.ix.invalidateStats(); err != nil {
+		return err
 	}
 	if err := u.ix.kw.Batch(b); err != nil {
 		return fmt.Errorf("codeindex: update keyword index: %w", err)
@@ -424,9 +444,53 @@ func (u *updater) flush() error {
 	return nil
 }
 
-// embedText is what the embedder sees of a chunk.
+// embedTextVersion names what [embedText] gives the embedder; the index
+// records it beside the embedder's ID, so a change re-embeds every chunk.
+const embedTextVersion = "text-v2" // v2: a Go definition is embedded by its head
+
+// embedText is what the embedder sees of a chunk: its symbol, its path and
+// its content, or for a Go function, method or type only its head (see
+// [head]).
 func embedText(c Chunk) string {
-	return c.Symbol + "\n" + c.Path + "\n" + c.Content
+	content := c.Content
+	if h, ok := head(c); ok {
+		content = h
+	}
+	return c.Symbol + "\n" + c.Path + "\n" + content
+}
+
+// head returns the head of a Go function, method or type chunk: its doc
+// comment and its declaration up to the line that opens the body ("{"),
+// the whole chunk when no line does. What a definition is for is said in
+// its name, its doc comment and its signature; its body says how, in
+// tokens (err, nil, i, its helpers' names) that outnumber and dilute the
+// others. So the embedder sees the head alone, and the keyword index has
+// it as a field of its own, "head", beside the whole content: a query word
+// in the doc comment or signature counts in both. Other chunks (const and
+// var groups, package clauses, Python, line windows) have no head.
+func head(c Chunk) (string, bool) {
+	if (c.Kind != KindFunc && c.Kind != KindMethod && c.Kind != KindType) || !strings.HasSuffix(c.Path, ".go") {
+		return "", false
+	}
+	content := c.Content
+	inDoc := true
+	for i := 0; i < len(content); {
+		j := strings.IndexByte(content[i:], '\n')
+		if j < 0 {
+			j = len(content) - i
+		}
+		line := strings.TrimSpace(content[i : i+j])
+		if inDoc && (line == "" || strings.HasPrefix(line, "//")) {
+			i += j + 1
+			continue
+		}
+		inDoc = false
+		if strings.Contains(line, "{") {
+			return content[:i+j], true
+		}
+		i += j + 1
+	}
+	return content, true
 }
 
 // skipDirs are never descended into.

@@ -120,8 +120,8 @@ func TestSearchHybridIsTheDefaultMode(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, hybrid, def)
 	require.Equal(t, "store.readConfigFile", def[0].Symbol)
-	// Both rankings put it first: 1/(60+1) from each.
-	require.InDelta(t, 2.0/61, def[0].Score, 1e-9)
+	// Both rankings put it first: min-max normalised, 1 from each.
+	require.InDelta(t, 2, def[0].Score, 1e-9)
 }
 
 func TestSearchWithoutTermsHasNoHits(t *testing.T) {
@@ -143,6 +143,7 @@ func TestSearchRejectsBadOptions(t *testing.T) {
 		{"negative k", codeindex.WithRRFK(-1), "WithRRFK"},
 		{"zero weights", codeindex.WithWeights(0, 0), "WithWeights"},
 		{"negative weight", codeindex.WithWeights(-1, 1), "WithWeights"},
+		{"unknown fusion", codeindex.WithFusion(codeindex.Fusion(9)), "WithFusion"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,6 +185,27 @@ func TestParseModeRoundTrips(t *testing.T) {
 	_, err := codeindex.ParseMode("fuzzy")
 	var oe *codeindex.OptionError
 	require.True(t, errors.As(err, &oe))
+}
+
+func TestParseFusionRoundTrips(t *testing.T) {
+	for _, f := range []codeindex.Fusion{codeindex.FuseMinMax, codeindex.FuseRRF} {
+		got, err := codeindex.ParseFusion(f.String())
+		require.NoError(t, err)
+		require.Equal(t, f, got)
+	}
+	_, err := codeindex.ParseFusion("borda")
+	var oe *codeindex.OptionError
+	require.True(t, errors.As(err, &oe))
+}
+
+func TestSearchHybridWithRRFScoresReciprocalRanks(t *testing.T) {
+	ix, _ := indexed(t)
+	hits, err := ix.Search(context.Background(), "config file", codeindex.WithFusion(codeindex.FuseRRF))
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	require.Equal(t, "store.readConfigFile", hits[0].Symbol)
+	// Both rankings put it first: 1/(60+1) from each.
+	require.InDelta(t, 2.0/61, hits[0].Score, 1e-9)
 }
 
 func TestUpdateSkipsUnchangedFiles(t *testing.T) {

@@ -5,11 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
 )
 
-func TestFuseAddsWeightedReciprocalRanks(t *testing.T) {
+func TestFuseRRFAddsWeightedReciprocalRanks(t *testing.T) {
 	kw := []scored{{id: "a"}, {id: "b"}, {id: "c"}}
 	vec := []scored{{id: "c"}, {id: "d"}}
 	tests := []struct {
@@ -30,9 +33,102 @@ func TestFuseAddsWeightedReciprocalRanks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := searchConfig{k: tt.k, bm25Weight: tt.wKW, vecWeight: tt.wVec}
+			sc := searchConfig{fusion: FuseRRF, k: tt.k, bm25Weight: tt.wKW, vecWeight: tt.wVec}
 			got := fuse(sc, kw, vec)
 			require.Empty(t, cmp.Diff(tt.want, got, cmp.AllowUnexported(scored{})))
+		})
+	}
+}
+
+func TestFuseMinMaxAddsWeightedNormalisedScores(t *testing.T) {
+	// BM25 scores 8, 6, 4 normalise to 1, 0.5, 0; cosines 0.9, 0.3 to 1, 0.
+	kw := []scored{{"a", 8}, {"b", 6}, {"c", 4}}
+	vec := []scored{{"c", 0.9}, {"d", 0.3}}
+	tests := []struct {
+		name      string
+		wKW, wVec float64
+		kw, vec   []scored
+		want      []scored
+	}{
+		{"equal weights", 1, 1, kw, vec, []scored{{"a", 1}, {"c", 1}, {"b", 0.5}, {"d", 0}}},
+		{"vector weighted up", 1, 3, kw, vec, []scored{{"c", 3}, {"a", 1}, {"b", 0.5}, {"d", 0}}},
+		{"keyword only", 1, 0, kw, vec, []scored{{"a", 1}, {"b", 0.5}, {"c", 0}, {"d", 0}}},
+		{"a ranking of equal scores counts each as its best", 1, 1, kw, []scored{{"d", 0.5}, {"e", 0.5}},
+			[]scored{{"a", 1}, {"d", 1}, {"e", 1}, {"b", 0.5}, {"c", 0}}},
+		{"an empty ranking adds nothing", 1, 1, kw, nil, []scored{{"a", 1}, {"b", 0.5}, {"c", 0}}},
+		{"scores need not come sorted", 1, 1, []scored{{"c", 4}, {"a", 8}, {"b", 6}}, nil,
+			[]scored{{"a", 1}, {"b", 0.5}, {"c", 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := searchConfig{fusion: FuseMinMax, bm25Weight: tt.wKW, vecWeight: tt.wVec}
+			got := fuse(sc, tt.kw, tt.vec)
+			require.Empty(t, cmp.Diff(tt.want, got, cmp.AllowUnexported(scored{}), cmpopts.EquateApprox(0, 1e-12)))
+		})
+	}
+}
+
+func TestHeadIsTheDocCommentAndDeclarationOfAGoDefinition(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Chunk
+		want string
+		ok   bool
+	}{
+		{"function with doc comment", Chunk{Path: "a/a.go", Kind: KindFunc,
+			Content: "// Parse reads a line.\n//\n// It fails on EOF.\nfunc Parse(s string) error {\n\treturn nil\n}"},
+			"// Parse reads a line.\n//\n// It fails on EOF.\nfunc Parse(s string) error {", true},
+		{"signature over several lines", Chunk{Path: "a.go", Kind: KindMethod,
+			Content: "func (s *S) Do(\n\tctx context.Context,\n\tn int,\n) error {\n\tpanic(1)\n}"},
+			"func (s *S) Do(\n\tctx context.Context,\n\tn int,\n) error {", true},
+		{"one-line function", Chunk{Path: "a.go", Kind: KindFunc, Content: "func F() int { return 1 }"},
+			"func F() int { return 1 }", true},
+		{"function without a body", Chunk{Path: "a.go", Kind: KindFunc, Content: "// F is in assembly.\nfunc F() int"},
+			"// F is in assembly.\nfunc F() int", true},
+		{"struct type", Chunk{Path: "a.go", Kind: KindType,
+			Content: "// Server serves.\ntype Server struct {\n\tAddr string\n}"},
+			"// Server serves.\ntype Server struct {", true},
+		{"const group has none", Chunk{Path: "a.go", Kind: KindConst, Content: "const (\n\tA = 1\n)"}, "", false},
+		{"python function has none", Chunk{Path: "a.py", Kind: KindFunc, Content: "def f():\n    pass"}, "", false},
+		{"line window has none", Chunk{Path: "README.md", Kind: KindLines, Content: "# x {"}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := head(tt.c)
+			require.Equal(t, tt.ok, ok)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestEmbedTextOfAGoFunctionLeavesOutItsBody(t *testing.T) {
+	c := Chunk{Path: "a.go", Symbol: "a.Parse", Kind: KindFunc,
+		Content: "// Parse reads a line.\nfunc Parse(s string) error {\n\treturn bodyOnly()\n}"}
+	require.Equal(t, "a.Parse\na.go\n// Parse reads a line.\nfunc Parse(s string) error {", embedText(c))
+}
+
+func TestCutIsComplete(t *testing.T) {
+	hits := func(scores ...float64) search.DocumentMatchCollection {
+		var out search.DocumentMatchCollection
+		for _, s := range scores {
+			out = append(out, &search.DocumentMatch{Score: s})
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		res  *bleve.SearchResult
+		n    int
+		want bool
+	}{
+		{"no more hits than asked", &bleve.SearchResult{Hits: hits(3, 2), Total: 2}, 2, true},
+		{"every match fetched", &bleve.SearchResult{Hits: hits(3, 2, 2, 2), Total: 4}, 2, true},
+		{"fetched hits end below the n-th", &bleve.SearchResult{Hits: hits(3, 2, 2, 1), Total: 9}, 2, true},
+		{"ties with the n-th may go on", &bleve.SearchResult{Hits: hits(3, 2, 2, 2), Total: 9}, 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, cutIsComplete(tt.res, tt.n))
 		})
 	}
 }
@@ -100,4 +196,60 @@ func TestAFolderOfAnOlderVersionIsRebuilt(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
 	require.Equal(t, "a.Hello", hits[0].Symbol)
+}
+
+func TestBM25StatisticsAreKeptAcrossOpenUntilTheKeywordIndexChanges(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Hello greets.\nfunc Hello() {}\n"), 0o644))
+	ix, err := Open(t.Context(), root)
+	require.NoError(t, err)
+	_, err = ix.Update(t.Context())
+	require.NoError(t, err)
+	statsPath := filepath.Join(ix.dir, statsFile)
+	require.NoFileExists(t, statsPath, "computed by the first keyword search, not by Update")
+	want, err := ix.Search(t.Context(), "greets", WithMode(BM25))
+	require.NoError(t, err)
+	require.FileExists(t, statsPath)
+	require.NoError(t, ix.Close())
+
+	ix, err = Open(t.Context(), root)
+	require.NoError(t, err)
+	defer ix.Close()
+	require.NotNil(t, ix.stats, "read from the file")
+	got, err := ix.Search(t.Context(), "greets", WithMode(BM25))
+	require.NoError(t, err)
+	require.Empty(t, cmp.Diff(want, got))
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, "b.go"), []byte("package a\n\n// Bye waves.\nfunc Bye() {}\n"), 0o644))
+	_, err = ix.Update(t.Context())
+	require.NoError(t, err)
+	require.Nil(t, ix.stats)
+	require.NoFileExists(t, statsPath)
+}
+
+func TestADamagedBM25StatisticsFileIsComputedAgain(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Hello greets.\nfunc Hello() {}\n"), 0o644))
+	ix, err := Open(t.Context(), root)
+	require.NoError(t, err)
+	_, err = ix.Update(t.Context())
+	require.NoError(t, err)
+	want, err := ix.Search(t.Context(), "greets", WithMode(BM25))
+	require.NoError(t, err)
+	require.NoError(t, ix.Close())
+
+	statsPath := filepath.Join(root, DefaultDir, statsFile)
+	for name, data := range map[string][]byte{"garbage": []byte("not gob"), "empty": nil} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(statsPath, data, 0o644))
+			ix, err := Open(t.Context(), root)
+			require.NoError(t, err)
+			defer ix.Close()
+			require.Nil(t, ix.stats)
+			got, err := ix.Search(t.Context(), "greets", WithMode(BM25))
+			require.NoError(t, err)
+			require.Empty(t, cmp.Diff(want, got))
+			require.NotNil(t, loadStats(statsPath), "written again")
+		})
+	}
 }

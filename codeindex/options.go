@@ -86,7 +86,7 @@ type Mode int
 
 // The search modes.
 const (
-	Hybrid Mode = iota // reciprocal rank fusion of BM25 and Vector
+	Hybrid Mode = iota // BM25 and Vector, fused (see [Fusion])
 	BM25               // keyword search, BM25 over the code-aware analyzer
 	Vector             // cosine similarity of embeddings
 )
@@ -117,13 +117,57 @@ func ParseMode(s string) (Mode, error) {
 // Defaults of [Index.Search].
 const (
 	DefaultLimit = 10
-	// DefaultRRFK is the k of reciprocal rank fusion, the value of the
-	// original paper (Cormack et al., 2009).
+	// DefaultRRFK is the k of reciprocal rank fusion ([FuseRRF]), the value
+	// of the original paper (Cormack et al., 2009).
 	DefaultRRFK = 60
 	// candidates is how many hits each ranking contributes to a fusion, at
 	// least; more when the limit is higher.
 	candidates = 50
 )
+
+// Fusion selects how a [Hybrid] search merges the BM25 and vector rankings.
+type Fusion int
+
+// The fusions.
+const (
+	// FuseMinMax, the default, adds the weighted scores of each ranking
+	// after min-max normalisation over its candidates (the best candidate
+	// scores 1, the worst 0, and so does a chunk the ranking did not
+	// return): a convex combination of normalised scores, which keeps how
+	// far ahead a hit is where RRF keeps only its rank. Bruch, Gai and
+	// Ingber ("An Analysis of Fusion Functions for Hybrid Retrieval", ACM
+	// TOIS 2023) found it more accurate than RRF and less sensitive to its
+	// parameter. On codeindex's evaluation (91 questions in three sets,
+	// codeindex/evaluation) it puts the answering function in the top 5
+	// for 81 questions against RRF's 79: as often on two sets, more often
+	// on the third.
+	FuseMinMax Fusion = iota
+	// FuseRRF is reciprocal rank fusion: a chunk at 1-based rank r of a
+	// ranking of weight w scores w/(k+r) ([WithRRFK]), summed over
+	// rankings. It looks at ranks only.
+	FuseRRF
+)
+
+// String returns "minmax" or "rrf".
+func (f Fusion) String() string {
+	switch f {
+	case FuseMinMax:
+		return "minmax"
+	case FuseRRF:
+		return "rrf"
+	}
+	return fmt.Sprintf("Fusion(%d)", int(f))
+}
+
+// ParseFusion parses the String form of a Fusion.
+func ParseFusion(s string) (Fusion, error) {
+	for _, f := range []Fusion{FuseMinMax, FuseRRF} {
+		if f.String() == s {
+			return f, nil
+		}
+	}
+	return 0, &OptionError{Option: "WithFusion", Reason: fmt.Sprintf("unknown fusion %q (want minmax or rrf)", s)}
+}
 
 // A SearchOption configures [Index.Search].
 type SearchOption func(*searchConfig)
@@ -133,6 +177,7 @@ type searchConfig struct {
 	limit                 int
 	k                     float64
 	bm25Weight, vecWeight float64
+	fusion                Fusion
 	testsLast             bool
 }
 
@@ -146,13 +191,17 @@ func WithMode(m Mode) SearchOption { return func(c *searchConfig) { c.mode = m }
 // WithLimit returns at most n hits (default DefaultLimit).
 func WithLimit(n int) SearchOption { return func(c *searchConfig) { c.limit = n } }
 
+// WithFusion selects how a hybrid search merges its rankings (default
+// [FuseMinMax]).
+func WithFusion(f Fusion) SearchOption { return func(c *searchConfig) { c.fusion = f } }
+
 // WithRRFK sets the k of reciprocal rank fusion (default DefaultRRFK): a hit
 // at rank r of a ranking scores weight/(k+r). A smaller k favours the top of
-// each ranking.
+// each ranking. It matters only with [WithFusion]([FuseRRF]).
 func WithRRFK(k float64) SearchOption { return func(c *searchConfig) { c.k = k } }
 
 // WithWeights sets the weights of the BM25 and vector rankings in a hybrid
-// search (default 1 and 1).
+// search, for either [Fusion] (default 1 and 1).
 func WithWeights(bm25, vector float64) SearchOption {
 	return func(c *searchConfig) { c.bm25Weight, c.vecWeight = bm25, vector }
 }
@@ -173,6 +222,8 @@ func (c *searchConfig) validate() error {
 		return &OptionError{Option: "WithMode", Reason: fmt.Sprintf("unknown mode %v", c.mode)}
 	case c.limit < 1:
 		return &OptionError{Option: "WithLimit", Reason: fmt.Sprintf("limit %d is not positive", c.limit)}
+	case c.fusion != FuseMinMax && c.fusion != FuseRRF:
+		return &OptionError{Option: "WithFusion", Reason: fmt.Sprintf("unknown fusion %v", c.fusion)}
 	case c.k < 0:
 		return &OptionError{Option: "WithRRFK", Reason: fmt.Sprintf("k %v is negative", c.k)}
 	case c.bm25Weight < 0 || c.vecWeight < 0 || c.bm25Weight+c.vecWeight == 0:

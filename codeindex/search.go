@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -20,12 +21,12 @@ type Hit struct {
 	EndLine   int     `json:"end_line"`   // 1-based, inclusive
 	Symbol    string  `json:"symbol"`     // empty for line windows
 	Kind      Kind    `json:"kind"`
-	Score     float64 `json:"score"` // BM25 score, cosine similarity or fused RRF score, by mode
+	Score     float64 `json:"score"` // BM25 score, cosine similarity or fused score (see [Fusion]), by mode
 }
 
 // Search returns the chunks that best match query, best first: by BM25 over
 // the code-aware analyzer, by cosine similarity of embeddings, or (the
-// default) by reciprocal rank fusion of both. Unless [WithTestsLast] is
+// default) by a fusion of both ([WithFusion]). Unless [WithTestsLast] is
 // off or the query mentions tests, chunks of test files come after all
 // others. A query with no search terms has no hits.
 func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]Hit, error) {
@@ -141,16 +142,38 @@ func isTestFile(p string) bool {
 	return slices.ContainsFunc(strings.Split(path.Dir(p), "/"), func(d string) bool { return d == "tests" || d == "__tests__" })
 }
 
-// fuse merges rankings by weighted reciprocal rank fusion: a chunk at 1-based
-// rank r of a ranking of weight w scores w/(k+r), summed over rankings.
+// fuse merges the BM25 and vector rankings by sc.fusion, best first, ties
+// broken by chunk ID.
 func fuse(sc searchConfig, kw, vec []scored) []scored {
 	sum := map[string]float64{}
 	for _, l := range []struct {
 		w    float64
 		hits []scored
 	}{{sc.bm25Weight, kw}, {sc.vecWeight, vec}} {
-		for r, h := range l.hits {
-			sum[h.id] += l.w / (sc.k + float64(r+1))
+		switch sc.fusion {
+		case FuseRRF:
+			// A chunk at 1-based rank r scores w/(k+r).
+			for r, h := range l.hits {
+				sum[h.id] += l.w / (sc.k + float64(r+1))
+			}
+		default:
+			// Each score min-max normalised over the ranking's
+			// candidates: the best scores w, the worst 0, and so does a
+			// chunk missing from the ranking.
+			if len(l.hits) == 0 {
+				continue
+			}
+			lo, hi := l.hits[0].score, l.hits[0].score
+			for _, h := range l.hits {
+				lo, hi = min(lo, h.score), max(hi, h.score)
+			}
+			for _, h := range l.hits {
+				norm := 1.0
+				if hi > lo {
+					norm = (h.score - lo) / (hi - lo)
+				}
+				sum[h.id] += l.w * norm
+			}
 		}
 	}
 	out := make([]scored, 0, len(sum))
@@ -173,19 +196,48 @@ func (ix *Index) searchKeyword(ctx context.Context, q string, n int) ([]scored, 
 		m.SetBoost(boost)
 		return m
 	}
-	dq := bleve.NewDisjunctionQuery(field("content", boostContent), field("symbol", boostSymbol), field("path", boostPath))
-	req := bleve.NewSearchRequestOptions(dq, n, 0, false)
-	// Equal scores are ordered by ID: otherwise their order, and which of
-	// them make the cut at n, follows the index's segments and varies.
-	req.SortBy([]string{"-_score", "_id"})
-	res, err := ix.kw.SearchInContext(ctx, req)
+	stats, err := ix.bm25Stats(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("codeindex: keyword search: %w", err)
+		return nil, err
+	}
+	kq := bleve.NewDisjunctionQuery(field("content", boostContent), field("head", boostHead), field("symbol", boostSymbol), field("path", boostPath))
+	// Equal scores are ordered by chunk ID: otherwise their order, and
+	// which of them make the cut at n, follows the index's segments and
+	// varies. Sorting by ID in bleve costs a stored-field lookup for every
+	// matching chunk, a quarter of the query's time, so the top n+tieSlack
+	// are asked by score alone and ordered here; only when chunks tied with
+	// the n-th may have been left out is the query asked again, sorted by ID.
+	top := func(byID bool) (*bleve.SearchResult, error) {
+		size := n + tieSlack
+		if byID {
+			size = n
+		}
+		req := bleve.NewSearchRequestOptions(kq, size, 0, false)
+		if byID {
+			req.SortBy([]string{"-_score", "_id"})
+		}
+		req.PreSearchData = map[string]any{search.BM25PreSearchDataKey: stats}
+		res, err := ix.kw.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("codeindex: keyword search: %w", err)
+		}
+		return res, nil
+	}
+	res, err := top(false)
+	if err != nil {
+		return nil, err
+	}
+	if !cutIsComplete(res, n) {
+		if res, err = top(true); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]scored, len(res.Hits))
 	for i, h := range res.Hits {
 		out[i] = scored{id: h.ID, score: h.Score}
 	}
+	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
+	out = out[:min(n, len(out))]
 	return out, nil
 }
 
@@ -221,4 +273,19 @@ func (ix *Index) hit(s scored) (Hit, bool) {
 	}
 	c := e.Chunks[n]
 	return Hit{Path: s.id[:i], StartLine: c.StartLine, EndLine: c.EndLine, Symbol: c.Symbol, Kind: c.Kind, Score: s.score}, true
+}
+
+// tieSlack is how many hits beyond the n asked for a keyword search fetches,
+// so that chunks tied in score with the n-th are all among them.
+const tieSlack = 10
+
+// cutIsComplete reports whether res, the best hits by score in any order of
+// equal scores, holds every matching chunk whose score equals that of its
+// n-th: true when it holds all matches or ends on a lower score.
+func cutIsComplete(res *bleve.SearchResult, n int) bool {
+	h := res.Hits
+	if len(h) <= n || uint64(len(h)) >= res.Total {
+		return true
+	}
+	return h[len(h)-1].Score < h[n-1].Score
 }

@@ -121,7 +121,7 @@ func searchCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := newFlagSet("search", `search "query" [--mode bm25|vector|hybrid] [--json] [--limit N] [--dir DIR]`,
 		"Searches the index of DIR (built by coderag index). Vector search uses the offline\n"+
 			"HashingEmbedder (hashed tokens and trigrams, not a semantic model).", stderr)
-	mode := fs.String("mode", "hybrid", "ranking: bm25, vector or hybrid (reciprocal rank fusion of both)")
+	mode := fs.String("mode", "hybrid", "ranking: bm25, vector or hybrid (both, their scores normalised and added)")
 	asJSON := fs.Bool("json", false, "print one JSON object per hit and line")
 	limit := fs.Int("limit", codeindex.DefaultLimit, "the number of hits at most")
 	dir := fs.String("dir", ".", "the indexed directory")

@@ -18,8 +18,8 @@
 // the files looked at per second.
 //
 // `coderag search` queries the index of --dir (default: the current
-// directory): hybrid (reciprocal rank fusion of BM25 and vector search,
-// the default), bm25 or vector. Vectors come from codeindex's offline
+// directory): hybrid (BM25 and vector scores, min-max normalised and
+// added: codeindex.FuseMinMax; the default), bm25 or vector. Vectors come from codeindex's offline
 // HashingEmbedder — hashed tokens and character trigrams, a lexical
 // baseline, not a semantic model. With --json it prints one JSON object
 // per hit and line: path (relative to the indexed root), start_line,
@@ -54,6 +54,14 @@
 // model.
 //
 // `coderag graph` prints the agent's graph as a Mermaid flowchart.
+//
+// Install it from a clone of the repository, at its root, with
+//
+//	go install ./examples/coderag
+//
+// (or `cd examples && go install ./coderag`): it builds in the repository's
+// Go workspace. `go install …@latest` cannot work, as the examples module
+// reaches the SDK and codeindex through replace directives.
 package main
 
 import (

@@ -6,7 +6,10 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./codeindex/cmd/coderag-eval [-set FILE] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-v]
+//	go run ./codeindex/cmd/coderag-eval [-set FILE] [-fusion minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-v]
+//
+// -set codeindex/evaluation/testdata/holdout.json (or holdout2.json) asks a
+// held-out set, over other packages (see codeindex/evaluation/README.md).
 package main
 
 import (
@@ -23,12 +26,13 @@ import (
 
 func main() {
 	set := flag.String("set", defaultSet(), "labelled question set (JSON)")
-	k := flag.Float64("k", codeindex.DefaultRRFK, "k of reciprocal rank fusion")
+	fusion := flag.String("fusion", codeindex.FuseMinMax.String(), "how hybrid search merges its rankings: minmax or rrf")
+	k := flag.Float64("k", codeindex.DefaultRRFK, "k of reciprocal rank fusion (with -fusion rrf)")
 	weights := flag.String("weights", "1,1", "weights of the bm25 and vector rankings in hybrid search")
 	testsLast := flag.Bool("tests-last", true, "rank test files' chunks after the others (codeindex.WithTestsLast)")
 	verbose := flag.Bool("v", false, "also print the rank of the answering symbol per question")
 	flag.Parse()
-	if err := run(*set, *k, *weights, *testsLast, *verbose); err != nil {
+	if err := run(*set, *fusion, *k, *weights, *testsLast, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "coderag-eval:", err)
 		os.Exit(1)
 	}
@@ -45,7 +49,11 @@ func defaultSet() string {
 	return "codeindex/evaluation/testdata/questions.json"
 }
 
-func run(setFile string, k float64, weights string, testsLast, verbose bool) error {
+func run(setFile, fusion string, k float64, weights string, testsLast, verbose bool) error {
+	fu, err := codeindex.ParseFusion(fusion)
+	if err != nil {
+		return fmt.Errorf("-fusion: %w", err)
+	}
 	ws := strings.Split(weights, ",")
 	if len(ws) != 2 {
 		return fmt.Errorf("-weights %q: want two numbers, bm25,vector", weights)
@@ -71,12 +79,12 @@ func run(setFile string, k float64, weights string, testsLast, verbose bool) err
 		return err
 	}
 	defer os.RemoveAll(work)
-	res, _, err := evaluation.Run(context.Background(), s, goroot, work, codeindex.WithRRFK(k), codeindex.WithWeights(wb, wv), codeindex.WithTestsLast(testsLast))
+	res, _, err := evaluation.Run(context.Background(), s, goroot, work, codeindex.WithFusion(fu), codeindex.WithRRFK(k), codeindex.WithWeights(wb, wv), codeindex.WithTestsLast(testsLast))
 	if err != nil {
 		return err
 	}
-	fmt.Printf("GOROOT/src packages: %s\nhybrid: k=%g, weights bm25=%g vector=%g; tests last: %v; MRR over the top %d\n\n",
-		strings.Join(s.Packages, " "), k, wb, wv, testsLast, evaluation.Limit)
+	fmt.Printf("GOROOT/src packages: %s\nhybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; tests last: %v; MRR over the top %d\n\n",
+		strings.Join(s.Packages, " "), fu, k, wb, wv, testsLast, evaluation.Limit)
 	if err := evaluation.WriteTable(os.Stdout, len(s.Questions), res); err != nil {
 		return err
 	}
