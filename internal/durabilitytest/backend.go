@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -59,6 +60,11 @@ type Backend struct {
 	WriteProbe func(t testing.TB, addr string) func(pid int) bool
 	// WriteProbeDoc says how WriteProbe knows, for the test's log.
 	WriteProbeDoc string
+	// Settle, when set, waits until the database has finished with the
+	// dead process pid: a COMMIT the process sent just before it was
+	// killed may still be in the server's hands, and what was committed
+	// must be read after it landed (or was rolled back).
+	Settle func(t testing.TB, addr string, pid int)
 }
 
 // SQLite is the backend of checkpoint/sqlite.
@@ -236,6 +242,20 @@ var Postgres = Backend{
 				appName(pid)).Scan(&n)
 			require.NoError(t, err)
 			return n > 0
+		}
+	},
+	Settle: func(t testing.TB, _ string, pid int) {
+		conn := pgConnect(t)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var n int
+			require.NoError(t, conn.QueryRow(context.Background(),
+				`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, appName(pid)).Scan(&n))
+			if n == 0 {
+				return
+			}
+			require.True(t, time.Now().Before(deadline), "the server still has %d sessions of the dead child %d", n, pid)
+			time.Sleep(5 * time.Millisecond)
 		}
 	},
 	WriteProbeDoc: "a session of the child (found by application_name in pg_stat_activity) is idle in a transaction block " +

@@ -749,7 +749,10 @@ func crashTrial(t *testing.T, b Backend, tc trialCfg, want crashView, ref map[ex
 		require.True(t, res.killed && res.selfKilled != "", "the child killed itself in execution %d:\n%s", tc.after, child.out.String())
 	}
 
-	// What the crash left.
+	// What the crash left, once the database is done with the child.
+	if b.Settle != nil {
+		b.Settle(t, addr, child.pid())
+	}
 	b.Integrity(t, addr)
 	s, err := b.Open(t.Context(), addr)
 	require.NoError(t, err)
