@@ -71,6 +71,8 @@ type config struct {
 	maxIterations int
 	maxToolRounds int
 	recursion     int
+	iterSet       bool // WithMaxIterations was given
+	recursionSet  bool // WithRecursionLimit was given
 	confidence    float64
 	textCalls     bool
 	extractCalls  bool
@@ -90,7 +92,11 @@ func WithDefaultAgent(ref string) Option { return func(c *config) { c.defaultAge
 
 // WithMaxIterations bounds the reviews of a run (default
 // [DefaultMaxIterations]): the n-th failed verification ends the run.
-func WithMaxIterations(n int) Option { return func(c *config) { c.maxIterations = n } }
+// When no recursion limit is set, New raises the default one to what the
+// iterations may need ([StepsPerIteration] each, plus one).
+func WithMaxIterations(n int) Option {
+	return func(c *config) { c.maxIterations, c.iterSet = n, true }
+}
 
 // WithMaxToolRounds bounds the tool rounds of one execution (default
 // [DefaultMaxToolRounds]); the calls of the answer after the last round
@@ -98,10 +104,46 @@ func WithMaxIterations(n int) Option { return func(c *config) { c.maxIterations 
 func WithMaxToolRounds(n int) Option { return func(c *config) { c.maxToolRounds = n } }
 
 // WithRecursionLimit sets the runs' recursion limit (default
-// [DefaultRecursionLimit]). An iteration through an agent takes 6
-// supersteps, and a run needs a limit one above its supersteps: k
-// iterations need 6k+1.
-func WithRecursionLimit(n int) Option { return func(c *config) { c.recursion = n } }
+// [DefaultRecursionLimit], or what the iterations need when more). An
+// iteration through an agent takes [StepsPerIteration] supersteps, and a
+// run needs a limit one above its supersteps: k iterations need 6k+1.
+// When both this and [WithMaxIterations] are given and the limit is below
+// what the iterations need, New fails with a [*LimitError].
+func WithRecursionLimit(n int) Option {
+	return func(c *config) { c.recursion, c.recursionSet = n, true }
+}
+
+// StepsPerIteration is the most supersteps one iteration takes (the six
+// nodes from textual_pre_plan to review).
+const StepsPerIteration = 6
+
+// neededRecursion is the recursion limit iterations need.
+func neededRecursion(iterations int) int { return StepsPerIteration*iterations + 1 }
+
+// LimitError is returned by [New] when the recursion limit and the
+// iteration limit, both set, do not fit: the run would stop with a
+// recursion error before its last iteration.
+type LimitError struct {
+	// RecursionLimit and MaxIterations are the values given.
+	RecursionLimit, MaxIterations int
+	// Needed is the recursion limit MaxIterations needs.
+	Needed int
+}
+
+// Error implements error.
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("codur: recursion limit %d is too low for %d iterations: they may take %d supersteps (%d each, plus one); raise WithRecursionLimit to %d or leave it unset",
+		e.RecursionLimit, e.MaxIterations, e.Needed-1, StepsPerIteration, e.Needed)
+}
+
+// DefaultAgentError is returned by [New] when the default agent (see
+// [WithDefaultAgent]) is not in the registry.
+type DefaultAgentError struct{ Ref string }
+
+// Error implements error.
+func (e *DefaultAgentError) Error() string {
+	return fmt.Sprintf("codur: the default agent %q is not in the registry (register it, or choose another with WithDefaultAgent or default_agent:)", e.Ref)
+}
 
 // WithPrePlanConfidence sets the confidence the quick classification needs
 // to act (default [DefaultPrePlanConfidence]); it never acts on tasks
@@ -157,8 +199,9 @@ func WithCompileOptions(opts ...graph.CompileOption) Option {
 // the tool node and of the agents' tool loops. See the package
 // documentation for the flow.
 //
-// It fails with [ErrNilModel], an [*OptionError], or the error of
-// tools.NewSet when two tools share a name.
+// It fails with [ErrNilModel], an [*OptionError], a [*LimitError], a
+// [*DefaultAgentError] when the default agent is not registered, or the
+// error of tools.NewSet when two tools share a name.
 func New(planner llm.Model, reg *Registry, ts []tools.Tool, opts ...Option) (*graph.Graph[State], error) {
 	if planner == nil {
 		return nil, ErrNilModel
@@ -190,6 +233,14 @@ func New(planner llm.Model, reg *Registry, ts []tools.Tool, opts ...Option) (*gr
 	case cfg.repairBudget < 0:
 		return nil, &OptionError{"WithRepairBudget", cfg.repairBudget}
 	}
+	if need := neededRecursion(cfg.maxIterations); cfg.recursion < need {
+		if cfg.recursionSet && cfg.iterSet {
+			return nil, &LimitError{RecursionLimit: cfg.recursion, MaxIterations: cfg.maxIterations, Needed: need}
+		}
+		if !cfg.recursionSet {
+			cfg.recursion = need
+		}
+	}
 	if reg == nil {
 		reg = NewRegistry()
 	}
@@ -200,6 +251,9 @@ func New(planner llm.Model, reg *Registry, ts []tools.Tool, opts ...Option) (*gr
 	set, err := tools.NewSet(ts...)
 	if err != nil {
 		return nil, fmt.Errorf("codur: %w", err)
+	}
+	if _, ok := reg.Get(cfg.defaultAgent); !ok {
+		return nil, &DefaultAgentError{Ref: cfg.defaultAgent}
 	}
 	a := &agent{planner: planner, reg: reg, set: set, tools: set.Tools(), cfg: cfg, detect: NewDetector(set.Tools())}
 	a.defs = tools.Definitions(a.tools...)

@@ -74,8 +74,14 @@ type CLIConfig struct {
 	Args    []string `yaml:"args"`
 	// Timeout bounds a run ("10m"; DefaultCLITimeout if zero).
 	Timeout time.Duration `yaml:"timeout"`
-	// Env are "KEY=value" entries added to its environment.
+	// Env are added to its minimal environment: "KEY=value", or "KEY" to
+	// pass this process's value (see [CLIAgent]).
 	Env []string `yaml:"env"`
+	// PromptInput is "arg", "stdin", or empty: an argument unless the
+	// prompt is longer than MaxArgPrompt bytes (default
+	// DefaultMaxArgPrompt), then standard input.
+	PromptInput  PromptInput `yaml:"prompt_input"`
+	MaxArgPrompt int         `yaml:"max_arg_prompt"`
 	// Description is shown to the planner.
 	Description string `yaml:"description"`
 }
@@ -137,6 +143,14 @@ func ParseConfig(data []byte) (Config, error) {
 		if strings.TrimSpace(a.Command) == "" {
 			return Config{}, fmt.Errorf("codur: config: agent %q has no command", name)
 		}
+		switch a.PromptInput {
+		case PromptAuto, PromptArg, PromptStdin:
+		default:
+			return Config{}, fmt.Errorf("codur: config: agent %q: prompt_input %q: want arg or stdin", name, a.PromptInput)
+		}
+		if a.MaxArgPrompt < 0 {
+			return Config{}, fmt.Errorf("codur: config: agent %q: max_arg_prompt %d is negative", name, a.MaxArgPrompt)
+		}
 	}
 	for name, s := range c.MCPServers {
 		if (s.Command == "") == (s.URL == "") {
@@ -171,7 +185,7 @@ func (c Config) Registry(ctx context.Context, newModel ModelFactory) (*Registry,
 		a := c.Agents[name]
 		detail := strings.TrimSpace(a.Command + " " + strings.Join(a.Args, " "))
 		errs = append(errs, r.Register(AgentInfo{Ref: "agent:" + name, Description: a.Description, Detail: detail},
-			&CLIAgent{Command: a.Command, Args: a.Args, Timeout: a.Timeout, Env: a.Env}))
+			&CLIAgent{Command: a.Command, Args: a.Args, Timeout: a.Timeout, Env: a.Env, Prompt: a.PromptInput, MaxArgPrompt: a.MaxArgPrompt}))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("codur: config: %w", err)

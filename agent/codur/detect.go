@@ -135,9 +135,14 @@ func (d *Detector) Resolve(name string) (string, bool) {
 }
 
 var (
-	fenceRe  = regexp.MustCompile("(?s)```[a-zA-Z_-]*[ \t]*\n(.*?)```")
-	taggedRe = regexp.MustCompile(`(?s)<tool_call>(.*?)</tool_call>`)
-	callRe   = regexp.MustCompile(`(?m)^[ \t>*-]*` + "`?" + `([A-Za-z_][A-Za-z0-9_]*)\((.*)\)` + "`?" + `[ \t.;]*$`)
+	// fenceRe matches a fenced block, its label and its body.
+	fenceRe = regexp.MustCompile("(?s)```([A-Za-z0-9_+#.-]*)[ \t]*\n(.*?)```")
+	// openFenceRe finds the opening of a labelled fence.
+	openFenceRe = regexp.MustCompile("```([A-Za-z0-9_+#.-]+)")
+	taggedRe    = regexp.MustCompile(`(?s)<tool_call>(.*?)</tool_call>`)
+	// callRe matches a tool(args) line that is not indented (a bullet or
+	// quote mark may start it): an indented call is code.
+	callRe = regexp.MustCompile(`(?m)^(?:[>*-][ \t]*)*` + "`?" + `([A-Za-z_][A-Za-z0-9_]*)\((.*)\)` + "`?" + `[ \t.;]*$`)
 )
 
 // Mentions reports whether text names one of the known tools (or an
@@ -169,6 +174,11 @@ const (
 // in, trying fenced blocks, then tagged calls, then JSON objects in the
 // text, then tool(args) lines; nil when it finds none. Only the first
 // 256 KB of text are read.
+//
+// Code shown is not a call: only untagged fences and fences labelled
+// json or tool are read, the blocks of other languages (```python …) are
+// ignored by every format, and a tool(args) line counts only when it is
+// not indented.
 func (d *Detector) Detect(text string) ([]ToolCall, string) {
 	if len(text) > maxDetectChars {
 		text = text[:maxDetectChars]
@@ -176,6 +186,7 @@ func (d *Detector) Detect(text string) ([]ToolCall, string) {
 	if calls := d.fenced(text); len(calls) > 0 {
 		return calls, FormatFenced
 	}
+	text = withoutCodeFences(text)
 	var tagged []ToolCall
 	for _, m := range taggedRe.FindAllStringSubmatch(text, -1) {
 		tagged = append(tagged, d.fromJSON(m[1])...)
@@ -192,10 +203,39 @@ func (d *Detector) Detect(text string) ([]ToolCall, string) {
 	return nil, ""
 }
 
+// callFence reports whether a fence labelled label may hold tool calls.
+func callFence(label string) bool {
+	switch strings.ToLower(label) {
+	case "", "json", "tool", "tool_call", "tool_code":
+		return true
+	}
+	return false
+}
+
+// withoutCodeFences drops the fenced blocks of other languages from text,
+// and everything after a labelled fence that is not closed.
+func withoutCodeFences(text string) string {
+	text = fenceRe.ReplaceAllStringFunc(text, func(m string) string {
+		if callFence(fenceRe.FindStringSubmatch(m)[1]) {
+			return m
+		}
+		return "\n"
+	})
+	for _, loc := range openFenceRe.FindAllStringSubmatchIndex(text, -1) {
+		if !callFence(text[loc[2]:loc[3]]) {
+			return text[:loc[0]]
+		}
+	}
+	return text
+}
+
 func (d *Detector) fenced(text string) []ToolCall {
 	var calls []ToolCall
 	for _, m := range fenceRe.FindAllStringSubmatch(text, -1) {
-		body := m[1]
+		if !callFence(m[1]) {
+			continue
+		}
+		body := m[2]
 		if c := d.fromJSON(body); len(c) > 0 {
 			calls = append(calls, c...)
 			continue

@@ -18,9 +18,12 @@
 //     is delegated to it.
 //   - llm_pre_plan asks the planner model for a quick classification with
 //     a confidence. It acts only at [DefaultPrePlanConfidence] (0.9) or
-//     more, and never for a task that changes code (by the model's type or
-//     by the task's wording, see [IsCodeTask]): the original's 0.8 routed
-//     complex tasks wrongly.
+//     more, and never for a task that changes code: by the model's task
+//     type (any case), by the task's wording (word stems, see
+//     [IsCodeTask]), or by its planned calls — a change to a source file,
+//     to any file when the workspace has an expected output or the run
+//     verifies, or a command. The original's 0.8 routed complex tasks
+//     wrongly.
 //   - llm_plan asks for a JSON decision {action, agent, reasoning,
 //     response, tool_calls}; an answer that is not usable JSON, an unknown
 //     action, agent or tool falls back to delegating to the default agent.
@@ -32,15 +35,20 @@
 //     mapped to this SDK's; optionally ([WithToolCallExtraction]) the
 //     planner model extracts the calls of an answer that only describes
 //     them.
-//   - review verifies fix tasks with a [Verifier] (runs main.py or
-//     main.go, compares with expected.txt read once at the start), tries
-//     cheap local repairs first ([DefaultRepairs]: 13 mutation patterns,
-//     alone and in pairs, those the agent's answer hints at first, within
-//     [DefaultRepairBudget] runs), and on failure appends the structured
+//   - review verifies every run that went through the planner or an agent
+//     (an explicit file operation of a pre-plan phase is not, unless the
+//     run asks for it) with a [Verifier]: it runs main.py or main.go in a
+//     scratch copy of the workspace without expected.txt, and compares
+//     with expected.txt read once at the start. It tries cheap local
+//     repairs first ([DefaultRepairs]: 13 mutation patterns, alone and in
+//     pairs, those the agent's answer hints at first, within
+//     [DefaultRepairBudget] runs), each in the scratch copy, never on the
+//     user's files; and on failure appends the structured
 //     verification message (expected, actual, error, current code, earlier
 //     attempts, action), prunes the conversation with the [PruningPolicy],
 //     and loops — at most [DefaultMaxIterations] times. Runs have a
-//     recursion limit of [DefaultRecursionLimit].
+//     recursion limit of [DefaultRecursionLimit], raised to what more
+//     iterations need ([StepsPerIteration] each).
 //
 // Each phase writes a [Decision] event; the tool loop a [ToolRound] per
 // round, the review [Verification] and [RepairAttempted]; events.Bridge
@@ -49,11 +57,14 @@
 // # Agents and tools
 //
 // A [Registry] holds the agents: [ModelAgent]s ("llm:<profile>") and
-// [CLIAgent]s ("agent:<name>", an external coding CLI run in the
-// workspace, its stdout the answer). [Config] (YAML, [LoadConfig]) builds
-// the registry, the options and the MCP tools ([Config.MCPTools], through
-// package tools/mcp). [DefaultTools] are the tools of package tools: files,
-// search, structured data, git, web.
+// [CLIAgent]s ("agent:<name>", an external coding CLI, its stdout the
+// answer). A CLI agent runs as a process in the workspace directory with
+// a minimal environment; it is not sandboxed — it can read and write
+// anything this user can, inside the workspace or out. [Config] (YAML,
+// [LoadConfig]) builds the registry, the options and the MCP tools
+// ([Config.MCPTools], through package tools/mcp). [DefaultTools] are the
+// tools of package tools: files, search, structured data, git, web, and
+// also bash_exec (a shell command) and run_tests.
 //
 //	reg, _ := cfg.Registry(ctx, nil)
 //	g, _ := codur.New(planner, reg, codur.DefaultTools(ws), append(cfg.Options(), codur.WithVerifier(v))...)

@@ -73,6 +73,12 @@ type RepairAttempted struct {
 	Tried int `json:"tried"`
 	// Fixed names the repair that made the output match, "" if none did.
 	Fixed string `json:"fixed,omitempty"`
+	// Partial reports candidates run in a copy of the program's own
+	// directory only: the workspace was too large to copy whole.
+	Partial bool `json:"partial,omitempty"`
+	// Skipped says why no candidate ran, when none did (a workspace too
+	// large to copy: candidates never run on the user's files).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // EventKind implements events.Payload.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -254,29 +253,35 @@ func (a *agent) review(ctx context.Context, s State) (State, error) {
 	return decide(ctx, Decision{Phase: PhaseReview, Action: ActionContinue, Reason: "verification failed"}, out), nil
 }
 
-// shouldVerify reports whether the review checks the program: when the
-// run asks for it (State.Verify), or when the task changes code and went
-// through the planner or an agent. A file operation resolved by the
-// pre-plan phases is not checked (nor repaired), even if a failing
-// program lies in the workspace.
+// shouldVerify reports whether the review checks the program (the review
+// has a verifier, so the workspace has an expected output): always, but
+// for an explicit file operation resolved by a pre-plan phase ("move A to
+// B") on a run not asked to verify (State.Verify) — that one is not
+// checked (nor repaired), even if a failing program lies in the
+// workspace. Whatever the task's wording, a run that went through the
+// planner or an agent is verified.
 func shouldVerify(s State) bool {
 	if s.Verify.Get() {
 		return true
 	}
-	return IsCodeTask(s.Task.Get()) && (s.DecidedBy.Get() == PhasePlan || s.NextAction.Get() == ActionDelegate)
+	switch s.DecidedBy.Get() {
+	case PhaseTextual, PhasePrePlan:
+		return s.NextAction.Get() != ActionTool
+	}
+	return true
 }
 
 // repair runs the local repair search, the patterns hint (the agent's
 // answer) points at first; it returns the name of the repair that made
 // the output match, which is then written to the program, or "" with the
-// program unchanged. The candidates run in a scratch copy of the
-// verifier's directory, so that the user's program is never left
-// half-mutated (by a crash, say); a directory too large to copy (see
-// copyTree) is searched in place, the original restored after each
-// candidate. The program is read and written through an os.Root on the
-// directory, and only when it is a regular file with one link: an agent
-// that replaced it with a symlink or a hard link to a file elsewhere does
-// not get that file rewritten.
+// program unchanged. The candidates only ever run in a scratch copy (see
+// newScratch): the user's program is written once, atomically, with the
+// candidate that passed — an interrupted search leaves it as it was. A
+// workspace too large to copy, even the program's own directory, is not
+// searched (the event says so). The program is read and written through
+// an os.Root on the directory, and only when it is a regular file with
+// one link: an agent that replaced it with a symlink or a hard link to a
+// file elsewhere does not get that file rewritten.
 func (a *agent) repair(ctx context.Context, v *Verifier, hint string) (string, int, error) {
 	if a.cfg.repairBudget == 0 || len(a.cfg.repairs) == 0 || v.Program == "" {
 		return "", 0, nil
@@ -286,104 +291,57 @@ func (a *agent) repair(ctx context.Context, v *Verifier, hint string) (string, i
 		return "", 0, nil // nothing safe to repair
 	}
 	defer root.Close()
+	sc, err := newScratch(v)
+	if errors.Is(err, ErrWorkspaceTooLarge) {
+		graph.StreamWriter(ctx)(RepairAttempted{Skipped: "the workspace is too large for a scratch copy, and the user's files are never mutated in place"})
+		return "", 0, nil
+	} else if err != nil {
+		return "", 0, err
+	}
+	defer sc.Close()
+	scratchRoot, err := os.OpenRoot(sc.Dir)
+	if err != nil {
+		return "", 0, err
+	}
+	defer scratchRoot.Close()
 	cands := Candidates(string(orig), HintedRepairs(a.cfg.repairs, hint), a.cfg.repairBudget)
 	timeout := v.Timeout
 	if timeout <= 0 || timeout > repairRunTimeout {
 		timeout = repairRunTimeout
 	}
-	scratch, scratchRoot, inPlace := v, root, true
-	if tmp, err := os.MkdirTemp("", "codur-repair-"); err == nil {
-		defer os.RemoveAll(tmp)
-		if copyTree(v.Dir, tmp) == nil {
-			if r, err := os.OpenRoot(tmp); err == nil {
-				defer r.Close()
-				cp := *v
-				cp.Dir = tmp
-				scratch, scratchRoot, inPlace = &cp, r, false
-			}
-		}
-	}
-	restore := func() error {
-		if inPlace {
-			return root.WriteFile(v.Program, orig, mode)
-		}
-		return nil
-	}
 	for i, c := range cands {
 		if err := scratchRoot.WriteFile(v.Program, []byte(c.Source), mode); err != nil {
-			return "", i, errors.Join(err, restore())
+			return "", i, err
 		}
-		res, err := scratch.run(ctx, timeout)
+		res, err := v.runIn(ctx, sc.Dir, timeout)
 		if err != nil {
-			return "", i + 1, errors.Join(err, restore())
+			return "", i + 1, err
 		}
 		if res.Passed {
-			if !inPlace {
-				if err := root.WriteFile(v.Program, []byte(c.Source), mode); err != nil {
-					return "", i + 1, err
-				}
+			if err := writeAtomic(root, v.Program, []byte(c.Source), mode); err != nil {
+				return "", i + 1, err
 			}
-			graph.StreamWriter(ctx)(RepairAttempted{Tried: i + 1, Fixed: c.Name})
+			graph.StreamWriter(ctx)(RepairAttempted{Tried: i + 1, Fixed: c.Name, Partial: sc.Partial})
 			return c.Name, i + 1, nil
 		}
 	}
-	graph.StreamWriter(ctx)(RepairAttempted{Tried: len(cands)})
-	return "", len(cands), restore()
+	graph.StreamWriter(ctx)(RepairAttempted{Tried: len(cands), Partial: sc.Partial})
+	return "", len(cands), nil
 }
 
-// Bounds of the scratch copy of the repair search.
-const (
-	maxCopyFiles = 2000
-	maxCopyBytes = 50 << 20
-)
-
-// errTooLarge stops copyTree.
-var errTooLarge = errors.New("directory too large to copy")
-
-// copyTree copies the regular files and directories of src into dst,
-// skipping version-control metadata, symlinks and special files; it
-// fails with errTooLarge past maxCopyFiles files or maxCopyBytes bytes.
-func copyTree(src, dst string) error {
-	files, total := 0, int64(0)
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if rel == "." {
-			return nil
-		}
-		if d.IsDir() {
-			if _, vcs := vcsDirs[d.Name()]; vcs {
-				return filepath.SkipDir
-			}
-			return os.Mkdir(filepath.Join(dst, rel), 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		files++
-		total += info.Size()
-		if files > maxCopyFiles || total > maxCopyBytes {
-			return errTooLarge
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, info.Mode().Perm())
-	})
+// writeAtomic replaces name in root with data: written to a temporary
+// file beside it, then renamed over it, so that it is never seen half
+// written.
+func writeAtomic(root *os.Root, name string, data []byte, mode os.FileMode) error {
+	tmp := filepath.Join(filepath.Dir(name), fmt.Sprintf(".%s.codur-%d", filepath.Base(name), time.Now().UnixNano()))
+	if err := root.WriteFile(tmp, data, mode); err != nil {
+		return err
+	}
+	if err := root.Rename(tmp, name); err != nil {
+		return errors.Join(err, root.Remove(tmp))
+	}
+	return nil
 }
-
-// vcsDirs are not copied.
-var vcsDirs = map[string]struct{}{".git": {}, ".hg": {}, ".svn": {}, ".jj": {}, ".bzr": {}, "node_modules": {}}
 
 // maxProgramBytes bounds the program the review reads.
 const maxProgramBytes = 1 << 20

@@ -44,6 +44,7 @@ func TestMCPServerOfTheConfigGivesTools(t *testing.T) {
 		text(`{"task_type": "other", "confidence": 0.5, "action": "plan"}`),
 		text(`{"action": "tool", "tool_calls": [{"tool": "loud__shout", "args": {"text": "hi"}}]}`))
 	reg := codur.NewRegistry()
+	require.NoError(t, reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent}, &codur.ModelAgent{Model: model}))
 	g, err := codur.New(model, reg, append(codur.DefaultTools(ws), mcpTools...))
 	require.NoError(t, err)
 	r := run(t, g, codur.Input("say hi through the shouter", false))

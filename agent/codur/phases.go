@@ -51,8 +51,10 @@ var (
 	greetingRe = regexp.MustCompile(`(?i)^\s*(hi|hello|hey|howdy|thanks|thank you|thx|good (morning|afternoon|evening))[\s!.,]*(there|codur)?[\s!.]*$`)
 	agentRefRe = regexp.MustCompile(`^\s*@?((?:llm|agent):[A-Za-z0-9_.-]+)[:,]?\s+(.+)$`)
 	// codeWordsRe marks tasks that change code: the pre-plan never acts on
-	// them.
-	codeWordsRe = regexp.MustCompile(`(?i)\b(fix|bug|debug|implement|refactor|create|add|change|update|modify|make|write|correct|repair|optimi[sz]e|failing|broken|error|wrong)\b`)
+	// them. It matches word stems ("fixes", "implementing", "changed"), and
+	// the wordings of an expected behaviour ("should print 15, not 10"):
+	// a false positive only costs a full planning.
+	codeWordsRe = regexp.MustCompile(`(?i)\b(fix|bug|debug|implement|refactor|creat|add|chang|updat|modif|mak(e|es|ing)|writ|rewrit|correct|repair|optimi[sz]|fail|broke|error|wrong|incorrect|should|shouldn|must|instead|expect|crash|exception|traceback|not work|doesn|does not|patch|edit|improv|handl|support)`)
 
 	textPatterns = []textPattern{
 		{regexp.MustCompile(`(?i)^\s*(?:read|show|cat|open|display|print)\s+(?:the\s+)?(?:file\s+)?` + pathPat + `\s*$`),
@@ -85,10 +87,80 @@ var (
 	}
 )
 
-// IsCodeTask reports whether task reads as one that changes code (fix,
-// implement, refactor …): the quick classification never acts on those,
-// and the review verifies them.
+// IsCodeTask reports whether task reads as one that changes code: a word
+// starting with a stem such as fix, implement, refactor, chang, writ
+// ("fixes", "implementing"), or the wording of an expected behaviour
+// ("should print 15", "instead of", "expected"). The quick
+// classification never acts on those.
 func IsCodeTask(task string) bool { return codeWordsRe.MatchString(task) }
+
+// codeTaskType reports whether the quick classification's task type
+// names a code change, whatever its case and separators ("code_change",
+// "Code-Change", "bug fix").
+func codeTaskType(t string) bool {
+	t = strings.ToLower(t)
+	for _, w := range []string{"code", "fix", "bug", "implement", "refactor", "change", "edit"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// readOnlyTools are the tools that change nothing: the quick
+// classification may run them whatever the task.
+var readOnlyTools = map[string]struct{}{
+	"file_read": {}, "file_list": {}, "file_find": {}, "grep": {}, "json_read": {}, "yaml_read": {},
+	"ini_read": {}, "git_status": {}, "git_diff": {}, "git_log": {}, "web_search": {}, "web_fetch": {},
+	"list_mcp_tools": {},
+}
+
+// sourceExts are the extensions of the files the pre-plan treats as code.
+var sourceExts = map[string]struct{}{
+	".py": {}, ".go": {}, ".js": {}, ".mjs": {}, ".cjs": {}, ".ts": {}, ".tsx": {}, ".jsx": {}, ".rb": {},
+	".rs": {}, ".java": {}, ".kt": {}, ".c": {}, ".h": {}, ".cc": {}, ".cpp": {}, ".hpp": {}, ".cs": {},
+	".php": {}, ".sh": {}, ".bash": {}, ".swift": {}, ".scala": {}, ".lua": {}, ".pl": {}, ".r": {},
+	".sql": {}, ".mod": {}, ".toml": {},
+}
+
+// changesCode returns the first call of calls that the quick
+// classification must not run: a call of a tool that is not read-only
+// and that touches a source file, or any such call when the run is
+// verified (verify, or a workspace with an expected output), or whose
+// paths cannot be told (bash_exec, git_commit, an MCP tool …).
+func (a *agent) changesCode(calls []ToolCall, verify bool) (ToolCall, bool) {
+	for _, c := range calls {
+		name := c.Tool
+		if canon, ok := a.detect.Resolve(name); ok {
+			name = canon
+		}
+		if _, ro := readOnlyTools[name]; ro {
+			continue
+		}
+		if verify || a.cfg.verifier != nil {
+			return c, true
+		}
+		var args map[string]any
+		if json.Unmarshal([]byte(c.Args), &args) != nil {
+			return c, true
+		}
+		paths := 0
+		for _, k := range []string{"path", "source", "destination", "file", "dst", "src"} {
+			p, ok := args[k].(string)
+			if !ok {
+				continue
+			}
+			paths++
+			if _, src := sourceExts[strings.ToLower(filepath.Ext(p))]; src || filepath.Base(p) == "Makefile" {
+				return c, true
+			}
+		}
+		if paths == 0 {
+			return c, true
+		}
+	}
+	return ToolCall{}, false
+}
 
 // textualDecision is what the textual pre-plan makes of a task.
 type textualDecision struct {
@@ -218,7 +290,7 @@ func (a *agent) llmPrePlan(ctx context.Context, s State) (State, error) {
 		d.Fallback, d.Reason = true, "the classification was not a usable JSON object"
 	case ans.Confidence < a.cfg.confidence:
 		d.Reason = fmt.Sprintf("confidence %.2f is below %.2f", ans.Confidence, a.cfg.confidence)
-	case ans.TaskType == "code_change" || IsCodeTask(task):
+	case codeTaskType(ans.TaskType) || IsCodeTask(task):
 		d.Reason = "code changes always go to full planning"
 	case ans.Action == "respond" && strings.TrimSpace(ans.Response) != "":
 		d.Action, d.Reason = ActionEnd, "answered by the classification ("+ans.TaskType+")"
@@ -228,6 +300,10 @@ func (a *agent) llmPrePlan(ctx context.Context, s State) (State, error) {
 		calls := a.detect.fromValue(map[string]any{"tool_calls": rawToAny(ans.ToolCalls)})
 		if len(calls) == 0 {
 			d.Reason = "no usable tool call"
+			break
+		}
+		if c, ok := a.changesCode(calls, s.Verify.Get()); ok {
+			d.Reason = "the planned " + c.Tool + " changes code: full planning"
 			break
 		}
 		d.Action, d.Tools, d.Reason = ActionTool, callNames(calls), "file operation ("+ans.TaskType+")"

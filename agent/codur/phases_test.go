@@ -63,7 +63,7 @@ func TestTextualPrePlanDelegatesToANamedAgent(t *testing.T) {
 	reg := codur.NewRegistry()
 	require.NoError(t, reg.Register(codur.AgentInfo{Ref: "llm:helper"}, &codur.ModelAgent{Model: helper}))
 	ws, _ := tools.NewWorkspace(dir)
-	g, err := codur.New(planner, reg, codur.DefaultTools(ws), codur.WithWorkspace(dir))
+	g, err := codur.New(planner, reg, codur.DefaultTools(ws), codur.WithWorkspace(dir), codur.WithDefaultAgent("llm:helper"))
 	require.NoError(t, err)
 	r := run(t, g, codur.Input("llm:helper explain the layout", false))
 	require.NoError(t, r.err)
@@ -226,19 +226,31 @@ func TestRecursionLimitAtItsBoundary(t *testing.T) {
 	// Two iterations through an agent take 2 × 6 supersteps, and the
 	// graph counts the input as a step too.
 	const steps = 2*6 + 1
-	for _, c := range []struct {
-		limit int
-		fails bool
-	}{{steps, false}, {steps - 1, true}} {
-		dir, _ := workspace(t, map[string]string{"main.py": "print('no')\n", "expected.txt": "yes\n"})
-		v, err := codur.DetectVerifier(dir)
-		require.NoError(t, err)
-		model := llm.NewScripted(preCode, planDelegate, text("a"), planDelegate, text("b"))
-		g := build(t, model, dir, codur.WithVerifier(v), codur.WithRepairBudget(0), codur.WithMaxIterations(2), codur.WithRecursionLimit(c.limit))
-		r := run(t, g, codur.Input("fix main.py", false))
-		var re *graph.RecursionError
-		require.Equal(t, c.fails, errors.As(r.err, &re), "limit %d: %v", c.limit, r.err)
-	}
+	dir, _ := workspace(t, map[string]string{"main.py": "print('no')\n", "expected.txt": "yes\n"})
+	v, err := codur.DetectVerifier(dir)
+	require.NoError(t, err)
+	model := llm.NewScripted(preCode, planDelegate, text("a"), planDelegate, text("b"))
+	g := build(t, model, dir, codur.WithVerifier(v), codur.WithRepairBudget(0), codur.WithMaxIterations(2), codur.WithRecursionLimit(steps))
+	r := run(t, g, codur.Input("fix main.py", false))
+	require.NoError(t, r.err)
+	require.Equal(t, 2, r.out.Iterations.Get())
+
+	// One below cannot hold the iterations: New says so.
+	ws, err := tools.NewWorkspace(dir)
+	require.NoError(t, err)
+	reg := codur.NewRegistry()
+	require.NoError(t, reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent}, &codur.ModelAgent{Model: model}))
+	_, err = codur.New(model, reg, codur.DefaultTools(ws), codur.WithMaxIterations(2), codur.WithRecursionLimit(steps-1))
+	var le *codur.LimitError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, codur.LimitError{RecursionLimit: steps - 1, MaxIterations: 2, Needed: steps}, *le)
+
+	// A recursion limit alone still stops a run at its boundary.
+	g = build(t, llm.NewScripted(preCode, planDelegate, text("a"), planDelegate, text("b")), dir,
+		codur.WithVerifier(v), codur.WithRepairBudget(0), codur.WithRecursionLimit(steps-1))
+	r = run(t, g, codur.Input("fix main.py", false))
+	var re *graph.RecursionError
+	require.ErrorAs(t, r.err, &re)
 	require.Equal(t, 300, codur.DefaultRecursionLimit)
 }
 

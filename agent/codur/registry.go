@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -69,20 +70,78 @@ func (a *ModelAgent) Run(ctx context.Context, req Request) (*Reply, error) {
 // DefaultCLITimeout bounds a run of a [CLIAgent] whose Timeout is zero.
 const DefaultCLITimeout = 10 * time.Minute
 
+// DefaultMaxArgPrompt is the largest prompt a [CLIAgent] in [PromptAuto]
+// mode passes as an argument; a larger one goes on standard input (the
+// system's limit on a command line is often 128 KB per argument).
+const DefaultMaxArgPrompt = 64 << 10
+
+// PromptInput says how a [CLIAgent] gets its prompt.
+type PromptInput string
+
+// The ways of passing the prompt.
+const (
+	// PromptAuto passes the prompt as an argument, or on standard input
+	// when it is longer than MaxArgPrompt.
+	PromptAuto PromptInput = ""
+	// PromptArg always passes it as an argument.
+	PromptArg PromptInput = "arg"
+	// PromptStdin always passes it on standard input.
+	PromptStdin PromptInput = "stdin"
+)
+
 // CLIAgent is an [Agent] that runs an external coding CLI as a
 // subprocess, in the workspace, once per round: the prompt (the
 // conversation as text) replaces "{prompt}" in Args, or is the last
-// argument when no argument has the placeholder. Its standard output is
-// the answer; tool calls are found in it by the [Detector]. Every process
-// the command started is killed when it exits or times out.
+// argument when no argument has the placeholder; on standard input (see
+// [PromptInput]), an argument that is just "{prompt}" is dropped and the
+// placeholder removed from the others. Its standard output is the answer;
+// tool calls are found in it by the [Detector]. Every process the command
+// started is killed when it exits or times out.
+//
+// The CLI is not sandboxed: it is a process of this user started in the
+// workspace directory, and can read and write whatever this user can,
+// in the workspace or outside it. What it is not given is this process's
+// environment: it gets only PATH, HOME, LANG, LC_ALL, TERM, TMPDIR, USER,
+// LOGNAME and SHELL, and Env — so an API key it needs must be in Env
+// ("NAME=value", or "NAME" to pass this process's variable of that name).
 type CLIAgent struct {
 	// Command and Args run the CLI.
 	Command string
 	Args    []string
 	// Timeout bounds a run (DefaultCLITimeout if zero).
 	Timeout time.Duration
-	// Env is added to the environment.
+	// Env is added to the minimal environment: "NAME=value", or "NAME"
+	// to pass this process's value of NAME.
 	Env []string
+	// Prompt says how the prompt is passed (default PromptAuto).
+	Prompt PromptInput
+	// MaxArgPrompt is the longest prompt PromptAuto passes as an argument
+	// (DefaultMaxArgPrompt if zero).
+	MaxArgPrompt int
+}
+
+// cliBaseEnv lists the variables a CLI agent inherits.
+var cliBaseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL",
+	// Windows.
+	"SYSTEMROOT", "SYSTEMDRIVE", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "PATHEXT"}
+
+// cliEnv is the environment of a CLI agent: the base variables of this
+// process, then extra.
+func cliEnv(extra []string) []string {
+	var env []string
+	for _, name := range cliBaseEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	for _, kv := range extra {
+		if strings.Contains(kv, "=") {
+			env = append(env, kv)
+		} else if v, ok := os.LookupEnv(kv); ok {
+			env = append(env, kv+"="+v)
+		}
+	}
+	return env
 }
 
 // CLIError reports a CLI agent that exited with a non-zero status or
@@ -115,17 +174,54 @@ func (a *CLIAgent) Run(ctx context.Context, req Request) (*Reply, error) {
 		return nil, errors.New("codur: CLI agent needs a workspace directory")
 	}
 	prompt := promptText(req.Messages)
+	onStdin := false
+	switch a.Prompt {
+	case PromptArg:
+	case PromptStdin:
+		onStdin = true
+	case PromptAuto:
+		limit := a.MaxArgPrompt
+		if limit <= 0 {
+			limit = DefaultMaxArgPrompt
+		}
+		onStdin = len(prompt) > limit
+	default:
+		return nil, fmt.Errorf("codur: CLI agent: unknown prompt input %q (want %q or %q)", a.Prompt, PromptArg, PromptStdin)
+	}
 	args := make([]string, 0, len(a.Args)+1)
 	placed := false
 	for _, arg := range a.Args {
 		if strings.Contains(arg, "{prompt}") {
-			arg = strings.ReplaceAll(arg, "{prompt}", prompt)
 			placed = true
+			if onStdin {
+				if arg == "{prompt}" {
+					continue
+				}
+				arg = strings.ReplaceAll(arg, "{prompt}", "")
+			} else {
+				arg = strings.ReplaceAll(arg, "{prompt}", prompt)
+			}
 		}
 		args = append(args, arg)
 	}
-	if !placed {
+	if !placed && !onStdin {
 		args = append(args, prompt)
+	}
+	name, env := a.Command, cliEnv(a.Env)
+	if onStdin {
+		// process.Run closes standard input: a shell opens the prompt
+		// file as the CLI's standard input and execs it.
+		f, err := os.CreateTemp("", "codur-prompt-")
+		if err != nil {
+			return nil, fmt.Errorf("codur: agent command %s: prompt file: %w", a.Command, err)
+		}
+		defer os.Remove(f.Name())
+		_, err = f.WriteString(prompt)
+		if err = errors.Join(err, f.Close()); err != nil {
+			return nil, fmt.Errorf("codur: agent command %s: prompt file: %w", a.Command, err)
+		}
+		args = append([]string{"-c", `exec "$0" "$@" < "$CODUR_PROMPT_FILE"`, a.Command}, args...)
+		name, env = "/bin/sh", append(env, "CODUR_PROMPT_FILE="+f.Name())
 	}
 	timeout := a.Timeout
 	if timeout <= 0 {
@@ -133,7 +229,7 @@ func (a *CLIAgent) Run(ctx context.Context, req Request) (*Reply, error) {
 	}
 	var stdout, stderr bytes.Buffer
 	res, err := process.Run(ctx, process.Command{
-		Name: a.Command, Args: args, Dir: req.Dir, Env: a.Env, Timeout: timeout,
+		Name: name, Args: args, Dir: req.Dir, Env: env, ClearEnv: true, Timeout: timeout,
 		Stdout: &limitWriter{w: &stdout, n: maxCLIOutput},
 		Stderr: &limitWriter{w: &stderr, n: 64 << 10},
 	})

@@ -42,7 +42,7 @@ func TestCLIAgentFixesTheProgramThroughTheToolLoop(t *testing.T) {
 	reg := codur.NewRegistry()
 	require.NoError(t, reg.Register(codur.AgentInfo{Ref: "agent:fixer"},
 		&codur.CLIAgent{Command: standIn(t, fixerScript), Args: []string{"--print", "{prompt}"}}))
-	g, err := codur.New(planner, reg, codur.DefaultTools(ws), codur.WithVerifier(v), codur.WithRepairBudget(0))
+	g, err := codur.New(planner, reg, codur.DefaultTools(ws), codur.WithVerifier(v), codur.WithRepairBudget(0), codur.WithDefaultAgent("agent:fixer"))
 	require.NoError(t, err)
 	r := run(t, g, codur.Input("fix main.py", false))
 	require.NoError(t, r.err)

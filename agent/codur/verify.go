@@ -22,6 +22,16 @@ const DefaultVerifyTimeout = 30 * time.Second
 // the Verifier is made, so an agent that rewrites expected.txt does not
 // change what counts as a pass.
 //
+// Each run is in a scratch copy of Dir without the expected output file
+// (expected.txt and ExpectedFile), removed afterwards: a program does not
+// pass by printing expected.txt, and its runs — passed or failed, or
+// interrupted — leave the user's files as they were. (A program that
+// looks for the workspace by its absolute path still finds it: the copy
+// stops a casual read, not a determined one.) A Dir of more than
+// 2000 files or 50 MB is not copied whole: only the files of the
+// program's own directory are (a run then fails with
+// [ErrWorkspaceTooLarge] when even they exceed the bounds).
+//
 // The program is code a model wrote: it runs without the variables of this
 // process whose names look like secrets (API keys, tokens), and every
 // process it started is killed when it ends or times out, but it is not
@@ -35,6 +45,9 @@ type Verifier struct {
 	Command []string
 	// Expected is the expected standard output.
 	Expected string
+	// ExpectedFile is the file Expected was read from, relative to Dir;
+	// runs do not see it (nor expected.txt).
+	ExpectedFile string
 	// Timeout bounds a run (DefaultVerifyTimeout if zero).
 	Timeout time.Duration
 }
@@ -58,7 +71,7 @@ func DetectVerifier(dir string) (*Verifier, error) {
 		{"main.go", []string{"go", "run", "main.go"}},
 	} {
 		if _, err := os.Stat(filepath.Join(dir, c.file)); err == nil {
-			return &Verifier{Dir: dir, Program: c.file, Command: c.cmd, Expected: string(expected)}, nil
+			return &Verifier{Dir: dir, Program: c.file, Command: c.cmd, Expected: string(expected), ExpectedFile: "expected.txt"}, nil
 		}
 	}
 	return nil, ErrNoProgram
@@ -77,12 +90,21 @@ type Outcome struct {
 	TimedOut bool
 }
 
-// Run runs the program once.
+// Run runs the program once, in a scratch copy of Dir.
 func (v *Verifier) Run(ctx context.Context) (Outcome, error) {
-	return v.run(ctx, v.Timeout)
+	if len(v.Command) == 0 {
+		return Outcome{}, errors.New("codur: verifier has no command")
+	}
+	sc, err := newScratch(v)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer sc.Close()
+	return v.runIn(ctx, sc.Dir, v.Timeout)
 }
 
-func (v *Verifier) run(ctx context.Context, timeout time.Duration) (Outcome, error) {
+// runIn runs the program in dir, a scratch copy of v.Dir.
+func (v *Verifier) runIn(ctx context.Context, dir string, timeout time.Duration) (Outcome, error) {
 	if len(v.Command) == 0 {
 		return Outcome{}, errors.New("codur: verifier has no command")
 	}
@@ -93,7 +115,7 @@ func (v *Verifier) run(ctx context.Context, timeout time.Duration) (Outcome, err
 	res, err := process.Run(ctx, process.Command{
 		Name:     v.Command[0],
 		Args:     v.Command[1:],
-		Dir:      v.Dir,
+		Dir:      dir,
 		Env:      withoutSecrets(os.Environ()),
 		ClearEnv: true,
 		Timeout:  timeout,

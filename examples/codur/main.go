@@ -5,7 +5,7 @@
 //
 //	codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--verbose]
 //	codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--report FILE.md] [--json FILE.json]
-//	codur agents [--config FILE] [--model SPEC]
+//	codur agents [--config FILE] [--model SPEC] [--json]
 //	codur graph
 //
 // The model comes from --config (profiles, agents, MCP servers; see
@@ -55,7 +55,7 @@ Usage:
   codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--verbose]
   codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--report FILE.md] [--json FILE.json]
                             run challenges (default: the bundled ones)
-  codur agents [--config FILE] [--model SPEC]
+  codur agents [--config FILE] [--model SPEC] [--json]
                             list the agents the planner can delegate to
   codur graph               print the graph as a Mermaid flowchart
 
@@ -96,10 +96,9 @@ func (m *modelFlags) offline() bool {
 	return m.config == "" && m.model == "" && os.Getenv("CODUR_MODEL") == ""
 }
 
-// setup returns the planner, the registry, the options and the MCP tools
-// of the flags for the workspace dir.
-func (m *modelFlags) setup(ctx context.Context, dir string) (llm.Model, *codur.Registry, []codur.Option, []tools.Tool, func() error, error) {
-	noop := func() error { return nil }
+// models returns the planner and the registry of the flags, and the
+// configuration when --config is given (nil otherwise).
+func (m *modelFlags) models(ctx context.Context) (llm.Model, *codur.Registry, *codur.Config, error) {
 	if m.config == "" {
 		spec := m.model
 		if spec == "" {
@@ -107,19 +106,19 @@ func (m *modelFlags) setup(ctx context.Context, dir string) (llm.Model, *codur.R
 		}
 		model, err := llm.New(ctx, spec)
 		if err != nil {
-			return nil, nil, nil, nil, noop, err
+			return nil, nil, nil, err
 		}
 		reg := codur.NewRegistry()
 		err = reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent, Description: "the model " + spec, Detail: spec}, &codur.ModelAgent{Model: model})
-		return model, reg, nil, nil, noop, err
+		return model, reg, nil, err
 	}
 	cfg, err := codur.LoadConfig(m.config)
 	if err != nil {
-		return nil, nil, nil, nil, noop, err
+		return nil, nil, nil, err
 	}
 	reg, err := cfg.Registry(ctx, nil)
 	if err != nil {
-		return nil, nil, nil, nil, noop, err
+		return nil, nil, nil, err
 	}
 	plannerRef := "llm:" + cfg.Planner
 	if cfg.Planner == "" {
@@ -128,13 +127,24 @@ func (m *modelFlags) setup(ctx context.Context, dir string) (llm.Model, *codur.R
 	a, ok := reg.Get(plannerRef)
 	ma, isModel := a.(*codur.ModelAgent)
 	if !ok || !isModel {
-		return nil, nil, nil, nil, noop, fmt.Errorf("config: the planner %q must be a profile (set planner: or default_agent: llm:<profile>)", plannerRef)
+		return nil, nil, nil, fmt.Errorf("config: the planner %q must be a profile (set planner: or default_agent: llm:<profile>)", plannerRef)
+	}
+	return ma.Model, reg, &cfg, nil
+}
+
+// setup returns the planner, the registry, the options and the MCP tools
+// of the flags for the workspace dir.
+func (m *modelFlags) setup(ctx context.Context, dir string) (llm.Model, *codur.Registry, []codur.Option, []tools.Tool, func() error, error) {
+	noop := func() error { return nil }
+	planner, reg, cfg, err := m.models(ctx)
+	if err != nil || cfg == nil {
+		return planner, reg, nil, nil, noop, err
 	}
 	mcpTools, closeMCP, err := cfg.MCPTools(ctx, dir)
 	if err != nil {
 		return nil, nil, nil, nil, noop, err
 	}
-	return ma.Model, reg, cfg.Options(), mcpTools, closeMCP, nil
+	return planner, reg, cfg.Options(), mcpTools, closeMCP, nil
 }
 
 const offlineNotice = `No model configured (--config, --model or $CODUR_MODEL): running OFFLINE on a
@@ -169,7 +179,10 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if mf.offline() {
 		fmt.Fprint(stdout, offlineNotice)
 		fmt.Fprintf(stdout, "Your task %q was not run; the bundled challenges show every phase instead.\n\n", task)
-		return runChallenges(ctx, nil, 2, "", "", *verbose, &mf, stdout, stderr)
+		// A demonstration: its impossible challenge fails by design, and
+		// the task itself did not run, so only a broken run is an error.
+		_, code := runChallenges(ctx, nil, 2, "", "", *verbose, &mf, stdout, stderr)
+		return code
 	}
 	dir, err := filepath.Abs(*cwd)
 	if err != nil {
@@ -254,6 +267,13 @@ func printEvent(w io.Writer, p any, verbose bool) {
 		}
 		fmt.Fprintf(w, "  verification %d %s\n", e.Iteration, status)
 	case codur.RepairAttempted:
+		switch {
+		case e.Skipped != "":
+			fmt.Fprintf(w, "  no local repair: %s\n", e.Skipped)
+			return
+		case e.Partial:
+			fmt.Fprint(w, "  (the workspace is large: repairs ran in a copy of the program's directory)\n")
+		}
 		if e.Fixed != "" {
 			fmt.Fprintf(w, "  local repair %s fixed it (%d candidates)\n", e.Fixed, e.Tried)
 		} else {
@@ -311,10 +331,18 @@ func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	if mf.offline() {
 		fmt.Fprint(stdout, offlineNotice+"\n")
 	}
-	return runChallenges(ctx, dirs, *jobs, *report, *jsonOut, *verbose, &mf, stdout, stderr)
+	failed, code := runChallenges(ctx, dirs, *jobs, *report, *jsonOut, *verbose, &mf, stdout, stderr)
+	if code == exitOK && failed > 0 {
+		fmt.Fprintf(stderr, "codur: %d challenge(s) failed\n", failed)
+		return exitError
+	}
+	return code
 }
 
-func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPath string, verbose bool, mf *modelFlags, stdout, stderr io.Writer) int {
+// runChallenges runs the challenges of dirs (the bundled ones when none),
+// prints and writes the report, and returns how many failed; code is
+// exitError when the run itself could not be made.
+func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPath string, verbose bool, mf *modelFlags, stdout, stderr io.Writer) (failed, code int) {
 	var chs []challenge.Challenge
 	var err error
 	if len(dirs) == 0 {
@@ -324,7 +352,7 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "codur:", err)
-		return exitError
+		return 0, exitError
 	}
 	setup, name := challenge.Setup(challenge.Offline), "scripted (offline)"
 	var opts []challenge.Option
@@ -335,10 +363,19 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 		} else if name == "" {
 			name = os.Getenv("CODUR_MODEL")
 		}
-		setup = func(ctx context.Context, _ challenge.Challenge, dir string) (llm.Model, *codur.Registry, error) {
-			planner, reg, _, _, closeMCP, err := mf.setup(ctx, dir)
-			_ = closeMCP()
+		setup = func(ctx context.Context, _ challenge.Challenge, _ string) (llm.Model, *codur.Registry, error) {
+			planner, reg, _, err := mf.models(ctx)
 			return planner, reg, err
+		}
+		if mf.config != "" {
+			// The configuration's options (default agent, limits …) and
+			// MCP servers apply to every challenge, as to a task.
+			cfg, err := codur.LoadConfig(mf.config)
+			if err != nil {
+				fmt.Fprintln(stderr, "codur:", err)
+				return 0, exitError
+			}
+			opts = append(opts, challenge.WithCodurOptions(cfg.Options()...), challenge.WithTools(cfg.MCPTools))
 		}
 	}
 	opts = append(opts, challenge.WithParallel(jobs), challenge.WithModelName(name))
@@ -354,14 +391,14 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 	rep, err := challenge.Run(ctx, chs, setup, opts...)
 	if err != nil {
 		fmt.Fprintln(stderr, "codur:", err)
-		return exitError
+		return 0, exitError
 	}
 	md := rep.Markdown()
 	fmt.Fprint(stdout, md)
 	if mdPath != "" {
 		if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
 			fmt.Fprintln(stderr, "codur:", err)
-			return exitError
+			return 0, exitError
 		}
 	}
 	if jsonPath != "" {
@@ -371,10 +408,10 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "codur:", err)
-			return exitError
+			return 0, exitError
 		}
 	}
-	return exitOK
+	return rep.Failed, exitOK
 }
 
 func agentsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -429,7 +466,14 @@ func agentsCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 func graphCommand(stdout, stderr io.Writer) int {
-	g, err := codur.New(llm.NewScripted(), codur.NewRegistry(), nil)
+	m := llm.NewScripted()
+	reg := codur.NewRegistry()
+	err := reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent}, &codur.ModelAgent{Model: m})
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitError
+	}
+	g, err := codur.New(m, reg, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "codur:", err)
 		return exitError

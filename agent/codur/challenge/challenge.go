@@ -293,7 +293,22 @@ type runConfig struct {
 	model     string
 	codurOpts []codur.Option
 	toolOpts  []tools.Option
+	extra     []ToolSource
 	progress  func(Result)
+}
+
+// ToolSource gives more tools to a challenge's run — the MCP tools of a
+// configuration ([codur.Config.MCPTools]), say: dir is the challenge's
+// temporary workspace; release is called when the run ends.
+type ToolSource func(ctx context.Context, dir string) (ts []tools.Tool, release func() error, err error)
+
+// WithTools adds the tools of src to every challenge's graph.
+func WithTools(src ToolSource) Option {
+	return func(c *runConfig) {
+		if src != nil {
+			c.extra = append(c.extra, src)
+		}
+	}
 }
 
 // WithParallel runs up to n challenges at once (default 1).
@@ -406,7 +421,18 @@ func runOne(ctx context.Context, ch Challenge, setup Setup, cfg runConfig) (Resu
 	if ch.MaxIterations > 0 {
 		opts = append(opts, codur.WithMaxIterations(ch.MaxIterations))
 	}
-	g, err := codur.New(planner, reg, codur.DefaultTools(ws, cfg.toolOpts...), opts...)
+	ts := codur.DefaultTools(ws, cfg.toolOpts...)
+	for _, src := range cfg.extra {
+		more, release, err := src(ctx, dir)
+		if err != nil {
+			return fail(fmt.Errorf("tools: %w", err))
+		}
+		if release != nil {
+			defer release()
+		}
+		ts = append(ts, more...)
+	}
+	g, err := codur.New(planner, reg, ts, opts...)
 	if err != nil {
 		return fail(err)
 	}
@@ -428,6 +454,13 @@ func runOne(ctx context.Context, ch Challenge, setup Setup, cfg runConfig) (Resu
 		return fail(err)
 	}
 	res.Passed = out.Verified.Get() && check.Passed
+	if !res.Passed {
+		why := "the iteration limit"
+		if final := out.FinalResponse.Get(); !strings.HasPrefix(final, "Gave up after") {
+			why = "the run ended without a passing verification"
+		}
+		res.Error = fmt.Sprintf("output mismatch after %d iterations (%s)", res.Iterations, why)
+	}
 	res.Duration = time.Since(start)
 	return res, nil
 }

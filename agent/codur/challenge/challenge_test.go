@@ -3,6 +3,7 @@ package challenge_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/codur"
 	"github.com/agentgraph/agentgraph/agent/codur/challenge"
 	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 func TestBundledChallengesPassOfflineExceptTheImpossibleOne(t *testing.T) {
@@ -42,7 +44,7 @@ func TestBundledChallengesPassOfflineExceptTheImpossibleOne(t *testing.T) {
 	}
 	imp := byName["impossible"]
 	require.False(t, imp.Passed)
-	require.Empty(t, imp.Error, "it fails cleanly, without an error")
+	require.Equal(t, "output mismatch after 3 iterations (the iteration limit)", imp.Error, "it fails cleanly, saying why")
 	require.Equal(t, 3, imp.Iterations)
 	require.Equal(t, len(chs)-1, rep.Passed)
 	require.Equal(t, 1, rep.Failed)
@@ -56,7 +58,11 @@ func TestBundledChallengesPassOfflineExceptTheImpossibleOne(t *testing.T) {
 	require.True(t, phases[codur.PhaseTextual] && phases[codur.PhasePrePlan] && phases[codur.PhasePlan], "%v", phases)
 	require.Equal(t, codur.PhaseTextual, byName["move_file"].DecidedBy)
 	require.Zero(t, byName["move_file"].ModelCalls)
-	require.Equal(t, codur.PhasePrePlan, byName["copy_config"].DecidedBy)
+	// A change beside an expected output is never the quick
+	// classification's to make: the full planning copies the file.
+	require.Equal(t, codur.PhasePlan, byName["copy_config"].DecidedBy)
+	require.Equal(t, 2, byName["copy_config"].ModelCalls)
+	require.Equal(t, codur.PhasePrePlan, byName["show_program"].DecidedBy)
 	require.Equal(t, []string{"off_by_one_range+remove_percent_division"}, byName["two_bugs"].Repairs)
 	require.Equal(t, []string{"comparison_boundary+comparison_boundary"}, byName["boundary_grades"].Repairs)
 	require.Equal(t, 2, byName["retry_after_failure"].Iterations)
@@ -64,6 +70,8 @@ func TestBundledChallengesPassOfflineExceptTheImpossibleOne(t *testing.T) {
 	md := rep.Markdown()
 	require.Contains(t, md, fmt.Sprintf("%d/%d passed", len(chs)-1, len(chs)))
 	require.Contains(t, md, "| impossible | FAIL | 3 |")
+	require.Contains(t, md, "| output mismatch after 3 iterations (the iteration limit) |")
+	require.Contains(t, string(raw0(t, rep)), `"error": "output mismatch after 3 iterations (the iteration limit)"`)
 	raw, err := rep.JSON()
 	require.NoError(t, err)
 	var back challenge.Report
@@ -227,4 +235,45 @@ func TestChallengeOverAnOpenAICompatibleServer(t *testing.T) {
 	require.Equal(t, codur.PhasePlan, res.DecidedBy)
 	require.Equal(t, []string{"preplan", "plan", "agent", "agent"}, srv.roles)
 	require.Equal(t, 4*120, res.Tokens)
+}
+
+func raw0(t *testing.T, rep *challenge.Report) []byte {
+	t.Helper()
+	raw, err := rep.JSON()
+	require.NoError(t, err)
+	return raw
+}
+
+func TestChallengeToolsComeFromTheToolSource(t *testing.T) {
+	// The plan calls the source's tool, which fixes the program; the
+	// source is given the challenge's workspace and released after.
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"prompt.txt":   "make main.py print 2",
+		"main.py":      "print(1)\n",
+		"expected.txt": "2\n",
+		"offline.json": `[{"text": "{\"task_type\": \"code_change\", \"confidence\": 0.9, \"action\": \"plan\"}"},
+			{"text": "{\"action\": \"tool\", \"tool_calls\": [{\"tool\": \"stamp\", \"args\": {}}]}"}]`,
+	})
+	chs, err := challenge.Load(dir)
+	require.NoError(t, err)
+	var released []string
+	src := func(_ context.Context, ws string) ([]tools.Tool, func() error, error) {
+		stamp := tools.New("stamp", "Fix main.py.", func(context.Context, struct{}) (string, error) {
+			return "stamped", os.WriteFile(filepath.Join(ws, "main.py"), []byte("print(2)\n"), 0o644)
+		})
+		return []tools.Tool{stamp}, func() error { released = append(released, ws); return nil }, nil
+	}
+	rep, err := challenge.Run(t.Context(), chs, challenge.Offline, challenge.WithTools(src))
+	require.NoError(t, err)
+	require.True(t, rep.Results[0].Passed, "%+v", rep.Results[0])
+	require.Len(t, released, 1)
+	require.NotEqual(t, dir, released[0], "the tools work on the temporary copy")
+
+	failing := func(context.Context, string) ([]tools.Tool, func() error, error) {
+		return nil, nil, errors.New("no MCP server")
+	}
+	rep, err = challenge.Run(t.Context(), chs, challenge.Offline, challenge.WithTools(failing))
+	require.NoError(t, err)
+	require.Equal(t, "tools: no MCP server", rep.Results[0].Error)
 }
