@@ -253,3 +253,14 @@ func TestADamagedBM25StatisticsFileIsComputedAgain(t *testing.T) {
 		})
 	}
 }
+
+func TestAKeywordQueryLeavesOutStopWords(t *testing.T) {
+	for _, tt := range []struct{ q, want string }{
+		{"how does the bufio scanner split input into lines", "bufio scanner split input into lines"},
+		{"What is it?", "What is it?"}, // nothing but stop words: kept whole
+		{"Convert a string to an integer", "Convert string integer"},
+		{"ReadFrom in io.Copy", "ReadFrom io.Copy"},
+	} {
+		require.Equal(t, tt.want, keywordText(tt.q), tt.q)
+	}
+}

@@ -189,7 +189,36 @@ func fuse(sc searchConfig, kw, vec []scored) []scored {
 	return out
 }
 
+// stopwords are English words too common in code comments and questions
+// to tell chunks apart: a question's keyword query leaves them out (they
+// stay in the index), which spares BM25 the longest posting lists at
+// almost no cost to the ranking, where their weight is near zero.
+var stopwords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "by": true,
+	"does": true, "do": true, "for": true, "from": true, "how": true, "i": true, "in": true, "is": true,
+	"it": true, "its": true, "of": true, "on": true, "or": true, "that": true, "the": true, "this": true,
+	"to": true, "what": true, "when": true, "where": true, "which": true, "who": true, "why": true,
+	"with": true, "was": true, "were": true, "will": true, "can": true, "there": true, "if": true,
+}
+
+// keywordText is q without its stop words (q itself when nothing else
+// is left).
+func keywordText(q string) string {
+	words := strings.Fields(q)
+	kept := words[:0:0]
+	for _, w := range words {
+		if !stopwords[strings.ToLower(strings.Trim(w, "?.,!;:\"'()"))] {
+			kept = append(kept, w)
+		}
+	}
+	if len(kept) == 0 {
+		return q
+	}
+	return strings.Join(kept, " ")
+}
+
 func (ix *Index) searchKeyword(ctx context.Context, q string, n int) ([]scored, error) {
+	q = keywordText(q)
 	field := func(name string, boost float64) query.Query {
 		m := bleve.NewMatchQuery(q)
 		m.SetField(name)
