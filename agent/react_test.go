@@ -564,3 +564,32 @@ func TestReActNodeMiddlewareWrapsBothNodes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{agent.AgentNode, agent.ToolsNode, agent.AgentNode}, ran)
 }
+
+// A tool that asks a human (graph.Interrupt) pauses the ReAct run; the
+// answer given to Resume is the tool's result.
+func TestReActToolThatAsksAHumanPausesTheRun(t *testing.T) {
+	approve := tools.New("approve", "asks a human to approve an action", func(ctx context.Context, a struct {
+		Action string `json:"action"`
+	}) (string, error) {
+		return graph.InterruptAs[string](ctx, "approve "+a.Action+"?")
+	})
+	model := llm.NewScripted(
+		llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("call_1", "approve", `{"action":"deploy"}`)}},
+		llm.Reply{Text: "Deployed."},
+	)
+	g, err := agent.NewReAct(model, []tools.Tool{approve}, agent.WithCheckpointer(checkpoint.NewMemory()))
+	require.NoError(t, err)
+	_, err = g.Invoke(t.Context(), input("Deploy it."), graph.WithThread("t"))
+	var intr *graph.Interrupted
+	require.ErrorAs(t, err, &intr)
+	require.Equal(t, "approve deploy?", intr.Interrupts[0].Value)
+	out, err := g.Resume(t.Context(), graph.Command[agent.ReActState]{Resume: "approved"}, graph.WithThread("t"))
+	require.NoError(t, err)
+	want := []string{
+		"human: Deploy it.",
+		`ai:  call(call_1 approve {"action":"deploy"})`,
+		"tool:  result(call_1 approve approved)",
+		"ai: Deployed.",
+	}
+	require.Empty(t, cmp.Diff(want, agenttest.Summary(out.Messages.List())))
+}

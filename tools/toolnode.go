@@ -272,6 +272,12 @@ func (n *ToolNode) call(ctx context.Context, c llms.ToolCall) (state.Message, er
 	if ctx.Err() != nil {
 		return state.Message{}, ctx.Err()
 	}
+	if graph.IsInterrupt(err) {
+		// The tool asked a human (graph.Interrupt): the node pauses, as
+		// LangGraph's ToolNode lets GraphInterrupt through, and runs the
+		// call again when the run is resumed.
+		return state.Message{}, err
+	}
 	if argErr, ok := errors.AsType[*ArgumentError](err); ok {
 		return state.Tool(c.ID, name, fmt.Sprintf(
 			"Error invoking tool '%s' with arguments %s: %v\n Please fix the error and try again.",
