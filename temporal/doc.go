@@ -85,9 +85,23 @@
 // State: the workflow's input carries the input state's writes in their
 // checkpoint encoding; activity results, queries and the workflow's result
 // carry the state's JSON only up to [WithInlineStateLimit] (64 KiB by
-// default) and a reference (thread and checkpoint ID) always, so a state
-// of any size works and the workflow's history stays small. A long run
-// continues as new every [WithContinueAsNewAfter] activities.
+// default) and a reference (thread and checkpoint ID) always, so that a
+// large state travels by reference and the workflow's history stays small.
+// Two things still travel inline and must stay under Temporal's payload
+// limit (2 MB by default): the input state's writes, given to Start, and
+// the values a node passes to graph.Interrupt. A long run continues as new
+// every [WithContinueAsNewAfter] activities.
+//
+// Cancellation: cancelling the workflow cancels a run waiting for answers
+// at once, and a running step at its next heartbeat (the graph's context
+// is cancelled; the workflow waits for the step to stop, so no checkpoint
+// is written after it closed). The thread stays consistent: a new run on
+// it goes on from its last checkpoint.
+//
+// Versioning: the options given to [New] are part of the workflow's code.
+// Changing the recursion limit or the continue-as-new interval breaks the
+// replay of running workflows as changing workflow code does; change them
+// with Temporal's versioning, or when no run is open.
 //
 // Streaming: an activity cannot stream to the starter, so events reach a
 // caller outside Temporal from the worker side: [WithEvents] hands every

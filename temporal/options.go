@@ -48,6 +48,10 @@ func defaultConfig() config {
 		activity: workflow.ActivityOptions{
 			StartToCloseTimeout: time.Hour,
 			HeartbeatTimeout:    30 * time.Second,
+			// A cancelled workflow waits for its step to stop (the graph's
+			// context is cancelled at the next heartbeat), so that no step
+			// writes checkpoints after the workflow closed.
+			WaitForCancellation: true,
 		},
 		stepsPer:       DefaultStepsPerActivity,
 		inlineLimit:    DefaultInlineStateLimit,
@@ -90,10 +94,15 @@ func WithStepsPerActivity(n int) Option {
 
 // WithInlineStateLimit sets the largest encoded state, in bytes, that
 // activity results, queries and the workflow's result carry inline (see
-// [DefaultInlineStateLimit]); a negative n never inlines the state.
+// [DefaultInlineStateLimit]); a negative n never inlines the state. It is
+// capped at [MaxInlineStateLimit], below Temporal's payload limit.
 func WithInlineStateLimit(n int) Option {
-	return optionFunc(func(c *config) { c.inlineLimit = n })
+	return optionFunc(func(c *config) { c.inlineLimit = min(n, MaxInlineStateLimit) })
 }
+
+// MaxInlineStateLimit caps [WithInlineStateLimit]: Temporal refuses
+// payloads over 2 MB by default, and a result carries more than the state.
+const MaxInlineStateLimit = 1 << 20
 
 // WithRecursionLimit bounds the supersteps of one workflow run, like
 // [graph.WithRecursionLimit] does an in-process run (default

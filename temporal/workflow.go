@@ -277,10 +277,16 @@ func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (Status, error) {
 		waiting = true
 		for {
 			var sig ResumeSignal
+			cancelled := false
 			sel := workflow.NewSelector(ctx)
 			sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &sig) })
 			sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &sig) })
+			// A run waiting for a human can be cancelled like any other.
+			sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 			sel.Select(ctx)
+			if cancelled {
+				return status, ctx.Err()
+			}
 			if !waitsOn(status, sig.ID) {
 				log.Warn("agentgraph: dropping an answer to an interrupt the run is not waiting on", "id", sig.ID, "thread", in.Thread)
 				continue
@@ -288,6 +294,13 @@ func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (Status, error) {
 			if len(status.Interrupts) == 0 {
 				break // on past a static breakpoint
 			}
+			if _, ok := answers[sig.ID]; ok {
+				log.Warn("agentgraph: dropping a second answer to an interrupt", "id", sig.ID, "thread", in.Thread)
+				continue
+			}
+			// The first answer counts, by signal or by update: an update
+			// answering it later is refused (see check).
+			claimed[sig.ID] = true
 			answers[sig.ID] = sig.Value
 			if len(answers) == len(status.Interrupts) {
 				req.Answers = answers

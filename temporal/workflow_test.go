@@ -665,3 +665,58 @@ func TestStepActivityRunsThreadsConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// The first answer to an interrupt counts, whether it came by signal or by
+// update: an update answering it afterwards is refused, a second signal
+// dropped.
+func TestTheFirstAnswerCountsBySignalOrUpdate(t *testing.T) {
+	g, err := askGraph("ask1", "ask2")(checkpoint.NewMemory())
+	require.NoError(t, err)
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	var outcomes []string
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(agtemporal.QueryState)
+		require.NoError(t, err)
+		var st agtemporal.Status
+		require.NoError(t, v.Get(&st))
+		ids := map[string]string{}
+		for _, in := range st.Interrupts {
+			ids[in.Node] = in.ID
+		}
+		env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{ID: ids["ask1"], Value: json.RawMessage(`"by-signal"`)})
+		env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{ID: ids["ask1"], Value: json.RawMessage(`"second signal"`)})
+		env.UpdateWorkflow(agtemporal.UpdateResume, "late", &testsuite.TestUpdateCallback{
+			OnAccept:   func() { outcomes = append(outcomes, "accepted") },
+			OnReject:   func(err error) { outcomes = append(outcomes, "rejected: "+err.Error()) },
+			OnComplete: func(any, error) {},
+		}, agtemporal.ResumeSignal{ID: ids["ask1"], Value: json.RawMessage(`"by-update"`)})
+		env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{ID: ids["ask2"], Value: json.RawMessage(`"x"`)})
+	}, time.Hour)
+	env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t"})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, outcomes, 1)
+	require.Contains(t, outcomes[0], "rejected: temporal: interrupt")
+	var st agtemporal.Status
+	require.NoError(t, env.GetWorkflowResult(&st))
+	s, err := w.Values(context.Background(), st)
+	require.NoError(t, err)
+	require.Equal(t, []string{"before", "ask1 got by-signal", "ask2 got x", "after"}, s.Log.Get())
+}
+
+// A run waiting for a human is cancelled at once when its workflow is.
+func TestCancellingAPausedRunEndsItAtOnce(t *testing.T) {
+	g, err := askGraph("ask")(checkpoint.NewMemory())
+	require.NoError(t, err)
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
+	env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t"})
+	err = env.GetWorkflowError()
+	var canceled *sdktemporal.CanceledError
+	require.ErrorAs(t, err, &canceled, "%v", err)
+}
