@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/internal/modeljson"
+	"github.com/agentgraph/agentgraph/agent/internal/prompt"
 	"github.com/agentgraph/agentgraph/goals"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
@@ -83,7 +84,7 @@ func (a *Agent) edit(ctx context.Context, s State) (State, error) {
 		for _, p := range prev {
 			fmt.Fprintf(&b, "\nAttempt %d", p.Attempt)
 			if p.Summary != "" {
-				fmt.Fprintf(&b, " (%s)", truncateHead(p.Summary, 300))
+				fmt.Fprintf(&b, " (%s)", prompt.TruncateHead(p.Summary, 300))
 			}
 			b.WriteString(":\n")
 			for _, e := range p.Edits {
@@ -91,13 +92,13 @@ func (a *Agent) edit(ctx context.Context, s State) (State, error) {
 				if !e.Applied {
 					status = "not applied: " + e.Error
 				}
-				fmt.Fprintf(&b, "- %s %s: %s\n", e.Kind, e.Path, truncateHead(status, 300))
+				fmt.Fprintf(&b, "- %s %s: %s\n", e.Kind, e.Path, prompt.TruncateHead(status, 300))
 			}
 			fmt.Fprintf(&b, "Failure:\n%s\n", truncateMiddle(p.Failure, maxFailureChars))
 		}
 		attemptsText = b.String()
 		if len(prev) >= differentApproachAfter {
-			hint = "\n" + render(a.cfg.prompts.DifferentApproach, "failed", fmt.Sprint(len(prev)))
+			hint = "\n" + prompt.Render(a.cfg.prompts.DifferentApproach, "failed", fmt.Sprint(len(prev)))
 		}
 	}
 	var missingNote string
@@ -106,13 +107,13 @@ func (a *Agent) edit(ctx context.Context, s State) (State, error) {
 			missingNote += "--- " + f + "\n(does not exist yet)\n"
 		}
 	}
-	question := truncateHead(req, a.cfg.maxPromptChars/4)
-	base := render(a.cfg.prompts.Edit, "preferences", prefs, "listing", "", "files", "", "attempts", attemptsText, "hint", hint)
-	listing := truncateHead(strings.Join(a.listing(), "\n"), a.cfg.maxPromptChars/10)
+	question := prompt.TruncateHead(req, a.cfg.maxPromptChars/4)
+	base := prompt.Render(a.cfg.prompts.Edit, "preferences", prefs, "listing", "", "files", "", "attempts", attemptsText, "hint", hint)
+	listing := prompt.TruncateHead(strings.Join(a.listing(), "\n"), a.cfg.maxPromptChars/10)
 	budget := a.cfg.maxPromptChars - len([]rune(base)) - len([]rune(listing)) - len([]rune(question)) - len(missingNote)
-	system := render(a.cfg.prompts.Edit, "preferences", prefs, "listing", listing,
+	system := prompt.Render(a.cfg.prompts.Edit, "preferences", prefs, "listing", listing,
 		"files", filesSection(existing, contents, max(budget, 0))+"\n"+missingNote, "attempts", attemptsText, "hint", hint)
-	system = truncateHead(system, a.cfg.maxPromptChars-len([]rune(question)))
+	system = prompt.TruncateHead(system, a.cfg.maxPromptChars-len([]rune(question)))
 
 	out.Activity.Set(fmt.Sprintf("edit attempt %d: ask the model", attempt))
 	resp, err := a.generate(ctx, []state.Message{state.System(system), state.Human(question)},
@@ -169,7 +170,7 @@ func (a *Agent) edit(ctx context.Context, s State) (State, error) {
 	}
 	failure := "no edit could be applied"
 	if len(planned) == 0 {
-		failure = "the model proposed no edit: " + truncateHead(strings.TrimSpace(resp.Message.Text()), 500)
+		failure = "the model proposed no edit: " + prompt.TruncateHead(strings.TrimSpace(resp.Message.Text()), 500)
 	} else {
 		failure += ":\n" + describeEdits(results)
 	}
@@ -273,7 +274,7 @@ func describeEdits(rs []EditResult) string {
 		if r.Applied {
 			fmt.Fprintf(&b, "- %s %s: applied\n", r.Kind, r.Path)
 		} else {
-			fmt.Fprintf(&b, "- %s %s: not applied (%s)\n", r.Kind, r.Path, truncateHead(r.Error, 300))
+			fmt.Fprintf(&b, "- %s %s: not applied (%s)\n", r.Kind, r.Path, prompt.TruncateHead(r.Error, 300))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

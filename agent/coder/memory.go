@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/internal/prompt"
 	"github.com/agentgraph/agentgraph/store"
 )
 
@@ -340,7 +341,7 @@ type MemoryLogEntry struct {
 func (m *Memory) LogMemory(ctx context.Context, action, detail string) {
 	at := m.now().UTC().Format(time.RFC3339Nano)
 	_ = m.appendLog(ctx, nsMemoryLog, func(seq int) map[string]any {
-		return map[string]any{"seq": seq, "action": action, "detail": truncateHead(detail, 500), "at": at}
+		return map[string]any{"seq": seq, "action": action, "detail": prompt.TruncateHead(detail, 500), "at": at}
 	})
 }
 

@@ -13,8 +13,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentgraph/agentgraph/agent/internal/modelcall"
 	"github.com/agentgraph/agentgraph/agent/internal/modeljson"
-	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/agent/internal/prompt"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/state"
@@ -78,8 +79,8 @@ func (a *Agent) classify(ctx context.Context, request string, low Decision, ok b
 	tool := llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
 		Name: chooseIntentTool, Description: "Choose the intent of the user's request.", Parameters: json.RawMessage(params)}}
 	msgs := []state.Message{
-		state.System(truncateHead(render(a.cfg.prompts.Classify, "intents", strings.TrimSpace(lines.String())), a.cfg.maxPromptChars/2)),
-		state.Human(truncateHead(request, a.cfg.maxPromptChars/2)),
+		state.System(prompt.TruncateHead(prompt.Render(a.cfg.prompts.Classify, "intents", strings.TrimSpace(lines.String())), a.cfg.maxPromptChars/2)),
+		state.Human(prompt.TruncateHead(request, a.cfg.maxPromptChars/2)),
 	}
 	resp, err := a.generate(ctx, msgs, llm.WithTools([]llms.Tool{tool}))
 	fallback := func(reason string) Decision {
@@ -104,7 +105,7 @@ func (a *Agent) classify(ctx context.Context, request string, low Decision, ok b
 	if shown == "" {
 		shown = strings.TrimSpace(resp.Message.Text())
 	}
-	return fallback(fmt.Sprintf("the model answered %q, which is not an intent", truncateHead(shown, 80))), nil
+	return fallback(fmt.Sprintf("the model answered %q, which is not an intent", prompt.TruncateHead(shown, 80))), nil
 }
 
 // modelIntent extracts the intent from the classifier's answer: the
@@ -138,25 +139,7 @@ func modelIntent(m state.Message) string {
 // generate calls the model from a node and reports the call.
 func (a *Agent) generate(ctx context.Context, msgs []state.Message, opts ...llm.CallOption) (*llm.Response, error) {
 	all := append(a.cfg.callOpts[:len(a.cfg.callOpts):len(a.cfg.callOpts)], opts...)
-	resp, err := llm.GenerateToGraph(ctx, a.model, msgs, all...)
-	if err != nil {
-		return nil, fmt.Errorf("model call: %w", err)
-	}
-	u := resp.Usage
-	total := u.TotalTokens
-	if total == 0 {
-		total = u.PromptTokens + u.CompletionTokens
-	}
-	graph.StreamWriter(ctx)(events.ModelCall{
-		Model:            a.cfg.modelName,
-		Text:             truncateHead(strings.TrimSpace(resp.Message.Text()), maxToolResultChars),
-		ToolCalls:        len(resp.Message.ToolCalls()),
-		StopReason:       resp.StopReason,
-		PromptTokens:     u.PromptTokens,
-		CompletionTokens: u.CompletionTokens,
-		TotalTokens:      total,
-	})
-	return resp, nil
+	return modelcall.Generate(ctx, a.model, a.cfg.modelName, maxToolResultChars, msgs, all...)
 }
 
 // finish ends a request with answer: it sets the answer and the outcome,
@@ -170,8 +153,8 @@ func (a *Agent) finish(ctx context.Context, out *State, s State, intent Intent, 
 func (a *Agent) finishFiles(ctx context.Context, out *State, s State, files []string, intent Intent, answer, outcome string) {
 	out.Answer.Set(answer)
 	out.Outcome.Set(outcome)
-	hist := append(s.History.Get(), Exchange{Question: truncateHead(s.Request.Get(), 2000),
-		Answer: truncateHead(answer, 4000), Intent: intent, Files: files})
+	hist := append(s.History.Get(), Exchange{Question: prompt.TruncateHead(s.Request.Get(), 2000),
+		Answer: prompt.TruncateHead(answer, 4000), Intent: intent, Files: files})
 	if len(hist) > a.cfg.historyLimit {
 		hist = hist[len(hist)-a.cfg.historyLimit:]
 	}
@@ -304,8 +287,8 @@ func (a *Agent) pickFiles(ctx context.Context, req string) ([]string, error) {
 		return nil, nil
 	}
 	msgs := []state.Message{
-		state.System(truncateHead(render(a.cfg.prompts.PickFiles, "listing", strings.Join(list, "\n")), a.cfg.maxPromptChars/2)),
-		state.Human(truncateHead(req, a.cfg.maxPromptChars/2)),
+		state.System(prompt.TruncateHead(prompt.Render(a.cfg.prompts.PickFiles, "listing", strings.Join(list, "\n")), a.cfg.maxPromptChars/2)),
+		state.Human(prompt.TruncateHead(req, a.cfg.maxPromptChars/2)),
 	}
 	resp, err := a.generate(ctx, msgs)
 	if err != nil {
@@ -435,7 +418,7 @@ func filesSection(files []string, contents map[string]CachedFile, budget int) st
 	shown := make([]string, len(parts))
 	for k, i := range idx {
 		share := left / (len(parts) - k)
-		body := truncateHead(parts[i].text, max(share-len(header(parts[i].path)), 0))
+		body := prompt.TruncateHead(parts[i].text, max(share-len(header(parts[i].path)), 0))
 		if share-len(header(parts[i].path)) <= 0 {
 			body = "[omitted: the prompt is full]\n"
 		}
@@ -509,17 +492,17 @@ func (a *Agent) read(ctx context.Context, s State) (State, error) {
 	if h := s.History.Get(); len(h) > 0 {
 		var b strings.Builder
 		for _, e := range h {
-			fmt.Fprintf(&b, "Q: %s\nA: %s\n", e.Question, truncateHead(e.Answer, 1000))
+			fmt.Fprintf(&b, "Q: %s\nA: %s\n", e.Question, prompt.TruncateHead(e.Answer, 1000))
 		}
 		history = b.String()
 		graph.StreamWriter(ctx)(MemoryHit{Memory: MemoryHistory, Count: len(h)})
 	}
-	question := truncateHead(req, a.cfg.maxPromptChars/4)
-	base := render(a.cfg.prompts.Read, "preferences", prefs, "history", history, "files", "")
+	question := prompt.TruncateHead(req, a.cfg.maxPromptChars/4)
+	base := prompt.Render(a.cfg.prompts.Read, "preferences", prefs, "history", history, "files", "")
 	budget := a.cfg.maxPromptChars - len([]rune(base)) - len([]rune(question))
-	system := render(a.cfg.prompts.Read, "preferences", prefs, "history", history,
+	system := prompt.Render(a.cfg.prompts.Read, "preferences", prefs, "history", history,
 		"files", filesSection(readFiles, contents, max(budget, 0)))
-	system = truncateHead(system, a.cfg.maxPromptChars-len([]rune(question)))
+	system = prompt.TruncateHead(system, a.cfg.maxPromptChars-len([]rune(question)))
 	resp, err := a.generate(ctx, []state.Message{state.System(system), state.Human(question)})
 	if err != nil {
 		return State{}, err
@@ -632,7 +615,7 @@ func (a *Agent) runCommand(ctx context.Context, s State) (State, error) {
 func (a *Agent) commandFromModel(ctx context.Context, req string) (string, error) {
 	resp, err := a.generate(ctx, []state.Message{
 		state.System(a.cfg.prompts.Command),
-		state.Human(truncateHead(req, a.cfg.maxPromptChars/2)),
+		state.Human(prompt.TruncateHead(req, a.cfg.maxPromptChars/2)),
 	})
 	if err != nil {
 		return "", err

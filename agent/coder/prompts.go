@@ -102,37 +102,6 @@ func (p Prompts) withDefaults() Prompts {
 	return p
 }
 
-// render replaces the placeholders of tmpl with vars (pairs of name,
-// value, names without braces), in one pass: a value containing a
-// placeholder is not expanded again.
-func render(tmpl string, vars ...string) string {
-	pairs := make([]string, 0, len(vars))
-	for i := 0; i+1 < len(vars); i += 2 {
-		pairs = append(pairs, "{"+vars[i]+"}", vars[i+1])
-	}
-	return strings.NewReplacer(pairs...).Replace(tmpl)
-}
-
-// truncateHead keeps the first n characters (runes) of s, with a marker
-// saying how many were cut. n <= 0 returns s.
-func truncateHead(s string, n int) string {
-	total := utf8.RuneCountInString(s)
-	if n <= 0 || total <= n {
-		return s
-	}
-	keep := n
-	var marker string
-	for range 3 { // the marker's length depends on the count it shows
-		marker = fmt.Sprintf("\n… [%d characters truncated]", total-keep)
-		keep = n - utf8.RuneCountInString(marker)
-	}
-	r := []rune(s)
-	if keep < 1 {
-		return string(r[:n])
-	}
-	return string(r[:keep]) + marker
-}
-
 // truncateMiddle keeps the head and the tail of s (n runes in all).
 func truncateMiddle(s string, n int) string {
 	total := utf8.RuneCountInString(s)

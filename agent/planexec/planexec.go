@@ -11,8 +11,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentgraph/agentgraph/agent/internal/modelcall"
 	"github.com/agentgraph/agentgraph/agent/internal/modeljson"
-	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/agent/internal/prompt"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/state"
@@ -285,24 +286,7 @@ type agent struct {
 // generate calls the model from a node and writes an events.ModelCall.
 func (a *agent) generate(ctx context.Context, msgs []state.Message, extra ...llm.CallOption) (*llm.Response, error) {
 	opts := append(a.cfg.callOpts[:len(a.cfg.callOpts):len(a.cfg.callOpts)], extra...)
-	resp, err := llm.GenerateToGraph(ctx, a.model, msgs, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("model call: %w", err)
-	}
-	u := resp.Usage
-	total := u.TotalTokens
-	if total == 0 {
-		total = u.PromptTokens + u.CompletionTokens
-	}
-	graph.StreamWriter(ctx)(events.ModelCall{
-		Text:             strings.TrimSpace(resp.Message.Text()),
-		ToolCalls:        len(resp.Message.ToolCalls()),
-		StopReason:       resp.StopReason,
-		PromptTokens:     u.PromptTokens,
-		CompletionTokens: u.CompletionTokens,
-		TotalTokens:      total,
-	})
-	return resp, nil
+	return modelcall.Generate(ctx, a.model, "", 0, msgs, opts...)
 }
 
 // conversation returns the system message system followed by the chat
@@ -319,7 +303,7 @@ func conversation(s State, system string) []state.Message {
 // plan is the "planner" node.
 func (a *agent) plan(ctx context.Context, s State) (State, error) {
 	it := s.IterationCount.Get() + 1
-	system := render(a.cfg.prompts.Planner, "input", s.Input.Get(), "findings", formatFindings(s.Findings.Get()))
+	system := prompt.Render(a.cfg.prompts.Planner, "input", s.Input.Get(), "findings", formatFindings(s.Findings.Get()))
 	resp, err := a.generate(ctx, conversation(s, system))
 	if err != nil {
 		return State{}, fmt.Errorf("planexec: planner: %w", err)
@@ -370,8 +354,8 @@ func (a *agent) setupExecutor(ctx context.Context, s State) (State, error) {
 	var out State
 	removeAll(&out, s)
 	out.Messages.Append(
-		state.System(render(a.cfg.prompts.Executor, "step", step, "findings", findings)),
-		state.Human(render(a.cfg.prompts.ExecutorTask, "step", step, "input", s.Input.Get())),
+		state.System(prompt.Render(a.cfg.prompts.Executor, "step", step, "findings", findings)),
+		state.Human(prompt.Render(a.cfg.prompts.ExecutorTask, "step", step, "input", s.Input.Get())),
 	)
 	out.ExecutorCallCount = state.Set(0)
 	graph.StreamWriter(ctx)(StepStarted{
@@ -449,7 +433,7 @@ func (a *agent) refine(ctx context.Context, s State) (State, error) {
 		ev.Forced = true
 		ev.Reason = fmt.Sprintf("reached the limit of %d iterations", a.cfg.maxIterations)
 	} else {
-		system := render(a.cfg.prompts.Refine,
+		system := prompt.Render(a.cfg.prompts.Refine,
 			"input", s.Input.Get(),
 			"findings", formatFindings(s.Findings.Get()),
 			"step", strconv.Itoa(done),
@@ -486,7 +470,7 @@ func (a *agent) shouldContinue(_ context.Context, s State) (string, error) {
 
 // synthesize is the "synthesizer" node.
 func (a *agent) synthesize(ctx context.Context, s State) (State, error) {
-	system := render(a.cfg.prompts.Synthesize, "input", s.Input.Get(), "findings", formatFindings(s.Findings.Get()))
+	system := prompt.Render(a.cfg.prompts.Synthesize, "input", s.Input.Get(), "findings", formatFindings(s.Findings.Get()))
 	resp, err := a.generate(ctx, conversation(s, system))
 	if err != nil {
 		return State{}, fmt.Errorf("planexec: synthesizer: %w", err)

@@ -112,13 +112,3 @@ func (p Prompts) withDefaults() Prompts {
 	}
 	return p
 }
-
-// render replaces the placeholders of tmpl with vars (pairs of name,
-// value, names without braces).
-func render(tmpl string, vars ...string) string {
-	pairs := make([]string, 0, len(vars))
-	for i := 0; i+1 < len(vars); i += 2 {
-		pairs = append(pairs, "{"+vars[i]+"}", vars[i+1])
-	}
-	return strings.NewReplacer(pairs...).Replace(tmpl)
-}

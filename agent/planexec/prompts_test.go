@@ -6,11 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestRenderReplacesPlaceholdersOnce(t *testing.T) {
-	got := render("Q: {input}; F: {findings}; {unknown}", "input", "{findings}", "findings", "x")
-	require.Equal(t, "Q: {findings}; F: x; {unknown}", got)
-}
-
 func TestFormatFindingsOrdersByStepNumber(t *testing.T) {
 	tests := []struct {
 		name     string
