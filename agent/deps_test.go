@@ -74,9 +74,10 @@ func TestReActProgramLinksNoDriverTUIBrowserOrYAML(t *testing.T) {
 	}
 }
 
-// Package agent brings no package of its own dependencies: a ReAct program
-// links what the same loop built by hand from graph and tools links, plus
-// package agent.
+// Package agent brings no dependency of its own: a ReAct program links
+// what the same loop built by hand from graph and tools links, plus
+// package agent, its internal helpers and package events (whose
+// ModelCall it reports), all of this module.
 func TestReActProgramLinksWhatTheLoopBuiltByHandLinks(t *testing.T) {
 	hand := nonStandardDeps(t, byHand)
 	var extra []string
@@ -85,7 +86,13 @@ func TestReActProgramLinksWhatTheLoopBuiltByHandLinks(t *testing.T) {
 			extra = append(extra, d)
 		}
 	}
-	require.Equal(t, []string{"github.com/agentgraph/agentgraph/agent"}, extra)
+	slices.Sort(extra)
+	require.Equal(t, []string{
+		"github.com/agentgraph/agentgraph/agent",
+		"github.com/agentgraph/agentgraph/agent/internal/modelcall",
+		"github.com/agentgraph/agentgraph/agent/internal/prompt",
+		"github.com/agentgraph/agentgraph/events",
+	}, extra)
 }
 
 // The binary of a ReAct program is within 10 % of that of the same loop

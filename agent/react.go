@@ -7,6 +7,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentgraph/agentgraph/agent/internal/modelcall"
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
@@ -112,6 +113,9 @@ func WithNodeMiddleware(mw ...graph.Middleware[ReActState]) Option {
 // the call has finished, so a run resumed after a crash or a failure runs
 // only the calls that had not finished.
 //
+// Each model call is reported as an events.ModelCall on the run's custom
+// stream (events.Bridge publishes it).
+//
 // It fails if model is nil, if two tools share a name or a tool is invalid
 // (see [tools.Set.Add]).
 func NewReAct(model llm.Model, ts []tools.Tool, opts ...Option) (*graph.Graph[ReActState], error) {
@@ -173,9 +177,9 @@ func (a *react) call(ctx context.Context, s ReActState) (ReActState, error) {
 	if len(a.defs) > 0 {
 		opts = append(opts[:len(opts):len(opts)], llm.WithTools(a.defs))
 	}
-	resp, err := llm.GenerateToGraph(ctx, a.model, msgs, opts...)
+	resp, err := modelcall.Generate(ctx, a.model, "", 0, msgs, opts...)
 	if err != nil {
-		return ReActState{}, fmt.Errorf("agent: model call: %w", err)
+		return ReActState{}, fmt.Errorf("agent: %w", err)
 	}
 	msg := resp.Message
 	if len(msg.ToolCalls()) > 0 && graph.RemainingSteps(ctx) < 2 {

@@ -593,3 +593,26 @@ func TestReActToolThatAsksAHumanPausesTheRun(t *testing.T) {
 	}
 	require.Empty(t, cmp.Diff(want, agenttest.Summary(out.Messages.List())))
 }
+
+// Each model call of the agent node is reported as an events.ModelCall
+// on the custom stream, as the other agents of this package do.
+func TestReActReportsEachModelCall(t *testing.T) {
+	var add adder
+	model := llm.NewScripted(
+		llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("call_1", "add", `{"a":2,"b":3}`)}},
+		llm.Reply{Text: "5.", Usage: llm.Usage{PromptTokens: 4, CompletionTokens: 1}},
+	)
+	g, err := agent.NewReAct(model, []tools.Tool{add.tool()})
+	require.NoError(t, err)
+	var calls []events.ModelCall
+	for ev, err := range g.Stream(t.Context(), input("What is 2 + 3?"), graph.WithStreamModes(graph.ModeCustom)) {
+		require.NoError(t, err)
+		if c, ok := ev.Payload.(events.ModelCall); ok {
+			calls = append(calls, c)
+		}
+	}
+	require.Len(t, calls, 2)
+	require.Equal(t, 1, calls[0].ToolCalls)
+	require.Equal(t, "5.", calls[1].Text)
+	require.Equal(t, 5, calls[1].TotalTokens)
+}
