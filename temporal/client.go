@@ -10,7 +10,10 @@ import (
 
 // Start starts a run of the graph on input in thread as a workflow of c.
 // opts.TaskQueue must name the workers' task queue; opts.ID defaults to
-// the thread, so that one thread has at most one open run.
+// the thread, so that one thread has at most one open run: starting
+// another while one is open fails (with Temporal's
+// serviceerror.WorkflowExecutionAlreadyStarted) instead of handing back
+// the open run and dropping input, unless opts says otherwise.
 func (w *Workflow[S]) Start(ctx context.Context, c client.Client, thread string, input S, opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
 	in, err := w.Input(thread, input)
 	if err != nil {
@@ -18,6 +21,7 @@ func (w *Workflow[S]) Start(ctx context.Context, c client.Client, thread string,
 	}
 	if opts.ID == "" {
 		opts.ID = thread
+		opts.WorkflowExecutionErrorWhenAlreadyStarted = true
 	}
 	return c.ExecuteWorkflow(ctx, opts, w.name, in)
 }
