@@ -64,7 +64,11 @@ func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, thr
 		return nil, fmt.Errorf("graph: taking the lease of thread %q: %w", thread, err)
 	}
 	tl := &threadLease{leaser: leaser, ttl: g.leaseTTL, lease: lease}
+	// Under mu: renew reads tl.timer, and the race detector (rightly) sees
+	// no order between this write and the timer's goroutine otherwise.
+	tl.mu.Lock()
 	tl.timer = time.AfterFunc(tl.ttl/3, tl.renew)
+	tl.mu.Unlock()
 	return tl, nil
 }
 

@@ -219,3 +219,39 @@ func TestRunThatLosesItsLeaseStopsBeforeItWritesAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, snap.Values.N.Get(), "the step's result was not written after the lease was lost")
 }
+
+// renewingSaver reports each successful renewal.
+type renewingSaver struct {
+	*checkpoint.Memory
+	renewed chan struct{}
+}
+
+func (s *renewingSaver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
+	l, err := s.Memory.RenewLease(ctx, lease, ttl)
+	if err == nil {
+		select {
+		case s.renewed <- struct{}{}:
+		default:
+		}
+	}
+	return l, err
+}
+
+// A run that outlives a third of its lease's time to live renews it, again
+// and again (under -race this also checks the renewal timer's handoff).
+func TestALongRunRenewsItsLease(t *testing.T) {
+	saver := &renewingSaver{Memory: checkpoint.NewMemory(), renewed: make(chan struct{}, 1)}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	g := blockingGraph(t, saver, entered, release, graph.WithLeaseTTL(30*time.Millisecond))
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Invoke(t.Context(), leaseState{}, graph.WithThread("t1"))
+		done <- err
+	}()
+	<-entered
+	for range 2 {
+		<-saver.renewed
+	}
+	close(release)
+	require.NoError(t, <-done)
+}
