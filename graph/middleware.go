@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 )
 
 // Middleware wraps the function of a node, the way net/http middleware
@@ -41,9 +42,9 @@ import (
 //
 // Calls of next run one at a time. A middleware may stop waiting for one
 // (run it on a goroutine and return on a deadline), but the task ends
-// only when that call returns, and next fails once the middleware has
-// returned: to bound a node's time, use [WithNodeTimeout], which abandons
-// a node that ignores its context. When the last call of next failed and
+// only when that call returns, and a call of next that has not begun when
+// the middleware returns fails: to bound a node's time, use
+// [WithNodeTimeout], which abandons a node that ignores its context. When the last call of next failed and
 // the middleware returned a result all the same (a fallback, an error
 // message for the user), that result is not cached.
 //
@@ -131,11 +132,12 @@ var errNextAfterReturn = errors.New("graph: a middleware's next was called after
 // failed, so that what the middleware returned instead is not cached.
 func (l *loop[S]) wrapped(ctx context.Context, t *task[S]) (fallback bool, err error) {
 	var mu sync.Mutex
-	closed, lastFailed := false, false
+	var returned atomic.Bool // the middleware returned
+	lastFailed := false
 	var fn CommandFunc[S] = func(ctx context.Context, s S) (Command[S], error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if closed {
+		if returned.Load() {
 			return Command[S]{}, errNextAfterReturn
 		}
 		// The node sees what the middleware passed; the task's branches
@@ -160,8 +162,8 @@ func (l *loop[S]) wrapped(ctx context.Context, t *task[S]) (fallback bool, err e
 		fn = mw[i](fn)
 	}
 	cmd, err := callChain(ctx, fn, t.input)
-	mu.Lock() // waits for a call of next still running
-	closed = true
+	returned.Store(true) // a call of next that has not begun now fails
+	mu.Lock()            // and one still running is waited for
 	fallback = lastFailed
 	mu.Unlock()
 	if pe, ok := err.(*PanicError); ok {
