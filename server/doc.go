@@ -1,0 +1,97 @@
+// Package server serves compiled graphs over the LangGraph Server API, so
+// that the official LangGraph clients (the JS and Python SDKs, useStream)
+// drive Go graphs unchanged.
+//
+// # Serving a graph
+//
+//	saver, err := sqlite.Open(ctx, "agent.db") // any checkpoint.Saver (checkpoint/sqlite here)
+//	g, _ := b.Compile(graph.WithCheckpointer(saver))
+//	srv, err := server.New(
+//		server.Graph("agent", g),       // any state type
+//		server.WithCheckpointer(saver), // thread deletion deletes checkpoints
+//		server.WithStore(st),           // the /store routes
+//		server.WithAuthToken(os.Getenv("AGENTGRAPH_TOKEN")),
+//	)
+//	http.ListenAndServe(":2024", srv)
+//
+// and from JavaScript:
+//
+//	const client = new Client({ apiUrl: "http://localhost:2024", apiKey: token });
+//	for await (const c of client.runs.stream(threadId, "agent", { input: { topic: "cats" } })) …
+//
+// The package imports no database driver: the program passes its saver
+// and store. [New] refuses to build a server without either
+// [WithAuthToken] (the token is read from "Authorization: Bearer" or the
+// SDKs' "x-api-key") or the explicit [WithoutAuthLoopbackOnly], which
+// answers loopback clients only. [WithCORS] opens it to browser pages of
+// the origins given. Bodies are bounded by [WithMaxBodyBytes]
+// (413 beyond). Errors answer {"detail": "..."} with a 4xx that names the
+// problem; the SDKs retry 5xx, so nothing a client caused is a 5xx.
+//
+// # State as JSON
+//
+// A run's input, a Command's update and a state update are JSON objects
+// keyed by the state struct's json names (the Go field name without a
+// tag). Each field is written as a node would write it, through its
+// reducer: a [state.Value] is set, a [state.Append] takes a list of items
+// to append, a [state.Sum] or [state.Reduced] one update, a [state.Map] an
+// object of entries to merge, [state.Messages] a list of messages. An
+// unknown field, or a value of the wrong shape, is a 400 before any run is
+// made. State comes back as the struct's JSON; the "updates" stream shows
+// each task's writes the same way (the items appended, not the whole
+// list). GET /assistants/{id}/schemas describes the fields as JSON Schema,
+// GET /assistants/{id}/graph draws the graph as nodes and edges.
+//
+// # What is served
+//
+//   - assistants: one system assistant per graph, with the id LangGraph
+//     servers give it (a UUIDv5 of the graph name); create, get, search,
+//     graph, schemas. A graph name is accepted wherever an assistant id is.
+//   - threads: create, get, search, delete (with its checkpoints when the
+//     saver is a [checkpoint.ThreadDeleter]), state (GET, GET at a
+//     checkpoint, POST to update as a node), history (POST and GET).
+//   - assistants also: count, patch, delete, versions and latest (of
+//     assistants other than the graphs' own); threads also: patch
+//     (metadata) and count.
+//   - runs on a thread: background (POST …/runs), streaming (…/runs/stream,
+//     SSE), wait, join, join as a stream (with Last-Event-ID), cancel, get,
+//     list, delete. Input or command {resume, update, goto}; checkpoint_id to
+//     replay or fork; interrupt_before/after; on_disconnect; config.
+//     recursion_limit.
+//   - stateless runs (POST /runs, /runs/stream, /runs/wait) on a thread of
+//     their own, deleted when the run ends unless on_completion is "keep".
+//   - store: put, get, delete, search, namespaces on a [store.Store].
+//
+// # Streams
+//
+// A stream is Server-Sent Events, one compact JSON object per data line:
+// "metadata" first ({run_id, thread_id, attempt}), then events of the
+// modes asked ("values", "updates", "custom", "messages" for
+// messages-tuple, "tasks", "checkpoints", "debug"), "error" ({error,
+// message}) if the run failed, and "end". With stream_subgraphs, the
+// events of subgraphs come too, named "<mode>|<node>:<task id>" and
+// showing the subgraph's own state. The modes "messages" (partial and
+// complete messages) and "events" are refused with 422 for now. Event ids count from 0 per run; every event of a run is kept, so
+// a client joining with GET …/runs/{id}/stream gets the run from its start
+// (or after the Last-Event-ID it sends) and then live events. When a run
+// pauses, "updates" and "values" carry {"__interrupt__": [{id, value}]}.
+//
+// # Runs and multitask strategies
+//
+// A thread runs one run at a time, in this process. A run created while
+// another is pending or running follows its multitask_strategy: reject
+// (the default) answers 409, enqueue queues it (runs start oldest first),
+// interrupt cancels the current run and starts the new one after it
+// stopped, rollback cancels the current run, deletes it and starts the new
+// one from the checkpoint the cancelled run started from (its checkpoints
+// stay in the history as an abandoned branch; on a thread that had none,
+// the thread's checkpoints are deleted). Cancelled runs end "interrupted";
+// a run that paused at an interrupt ends "success" and leaves its thread
+// "interrupted"; a failed run ends "error", as does its thread.
+// [Server.Shutdown] cancels every run and refuses new ones.
+//
+// Threads, runs and assistants are held in memory: a restart forgets them,
+// though the checkpoints stay in the saver. Several processes sharing a
+// database, thread copy, cancel with action=rollback, crons and webhooks
+// are not served yet.
+package server

@@ -1,0 +1,344 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/server"
+)
+
+// startSlow creates a background run of the slow graph with topic and
+// returns its id once its step has started.
+func (e *env) startSlow(tid, topic string, extra map[string]any) string {
+	e.t.Helper()
+	body := map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": topic}}
+	for k, v := range extra {
+		body[k] = v
+	}
+	r := e.do("POST", "/threads/"+tid+"/runs", body)
+	require.Equal(e.t, 200, r.status, "%s", r.body)
+	require.Equal(e.t, topic, <-e.gate.started)
+	return runID(e.t, r)
+}
+
+func (e *env) runStatus(tid, rid string) string {
+	e.t.Helper()
+	var rn struct {
+		Status string `json:"status"`
+	}
+	e.ok("GET", "/threads/"+tid+"/runs/"+rid, nil, &rn)
+	return rn.Status
+}
+
+func TestBackgroundRunIsListedAndJoined(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	r := e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "a"}})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	rid := runID(t, r)
+	require.Equal(t, "/threads/"+tid+"/runs/"+rid, r.header.Get("Content-Location"))
+	var created map[string]any
+	r.decode(t, &created)
+	require.Equal(t, "pending", created["status"], "the answer is the run as created")
+	require.Equal(t, "a", <-e.gate.started)
+	require.Equal(t, "running", e.runStatus(tid, rid))
+	var th map[string]any
+	e.ok("GET", "/threads/"+tid, nil, &th)
+	require.Equal(t, "busy", th["status"])
+
+	var list []map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &list)
+	require.Len(t, list, 1)
+	require.Equal(t, rid, list[0]["run_id"])
+
+	e.gate.release <- struct{}{}
+	var out map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs/"+rid+"/join", nil, &out)
+	require.Equal(t, []any{"step:a"}, out["log"])
+	require.Equal(t, "success", e.runStatus(tid, rid))
+	e.ok("GET", "/threads/"+tid+"/runs?status=success", nil, &list)
+	require.Len(t, list, 1)
+	e.ok("GET", "/threads/"+tid+"/runs?status=error", nil, &list)
+	require.Empty(t, list)
+
+	require.Equal(t, 204, e.do("DELETE", "/threads/"+tid+"/runs/"+rid, nil).status)
+	require.Equal(t, 404, e.do("GET", "/threads/"+tid+"/runs/"+rid, nil).status)
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &list)
+	require.Empty(t, list)
+}
+
+func TestDeletingALiveRunIsRefused(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	rid := e.startSlow(tid, "a", nil)
+	require.Equal(t, 409, e.do("DELETE", "/threads/"+tid+"/runs/"+rid, nil).status)
+	e.gate.release <- struct{}{}
+	e.ok("GET", "/threads/"+tid+"/runs/"+rid+"/join", nil, nil)
+	require.Equal(t, 204, e.do("DELETE", "/threads/"+tid+"/runs/"+rid, nil).status)
+}
+
+func TestRejectStrategyRefusesASecondRunWith409(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	rid := e.startSlow(tid, "a", nil)
+	for _, path := range []string{"/runs", "/runs/stream", "/runs/wait"} {
+		r := e.do("POST", "/threads/"+tid+path, map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "b"}})
+		require.Equal(t, 409, r.status, "%s: %s", path, r.body)
+		require.Contains(t, string(r.body), `"detail"`)
+	}
+	e.gate.release <- struct{}{}
+	var out map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs/"+rid+"/join", nil, &out)
+	require.Equal(t, []any{"step:a"}, out["log"], "the refused runs left no trace")
+	var list []any
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &list)
+	require.Len(t, list, 1)
+}
+
+func TestEnqueueStrategyRunsAfterTheCurrentRun(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	first := e.startSlow(tid, "a", nil)
+	r := e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "b"}, "multitask_strategy": "enqueue"})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	second := runID(t, r)
+	require.Equal(t, "pending", e.runStatus(tid, second))
+
+	e.gate.release <- struct{}{}
+	require.Equal(t, "b", <-e.gate.started, "the queued run starts once the first ended")
+	require.Equal(t, "success", e.runStatus(tid, first))
+	e.gate.release <- struct{}{}
+	var out map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs/"+second+"/join", nil, &out)
+	require.Equal(t, []any{"step:a", "step:b"}, out["log"], "the second run saw the first's state")
+}
+
+func TestEnqueuedRunsOfConcurrentClientsRunOneAtATime(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	const n = 8
+	var wg sync.WaitGroup
+	answers := make(chan resp, n)
+	for range n {
+		wg.Go(func() {
+			answers <- e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "x"}, "multitask_strategy": "enqueue"})
+		})
+	}
+	// Each run's step starts only after the previous one was released: a
+	// second concurrent step would block on the unbuffered gate.
+	for range n {
+		require.Equal(t, "x", <-e.gate.started)
+		e.gate.release <- struct{}{}
+	}
+	wg.Wait()
+	close(answers)
+	for r := range answers {
+		require.Equal(t, 200, r.status, "%s", r.body)
+		id := runID(t, r)
+		e.ok("GET", "/threads/"+tid+"/runs/"+id+"/join", nil, nil)
+		require.Equal(t, "success", e.runStatus(tid, id))
+	}
+	var st struct {
+		Values map[string]any `json:"values"`
+	}
+	e.ok("GET", "/threads/"+tid+"/state", nil, &st)
+	require.Len(t, st.Values["log"], n)
+}
+
+func TestInterruptStrategyCancelsTheCurrentRun(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	first := e.startSlow(tid, "a", nil)
+	r := e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "b"}, "multitask_strategy": "interrupt"})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	second := runID(t, r)
+	require.Equal(t, "b", <-e.gate.started)
+	require.Equal(t, "interrupted", e.runStatus(tid, first))
+	e.gate.release <- struct{}{}
+	var out map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs/"+second+"/join", nil, &out)
+	require.Equal(t, []any{"step:b"}, out["log"])
+}
+
+func TestRollbackStrategyForgetsTheCurrentRunAndItsState(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	first := e.startSlow(tid, "a", nil)
+	e.gate.release <- struct{}{}
+	e.ok("GET", "/threads/"+tid+"/runs/"+first+"/join", nil, nil)
+
+	// The second run's input is checkpointed before its step blocks.
+	second := e.startSlow(tid, "b", map[string]any{"input": map[string]any{"topic": "b", "log": []string{"b-input"}}})
+	r := e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "c"}, "multitask_strategy": "rollback"})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	third := runID(t, r)
+	require.Equal(t, "c", <-e.gate.started)
+	require.Equal(t, 404, e.do("GET", "/threads/"+tid+"/runs/"+second, nil).status, "a rolled-back run is deleted")
+	e.gate.release <- struct{}{}
+	var out map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs/"+third+"/join", nil, &out)
+	require.Equal(t, []any{"step:a", "step:c"}, out["log"], "nothing of the rolled-back run is left in the state")
+}
+
+func TestRollbackOfAThreadsFirstRunStartsFromNothing(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	e.startSlow(tid, "b", map[string]any{"input": map[string]any{"topic": "b", "log": []string{"b-input"}}})
+	r := e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "c"}, "multitask_strategy": "rollback"})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	require.Equal(t, "c", <-e.gate.started)
+	e.gate.release <- struct{}{}
+	var out map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs/"+runID(t, r)+"/join", nil, &out)
+	require.Equal(t, []any{"step:c"}, out["log"])
+	var list []any
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &list)
+	require.Len(t, list, 1)
+}
+
+func TestCancelStopsARunningRun(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	rid := e.startSlow(tid, "a", nil)
+	r := e.do("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=1", nil)
+	require.Equal(t, 204, r.status, "%s", r.body)
+	require.Equal(t, "interrupted", e.runStatus(tid, rid))
+	// The thread takes a new run.
+	rid2 := e.startSlow(tid, "c", nil)
+	e.gate.release <- struct{}{}
+	e.ok("GET", "/threads/"+tid+"/runs/"+rid2+"/join", nil, nil)
+	require.Equal(t, "success", e.runStatus(tid, rid2))
+}
+
+func TestCancelTakesAPendingRunOffTheQueue(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	first := e.startSlow(tid, "a", nil)
+	r := e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "b"}, "multitask_strategy": "enqueue"})
+	second := runID(t, r)
+	r = e.do("POST", "/threads/"+tid+"/runs/"+second+"/cancel?wait=0", nil)
+	require.Equal(t, 202, r.status)
+	require.Equal(t, "interrupted", e.runStatus(tid, second))
+	e.gate.release <- struct{}{}
+	var out map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs/"+first+"/join", nil, &out)
+	require.Equal(t, []any{"step:a"}, out["log"])
+	var th map[string]any
+	e.ok("GET", "/threads/"+tid, nil, &th)
+	require.Equal(t, "idle", th["status"])
+}
+
+func TestJoinStreamFollowsALiveRunAndReplaysFromLastEventID(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	rid := e.startSlow(tid, "a", map[string]any{"stream_mode": []string{"values", "updates"}, "stream_resumable": true})
+	got := make(chan resp, 1)
+	go func() { got <- e.doCtx(context.Background(), "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, nil) }()
+	e.gate.release <- struct{}{}
+	r := <-got
+	require.Equal(t, 200, r.status)
+	evs := parseSSE(t, r.body)
+	require.Equal(t, []string{"metadata", "values", "updates", "values", "end"}, names(evs))
+	require.JSONEq(t, `{"step":{"log":["step:a"]}}`, string(evs[2].Data))
+
+	r = e.doCtx(context.Background(), "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": "2"})
+	evs = parseSSE(t, r.body)
+	require.Equal(t, []string{"values", "end"}, names(evs))
+	require.Equal(t, 3, evs[0].ID)
+}
+
+func TestJoiningAFinishedRunThatIsNotResumableGetsNoEvents(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	rid := e.startSlow(tid, "a", nil)
+	e.gate.release <- struct{}{}
+	e.ok("GET", "/threads/"+tid+"/runs/"+rid+"/join", nil, nil)
+	r := e.do("GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil)
+	require.Equal(t, 200, r.status)
+	require.Empty(t, parseSSE(t, r.body), "its events were freed when it ended")
+}
+
+func TestStreamClientDisconnectCancelsWhenAsked(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req := map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "a"}, "on_disconnect": "cancel"}
+		b, _ := json.Marshal(req)
+		r, err := newRequest(ctx, e, "POST", "/threads/"+tid+"/runs/stream", b)
+		if err == nil {
+			r.Body.Close()
+		}
+	}()
+	require.Equal(t, "a", <-e.gate.started)
+	var list []map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &list)
+	require.Len(t, list, 1)
+	rid := list[0]["run_id"].(string)
+	cancel()
+	<-done
+	e.ok("GET", "/threads/"+tid+"/runs/"+rid+"/join", nil, nil)
+	require.Equal(t, "interrupted", e.runStatus(tid, rid))
+}
+
+func TestShutdownCancelsRunsAndRefusesNewOnes(t *testing.T) {
+	saver := checkpoint.NewMemory()
+	gt := &gate{started: make(chan string), release: make(chan struct{})}
+	s, err := server.New(server.Graph("slow", slowGraph(t, saver, gt)), server.WithAuthToken(token))
+	require.NoError(t, err)
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	e := &env{t: t, srv: hs, gate: gt}
+	tid := e.newThread(nil)
+	running := e.startSlow(tid, "a", nil)
+	r := e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "b"}, "multitask_strategy": "enqueue"})
+	pending := runID(t, r)
+
+	require.NoError(t, s.Shutdown(context.Background()))
+	require.Equal(t, "interrupted", e.runStatus(tid, running))
+	require.Equal(t, "interrupted", e.runStatus(tid, pending))
+	r = e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "c"}})
+	require.Equal(t, 503, r.status)
+}
+
+func TestConcurrentMixedStrategiesNeverFailTheServer(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	strategies := []string{"reject", "enqueue", "interrupt", "rollback"}
+	var wg sync.WaitGroup
+	statuses := make(chan int, 64)
+	for i := range 32 {
+		wg.Go(func() {
+			path := []string{"/runs", "/runs/wait", "/runs/stream"}[i%3]
+			r := e.doCtx(context.Background(), "POST", "/threads/"+tid+path, map[string]any{
+				"assistant_id": "agent", "input": map[string]any{"topic": "x"}, "multitask_strategy": strategies[i%4],
+			}, nil)
+			statuses <- r.status
+			if i%5 == 0 {
+				e.doCtx(context.Background(), "GET", "/threads/"+tid+"/state", nil, nil)
+			}
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	for st := range statuses {
+		require.Contains(t, []int{200, 409}, st)
+	}
+	// Every run ends; the thread ends idle or interrupted, never busy.
+	var list []map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs?limit=100", nil, &list)
+	for _, rn := range list {
+		e.ok("GET", "/threads/"+tid+"/runs/"+rn["run_id"].(string)+"/join", nil, nil)
+	}
+	var th map[string]any
+	e.ok("GET", "/threads/"+tid, nil, &th)
+	require.Contains(t, []string{"idle", "interrupted"}, th["status"])
+}

@@ -1,0 +1,904 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+)
+
+// assistant is the API's Assistant.
+type assistant struct {
+	ID          string         `json:"assistant_id"`
+	GraphID     string         `json:"graph_id"`
+	Config      map[string]any `json:"config"`
+	Context     any            `json:"context"`
+	Metadata    map[string]any `json:"metadata"`
+	Name        string         `json:"name"`
+	Description *string        `json:"description"`
+	Version     int            `json:"version"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+
+	versions []assistantVersion // oldest first
+}
+
+// assistantVersion is the API's AssistantVersion.
+type assistantVersion struct {
+	ID          string         `json:"assistant_id"`
+	GraphID     string         `json:"graph_id"`
+	Config      map[string]any `json:"config"`
+	Context     any            `json:"context"`
+	Metadata    map[string]any `json:"metadata"`
+	Name        string         `json:"name"`
+	Description *string        `json:"description"`
+	Version     int            `json:"version"`
+	CreatedAt   time.Time      `json:"created_at"`
+}
+
+// snapshot records a's current settings as its version a.Version.
+func (a *assistant) snapshot(now time.Time) {
+	md := make(map[string]any, len(a.Metadata))
+	for k, v := range a.Metadata {
+		md[k] = v
+	}
+	a.versions = append(a.versions, assistantVersion{ID: a.ID, GraphID: a.GraphID, Config: a.Config, Context: a.Context,
+		Metadata: md, Name: a.Name, Description: a.Description, Version: a.Version, CreatedAt: now})
+}
+
+// thread is the API's Thread, with the runs waiting on it.
+type thread struct {
+	ID         string                    `json:"thread_id"`
+	CreatedAt  time.Time                 `json:"created_at"`
+	UpdatedAt  time.Time                 `json:"updated_at"`
+	Metadata   map[string]any            `json:"metadata"`
+	Status     string                    `json:"status"`
+	Config     map[string]any            `json:"config"`
+	Values     any                       `json:"values"`
+	Interrupts map[string][]apiInterrupt `json:"interrupts"`
+
+	active   *run // the run executing on the thread
+	updating bool // a state update is being written
+	// resetTo, after a rollback, is the checkpoint the next run starts
+	// from ("" for an empty thread).
+	resetTo *string
+	queue   []*run // pending runs, oldest first
+	runs    []*run // every run of the thread, in creation order
+}
+
+// Thread statuses.
+const (
+	statusIdle        = "idle"
+	statusBusy        = "busy"
+	statusInterrupted = "interrupted"
+	statusError       = "error"
+)
+
+// normalize returns v as encoding/json decodes it into an any, so that
+// metadata filters compare like with like.
+func normalize(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func normalizeMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	out, _ := normalize(m).(map[string]any)
+	if out == nil {
+		return map[string]any{}
+	}
+	return out
+}
+
+// contains reports whether target contains filter, JSONB-style: every key
+// of an object filter is in target with a value that contains the
+// filter's; other values are equal.
+func contains(target, filter any) bool {
+	fm, ok := filter.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(target, filter)
+	}
+	tm, ok := target.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, fv := range fm {
+		tv, ok := tm[k]
+		if !ok || !contains(tv, fv) {
+			return false
+		}
+	}
+	return true
+}
+
+// page is limit and offset of a search, checked.
+type page struct {
+	Limit  *int `json:"limit"`
+	Offset int  `json:"offset"`
+}
+
+func (p page) bounds(def int) (limit, offset int, err error) {
+	limit = def
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+	if limit < 1 || limit > 1000 {
+		return 0, 0, errorf(http.StatusBadRequest, "limit must be between 1 and 1000, got %d", limit)
+	}
+	if p.Offset < 0 {
+		return 0, 0, errorf(http.StatusBadRequest, "offset must not be negative, got %d", p.Offset)
+	}
+	return limit, p.Offset, nil
+}
+
+// paginate cuts items to [offset, offset+limit) and sets the pagination
+// headers.
+func paginate[T any](w http.ResponseWriter, items []T, limit, offset int) []T {
+	w.Header().Set("X-Pagination-Total", strconv.Itoa(len(items)))
+	if offset >= len(items) {
+		return []T{}
+	}
+	end := min(offset+limit, len(items))
+	if end < len(items) {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(end))
+	}
+	return items[offset:end]
+}
+
+// ---- assistants ----
+
+func (s *Server) resolveAssistant(id string) (*assistant, error) {
+	if a, ok := s.assistants[id]; ok {
+		return a, nil
+	}
+	if _, ok := s.cfg.graphs[id]; ok {
+		return s.assistants[graphAssistantID(id)], nil
+	}
+	return nil, errorf(http.StatusNotFound, "No assistant found for %q", id)
+}
+
+func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		GraphID     string         `json:"graph_id"`
+		AssistantID string         `json:"assistant_id"`
+		Config      map[string]any `json:"config"`
+		Context     any            `json:"context"`
+		Metadata    map[string]any `json:"metadata"`
+		IfExists    string         `json:"if_exists"`
+		Name        string         `json:"name"`
+		Description *string        `json:"description"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	if body.GraphID == "" {
+		fail(w, errorf(http.StatusUnprocessableEntity, "graph_id is required"))
+		return
+	}
+	if _, ok := s.cfg.graphs[body.GraphID]; !ok {
+		fail(w, errorf(http.StatusNotFound, "no graph %q is registered", body.GraphID))
+		return
+	}
+	if body.AssistantID != "" && !validUUID(body.AssistantID) {
+		fail(w, errorf(http.StatusUnprocessableEntity, "assistant_id must be a UUID"))
+		return
+	}
+	if body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing" {
+		fail(w, errorf(http.StatusUnprocessableEntity, "if_exists must be raise or do_nothing"))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := cmp.Or(body.AssistantID, newUUID())
+	if old, ok := s.assistants[id]; ok {
+		if body.IfExists == "do_nothing" {
+			writeJSON(w, http.StatusOK, old)
+			return
+		}
+		fail(w, errorf(http.StatusConflict, "Assistant already exists"))
+		return
+	}
+	now := s.cfg.now()
+	a := &assistant{ID: id, GraphID: body.GraphID, Config: normalizeMap(body.Config), Context: normalize(cmp.Or[any](body.Context, map[string]any{})),
+		Metadata: normalizeMap(body.Metadata), Name: cmp.Or(body.Name, "Untitled"), Description: body.Description, Version: 1,
+		CreatedAt: now, UpdatedAt: now}
+	a.snapshot(now)
+	s.assistants[id] = a
+	writeJSON(w, http.StatusOK, a)
+}
+
+func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.resolveAssistant(r.PathValue("id"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		page
+		GraphID  string         `json:"graph_id"`
+		Name     string         `json:"name"`
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	limit, offset, err := body.bounds(10)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	filter := normalizeMap(body.Metadata)
+	s.mu.Lock()
+	var out []*assistant
+	for _, a := range s.assistants {
+		if body.GraphID != "" && a.GraphID != body.GraphID ||
+			body.Name != "" && !strings.Contains(strings.ToLower(a.Name), strings.ToLower(body.Name)) ||
+			!contains(map[string]any(a.Metadata), map[string]any(filter)) {
+			continue
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(x, y *assistant) int {
+		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), strings.Compare(x.ID, y.ID))
+	})
+	out = paginate(w, out, limit, offset)
+	b, err := json.Marshal(out)
+	s.mu.Unlock()
+	writeRaw(w, b, err)
+}
+
+// writeRaw answers JSON encoded under the lock.
+func writeRaw(w http.ResponseWriter, b []byte, err error) {
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+func (s *Server) assistantAdapter(r *http.Request) (graphAdapter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.resolveAssistant(r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	return s.cfg.graphs[a.GraphID], nil
+}
+
+func (s *Server) assistantGraph(w http.ResponseWriter, r *http.Request) {
+	g, err := s.assistantAdapter(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, g.drawing())
+}
+
+func (s *Server) assistantSchemas(w http.ResponseWriter, r *http.Request) {
+	g, err := s.assistantAdapter(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, g.schemas())
+}
+
+// ---- threads ----
+
+func threadID(r *http.Request) (string, error) {
+	id := r.PathValue("tid")
+	if !validUUID(id) {
+		return "", errorf(http.StatusUnprocessableEntity, "thread_id %q is not a UUID", id)
+	}
+	return id, nil
+}
+
+// lookupThread returns the thread; s.mu must be held.
+func (s *Server) lookupThread(id string) (*thread, error) {
+	t, ok := s.threads[id]
+	if !ok {
+		return nil, errorf(http.StatusNotFound, "Thread with ID %s not found", id)
+	}
+	return t, nil
+}
+
+func (s *Server) newThread(id string, metadata map[string]any) *thread {
+	now := s.cfg.now()
+	t := &thread{ID: id, CreatedAt: now, UpdatedAt: now, Metadata: metadata, Status: statusIdle,
+		Config: map[string]any{}, Interrupts: map[string][]apiInterrupt{}}
+	s.threads[id] = t
+	return t
+}
+
+func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ThreadID string         `json:"thread_id"`
+		Metadata map[string]any `json:"metadata"`
+		IfExists string         `json:"if_exists"`
+		GraphID  string         `json:"graph_id"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	if body.ThreadID != "" && !validUUID(body.ThreadID) {
+		fail(w, errorf(http.StatusUnprocessableEntity, "thread_id must be a UUID"))
+		return
+	}
+	md := normalizeMap(body.Metadata)
+	if body.GraphID != "" {
+		md["graph_id"] = body.GraphID
+	}
+	if g, ok := md["graph_id"].(string); ok {
+		if _, known := s.cfg.graphs[g]; !known {
+			fail(w, errorf(http.StatusNotFound, "no graph %q is registered", g))
+			return
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := cmp.Or(body.ThreadID, newUUID())
+	if old, ok := s.threads[id]; ok {
+		if body.IfExists == "do_nothing" {
+			writeJSON(w, http.StatusOK, old)
+			return
+		}
+		fail(w, errorf(http.StatusConflict, "Thread already exists"))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.newThread(id, md))
+}
+
+func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.lookupThread(id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		page
+		Metadata  map[string]any `json:"metadata"`
+		Values    map[string]any `json:"values"`
+		IDs       []string       `json:"ids"`
+		Status    string         `json:"status"`
+		SortBy    string         `json:"sort_by"`
+		SortOrder string         `json:"sort_order"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	limit, offset, err := body.bounds(10)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var order func(x, y *thread) int
+	switch body.SortBy {
+	case "", "created_at":
+		order = func(x, y *thread) int { return x.CreatedAt.Compare(y.CreatedAt) }
+	case "updated_at":
+		order = func(x, y *thread) int { return x.UpdatedAt.Compare(y.UpdatedAt) }
+	case "thread_id":
+		order = func(x, y *thread) int { return strings.Compare(x.ID, y.ID) }
+	case "status":
+		order = func(x, y *thread) int { return strings.Compare(x.Status, y.Status) }
+	default:
+		fail(w, errorf(http.StatusUnprocessableEntity, "sort_by must be thread_id, status, created_at or updated_at"))
+		return
+	}
+	desc := body.SortOrder != "asc"
+	mf, vf := normalizeMap(body.Metadata), normalizeMap(body.Values)
+	s.mu.Lock()
+	var out []*thread
+	for _, t := range s.threads {
+		if len(body.IDs) > 0 && !slices.Contains(body.IDs, t.ID) ||
+			body.Status != "" && t.Status != body.Status ||
+			!contains(map[string]any(t.Metadata), map[string]any(mf)) ||
+			len(vf) > 0 && !contains(normalize(t.Values), map[string]any(vf)) {
+			continue
+		}
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(x, y *thread) int {
+		c := cmp.Or(order(x, y), strings.Compare(x.ID, y.ID))
+		if desc {
+			return -c
+		}
+		return c
+	})
+	out = paginate(w, out, limit, offset)
+	b, err := json.Marshal(out)
+	s.mu.Unlock()
+	writeRaw(w, b, err)
+}
+
+func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.mu.Lock()
+	t, err := s.lookupThread(id)
+	if err != nil {
+		s.mu.Unlock()
+		fail(w, err)
+		return
+	}
+	delete(s.threads, id)
+	for _, rn := range t.runs {
+		delete(s.runs, rn.ID)
+	}
+	for _, rn := range slices.Clone(t.queue) {
+		s.cancelLocked(rn, "thread deleted")
+	}
+	active := t.active
+	if active != nil {
+		s.cancelLocked(active, "thread deleted")
+	}
+	s.mu.Unlock()
+	if active != nil {
+		// Its checkpoints are deleted once it wrote its last one.
+		select {
+		case <-active.done:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if del, ok := s.cfg.saver.(checkpoint.ThreadDeleter); ok {
+		if err := del.DeleteThread(r.Context(), id); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// threadGraph returns the thread and the graph its state belongs to (nil
+// before any run or graph_id).
+func (s *Server) threadGraph(id string) (*thread, graphAdapter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.lookupThread(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	name, _ := t.Metadata["graph_id"].(string)
+	return t, s.cfg.graphs[name], nil
+}
+
+func (s *Server) getThreadState(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	_, g, err := s.threadGraph(id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if g == nil {
+		writeJSON(w, http.StatusOK, emptyState())
+		return
+	}
+	st, err := g.state(r.Context(), id, r.PathValue("cid"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// checkpointArg is a checkpoint given as an id or as
+// {checkpoint_id, …} / {configurable: {checkpoint_id}}.
+type checkpointArg string
+
+func (c *checkpointArg) UnmarshalJSON(b []byte) error {
+	var id string
+	if json.Unmarshal(b, &id) == nil {
+		*c = checkpointArg(id)
+		return nil
+	}
+	var obj struct {
+		CheckpointID string `json:"checkpoint_id"`
+		Configurable struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"configurable"`
+	}
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return err
+	}
+	*c = checkpointArg(cmp.Or(obj.CheckpointID, obj.Configurable.CheckpointID))
+	return nil
+}
+
+func (s *Server) updateThreadState(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var body struct {
+		Values       json.RawMessage `json:"values"`
+		AsNode       string          `json:"as_node"`
+		CheckpointID checkpointArg   `json:"checkpoint_id"`
+		Checkpoint   checkpointArg   `json:"checkpoint"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	t, g, err := s.threadGraph(id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if g == nil {
+		fail(w, errorf(http.StatusBadRequest, "thread %s has no graph yet: create it with metadata.graph_id or run a graph on it first", id))
+		return
+	}
+	s.mu.Lock()
+	busy := t.active != nil || len(t.queue) > 0 || t.updating
+	t.updating = !busy
+	s.mu.Unlock()
+	if busy {
+		fail(w, errorf(http.StatusConflict, "Thread is busy"))
+		return
+	}
+	cid, err := g.update(r.Context(), id, body.Values, body.AsNode, string(cmp.Or(body.CheckpointID, body.Checkpoint)))
+	s.mu.Lock()
+	t.updating = false
+	s.mu.Unlock()
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.refreshThread(r.Context(), t, g, "")
+	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": checkpointRef{ThreadID: id, CheckpointID: cid}})
+}
+
+// refreshThread copies the thread's latest state into its values and
+// interrupts and sets its status; runErr is the error of the run that
+// just ended ("" for none).
+func (s *Server) refreshThread(ctx context.Context, t *thread, g graphAdapter, runErr string) {
+	st, err := g.state(ctx, t.ID, "")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.UpdatedAt = s.cfg.now()
+	if err == nil {
+		t.Values = normalize(st.Values)
+		t.Interrupts = map[string][]apiInterrupt{}
+		for _, tk := range st.Tasks {
+			if len(tk.Interrupts) > 0 {
+				t.Interrupts[tk.ID] = tk.Interrupts
+			}
+		}
+	}
+	switch {
+	case t.active != nil:
+		t.Status = statusBusy
+	case runErr != "":
+		t.Status = statusError
+	case err == nil && len(st.Next) > 0:
+		t.Status = statusInterrupted
+	case len(t.queue) > 0:
+		t.Status = statusBusy
+	default:
+		t.Status = statusIdle
+	}
+}
+
+func (s *Server) threadHistory(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var body struct {
+		Limit    *int           `json:"limit"`
+		Before   checkpointArg  `json:"before"`
+		Metadata map[string]any `json:"metadata"`
+	}
+	if r.Method == http.MethodGet {
+		if l := r.URL.Query().Get("limit"); l != "" {
+			n, err := strconv.Atoi(l)
+			if err != nil {
+				fail(w, errorf(http.StatusUnprocessableEntity, "limit must be an integer"))
+				return
+			}
+			body.Limit = &n
+		}
+		body.Before = checkpointArg(r.URL.Query().Get("before"))
+	} else if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	limit, _, err := page{Limit: body.Limit}.bounds(10)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	_, g, err := s.threadGraph(id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if g == nil {
+		writeJSON(w, http.StatusOK, []any{})
+		return
+	}
+	h, err := g.history(r.Context(), id, limit, string(body.Before), body.Metadata)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var body struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.lookupThread(id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	md := normalizeMap(body.Metadata)
+	if g, ok := md["graph_id"]; ok && g != t.Metadata["graph_id"] {
+		if t.Metadata["graph_id"] != nil {
+			fail(w, errorf(http.StatusConflict, "thread %s holds the state of graph %v; its graph_id cannot change", id, t.Metadata["graph_id"]))
+			return
+		}
+		if name, _ := g.(string); s.cfg.graphs[name] == nil {
+			fail(w, errorf(http.StatusNotFound, "no graph %v is registered", g))
+			return
+		}
+	}
+	for k, v := range md {
+		t.Metadata[k] = v
+	}
+	t.UpdatedAt = s.cfg.now()
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Metadata map[string]any `json:"metadata"`
+		Values   map[string]any `json:"values"`
+		Status   string         `json:"status"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	mf, vf := normalizeMap(body.Metadata), normalizeMap(body.Values)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, t := range s.threads {
+		if (body.Status == "" || t.Status == body.Status) &&
+			contains(map[string]any(t.Metadata), map[string]any(mf)) &&
+			(len(vf) == 0 || contains(normalize(t.Values), map[string]any(vf))) {
+			n++
+		}
+	}
+	writeJSON(w, http.StatusOK, n)
+}
+
+func (s *Server) countAssistants(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		GraphID  string         `json:"graph_id"`
+		Name     string         `json:"name"`
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	filter := normalizeMap(body.Metadata)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, a := range s.assistants {
+		if (body.GraphID == "" || a.GraphID == body.GraphID) &&
+			(body.Name == "" || strings.Contains(strings.ToLower(a.Name), strings.ToLower(body.Name))) &&
+			contains(map[string]any(a.Metadata), map[string]any(filter)) {
+			n++
+		}
+	}
+	writeJSON(w, http.StatusOK, n)
+}
+
+func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		GraphID     string         `json:"graph_id"`
+		Config      map[string]any `json:"config"`
+		Context     any            `json:"context"`
+		Metadata    map[string]any `json:"metadata"`
+		Name        string         `json:"name"`
+		Description *string        `json:"description"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	if body.GraphID != "" {
+		if _, ok := s.cfg.graphs[body.GraphID]; !ok {
+			fail(w, errorf(http.StatusNotFound, "no graph %q is registered", body.GraphID))
+			return
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.resolveAssistant(r.PathValue("id"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if a.Metadata["created_by"] == "system" {
+		fail(w, errorf(http.StatusConflict, "the system assistant of graph %q cannot be changed; create an assistant of your own", a.GraphID))
+		return
+	}
+	a.GraphID = cmp.Or(body.GraphID, a.GraphID)
+	if body.Config != nil {
+		a.Config = normalizeMap(body.Config)
+	}
+	if body.Context != nil {
+		a.Context = normalize(body.Context)
+	}
+	for k, v := range normalizeMap(body.Metadata) {
+		a.Metadata[k] = v
+	}
+	a.Name = cmp.Or(body.Name, a.Name)
+	if body.Description != nil {
+		a.Description = body.Description
+	}
+	a.Version = len(a.versions) + 1
+	a.UpdatedAt = s.cfg.now()
+	a.snapshot(a.UpdatedAt)
+	writeJSON(w, http.StatusOK, a)
+}
+
+func (s *Server) deleteAssistant(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.resolveAssistant(r.PathValue("id"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if a.Metadata["created_by"] == "system" {
+		fail(w, errorf(http.StatusConflict, "the system assistant of graph %q cannot be deleted", a.GraphID))
+		return
+	}
+	delete(s.assistants, a.ID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// getThreadStateAt answers POST /threads/{id}/state/checkpoint, the form
+// the SDK uses when getState is given a checkpoint object.
+func (s *Server) getThreadStateAt(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Checkpoint checkpointArg `json:"checkpoint"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	r.SetPathValue("cid", string(body.Checkpoint))
+	s.getThreadState(w, r)
+}
+
+func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		page
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	limit, offset, err := body.bounds(10)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	filter := normalizeMap(body.Metadata)
+	s.mu.Lock()
+	a, err := s.resolveAssistant(r.PathValue("id"))
+	if err != nil {
+		s.mu.Unlock()
+		fail(w, err)
+		return
+	}
+	var out []assistantVersion
+	for i := len(a.versions) - 1; i >= 0; i-- {
+		if contains(map[string]any(a.versions[i].Metadata), map[string]any(filter)) {
+			out = append(out, a.versions[i])
+		}
+	}
+	out = paginate(w, out, limit, offset)
+	b, err := json.Marshal(out)
+	s.mu.Unlock()
+	writeRaw(w, b, err)
+}
+
+func (s *Server) setLatestVersion(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Version int `json:"version"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.resolveAssistant(r.PathValue("id"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	i := slices.IndexFunc(a.versions, func(v assistantVersion) bool { return v.Version == body.Version })
+	if i < 0 {
+		fail(w, errorf(http.StatusNotFound, "assistant %s has no version %d", a.ID, body.Version))
+		return
+	}
+	v := a.versions[i]
+	a.GraphID, a.Config, a.Context, a.Name, a.Description, a.Version = v.GraphID, v.Config, v.Context, v.Name, v.Description, v.Version
+	a.Metadata = make(map[string]any, len(v.Metadata))
+	for k, x := range v.Metadata {
+		a.Metadata[k] = x
+	}
+	a.UpdatedAt = s.cfg.now()
+	writeJSON(w, http.StatusOK, a)
+}

@@ -1,0 +1,381 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/store"
+)
+
+// DefaultMaxBodyBytes is the largest request body a [Server] accepts when
+// no [WithMaxBodyBytes] is given.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Option configures [New].
+type Option interface{ apply(*config) error }
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+type config struct {
+	graphs  map[string]graphAdapter
+	order   []string
+	token   string
+	noAuth  bool
+	maxBody int64
+	saver   checkpoint.Saver
+	store   store.Store
+	now     func() time.Time
+	origins []string
+}
+
+// Graph registers a compiled graph under name; its system assistant gets
+// the id every LangGraph server gives it (a UUIDv5 of the name), and the
+// name itself is accepted wherever an assistant id is. The graph must
+// have a checkpointer: threads live in it. Its state's fields are read
+// from and written to JSON by their json names (see package doc).
+func Graph[S any](name string, g *graph.Graph[S]) Option {
+	return optionFunc(func(c *config) error {
+		if name == "" {
+			return errors.New("server: Graph: empty name")
+		}
+		if g == nil {
+			return fmt.Errorf("server: Graph %q: nil graph", name)
+		}
+		if _, dup := c.graphs[name]; dup {
+			return fmt.Errorf("server: Graph %q registered twice", name)
+		}
+		// With a checkpointer and no thread, GetState fails without
+		// reading the saver; without one it says so.
+		if _, err := g.GetState(context.Background()); errors.Is(err, graph.ErrNoCheckpointer) || errors.Is(err, graph.ErrNotCompiled) {
+			return fmt.Errorf("server: Graph %q: %w (compile it with graph.WithCheckpointer)", name, err)
+		}
+		a, err := newAdapter(name, g)
+		if err != nil {
+			return err
+		}
+		c.graphs[name] = a
+		c.order = append(c.order, name)
+		return nil
+	})
+}
+
+// WithAuthToken requires every request to carry token, as
+// "Authorization: Bearer <token>" or as the "x-api-key" header the
+// LangGraph SDKs send. Requests without it get 401, with a wrong one 403.
+func WithAuthToken(token string) Option {
+	return optionFunc(func(c *config) error {
+		if token == "" {
+			return errors.New("server: WithAuthToken: empty token")
+		}
+		c.token = token
+		return nil
+	})
+}
+
+// WithoutAuthLoopbackOnly turns authentication off; the server then
+// answers only requests from a loopback address (127.0.0.0/8, ::1) and
+// refuses every other with 403. It is for local development and tests.
+func WithoutAuthLoopbackOnly() Option {
+	return optionFunc(func(c *config) error { c.noAuth = true; return nil })
+}
+
+// WithMaxBodyBytes bounds the size of request bodies (default
+// [DefaultMaxBodyBytes]); a larger body gets 413.
+func WithMaxBodyBytes(n int64) Option {
+	return optionFunc(func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("server: WithMaxBodyBytes(%d): must be positive", n)
+		}
+		c.maxBody = n
+		return nil
+	})
+}
+
+// WithCORS lets browser pages from origins ("*" for any) call the server,
+// as LangGraph Studio and useStream do: it answers CORS preflight
+// requests without authentication and exposes the headers the SDKs read
+// (Content-Location, Location, X-Pagination-*). Requests still need the
+// token.
+func WithCORS(origins ...string) Option {
+	return optionFunc(func(c *config) error {
+		if len(origins) == 0 {
+			return errors.New("server: WithCORS: no origin")
+		}
+		c.origins = append(c.origins, origins...)
+		return nil
+	})
+}
+
+// WithCheckpointer gives the server the saver its graphs were compiled
+// with, so that deleting a thread deletes its checkpoints (when s
+// implements [checkpoint.ThreadDeleter]).
+func WithCheckpointer(s checkpoint.Saver) Option {
+	return optionFunc(func(c *config) error { c.saver = s; return nil })
+}
+
+// WithStore serves s under /store (put, get, delete, search, namespaces).
+// Without it those routes answer 404.
+func WithStore(s store.Store) Option {
+	return optionFunc(func(c *config) error { c.store = s; return nil })
+}
+
+// Server is an [http.Handler] speaking the LangGraph Server API for the
+// graphs registered with [Graph]. Threads, runs and assistants other than
+// the graphs' own are held in memory, in this process.
+type Server struct {
+	cfg config
+	mux *http.ServeMux
+
+	mu         sync.Mutex
+	assistants map[string]*assistant // by assistant_id
+	threads    map[string]*thread
+	runs       map[string]*run
+	closed     bool // Shutdown was called
+}
+
+// New returns a Server for the graphs given with [Graph]. It needs
+// either [WithAuthToken] or [WithoutAuthLoopbackOnly].
+func New(opts ...Option) (*Server, error) {
+	cfg := config{graphs: map[string]graphAdapter{}, maxBody: DefaultMaxBodyBytes, now: time.Now}
+	var errs []error
+	for _, o := range opts {
+		if err := o.apply(&cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if cfg.token == "" && !cfg.noAuth {
+		errs = append(errs, errors.New("server: New needs WithAuthToken, or WithoutAuthLoopbackOnly to serve loopback without auth"))
+	}
+	if cfg.token != "" && cfg.noAuth {
+		errs = append(errs, errors.New("server: WithAuthToken and WithoutAuthLoopbackOnly exclude each other"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, assistants: map[string]*assistant{}, threads: map[string]*thread{}, runs: map[string]*run{}}
+	now := cfg.now()
+	for _, name := range cfg.order {
+		id := graphAssistantID(name)
+		s.assistants[id] = &assistant{
+			ID: id, GraphID: name, Config: map[string]any{}, Context: map[string]any{},
+			Metadata: map[string]any{"created_by": "system"}, Name: name, Version: 1,
+			CreatedAt: now, UpdatedAt: now,
+		}
+		s.assistants[id].snapshot(now)
+	}
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP authenticates the request, bounds its body and serves it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cors(w, r) {
+		return
+	}
+	if status, msg := s.authenticate(r); status != 0 {
+		writeError(w, status, msg)
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.maxBody)
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// cors sets the CORS headers for an allowed origin and reports whether
+// the request was a preflight, then answered.
+func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || len(s.cfg.origins) == 0 {
+		return false
+	}
+	if !slices.Contains(s.cfg.origins, "*") && !slices.Contains(s.cfg.origins, origin) {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Expose-Headers", "Content-Location, Location, X-Pagination-Total, X-Pagination-Next")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Api-Key, Last-Event-ID")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+func (s *Server) authenticate(r *http.Request) (int, string) {
+	if s.cfg.noAuth {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return http.StatusForbidden, "this server serves loopback clients only"
+		}
+		return 0, ""
+	}
+	got := r.Header.Get("X-Api-Key")
+	if h := r.Header.Get("Authorization"); got == "" && h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return http.StatusUnauthorized, "Authorization must be a Bearer token"
+		}
+		got = strings.TrimSpace(tok)
+	}
+	if got == "" {
+		return http.StatusUnauthorized, "missing credentials: send Authorization: Bearer <token> or x-api-key"
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.token)) != 1 {
+		return http.StatusForbidden, "invalid token"
+	}
+	return 0, ""
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
+	m.HandleFunc("GET /info", s.info)
+
+	m.HandleFunc("POST /assistants", s.createAssistant)
+	m.HandleFunc("POST /assistants/search", s.searchAssistants)
+	m.HandleFunc("POST /assistants/count", s.countAssistants)
+	m.HandleFunc("GET /assistants/{id}", s.getAssistant)
+	m.HandleFunc("PATCH /assistants/{id}", s.patchAssistant)
+	m.HandleFunc("DELETE /assistants/{id}", s.deleteAssistant)
+	m.HandleFunc("POST /assistants/{id}/versions", s.assistantVersions)
+	m.HandleFunc("POST /assistants/{id}/latest", s.setLatestVersion)
+	m.HandleFunc("GET /assistants/{id}/graph", s.assistantGraph)
+	m.HandleFunc("GET /assistants/{id}/schemas", s.assistantSchemas)
+
+	m.HandleFunc("POST /threads", s.createThread)
+	m.HandleFunc("POST /threads/search", s.searchThreads)
+	m.HandleFunc("POST /threads/count", s.countThreads)
+	m.HandleFunc("GET /threads/{tid}", s.getThread)
+	m.HandleFunc("PATCH /threads/{tid}", s.patchThread)
+	m.HandleFunc("POST /threads/{tid}/state/checkpoint", s.getThreadStateAt)
+	m.HandleFunc("DELETE /threads/{tid}", s.deleteThread)
+	m.HandleFunc("GET /threads/{tid}/state", s.getThreadState)
+	m.HandleFunc("GET /threads/{tid}/state/{cid}", s.getThreadState)
+	m.HandleFunc("POST /threads/{tid}/state", s.updateThreadState)
+	m.HandleFunc("POST /threads/{tid}/history", s.threadHistory)
+	m.HandleFunc("GET /threads/{tid}/history", s.threadHistory)
+
+	m.HandleFunc("POST /threads/{tid}/runs", s.createRun)
+	m.HandleFunc("POST /threads/{tid}/runs/stream", s.streamRun)
+	m.HandleFunc("POST /threads/{tid}/runs/wait", s.waitRun)
+	m.HandleFunc("GET /threads/{tid}/runs", s.listRuns)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}", s.getRun)
+	m.HandleFunc("DELETE /threads/{tid}/runs/{rid}", s.deleteRun)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", s.joinRun)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", s.joinRunStream)
+	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", s.cancelRun)
+
+	m.HandleFunc("POST /runs", s.createRun)
+	m.HandleFunc("POST /runs/stream", s.streamRun)
+	m.HandleFunc("POST /runs/wait", s.waitRun)
+	m.HandleFunc("GET /runs/{rid}", s.getRun)
+	m.HandleFunc("GET /runs/{rid}/join", s.joinRun)
+	m.HandleFunc("GET /runs/{rid}/stream", s.joinRunStream)
+	m.HandleFunc("POST /runs/{rid}/cancel", s.cancelRun)
+
+	m.HandleFunc("PUT /store/items", s.storePut)
+	m.HandleFunc("GET /store/items", s.storeGet)
+	m.HandleFunc("DELETE /store/items", s.storeDelete)
+	m.HandleFunc("POST /store/items/search", s.storeSearch)
+	m.HandleFunc("POST /store/namespaces", s.storeNamespaces)
+
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	})
+	s.mux = m
+}
+
+func (s *Server) info(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"version": "agentgraph", "context": "go",
+		"flags": map[string]bool{"assistants": true, "crons": false, "langsmith": false},
+	})
+}
+
+// apiError is an error with the HTTP status it is answered with.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errorf(status int, format string, args ...any) error {
+	return &apiError{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+// fail answers err: an *apiError with its status, a too-large body with
+// 413, anything else with 500.
+func fail(w http.ResponseWriter, err error) {
+	var ae *apiError
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		writeError(w, ae.status, ae.msg)
+	case errors.As(err, &mb):
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", mb.Limit))
+	default:
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+// writeError answers in the API's error shape, {"detail": msg}.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"detail": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(map[string]string{"detail": "encoding the response: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// decodeBody reads the JSON body of r into v. An empty body leaves v as
+// is; unknown fields are ignored, as LangGraph servers do.
+func decodeBody(r *http.Request, v any) error {
+	if r.Body == nil {
+		return nil
+	}
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return err
+		}
+		return errorf(http.StatusBadRequest, "malformed JSON body: %v", err)
+	}
+	if dec.More() {
+		return errorf(http.StatusBadRequest, "malformed JSON body: trailing data after the JSON value")
+	}
+	return nil
+}
