@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sdkEntry is where the repository's JS peer harness installs the
-// official client (bench/peers/langgraphjs, `npm ci`).
-const sdkEntry = "../bench/peers/langgraphjs/node_modules/@langchain/langgraph-sdk/dist/index.js"
+// sdkEntry is where `npm ci` in server/testdata installs the official
+// client, pinned by server/testdata/package-lock.json (.ci/run does it).
+const sdkEntry = "testdata/node_modules/@langchain/langgraph-sdk/dist/index.js"
 
 func TestOfficialJSClientDrivesTheServer(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -23,7 +24,11 @@ func TestOfficialJSClientDrivesTheServer(t *testing.T) {
 	entry, err := filepath.Abs(sdkEntry)
 	require.NoError(t, err)
 	if _, err := os.Stat(entry); err != nil {
-		t.Skipf("the LangGraph JS client is not installed at %s (run npm ci in bench/peers/langgraphjs)", entry)
+		msg := fmt.Sprintf("the LangGraph JS client is not installed at %s: run npm ci in server/testdata", entry)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg) // CI installs it: a missing client is a broken CI, not a skip
+		}
+		t.Skip(msg)
 	}
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hung client fails instead of hanging the suite
