@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -66,10 +67,49 @@ func TestLoopbackOnlyRefusesRemoteClients(t *testing.T) {
 	require.NoError(t, err)
 	for addr, want := range map[string]int{"127.0.0.1:5000": 200, "[::1]:5000": 200, "203.0.113.7:5000": 403, "10.0.0.1:1": 403} {
 		req := httptest.NewRequest("GET", "/assistants/agent", nil)
-		req.RemoteAddr = addr
+		req.RemoteAddr, req.Host = addr, "localhost:2024"
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
 		require.Equal(t, want, rec.Code, addr)
+	}
+}
+
+// Without a token, a loopback address is not enough: a web page the
+// developer visits can reach localhost (cross-site requests, DNS
+// rebinding), and a proxy on the same host forwards anyone.
+func TestLoopbackOnlyRefusesWhatABrowserOrAProxySends(t *testing.T) {
+	s, err := server.New(server.WithoutAuthLoopbackOnly(), server.Graph("agent", agentGraph(t, checkpoint.NewMemory())))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		host   string
+		header map[string]string
+		body   string
+		want   int
+	}{
+		{"a plain local client", "127.0.0.1:2024", nil, "", 200},
+		{"a local page", "localhost:2024", map[string]string{"Origin": "http://localhost:3000"}, "", 200},
+		{"a foreign Host (DNS rebinding)", "evil.example:2024", nil, "", 403},
+		{"a foreign Origin", "127.0.0.1:2024", map[string]string{"Origin": "http://evil.example"}, "", 403},
+		{"a proxied request", "127.0.0.1:2024", map[string]string{"X-Forwarded-For": "203.0.113.9"}, "", 403},
+		{"a Forwarded header", "127.0.0.1:2024", map[string]string{"Forwarded": "for=203.0.113.9"}, "", 403},
+		{"a text/plain body (no preflight)", "127.0.0.1:2024", map[string]string{"Content-Type": "text/plain"}, `{"limit":1}`, 415},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			method, path := "GET", "/assistants/agent"
+			var body io.Reader
+			if tc.body != "" {
+				method, path, body = "POST", "/assistants/search", strings.NewReader(tc.body)
+			}
+			req := httptest.NewRequest(method, path, body)
+			req.RemoteAddr, req.Host = "127.0.0.1:5000", tc.host
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			require.Equal(t, tc.want, rec.Code, rec.Body.String())
+		})
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -88,7 +90,12 @@ func WithAuthToken(token string) Option {
 
 // WithoutAuthLoopbackOnly turns authentication off; the server then
 // answers only requests from a loopback address (127.0.0.0/8, ::1) and
-// refuses every other with 403. It is for local development and tests.
+// refuses every other with 403. Since a web page the developer visits can
+// send requests to localhost too, it also refuses a Host that is not
+// localhost or a loopback address (DNS rebinding), an Origin that is not
+// a local page or one WithCORS allows, and requests a proxy forwarded
+// (Forwarded, X-Forwarded-For); and, as always, bodies that are not JSON.
+// It is for local development and tests, never behind a proxy.
 func WithoutAuthLoopbackOnly() Option {
 	return optionFunc(func(c *config) error { c.noAuth = true; return nil })
 }
@@ -196,6 +203,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
+// loopbackHost reports whether a request's Host names this machine:
+// localhost or a loopback address, with or without a port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// originAllowed reports whether WithCORS allows origin, or origin is a
+// page served from this machine itself.
+func (s *Server) originAllowed(origin string) bool {
+	if slices.Contains(s.cfg.origins, "*") || slices.Contains(s.cfg.origins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && loopbackHost(u.Host)
+}
+
 // cors sets the CORS headers for an allowed origin and reports whether
 // the request was a preflight, then answered.
 func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
@@ -228,6 +259,18 @@ func (s *Server) authenticate(r *http.Request) (int, string) {
 		}
 		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 			return http.StatusForbidden, "this server serves loopback clients only"
+		}
+		// A loopback address is not enough: a web page the developer
+		// visits can send requests to localhost (cross-site requests,
+		// DNS rebinding), and a proxy on the same host forwards anyone.
+		if r.Header.Get("Forwarded") != "" || r.Header.Get("X-Forwarded-For") != "" {
+			return http.StatusForbidden, "this server serves loopback clients only, not requests forwarded by a proxy"
+		}
+		if !loopbackHost(r.Host) {
+			return http.StatusForbidden, "this server serves loopback clients only: the Host must be localhost or a loopback address"
+		}
+		if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
+			return http.StatusForbidden, "this server serves loopback clients only: origin " + o + " is not allowed (see WithCORS)"
 		}
 		return 0, ""
 	}
@@ -362,6 +405,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func decodeBody(r *http.Request, v any) error {
 	if r.Body == nil {
 		return nil
+	}
+	// Only JSON: a form or text/plain body is what a cross-site page can
+	// send without a preflight.
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return errorf(http.StatusUnsupportedMediaType, "the body must be JSON (Content-Type: application/json), not %q", ct)
+		}
 	}
 	dec := json.NewDecoder(r.Body)
 	if err := dec.Decode(v); err != nil {
