@@ -1,5 +1,7 @@
 package graph
 
+import "sync"
+
 // Durability says when a run's checkpoints are written.
 type Durability int
 
@@ -37,6 +39,18 @@ type runConfig struct {
 	// Breakpoints of this run, replacing the compiled ones when set.
 	before, after       []string
 	hasBefore, hasAfter bool
+	abandoned           *sync.WaitGroup
+}
+
+// WithAbandonedNodes counts on wg the nodes the run abandons: a node that
+// was still running when its [WithNodeTimeout] passed or the run's context
+// was cancelled, and that has not returned, is left running on its own
+// goroutine (see the package doc). The run calls wg.Add(1) for each before
+// it returns, and wg.Done when that node returns. A caller that must not
+// start work overlapping them — the thread's next run, say — waits on wg
+// after the run returned.
+func WithAbandonedNodes(wg *sync.WaitGroup) RunOption {
+	return runOption(func(c *runConfig) { c.abandoned = wg })
 }
 
 // WithThread names the thread whose checkpoints the run reads and writes.

@@ -249,12 +249,15 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			l.cfg.thread = n.threadID
 		}
 		l.cfg.durability = n.durability
+		if l.cfg.abandoned == nil {
+			l.cfg.abandoned = n.abandoned
+		}
 		if n.subgraphs {
 			l.sink, l.modes = n.emit, n.modes
 		}
 	}
 	l.shared = &runShared{ns: l.ns, thread: l.cfg.thread, saver: l.saver, modes: l.modes,
-		subgraphs: l.cfg.subgraphs, durability: l.cfg.durability, parents: l.parents}
+		subgraphs: l.cfg.subgraphs, durability: l.cfg.durability, parents: l.parents, abandoned: l.cfg.abandoned}
 	if l.sink != nil {
 		l.emitFn = l.emit
 	} else {

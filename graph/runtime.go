@@ -25,6 +25,7 @@ type runShared struct {
 	subgraphs  bool
 	durability Durability
 	parents    map[string]string
+	abandoned  *sync.WaitGroup // see WithAbandonedNodes
 }
 
 // nestedInfo is what a subgraph run inherits from the task that runs it.
@@ -39,6 +40,7 @@ type nestedInfo struct {
 	subgraphs  bool
 	durability Durability
 	parents    map[string]string
+	abandoned  *sync.WaitGroup
 }
 
 // nested describes the task to a graph run inside it.
@@ -52,7 +54,7 @@ func (rt *taskCtx) nested() *nestedInfo {
 	return &nestedInfo{
 		ns: joinNS(sh.ns, rt.hdr.name+":"+rt.hdr.ID()), threadID: sh.thread, saver: sh.saver,
 		resuming: rt.hdr.resuming, resume: rt.hdr.resumeInput(), emit: rt.emit, modes: sh.modes,
-		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents,
+		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents, abandoned: sh.abandoned,
 	}
 }
 

@@ -448,6 +448,13 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 			waiting = false
 		default:
 			a.detach(t, false)
+			if wg := t.hdr.run.abandoned; wg != nil {
+				wg.Add(1)
+				go func() {
+					<-a.done
+					wg.Done()
+				}()
+			}
 			return abandon
 		}
 	}

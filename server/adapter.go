@@ -36,6 +36,7 @@ type graphAdapter interface {
 
 // runParams is what a run was asked to do, decoded from RunCreate.
 type runParams struct {
+	abandoned                   *sync.WaitGroup // see thread.abandoned
 	thread, runID, checkpointID string
 	input                       json.RawMessage // nil or null: continue from the checkpoint
 	command                     *commandBody
@@ -347,6 +348,9 @@ func showInterrupts(in []graph.Interruption) []apiInterrupt {
 
 func (a *adapter[S]) runOptions(p runParams) []graph.RunOption {
 	opts := []graph.RunOption{graph.WithThread(p.thread), graph.WithRunID(p.runID)}
+	if p.abandoned != nil {
+		opts = append(opts, graph.WithAbandonedNodes(p.abandoned))
+	}
 	if p.checkpointID != "" {
 		opts = append(opts, graph.WithCheckpointID(p.checkpointID))
 	}

@@ -90,11 +90,12 @@
 // "interrupted"; a failed run ends "error", as does its thread.
 // [Server.Shutdown] cancels every run and refuses new ones.
 //
-// Two limits are known. A cancelled run's node that ignores its context is
-// abandoned by the graph runtime, which does not wait for it (see package
-// graph), so it may still be working when the thread's next run starts:
-// one thread's runs then overlap in their side effects. And every run is
-// kept, with its input, for as long as the server runs.
+// A cancelled run's node that ignores its context is abandoned by the
+// graph runtime, which does not wait for it (see package graph); the
+// thread's next run waits for it all the same (graph.WithAbandonedNodes),
+// so that one thread's runs never overlap — and a node that never returns
+// keeps its thread busy. Every run is kept, with its input, for as long as
+// the server runs.
 //
 // Threads, runs and assistants are held in memory: a restart forgets them,
 // though the checkpoints stay in the saver. Several processes sharing a

@@ -3,14 +3,20 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/server"
+	"github.com/agentgraph/agentgraph/state"
 )
 
 // startSlow creates a background run of the slow graph with topic and
@@ -341,4 +347,60 @@ func TestConcurrentMixedStrategiesNeverFailTheServer(t *testing.T) {
 	var th map[string]any
 	e.ok("GET", "/threads/"+tid, nil, &th)
 	require.Contains(t, []string{"idle", "interrupted"}, th["status"])
+}
+
+// A run cancelled by the interrupt strategy leaves a node that ignores
+// its context running; the thread's next run waits for it, so that one
+// thread's runs never overlap, however many arrive.
+func TestRunsOfAThreadNeverOverlapEvenWhenANodeIgnoresCancellation(t *testing.T) {
+	saver := checkpoint.NewMemory()
+	var cur, most atomic.Int32
+	type st struct {
+		N state.Value[int] `json:"n"`
+	}
+	b := graph.New[st]()
+	b.AddNode("n", func(ctx context.Context, s st) (st, error) {
+		c := cur.Add(1)
+		for m := most.Load(); c > m && !most.CompareAndSwap(m, c); m = most.Load() {
+		}
+		time.Sleep(50 * time.Millisecond) // ignores ctx
+		cur.Add(-1)
+		return s, nil
+	})
+	b.AddEdge(graph.Start, "n")
+	g, err := b.Compile(graph.WithCheckpointer(saver))
+	require.NoError(t, err)
+	s, err := server.New(server.Graph("g", g), server.WithCheckpointer(saver), server.WithAuthToken(token))
+	require.NoError(t, err)
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		_ = s.Shutdown(context.Background())
+		hs.Close()
+	})
+	tid := "11111111-1111-4111-8111-111111111111"
+	var last string
+	for range 8 {
+		req, err := http.NewRequest("POST", hs.URL+"/threads/"+tid+"/runs",
+			strings.NewReader(`{"assistant_id":"g","input":{},"if_not_exists":"create","multitask_strategy":"interrupt"}`))
+		require.NoError(t, err)
+		req.Header.Set("x-api-key", token)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := hs.Client().Do(req)
+		require.NoError(t, err)
+		var rn struct {
+			RunID string `json:"run_id"`
+		}
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&rn))
+		res.Body.Close()
+		require.Equal(t, 200, res.StatusCode)
+		last = rn.RunID
+		time.Sleep(5 * time.Millisecond)
+	}
+	req, err := http.NewRequest("GET", hs.URL+"/threads/"+tid+"/runs/"+last+"/join", nil)
+	require.NoError(t, err)
+	req.Header.Set("x-api-key", token)
+	res, err := hs.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, int32(1), most.Load(), "two runs of one thread ran the node at once")
 }

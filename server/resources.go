@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -66,6 +67,10 @@ type thread struct {
 
 	active   *run // the run executing on the thread
 	updating bool // a state update is being written
+	// abandoned counts the nodes a run of the thread left running when it
+	// was cancelled (graph.WithAbandonedNodes): the thread's next run waits
+	// for them, so that two runs never work on one thread at once.
+	abandoned sync.WaitGroup
 	// resetTo, after a rollback, is the checkpoint the next run starts
 	// from ("" for an empty thread).
 	resetTo *string

@@ -343,11 +343,15 @@ func (s *Server) execute(ctx context.Context, rn *run) {
 		}
 		rn.appendLocked(name, data)
 	}
+	rn.params.abandoned = &rn.thread.abandoned
 	err := s.prepare(rn)
 	if err == nil {
 		err = rn.graph.run(ctx, rn.params, emit)
 	}
 	rn.cancel(nil)
+	// A cancelled run returns at once, leaving a node that ignores its
+	// context running: the thread stays this run's until it returned.
+	rn.thread.abandoned.Wait()
 
 	s.mu.Lock()
 	var runErr string
