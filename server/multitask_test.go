@@ -259,17 +259,6 @@ func TestJoinStreamFollowsALiveRunAndReplaysFromLastEventID(t *testing.T) {
 	require.Equal(t, 3, evs[0].ID)
 }
 
-func TestJoiningAFinishedRunThatIsNotResumableGetsNoEvents(t *testing.T) {
-	e := newEnv(t)
-	tid := e.newThread(nil)
-	rid := e.startSlow(tid, "a", nil)
-	e.gate.release <- struct{}{}
-	e.ok("GET", "/threads/"+tid+"/runs/"+rid+"/join", nil, nil)
-	r := e.do("GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil)
-	require.Equal(t, 200, r.status)
-	require.Empty(t, parseSSE(t, r.body), "its events were freed when it ended")
-}
-
 func TestStreamClientDisconnectCancelsWhenAsked(t *testing.T) {
 	e := newEnv(t)
 	tid := e.newThread(nil)

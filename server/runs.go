@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -659,8 +660,22 @@ func (s *Server) joinRunStream(w http.ResponseWriter, r *http.Request) {
 		from = n + 1
 	}
 	s.mu.Lock()
+	forgotten := rn.events == nil && isClosed(rn.done) // ended, not resumable
 	rn.readers++
 	s.mu.Unlock()
+	if forgotten {
+		// Its events are gone: the stream says at least that it ended.
+		s.mu.Lock()
+		rn.readers--
+		s.mu.Unlock()
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Content-Location", contentLocation(rn))
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, "event: end\ndata: null\n\n")
+		return
+	}
 	s.sse(w, r, rn, from, truthy(r.URL.Query().Get("cancel_on_disconnect")))
 }
 

@@ -394,3 +394,18 @@ func TestDebugTasksAndCheckpointsModes(t *testing.T) {
 	require.Equal(t, checkpoints[1]["parent_config"], checkpoints[0]["config"])
 	require.Equal(t, []string{"checkpoint", "checkpoint", "task", "task_result", "checkpoint", "task", "task_result"}, debugTypes)
 }
+
+// Joining the stream of a run that ended, and whose events were not kept
+// (it was not stream_resumable), still says that it ended.
+func TestJoiningTheStreamOfAFinishedRunSaysItEnded(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	e.ok("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, nil)
+	var runs []map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &runs)
+	require.NotEmpty(t, runs)
+	rn := runs[0]
+	r := e.do("GET", "/threads/"+tid+"/runs/"+rn["run_id"].(string)+"/stream", nil)
+	require.Equal(t, 200, r.status)
+	require.Equal(t, []string{"end"}, names(parseSSE(t, r.body)))
+}
