@@ -203,6 +203,17 @@ func (s *Server) newRun(r *http.Request, streaming bool) (*run, error) {
 	if body.Command != nil && body.Input != nil && string(bytes.TrimSpace(body.Input)) != "null" {
 		return nil, errorf(http.StatusUnprocessableEntity, "give input or command, not both")
 	}
+	// A run from a checkpoint the thread does not have is a bad request,
+	// not a run that fails (checked before the lock: it reads the saver).
+	if cp := string(cmp.Or(body.CheckpointID, body.Checkpoint)); cp != "" && s.cfg.saver != nil {
+		_, err := s.cfg.saver.Get(r.Context(), checkpoint.Ref{ThreadID: tid, ID: cp})
+		switch {
+		case errors.Is(err, checkpoint.ErrNotFound):
+			return nil, errorf(http.StatusNotFound, "thread %s has no checkpoint %q", tid, cp)
+		case err != nil:
+			return nil, errorf(http.StatusInternalServerError, "reading checkpoint %q of thread %s: %v", cp, tid, err)
+		}
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -409,3 +409,14 @@ func TestJoiningTheStreamOfAFinishedRunSaysItEnded(t *testing.T) {
 	require.Equal(t, 200, r.status)
 	require.Equal(t, []string{"end"}, names(parseSSE(t, r.body)))
 }
+
+func TestARunFromACheckpointTheThreadDoesNotHaveIs404(t *testing.T) {
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	r := e.do("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}, "checkpoint_id": "zzz"})
+	require.Equal(t, 404, r.status, "%s", r.body)
+	require.Contains(t, string(r.body), `no checkpoint \"zzz\"`)
+	var runs []map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &runs)
+	require.Empty(t, runs, "no run was made")
+}
