@@ -94,8 +94,8 @@
 // graph runtime, which does not wait for it (see package graph); the
 // thread's next run waits for it all the same (graph.WithAbandonedNodes),
 // so that one thread's runs never overlap — and a node that never returns
-// keeps its thread busy. Every run is kept, with its input, for as long as
-// the server runs.
+// keeps its thread busy. The server remembers the last [DefaultKeptRuns]
+// ended runs ([WithKeptRuns]) and forgets older ones.
 //
 // Threads, runs and assistants are held in memory: a restart forgets them,
 // though the checkpoints stay in the saver. Several processes sharing a

@@ -325,6 +325,21 @@ func (rn *run) dropEventsLocked() {
 	}
 }
 
+// forgetOldRunsLocked records that rn ended and forgets the oldest ended
+// runs beyond the number the server keeps; s.mu must be held.
+func (s *Server) forgetOldRunsLocked(rn *run) {
+	s.ended = append(s.ended, rn)
+	for len(s.ended) > s.cfg.kept {
+		old := s.ended[0]
+		s.ended[0] = nil
+		s.ended = s.ended[1:]
+		if s.runs[old.ID] == old {
+			delete(s.runs, old.ID)
+		}
+		old.thread.runs = slices.DeleteFunc(old.thread.runs, func(x *run) bool { return x == old })
+	}
+}
+
 // startNextLocked starts the thread's oldest pending run if none runs;
 // s.mu must be held.
 func (s *Server) startNextLocked(t *thread) {
@@ -403,6 +418,7 @@ func (s *Server) execute(ctx context.Context, rn *run) {
 	rn.appendLocked("end", nil)
 	close(rn.done)
 	rn.dropEventsLocked()
+	s.forgetOldRunsLocked(rn)
 	if s.threads[t.ID] == t {
 		s.startNextLocked(t)
 		if t.active != nil {

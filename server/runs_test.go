@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/server"
 )
 
 func TestStreamPausesAtInterruptAndResumesWithCommand(t *testing.T) {
@@ -419,4 +421,21 @@ func TestARunFromACheckpointTheThreadDoesNotHaveIs404(t *testing.T) {
 	var runs []map[string]any
 	e.ok("GET", "/threads/"+tid+"/runs", nil, &runs)
 	require.Empty(t, runs, "no run was made")
+}
+
+// A server remembers a bounded number of ended runs: the oldest are
+// forgotten (404), and leave their thread's run list.
+func TestTheOldestEndedRunsAreForgotten(t *testing.T) {
+	e := newEnv(t, server.WithKeptRuns(2))
+	tid := e.newThread(nil)
+	var ids []string
+	for range 4 {
+		r := e.ok("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, nil)
+		ids = append(ids, r.header.Get("Content-Location"))
+	}
+	var runs []map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &runs)
+	require.Len(t, runs, 2)
+	require.Equal(t, 404, e.do("GET", ids[0], nil).status)
+	require.Equal(t, 200, e.do("GET", ids[3], nil).status)
 }

@@ -42,6 +42,7 @@ type config struct {
 	store   store.Store
 	now     func() time.Time
 	origins []string
+	kept    int // see WithKeptRuns
 }
 
 // Graph registers a compiled graph under name; its system assistant gets
@@ -100,6 +101,25 @@ func WithoutAuthLoopbackOnly() Option {
 	return optionFunc(func(c *config) error { c.noAuth = true; return nil })
 }
 
+// DefaultKeptRuns is how many ended runs a server remembers when
+// [WithKeptRuns] is not given.
+const DefaultKeptRuns = 10_000
+
+// WithKeptRuns sets how many ended runs the server remembers (default
+// [DefaultKeptRuns]): beyond them the oldest ended runs are forgotten —
+// GET and join answer 404 for them, and they leave their threads' run
+// lists — so that a long-lived server's memory stays bounded. Threads'
+// checkpoints are not touched.
+func WithKeptRuns(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("server: WithKeptRuns(%d): must be at least 1", n)
+		}
+		c.kept = n
+		return nil
+	})
+}
+
 // WithMaxBodyBytes bounds the size of request bodies (default
 // [DefaultMaxBodyBytes]); a larger body gets 413.
 func WithMaxBodyBytes(n int64) Option {
@@ -151,13 +171,14 @@ type Server struct {
 	assistants map[string]*assistant // by assistant_id
 	threads    map[string]*thread
 	runs       map[string]*run
-	closed     bool // Shutdown was called
+	ended      []*run // runs that ended, oldest first (see WithKeptRuns)
+	closed     bool   // Shutdown was called
 }
 
 // New returns a Server for the graphs given with [Graph]. It needs
 // either [WithAuthToken] or [WithoutAuthLoopbackOnly].
 func New(opts ...Option) (*Server, error) {
-	cfg := config{graphs: map[string]graphAdapter{}, maxBody: DefaultMaxBodyBytes, now: time.Now}
+	cfg := config{graphs: map[string]graphAdapter{}, maxBody: DefaultMaxBodyBytes, now: time.Now, kept: DefaultKeptRuns}
 	var errs []error
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
