@@ -22,7 +22,9 @@ func TestWithAbandonedNodesCountsNodesUntilTheyReturn(t *testing.T) {
 		{"a node timeout", []graph.NodeOption{graph.WithNodeTimeout(10 * time.Millisecond)},
 			func() (context.Context, context.CancelFunc) { return context.WithCancel(t.Context()) }},
 		{"a cancelled run", nil,
-			func() (context.Context, context.CancelFunc) { return context.WithTimeout(t.Context(), 10*time.Millisecond) }},
+			func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(t.Context(), 10*time.Millisecond)
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			release, returned := make(chan struct{}), make(chan struct{})
