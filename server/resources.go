@@ -136,6 +136,21 @@ type page struct {
 	Offset int  `json:"offset"`
 }
 
+// pagedBody is a request body that embeds a page.
+type pagedBody interface {
+	bounds(def int) (limit, offset int, err error)
+}
+
+// decodePaged reads the JSON body of r into body, a pointer to a struct
+// embedding page, and returns its checked limit (def when none is given)
+// and offset.
+func decodePaged(r *http.Request, body pagedBody, def int) (limit, offset int, err error) {
+	if err := decodeBody(r, body); err != nil {
+		return 0, 0, err
+	}
+	return body.bounds(def)
+}
+
 func (p page) bounds(def int) (limit, offset int, err error) {
 	limit = def
 	if p.Limit != nil {
@@ -245,11 +260,7 @@ func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
 		Name     string         `json:"name"`
 		Metadata map[string]any `json:"metadata"`
 	}
-	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
-	}
-	limit, offset, err := body.bounds(10)
+	limit, offset, err := decodePaged(r, &body, 10)
 	if err != nil {
 		fail(w, err)
 		return
@@ -405,11 +416,7 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 		SortBy    string         `json:"sort_by"`
 		SortOrder string         `json:"sort_order"`
 	}
-	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
-	}
-	limit, offset, err := body.bounds(10)
+	limit, offset, err := decodePaged(r, &body, 10)
 	if err != nil {
 		fail(w, err)
 		return
@@ -849,11 +856,7 @@ func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
 		page
 		Metadata map[string]any `json:"metadata"`
 	}
-	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
-	}
-	limit, offset, err := body.bounds(10)
+	limit, offset, err := decodePaged(r, &body, 10)
 	if err != nil {
 		fail(w, err)
 		return

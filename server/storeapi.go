@@ -166,11 +166,7 @@ func (s *Server) storeSearch(w http.ResponseWriter, r *http.Request) {
 		Query           string         `json:"query"`
 		RefreshTTL      *bool          `json:"refresh_ttl"`
 	}
-	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
-	}
-	limit, offset, err := body.bounds(10)
+	limit, offset, err := decodePaged(r, &body, 10)
 	if err != nil {
 		fail(w, err)
 		return
@@ -209,11 +205,7 @@ func (s *Server) storeNamespaces(w http.ResponseWriter, r *http.Request) {
 		Suffix   []string `json:"suffix"`
 		MaxDepth *int     `json:"max_depth"`
 	}
-	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
-	}
-	limit, offset, err := body.bounds(100)
+	limit, offset, err := decodePaged(r, &body, 100)
 	if err != nil {
 		fail(w, err)
 		return
