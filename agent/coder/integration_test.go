@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/agent/coder"
+	"github.com/agentgraph/agentgraph/internal/openaitest"
 	"github.com/agentgraph/agentgraph/llm"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // coderServer is an OpenAI-compatible chat-completions server playing the
@@ -64,12 +66,12 @@ func (s *coderServer) serve(w http.ResponseWriter, r *http.Request) {
 	for _, t := range body.Tools {
 		tools = append(tools, t.Function.Name)
 	}
-	call := func(name string, args any) map[string]any {
+	call := func(name string, args any) llm.Reply {
 		b, _ := json.Marshal(args)
-		return map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{
-			"id": "call_1", "type": "function", "function": map[string]any{"name": name, "arguments": string(b)}}}}
+		return llm.Reply{ToolCalls: []llms.ToolCall{{ID: "call_1", Type: "function",
+			FunctionCall: &llms.FunctionCall{Name: name, Arguments: string(b)}}}}
 	}
-	var reply map[string]any
+	var reply llm.Reply
 	switch {
 	case strings.Join(tools, ",") == "choose_intent":
 		reply = call("choose_intent", map[string]string{"intent": "edit"})
@@ -77,34 +79,13 @@ func (s *coderServer) serve(w http.ResponseWriter, r *http.Request) {
 		reply = call("file_patch", map[string]string{"path": "calc.go",
 			"old_text": "for i := 1; i < len(xs); i++", "new_text": "for i := 0; i < len(xs); i++"})
 	case strings.HasPrefix(system, "You are a coding assistant answering"):
-		reply = map[string]any{"role": "assistant", "content": fmt.Sprintf("Sum adds xs (source shown: %v).",
+		reply = llm.Reply{Text: fmt.Sprintf("Sum adds xs (source shown: %v).",
 			strings.Contains(system, "func Sum(xs []int) int"))}
 	default:
 		http.Error(w, "unknown role", http.StatusBadRequest)
 		return
 	}
-	finish := "stop"
-	if reply["tool_calls"] != nil {
-		finish = "tool_calls"
-	}
-	if !body.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "model": "test-model",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": reply}}})
-		return
-	}
-	if calls, ok := reply["tool_calls"].([]any); ok {
-		calls[0].(map[string]any)["index"] = 0
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	for _, chunk := range []map[string]any{
-		{"id": "c", "object": "chat.completion.chunk", "model": "test-model", "choices": []any{map[string]any{"index": 0, "delta": reply}}},
-		{"id": "c", "object": "chat.completion.chunk", "model": "test-model", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}},
-	} {
-		b, _ := json.Marshal(chunk)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-	}
-	io.WriteString(w, "data: [DONE]\n\n")
+	openaitest.WriteReply(w, map[string]any{"stream": body.Stream}, "c", reply)
 }
 
 func TestFullRunOverAnOpenAICompatibleServer(t *testing.T) {

@@ -1,9 +1,6 @@
 package planexec_test
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,9 +13,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentgraph/agentgraph/agent/planexec"
+	"github.com/agentgraph/agentgraph/internal/openaitest"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/telemetry"
 	"github.com/agentgraph/agentgraph/tools"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // researchServer is an OpenAI-compatible chat-completions server playing
@@ -47,14 +46,8 @@ func newResearchServer(t *testing.T) *researchServer {
 }
 
 func (s *researchServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" {
-		http.NotFound(w, r)
-		return
-	}
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	body, ok := openaitest.ReadRequest(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -69,59 +62,31 @@ func (s *researchServer) serve(w http.ResponseWriter, r *http.Request) {
 			result, _ = mm["content"].(string)
 		}
 	}
-	stream, _ := body["stream"].(bool)
-	var reply map[string]any
+	var reply llm.Reply
 	switch {
 	case body["tools"] != nil && result == "":
-		reply = map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{
-			"id": "call_abc", "type": "function",
-			"function": map[string]any{"name": "lookup", "arguments": `{"topic":"caches"}`},
-		}}}
+		reply = llm.Reply{ToolCalls: []llms.ToolCall{{ID: "call_abc", Type: "function",
+			FunctionCall: &llms.FunctionCall{Name: "lookup", Arguments: `{"topic":"caches"}`}}}}
 	case body["tools"] != nil:
-		reply = map[string]any{"role": "assistant", "content": "The lookup says: " + result}
+		reply = llm.Reply{Text: "The lookup says: " + result}
 	case strings.HasPrefix(system, "ROLE=planner"):
-		reply = map[string]any{"role": "assistant", "content": "Plan:\n```json\n[\"Look up caches\"]\n```"}
+		reply = llm.Reply{Text: "Plan:\n```json\n[\"Look up caches\"]\n```"}
 	case strings.HasPrefix(system, "ROLE=refinery"):
-		reply = map[string]any{"role": "assistant", "content": `{"decision": "FINISH", "reason": "the lookup answers it"}`}
+		reply = llm.Reply{Text: `{"decision": "FINISH", "reason": "the lookup answers it"}`}
 	case strings.HasPrefix(system, "ROLE=synthesizer"):
 		_, findings, _ := strings.Cut(system, "F=")
-		reply = map[string]any{"role": "assistant", "content": "# Answer\n" + findings}
+		reply = llm.Reply{Text: "# Answer\n" + findings}
 	default:
 		http.Error(w, "unknown role", http.StatusBadRequest)
 		return
 	}
-	finish := "stop"
-	if reply["tool_calls"] != nil {
-		finish = "tool_calls"
-	}
-	if !stream {
-		writeJSON(w, map[string]any{"id": "c", "object": "chat.completion", "model": "test-model",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": reply}}})
-		return
-	}
-	if calls, ok := reply["tool_calls"].([]any); ok {
-		calls[0].(map[string]any)["index"] = 0
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	for _, chunk := range []map[string]any{
-		{"id": "c", "object": "chat.completion.chunk", "model": "test-model", "choices": []any{map[string]any{"index": 0, "delta": reply}}},
-		{"id": "c", "object": "chat.completion.chunk", "model": "test-model", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}},
-	} {
-		b, _ := json.Marshal(chunk)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-	}
-	io.WriteString(w, "data: [DONE]\n\n")
+	openaitest.WriteReply(w, body, "c", reply)
 }
 
 func (s *researchServer) requests() []map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]map[string]any(nil), s.bodies...)
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
 }
 
 func TestOpenAICompatibleServerRunsThePlanWithToolCalls(t *testing.T) {

@@ -1,6 +1,5 @@
 // Package openaitest writes scripted model replies in the wire format of
-// OpenAI's /v1/chat/completions, for the fake model servers of the examples'
-// tests.
+// OpenAI's /v1/chat/completions, for the fake model servers of tests.
 package openaitest
 
 import (
