@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/agentgraph/agentgraph/internal/openaitest"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
+	"github.com/agentgraph/agentgraph/internal/openaitest"
 	"github.com/agentgraph/agentgraph/llm"
 )
 

@@ -19,8 +19,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/events"
-	"github.com/agentgraph/agentgraph/internal/openaitest"
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
+	"github.com/agentgraph/agentgraph/internal/openaitest"
 	"github.com/agentgraph/agentgraph/llm"
 )
 
