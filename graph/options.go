@@ -40,6 +40,32 @@ type runConfig struct {
 	before, after       []string
 	hasBefore, hasAfter bool
 	abandoned           *sync.WaitGroup
+	// only lists the tasks a WithTasks run runs.
+	only []string
+}
+
+// WithTasks makes [Graph.Resume] run only the named tasks of the thread's
+// next step — IDs from [Snapshot.Tasks] of [Graph.GetState] — and save
+// each one's outcome (its writes and route, its interrupts, or its error)
+// as a pending write of the thread's latest checkpoint, without ending
+// the step: no checkpoint is written, and a later Resume without
+// WithTasks completes the step, running only the tasks that have no saved
+// writes yet, and merging every task's writes in the order a run in one
+// process would. A task whose writes are saved already does not run
+// again.
+//
+// It is how a runner spread over several processes (package temporal's
+// workflows, for one) runs each task of a step on its own: several such
+// runs of one step may run at once, so a WithTasks run takes no thread
+// lease; the runner must not complete the step while they run. The run
+// returns an [*Interrupted] with the interrupts its tasks raised, the
+// [*NodeError] of a task that failed, or an error wrapping
+// [ErrUnknownTask] when an ID is not a task of the thread's next step (the
+// step was completed since the IDs were read, say). It needs a
+// checkpointer, and a Command without Update, Goto or Sends.
+func WithTasks(ids ...string) RunOption {
+	ids = append([]string{}, ids...) // not nil: WithTasks() names no task, and is refused
+	return runOption(func(c *runConfig) { c.only = ids })
 }
 
 // WithAbandonedNodes counts on wg the nodes the run abandons: a node that

@@ -47,6 +47,10 @@ func (g *Graph[S]) compiled() error {
 // ErrNothingToResume is returned by Resume on a thread with no checkpoint.
 var ErrNothingToResume = errors.New("graph: nothing to resume")
 
+// ErrUnknownTask is wrapped by the error of a [WithTasks] run given an ID
+// that is not a task of the thread's next step.
+var ErrUnknownTask = errors.New("graph: no such task in the thread's next step")
+
 // loop runs one invocation of a graph.
 type loop[S any] struct {
 	g        *Graph[S]
@@ -266,7 +270,12 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if l.saver != nil && l.cfg.thread == "" {
 		return ErrNoThread
 	}
-	if l.nested == nil && l.saver != nil {
+	if l.cfg.only != nil {
+		if err := l.checkOnly(cmd); err != nil {
+			return err
+		}
+	}
+	if l.nested == nil && l.saver != nil && l.cfg.only == nil {
 		// One live run per thread: the lease is held until the last
 		// checkpoint is saved (the async saver closes first).
 		lease, lerr := l.g.acquireLease(ctx, l.saver, l.cfg.thread, l.cfg.runID)
@@ -467,6 +476,9 @@ func (l *loop[S]) loop(ctx context.Context) error {
 			return &RecursionError{Limit: l.cfg.limit, LastNodes: sortedUnique(append([]string(nil), l.fr.last...))}
 		}
 		tasks := l.prepare()
+		if l.cfg.only != nil {
+			return l.runOnly(ctx, tasks)
+		}
 		if len(tasks) == 0 {
 			return nil
 		}
