@@ -42,7 +42,11 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 			"two runs of one thread at once interleave their steps; give each thread one workflow ID", req.Thread, before.Metadata.RunID, req.RunID)
 	}
 	opts := []graph.RunOption{thread, graph.WithRunID(req.RunID)}
-	if req.Limit == 1 {
+	switch {
+	case req.Plan:
+		// Up to the next step's tasks: they run as activities of their own.
+		opts = append(opts, graph.WithInterruptBefore("*"))
+	case req.Limit == 1:
 		// One superstep: a breakpoint after every node pauses the run
 		// cleanly once the step is checkpointed. (A recursion limit cannot
 		// say "one step": Resume runs limit+2 supersteps.)
@@ -51,35 +55,29 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 	// A checkpoint of this workflow run means an earlier attempt of this
 	// activity got that far: resume instead of starting over.
 	ours := before.CheckpointID != "" && before.Metadata.RunID == req.RunID
+	// An earlier attempt of a Plan request may have planned already: a
+	// retried start finds the input saved, a retried step a thread past
+	// the checkpoint it was to step from.
+	planned := req.Plan && (req.Start && ours || req.From != "" && before.CheckpointID != req.From)
+	keep := w.keep(req.Plan && !req.Start, req.Plan || req.Limit == 1)
 	var runErr error
 	switch {
+	case req.Report || planned:
 	case req.Start && !ours:
 		input, err := decodeWrites[S](req.Writes)
 		if err != nil {
 			return StepResult{}, errf("%v", err)
 		}
-		if req.Limit > 1 {
+		if req.Limit > 1 && !req.Plan {
 			opts = append(opts, graph.WithRecursionLimit(req.Limit))
 		}
-		runErr = w.run(ctx, req.Thread, &input, nil, opts, req.Limit == 1, false)
+		runErr = w.run(ctx, req.Thread, &input, nil, opts, keep(false))
 	default:
-		cmd := graph.Command[S]{}
-		for id, raw := range req.Answers {
-			if !slices.ContainsFunc(before.Interrupts, func(in graph.Interruption) bool { return in.ID == id }) {
-				continue // answered by an earlier attempt of this activity
-			}
-			var v any
-			if len(raw) > 0 {
-				if err := json.Unmarshal(raw, &v); err != nil {
-					return StepResult{}, errf("temporal: the answer to interrupt %s is not JSON: %v", id, err)
-				}
-			}
-			if cmd.ResumeMap == nil {
-				cmd.ResumeMap = map[string]any{}
-			}
-			cmd.ResumeMap[id] = v
+		cmd, err := resumeCommand[S](req.Answers, before.Interrupts)
+		if err != nil {
+			return StepResult{}, err
 		}
-		if req.Limit > 1 {
+		if req.Limit > 1 && !req.Plan {
 			// Resume runs limit+2 supersteps (the engine counts from the
 			// step of the checkpoint it resumes): 2 runs as 3.
 			opts = append(opts, graph.WithRecursionLimit(max(req.Limit-2, 1)))
@@ -87,8 +85,7 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 		// A Resume starts with a values event of the state it resumes
 		// from; at the boundary between two activities of a run it is
 		// not news.
-		continuation := len(cmd.ResumeMap) == 0
-		runErr = w.run(ctx, req.Thread, nil, &cmd, opts, req.Limit == 1, continuation)
+		runErr = w.run(ctx, req.Thread, nil, &cmd, opts, keep(len(cmd.ResumeMap) == 0))
 	}
 	var (
 		intr *graph.Interrupted
@@ -97,20 +94,20 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 	res := StepResult{}
 	stepped := false
 	switch {
+	case req.Report:
+	case planned:
+		stepped = !req.Start
 	case runErr == nil:
 		res.Done = true
-	case errors.As(runErr, &intr) && req.Limit == 1 && len(intr.After) > 0:
+		stepped = req.Plan
+	case errors.As(runErr, &intr) && req.Plan && len(intr.Before) > 0 && len(intr.Interrupts) == 0:
+		// The breakpoint that ends a Plan request.
+		intr, stepped = nil, !req.Start
+	case errors.As(runErr, &intr) && !req.Plan && req.Limit == 1 && len(intr.After) > 0:
 		// The breakpoint that ends a one-step activity.
 		intr, stepped = nil, true
 	case errors.As(runErr, &intr):
 		res.Before, res.After = intr.Before, intr.After
-		for _, in := range intr.Interrupts {
-			b, err := json.Marshal(in.Value)
-			if err != nil {
-				return StepResult{}, errf("temporal: the payload of interrupt %s of node %s cannot be encoded: %v", in.ID, in.Node, err)
-			}
-			res.Interrupts = append(res.Interrupts, Interrupt{ID: in.ID, Node: in.Node, Namespace: in.Namespace, Value: b})
-		}
 	case errors.As(runErr, &rec):
 		// The step budget of this activity is spent; the workflow asks
 		// for more (or stops at its own recursion limit).
@@ -123,10 +120,24 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 	}
 	res.Thread, res.CheckpointID, res.Step, res.Next = req.Thread, after.CheckpointID, after.Metadata.Step, after.Next
 	res.Owned = after.Metadata.RunID == req.RunID
-	if intr == nil && !res.Done && len(after.Interrupts) > 0 {
+	if intr != nil {
+		res.Interrupts, err = withTasks(intr.Interrupts, after)
+	} else {
+		res.Interrupts, err = withTasks(after.Interrupts, after)
+	}
+	if err != nil {
+		return StepResult{}, err
+	}
+	res.Tasks = tasks(after)
+	if intr == nil && !res.Done && len(after.Interrupts) > 0 && !req.Report && !planned {
 		return StepResult{}, errf("temporal: thread %s has pending interrupts but the run did not pause", req.Thread)
 	}
 	switch {
+	case req.Plan || req.Report:
+		if stepped {
+			res.Ran = 1
+		}
+		res.Done = res.Done || len(after.Next) == 0 && len(after.Interrupts) == 0 && after.CheckpointID != ""
 	case stepped:
 		res.Ran = 1
 		res.Done = len(after.Next) == 0
@@ -148,11 +159,9 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 	return res, nil
 }
 
-// run runs the graph on input, or resumes it with cmd, streaming events to
-// the configured sink. oneStep drops the events of the breakpoint that
-// ends a one-step activity; continuation drops the values event a Resume
-// starts with.
-func (w *Workflow[S]) run(ctx context.Context, thread string, input *S, cmd *graph.Command[S], opts []graph.RunOption, oneStep, continuation bool) error {
+// run runs the graph on input, or resumes it with cmd, passing the
+// events keep keeps to the configured sink.
+func (w *Workflow[S]) run(ctx context.Context, thread string, input *S, cmd *graph.Command[S], opts []graph.RunOption, keep func(first bool, ev graph.Event) bool) error {
 	if w.cfg.events == nil {
 		var err error
 		if input != nil {
@@ -178,16 +187,84 @@ func (w *Workflow[S]) run(ctx context.Context, thread string, input *S, cmd *gra
 		if err != nil {
 			return err
 		}
-		skip := first && continuation && ev.Mode == graph.ModeValues
-		first = false
-		if bp, ok := ev.Payload.(graph.Breakpoint); ok && oneStep && bp.After && ev.Mode == graph.ModeInterrupts {
-			skip = true
-		}
-		if !skip {
+		if keep(first, ev) {
 			w.cfg.events(ctx, thread, ev)
 		}
+		first = false
 	}
 	return nil
+}
+
+// keep returns the event filter of a step activity. merge drops the
+// updates of tasks that ran in activities of their own (they sent them);
+// oneStep drops the breakpoint that ends the activity. The filter it
+// returns drops, when continuation is set, the values event a Resume
+// starts with: at the boundary between two activities it is not news.
+func (w *Workflow[S]) keep(merge, oneStep bool) func(continuation bool) func(bool, graph.Event) bool {
+	return func(continuation bool) func(bool, graph.Event) bool {
+		return func(first bool, ev graph.Event) bool {
+			switch {
+			case first && continuation && ev.Mode == graph.ModeValues:
+				return false
+			case merge && ev.Mode == graph.ModeUpdates && ev.Cached && ev.Namespace == "":
+				return false
+			}
+			if _, ok := ev.Payload.(graph.Breakpoint); ok && oneStep && ev.Mode == graph.ModeInterrupts {
+				return false
+			}
+			return true
+		}
+	}
+}
+
+// resumeCommand answers the pending interrupts among answers (those not
+// pending were answered by an earlier attempt of the activity).
+func resumeCommand[S any](answers map[string]json.RawMessage, pending []graph.Interruption) (graph.Command[S], error) {
+	cmd := graph.Command[S]{}
+	for id, raw := range answers {
+		if !slices.ContainsFunc(pending, func(in graph.Interruption) bool { return in.ID == id }) {
+			continue
+		}
+		var v any
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return cmd, errf("temporal: the answer to interrupt %s is not JSON: %v", id, err)
+			}
+		}
+		if cmd.ResumeMap == nil {
+			cmd.ResumeMap = map[string]any{}
+		}
+		cmd.ResumeMap[id] = v
+	}
+	return cmd, nil
+}
+
+// withTasks encodes ins, naming the task of snap that raised each.
+func withTasks[S any](ins []graph.Interruption, snap *graph.Snapshot[S]) ([]Interrupt, error) {
+	var out []Interrupt
+	for _, in := range ins {
+		b, err := json.Marshal(in.Value)
+		if err != nil {
+			return nil, errf("temporal: the payload of interrupt %s of node %s cannot be encoded: %v", in.ID, in.Node, err)
+		}
+		it := Interrupt{ID: in.ID, Node: in.Node, Namespace: in.Namespace, Value: b}
+		for _, tk := range snap.Tasks {
+			if slices.ContainsFunc(tk.Interrupts, func(r graph.Interruption) bool { return r.ID == in.ID }) {
+				it.Task = tk.ID
+			}
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// tasks returns the tasks of snap's next step.
+func tasks[S any](snap *graph.Snapshot[S]) []Task {
+	out := make([]Task, 0, len(snap.Tasks))
+	for _, tk := range snap.Tasks {
+		out = append(out, Task{ID: tk.ID, Node: tk.Name, Done: tk.Done})
+	}
+	return out
 }
 
 // heartbeat heartbeats the activity of ctx at a third of its heartbeat

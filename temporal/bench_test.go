@@ -16,8 +16,8 @@ import (
 )
 
 // BenchmarkChain runs chains of 1 and 10 steps in process and as workflows
-// of the SDK's test environment (one superstep per activity, and all in
-// one). The per-step overhead is the difference between the two lengths
+// of the SDK's test environment (per-activity=0: tasks as activities;
+// 1: one superstep per activity; 10: all in one). The per-step overhead is the difference between the two lengths
 // divided by 9, which cancels what a run costs once (a test environment,
 // the input checkpoint).
 func BenchmarkChain(b *testing.B) {
@@ -36,13 +36,13 @@ func BenchmarkChain(b *testing.B) {
 				}
 			}
 		})
-		for _, per := range []int{1, 10} {
+		for _, per := range []int{0, 1, 10} {
 			b.Run(fmt.Sprintf("testsuite/per-activity=%d/steps=%d", per, n), func(b *testing.B) {
 				g, err := chain(n)(checkpoint.NewMemory())
 				if err != nil {
 					b.Fatal(err)
 				}
-				w, err := agtemporal.New("graph", g, agtemporal.WithStepsPerActivity(per))
+				w, err := agtemporal.New("graph", g, perOption(per))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -112,13 +112,13 @@ func BenchmarkChainDevServer(b *testing.B) {
 	wk := worker.New(c, queue, worker.Options{})
 	ws := map[string]*agtemporal.Workflow[St]{}
 	for _, n := range []int{1, 10} {
-		for _, per := range []int{1, 10} {
+		for _, per := range []int{0, 1, 10} {
 			g, err := chain(n)(checkpoint.NewMemory())
 			if err != nil {
 				b.Fatal(err)
 			}
 			name := fmt.Sprintf("per-activity=%d/steps=%d", per, n)
-			w, err := agtemporal.New("bench-"+name, g, agtemporal.WithStepsPerActivity(per))
+			w, err := agtemporal.New("bench-"+name, g, perOption(per))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -132,7 +132,7 @@ func BenchmarkChainDevServer(b *testing.B) {
 	defer wk.Stop()
 	ctx := context.Background()
 	for _, n := range []int{1, 10} {
-		for _, per := range []int{1, 10} {
+		for _, per := range []int{0, 1, 10} {
 			name := fmt.Sprintf("per-activity=%d/steps=%d", per, n)
 			w := ws[name]
 			b.Run(name, func(b *testing.B) {

@@ -50,29 +50,36 @@
 //
 // # How a run maps onto Temporal
 //
-// The workflow code runs the superstep loop, and nothing else: it asks a
-// step activity to run the next superstep from the thread's latest
-// checkpoint, learns from its result where the run stands, and finishes,
-// waits for answers, or asks for the next step. The activity runs the
-// superstep through the graph's own engine (Invoke or Resume with the
-// workflow's run ID): the step's tasks — triggered nodes and Send tasks —
-// run in parallel in the activity, their writes merge in the engine's
-// deterministic order, and the routers, branches and Commands that choose
-// the next step run there too. Code that calls a model therefore never runs
-// in workflow code, and a graph's final state on Temporal is the one
-// Invoke gives (the tests run a table of graphs both ways).
+// The workflow code runs the superstep loop, and nothing else. Every task
+// of a step — a triggered node or a Send task — runs in an activity of its
+// own, the tasks of a step in parallel: the task activity runs the node
+// through the graph's own engine ([graph.WithTasks]), with its middleware,
+// retry policy and timeout and then its router or branch, and saves its
+// writes in the saver as the step's pending writes. Then a step activity
+// ends the step — the engine merges the saved writes in its deterministic
+// order, runs the Commands' routes, checkpoints — and plans the next: it
+// reports the next step's tasks, and the workflow starts their activities.
+// A step whose only task is left to run runs it in that step activity,
+// saving a round trip (a chain of nodes costs one activity per step).
+// Code that calls a model therefore never runs in workflow code, and a
+// graph's final state on Temporal is the one Invoke gives (the tests run a
+// table of graphs both ways). [WithNodeActivityOptions] gives a node's
+// activities their own task queue, timeouts and retry policy.
 //
-// A superstep per activity is the default; [WithStepsPerActivity] runs
-// several per activity, saving Temporal round trips. Either way every
-// superstep is checkpointed and the writes of a step's finished tasks are
-// saved as they finish, so a retried activity — after its worker was
-// killed, say — resumes from the saver and runs again only the tasks that
-// had not finished. (A step with a single task saves its writes with the
-// step's checkpoint only: that task runs again if its worker dies between
-// its end and the checkpoint.)
+// [WithStepsPerActivity] runs whole supersteps instead — their tasks in
+// parallel inside one activity, on one worker — one or several per
+// activity, saving Temporal round trips at the cost of coarser
+// activities.
+//
+// Either way every superstep is checkpointed and the writes of a step's
+// finished tasks are saved as they finish, so a retried activity — after
+// its worker was killed, say — resumes from the saver and runs again only
+// the tasks that had not finished. (In a step activity, a step with a
+// single task saves its writes with the step's checkpoint only: that task
+// runs again if its worker dies between its end and the checkpoint.)
 //
 // Failures: a node's [graph.RetryPolicy] and [graph.WithNodeTimeout] act
-// inside the activity, as in process. A node that fails for good fails the
+// inside its activity, as in process. A node that fails for good fails the
 // workflow with a non-retryable application error of type [ErrTypeNode]
 // ([AsNodeError] reads it back as a [*graph.NodeError]), and so do the other
 // errors of the graph that no retry cures ([ErrTypeInvalidUpdate],
@@ -106,8 +113,13 @@
 // Streaming: an activity cannot stream to the starter, so events reach a
 // caller outside Temporal from the worker side: [WithEvents] hands every
 // event of the chosen modes to a function on the worker that runs the
-// step, which publishes it (on the events bus, a message queue) keyed by
-// thread. Queries answer with the state between steps.
+// task or step, which publishes it (on the events bus, a message queue)
+// keyed by thread. Queries answer with the state between steps. With
+// tasks as activities, the events are those of Stream but for two: a step
+// that pauses sends no values event at the pause (its state is sent when
+// the step ends), and the step activity that ends a step does not repeat
+// the updates its tasks sent (Stream repeats them, marked Cached, on a
+// resume); updates of a step's tasks come as the tasks finish.
 //
 // Limits: static breakpoints compiled into the graph (WithInterruptBefore,
 // WithInterruptAfter) are not honoured at activity boundaries — the

@@ -72,7 +72,7 @@ func Example() {
 	fmt.Println(out.Log.Get(), "in", st.Steps, "supersteps,", st.Activities, "activities")
 	// Output:
 	// paused: review asks "publish the draft?"
-	// [drafted review: yes] in 2 supersteps, 3 activities
+	// [drafted review: yes] in 2 supersteps, 4 activities
 }
 
 // A worker process runs the graph's workflow and activity; a starter

@@ -17,8 +17,8 @@ import (
 // 512 KB, and every inline state is written to the workflow's history.
 const DefaultInlineStateLimit = 64 << 10
 
-// DefaultStepsPerActivity is how many supersteps one activity runs when no
-// [WithStepsPerActivity] is given.
+// DefaultStepsPerActivity is how many supersteps one step activity runs
+// under [WithStepsPerActivity] when n is out of range.
 const DefaultStepsPerActivity = 1
 
 // DefaultContinueAsNewAfter is how many step activities one workflow run
@@ -35,6 +35,8 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	activity       workflow.ActivityOptions
+	nodeActivity   map[string]workflow.ActivityOptions
+	perStep        bool // WithStepsPerActivity: supersteps, not tasks, are activities
 	stepsPer       int
 	inlineLimit    int
 	recursionLimit int
@@ -74,21 +76,38 @@ func WithActivityOptions(o workflow.ActivityOptions) Option {
 	return optionFunc(func(c *config) { c.activity = o })
 }
 
-// WithStepsPerActivity sets how many supersteps one activity runs (n ≥ 1;
-// default 1; 2 is taken as 3, since the engine's Resume cannot stop after
-// two). Every superstep is checkpointed either way, so a retried activity
+// WithStepsPerActivity makes whole supersteps the workflow's activities,
+// instead of tasks (see the package doc), and sets how many supersteps one
+// activity runs (n ≥ 1; 2 is taken as 3, since the engine's Resume cannot
+// stop after two). A step's tasks then run in parallel inside one
+// activity, on one worker, and [WithNodeActivityOptions] does not apply. Every superstep is checkpointed either way, so a retried activity
 // resumes from the last one and re-runs only the tasks of its step that
 // had not finished; larger n saves Temporal round trips at the cost of
 // coarser progress in the workflow's history and queries, and an interrupt
 // still ends its activity at once.
 func WithStepsPerActivity(n int) Option {
 	return optionFunc(func(c *config) {
+		c.perStep = true
 		switch {
 		case n == 2:
 			c.stepsPer = 3
 		case n >= 1:
 			c.stepsPer = n
 		}
+	})
+}
+
+// WithNodeActivityOptions sets the options of the activities that run
+// the tasks of node — its own task queue (workers with a GPU, say),
+// timeouts or retry policy for failures outside the node — instead of
+// those of [WithActivityOptions]. A step whose only task is of node runs
+// with them too, its merge included.
+func WithNodeActivityOptions(node string, o workflow.ActivityOptions) Option {
+	return optionFunc(func(c *config) {
+		if c.nodeActivity == nil {
+			c.nodeActivity = map[string]workflow.ActivityOptions{}
+		}
+		c.nodeActivity[node] = o
 	})
 }
 

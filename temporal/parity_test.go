@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -128,12 +129,14 @@ func TestWorkflowEndsInTheStateOfInvoke(t *testing.T) {
 	}
 }
 
-func TestWorkflowWithSeveralStepsPerActivityEndsInTheStateOfInvoke(t *testing.T) {
-	for _, c := range cases() {
-		t.Run(c.name, func(t *testing.T) {
-			want := runInProcess(t, c)
-			got, _ := runOnTemporal(t, c, agtemporal.WithStepsPerActivity(5))
-			requireSameOutcome(t, want, got)
-		})
+func TestWorkflowWithStepsAsActivitiesEndsInTheStateOfInvoke(t *testing.T) {
+	for _, per := range []int{1, 5} {
+		for _, c := range cases() {
+			t.Run(fmt.Sprint(per, " steps/", c.name), func(t *testing.T) {
+				want := runInProcess(t, c)
+				got, _ := runOnTemporal(t, c, agtemporal.WithStepsPerActivity(per))
+				requireSameOutcome(t, want, got)
+			})
+		}
 	}
 }

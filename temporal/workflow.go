@@ -27,6 +27,8 @@ const (
 	QueryState = "agentgraph.state"
 	// activitySuffix names a graph's step activity after its workflow.
 	activitySuffix = ".step"
+	// taskSuffix names a graph's task activity after its workflow.
+	taskSuffix = ".task"
 )
 
 // Workflow runs a compiled graph as a Temporal workflow. The graph must
@@ -35,22 +37,23 @@ const (
 // for workers sharing one disk): the state lives there, and the workflow
 // passes references to it.
 //
-// The workflow code runs the superstep loop: it asks an activity to run
-// the next superstep (or [WithStepsPerActivity] of them) from the thread's
-// latest checkpoint, learns where the run stands — the checkpoint ID, the
-// next tasks, the pending interrupts — and either finishes, waits for the
-// answers to the interrupts, or asks for the next step. Nodes, routers,
-// branches and reducers all run in the activity, inside the graph's own
-// engine, so code that calls models never runs in workflow code and the
-// run's writes merge in the same order as in process.
+// The workflow code runs the superstep loop: it runs each task of a step
+// in a task activity (or the whole step, or [WithStepsPerActivity] steps,
+// in a step activity), asks a step activity to end the step, learns where
+// the run stands — the checkpoint ID, the next tasks, the pending
+// interrupts — and either finishes, waits for the answers to the
+// interrupts, or goes on with the next step. Nodes, routers, branches and
+// reducers all run in activities, inside the graph's own engine, so code
+// that calls models never runs in workflow code and the run's writes merge
+// in the same order as in process.
 type Workflow[S any] struct {
 	name string
 	g    *graph.Graph[S]
 	cfg  config
 }
 
-// New returns the workflow of g, registered under name (its activity is
-// named name+".step"). The state type S must be a struct of field types
+// New returns the workflow of g, registered under name (its activities
+// are named name+".step" and name+".task"). The state type S must be a struct of field types
 // of package state, as every graph's is.
 func New[S any](name string, g *graph.Graph[S], opts ...Option) (*Workflow[S], error) {
 	if name == "" {
@@ -81,10 +84,11 @@ type Registry interface {
 	worker.ActivityRegistry
 }
 
-// Register registers the workflow and its activity with r.
+// Register registers the workflow and its activities with r.
 func (w *Workflow[S]) Register(r Registry) {
 	r.RegisterWorkflowWithOptions(w.Run, workflow.RegisterOptions{Name: w.name})
 	r.RegisterActivityWithOptions(w.Step, activity.RegisterOptions{Name: w.name + activitySuffix})
+	r.RegisterActivityWithOptions(w.Task, activity.RegisterOptions{Name: w.name + taskSuffix})
 }
 
 // Input is the argument of a graph's workflow.
@@ -123,6 +127,16 @@ type Interrupt struct {
 	Node      string          `json:"node"`
 	Namespace string          `json:"ns,omitempty"`
 	Value     json.RawMessage `json:"value,omitempty"`
+	// Task is the ID of the task that raised it.
+	Task string `json:"task,omitempty"`
+}
+
+// Task is a task of the next superstep, as a [Status] reports it.
+type Task struct {
+	ID   string `json:"id"`
+	Node string `json:"node"`
+	// Done reports that the task finished and its writes are saved.
+	Done bool `json:"done,omitempty"`
 }
 
 // ResumeSignal answers one interrupt: the payload of [SignalResume].
@@ -146,6 +160,8 @@ type Status struct {
 	Step int `json:"step"`
 	// Next names the tasks of the next superstep.
 	Next []string `json:"next,omitempty"`
+	// Tasks are the tasks of the next superstep, those done included.
+	Tasks []Task `json:"tasks,omitempty"`
 	// Interrupts are the pending dynamic interrupts.
 	Interrupts []Interrupt `json:"interrupts,omitempty"`
 	// Before and After name the nodes of a static breakpoint the run
@@ -187,6 +203,17 @@ type StepRequest struct {
 	Answers map[string]json.RawMessage `json:"answers,omitempty"`
 	// Limit is how many supersteps to run at most.
 	Limit int `json:"limit"`
+	// Plan stops the run before the tasks of its next step (a run of
+	// tasks as activities): the activity runs the current step's tasks
+	// that have not run (one at most, or none), ends the step and plans
+	// the next.
+	Plan bool `json:"plan,omitempty"`
+	// From is the checkpoint whose step a Plan request ends: a thread
+	// past it was stepped by an earlier attempt, which is reported, not
+	// run again.
+	From string `json:"from,omitempty"`
+	// Report runs nothing: the activity reports where the thread stands.
+	Report bool `json:"report,omitempty"`
 }
 
 // Run is the workflow function: it runs the graph on in and returns the
@@ -236,6 +263,48 @@ func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (Status, error) {
 	if err != nil {
 		return status, err
 	}
+	// await waits for an answer to every pending interrupt of status (or
+	// one going on past a static breakpoint), and returns them by ID.
+	await := func() (map[string]json.RawMessage, error) {
+		answers := map[string]json.RawMessage{}
+		clear(claimed)
+		waiting = true
+		defer func() { waiting = false }()
+		for {
+			var sig ResumeSignal
+			cancelled := false
+			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &sig) })
+			sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &sig) })
+			// A run waiting for a human can be cancelled like any other.
+			sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
+			sel.Select(ctx)
+			if cancelled {
+				return nil, ctx.Err()
+			}
+			if !waitsOn(status, sig.ID) {
+				log.Warn("agentgraph: dropping an answer to an interrupt the run is not waiting on", "id", sig.ID, "thread", in.Thread)
+				continue
+			}
+			if len(status.Interrupts) == 0 {
+				return nil, nil // on past a static breakpoint
+			}
+			if _, ok := answers[sig.ID]; ok {
+				log.Warn("agentgraph: dropping a second answer to an interrupt", "id", sig.ID, "thread", in.Thread)
+				continue
+			}
+			// The first answer counts, by signal or by update: an update
+			// answering it later is refused (see check).
+			claimed[sig.ID] = true
+			answers[sig.ID] = sig.Value
+			if len(answers) == len(status.Interrupts) {
+				return answers, nil
+			}
+		}
+	}
+	if !w.cfg.perStep {
+		return w.runTasks(ctx, in, runID, &status, await)
+	}
 	actx := workflow.WithActivityOptions(ctx, w.cfg.activity)
 	req := StepRequest{Thread: in.Thread, RunID: runID, Start: !in.Continue, Continue: in.Continue, Writes: in.Writes}
 	steps, activities, owned := max(in.Steps, 0), 0, false
@@ -245,10 +314,7 @@ func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (Status, error) {
 			req.Limit = 1 // a resumed batch runs at least 3 steps (see WithStepsPerActivity)
 		}
 		if req.Limit < 1 {
-			return status, sdktemporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("temporal: recursion limit of %d reached without hitting a stop condition (next nodes: %s); raise it with temporal.WithRecursionLimit",
-					w.cfg.recursionLimit, strings.Join(status.Next, ", ")),
-				ErrTypeRecursion, nil)
+			return status, w.recursionError(status)
 		}
 		var res StepResult
 		if err := workflow.ExecuteActivity(actx, w.name+activitySuffix, req).Get(ctx, &res); err != nil {
@@ -266,49 +332,35 @@ func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (Status, error) {
 		owned = owned || res.Owned
 		req = StepRequest{Thread: in.Thread, RunID: runID, Continue: in.Continue && !owned}
 		if !status.Paused() {
-			if info := workflow.GetInfo(ctx); activities >= w.cfg.continueAfter || info.GetContinueAsNewSuggested() ||
-				info.GetCurrentHistorySize() > continueAsNewHistoryBytes {
+			if w.continueAsNew(ctx, activities) {
 				return status, workflow.NewContinueAsNewError(ctx, w.name, Input{Thread: in.Thread, Continue: true, Steps: steps})
 			}
 			continue
 		}
-		answers := map[string]json.RawMessage{}
-		clear(claimed)
-		waiting = true
-		for {
-			var sig ResumeSignal
-			cancelled := false
-			sel := workflow.NewSelector(ctx)
-			sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &sig) })
-			sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &sig) })
-			// A run waiting for a human can be cancelled like any other.
-			sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
-			sel.Select(ctx)
-			if cancelled {
-				return status, ctx.Err()
-			}
-			if !waitsOn(status, sig.ID) {
-				log.Warn("agentgraph: dropping an answer to an interrupt the run is not waiting on", "id", sig.ID, "thread", in.Thread)
-				continue
-			}
-			if len(status.Interrupts) == 0 {
-				break // on past a static breakpoint
-			}
-			if _, ok := answers[sig.ID]; ok {
-				log.Warn("agentgraph: dropping a second answer to an interrupt", "id", sig.ID, "thread", in.Thread)
-				continue
-			}
-			// The first answer counts, by signal or by update: an update
-			// answering it later is refused (see check).
-			claimed[sig.ID] = true
-			answers[sig.ID] = sig.Value
-			if len(answers) == len(status.Interrupts) {
-				req.Answers = answers
-				break
-			}
+		answers, err := await()
+		if err != nil {
+			return status, err
 		}
-		waiting = false
+		if len(answers) > 0 {
+			req.Answers = answers
+		}
 	}
+}
+
+// recursionError fails a run that reached its recursion limit.
+func (w *Workflow[S]) recursionError(status Status) error {
+	return sdktemporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("temporal: recursion limit of %d reached without hitting a stop condition (next nodes: %s); raise it with temporal.WithRecursionLimit",
+			w.cfg.recursionLimit, strings.Join(status.Next, ", ")),
+		ErrTypeRecursion, nil)
+}
+
+// continueAsNew reports whether a run that is not waiting for answers
+// should continue as new now.
+func (w *Workflow[S]) continueAsNew(ctx workflow.Context, activities int) bool {
+	info := workflow.GetInfo(ctx)
+	return activities >= w.cfg.continueAfter || info.GetContinueAsNewSuggested() ||
+		info.GetCurrentHistorySize() > continueAsNewHistoryBytes
 }
 
 // waitsOn reports whether a run at st waits for the answer id: the ID of

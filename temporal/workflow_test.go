@@ -26,8 +26,17 @@ import (
 	agtemporal "github.com/agentgraph/agentgraph/temporal"
 )
 
-func TestEachSuperstepIsOneActivity(t *testing.T) {
+// A chain's steps have one task each: each runs in the step activity
+// that ends its step, after one that plans the first.
+func TestEachTaskOfAChainIsOneActivity(t *testing.T) {
 	_, st := runOnTemporal(t, graphCase{build: chain(10)})
+	require.Equal(t, 10, st.Steps)
+	require.Equal(t, 11, st.Activities)
+	require.Equal(t, 10, st.Step)
+}
+
+func TestEachSuperstepIsOneActivity(t *testing.T) {
+	_, st := runOnTemporal(t, graphCase{build: chain(10)}, agtemporal.WithStepsPerActivity(1))
 	require.Equal(t, 10, st.Steps)
 	require.Equal(t, 10, st.Activities)
 	require.Equal(t, 10, st.Step)
@@ -195,11 +204,11 @@ func TestRecursionLimitFailsTheWorkflowLikeInvoke(t *testing.T) {
 	snap, err := g.GetState(context.Background(), graph.WithThread("t"))
 	require.NoError(t, err)
 
-	for _, per := range []int{1, 2, 3, 4} {
-		t.Run(fmt.Sprint(per), func(t *testing.T) {
+	for _, per := range []int{0, 1, 2, 3, 4} {
+		t.Run(perName(per), func(t *testing.T) {
 			g, err := chain(10)(checkpoint.NewMemory())
 			require.NoError(t, err)
-			w, err := agtemporal.New("graph", g, agtemporal.WithRecursionLimit(4), agtemporal.WithStepsPerActivity(per))
+			w, err := agtemporal.New("graph", g, agtemporal.WithRecursionLimit(4), perOption(per))
 			require.NoError(t, err)
 			env := newEnv()
 			w.Register(env)
@@ -372,47 +381,81 @@ func TestContinueResumesAFailedThread(t *testing.T) {
 	require.Equal(t, int32(1), aRuns.Load())
 }
 
-func TestEventsReachTheWorkerSideSinkLikeStream(t *testing.T) {
-	for _, c := range []graphCase{caseNamed(t, "join"), caseNamed(t, "send fan-out"), caseNamed(t, "interrupt and resume")} {
-		t.Run(c.name, func(t *testing.T) {
-			modes := graph.ModeValues | graph.ModeUpdates
-			describe := func(ev graph.Event) string {
-				return fmt.Sprintf("%s %d %s %v", ev.Mode, ev.Step, ev.Node, ev.Writes.Fields())
-			}
-			g, err := c.build(checkpoint.NewMemory())
-			require.NoError(t, err)
-			var want []string
-			seq := g.Stream(context.Background(), c.input, graph.WithThread("t"), graph.WithStreamModes(modes))
-			for range 3 {
-				var intr *graph.Interrupted
-				for ev, err := range seq {
-					if errors.As(err, &intr) {
-						break
-					}
-					require.NoError(t, err)
-					want = append(want, describe(ev))
-				}
-				if intr == nil {
-					break
-				}
-				answers := map[string]any{}
-				for _, in := range intr.Interrupts {
-					answers[in.ID] = c.answers[in.Node]
-				}
-				seq = g.StreamResume(context.Background(), graph.Command[St]{ResumeMap: answers}, graph.WithThread("t"), graph.WithStreamModes(modes))
-			}
-
-			var mu sync.Mutex
-			var got []string
-			_, _ = runOnTemporal(t, c, agtemporal.WithEvents(modes, func(ctx context.Context, thread string, ev graph.Event) {
-				mu.Lock()
-				defer mu.Unlock()
-				require.Equal(t, "t", thread)
-				got = append(got, describe(ev))
-			}))
-			require.Equal(t, inStepOrder(want), inStepOrder(got))
-		})
+// perName names a test of a run with perOption(per).
+func perName(per int) string {
+	if per == 0 {
+		return "tasks"
 	}
+	return fmt.Sprint(per, " steps")
+}
+
+// perOption runs tasks as activities for per = 0, per supersteps per
+// activity otherwise.
+func perOption(per int) agtemporal.Option {
+	if per == 0 {
+		return nil
+	}
+	return agtemporal.WithStepsPerActivity(per)
+}
+
+// Events reach the worker-side sink as Stream yields them. With tasks as
+// activities, a step that pauses sends no values event at the pause and
+// the step that ends it no updates of tasks that sent theirs (Stream
+// repeats them, marked Cached, when it resumes).
+func TestEventsReachTheWorkerSideSinkLikeStream(t *testing.T) {
+	for _, per := range []int{0, 1} {
+		for _, c := range []graphCase{caseNamed(t, "join"), caseNamed(t, "send fan-out"), caseNamed(t, "interrupt and resume")} {
+			t.Run(perName(per)+"/"+c.name, func(t *testing.T) {
+				eventsLikeStream(t, c, per)
+			})
+		}
+	}
+}
+
+func eventsLikeStream(t *testing.T, c graphCase, per int) {
+	modes := graph.ModeValues | graph.ModeUpdates
+	describe := func(ev graph.Event) string {
+		if per == 0 && (ev.Mode == graph.ModeValues && len(ev.Interrupts) > 0 || ev.Mode == graph.ModeUpdates && ev.Cached) {
+			return ""
+		}
+		return fmt.Sprintf("%s %d %s %v", ev.Mode, ev.Step, ev.Node, ev.Writes.Fields())
+	}
+	g, err := c.build(checkpoint.NewMemory())
+	require.NoError(t, err)
+	var want []string
+	seq := g.Stream(context.Background(), c.input, graph.WithThread("t"), graph.WithStreamModes(modes))
+	for range 3 {
+		var intr *graph.Interrupted
+		for ev, err := range seq {
+			if errors.As(err, &intr) {
+				break
+			}
+			require.NoError(t, err)
+			if d := describe(ev); d != "" {
+				want = append(want, d)
+			}
+		}
+		if intr == nil {
+			break
+		}
+		answers := map[string]any{}
+		for _, in := range intr.Interrupts {
+			answers[in.ID] = c.answers[in.Node]
+		}
+		seq = g.StreamResume(context.Background(), graph.Command[St]{ResumeMap: answers}, graph.WithThread("t"), graph.WithStreamModes(modes))
+	}
+
+	var mu sync.Mutex
+	var got []string
+	_, _ = runOnTemporal(t, c, perOption(per), agtemporal.WithEvents(modes, func(ctx context.Context, thread string, ev graph.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, "t", thread)
+		if d := describe(ev); d != "" {
+			got = append(got, d)
+		}
+	}))
+	require.Equal(t, inStepOrder(want), inStepOrder(got))
 }
 
 // inStepOrder sorts each run of consecutive update events: tasks of one
@@ -554,11 +597,11 @@ func TestRunRefusesAThreadAnotherRunWrote(t *testing.T) {
 }
 
 func TestRunThatUsesExactlyItsRecursionLimitFinishes(t *testing.T) {
-	for _, per := range []int{1, 3} {
-		t.Run(fmt.Sprint(per), func(t *testing.T) {
+	for _, per := range []int{0, 1, 3} {
+		t.Run(perName(per), func(t *testing.T) {
 			g, err := chain(3)(checkpoint.NewMemory())
 			require.NoError(t, err)
-			w, err := agtemporal.New("graph", g, agtemporal.WithRecursionLimit(3), agtemporal.WithStepsPerActivity(per))
+			w, err := agtemporal.New("graph", g, agtemporal.WithRecursionLimit(3), perOption(per))
 			require.NoError(t, err)
 			env := newEnv()
 			w.Register(env)

@@ -1,0 +1,103 @@
+package temporal_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/state"
+	agtemporal "github.com/agentgraph/agentgraph/temporal"
+)
+
+// Every task of a step with several runs in an activity of its own —
+// the five Send tasks of a fan-out in five — with its node's activity
+// options (a task queue of its own here).
+func TestEachTaskRunsInAnActivityWithItsNodesOptions(t *testing.T) {
+	c := caseNamed(t, "send fan-out")
+	want := runInProcess(t, c)
+	g, err := c.build(checkpoint.NewMemory())
+	require.NoError(t, err)
+	gpu := workflow.ActivityOptions{TaskQueue: "gpu", StartToCloseTimeout: time.Minute}
+	w, err := agtemporal.New("graph", g, agtemporal.WithNodeActivityOptions("work", gpu))
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	var mu sync.Mutex
+	started := map[string][]string{} // activity type → task queues
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		started[info.ActivityType.Name] = append(started[info.ActivityType.Name], info.TaskQueue)
+	})
+	in, err := w.Input("t", c.input)
+	require.NoError(t, err)
+	env.ExecuteWorkflow(w.Name(), in)
+	require.NoError(t, env.GetWorkflowError())
+	var st agtemporal.Status
+	require.NoError(t, env.GetWorkflowResult(&st))
+	got, err := w.Values(t.Context(), st)
+	require.NoError(t, err)
+	b, err := json.Marshal(got)
+	require.NoError(t, err)
+	requireSameOutcome(t, want, outcome{values: string(b)})
+
+	require.Equal(t, []string{"gpu", "gpu", "gpu", "gpu", "gpu"}, started["graph.task"], "one task activity per Send, on the node's queue")
+	// Step activities: the plan of the first step, then the end of each
+	// step — split's (its lone task running in it), the fan-out's, and
+	// collect's (its lone task in it; nothing is next).
+	require.Len(t, started["graph.step"], 4)
+	require.Equal(t, 9, st.Activities)
+}
+
+// A task activity that runs again — its worker died after the node
+// returned — finds the task's writes saved and does not run the node
+// again; one of a step that has been ended is refused.
+func TestTaskActivityRunsItsNodeOnce(t *testing.T) {
+	var mu sync.Mutex
+	runs := map[string]int{}
+	b := graph.New[St]()
+	for _, n := range []string{"a", "b", "c"} {
+		b.AddNode(n, func(ctx context.Context, s St) (St, error) {
+			mu.Lock()
+			runs[n]++
+			mu.Unlock()
+			return St{Log: state.Items(n)}, nil
+		})
+	}
+	b.AddEdge(graph.Start, "a")
+	b.AddEdge(graph.Start, "b")
+	b.AddEdge("a", "c")
+	b.AddEdge("b", "c")
+	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	require.NoError(t, err)
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	ctx := t.Context()
+	_, err = g.Invoke(ctx, St{}, graph.WithThread("t"), graph.WithInterruptBefore("a", "b"))
+	require.ErrorAs(t, err, new(*graph.Interrupted))
+	snap, err := g.GetState(ctx, graph.WithThread("t"))
+	require.NoError(t, err)
+	require.Len(t, snap.Tasks, 2)
+	req := agtemporal.TaskRequest{Thread: "t", RunID: "r", From: snap.CheckpointID, ID: snap.Tasks[0].ID, Node: snap.Tasks[0].Name}
+	for range 2 {
+		res, err := w.Task(ctx, req)
+		require.NoError(t, err)
+		require.Empty(t, res.Interrupts)
+	}
+	require.Equal(t, map[string]int{snap.Tasks[0].Name: 1}, runs)
+
+	_, err = g.Resume(ctx, graph.Command[St]{}, graph.WithThread("t"))
+	require.NoError(t, err)
+	_, err = w.Task(ctx, req)
+	require.ErrorContains(t, err, "has moved on")
+	require.Equal(t, 1, runs[snap.Tasks[0].Name])
+}
