@@ -77,15 +77,17 @@ func effect(path, line string) error {
 	return err
 }
 
-// killGraph is n1 → n2 → slow → n4 → n5; every node logs a "done" line,
-// and the first run of slow logs "start slow" and then blocks until its
-// worker is killed.
+// killGraph is n1 → (n2 ∥ slow) → n4 → n5; every node logs a "done"
+// line, and the first run of slow logs "start slow" and then blocks until
+// its worker is killed (n2 has finished by then).
 func killGraph(saver checkpoint.Saver, effects string) (*graph.Graph[St], error) {
 	b := graph.New[St]()
-	prev := graph.Start
 	for _, name := range []string{"n1", "n2", "slow", "n4", "n5"} {
 		b.AddNode(name, func(ctx context.Context, s St) (St, error) {
 			if name == "slow" {
+				if err := waitForEffect(ctx, effects, "done n2"); err != nil {
+					return St{}, err
+				}
 				before, err := os.ReadFile(effects)
 				if err != nil {
 					return St{}, err
@@ -109,10 +111,31 @@ func killGraph(saver checkpoint.Saver, effects string) (*graph.Graph[St], error)
 			o.Log.Append(name)
 			return o, nil
 		})
-		b.AddEdge(prev, name)
-		prev = name
 	}
+	b.AddEdge(graph.Start, "n1")
+	b.AddEdge("n1", "n2")
+	b.AddEdge("n1", "slow")
+	b.AddJoin([]string{"n2", "slow"}, "n4")
+	b.AddEdge("n4", "n5")
 	return b.Compile(graph.WithCheckpointer(saver), graph.WithLeaseTTL(3*time.Second))
+}
+
+// waitForEffect waits until the side-effect log has line.
+func waitForEffect(ctx context.Context, path, line string) error {
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), line+" ") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func quietLogger() log.Logger {
@@ -135,6 +158,10 @@ func runWorker() error {
 	if err != nil {
 		return err
 	}
+	ksw, err := agtemporal.New("killtest-steps", kg, append(killOptions(), agtemporal.WithStepsPerActivity(1))...)
+	if err != nil {
+		return err
+	}
 	ag, err := askGraph("ask1", "ask2")(saver)
 	if err != nil {
 		return err
@@ -150,6 +177,7 @@ func runWorker() error {
 	defer c.Close()
 	wk := worker.New(c, os.Getenv(envQueue), worker.Options{})
 	kw.Register(wk)
+	ksw.Register(wk)
 	aw.Register(wk)
 	return wk.Run(worker.InterruptCh())
 }
@@ -234,11 +262,25 @@ func newITest(t *testing.T, workers int) *itest {
 	return it
 }
 
+// Two workers; the one running slow is killed with -9 while n2, its
+// sibling in the step, has finished: the other worker finishes the run,
+// and no node that had finished runs again — with tasks as activities
+// and with supersteps as activities.
 func TestKilledWorkerLosesNothing(t *testing.T) {
+	for _, name := range []string{"killtest", "killtest-steps"} {
+		t.Run(name, func(t *testing.T) { killedWorkerLosesNothing(t, name) })
+	}
+}
+
+func killedWorkerLosesNothing(t *testing.T, name string) {
 	it := newITest(t, 2)
 	g, err := killGraph(it.saver, it.effects)
 	require.NoError(t, err)
-	w, err := agtemporal.New("killtest", g, killOptions()...)
+	opts := killOptions()
+	if name == "killtest-steps" {
+		opts = append(opts, agtemporal.WithStepsPerActivity(1))
+	}
+	w, err := agtemporal.New(name, g, opts...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -299,23 +341,36 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
 	replayer.RegisterWorkflowWithOptions(w.Run, workflow.RegisterOptions{Name: w.Name()})
 	require.NoError(t, replayer.ReplayWorkflowHistory(quietLogger(), hist))
-	if path := os.Getenv("AGENTGRAPH_TEMPORAL_RECORD"); path != "" {
+	if path := os.Getenv("AGENTGRAPH_TEMPORAL_RECORD"); path != "" && name == "killtest" {
 		b, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(hist)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(path, b, 0o644))
 	}
 }
 
+// Histories recorded from TestKilledWorkerLosesNothing on a dev server
+// (two workers, the one running slow killed with -9) replay on this
+// workflow code: killtest-history.json with tasks as activities,
+// killtest-steps-history.json (recorded before tasks were activities, on
+// a chain n1 → n2 → slow → n4 → n5) with supersteps as activities.
 func TestRecordedHistoryReplays(t *testing.T) {
-	g, err := killGraph(checkpoint.NewMemory(), filepath.Join(t.TempDir(), "effects.log"))
-	require.NoError(t, err)
-	w, err := agtemporal.New("killtest", g, killOptions()...)
-	require.NoError(t, err)
-	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(w.Run, workflow.RegisterOptions{Name: w.Name()})
-	// Recorded from TestKilledWorkerLosesNothing on a dev server: two
-	// workers, the one running slow killed with -9.
-	require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(quietLogger(), "testdata/killtest-history.json"))
+	for _, tc := range []struct {
+		file string
+		opts []agtemporal.Option
+	}{
+		{"testdata/killtest-history.json", nil},
+		{"testdata/killtest-steps-history.json", []agtemporal.Option{agtemporal.WithStepsPerActivity(1)}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			g, err := killGraph(checkpoint.NewMemory(), filepath.Join(t.TempDir(), "effects.log"))
+			require.NoError(t, err)
+			w, err := agtemporal.New("killtest", g, append(killOptions(), tc.opts...)...)
+			require.NoError(t, err)
+			replayer := worker.NewWorkflowReplayer()
+			replayer.RegisterWorkflowWithOptions(w.Run, workflow.RegisterOptions{Name: w.Name()})
+			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(quietLogger(), tc.file))
+		})
+	}
 }
 
 func TestInterruptsAnsweredThroughTheClient(t *testing.T) {
