@@ -455,3 +455,19 @@ func (g *Graph[S]) fingerprint() string {
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\n")))
 	return hex.EncodeToString(sum[:8])
 }
+
+// Breakpoints returns the nodes the graph was compiled to pause before and
+// after ([WithInterruptBefore] and [WithInterruptAfter] given to Compile,
+// "*" expanded), each list sorted. A runner that drives the graph's steps
+// itself (package temporal's workflows) honours them with it.
+func (g *Graph[S]) Breakpoints() (before, after []string) {
+	list := func(m map[string]bool) []string {
+		var out []string
+		for n := range m {
+			out = append(out, n)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return list(g.interruptBefore), list(g.interruptAfter)
+}

@@ -323,3 +323,32 @@ func TestWithTasksRefusesRunsThatWouldEndTheStep(t *testing.T) {
 	}
 	require.Equal(t, map[string]int32{"a": 1}, taskRuns(&runs), "no refused run ran a task")
 }
+
+// Breakpoints lists the compiled breakpoints, "*" expanded.
+func TestBreakpointsListsTheCompiledBreakpoints(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		opts          []graph.CompileOption
+		before, after []string
+	}{
+		{"none", nil, nil, nil},
+		{"named", []graph.CompileOption{graph.WithInterruptBefore("c", "b"), graph.WithInterruptAfter("d")}, []string{"b", "c"}, []string{"d"}},
+		{"every node", []graph.CompileOption{graph.WithInterruptAfter("*")}, nil, []string{"a", "b", "c", "d"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := graph.New[taskState]()
+			for _, n := range []string{"a", "b", "c", "d"} {
+				b.AddNode(n, func(ctx context.Context, s taskState) (taskState, error) { return s, nil })
+			}
+			b.AddEdge(graph.Start, "a")
+			b.AddEdge("a", "b")
+			b.AddEdge("b", "c")
+			b.AddEdge("c", "d")
+			g, err := b.Compile(append(tc.opts, graph.WithCheckpointer(checkpoint.NewMemory()))...)
+			require.NoError(t, err)
+			before, after := g.Breakpoints()
+			require.Equal(t, tc.before, before)
+			require.Equal(t, tc.after, after)
+		})
+	}
+}
