@@ -45,7 +45,8 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 	switch {
 	case req.Plan:
 		// Up to the next step's tasks: they run as activities of their own.
-		opts = append(opts, graph.WithInterruptBefore("*"))
+		// The workflow honours the graph's breakpoints itself.
+		opts = append(opts, graph.WithInterruptBefore("*"), graph.WithInterruptAfter())
 	case req.Limit == 1:
 		// One superstep: a breakpoint after every node pauses the run
 		// cleanly once the step is checkpointed. (A recursion limit cannot

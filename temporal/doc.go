@@ -66,10 +66,15 @@
 // table of graphs both ways). [WithNodeActivityOptions] gives a node's
 // activities their own task queue, timeouts and retry policy.
 //
+// Breakpoints compiled into the graph ([graph.WithInterruptBefore] and
+// [graph.WithInterruptAfter] given to Compile) pause the workflow where they
+// pause Invoke; [Answer] with an empty interrupt ID goes on past one.
+//
 // [WithStepsPerActivity] runs whole supersteps instead — their tasks in
 // parallel inside one activity, on one worker — one or several per
 // activity, saving Temporal round trips at the cost of coarser
-// activities.
+// activities; compiled breakpoints are not honoured at activity boundaries
+// then.
 //
 // Either way every superstep is checkpointed and the writes of a step's
 // finished tasks are saved as they finish, so a retried activity — after

@@ -105,6 +105,10 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 	}
 	node := ""
 	steps, activities, owned := max(in.Steps, 0), 0, false
+	// ending names the nodes of the step the next step activity ends;
+	// released is the checkpoint whose breakpoint before was answered.
+	var ending []string
+	released := ""
 	for {
 		var res StepResult
 		actx := workflow.WithActivityOptions(ctx, w.activityOptions(node))
@@ -115,6 +119,14 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 		activities++
 		*status = res.Status
 		status.Steps, status.Activities = steps, activities
+		if hit := breakpointHits(w.after, ending); res.Ran > 0 && len(status.Interrupts) == 0 && len(hit) > 0 {
+			// A breakpoint after the last nodes pauses too, as in process.
+			status.After = hit
+			if _, err := await(); err != nil {
+				return *status, err
+			}
+			status.After = nil
+		}
 		if status.Done {
 			return *status, nil
 		}
@@ -124,6 +136,21 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 		}
 		if steps >= w.cfg.recursionLimit && len(status.Interrupts) == 0 {
 			return *status, w.recursionError(*status)
+		}
+		if len(status.Interrupts) == 0 && status.CheckpointID != released {
+			var next []string
+			for _, t := range status.Tasks {
+				if !t.Done {
+					next = append(next, t.Node)
+				}
+			}
+			if hit := breakpointHits(w.before, next); len(hit) > 0 {
+				status.Before = hit
+				if _, err := await(); err != nil {
+					return *status, err
+				}
+				status.Before, released = nil, status.CheckpointID
+			}
 		}
 		// Run the step's tasks until none is left to run but one at most.
 		var answers map[string]json.RawMessage
@@ -191,7 +218,24 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 				break
 			}
 		}
+		ending = ending[:0]
+		for _, t := range status.Tasks {
+			ending = append(ending, t.Node)
+		}
 		req = StepRequest{Thread: in.Thread, RunID: runID, Continue: in.Continue && !owned, Plan: true, Limit: 1,
 			From: status.CheckpointID, Answers: answers}
 	}
+}
+
+// breakpointHits returns the nodes of nodes that are in set, sorted, each
+// once.
+func breakpointHits(set map[string]bool, nodes []string) []string {
+	var hit []string
+	for _, n := range nodes {
+		if set[n] && !slices.Contains(hit, n) {
+			hit = append(hit, n)
+		}
+	}
+	slices.Sort(hit)
+	return hit
 }

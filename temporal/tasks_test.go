@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -100,4 +101,72 @@ func TestTaskActivityRunsItsNodeOnce(t *testing.T) {
 	_, err = w.Task(ctx, req)
 	require.ErrorContains(t, err, "has moved on")
 	require.Equal(t, 1, runs[snap.Tasks[0].Name])
+}
+
+// The graph's compiled breakpoints pause the workflow where they pause
+// Invoke, and a signal with no interrupt ID goes on past each.
+func TestCompiledBreakpointsPauseTheWorkflowAsInProcess(t *testing.T) {
+	build := func(saver checkpoint.Saver) (*graph.Graph[St], error) {
+		b := graph.New[St]()
+		for _, n := range []string{"a", "b", "c", "d"} {
+			b.AddNode(n, appendNode(n))
+		}
+		b.AddEdge(graph.Start, "a")
+		b.AddEdge("a", "b")
+		b.AddEdge("a", "c")
+		b.AddJoin([]string{"b", "c"}, "d")
+		return b.Compile(graph.WithCheckpointer(saver), graph.WithInterruptBefore("b"), graph.WithInterruptAfter("c", "d"))
+	}
+	type pause struct {
+		Before, After []string
+		Log           []string
+	}
+	ctx := t.Context()
+	g, err := build(checkpoint.NewMemory())
+	require.NoError(t, err)
+	var want []pause
+	out, err := g.Invoke(ctx, St{}, graph.WithThread("t"))
+	for range 5 {
+		var intr *graph.Interrupted
+		if !errors.As(err, &intr) {
+			break
+		}
+		want = append(want, pause{intr.Before, intr.After, out.Log.Get()})
+		out, err = g.Resume(ctx, graph.Command[St]{}, graph.WithThread("t"))
+	}
+	require.NoError(t, err)
+	require.Len(t, want, 3, "in process: before b, after c, after d")
+
+	g, err = build(checkpoint.NewMemory())
+	require.NoError(t, err)
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	var got []pause
+	for round := 1; round <= 4; round++ {
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(agtemporal.QueryState)
+			require.NoError(t, err)
+			var st agtemporal.Status
+			require.NoError(t, v.Get(&st))
+			if !st.Paused() {
+				return
+			}
+			s, err := w.Values(ctx, st)
+			require.NoError(t, err)
+			got = append(got, pause{st.Before, st.After, s.Log.Get()})
+			env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{})
+		}, time.Duration(round)*time.Hour)
+	}
+	in, err := w.Input("t", St{})
+	require.NoError(t, err)
+	env.ExecuteWorkflow(w.Name(), in)
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, want, got)
+	var st agtemporal.Status
+	require.NoError(t, env.GetWorkflowResult(&st))
+	s, err := w.Values(ctx, st)
+	require.NoError(t, err)
+	require.Equal(t, out.Log.Get(), s.Log.Get())
 }

@@ -50,6 +50,8 @@ type Workflow[S any] struct {
 	name string
 	g    *graph.Graph[S]
 	cfg  config
+	// before and after are the graph's compiled breakpoints.
+	before, after map[string]bool
 }
 
 // New returns the workflow of g, registered under name (its activities
@@ -65,7 +67,14 @@ func New[S any](name string, g *graph.Graph[S], opts ...Option) (*Workflow[S], e
 	if _, err := encodeWrites(*new(S)); err != nil {
 		return nil, err
 	}
-	w := &Workflow[S]{name: name, g: g, cfg: defaultConfig()}
+	w := &Workflow[S]{name: name, g: g, cfg: defaultConfig(), before: map[string]bool{}, after: map[string]bool{}}
+	before, after := g.Breakpoints()
+	for _, n := range before {
+		w.before[n] = true
+	}
+	for _, n := range after {
+		w.after[n] = true
+	}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&w.cfg)
