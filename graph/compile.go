@@ -471,3 +471,18 @@ func (g *Graph[S]) Breakpoints() (before, after []string) {
 	}
 	return list(g.interruptBefore), list(g.interruptAfter)
 }
+
+// MaxConcurrency returns how many tasks of a step the graph's runs run at
+// once by default — the [WithMaxConcurrency] among the options given to
+// [WithRunDefaults] — or 0 for no bound. A runner that runs a step's tasks
+// itself (package temporal's workflows) keeps to it: with 1, tasks run
+// one after the other in the step's order.
+func (g *Graph[S]) MaxConcurrency() int {
+	var c runConfig
+	for _, o := range g.runDefaults {
+		if o != nil {
+			o.applyRun(&c)
+		}
+	}
+	return max(c.maxConc, 0)
+}

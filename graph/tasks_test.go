@@ -352,3 +352,25 @@ func TestBreakpointsListsTheCompiledBreakpoints(t *testing.T) {
 		})
 	}
 }
+
+// MaxConcurrency reports the bound given with the run defaults.
+func TestMaxConcurrencyReportsTheRunDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []graph.CompileOption
+		want int
+	}{
+		{"none", nil, 0},
+		{"one", []graph.CompileOption{graph.WithRunDefaults(graph.WithMaxConcurrency(1))}, 1},
+		{"the last given", []graph.CompileOption{graph.WithRunDefaults(graph.WithMaxConcurrency(4), graph.WithMaxConcurrency(2))}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := graph.New[taskState]()
+			b.AddNode("a", func(ctx context.Context, s taskState) (taskState, error) { return s, nil })
+			b.AddEdge(graph.Start, "a")
+			g, err := b.Compile(tc.opts...)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, g.MaxConcurrency())
+		})
+	}
+}
