@@ -93,7 +93,7 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 		rec  *graph.RecursionError
 	)
 	res := StepResult{}
-	stepped := false
+	stepped, nested := false, false
 	switch {
 	case req.Report:
 	case planned:
@@ -109,6 +109,9 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 		intr, stepped = nil, true
 	case errors.As(runErr, &intr):
 		res.Before, res.After = intr.Before, intr.After
+		// A breakpoint compiled into a subgraph pauses with nothing named:
+		// it is reported as a breakpoint before the step's open tasks.
+		nested = len(intr.Before) == 0 && len(intr.After) == 0 && len(intr.Interrupts) == 0
 	case errors.As(runErr, &rec):
 		// The step budget of this activity is spent; the workflow asks
 		// for more (or stops at its own recursion limit).
@@ -130,6 +133,14 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 		return StepResult{}, err
 	}
 	res.Tasks = tasks(after)
+	if nested {
+		for _, tk := range after.Tasks {
+			if !tk.Done && !slices.Contains(res.Before, tk.Name) {
+				res.Before = append(res.Before, tk.Name)
+			}
+		}
+		slices.Sort(res.Before)
+	}
 	if intr == nil && !res.Done && len(after.Interrupts) > 0 && !req.Report && !planned {
 		return StepResult{}, errf("temporal: thread %s has pending interrupts but the run did not pause", req.Thread)
 	}

@@ -126,11 +126,11 @@
 // the updates its tasks sent (Stream repeats them, marked Cached, on a
 // resume); updates of a step's tasks come as the tasks finish.
 //
-// Limits: static breakpoints compiled into the graph (WithInterruptBefore,
-// WithInterruptAfter) are not honoured at activity boundaries — the
-// engine's Resume skips a before-breakpoint at its first step, and a
-// one-step activity ends its step with an after-breakpoint of its own —
-// so pause with [graph.Interrupt] inside a node instead. Changing the
-// workflow code of this package between versions follows Temporal's
-// versioning rules for running workflows.
+// Limits: with [WithStepsPerActivity], static breakpoints compiled into the
+// graph are not honoured at activity boundaries (the engine's Resume skips
+// a before-breakpoint at its first step, and a one-step activity ends its
+// step with an after-breakpoint of its own); pause with [graph.Interrupt]
+// inside a node instead. Changing the workflow code of this package
+// between versions follows Temporal's versioning rules for running
+// workflows.
 package temporal

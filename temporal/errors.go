@@ -96,7 +96,8 @@ func toActivityError(err error) error {
 	case errors.As(err, &undecl), errors.As(err, &shape),
 		errors.Is(err, graph.ErrNoCheckpointer), errors.Is(err, graph.ErrNotCompiled),
 		errors.Is(err, graph.ErrAmbiguousResume), errors.Is(err, graph.ErrNothingToResume),
-		errors.Is(err, graph.ErrNotInterrupted), errors.Is(err, graph.ErrNoThread):
+		errors.Is(err, graph.ErrNotInterrupted), errors.Is(err, graph.ErrNoThread),
+		errors.Is(err, graph.ErrUnknownTask):
 		return sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGraph, err)
 	}
 	return err

@@ -123,10 +123,12 @@ func WithInlineStateLimit(n int) Option {
 // payloads over 2 MB by default, and a result carries more than the state.
 const MaxInlineStateLimit = 1 << 20
 
-// WithRecursionLimit bounds the supersteps of one workflow run, like
+// WithRecursionLimit bounds the supersteps of one workflow run, as
 // [graph.WithRecursionLimit] does an in-process run (default
 // [graph.DefaultRecursionLimit]): a run that would take more fails with an
-// error of type [ErrTypeRecursion].
+// error of type [ErrTypeRecursion]. It counts the supersteps that run
+// nodes; Invoke counts the step that applies the input too, so a graph
+// that runs within a limit of n in process runs within n-1 here.
 func WithRecursionLimit(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {

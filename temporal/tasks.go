@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 
 	"go.temporal.io/sdk/workflow"
@@ -28,6 +29,9 @@ type TaskRequest struct {
 // raised, if it paused.
 type TaskResult struct {
 	Interrupts []Interrupt `json:"interrupts,omitempty"`
+	// Paused reports a task that stopped at a breakpoint compiled into a
+	// subgraph: it runs again, on past it, when the run goes on.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Task is the task activity: it runs one task of the thread's next step
@@ -53,7 +57,7 @@ func (w *Workflow[S]) Task(ctx context.Context, req TaskRequest) (TaskResult, er
 	}
 	i := slices.IndexFunc(before.Tasks, func(tk graph.TaskInfo) bool { return tk.ID == req.ID })
 	if i < 0 {
-		return TaskResult{}, errf("temporal: %v: task %s (%s) of thread %s", graph.ErrUnknownTask, req.ID, req.Node, req.Thread)
+		return TaskResult{}, toActivityError(fmt.Errorf("temporal: task %s (%s) of thread %s: %w", req.ID, req.Node, req.Thread, graph.ErrUnknownTask))
 	}
 	if before.Tasks[i].Done {
 		return TaskResult{}, nil
@@ -71,6 +75,9 @@ func (w *Workflow[S]) Task(ctx context.Context, req TaskRequest) (TaskResult, er
 	switch {
 	case runErr == nil:
 		return TaskResult{}, nil
+	case errors.As(runErr, &intr) && len(intr.Interrupts) == 0:
+		// A breakpoint compiled into a subgraph of the task.
+		return TaskResult{Paused: true}, nil
 	case errors.As(runErr, &intr):
 		after, err := w.g.GetState(ctx, thread)
 		if err != nil {
@@ -78,6 +85,18 @@ func (w *Workflow[S]) Task(ctx context.Context, req TaskRequest) (TaskResult, er
 		}
 		ins, err := withTasks(intr.Interrupts, after)
 		return TaskResult{Interrupts: ins}, err
+	case errors.Is(runErr, graph.ErrNotInterrupted) && len(cmd.ResumeMap) > 0:
+		// Another attempt of this task (Temporal retries one whose
+		// heartbeats stopped, though it may still run) used the answers
+		// first: its outcome counts.
+		after, err := w.g.GetState(ctx, thread)
+		if err != nil {
+			return TaskResult{}, toActivityError(err)
+		}
+		if i := slices.IndexFunc(after.Tasks, func(tk graph.TaskInfo) bool { return tk.ID == req.ID }); i >= 0 && after.Tasks[i].Done {
+			return TaskResult{}, nil
+		}
+		return TaskResult{}, fmt.Errorf("temporal: task %s (%s) of thread %s: another attempt answered its interrupts and has not finished: %w", req.ID, req.Node, req.Thread, runErr)
 	default:
 		return TaskResult{}, toActivityError(runErr)
 	}
@@ -125,13 +144,17 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 			if _, err := await(); err != nil {
 				return *status, err
 			}
-			status.After = nil
+			// Going on past it passes a breakpoint before the next step
+			// too, as Resume does.
+			status.After, released = nil, status.CheckpointID
 		}
 		if status.Done {
 			return *status, nil
 		}
 		owned = owned || res.Owned
-		if res.Ran > 0 && !status.Paused() && w.continueAsNew(ctx, activities) {
+		// (Not right after going on past a breakpoint after the step: the
+		// new run would not know it passes the one before the next.)
+		if res.Ran > 0 && !status.Paused() && released != status.CheckpointID && w.continueAsNew(ctx, activities) {
 			return *status, workflow.NewContinueAsNewError(ctx, w.name, Input{Thread: in.Thread, Continue: true, Steps: steps})
 		}
 		if steps >= w.cfg.recursionLimit && len(status.Interrupts) == 0 {
@@ -174,8 +197,19 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 				}
 				break
 			}
+			// Tasks start in the step's order, at most the graph's
+			// MaxConcurrency at a time (one after the other with 1, as in
+			// process); after a failure no other starts.
+			limit := w.g.MaxConcurrency()
+			if limit <= 0 {
+				limit = len(todo)
+			}
 			futures := make([]workflow.Future, len(todo))
-			for i, t := range todo {
+			// The first failure cancels the step's other tasks, as in
+			// process (an interrupt does not).
+			bctx, cancel := workflow.WithCancel(ctx)
+			start := func(i int) {
+				t := todo[i]
 				treq := TaskRequest{Thread: in.Thread, RunID: runID, From: status.CheckpointID, ID: t.ID, Node: t.Node}
 				for _, it := range status.Interrupts {
 					if it.Task == t.ID && answers != nil {
@@ -185,14 +219,21 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 						treq.Answers[it.ID] = answers[it.ID]
 					}
 				}
-				tctx := workflow.WithActivityOptions(ctx, w.activityOptions(t.Node))
+				tctx := workflow.WithActivityOptions(bctx, w.activityOptions(t.Node))
 				futures[i] = workflow.ExecuteActivity(tctx, w.name+taskSuffix, treq)
+			}
+			for i := range min(limit, len(todo)) {
+				start(i)
 			}
 			var (
 				firstErr error
 				raised   []Interrupt
+				stopped  []string
 			)
 			for i, f := range futures {
+				if f == nil {
+					break // not started: a task before it failed
+				}
 				var tr TaskResult
 				err := f.Get(ctx, &tr)
 				activities++
@@ -200,19 +241,37 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 				case err != nil:
 					if firstErr == nil {
 						firstErr = err
+						cancel()
 					}
+				case tr.Paused:
+					stopped = append(stopped, todo[i].Node)
 				case len(tr.Interrupts) > 0:
 					raised = append(raised, tr.Interrupts...)
 				default:
 					j := slices.IndexFunc(status.Tasks, func(t Task) bool { return t.ID == todo[i].ID })
 					status.Tasks[j].Done = true
 				}
+				if next := i + limit; next < len(todo) && firstErr == nil {
+					start(next)
+				}
 			}
+			cancel()
 			status.Activities = activities
 			if firstErr != nil {
 				return *status, firstErr
 			}
 			status.Interrupts, answers = raised, nil
+			if len(raised) == 0 && len(stopped) > 0 {
+				status.Before = nil
+				for _, n := range stopped {
+					if !slices.Contains(status.Before, n) {
+						status.Before = append(status.Before, n)
+					}
+				}
+				slices.Sort(status.Before)
+				continue // waits, then runs the stopped tasks on
+			}
+			status.Before = nil
 			if len(raised) == 0 {
 				node = ""
 				break

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -169,4 +171,179 @@ func TestCompiledBreakpointsPauseTheWorkflowAsInProcess(t *testing.T) {
 	s, err := w.Values(ctx, st)
 	require.NoError(t, err)
 	require.Equal(t, out.Log.Get(), s.Log.Get())
+}
+
+// A graph whose runs run one task at a time (WithMaxConcurrency(1) in its
+// run defaults: tool calls that must run in call order, say) runs its task
+// activities one after the other, in the step's order.
+func TestTaskActivitiesKeepToTheGraphsMaxConcurrency(t *testing.T) {
+	var mu sync.Mutex
+	var trace []string
+	b := graph.New[St]()
+	b.AddNode("split", appendNode("split"))
+	b.AddNode("work", func(ctx context.Context, s St) (St, error) {
+		mu.Lock()
+		trace = append(trace, "start "+s.Mode.Get())
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond) // a sibling running meanwhile would interleave
+		mu.Lock()
+		trace = append(trace, "end "+s.Mode.Get())
+		mu.Unlock()
+		return St{Log: state.Items(s.Mode.Get())}, nil
+	})
+	b.AddEdge(graph.Start, "split")
+	b.AddBranch("split", func(ctx context.Context, s St) (graph.Route[St], error) {
+		var r graph.Route[St]
+		for _, w := range []string{"patch", "test", "commit"} {
+			r.Sends = append(r.Sends, graph.Send[St]{Node: "work", Arg: St{Mode: state.Set(w)}})
+		}
+		return r, nil
+	}, graph.WithDestinations("work"))
+	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithRunDefaults(graph.WithMaxConcurrency(1)))
+	require.NoError(t, err)
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	in, err := w.Input("t", St{})
+	require.NoError(t, err)
+	env.ExecuteWorkflow(w.Name(), in)
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{"start patch", "end patch", "start test", "end test", "start commit", "end commit"}, trace)
+}
+
+// Going on past a breakpoint after a step passes one before the next
+// step too, as Resume does.
+func TestBreakpointAfterAStepPassesTheOneBeforeTheNext(t *testing.T) {
+	b := graph.New[St]()
+	for _, n := range []string{"a", "b", "c"} {
+		b.AddNode(n, appendNode(n))
+	}
+	b.AddEdge(graph.Start, "a")
+	b.AddEdge("a", "b")
+	b.AddEdge("a", "c")
+	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptAfter("a"), graph.WithInterruptBefore("b"))
+	require.NoError(t, err)
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	var pauses []agtemporal.Status
+	for round := 1; round <= 3; round++ {
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(agtemporal.QueryState)
+			require.NoError(t, err)
+			var st agtemporal.Status
+			require.NoError(t, v.Get(&st))
+			if st.Paused() {
+				pauses = append(pauses, st)
+				env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{})
+			}
+		}, time.Duration(round)*time.Hour)
+	}
+	in, err := w.Input("t", St{})
+	require.NoError(t, err)
+	env.ExecuteWorkflow(w.Name(), in)
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, pauses, 1, "Invoke pauses once, after a")
+	require.Equal(t, []string{"a"}, pauses[0].After)
+}
+
+// A breakpoint compiled into a subgraph pauses its task; the run goes on
+// past it when answered with no interrupt ID.
+func TestSubgraphBreakpointPausesItsTask(t *testing.T) {
+	sb := graph.New[St]()
+	sb.AddNode("one", appendNode("s.one"))
+	sb.AddNode("two", appendNode("s.two"))
+	sb.AddEdge(graph.Start, "one")
+	sb.AddEdge("one", "two")
+	sub, err := sb.Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptBefore("two"))
+	require.NoError(t, err)
+	b := graph.New[St]()
+	b.AddNode("p", appendNode("p"))
+	b.AddCommandNode("sub", graph.Subgraph[St, St](sub, nil, nil))
+	b.AddEdge(graph.Start, "p")
+	b.AddEdge(graph.Start, "sub")
+	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	require.NoError(t, err)
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	var pauses []agtemporal.Status
+	for round := 1; round <= 3; round++ {
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(agtemporal.QueryState)
+			require.NoError(t, err)
+			var st agtemporal.Status
+			require.NoError(t, v.Get(&st))
+			if st.Paused() {
+				pauses = append(pauses, st)
+				env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{})
+			}
+		}, time.Duration(round)*time.Hour)
+	}
+	in, err := w.Input("t", St{})
+	require.NoError(t, err)
+	env.ExecuteWorkflow(w.Name(), in)
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, pauses, 1)
+	require.Equal(t, []string{"sub"}, pauses[0].Before)
+	var st agtemporal.Status
+	require.NoError(t, env.GetWorkflowResult(&st))
+	s, err := w.Values(t.Context(), st)
+	require.NoError(t, err)
+	require.Equal(t, []string{"p", "s.one", "s.two"}, s.Log.Get())
+}
+
+// A task that fails for good ends the step at once, as in process: the
+// workflow does not wait for a sibling still running.
+func TestFailedTaskDoesNotWaitForItsSiblings(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var finished atomic.Bool
+	b := graph.New[St]()
+	b.AddNode("boom", func(ctx context.Context, s St) (St, error) { return St{}, errors.New("boom") })
+	b.AddNode("slow", func(ctx context.Context, s St) (St, error) {
+		select {
+		case <-ctx.Done():
+			return St{}, ctx.Err()
+		case <-release:
+		}
+		finished.Store(true)
+		return St{}, nil
+	})
+	b.AddEdge(graph.Start, "boom")
+	b.AddEdge(graph.Start, "slow")
+	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	require.NoError(t, err)
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	in, err := w.Input("t", St{})
+	require.NoError(t, err)
+	env.ExecuteWorkflow(w.Name(), in)
+	nodeErr, ok := agtemporal.AsNodeError(env.GetWorkflowError())
+	require.True(t, ok)
+	require.Equal(t, "boom", nodeErr.Node)
+	require.False(t, finished.Load(), "the workflow waited for slow")
+}
+
+// A task activity given a task that is not one of the step's fails
+// without a retry.
+func TestTaskActivityRefusesAnUnknownTaskForGood(t *testing.T) {
+	g, err := chain(2)(checkpoint.NewMemory())
+	require.NoError(t, err)
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	_, err = g.Invoke(t.Context(), St{}, graph.WithThread("t"), graph.WithInterruptBefore("n01"))
+	require.ErrorAs(t, err, new(*graph.Interrupted))
+	snap, err := g.GetState(t.Context(), graph.WithThread("t"))
+	require.NoError(t, err)
+	_, err = w.Task(t.Context(), agtemporal.TaskRequest{Thread: "t", RunID: "r", From: snap.CheckpointID, ID: "no-such-task", Node: "n01"})
+	var app *sdktemporal.ApplicationError
+	require.ErrorAs(t, err, &app)
+	require.True(t, app.NonRetryable())
+	require.ErrorContains(t, err, "no such task")
 }
