@@ -138,7 +138,7 @@ func input(question string) State {
 // plain yes is passed to the research agent as the reviewer's note.
 func approves(answer string) bool {
 	switch strings.ToLower(strings.TrimSpace(answer)) {
-	case "reject", "rejected", "no", "n", "deny", "denied":
+	case "reject", "rejected", "no", "n", "deny", "denied", "abort", "stop":
 		return false
 	}
 	return true

@@ -1,44 +1,61 @@
-// Command agentgraph-temporal runs a research agent on Temporal: workers
-// carry its runs, a starter starts them, and a human approves each run's
-// plan from another terminal, hours later if need be, while any worker —
-// not necessarily the one that asked — carries the run on.
+// Command agentgraph-temporal runs two agents on Temporal — a research
+// agent and the retrAI coding agent — each with a human approving it from
+// another terminal, hours later if need be, while any worker — not
+// necessarily the one that asked — carries the run on.
 //
 //	agentgraph-temporal worker  [--addr HOST:PORT] [--queue Q] [--db FILE] [--model SPEC]
-//	agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] "question"
+//	agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] [--agent research] "question"
+//	agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] --agent retrai [--project DIR] ["instructions"]
 //	agentgraph-temporal status  [--addr HOST:PORT] --thread T
 //	agentgraph-temporal approve [--addr HOST:PORT] --thread T [--answer TEXT] [--timeout D]
 //	agentgraph-temporal wait    [--addr HOST:PORT] [--db FILE] --thread T
 //
-// The agent is a graph of three nodes: plan (the model proposes a plan),
-// approve (graph.Interrupt asks a human to approve it; the run waits on
-// Temporal, in no process, for the answer) and research (the
-// plan-and-execute agent of package agent/planexec, as a subgraph, with
-// two tools over a few bundled team notes: search_notes and read_note).
+// The research agent (--agent research, the default) is a graph of three
+// nodes: plan (the model proposes a plan), approve (graph.Interrupt asks a
+// human to approve it; the run waits on Temporal, in no process, for the
+// answer) and research (the plan-and-execute agent of package
+// agent/planexec, as a subgraph, with two tools over a few bundled team
+// notes: search_notes and read_note).
 //
-// `worker` registers the agent with a Temporal worker of task queue
+// The retrAI agent (--agent retrai) is the coding agent of package
+// agent/retrai with the goal go-test: plan (the model, with the coding
+// tools) → act → evaluate (`go test ./...`), until the tests pass, with its
+// human check on: after every iteration that did not reach the goal, the
+// run waits on Temporal for an approve or an abort. It works on the
+// project --project, by default a copy, in a new temporary directory, of a
+// bundled sample Go module whose test fails. The tool calls of a model
+// turn run one after the other, in call order, as in process: the
+// workflow keeps to the graph's graph.WithMaxConcurrency(1).
+//
+// `worker` registers both agents with a Temporal worker of task queue
 // --queue and runs until interrupted. The state of every run lives in the
 // SQLite checkpointer --db (checkpoint/sqlite), which all the workers of a
 // machine share; Temporal carries references to it. Start several
 // workers: each superstep of a run goes to whichever is free.
 //
-// `start` starts a run answering the question on thread --thread (default:
-// a new one) and prints the workflow ID, which is the thread. `status`
-// prints where the run stands: its next nodes and its pending interrupt,
-// with the plan to approve. `approve` waits until the run asks for its
-// approval (at most --timeout) and answers with --answer through an
-// update (temporal.AnswerChecked), which the run refuses when it does not
-// wait on that interrupt: "approve" (the default), "yes" or "ok" approve
-// the plan; "reject" or "no" end the run; any other text approves the
-// plan and is given to the research agent as the reviewer's note. `wait`
-// waits for the run's end and prints its answer.
+// `start` starts a run on thread --thread (default: a new one) and prints
+// the workflow ID, which is the thread; a thread that has a run already,
+// open or finished, is refused. `status` prints where the run stands: its
+// next nodes and its pending interrupt, with what it asks. `approve` waits
+// until the run asks for approval (at most --timeout) and answers with
+// --answer through an update (temporal.AnswerChecked), which the run
+// refuses when it does not wait on that interrupt: "approve" (the
+// default), "yes" or "ok" approve; "reject", "abort" or "no" reject (the
+// research agent ends, retrAI stops); any other text approves the
+// research agent's plan and is given to it as the reviewer's note
+// (retrAI takes no note, and such an answer is refused). `wait` waits for
+// the run's end and prints its result. status, approve and wait find the
+// agent of a thread from its workflow's type.
 //
 // The model comes from the worker's --model, a spec of llm.New
 // ("openai:gpt-4o", "anthropic:claude-sonnet-4-5", "ollama:qwen3", …).
-// Without one the worker runs OFFLINE on a scripted model, and says so:
-// its plans and decisions are canned, but its tool calls run for real and
-// its answer quotes the note the tools returned. Unlike llm.Scripted its
-// replies depend on the messages only, so that two worker processes carry
-// on each other's runs.
+// Without one the worker runs OFFLINE on scripted models, and says so.
+// The research agent's plans and decisions are canned, but its tool calls
+// run for real and its answer quotes the note the tools returned. retrAI's
+// answers are the canned fix of the bundled sample (samples.Model): its
+// tools and its goal check (`go test`) run for real, on the sample only.
+// Unlike llm.Scripted both models' replies depend on the messages only,
+// so that two worker processes carry on each other's runs.
 //
 // --addr defaults to $AGENTGRAPH_TEMPORAL_ADDR, else localhost:7233.
 // scripts/temporal-dev.sh starts a dev server; see the README.
@@ -63,6 +80,8 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/agentgraph/agentgraph/agent/retrai"
+	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/llm"
 	agtemporal "github.com/agentgraph/agentgraph/temporal"
@@ -86,23 +105,29 @@ const (
 const (
 	envAddr      = "AGENTGRAPH_TEMPORAL_ADDR"
 	defaultAddr  = "localhost:7233"
-	defaultQueue = "agentgraph-research"
+	defaultQueue = "agentgraph-agents"
 	defaultDB    = "agentgraph-temporal.db"
+	defaultAgent = workflowName
 )
 
-const usage = `agentgraph-temporal — a research agent on Temporal, with a human approving its plan.
+const usage = `agentgraph-temporal — a research agent and the retrAI coding agent on Temporal,
+with a human approving them.
 
 Usage:
   agentgraph-temporal worker  [--addr HOST:PORT] [--queue Q] [--db FILE] [--model SPEC]
-  agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] "question"
+  agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] [--agent research] "question"
+  agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] --agent retrai [--project DIR] ["instructions"]
   agentgraph-temporal status  [--addr HOST:PORT] --thread T
   agentgraph-temporal approve [--addr HOST:PORT] --thread T [--answer TEXT] [--timeout D]
   agentgraph-temporal wait    [--addr HOST:PORT] [--db FILE] --thread T
 
---addr defaults to $AGENTGRAPH_TEMPORAL_ADDR, else localhost:7233; --queue to
-agentgraph-research; --db (the SQLite checkpointer the workers share) to
-agentgraph-temporal.db. Without --model the worker runs offline on a scripted
-model. Try: start "How long are application logs kept?"
+A worker runs both agents. --addr defaults to $AGENTGRAPH_TEMPORAL_ADDR, else
+localhost:7233; --queue to agentgraph-agents; --db (the SQLite checkpointer the
+workers share) to agentgraph-temporal.db. Without --model the worker runs
+offline on scripted models. retrAI works on --project, by default a copy of a
+bundled Go module with a failing test. Try:
+  start "How long are application logs kept?"
+  start --agent retrai
 `
 
 // run runs the command line args (without the program name) and returns
@@ -150,8 +175,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // options are the parsed flags and arguments of a command.
 type options struct {
 	addr, queue, db, model, thread, answer string
+	agent, project                         string
 	timeout                                time.Duration
-	question                               string
+	// question is the research agent's question, or retrAI's
+	// instructions.
+	question string
 }
 
 // parseFlags parses the flags of cmd, which may come before or after its
@@ -175,14 +203,16 @@ func parseFlags(cmd string, args []string, stderr io.Writer) (*options, error) {
 	}
 	switch cmd {
 	case "worker":
-		fs.StringVar(&o.model, "model", "", "model `spec` of llm.New (default: the offline scripted model)")
+		fs.StringVar(&o.model, "model", "", "model `spec` of llm.New (default: the offline scripted models)")
 	case "start":
 		fs.StringVar(&o.thread, "thread", "", "`thread` (and workflow ID) of the run (default: a new one)")
+		fs.StringVar(&o.agent, "agent", defaultAgent, "the `agent` to run: research or retrai")
+		fs.StringVar(&o.project, "project", "", "retrai: the Go project `directory` to fix, on a disk the workers share (default: a copy of the bundled sample)")
 	case "status", "approve", "wait":
 		fs.StringVar(&o.thread, "thread", "", "`thread` (workflow ID) of the run")
 	}
 	if cmd == "approve" {
-		fs.StringVar(&o.answer, "answer", "approve", "the reviewer's `answer`: approve, reject, or a note that approves")
+		fs.StringVar(&o.answer, "answer", "approve", "the reviewer's `answer`: approve, reject, or (research) a note that approves")
 		fs.DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for the run to ask for approval")
 	}
 	var pos []string
@@ -196,11 +226,18 @@ func parseFlags(cmd string, args []string, stderr io.Writer) (*options, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	research, retraiAgent := o.agent == workflowName, o.agent == retraiWorkflow
 	switch {
-	case cmd == "start" && len(pos) != 1:
+	case cmd == "start" && !research && !retraiAgent:
+		return nil, fmt.Errorf("unknown agent %q: want %s or %s", o.agent, workflowName, retraiWorkflow)
+	case cmd == "start" && research && len(pos) != 1:
 		return nil, fmt.Errorf("want one question, got %d arguments", len(pos))
-	case cmd == "start" && strings.TrimSpace(pos[0]) == "":
+	case cmd == "start" && research && strings.TrimSpace(pos[0]) == "":
 		return nil, errors.New("the question is empty")
+	case cmd == "start" && research && o.project != "":
+		return nil, errors.New("--project is for --agent retrai")
+	case cmd == "start" && retraiAgent && len(pos) > 1:
+		return nil, fmt.Errorf("want at most one argument (retrAI's instructions), got %d", len(pos))
 	case cmd != "start" && len(pos) > 0:
 		return nil, fmt.Errorf("unexpected argument %q", pos[0])
 	case cmd != "worker" && cmd != "start" && o.thread == "":
@@ -215,9 +252,11 @@ func parseFlags(cmd string, args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("--timeout must be positive")
 	}
 	if cmd == "start" {
-		o.question = pos[0]
+		if len(pos) > 0 {
+			o.question = pos[0]
+		}
 		if o.thread == "" {
-			o.thread = fmt.Sprintf("research-%d", time.Now().UnixNano())
+			o.thread = fmt.Sprintf("%s-%d", o.agent, time.Now().UnixNano())
 		}
 	}
 	return o, nil
@@ -234,85 +273,170 @@ func dial(addr string, stderr io.Writer) (client.Client, error) {
 	return c, nil
 }
 
-// agentWorkflow returns the agent's workflow on model, with its state in
-// the SQLite file db; close closes the checkpointer.
-func agentWorkflow(ctx context.Context, model llm.Model, db string) (w *agtemporal.Workflow[State], close func(), err error) {
+// agents are the workflows of the two agents, on one saver.
+type agents struct {
+	saver    *sqlite.Saver
+	research *agtemporal.Workflow[State]
+	retrai   *agtemporal.Workflow[retrai.State]
+}
+
+// openAgents returns the agents' workflows with their state in the SQLite
+// file db: the research agent on researchModel, retrAI on retraiModel.
+// Close closes the checkpointer.
+func openAgents(ctx context.Context, db string, researchModel, retraiModel llm.Model) (*agents, error) {
 	saver, err := sqlite.Open(ctx, db)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening the checkpointer: %w", err)
+		return nil, fmt.Errorf("opening the checkpointer: %w", err)
 	}
-	g, err := newAgent(model, saver)
-	if err == nil {
-		w, err = agtemporal.New(workflowName, g)
-	}
-	if err != nil {
+	a := &agents{saver: saver}
+	if err := a.build(researchModel, retraiModel); err != nil {
 		saver.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return w, func() { saver.Close() }, nil
+	return a, nil
+}
+
+// openOfflineAgents returns the agents on their offline models, for the
+// commands that run no node (start, wait).
+func openOfflineAgents(ctx context.Context, db string) (*agents, error) {
+	return openAgents(ctx, db, newOfflineModel(), newRetraiOfflineModel())
+}
+
+func (a *agents) build(researchModel, retraiModel llm.Model) error {
+	g, err := newAgent(researchModel, a.saver)
+	if err != nil {
+		return err
+	}
+	if a.research, err = agtemporal.New(workflowName, g); err != nil {
+		return err
+	}
+	rg, err := newRetrai(retraiModel, a.saver)
+	if err != nil {
+		return err
+	}
+	a.retrai, err = agtemporal.New(retraiWorkflow, rg, retraiTemporalOptions()...)
+	return err
+}
+
+// Close closes the checkpointer.
+func (a *agents) Close() error { return a.saver.Close() }
+
+// register registers both agents with r.
+func (a *agents) register(r agtemporal.Registry) {
+	a.research.Register(r)
+	a.retrai.Register(r)
 }
 
 // workerCommand runs a worker until ctx is done.
 func workerCommand(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	var model llm.Model = newOfflineModel()
+	var researchModel, retraiModel llm.Model = newOfflineModel(), newRetraiOfflineModel()
 	if o.model != "" {
 		m, err := llm.New(ctx, o.model)
 		if err != nil {
 			return err
 		}
-		model = m
+		researchModel, retraiModel = m, m
 	} else {
-		fmt.Fprintln(stderr, "No --model: this worker runs OFFLINE on a scripted model. Its plans and decisions are canned;")
-		fmt.Fprintln(stderr, "its tool calls run for real on the bundled notes and its answer quotes what they returned.")
+		fmt.Fprintln(stderr, "No --model: this worker runs OFFLINE on scripted models (no LLM is called).")
+		fmt.Fprintln(stderr, "  research: its plans and decisions are canned; its tool calls run for real on the bundled notes")
+		fmt.Fprintln(stderr, "  and its answer quotes what they returned.")
+		fmt.Fprintln(stderr, "  retrai: its answers are the canned fix of the bundled sample Go module; its tools and its goal")
+		fmt.Fprintln(stderr, "  check (go test) run for real. It fixes that sample only.")
 		fmt.Fprintln(stderr, `Give a real model with --model, e.g. --model openai:gpt-4o (OPENAI_API_KEY) or --model ollama:qwen3.`)
 	}
-	w, closeSaver, err := agentWorkflow(ctx, model, o.db)
+	a, err := openAgents(ctx, o.db, researchModel, retraiModel)
 	if err != nil {
 		return err
 	}
-	defer closeSaver()
+	defer a.Close()
 	c, err := dial(o.addr, stderr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	wk := worker.New(c, o.queue, worker.Options{})
-	w.Register(wk)
+	a.register(wk)
 	stop := make(chan any)
 	go func() {
 		<-ctx.Done()
 		close(stop)
 	}()
-	fmt.Fprintf(stdout, "worker %d: serving task queue %s at %s (checkpoints in %s)\n", os.Getpid(), o.queue, o.addr, o.db)
+	fmt.Fprintf(stdout, "worker %d: serving agents %s and %s on task queue %s at %s (checkpoints in %s)\n",
+		os.Getpid(), workflowName, retraiWorkflow, o.queue, o.addr, o.db)
 	return wk.Run(stop)
 }
 
+// ErrThreadUsed is returned by start for a thread that has a run already.
+var ErrThreadUsed = errors.New("the thread has a run already")
+
 // startCommand starts a run and prints its workflow ID.
 func startCommand(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	w, closeSaver, err := agentWorkflow(ctx, newOfflineModel(), o.db)
+	a, err := openOfflineAgents(ctx, o.db)
 	if err != nil {
 		return err
 	}
-	defer closeSaver()
+	defer a.Close()
+	// A thread holds one run: a new input on a finished run's thread
+	// would be merged into its state, which may even be the other
+	// agent's.
+	_, err = a.saver.Get(ctx, checkpoint.Ref{ThreadID: o.thread})
+	switch {
+	case err == nil:
+		return fmt.Errorf("thread %s: %w (its checkpoints are in %s): start on another thread", o.thread, ErrThreadUsed, o.db)
+	case !errors.Is(err, checkpoint.ErrNotFound):
+		return fmt.Errorf("reading thread %s: %w", o.thread, err)
+	}
 	c, err := dial(o.addr, stderr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	// Without WorkflowExecutionErrorWhenAlreadyStarted, a start on a
-	// thread with an open run would return that run, and drop the question.
-	run, err := w.Start(ctx, c, o.thread, input(o.question), client.StartWorkflowOptions{
-		TaskQueue: o.queue, WorkflowExecutionErrorWhenAlreadyStarted: true,
-	})
+	// thread with an open run would return that run, and drop the input.
+	opts := client.StartWorkflowOptions{TaskQueue: o.queue, WorkflowExecutionErrorWhenAlreadyStarted: true}
+	var wr client.WorkflowRun
+	switch o.agent {
+	case retraiWorkflow:
+		dir, created, perr := retraiProject(o.project)
+		if perr != nil {
+			return perr
+		}
+		wr, err = a.retrai.Start(ctx, c, o.thread, retraiInput(o.thread, dir, o.question), opts)
+		switch {
+		case err != nil && created:
+			_ = os.RemoveAll(dir)
+		case created:
+			fmt.Fprintf(stderr, "retrai works on a copy of the bundled sample (a Go module whose test fails) in %s\n", dir)
+		default:
+			fmt.Fprintf(stderr, "retrai works on %s\n", dir)
+		}
+	default:
+		wr, err = a.research.Start(ctx, c, o.thread, input(o.question), opts)
+	}
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		return fmt.Errorf("thread %s has an open run already: finish it (approve, wait) or start on another thread: %w", o.thread, err)
+		return fmt.Errorf("thread %s: %w, still open: finish it (approve, wait) or start on another thread: %w", o.thread, ErrThreadUsed, err)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, run.GetID())
+	fmt.Fprintln(stdout, wr.GetID())
 	return nil
+}
+
+// agentOf returns the name of the agent the run of thread runs: its
+// workflow's type.
+func agentOf(ctx context.Context, c client.Client, thread string) (string, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, thread, "")
+	if err != nil {
+		return "", fmt.Errorf("thread %s: no run: %w", thread, err)
+	}
+	name := d.GetWorkflowExecutionInfo().GetType().GetName()
+	switch name {
+	case workflowName, retraiWorkflow:
+		return name, nil
+	}
+	return "", fmt.Errorf("thread %s runs workflow %q, not one of this command's agents", thread, name)
 }
 
 // statusCommand prints where a run stands.
@@ -322,39 +446,52 @@ func statusCommand(ctx context.Context, o *options, stdout, stderr io.Writer) er
 		return err
 	}
 	defer c.Close()
+	name, err := agentOf(ctx, c, o.thread)
+	if err != nil {
+		return err
+	}
 	st, err := agtemporal.Query(ctx, c, o.thread)
 	if err != nil {
 		return err
 	}
-	return printStatus(stdout, st)
+	return printStatus(stdout, name, st)
 }
 
-// printStatus prints st for a human.
-func printStatus(out io.Writer, st agtemporal.Status) error {
+// printStatus prints st, the status of a run of agent name, for a human.
+func printStatus(out io.Writer, name string, st agtemporal.Status) error {
 	switch {
 	case st.Done:
-		fmt.Fprintf(out, "thread %s: done after step %d (wait prints the answer)\n", st.Thread, st.Step)
+		fmt.Fprintf(out, "thread %s (%s): done after step %d (wait prints the result)\n", st.Thread, name, st.Step)
 	case st.Paused():
-		fmt.Fprintf(out, "thread %s: step %d, waiting for approval\n", st.Thread, st.Step)
+		fmt.Fprintf(out, "thread %s (%s): step %d, waiting for approval\n", st.Thread, name, st.Step)
 	default:
-		fmt.Fprintf(out, "thread %s: step %d, running\n", st.Thread, st.Step)
+		fmt.Fprintf(out, "thread %s (%s): step %d, running\n", st.Thread, name, st.Step)
 	}
 	if len(st.Next) > 0 {
 		fmt.Fprintf(out, "next: %s\n", strings.Join(st.Next, ", "))
 	}
 	for _, in := range st.Interrupts {
 		fmt.Fprintf(out, "interrupt %s at node %s\n", in.ID, in.Node)
-		var r PlanReview
-		if err := json.Unmarshal(in.Value, &r); err != nil {
-			fmt.Fprintf(out, "  value: %s\n", in.Value)
-			continue
-		}
-		fmt.Fprintf(out, "  question: %s\n  plan:\n", r.Question)
-		for i, step := range r.Plan {
-			fmt.Fprintf(out, "    %d. %s\n", i+1, step)
+		if name == retraiWorkflow {
+			printHumanCheck(out, in.Value)
+		} else {
+			printPlanReview(out, in.Value)
 		}
 	}
 	return nil
+}
+
+// printPlanReview prints the plan the research agent asks to approve.
+func printPlanReview(out io.Writer, value json.RawMessage) {
+	var r PlanReview
+	if err := json.Unmarshal(value, &r); err != nil {
+		fmt.Fprintf(out, "  value: %s\n", value)
+		return
+	}
+	fmt.Fprintf(out, "  question: %s\n  plan:\n", r.Question)
+	for i, step := range r.Plan {
+		fmt.Fprintf(out, "    %d. %s\n", i+1, step)
+	}
 }
 
 // approveCommand waits until the run asks for approval and answers it.
@@ -364,22 +501,35 @@ func approveCommand(ctx context.Context, o *options, stdout, stderr io.Writer) e
 		return err
 	}
 	defer c.Close()
+	name, err := agentOf(ctx, c, o.thread)
+	if err != nil {
+		return err
+	}
+	node, what := approveNode, "the plan"
+	var value any = o.answer
+	approved := approves(o.answer)
+	if name == retraiWorkflow {
+		node, what = retrai.HumanCheckNode, "the next iteration"
+		if value, approved, err = retraiAnswer(o.answer); err != nil {
+			return err
+		}
+	}
 	st, err := waitPaused(ctx, c, o.thread, o.timeout)
 	if err != nil {
 		return err
 	}
 	for _, in := range st.Interrupts {
-		if in.Node != approveNode {
+		if in.Node != node {
 			continue
 		}
-		if err := agtemporal.AnswerChecked(ctx, c, o.thread, in.ID, o.answer); err != nil {
+		if err := agtemporal.AnswerChecked(ctx, c, o.thread, in.ID, value); err != nil {
 			return err
 		}
 		verb := "approved"
-		if !approves(o.answer) {
+		if !approved {
 			verb = "rejected"
 		}
-		fmt.Fprintf(stdout, "%s the plan of thread %s (interrupt %s)\n", verb, o.thread, in.ID)
+		fmt.Fprintf(stdout, "%s %s of thread %s (interrupt %s)\n", verb, what, o.thread, in.ID)
 		return nil
 	}
 	return fmt.Errorf("thread %s waits on no approval", o.thread)
@@ -423,23 +573,35 @@ func waitPaused(ctx context.Context, c client.Client, thread string, timeout tim
 	}
 }
 
-// waitCommand waits for the run's end and prints its answer.
+// waitCommand waits for the run's end and prints its result.
 func waitCommand(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	w, closeSaver, err := agentWorkflow(ctx, newOfflineModel(), o.db)
+	a, err := openOfflineAgents(ctx, o.db)
 	if err != nil {
 		return err
 	}
-	defer closeSaver()
+	defer a.Close()
 	c, err := dial(o.addr, stderr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	name, err := agentOf(ctx, c, o.thread)
+	if err != nil {
+		return err
+	}
 	var st agtemporal.Status
 	if err := c.GetWorkflow(ctx, o.thread, "").Get(ctx, &st); err != nil {
 		return err
 	}
-	s, err := w.Values(ctx, st)
+	if name == retraiWorkflow {
+		s, err := a.retrai.Values(ctx, st)
+		if err != nil {
+			return err
+		}
+		printRetraiResult(stdout, s)
+		return nil
+	}
+	s, err := a.research.Values(ctx, st)
 	if err != nil {
 		return err
 	}

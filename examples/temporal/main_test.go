@@ -68,6 +68,10 @@ func TestCommandLineErrors(t *testing.T) {
 		{"empty addr", []string{"status", "--addr", "", "--thread", "t"}, exitUsage, "--addr is empty"},
 		{"flag of another command", []string{"status", "--model", "x", "--thread", "t"}, exitUsage, "flag provided but not defined: -model"},
 		{"bad model spec", []string{"worker", "--model", "nosuchprovider:x", "--db", filepath.Join(t.TempDir(), "c.db")}, exitError, "nosuchprovider"},
+		{"unknown agent", []string{"start", "--agent", "coder", "q"}, exitUsage, `unknown agent "coder"`},
+		{"project for research", []string{"start", "--project", ".", "q"}, exitUsage, "--project is for --agent retrai"},
+		{"retrai with two arguments", []string{"start", "--agent", "retrai", "a", "b"}, exitUsage, "want at most one argument"},
+		{"agent of another command", []string{"approve", "--agent", "retrai", "--thread", "t"}, exitUsage, "flag provided but not defined: -agent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCmd(t.Context(), tc.args...)
@@ -87,14 +91,16 @@ func TestFlagsAfterTheQuestion(t *testing.T) {
 	t.Setenv(envAddr, "temporal.example:7233")
 	o, err := parseFlags("start", []string{"How?", "--thread", "t1", "--queue", "q"}, &bytes.Buffer{})
 	require.NoError(t, err)
-	want := options{addr: "temporal.example:7233", queue: "q", db: defaultDB, thread: "t1", question: "How?"}
+	want := options{addr: "temporal.example:7233", queue: "q", db: defaultDB, thread: "t1", agent: workflowName, question: "How?"}
 	require.Empty(t, cmp.Diff(want, *o, cmp.AllowUnexported(options{})))
 }
 
 func TestStartMakesAThreadWhenNoneIsGiven(t *testing.T) {
-	o, err := parseFlags("start", []string{"How?"}, &bytes.Buffer{})
-	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(o.thread, "research-"), o.thread)
+	for _, args := range [][]string{{"How?"}, {"--agent", "research", "How?"}, {"--agent", "retrai"}} {
+		o, err := parseFlags("start", args, &bytes.Buffer{})
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(o.thread, o.agent+"-"), o.thread)
+	}
 }
 
 func TestReadNoteRefusesPaths(t *testing.T) {
@@ -205,7 +211,7 @@ func TestTwoWorkersRunApprovedPlan(t *testing.T) {
 
 	code, stdout, stderr = runCmd(ctx, "status", "--addr", addr, "--thread", thread)
 	require.Equal(t, exitOK, code, stderr)
-	require.Contains(t, stdout, "thread "+thread+": done")
+	require.Contains(t, stdout, "thread "+thread+" (research): done")
 
 	// The run no longer waits: a second approval is refused.
 	code, _, stderr = runCmd(ctx, "approve", "--addr", addr, "--thread", thread, "--timeout", "5s")
@@ -286,7 +292,7 @@ func TestRunOutlivesTheWorkerThatStartedIt(t *testing.T) {
 	require.Contains(t, stdout, "kept for 30 days")
 	log, err := os.ReadFile(filepath.Join(dir, "worker1.log"))
 	require.NoError(t, err)
-	require.Contains(t, string(log), "this worker runs OFFLINE on a scripted model")
+	require.Contains(t, string(log), "this worker runs OFFLINE on scripted models")
 }
 
 // TestHostileUse checks the commands' answers to misuse against a real
@@ -311,7 +317,7 @@ func TestHostileUse(t *testing.T) {
 		code, stdout, stderr := runCmd(ctx, "start", "--addr", addr, "--queue", queue, "--db", db, "--thread", thread, "Another question?")
 		require.Equal(t, exitError, code)
 		require.Empty(t, stdout)
-		require.Contains(t, stderr, "has an open run already")
+		require.Contains(t, stderr, ErrThreadUsed.Error())
 	})
 	t.Run("approve a thread with no run", func(t *testing.T) {
 		code, _, stderr := runCmd(ctx, "approve", "--addr", addr, "--thread", "no-such-"+queue, "--timeout", "1m")
