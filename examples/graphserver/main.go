@@ -1,0 +1,220 @@
+// Command graphserver serves the agents of this repository over the
+// LangGraph Server API (package server), so that LangGraph's official
+// clients — the JS and Python SDKs, useStream, Studio — drive them:
+//
+//	react     the ReAct agent (package agent) with an add tool
+//	retrai    the retrAI coding agent (agent/retrai) on a project
+//	research  the plan-and-execute research agent (agent/planexec) with
+//	          grep, file_read and file_list on a project
+//	coder     the intent-routed coder (agent/coder) on a project
+//
+// Usage:
+//
+//	graphserver [--addr 127.0.0.1:2024] [--db graphserver.db] [--model SPEC]
+//	            [--workspace DIR] (--token TOKEN | --insecure-loopback)
+//
+// The model comes from --model, a spec of llm.New ("openai:gpt-4o-mini",
+// "anthropic:claude-sonnet-4-5", "openai-compatible:<model>@<base URL>").
+// Without one every agent runs on an offline model, and the command says
+// so: canned wording whose answers are functions of the conversation
+// alone, so runs can come in any order, over real tools on temporary
+// copies of the bundled sample projects (examples/retrai/samples).
+//
+// Threads live in SQLite (--db): checkpoints and the store share the
+// file. Clients authenticate with a bearer token or x-api-key (--token,
+// else $AGENTGRAPH_TOKEN); --insecure-loopback serves loopback clients
+// without one instead.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentgraph/agentgraph/server"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// tokenEnv supplies the token when --token is not given.
+const tokenEnv = "AGENTGRAPH_TOKEN"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options are the command line's settings.
+type options struct {
+	addr      string
+	db        string
+	model     string
+	workspace string
+	token     string
+	loopback  bool
+}
+
+const usage = `graphserver — the agents of this repository behind the LangGraph Server API.
+
+Usage:
+  graphserver [--addr HOST:PORT] [--db FILE] [--model SPEC] [--workspace DIR]
+              (--token TOKEN | --insecure-loopback)
+
+Graphs: react, retrai, research, coder. Without --model they run on offline
+models over copies of bundled sample projects.
+
+Flags:
+`
+
+// parse reads args into options.
+func parse(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("graphserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	var o options
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:2024", "address to listen on")
+	fs.StringVar(&o.db, "db", "graphserver.db", "SQLite file of the threads' checkpoints and of the store")
+	fs.StringVar(&o.model, "model", "", "model of every agent, a spec of llm.New (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, openai-compatible:<model>@<base URL>); none: offline models")
+	fs.StringVar(&o.workspace, "workspace", "", "project directory of retrai, research and coder (default: temporary copies of the bundled samples)")
+	fs.StringVar(&o.token, "token", "", "bearer token clients must send (default: $"+tokenEnv+")")
+	fs.BoolVar(&o.loopback, "insecure-loopback", false, "serve loopback clients without a token (server.WithoutAuthLoopbackOnly)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "graphserver: unexpected argument %q\n", fs.Arg(0))
+		return o, errors.New("usage")
+	}
+	if o.token == "" {
+		o.token = strings.TrimSpace(os.Getenv(tokenEnv))
+	}
+	switch {
+	case o.token == "" && !o.loopback:
+		fmt.Fprintf(stderr, "graphserver: no token: pass --token, set $%s, or pass --insecure-loopback to serve loopback clients without one\n", tokenEnv)
+		return o, errors.New("usage")
+	case o.token != "" && o.loopback:
+		fmt.Fprintln(stderr, "graphserver: --insecure-loopback and a token exclude each other")
+		return o, errors.New("usage")
+	}
+	return o, nil
+}
+
+// run runs the command line args and returns the exit code. It serves
+// until ctx is cancelled.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if err := serve(ctx, o, stdout); err != nil {
+		fmt.Fprintln(stderr, "graphserver:", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// serve opens the storage, builds the graphs and serves them on o.addr
+// until ctx is cancelled; then it stops the runs and closes everything.
+func serve(ctx context.Context, o options, stdout io.Writer) (err error) {
+	ms, err := newModels(ctx, o.model)
+	if err != nil {
+		return err
+	}
+	ws, err := newWorkspaces(o.workspace)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, ws.remove()) }()
+	st, err := openStorage(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.close()) }()
+	opts, err := serveGraphs(ms, ws, st)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, server.WithCheckpointer(st.saver), server.WithStore(st.store))
+	if o.loopback {
+		opts = append(opts, server.WithoutAuthLoopbackOnly())
+	} else {
+		opts = append(opts, server.WithAuthToken(o.token))
+	}
+	srv, err := server.New(opts...)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	printBanner(stdout, o, ms, ws, st, ln.Addr().String())
+
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Refuse new runs and cancel the running ones, then close the
+	// connections (open streams end when their runs do).
+	return errors.Join(srv.Shutdown(sctx), hs.Shutdown(sctx))
+}
+
+// printBanner says what is served, where, on which models and storage.
+func printBanner(w io.Writer, o options, ms models, ws *workspaces, st *storage, addr string) {
+	if ms.offline {
+		fmt.Fprint(w, `graphserver: OFFLINE MODELS — no --model given, so no LLM is called. Each agent's
+  model is canned wording whose answers depend only on the conversation it is sent:
+    react     calls add on the two numbers it is asked about, then says the sum;
+    research  greps the project for the question's subject and quotes the file;
+    coder     quotes the declarations of the files it reads; knows one edit, the
+              fix of the go-test sample's off-by-one bug;
+    retrai    the scripted answers that fix the bundled shell sample
+              (examples/retrai/samples).
+  The tools, the goal checks, the tests and the storage are real. Without --workspace
+  the agents work on copies of the bundled samples, removed at exit. Pass --model openai:gpt-4o-mini
+  (or any llm.New spec) for a real model.
+`)
+		if len(ws.temp) == 0 {
+			fmt.Fprintln(w, "graphserver: the offline models know the bundled samples only: on --workspace their answers will not fit the project")
+		}
+	} else {
+		fmt.Fprintf(w, "graphserver: model %s for every graph\n", o.model)
+	}
+	for _, d := range []struct{ graph, dir string }{{retraiGraph, ws.retrai}, {researchGraph, ws.research}, {coderGraph, ws.coder}} {
+		fmt.Fprintf(w, "graphserver: workspace of %s: %s\n", d.graph, d.dir)
+	}
+	auth := "a bearer token is required"
+	if o.loopback {
+		auth = "no token, loopback clients only (--insecure-loopback)"
+	}
+	fmt.Fprintf(w, "graphserver: graphs %s, %s, %s, %s; storage %s; %s\n", reactGraph, retraiGraph, researchGraph, coderGraph, st.where, auth)
+	fmt.Fprintf(w, "graphserver: listening on http://%s\n", addr)
+}
