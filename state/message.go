@@ -151,6 +151,12 @@ type jsonMessage struct {
 	Role  string     `json:"role"`
 	Name  string     `json:"name,omitempty"`
 	Parts []jsonPart `json:"parts"`
+	// The fields of LangChain's and OpenAI's message objects, read only
+	// (see coerce).
+	Type       string          `json:"type,omitempty"`
+	Content    json.RawMessage `json:"content,omitempty"`
+	ToolCalls  json.RawMessage `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
 }
 
 type jsonPart struct {
@@ -201,10 +207,22 @@ func (m Message) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes the encoding written by [Message.MarshalJSON].
+// It also reads the message forms LangGraph's add_messages accepts, as
+// LangGraph clients send them: a LangChain message object ({"type":
+// "human", "content": "hi"}, with tool_calls or tool_call_id), an OpenAI
+// chat message ({"role": "user", "content": …}), a [role, content] pair,
+// and a bare string (a human message). Content is a string or a list of
+// text and image_url blocks.
 func (m *Message) UnmarshalJSON(data []byte) error {
+	if c := firstByte(data); c == '"' || c == '[' {
+		return m.coerceShort(data)
+	}
 	var jm jsonMessage
 	if err := json.Unmarshal(data, &jm); err != nil {
 		return err
+	}
+	if jm.Parts == nil && (jm.Type != "" || jm.Content != nil || jm.ToolCalls != nil) {
+		return m.coerce(jm)
 	}
 	out := Message{ID: jm.ID, Name: jm.Name, MessageContent: llms.MessageContent{Role: llms.ChatMessageType(jm.Role)}}
 	if jm.Parts != nil {
