@@ -78,7 +78,8 @@
 //
 // # Runs and multitask strategies
 //
-// A thread runs one run at a time, in this process. A run created while
+// A thread runs one run at a time: in this process by default, in all the
+// processes sharing a [Backend] with [WithBackend]. A run created while
 // another is pending or running follows its multitask_strategy: reject
 // (the default) answers 409, enqueue queues it (runs start oldest first),
 // interrupt cancels the current run and starts the new one after it
@@ -97,8 +98,35 @@
 // keeps its thread busy. The server remembers the last [DefaultKeptRuns]
 // ended runs ([WithKeptRuns]) and forgets older ones.
 //
-// Threads, runs and assistants are held in memory: a restart forgets them,
-// though the checkpoints stay in the saver. Several processes sharing a
-// database, thread copy, cancel with action=rollback, crons and webhooks
-// are not served yet.
+// # One process or several
+//
+// By default threads, runs and assistants are held in memory: a restart
+// forgets them, though the checkpoints stay in the saver.
+//
+// With [WithBackend] (package server/postgres: PostgreSQL), threads and
+// runs live in the backend, shared by every server process using it: a
+// thread created through one process is read, searched and run on through
+// any other. A run is queued there; each process executes the runs it
+// claims ([WithWorkers] at once) under a lease it renews
+// ([WithRunLeaseTTL]). A process that dies stops renewing: once its lease
+// expired another process claims the run and resumes it from the thread's
+// last checkpoint that run wrote (from its input again if it wrote none);
+// a process that lost a lease can no longer renew it, record the run's
+// events or end it. The backend applies the multitask strategies against
+// its shared rows, so a reject, an enqueue, an interrupt or a rollback
+// through one process sees the runs of all. A cancel, or an interrupt or
+// rollback, through any process flags the run in the backend; the process
+// executing it reads the flag at its next lease renewal (at once when it
+// is the same process). A run's events are recorded in the backend, so its
+// stream, join and wait are served by any process, live (polled every
+// [WithPollInterval] when another process executes the run), and stay
+// until the run or its thread is deleted ([WithKeptRuns] does not apply).
+// [Server.Shutdown] stops claiming and gives the runs it executes back to
+// the backend, where another process resumes them. Assistants other than
+// the graphs' own stay in each process's memory. The graphs should be
+// compiled with the saver the processes share; its thread leases
+// (graph.WithLeaseTTL) keep apart a run and a state update made meanwhile.
+//
+// Thread copy, cancel with action=rollback, crons and webhooks are not
+// served yet; neither are assistants shared between processes.
 package server

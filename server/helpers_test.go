@@ -116,16 +116,16 @@ type env struct {
 
 func newEnv(t *testing.T, opts ...server.Option) *env {
 	t.Helper()
-	saver := checkpoint.NewMemory()
+	saver, shared := envSaver(t)
 	gt := &gate{started: make(chan string), release: make(chan struct{})}
-	all := append([]server.Option{
+	all := append(append([]server.Option{
 		server.Graph("agent", agentGraph(t, saver)),
 		server.Graph("slow", slowGraph(t, saver, gt)),
 		server.Graph("boom", boomGraph(t, saver)),
 		server.WithCheckpointer(saver),
 		server.WithStore(store.NewMemory()),
 		server.WithAuthToken(token),
-	}, opts...)
+	}, shared...), opts...)
 	s, err := server.New(all...)
 	require.NoError(t, err)
 	// The test harness's own routes let a client outside Go (the JS smoke

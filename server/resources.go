@@ -505,7 +505,15 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 
 // threadGraph returns the thread and the graph its state belongs to (nil
 // before any run or graph_id).
-func (s *Server) threadGraph(id string) (*thread, graphAdapter, error) {
+func (s *Server) threadGraph(ctx context.Context, id string) (*thread, graphAdapter, error) {
+	if s.cfg.backend != nil {
+		t, err := s.cfg.backend.Thread(ctx, id)
+		if err != nil {
+			return nil, nil, backendError(err)
+		}
+		name, _ := t.Metadata["graph_id"].(string)
+		return nil, s.cfg.graphs[name], nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, err := s.lookupThread(id)
@@ -522,7 +530,7 @@ func (s *Server) getThreadState(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	_, g, err := s.threadGraph(id)
+	_, g, err := s.threadGraph(r.Context(), id)
 	if err != nil {
 		fail(w, err)
 		return
@@ -578,7 +586,7 @@ func (s *Server) updateThreadState(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	t, g, err := s.threadGraph(id)
+	t, g, err := s.threadGraph(r.Context(), id)
 	if err != nil {
 		fail(w, err)
 		return
@@ -668,7 +676,7 @@ func (s *Server) threadHistory(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	_, g, err := s.threadGraph(id)
+	_, g, err := s.threadGraph(r.Context(), id)
 	if err != nil {
 		fail(w, err)
 		return

@@ -152,40 +152,50 @@ func parseNodes(raw json.RawMessage, field string) ([]string, bool, error) {
 // errStrategy is the reply to a run refused by the reject strategy.
 var errStrategy = errorf(http.StatusConflict, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
 
-// newRun validates body and creates a run on the thread of r's path,
-// starting it or queueing it as its multitask strategy says.
-// A streaming request counts as a reader of the run's events from the
-// start, so that none is dropped before it reads them.
-func (s *Server) newRun(r *http.Request, streaming bool) (*run, error) {
-	stateless := r.PathValue("tid") == ""
-	tid := newUUID()
-	if !stateless {
+// runSpec is a validated RunCreate body, with the run's thread and graph.
+type runSpec struct {
+	stateless bool
+	tid       string
+	body      runCreate
+	modes     map[string]bool
+	modeList  []string
+	before    []string
+	after     []string
+	hasBefore bool
+	hasAfter  bool
+	strategy  string
+	assistant *assistant
+}
+
+// parseRun reads and validates the RunCreate body of r, for the thread of
+// r's path (a new one for the stateless routes).
+func (s *Server) parseRun(r *http.Request) (*runSpec, error) {
+	sp := &runSpec{stateless: r.PathValue("tid") == "", tid: newUUID()}
+	if !sp.stateless {
 		var err error
-		if tid, err = threadID(r); err != nil {
+		if sp.tid, err = threadID(r); err != nil {
 			return nil, err
 		}
 	}
-	var body runCreate
-	if err := decodeBody(r, &body); err != nil {
+	body := &sp.body
+	if err := decodeBody(r, body); err != nil {
 		return nil, err
 	}
-	modes, modeList, err := parseModes(body.StreamMode)
-	if err != nil {
+	var err error
+	if sp.modes, sp.modeList, err = parseModes(body.StreamMode); err != nil {
 		return nil, err
 	}
 	if body.Webhook != "" || body.AfterSeconds != 0 {
 		return nil, errorf(http.StatusUnprocessableEntity, "webhook and after_seconds are not supported by this server yet")
 	}
-	before, hasBefore, err := parseNodes(body.InterruptBefore, "interrupt_before")
-	if err != nil {
+	if sp.before, sp.hasBefore, err = parseNodes(body.InterruptBefore, "interrupt_before"); err != nil {
 		return nil, err
 	}
-	after, hasAfter, err := parseNodes(body.InterruptAfter, "interrupt_after")
-	if err != nil {
+	if sp.after, sp.hasAfter, err = parseNodes(body.InterruptAfter, "interrupt_after"); err != nil {
 		return nil, err
 	}
-	strategy := cmp.Or(body.MultitaskStrategy, "reject")
-	switch strategy {
+	sp.strategy = cmp.Or(body.MultitaskStrategy, "reject")
+	switch sp.strategy {
 	case "reject", "enqueue", "interrupt", "rollback":
 	default:
 		return nil, errorf(http.StatusUnprocessableEntity, "multitask_strategy must be reject, interrupt, rollback or enqueue")
@@ -206,32 +216,64 @@ func (s *Server) newRun(r *http.Request, streaming bool) (*run, error) {
 	// A run from a checkpoint the thread does not have is a bad request,
 	// not a run that fails (checked before the lock: it reads the saver).
 	if cp := string(cmp.Or(body.CheckpointID, body.Checkpoint)); cp != "" && s.cfg.saver != nil {
-		_, err := s.cfg.saver.Get(r.Context(), checkpoint.Ref{ThreadID: tid, ID: cp})
+		_, err := s.cfg.saver.Get(r.Context(), checkpoint.Ref{ThreadID: sp.tid, ID: cp})
 		switch {
 		case errors.Is(err, checkpoint.ErrNotFound):
-			return nil, errorf(http.StatusNotFound, "thread %s has no checkpoint %q", tid, cp)
+			return nil, errorf(http.StatusNotFound, "thread %s has no checkpoint %q", sp.tid, cp)
 		case err != nil:
-			return nil, errorf(http.StatusInternalServerError, "reading checkpoint %q of thread %s: %v", cp, tid, err)
+			return nil, errorf(http.StatusInternalServerError, "reading checkpoint %q of thread %s: %v", cp, sp.tid, err)
 		}
 	}
-
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
-	a, err := s.resolveAssistant(body.AssistantID)
+	if sp.assistant, err = s.resolveAssistant(body.AssistantID); err != nil {
+		return nil, err
+	}
+	g := s.cfg.graphs[sp.assistant.GraphID]
+	if err := g.validate(body.Input, body.Command); err != nil {
+		return nil, err
+	}
+	if err := checkNodes(g, "interrupt_before", sp.before); err != nil {
+		return nil, err
+	}
+	if err := checkNodes(g, "interrupt_after", sp.after); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// checkpointMetadata is the metadata the run's checkpoints carry: the
+// graph, assistant and thread, and the run's scalar metadata.
+func checkpointMetadata(graphID, assistantID, tid string, runMD map[string]any) map[string]any {
+	md := map[string]any{"graph_id": graphID, "assistant_id": assistantID, "thread_id": tid}
+	for k, v := range runMD { // checkpoints keep scalar metadata
+		switch v.(type) {
+		case string, float64, bool:
+			md[k] = v
+		}
+	}
+	return md
+}
+
+// newRun validates body and creates a run on the thread of r's path,
+// starting it or queueing it as its multitask strategy says.
+// A streaming request counts as a reader of the run's events from the
+// start, so that none is dropped before it reads them.
+func (s *Server) newRun(r *http.Request, streaming bool) (*run, error) {
+	sp, err := s.parseRun(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.cfg.graphs[a.GraphID].validate(body.Input, body.Command); err != nil {
-		return nil, err
-	}
-	if err := checkNodes(s.cfg.graphs[a.GraphID], "interrupt_before", before); err != nil {
-		return nil, err
-	}
-	if err := checkNodes(s.cfg.graphs[a.GraphID], "interrupt_after", after); err != nil {
-		return nil, err
+	stateless, tid, body, strategy, a := sp.stateless, sp.tid, &sp.body, sp.strategy, sp.assistant
+	modes, modeList, before, after, hasBefore, hasAfter := sp.modes, sp.modeList, sp.before, sp.after, sp.hasBefore, sp.hasAfter
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
 	t, ok := s.threads[tid]
 	if !ok {
@@ -264,13 +306,7 @@ func (s *Server) newRun(r *http.Request, streaming bool) (*run, error) {
 		"interrupt_before": before, "interrupt_after": after,
 		"config": map[string]any{"configurable": map[string]any{"thread_id": tid, "run_id": rn.ID, "graph_id": a.GraphID, "assistant_id": a.ID}},
 	}
-	md := map[string]any{"graph_id": a.GraphID, "assistant_id": a.ID, "thread_id": tid}
-	for k, v := range rn.Metadata { // checkpoints keep scalar metadata
-		switch v.(type) {
-		case string, float64, bool:
-			md[k] = v
-		}
-	}
+	md := checkpointMetadata(a.GraphID, a.ID, tid, rn.Metadata)
 	rn.params = runParams{
 		thread: tid, runID: rn.ID, checkpointID: string(cmp.Or(body.CheckpointID, body.Checkpoint)),
 		input: body.Input, command: body.Command, modes: modes, subgraphs: body.StreamSubgraphs,
@@ -808,10 +844,18 @@ func checkNodes(g graphAdapter, field string, nodes []string) error {
 // Shutdown makes the server refuse new runs (503), cancels every pending
 // and running run, and waits until they all ended or ctx is done. Call
 // it after [http.Server.Shutdown] stopped taking requests, or before, to
-// end the streams and waits it is still serving.
+// end the streams and waits it is still serving. With a [Backend] it
+// instead stops claiming runs and gives the runs it executes back to the
+// backend, unfinished, for another process to resume; pending runs stay
+// queued.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
+	s.mu.Unlock()
+	if s.shared != nil {
+		return s.shutdownShared(ctx)
+	}
+	s.mu.Lock()
 	var all []*run
 	for _, rn := range s.runs {
 		if !isClosed(rn.done) {

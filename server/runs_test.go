@@ -400,6 +400,7 @@ func TestDebugTasksAndCheckpointsModes(t *testing.T) {
 // Joining the stream of a run that ended, and whose events were not kept
 // (it was not stream_resumable), still says that it ended.
 func TestJoiningTheStreamOfAFinishedRunSaysItEnded(t *testing.T) {
+	memoryOnly(t, "a backend keeps the events of ended runs: a join replays the whole stream")
 	e := newEnv(t)
 	tid := e.newThread(nil)
 	e.ok("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, nil)
@@ -426,6 +427,7 @@ func TestARunFromACheckpointTheThreadDoesNotHaveIs404(t *testing.T) {
 // A server remembers a bounded number of ended runs: the oldest are
 // forgotten (404), and leave their thread's run list.
 func TestTheOldestEndedRunsAreForgotten(t *testing.T) {
+	memoryOnly(t, "a backend keeps every run (WithKeptRuns does not apply)")
 	e := newEnv(t, server.WithKeptRuns(2))
 	tid := e.newThread(nil)
 	var ids []string

@@ -43,6 +43,12 @@ type config struct {
 	now     func() time.Time
 	origins []string
 	kept    int // see WithKeptRuns
+
+	backend  Backend // see WithBackend; nil: threads and runs in memory
+	workers  int
+	leaseTTL time.Duration
+	poll     time.Duration
+	holder   string
 }
 
 // Graph registers a compiled graph under name; its system assistant gets
@@ -161,8 +167,9 @@ func WithStore(s store.Store) Option {
 }
 
 // Server is an [http.Handler] speaking the LangGraph Server API for the
-// graphs registered with [Graph]. Threads, runs and assistants other than
-// the graphs' own are held in memory, in this process.
+// graphs registered with [Graph]. Threads and runs are held in memory,
+// in this process, or in the [Backend] given with [WithBackend]; the
+// assistants other than the graphs' own in memory.
 type Server struct {
 	cfg config
 	mux *http.ServeMux
@@ -173,12 +180,15 @@ type Server struct {
 	runs       map[string]*run
 	ended      []*run // runs that ended, oldest first (see WithKeptRuns)
 	closed     bool   // Shutdown was called
+
+	shared *shared // the runs executed here, with a Backend
 }
 
 // New returns a Server for the graphs given with [Graph]. It needs
 // either [WithAuthToken] or [WithoutAuthLoopbackOnly].
 func New(opts ...Option) (*Server, error) {
-	cfg := config{graphs: map[string]graphAdapter{}, maxBody: DefaultMaxBodyBytes, now: time.Now, kept: DefaultKeptRuns}
+	cfg := config{graphs: map[string]graphAdapter{}, maxBody: DefaultMaxBodyBytes, now: time.Now, kept: DefaultKeptRuns,
+		workers: DefaultWorkers, leaseTTL: DefaultRunLeaseTTL, poll: DefaultPollInterval}
 	var errs []error
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
@@ -190,6 +200,9 @@ func New(opts ...Option) (*Server, error) {
 	}
 	if cfg.token != "" && cfg.noAuth {
 		errs = append(errs, errors.New("server: WithAuthToken and WithoutAuthLoopbackOnly exclude each other"))
+	}
+	if cfg.backend != nil && cfg.saver == nil {
+		errs = append(errs, errors.New("server: WithBackend needs WithCheckpointer with the saver the graphs share"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -206,6 +219,9 @@ func New(opts ...Option) (*Server, error) {
 		s.assistants[id].snapshot(now)
 	}
 	s.routes()
+	if cfg.backend != nil {
+		s.startShared()
+	}
 	return s, nil
 }
 
@@ -314,6 +330,13 @@ func (s *Server) authenticate(r *http.Request) (int, string) {
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
+	// With a Backend, threads and runs are served from it.
+	pick := func(memory, shared http.HandlerFunc) http.HandlerFunc {
+		if s.cfg.backend != nil {
+			return shared
+		}
+		return memory
+	}
 	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
 	m.HandleFunc("GET /info", s.info)
 
@@ -328,36 +351,36 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /assistants/{id}/graph", s.assistantGraph)
 	m.HandleFunc("GET /assistants/{id}/schemas", s.assistantSchemas)
 
-	m.HandleFunc("POST /threads", s.createThread)
-	m.HandleFunc("POST /threads/search", s.searchThreads)
-	m.HandleFunc("POST /threads/count", s.countThreads)
-	m.HandleFunc("GET /threads/{tid}", s.getThread)
-	m.HandleFunc("PATCH /threads/{tid}", s.patchThread)
+	m.HandleFunc("POST /threads", pick(s.createThread, s.sharedCreateThread))
+	m.HandleFunc("POST /threads/search", pick(s.searchThreads, s.sharedSearchThreads))
+	m.HandleFunc("POST /threads/count", pick(s.countThreads, s.sharedCountThreads))
+	m.HandleFunc("GET /threads/{tid}", pick(s.getThread, s.sharedGetThread))
+	m.HandleFunc("PATCH /threads/{tid}", pick(s.patchThread, s.sharedPatchThread))
 	m.HandleFunc("POST /threads/{tid}/state/checkpoint", s.getThreadStateAt)
-	m.HandleFunc("DELETE /threads/{tid}", s.deleteThread)
+	m.HandleFunc("DELETE /threads/{tid}", pick(s.deleteThread, s.sharedDeleteThread))
 	m.HandleFunc("GET /threads/{tid}/state", s.getThreadState)
 	m.HandleFunc("GET /threads/{tid}/state/{cid}", s.getThreadState)
-	m.HandleFunc("POST /threads/{tid}/state", s.updateThreadState)
+	m.HandleFunc("POST /threads/{tid}/state", pick(s.updateThreadState, s.sharedUpdateThreadState))
 	m.HandleFunc("POST /threads/{tid}/history", s.threadHistory)
 	m.HandleFunc("GET /threads/{tid}/history", s.threadHistory)
 
-	m.HandleFunc("POST /threads/{tid}/runs", s.createRun)
-	m.HandleFunc("POST /threads/{tid}/runs/stream", s.streamRun)
-	m.HandleFunc("POST /threads/{tid}/runs/wait", s.waitRun)
-	m.HandleFunc("GET /threads/{tid}/runs", s.listRuns)
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}", s.getRun)
-	m.HandleFunc("DELETE /threads/{tid}/runs/{rid}", s.deleteRun)
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", s.joinRun)
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", s.joinRunStream)
-	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", s.cancelRun)
+	m.HandleFunc("POST /threads/{tid}/runs", pick(s.createRun, s.sharedCreateRun))
+	m.HandleFunc("POST /threads/{tid}/runs/stream", pick(s.streamRun, s.sharedStreamRun))
+	m.HandleFunc("POST /threads/{tid}/runs/wait", pick(s.waitRun, s.sharedWaitRun))
+	m.HandleFunc("GET /threads/{tid}/runs", pick(s.listRuns, s.sharedListRuns))
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}", pick(s.getRun, s.sharedGetRun))
+	m.HandleFunc("DELETE /threads/{tid}/runs/{rid}", pick(s.deleteRun, s.sharedDeleteRun))
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", pick(s.joinRun, s.sharedJoinRun))
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", pick(s.joinRunStream, s.sharedJoinRunStream))
+	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", pick(s.cancelRun, s.sharedCancelRun))
 
-	m.HandleFunc("POST /runs", s.createRun)
-	m.HandleFunc("POST /runs/stream", s.streamRun)
-	m.HandleFunc("POST /runs/wait", s.waitRun)
-	m.HandleFunc("GET /runs/{rid}", s.getRun)
-	m.HandleFunc("GET /runs/{rid}/join", s.joinRun)
-	m.HandleFunc("GET /runs/{rid}/stream", s.joinRunStream)
-	m.HandleFunc("POST /runs/{rid}/cancel", s.cancelRun)
+	m.HandleFunc("POST /runs", pick(s.createRun, s.sharedCreateRun))
+	m.HandleFunc("POST /runs/stream", pick(s.streamRun, s.sharedStreamRun))
+	m.HandleFunc("POST /runs/wait", pick(s.waitRun, s.sharedWaitRun))
+	m.HandleFunc("GET /runs/{rid}", pick(s.getRun, s.sharedGetRun))
+	m.HandleFunc("GET /runs/{rid}/join", pick(s.joinRun, s.sharedJoinRun))
+	m.HandleFunc("GET /runs/{rid}/stream", pick(s.joinRunStream, s.sharedJoinRunStream))
+	m.HandleFunc("POST /runs/{rid}/cancel", pick(s.cancelRun, s.sharedCancelRun))
 
 	m.HandleFunc("PUT /store/items", s.storePut)
 	m.HandleFunc("GET /store/items", s.storeGet)

@@ -1,0 +1,275 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Backend keeps a Server's threads and runs where several server
+// processes share them, such as a PostgreSQL database (package
+// server/postgres). Without [WithBackend] a Server holds them in memory,
+// for itself alone.
+//
+// A Backend decides the multitask strategies against its shared rows and
+// guarantees that one thread never has two running runs, whichever
+// processes ask: [Backend.CreateRun] applies the strategy atomically, and
+// [Backend.ClaimRun] hands a run to one process at a time, under a lease
+// that the process renews and that another process may take over once it
+// expired. Every method that changes a claimed run takes the [Claim] and
+// fails with an error wrapping [ErrLeaseLost] when the claim is no longer
+// the run's. Lookups of what does not exist fail with an error wrapping
+// [ErrNotFound].
+type Backend interface {
+	// CreateThread stores a new thread. A thread with the same id fails
+	// with an error wrapping [ErrExists], unless ifExists is "do_nothing":
+	// then the stored thread is returned.
+	CreateThread(ctx context.Context, t ThreadRecord, ifExists string) (ThreadRecord, error)
+	// Thread returns the thread with the given id.
+	Thread(ctx context.Context, id string) (ThreadRecord, error)
+	// SearchThreads returns the threads q selects, sorted and paged as q
+	// says, and how many it selects in all.
+	SearchThreads(ctx context.Context, q ThreadQuery) ([]ThreadRecord, int, error)
+	// PatchThread merges metadata into the thread's.
+	PatchThread(ctx context.Context, id string, metadata map[string]any) (ThreadRecord, error)
+	// SetThreadState records the thread's values, interrupts and status
+	// after its state changed outside a run; a thread with pending or
+	// running runs stays "busy".
+	SetThreadState(ctx context.Context, id string, st ThreadState) error
+	// DeleteThread deletes the thread and its runs, except the running
+	// ones: they are flagged cancelled, deleted when they finish, and their
+	// ids returned, so that the caller can wait for them before deleting
+	// the thread's checkpoints.
+	DeleteThread(ctx context.Context, id string) (running []string, err error)
+
+	// CreateRun stores r as a pending run of its thread, following
+	// r.MultitaskStrategy when the thread has a pending or running run:
+	// "reject" fails with an error wrapping [ErrThreadBusy]; "interrupt"
+	// and "rollback" flag the running run cancelled (rollback also to be
+	// deleted, the thread to restart from where it started); "enqueue"
+	// queues r. A missing thread fails with [ErrNotFound] unless create is
+	// not nil: then create is stored first. A thread whose metadata names
+	// another graph_id than r's fails with [ErrGraphMismatch].
+	CreateRun(ctx context.Context, r RunRecord, create *ThreadRecord) (RunRecord, error)
+	// ClaimRun hands the oldest claimable run to holder for ttl: a pending
+	// run that is the oldest of a thread with no running run, or a running
+	// run whose lease expired. It returns nil when there is none.
+	ClaimRun(ctx context.Context, holder string, ttl time.Duration) (*Claim, error)
+	// RenewLease extends the claim's lease by ttl and returns why the run
+	// was cancelled ("" while it is not).
+	RenewLease(ctx context.Context, c *Claim, ttl time.Duration) (cancelled string, err error)
+	// StartRun records the checkpoint the run starts from ("" for none),
+	// the one a rollback returns to.
+	StartRun(ctx context.Context, c *Claim, checkpointID string) error
+	// ReleaseRun gives the claimed run up, unfinished, to be claimed again
+	// at once.
+	ReleaseRun(ctx context.Context, c *Claim) error
+	// FinishRun ends the claimed run as res says and updates its thread.
+	// A run a rollback cancelled is deleted instead, and the thread's next
+	// run starts from the checkpoint it started from; a run whose thread
+	// was deleted while it ran is deleted too.
+	FinishRun(ctx context.Context, c *Claim, res RunResult) error
+	// AppendEvent adds an event to the claimed run's stream and returns
+	// its id (0 for the first of the run).
+	AppendEvent(ctx context.Context, c *Claim, name string, data json.RawMessage) (int, error)
+	// Events returns the run's events with ids from from on, oldest first.
+	Events(ctx context.Context, runID string, from int) ([]Event, error)
+
+	// Run returns the run with the given id.
+	Run(ctx context.Context, id string) (RunRecord, error)
+	// ListRuns returns the thread's runs of the given status ("" for all),
+	// in creation order, paged, and how many there are.
+	ListRuns(ctx context.Context, threadID, status string, limit, offset int) ([]RunRecord, int, error)
+	// CancelRun ends a pending run "interrupted" at once and flags a
+	// running one cancelled with reason; an ended run is left as it is.
+	CancelRun(ctx context.Context, id, reason string) (RunRecord, error)
+	// DeleteRun deletes an ended run; a pending or running one fails with
+	// an error wrapping [ErrThreadBusy].
+	DeleteRun(ctx context.Context, id string) error
+}
+
+// Errors a [Backend] returns, wrapped.
+var (
+	// ErrNotFound: no thread or run has the id.
+	ErrNotFound = errors.New("server: not found")
+	// ErrExists: a thread with the id exists already.
+	ErrExists = errors.New("server: already exists")
+	// ErrThreadBusy: the thread has a pending or running run (a reject),
+	// or the run to delete has not ended.
+	ErrThreadBusy = errors.New("server: thread is busy")
+	// ErrLeaseLost: the claim is no longer the run's.
+	ErrLeaseLost = errors.New("server: run lease lost")
+	// ErrGraphMismatch: the thread holds the state of another graph.
+	ErrGraphMismatch = errors.New("server: thread holds another graph's state")
+)
+
+// ThreadRecord is a thread as a [Backend] stores it; its JSON is the
+// API's Thread.
+type ThreadRecord struct {
+	ID         string          `json:"thread_id"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+	Metadata   map[string]any  `json:"metadata"`
+	Status     string          `json:"status"`
+	Config     map[string]any  `json:"config"`
+	Values     json.RawMessage `json:"values"`     // null before any run
+	Interrupts json.RawMessage `json:"interrupts"` // an object of task id → interrupts
+}
+
+// ThreadState is what a thread shows of its latest state. Nil Values or
+// Interrupts leave the stored ones as they are.
+type ThreadState struct {
+	Status     string // idle, interrupted or error
+	Values     json.RawMessage
+	Interrupts json.RawMessage
+}
+
+// ThreadQuery selects threads for [Backend.SearchThreads]; the filters
+// are JSON containment, like PostgreSQL's @>.
+type ThreadQuery struct {
+	IDs      []string
+	Metadata map[string]any
+	Values   map[string]any
+	Status   string
+	SortBy   string // thread_id, status, created_at or updated_at
+	Desc     bool
+	Limit    int // 0 counts only
+	Offset   int
+}
+
+// RunRecord is a run as a [Backend] stores it; its JSON is the API's Run.
+type RunRecord struct {
+	ID                string          `json:"run_id"`
+	ThreadID          string          `json:"thread_id"`
+	AssistantID       string          `json:"assistant_id"`
+	CreatedAt         time.Time       `json:"created_at"`
+	UpdatedAt         time.Time       `json:"updated_at"`
+	Status            string          `json:"status"`
+	Metadata          map[string]any  `json:"metadata"`
+	MultitaskStrategy string          `json:"multitask_strategy"`
+	Kwargs            json.RawMessage `json:"kwargs"`
+	// Result is what wait and join answer once the run ended: its last
+	// values, or {"__error__": {error, message}}.
+	Result json.RawMessage `json:"-"`
+	// Attempt counts the claims of the run (0 while pending).
+	Attempt int `json:"-"`
+	// GraphID is the graph the run runs; its thread's metadata records it.
+	GraphID string `json:"-"`
+}
+
+// ended reports whether the run has ended.
+func (r RunRecord) ended() bool { return r.Status != runPending && r.Status != runRunning }
+
+// Claim is a run handed to one process by [Backend.ClaimRun].
+type Claim struct {
+	Run    RunRecord
+	Holder string
+	// ResetTo, when not nil, is the checkpoint a rollback left the thread
+	// at: the run starts from it ("" for an empty thread).
+	ResetTo *string
+}
+
+// RunResult is how a claimed run ended.
+type RunResult struct {
+	Status string // success, error or interrupted
+	Result json.RawMessage
+	Thread ThreadState
+	// DropThread deletes the run's thread, not the run: the thread of a
+	// stateless run made for it alone.
+	DropThread bool
+}
+
+// Event is one event of a run's stream.
+type Event struct {
+	ID   int
+	Name string
+	Data json.RawMessage
+}
+
+// Defaults of the options of a Server with a [Backend].
+const (
+	// DefaultWorkers is how many runs a server executes at once when
+	// [WithWorkers] is not given.
+	DefaultWorkers = 8
+	// DefaultRunLeaseTTL is a claimed run's lease when [WithRunLeaseTTL]
+	// is not given.
+	DefaultRunLeaseTTL = 10 * time.Second
+	// DefaultPollInterval is how often the backend is polled when
+	// [WithPollInterval] is not given.
+	DefaultPollInterval = 100 * time.Millisecond
+)
+
+// WithBackend keeps threads and runs in b, shared with every server
+// process using the same store, instead of in memory. The server then
+// executes the runs it claims from b, [WithWorkers] at once, under leases
+// of [WithRunLeaseTTL]; it needs [WithCheckpointer] with the saver
+// its graphs share (a run taken over from a dead process resumes from the
+// thread's last checkpoint). Assistants other than the graphs' own stay in
+// each process's memory. A run taken over waits for the graph's own thread
+// lease of the dead process to expire: compile the graphs with a
+// graph.WithLeaseTTL no longer than the run lease, or the takeover waits
+// for the graph's (default 30s).
+func WithBackend(b Backend) Option {
+	return optionFunc(func(c *config) error {
+		if b == nil {
+			return errors.New("server: WithBackend: nil backend")
+		}
+		c.backend = b
+		return nil
+	})
+}
+
+// WithWorkers sets how many runs a server with a [Backend] executes at
+// once (default [DefaultWorkers]).
+func WithWorkers(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("server: WithWorkers(%d): must be at least 1", n)
+		}
+		c.workers = n
+		return nil
+	})
+}
+
+// WithRunLeaseTTL sets how long a claimed run stays its process's without
+// a renewal (default [DefaultRunLeaseTTL]): the time after which a dead
+// process's run is taken over. A live process renews it every ttl/4 and
+// stops a run whose lease it could not renew for ttl/2.
+func WithRunLeaseTTL(ttl time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if ttl < 100*time.Millisecond {
+			return fmt.Errorf("server: WithRunLeaseTTL(%v): must be at least 100ms", ttl)
+		}
+		c.leaseTTL = ttl
+		return nil
+	})
+}
+
+// WithPollInterval sets how often a server with a [Backend] looks for
+// runs to claim when idle, and for the events and ends of runs other
+// processes execute (default [DefaultPollInterval]); a request waiting on
+// such a run backs off to ten times that while nothing changes.
+func WithPollInterval(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("server: WithPollInterval(%v): must be positive", d)
+		}
+		c.poll = d
+		return nil
+	})
+}
+
+// WithHolder names this process in the leases of the runs it claims
+// (default: a random id); a name shared by two live processes defeats
+// the leases.
+func WithHolder(name string) Option {
+	return optionFunc(func(c *config) error {
+		if name == "" {
+			return errors.New("server: WithHolder: empty name")
+		}
+		c.holder = name
+		return nil
+	})
+}

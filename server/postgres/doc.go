@@ -1,0 +1,50 @@
+// Package postgres is a [server.Backend] in PostgreSQL: the threads and
+// runs of any number of graph server processes sharing one database.
+//
+//	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL")) // the program opens the pool
+//	b, err := postgres.New(ctx, pool)                          // creates or migrates the tables
+//	saver, err := pgsaver.Open(ctx, os.Getenv("DATABASE_URL")) // checkpoint/postgres: the checkpoints
+//	g, _ := builder.Compile(graph.WithCheckpointer(saver))
+//	srv, err := server.New(server.Graph("agent", g), server.WithCheckpointer(saver), server.WithBackend(b), …)
+//
+// The package never opens a connection itself, and never closes the pool.
+//
+// # Schema
+//
+// [New] runs the pending migrations in one transaction under an advisory
+// lock and records them in agentgraph_server_schema_migrations; a schema
+// written by a newer version of this package makes New fail with a
+// [*SchemaVersionError]. The tables, in the first schema of the pool's
+// search_path, are:
+//
+//   - agentgraph_server_threads: one row per thread (metadata, values and
+//     interrupts as jsonb, status, and reset_to: the checkpoint a rollback
+//     left the thread at).
+//   - agentgraph_server_runs: one row per run, queued in the order of seq;
+//     status pending, running, success, error or interrupted; kwargs
+//     (jsonb); the lease of a running run (holder, attempt, lease_expires)
+//     and its cancel flag (cancel_reason, rollback). A partial unique index
+//     on thread_id where status = 'running' makes the database refuse a
+//     second running run on a thread, whatever the processes do.
+//   - agentgraph_server_events: the events of each run's stream, keyed by
+//     (run_id, id), so that any process serves the stream of a run another
+//     one executes. They are deleted with their run or thread.
+//
+// # Queue and leases
+//
+// A run is created pending in the transaction that applies its multitask
+// strategy with the thread's row locked, so two processes creating runs
+// on one thread are serialized. [Backend.ClaimRun] picks, with SELECT …
+// FOR UPDATE SKIP LOCKED, the oldest run that is either pending and the
+// oldest pending run of a thread with no running run, or running with an
+// expired lease (its process died); it sets the holder, increments the
+// attempt and sets lease_expires from the database's clock. Every update
+// of a claimed run is fenced by (holder, attempt, status = 'running'):
+// a process that lost its lease can neither renew it, nor append events,
+// nor finish the run. A run whose lease expired while it was flagged
+// cancelled is ended "interrupted" (or, for a rollback, deleted) by the
+// next claim instead of being run again. Kwargs are jsonb, so the database
+// refuses malformed JSON; a run whose kwargs do not decode into a run's
+// parameters (a bad write by hand) fails with an error that says so, and
+// the queue goes on.
+package postgres
