@@ -1,0 +1,1066 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+)
+
+// shared is the state of a Server with a Backend: its dispatcher and the
+// runs it executes.
+type shared struct {
+	ctx  context.Context // cancelled by Shutdown: no more claims
+	stop context.CancelFunc
+	wg   sync.WaitGroup // the dispatcher and the runs executing
+	kick chan struct{}  // wakes the dispatcher: a run was queued or ended here
+
+	mu      sync.Mutex
+	local   map[string]*localRun // by run id
+	watches map[string]*watch    // by run id: requests waiting for a run's events or end
+}
+
+// watch is what the requests waiting on one run share.
+type watch struct {
+	ch chan struct{} // closed and replaced when the run emits or ends here
+	n  int           // requests watching
+}
+
+// localRun is a run this process executes.
+type localRun struct {
+	threadID string
+	cancel   context.CancelCauseFunc
+	poke     chan struct{} // renews the lease now (and reads the cancel flag)
+}
+
+// errShutdown cancels the runs of a server shutting down: they are
+// released to other processes, not ended.
+var errShutdown = errors.New("server shutting down")
+
+// backoff is the next wait of a request polling the backend for a run
+// another process executes, after wait passed with nothing new: twice as
+// long, up to ten poll intervals.
+func (c *config) backoff(wait time.Duration) time.Duration { return min(2*wait, 10*c.poll) }
+
+// heartbeat is how often a claimed run's lease is renewed.
+func (c *config) heartbeat() time.Duration { return min(c.leaseTTL/4, 5*c.poll) }
+
+func (s *Server) startShared() {
+	ctx, stop := context.WithCancel(context.Background())
+	s.shared = &shared{ctx: ctx, stop: stop, kick: make(chan struct{}, 1), local: map[string]*localRun{}, watches: map[string]*watch{}}
+	if s.cfg.holder == "" {
+		s.cfg.holder = newUUID()
+	}
+	s.shared.wg.Add(1)
+	go s.dispatch()
+}
+
+// watchRun returns a channel closed at the run's next event or end in
+// this process, and the function to call once done with it.
+func (sh *shared) watchRun(id string) (<-chan struct{}, func()) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	w := sh.watches[id]
+	if w == nil {
+		w = &watch{ch: make(chan struct{})}
+		sh.watches[id] = w
+	}
+	w.n++
+	return w.ch, func() {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		if w.n--; w.n == 0 && sh.watches[id] == w {
+			delete(sh.watches, id)
+		}
+	}
+}
+
+// notify wakes the requests watching run id.
+func (sh *shared) notify(id string) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if w := sh.watches[id]; w != nil {
+		close(w.ch)
+		w.ch = make(chan struct{})
+	}
+}
+
+func (sh *shared) wake() {
+	select {
+	case sh.kick <- struct{}{}:
+	default:
+	}
+}
+
+// poke makes the local runs of thread tid (or the run rid) renew their
+// leases now, so that they see a cancel flag at once.
+func (sh *shared) poke(tid, rid string) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for id, lr := range sh.local {
+		if id == rid || lr.threadID == tid {
+			select {
+			case lr.poke <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// dispatch claims runs while fewer than WithWorkers execute, and executes
+// each on a goroutine of its own, until the server shuts down. It alone
+// polls the backend when idle.
+func (s *Server) dispatch() {
+	sh := s.shared
+	defer sh.wg.Done()
+	slots := make(chan struct{}, s.cfg.workers)
+	var warned time.Time // the last claim error logged: one every 10s at most
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-sh.ctx.Done():
+			return
+		}
+		c, err := s.cfg.backend.ClaimRun(sh.ctx, s.cfg.holder, s.cfg.leaseTTL)
+		if err == nil && c != nil {
+			sh.wg.Add(1)
+			go func() {
+				defer sh.wg.Done()
+				s.executeClaim(c)
+				<-slots
+				sh.wake() // the thread's next run may be claimable now
+			}()
+			continue
+		}
+		<-slots
+		if err != nil && sh.ctx.Err() == nil && time.Since(warned) > 10*time.Second {
+			warned = time.Now()
+			slog.Warn("server: claiming a run", "holder", s.cfg.holder, "err", err)
+		}
+		select {
+		case <-sh.ctx.Done():
+			return
+		case <-sh.kick:
+		case <-time.After(s.cfg.poll):
+		}
+	}
+}
+
+// runKwargs is what a run was asked to do, as stored in its kwargs.
+type runKwargs struct {
+	Input           json.RawMessage `json:"input"`
+	Command         *commandBody    `json:"command"`
+	StreamMode      []string        `json:"stream_mode"`
+	StreamSubgraphs bool            `json:"stream_subgraphs,omitempty"`
+	StreamResumable bool            `json:"stream_resumable,omitempty"`
+	InterruptBefore []string        `json:"interrupt_before"`
+	InterruptAfter  []string        `json:"interrupt_after"`
+	CheckpointID    string          `json:"checkpoint_id,omitempty"`
+	OnCompletion    string          `json:"on_completion,omitempty"` // stateless runs: delete (default) or keep
+	Stateless       bool            `json:"stateless,omitempty"`
+	Config          struct {
+		Configurable struct {
+			ThreadID    string `json:"thread_id"`
+			RunID       string `json:"run_id"`
+			GraphID     string `json:"graph_id"`
+			AssistantID string `json:"assistant_id"`
+		} `json:"configurable"`
+		RecursionLimit int `json:"recursion_limit,omitempty"`
+	} `json:"config"`
+}
+
+// params decodes a claimed run's kwargs into what the adapter runs.
+func (s *Server) params(rec RunRecord) (runKwargs, graphAdapter, runParams, error) {
+	var kw runKwargs
+	if err := json.Unmarshal(rec.Kwargs, &kw); err != nil {
+		return kw, nil, runParams{}, fmt.Errorf("server: run %s has kwargs that do not decode: %w", rec.ID, err)
+	}
+	g := s.cfg.graphs[kw.Config.Configurable.GraphID]
+	if g == nil {
+		return kw, nil, runParams{}, fmt.Errorf("server: run %s is of graph %q, which this server does not serve", rec.ID, kw.Config.Configurable.GraphID)
+	}
+	modes := map[string]bool{}
+	for _, m := range kw.StreamMode {
+		if !slices.Contains(supportedModes, m) {
+			return kw, nil, runParams{}, fmt.Errorf("server: run %s asks for stream mode %q, which this server does not stream", rec.ID, m)
+		}
+		modes[m] = true
+	}
+	if len(modes) == 0 {
+		modes["values"] = true
+	}
+	p := runParams{
+		thread: rec.ThreadID, runID: rec.ID, checkpointID: kw.CheckpointID,
+		input: kw.Input, command: kw.Command, modes: modes, subgraphs: kw.StreamSubgraphs,
+		before: kw.InterruptBefore, after: kw.InterruptAfter, hasBefore: kw.InterruptBefore != nil, hasAfter: kw.InterruptAfter != nil,
+		metadata:       checkpointMetadata(kw.Config.Configurable.GraphID, rec.AssistantID, rec.ThreadID, rec.Metadata),
+		recursionLimit: kw.Config.RecursionLimit,
+	}
+	return kw, g, p, nil
+}
+
+// executeClaim runs a claimed run to its end, renewing its lease, unless the
+// lease is lost or the server shuts down (then the run is released).
+func (s *Server) executeClaim(c *Claim) {
+	sh, b, rec := s.shared, s.cfg.backend, c.Run
+	runCtx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	lr := &localRun{threadID: rec.ThreadID, cancel: cancel, poke: make(chan struct{}, 1)}
+	sh.mu.Lock()
+	sh.local[rec.ID] = lr
+	sh.mu.Unlock()
+	defer func() {
+		sh.mu.Lock()
+		delete(sh.local, rec.ID)
+		sh.mu.Unlock()
+		sh.notify(rec.ID)
+	}()
+	if sh.ctx.Err() != nil {
+		cancel(errShutdown)
+	}
+
+	var cancelled atomic.Pointer[string]
+	var lost atomic.Bool
+	hbStop, hbDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		every := s.cfg.heartbeat()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		lastOK := time.Now()
+		for {
+			select {
+			case <-hbStop:
+				return
+			case <-t.C:
+			case <-lr.poke:
+			}
+			ctx, stop := context.WithTimeout(context.Background(), every)
+			why, err := b.RenewLease(ctx, c, s.cfg.leaseTTL)
+			stop()
+			switch {
+			case err == nil:
+				lastOK = time.Now()
+				if why != "" && cancelled.CompareAndSwap(nil, &why) {
+					cancel(errors.New(why))
+				}
+			case errors.Is(err, ErrLeaseLost):
+				lost.Store(true)
+				cancel(err)
+				return
+			case time.Since(lastOK) > s.cfg.leaseTTL/2:
+				// Another process may take the run over at lastOK+ttl:
+				// stop well before.
+				lost.Store(true)
+				cancel(fmt.Errorf("%w: not renewed since %v: %w", ErrLeaseLost, lastOK.Format(time.RFC3339Nano), err))
+				return
+			}
+		}
+	}()
+
+	var lastValues json.RawMessage
+	var emitErr error
+	kw, g, p, perr := s.params(rec)
+	emit := func(name string, data any) {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			raw, _ = json.Marshal(runErrorData{Error: "EncodingError", Message: fmt.Sprintf("encoding a %s event: %v", name, err)})
+			name = "error"
+		}
+		if name == "values" {
+			lastValues = raw
+			if !p.modes["values"] {
+				return
+			}
+		}
+		ctx, stop := context.WithTimeout(context.Background(), s.cfg.leaseTTL)
+		_, err = b.AppendEvent(ctx, c, name, raw)
+		stop()
+		if err != nil && emitErr == nil {
+			emitErr = fmt.Errorf("server: recording a %s event of run %s: %w", name, rec.ID, err)
+			if errors.Is(err, ErrLeaseLost) {
+				lost.Store(true)
+			}
+			cancel(emitErr)
+		}
+		sh.notify(rec.ID)
+	}
+	emit("metadata", map[string]any{"run_id": rec.ID, "thread_id": rec.ThreadID, "attempt": rec.Attempt})
+
+	err := perr
+	var wg sync.WaitGroup // nodes the run abandoned (see thread.abandoned)
+	if err == nil {
+		p.abandoned = &wg
+		err = s.runClaimed(runCtx, c, g, p, emit)
+	}
+	wg.Wait()
+	close(hbStop)
+	<-hbDone
+	if emitErr != nil && err == nil {
+		err = emitErr
+	}
+	if lost.Load() {
+		return // the run is another process's now
+	}
+	ctx, stop := context.WithTimeout(context.Background(), s.cfg.leaseTTL)
+	defer stop()
+	if errors.Is(context.Cause(runCtx), errShutdown) && err != nil && !isPause(err) {
+		if rerr := b.ReleaseRun(ctx, c); rerr != nil {
+			slog.Warn("server: releasing a run at shutdown", "run_id", rec.ID, "err", rerr)
+		}
+		return
+	}
+	res := RunResult{Result: lastValues}
+	var runErr *runErrorData
+	switch {
+	case cancelled.Load() != nil:
+		res.Status = runInterrupted
+	case err != nil && !isPause(err):
+		res.Status = runError
+		name := "Error"
+		var ae *apiError
+		if errors.As(err, &ae) || perr != nil {
+			name = "ValidationError"
+		}
+		runErr = &runErrorData{Error: name, Message: err.Error()}
+		res.Result, _ = json.Marshal(map[string]any{"__error__": runErr})
+	default:
+		res.Status = runSuccess
+	}
+	if res.Result == nil {
+		res.Result = json.RawMessage("null")
+	}
+	if g != nil {
+		res.Thread = s.latestState(ctx, g, rec.ThreadID, runErr != nil)
+		if res.Status == runSuccess && lastValues == nil {
+			// Resumed after its last checkpoint: nothing was left to run.
+			res.Result = res.Thread.Values
+		}
+	} else {
+		res.Thread = ThreadState{Status: statusError} // its values stay as they are
+	}
+	res.DropThread = kw.Stateless && kw.OnCompletion != "keep"
+	if runErr != nil {
+		emit("error", runErr)
+	}
+	emit("end", nil)
+	if err := b.FinishRun(ctx, c, res); err != nil {
+		if !errors.Is(err, ErrLeaseLost) {
+			slog.Warn("server: finishing a run", "run_id", rec.ID, "err", err)
+		}
+		return
+	}
+	if res.DropThread {
+		if del, ok := s.cfg.saver.(checkpoint.ThreadDeleter); ok {
+			_ = del.DeleteThread(ctx, rec.ThreadID) // best effort: the thread is gone anyway
+		}
+	}
+}
+
+// runClaimed runs a claimed run's graph. A run claimed again after its
+// process died resumes from the thread's latest checkpoint when the run
+// wrote it; otherwise it starts as asked (after a rollback, from where the
+// rolled-back run started). While the graph's own thread lease is held by
+// a run that died, it waits for that lease to expire.
+func (s *Server) runClaimed(ctx context.Context, c *Claim, g graphAdapter, p runParams, emit func(string, any)) error {
+	for {
+		q := p
+		resumed := false
+		if c.Run.Attempt > 1 {
+			tup, err := s.cfg.saver.Get(ctx, checkpoint.Ref{ThreadID: c.Run.ThreadID})
+			switch {
+			case err == nil && tup.Checkpoint.Metadata.RunID == c.Run.ID:
+				q.input, q.command, q.checkpointID = nil, nil, ""
+				resumed = true
+			case err != nil && !errors.Is(err, checkpoint.ErrNotFound):
+				return fmt.Errorf("server: reading the checkpoint run %s resumes from: %w", c.Run.ID, err)
+			}
+		}
+		if !resumed {
+			if err := s.startClaimed(ctx, c, g, &q); err != nil {
+				return err
+			}
+		}
+		err := g.run(ctx, q, emit)
+		var held *checkpoint.LeaseHeldError
+		if !errors.As(err, &held) || ctx.Err() != nil {
+			return err
+		}
+		// The thread's lease is still held by the graph run of a process
+		// that lost this run: wait for it to end or expire.
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(s.cfg.heartbeat()):
+		}
+	}
+}
+
+// startClaimed readies a run that starts (not resumes): after a rollback
+// it starts from the checkpoint the rolled-back run started from (on a
+// thread that had none, the thread's checkpoints are deleted), and it
+// records where it starts itself.
+func (s *Server) startClaimed(ctx context.Context, c *Claim, g graphAdapter, p *runParams) error {
+	if c.ResetTo != nil && p.checkpointID == "" {
+		if *c.ResetTo != "" {
+			p.checkpointID = *c.ResetTo
+		} else {
+			del, ok := s.cfg.saver.(checkpoint.ThreadDeleter)
+			if !ok {
+				return errors.New("server: rolling back the first run of a thread needs WithCheckpointer with a saver that deletes threads")
+			}
+			if err := del.DeleteThread(ctx, c.Run.ThreadID); err != nil {
+				return fmt.Errorf("server: rolling back thread %s: %w", c.Run.ThreadID, err)
+			}
+		}
+	}
+	st, err := g.state(ctx, c.Run.ThreadID, p.checkpointID)
+	if err != nil {
+		return fmt.Errorf("server: reading the state run %s starts from: %w", c.Run.ID, err)
+	}
+	start := ""
+	if st.Checkpoint != nil {
+		start = st.Checkpoint.CheckpointID
+	}
+	return s.cfg.backend.StartRun(ctx, c, start)
+}
+
+// latestState is what the thread shows of its latest state; failed says
+// the run that just ended failed.
+func (s *Server) latestState(ctx context.Context, g graphAdapter, tid string, failed bool) ThreadState {
+	ts := ThreadState{Status: statusIdle, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}
+	st, err := g.state(ctx, tid, "")
+	if err == nil {
+		if b, err := json.Marshal(normalize(st.Values)); err == nil {
+			ts.Values = b
+		}
+		in := map[string][]apiInterrupt{}
+		for _, tk := range st.Tasks {
+			if len(tk.Interrupts) > 0 {
+				in[tk.ID] = tk.Interrupts
+			}
+		}
+		if b, err := json.Marshal(in); err == nil {
+			ts.Interrupts = b
+		}
+	}
+	switch {
+	case failed:
+		ts.Status = statusError
+	case err == nil && len(st.Next) > 0:
+		ts.Status = statusInterrupted
+	}
+	return ts
+}
+
+// backendError answers a Backend's error: not found 404, conflicts 409.
+func backendError(err error) error {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return errorf(http.StatusNotFound, "%v", err)
+	case errors.Is(err, ErrThreadBusy):
+		return errStrategy
+	case errors.Is(err, ErrExists), errors.Is(err, ErrGraphMismatch):
+		return errorf(http.StatusConflict, "%v", err)
+	}
+	return err
+}
+
+// ---- threads ----
+
+func (s *Server) sharedCreateThread(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ThreadID string         `json:"thread_id"`
+		Metadata map[string]any `json:"metadata"`
+		IfExists string         `json:"if_exists"`
+		GraphID  string         `json:"graph_id"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	if body.ThreadID != "" && !validUUID(body.ThreadID) {
+		fail(w, errorf(http.StatusUnprocessableEntity, "thread_id must be a UUID"))
+		return
+	}
+	md := normalizeMap(body.Metadata)
+	if body.GraphID != "" {
+		md["graph_id"] = body.GraphID
+	}
+	if g, ok := md["graph_id"].(string); ok {
+		if _, known := s.cfg.graphs[g]; !known {
+			fail(w, errorf(http.StatusNotFound, "no graph %q is registered", g))
+			return
+		}
+	}
+	now := s.cfg.now()
+	t, err := s.cfg.backend.CreateThread(r.Context(), ThreadRecord{ID: cmp.Or(body.ThreadID, newUUID()), CreatedAt: now, UpdatedAt: now,
+		Metadata: md, Status: statusIdle, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}, body.IfExists)
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) sharedGetThread(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	t, err := s.cfg.backend.Thread(r.Context(), id)
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) sharedSearchThreads(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		page
+		Metadata  map[string]any `json:"metadata"`
+		Values    map[string]any `json:"values"`
+		IDs       []string       `json:"ids"`
+		Status    string         `json:"status"`
+		SortBy    string         `json:"sort_by"`
+		SortOrder string         `json:"sort_order"`
+	}
+	limit, offset, err := decodePaged(r, &body, 10)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	switch body.SortBy {
+	case "", "created_at", "updated_at", "thread_id", "status":
+	default:
+		fail(w, errorf(http.StatusUnprocessableEntity, "sort_by must be thread_id, status, created_at or updated_at"))
+		return
+	}
+	out, total, err := s.cfg.backend.SearchThreads(r.Context(), ThreadQuery{IDs: body.IDs, Metadata: normalizeMap(body.Metadata),
+		Values: normalizeMap(body.Values), Status: body.Status, SortBy: cmp.Or(body.SortBy, "created_at"),
+		Desc: body.SortOrder != "asc", Limit: limit, Offset: offset})
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	setPages(w, total, limit, offset)
+	if out == nil {
+		out = []ThreadRecord{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// setPages sets the pagination headers for a page of total items.
+func setPages(w http.ResponseWriter, total, limit, offset int) {
+	w.Header().Set("X-Pagination-Total", strconv.Itoa(total))
+	if end := offset + limit; end < total {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(end))
+	}
+}
+
+func (s *Server) sharedCountThreads(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Metadata map[string]any `json:"metadata"`
+		Values   map[string]any `json:"values"`
+		Status   string         `json:"status"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	_, total, err := s.cfg.backend.SearchThreads(r.Context(), ThreadQuery{Metadata: normalizeMap(body.Metadata),
+		Values: normalizeMap(body.Values), Status: body.Status})
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, total)
+}
+
+func (s *Server) sharedPatchThread(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var body struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	t, err := s.cfg.backend.Thread(r.Context(), id)
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	md := normalizeMap(body.Metadata)
+	if g, ok := md["graph_id"]; ok && g != t.Metadata["graph_id"] {
+		if t.Metadata["graph_id"] != nil {
+			fail(w, errorf(http.StatusConflict, "thread %s holds the state of graph %v; its graph_id cannot change", id, t.Metadata["graph_id"]))
+			return
+		}
+		if name, _ := g.(string); s.cfg.graphs[name] == nil {
+			fail(w, errorf(http.StatusNotFound, "no graph %v is registered", g))
+			return
+		}
+	}
+	if t, err = s.cfg.backend.PatchThread(r.Context(), id, md); err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) sharedDeleteThread(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	running, err := s.cfg.backend.DeleteThread(r.Context(), id)
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	s.shared.poke(id, "")
+	for _, rid := range running {
+		// Its checkpoints are deleted once it wrote its last one.
+		if _, err := s.waitEnded(r.Context(), rid); err != nil && !errors.Is(err, ErrNotFound) {
+			fail(w, err)
+			return
+		}
+	}
+	if del, ok := s.cfg.saver.(checkpoint.ThreadDeleter); ok {
+		if err := del.DeleteThread(r.Context(), id); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var body struct {
+		Values       json.RawMessage `json:"values"`
+		AsNode       string          `json:"as_node"`
+		CheckpointID checkpointArg   `json:"checkpoint_id"`
+		Checkpoint   checkpointArg   `json:"checkpoint"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		fail(w, err)
+		return
+	}
+	t, err := s.cfg.backend.Thread(r.Context(), id)
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	name, _ := t.Metadata["graph_id"].(string)
+	g := s.cfg.graphs[name]
+	if g == nil {
+		fail(w, errorf(http.StatusBadRequest, "thread %s has no graph yet: create it with metadata.graph_id or run a graph on it first", id))
+		return
+	}
+	// A run that starts meanwhile is kept apart by the graph's thread
+	// lease, when the saver leases.
+	if t.Status == statusBusy {
+		fail(w, errorf(http.StatusConflict, "Thread is busy"))
+		return
+	}
+	cid, err := g.update(r.Context(), id, body.Values, body.AsNode, string(cmp.Or(body.CheckpointID, body.Checkpoint)))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := s.cfg.backend.SetThreadState(r.Context(), id, s.latestState(r.Context(), g, id, false)); err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": checkpointRef{ThreadID: id, CheckpointID: cid}})
+}
+
+// ---- runs ----
+
+// sharedNewRun validates the body and queues the run in the Backend.
+func (s *Server) sharedNewRun(r *http.Request) (RunRecord, *runSpec, error) {
+	sp, err := s.parseRun(r)
+	if err != nil {
+		return RunRecord{}, nil, err
+	}
+	a, body := sp.assistant, &sp.body
+	now := s.cfg.now()
+	rec := RunRecord{ID: newUUID(), ThreadID: sp.tid, AssistantID: a.ID, CreatedAt: now, UpdatedAt: now, Status: runPending,
+		Metadata: normalizeMap(body.Metadata), MultitaskStrategy: sp.strategy, GraphID: a.GraphID}
+	kw := runKwargs{Input: body.Input, Command: body.Command, StreamMode: sp.modeList, StreamSubgraphs: body.StreamSubgraphs,
+		StreamResumable: body.StreamResumable, InterruptBefore: sp.before, InterruptAfter: sp.after,
+		CheckpointID: string(cmp.Or(body.CheckpointID, body.Checkpoint)), Stateless: sp.stateless}
+	if sp.stateless {
+		kw.OnCompletion = cmp.Or(body.OnCompletion, "delete")
+	}
+	if sp.hasBefore && kw.InterruptBefore == nil {
+		kw.InterruptBefore = []string{}
+	}
+	if sp.hasAfter && kw.InterruptAfter == nil {
+		kw.InterruptAfter = []string{}
+	}
+	cf := &kw.Config.Configurable
+	cf.ThreadID, cf.RunID, cf.GraphID, cf.AssistantID = sp.tid, rec.ID, a.GraphID, a.ID
+	kw.Config.RecursionLimit = body.Config.RecursionLimit
+	if rec.Kwargs, err = json.Marshal(kw); err != nil {
+		return RunRecord{}, nil, fmt.Errorf("server: encoding the kwargs of run %s: %w", rec.ID, err)
+	}
+	var create *ThreadRecord
+	if body.IfNotExists == "create" || sp.stateless {
+		create = &ThreadRecord{ID: sp.tid, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.ID},
+			Status: statusBusy, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}
+	}
+	rec, err = s.cfg.backend.CreateRun(r.Context(), rec, create)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return RunRecord{}, nil, errorf(http.StatusNotFound, "Thread with ID %s not found", sp.tid)
+		}
+		return RunRecord{}, nil, backendError(err)
+	}
+	s.shared.wake()
+	if sp.strategy == "interrupt" || sp.strategy == "rollback" {
+		s.shared.poke(sp.tid, "")
+	}
+	return rec, sp, nil
+}
+
+func sharedLocation(rec RunRecord) string {
+	var kw runKwargs
+	if json.Unmarshal(rec.Kwargs, &kw) == nil && kw.Stateless {
+		return "/runs/" + rec.ID
+	}
+	return "/threads/" + rec.ThreadID + "/runs/" + rec.ID
+}
+
+func (s *Server) sharedCreateRun(w http.ResponseWriter, r *http.Request) {
+	rec, _, err := s.sharedNewRun(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Location", sharedLocation(rec))
+	writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) sharedWaitRun(w http.ResponseWriter, r *http.Request) {
+	rec, _, err := s.sharedNewRun(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Location", sharedLocation(rec))
+	s.sharedAnswerWhenDone(w, r, rec.ID)
+}
+
+// waitEnded waits until the run ended and returns it.
+func (s *Server) waitEnded(ctx context.Context, id string) (RunRecord, error) {
+	wait := s.cfg.poll
+	for {
+		changed, done := s.shared.watchRun(id)
+		rec, err := s.cfg.backend.Run(ctx, id)
+		if err != nil || rec.ended() {
+			done()
+			return rec, err
+		}
+		select {
+		case <-changed:
+		case <-time.After(wait):
+			wait = s.cfg.backoff(wait)
+		case <-ctx.Done():
+		}
+		done()
+		if ctx.Err() != nil {
+			return rec, ctx.Err()
+		}
+	}
+}
+
+func (s *Server) sharedAnswerWhenDone(w http.ResponseWriter, r *http.Request, id string) {
+	rec, err := s.waitEnded(r.Context(), id)
+	if r.Context().Err() != nil {
+		return
+	}
+	if errors.Is(err, ErrNotFound) {
+		// Deleted while it ran (rolled back, or its thread deleted): it
+		// ended with nothing to show.
+		writeRaw(w, []byte("null"), nil)
+		return
+	}
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	if rec.Result == nil {
+		rec.Result = json.RawMessage("null")
+	}
+	writeRaw(w, rec.Result, nil)
+}
+
+// sharedFindRun returns the run of the path, on the thread of the path
+// (any thread for the stateless routes).
+func (s *Server) sharedFindRun(r *http.Request) (RunRecord, error) {
+	tid := ""
+	if r.PathValue("tid") != "" {
+		var err error
+		if tid, err = threadID(r); err != nil {
+			return RunRecord{}, err
+		}
+	}
+	rid := r.PathValue("rid")
+	if !validUUID(rid) {
+		return RunRecord{}, errorf(http.StatusUnprocessableEntity, "run_id %q is not a UUID", rid)
+	}
+	rec, err := s.cfg.backend.Run(r.Context(), rid)
+	if errors.Is(err, ErrNotFound) || err == nil && tid != "" && rec.ThreadID != tid {
+		return RunRecord{}, errorf(http.StatusNotFound, "Run not found")
+	}
+	return rec, err
+}
+
+func (s *Server) sharedGetRun(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.sharedFindRun(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) sharedJoinRun(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.sharedFindRun(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.sharedAnswerWhenDone(w, r, rec.ID)
+}
+
+func (s *Server) sharedListRuns(w http.ResponseWriter, r *http.Request) {
+	tid, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	q := r.URL.Query()
+	var p page
+	for _, f := range []struct {
+		name string
+		set  func(int)
+	}{{"limit", func(n int) { p.Limit = &n }}, {"offset", func(n int) { p.Offset = n }}} {
+		if v := q.Get(f.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				fail(w, errorf(http.StatusUnprocessableEntity, "%s must be an integer", f.name))
+				return
+			}
+			f.set(n)
+		}
+	}
+	limit, offset, err := p.bounds(10)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if _, err := s.cfg.backend.Thread(r.Context(), tid); err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	out, total, err := s.cfg.backend.ListRuns(r.Context(), tid, q.Get("status"), limit, offset)
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	setPages(w, total, limit, offset)
+	if out == nil {
+		out = []RunRecord{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) sharedCancelRun(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.sharedFindRun(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if a := r.URL.Query().Get("action"); a != "" && a != "interrupt" {
+		fail(w, errorf(http.StatusUnprocessableEntity, "cancel action %q is not supported by this server yet (supported: interrupt)", a))
+		return
+	}
+	if _, err := s.cfg.backend.CancelRun(r.Context(), rec.ID, "cancelled by request"); err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	s.shared.poke("", rec.ID)
+	s.shared.notify(rec.ID)
+	if !truthy(r.URL.Query().Get("wait")) {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if _, err := s.waitEnded(r.Context(), rec.ID); err == nil || errors.Is(err, ErrNotFound) {
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (s *Server) sharedDeleteRun(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.sharedFindRun(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := s.cfg.backend.DeleteRun(r.Context(), rec.ID); err != nil {
+		if errors.Is(err, ErrThreadBusy) {
+			fail(w, errorf(http.StatusConflict, "run %s is not ended: cancel it first", rec.ID))
+			return
+		}
+		fail(w, backendError(err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) sharedStreamRun(w http.ResponseWriter, r *http.Request) {
+	rec, sp, err := s.sharedNewRun(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.sharedSSE(w, r, rec, 0, sp.body.OnDisconnect == "cancel", sp.body.StreamResumable)
+}
+
+func (s *Server) sharedJoinRunStream(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.sharedFindRun(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	from := 0
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -1 {
+			fail(w, errorf(http.StatusBadRequest, "Last-Event-ID must be an event id or -1"))
+			return
+		}
+		from = n + 1
+	}
+	var kw runKwargs
+	_ = json.Unmarshal(rec.Kwargs, &kw)
+	s.sharedSSE(w, r, rec, from, truthy(r.URL.Query().Get("cancel_on_disconnect")), kw.StreamResumable)
+}
+
+// sharedSSE streams the run's events from id from on, whichever process
+// executes it, until the run ended or the client went away (cancelling
+// the run then when cancelOnGone).
+func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord, from int, cancelOnGone, resumable bool) {
+	gone := true
+	defer func() {
+		if gone && cancelOnGone {
+			ctx, stop := context.WithTimeout(context.Background(), s.cfg.leaseTTL)
+			defer stop()
+			if _, err := s.cfg.backend.CancelRun(ctx, rec.ID, "client disconnected (on_disconnect cancel)"); err == nil {
+				s.shared.poke("", rec.ID)
+			}
+		}
+	}()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Content-Location", sharedLocation(rec))
+	if resumable {
+		h.Set("Location", sharedLocation(rec)+"/stream")
+	}
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	ctx := r.Context()
+	next, wait := from, s.cfg.poll
+	done := func() {}
+	defer func() { done() }()
+	for {
+		done()
+		var changed <-chan struct{}
+		changed, done = s.shared.watchRun(rec.ID)
+		cur, err := s.cfg.backend.Run(ctx, rec.ID)
+		if errors.Is(err, ErrNotFound) {
+			// Deleted (rolled back, or its thread deleted) with its
+			// events: the stream ends.
+			gone = false
+			_, _ = fmt.Fprintf(w, "event: end\ndata: null\nid: %d\n\n", next)
+			return
+		}
+		if err != nil {
+			return
+		}
+		evs, err := s.cfg.backend.Events(ctx, rec.ID, next)
+		if err != nil {
+			return
+		}
+		for _, ev := range evs {
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\nid: %d\n\n", ev.Name, ev.Data, ev.ID); err != nil {
+				return
+			}
+			next = ev.ID + 1
+		}
+		if len(evs) > 0 {
+			if err := rc.Flush(); err != nil {
+				return
+			}
+			wait = s.cfg.poll
+			continue
+		}
+		if cur.ended() {
+			gone = false
+			return
+		}
+		select {
+		case <-changed:
+		case <-time.After(wait):
+			wait = s.cfg.backoff(wait)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// shutdownShared stops claiming runs and releases the runs executing here
+// to other processes, waiting until they returned or ctx is done.
+func (s *Server) shutdownShared(ctx context.Context) error {
+	sh := s.shared
+	sh.stop()
+	sh.mu.Lock()
+	for _, lr := range sh.local {
+		lr.cancel(errShutdown)
+	}
+	sh.mu.Unlock()
+	done := make(chan struct{})
+	go func() { sh.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("server: shutdown: %w", ctx.Err())
+	}
+}
