@@ -87,6 +87,34 @@ type testCase struct {
 
 var cases = []testCase{
 	{
+		name:        "copy-thread",
+		explanation: "checkpoint.CopyThread gives the target thread the source's whole history — every namespace, forks, values, metadata, pending writes — under the same IDs, and refuses a target that has checkpoints or a source that has none",
+		run: func(e *env) {
+			th := e.thread("src", "")
+			a := th.put(nil, meta("input", -1), map[string]string{"x": `1`})
+			b := th.put(a, meta("loop", 0), map[string]string{"x": `2`, "y": `"b"`})
+			th.put(b, meta("loop", 1), map[string]string{"x": `3`})
+			th.fork(b, meta("update", 1), map[string]string{"y": `"fork"`})
+			sub := e.thread("src", "inner:t1")
+			sub.put(nil, meta("input", -1), map[string]string{"z": `"s"`})
+			e.putWrites(ref(b), checkpoint.Write{TaskID: "t1", TaskPath: "n", Idx: 0, Channel: "x", Value: []byte(`9`)},
+				checkpoint.Write{TaskID: "t1", TaskPath: "n", Idx: checkpoint.WriteIndex(checkpoint.ChannelError, 0), Channel: checkpoint.ChannelError, Value: []byte(`"boom"`)},
+				checkpoint.Write{TaskID: "t0", TaskPath: "m", Idx: 0, Channel: "y", Value: []byte(`"w"`)})
+
+			require.NoError(e.t, checkpoint.CopyThread(e.ctx, e.s, "src", "dst"))
+			want := e.list("src", checkpoint.ListOptions{})
+			for _, t := range want {
+				t.ThreadID = "dst"
+			}
+			e.requireTuples(want, e.list("dst", checkpoint.ListOptions{}))
+			require.Len(e.t, want, 5)
+
+			require.ErrorContains(e.t, checkpoint.CopyThread(e.ctx, e.s, "src", "dst"), "has checkpoints already")
+			require.ErrorIs(e.t, checkpoint.CopyThread(e.ctx, e.s, "nobody", "dst2"), checkpoint.ErrNotFound)
+			require.Empty(e.t, e.list("dst2", checkpoint.ListOptions{}))
+		},
+	},
+	{
 		name:        "put-get-by-id",
 		explanation: "Get with a checkpoint ID returns exactly what Put stored: IDs, thread, namespace, parent, creation time (to the microsecond), metadata, versions, values, frontier and shape",
 		run: func(e *env) {
