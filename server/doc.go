@@ -52,7 +52,9 @@
 //     checkpoint, POST to update as a node), history (POST and GET).
 //   - assistants also: count, patch, delete, versions and latest (of
 //     assistants other than the graphs' own); threads also: patch
-//     (metadata) and count.
+//     (metadata), count, and copy (a new thread with the source's
+//     metadata, state and every checkpoint, through
+//     [checkpoint.CopyThread] on the server's checkpointer).
 //   - runs on a thread: background (POST …/runs), streaming (…/runs/stream,
 //     SSE), wait, join, join as a stream (with Last-Event-ID), cancel, get,
 //     list, delete. Input or command {resume, update, goto}; checkpoint_id to
@@ -127,6 +129,6 @@
 // compiled with the saver the processes share; its thread leases
 // (graph.WithLeaseTTL) keep apart a run and a state update made meanwhile.
 //
-// Thread copy, cancel with action=rollback, crons and webhooks are not
-// served yet; neither are assistants shared between processes.
+// Cancel with action=rollback, crons and webhooks are not served yet;
+// neither are assistants shared between processes.
 package server

@@ -358,6 +358,7 @@ func (s *Server) routes() {
 	m.HandleFunc("PATCH /threads/{tid}", pick(s.patchThread, s.sharedPatchThread))
 	m.HandleFunc("POST /threads/{tid}/state/checkpoint", s.getThreadStateAt)
 	m.HandleFunc("DELETE /threads/{tid}", pick(s.deleteThread, s.sharedDeleteThread))
+	m.HandleFunc("POST /threads/{tid}/copy", pick(s.copyThread, s.sharedCopyThread))
 	m.HandleFunc("GET /threads/{tid}/state", s.getThreadState)
 	m.HandleFunc("GET /threads/{tid}/state/{cid}", s.getThreadState)
 	m.HandleFunc("POST /threads/{tid}/state", pick(s.updateThreadState, s.sharedUpdateThreadState))

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+)
+
+// copyCheckpoints copies thread from's checkpoints to thread to in the
+// server's checkpointer; a thread without any copies none.
+func (s *Server) copyCheckpoints(ctx context.Context, from, to string) error {
+	if s.cfg.saver == nil {
+		return errorf(http.StatusUnprocessableEntity, "copying a thread needs the server's checkpointer (server.WithCheckpointer)")
+	}
+	if err := checkpoint.CopyThread(ctx, s.cfg.saver, from, to); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// copiedStatus is the status of a copy of a thread that has status: a
+// copy has no run.
+func copiedStatus(status string) string {
+	if status == statusBusy {
+		return statusIdle
+	}
+	return status
+}
+
+// copyThread serves POST /threads/{id}/copy: a new thread with the
+// source's metadata (thread_id set to the copy's), state and checkpoints.
+func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.mu.Lock()
+	src, err := s.lookupThread(id)
+	if err != nil {
+		s.mu.Unlock()
+		fail(w, err)
+		return
+	}
+	md := maps.Clone(src.Metadata)
+	values, status := src.Values, copiedStatus(src.Status)
+	interrupts := maps.Clone(src.Interrupts)
+	s.mu.Unlock()
+
+	newID := newUUID()
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["thread_id"] = newID
+	// The checkpoints first: the copy is not seen before it has them.
+	if err := s.copyCheckpoints(r.Context(), id, newID); err != nil {
+		fail(w, err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.newThread(newID, md)
+	t.Values, t.Status = values, status
+	if interrupts != nil {
+		t.Interrupts = interrupts
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+// sharedCopyThread is copyThread with a Backend.
+func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
+	id, err := threadID(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	src, err := s.cfg.backend.Thread(r.Context(), id)
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	newID := newUUID()
+	md := maps.Clone(src.Metadata)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["thread_id"] = newID
+	if err := s.copyCheckpoints(r.Context(), id, newID); err != nil {
+		fail(w, err)
+		return
+	}
+	now := s.cfg.now()
+	t, err := s.cfg.backend.CreateThread(r.Context(), ThreadRecord{ID: newID, CreatedAt: now, UpdatedAt: now, Metadata: md,
+		Status: copiedStatus(src.Status), Config: map[string]any{}, Values: src.Values, Interrupts: src.Interrupts}, "")
+	if err != nil {
+		fail(w, backendError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}

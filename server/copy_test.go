@@ -1,0 +1,51 @@
+package server_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A copy of a paused thread has its state, history and pending interrupt;
+// resuming the copy leaves the source where it was.
+func TestThreadCopyCarriesStateAndHistory(t *testing.T) {
+	e := newEnv(t)
+	src := e.newThread(map[string]any{"owner": "ann"})
+	e.ok("POST", "/threads/"+src+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "cats"}}, nil)
+
+	var cp map[string]any
+	e.ok("POST", "/threads/"+src+"/copy", nil, &cp)
+	dst := cp["thread_id"].(string)
+	require.NotEqual(t, src, dst)
+	var th map[string]any
+	e.ok("GET", "/threads/"+src, nil, &th)
+	want := th["metadata"].(map[string]any)
+	want["thread_id"] = dst
+	require.Equal(t, want, cp["metadata"])
+	require.Equal(t, "ann", want["owner"])
+	require.Equal(t, "interrupted", cp["status"])
+
+	var before, copied map[string]any
+	e.ok("GET", "/threads/"+src+"/state", nil, &before)
+	e.ok("GET", "/threads/"+dst+"/state", nil, &copied)
+	require.Equal(t, before["values"], copied["values"])
+	require.Equal(t, before["next"], copied["next"])
+	require.Equal(t, before["checkpoint"].(map[string]any)["checkpoint_id"], copied["checkpoint"].(map[string]any)["checkpoint_id"])
+	require.Len(t, copied["interrupts"], 1)
+	var hs, hd []any
+	e.ok("POST", "/threads/"+src+"/history", map[string]any{}, &hs)
+	e.ok("POST", "/threads/"+dst+"/history", map[string]any{}, &hd)
+	require.Len(t, hd, len(hs))
+
+	var out map[string]any
+	e.ok("POST", "/threads/"+dst+"/runs/wait", map[string]any{"assistant_id": "agent", "command": map[string]any{"resume": "yes"}}, &out)
+	require.Equal(t, []any{"plan:cats", "ask", "finish"}, out["log"])
+	e.ok("GET", "/threads/"+src+"/state", nil, &before)
+	require.Equal(t, []any{"ask"}, before["next"], "the source still waits")
+}
+
+// Copying a thread that does not exist is a 404.
+func TestThreadCopyOfAMissingThreadIsNotFound(t *testing.T) {
+	e := newEnv(t)
+	require.Equal(t, 404, e.do("POST", "/threads/00000000-0000-4000-8000-000000000000/copy", nil).status)
+}
