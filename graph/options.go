@@ -62,7 +62,9 @@ type runConfig struct {
 // [*NodeError] of a task that failed, or an error wrapping
 // [ErrUnknownTask] when an ID is not a task of the thread's next step (the
 // step was completed since the IDs were read, say). It needs a
-// checkpointer, and a Command without Update, Goto or Sends.
+// checkpointer, and a Command without Update, Goto or Sends; answers to
+// interrupts go in its ResumeMap (a scalar Resume is ambiguous as soon as
+// another task of the step waits too, as in any Resume).
 func WithTasks(ids ...string) RunOption {
 	ids = append([]string{}, ids...) // not nil: WithTasks() names no task, and is refused
 	return runOption(func(c *runConfig) { c.only = ids })
