@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -145,31 +146,15 @@ func TestCompiledBreakpointsPauseTheWorkflowAsInProcess(t *testing.T) {
 	require.NoError(t, err)
 	env := newEnv()
 	w.Register(env)
+	pauses := goOnPastPauses(t, env, 4)
+	s := runToEnd(t, env, w)
 	var got []pause
-	for round := 1; round <= 4; round++ {
-		env.RegisterDelayedCallback(func() {
-			v, err := env.QueryWorkflow(agtemporal.QueryState)
-			require.NoError(t, err)
-			var st agtemporal.Status
-			require.NoError(t, v.Get(&st))
-			if !st.Paused() {
-				return
-			}
-			s, err := w.Values(ctx, st)
-			require.NoError(t, err)
-			got = append(got, pause{st.Before, st.After, s.Log.Get()})
-			env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{})
-		}, time.Duration(round)*time.Hour)
+	for _, st := range *pauses {
+		at, err := w.Values(ctx, st)
+		require.NoError(t, err)
+		got = append(got, pause{st.Before, st.After, at.Log.Get()})
 	}
-	in, err := w.Input("t", St{})
-	require.NoError(t, err)
-	env.ExecuteWorkflow(w.Name(), in)
-	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, want, got)
-	var st agtemporal.Status
-	require.NoError(t, env.GetWorkflowResult(&st))
-	s, err := w.Values(ctx, st)
-	require.NoError(t, err)
 	require.Equal(t, out.Log.Get(), s.Log.Get())
 }
 
@@ -228,25 +213,10 @@ func TestBreakpointAfterAStepPassesTheOneBeforeTheNext(t *testing.T) {
 	require.NoError(t, err)
 	env := newEnv()
 	w.Register(env)
-	var pauses []agtemporal.Status
-	for round := 1; round <= 3; round++ {
-		env.RegisterDelayedCallback(func() {
-			v, err := env.QueryWorkflow(agtemporal.QueryState)
-			require.NoError(t, err)
-			var st agtemporal.Status
-			require.NoError(t, v.Get(&st))
-			if st.Paused() {
-				pauses = append(pauses, st)
-				env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{})
-			}
-		}, time.Duration(round)*time.Hour)
-	}
-	in, err := w.Input("t", St{})
-	require.NoError(t, err)
-	env.ExecuteWorkflow(w.Name(), in)
-	require.NoError(t, env.GetWorkflowError())
-	require.Len(t, pauses, 1, "Invoke pauses once, after a")
-	require.Equal(t, []string{"a"}, pauses[0].After)
+	pauses := goOnPastPauses(t, env, 3)
+	runToEnd(t, env, w)
+	require.Len(t, *pauses, 1, "Invoke pauses once, after a")
+	require.Equal(t, []string{"a"}, (*pauses)[0].After)
 }
 
 // A breakpoint compiled into a subgraph pauses its task; the run goes on
@@ -270,29 +240,10 @@ func TestSubgraphBreakpointPausesItsTask(t *testing.T) {
 	require.NoError(t, err)
 	env := newEnv()
 	w.Register(env)
-	var pauses []agtemporal.Status
-	for round := 1; round <= 3; round++ {
-		env.RegisterDelayedCallback(func() {
-			v, err := env.QueryWorkflow(agtemporal.QueryState)
-			require.NoError(t, err)
-			var st agtemporal.Status
-			require.NoError(t, v.Get(&st))
-			if st.Paused() {
-				pauses = append(pauses, st)
-				env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{})
-			}
-		}, time.Duration(round)*time.Hour)
-	}
-	in, err := w.Input("t", St{})
-	require.NoError(t, err)
-	env.ExecuteWorkflow(w.Name(), in)
-	require.NoError(t, env.GetWorkflowError())
-	require.Len(t, pauses, 1)
-	require.Equal(t, []string{"sub"}, pauses[0].Before)
-	var st agtemporal.Status
-	require.NoError(t, env.GetWorkflowResult(&st))
-	s, err := w.Values(t.Context(), st)
-	require.NoError(t, err)
+	pauses := goOnPastPauses(t, env, 3)
+	s := runToEnd(t, env, w)
+	require.Len(t, *pauses, 1)
+	require.Equal(t, []string{"sub"}, (*pauses)[0].Before)
 	require.Equal(t, []string{"p", "s.one", "s.two"}, s.Log.Get())
 }
 
@@ -346,4 +297,39 @@ func TestTaskActivityRefusesAnUnknownTaskForGood(t *testing.T) {
 	require.ErrorAs(t, err, &app)
 	require.True(t, app.NonRetryable())
 	require.ErrorContains(t, err, "no such task")
+}
+
+// goOnPastPauses answers, at each of rounds delayed callbacks, a run
+// paused at a breakpoint with a signal that goes on past it, and records
+// the status it was paused with.
+func goOnPastPauses(t *testing.T, env *testsuite.TestWorkflowEnvironment, rounds int) *[]agtemporal.Status {
+	t.Helper()
+	var pauses []agtemporal.Status
+	for round := 1; round <= rounds; round++ {
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(agtemporal.QueryState)
+			require.NoError(t, err)
+			var st agtemporal.Status
+			require.NoError(t, v.Get(&st))
+			if st.Paused() {
+				pauses = append(pauses, st)
+				env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{})
+			}
+		}, time.Duration(round)*time.Hour)
+	}
+	return &pauses
+}
+
+// runToEnd runs w on an empty input in env and returns its final state.
+func runToEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment, w *agtemporal.Workflow[St]) St {
+	t.Helper()
+	in, err := w.Input("t", St{})
+	require.NoError(t, err)
+	env.ExecuteWorkflow(w.Name(), in)
+	require.NoError(t, env.GetWorkflowError())
+	var st agtemporal.Status
+	require.NoError(t, env.GetWorkflowResult(&st))
+	s, err := w.Values(t.Context(), st)
+	require.NoError(t, err)
+	return s
 }
