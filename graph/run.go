@@ -501,17 +501,7 @@ func (l *loop[S]) loop(ctx context.Context) error {
 		if err := l.runTasks(ctx, tasks); err != nil {
 			return err
 		}
-		var intr *Interrupted
-		for _, t := range tasks {
-			if t.interrupted() {
-				if intr == nil {
-					intr = &Interrupted{}
-				}
-				_, raised := t.hdr.interrupts()
-				intr.Interrupts = append(intr.Interrupts, raised...)
-			}
-		}
-		if intr != nil {
+		if intr := interruptsOf(tasks); intr != nil {
 			return l.pause(ctx, tasks, intr)
 		}
 		changed, err := l.apply(tasks)
@@ -545,6 +535,22 @@ func (l *loop[S]) loop(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// interruptsOf returns the Interrupted that the interrupts raised by
+// tasks make, or nil when none of them interrupted.
+func interruptsOf[S any](tasks []*task[S]) *Interrupted {
+	var intr *Interrupted
+	for _, t := range tasks {
+		if t.interrupted() {
+			if intr == nil {
+				intr = &Interrupted{}
+			}
+			_, raised := t.hdr.interrupts()
+			intr.Interrupts = append(intr.Interrupts, raised...)
+		}
+	}
+	return intr
 }
 
 // breakpoints returns the run's breakpoints: those of its options, or the

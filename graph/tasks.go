@@ -49,16 +49,7 @@ func (l *loop[S]) runOnly(ctx context.Context, tasks []*task[S]) error {
 	if err := l.runTasks(ctx, todo); err != nil {
 		return err // a failed task's error is saved (see fail)
 	}
-	var intr *Interrupted
-	for _, t := range todo {
-		if t.interrupted() {
-			if intr == nil {
-				intr = &Interrupted{}
-			}
-			_, raised := t.hdr.interrupts()
-			intr.Interrupts = append(intr.Interrupts, raised...)
-		}
-	}
+	intr := interruptsOf(todo)
 	if len(todo) == 1 && todo[0].done {
 		// runConcurrent saves the writes of each of several tasks as they
 		// finish; a step's lone task saves them with the checkpoint.
