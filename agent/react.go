@@ -33,7 +33,8 @@ const NeedMoreSteps = "Sorry, need more steps to process this request."
 type ReActState struct {
 	// Messages is the conversation: the input, the model's AI messages and
 	// the tool messages, in order. The system prompt is not stored in it.
-	Messages state.Messages
+	// Its JSON key is "messages", as in LangGraph's MessagesState.
+	Messages state.Messages `json:"messages"`
 }
 
 func getMessages(s ReActState) state.Messages { return s.Messages }

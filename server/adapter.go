@@ -165,12 +165,25 @@ func (a *adapter[S]) decodeWrites(raw json.RawMessage) (S, error) {
 		return s, errorf(http.StatusBadRequest, "state input must be a JSON object of the fields of graph %q", a.name)
 	}
 	rv := reflect.ValueOf(&s).Elem()
+	seen := make(map[int]string, len(obj))
 	for key, val := range obj {
-		i, ok := a.byKey[key]
-		if !ok {
-			return s, errorf(http.StatusBadRequest, "graph %q has no state field %q (fields: %s)", a.name, key, strings.Join(a.keys(), ", "))
+		i, err := a.lookup(key)
+		if err != nil {
+			return s, errorf(http.StatusBadRequest, "graph %q: %v (fields: %s)", a.name, err, strings.Join(a.keys(), ", "))
 		}
+		if other, dup := seen[i]; dup {
+			return s, errorf(http.StatusBadRequest, "graph %q: keys %q and %q both name the state field %q", a.name, min(key, other), max(key, other), a.fields[i].key)
+		}
+		seen[i] = key
 		fc := a.fields[i]
+		if fc.kind == kindMessages {
+			if f, ok := rv.Field(fc.index).Addr().Interface().(*state.Messages); ok {
+				if err := writeMessages(f, val); err != nil {
+					return s, errorf(http.StatusBadRequest, "state field %q: %v", key, err)
+				}
+				continue
+			}
+		}
 		ch, ok := rv.Field(fc.index).Addr().Interface().(interface{ Channel() state.Channel })
 		if !ok {
 			if err := json.Unmarshal(val, rv.Field(fc.index).Addr().Interface()); err != nil {
@@ -183,6 +196,29 @@ func (a *adapter[S]) decodeWrites(raw json.RawMessage) (S, error) {
 		}
 	}
 	return s, nil
+}
+
+// lookup finds the field a JSON key names, as encoding/json does: the
+// field of that json name, else the one whose name matches it ignoring
+// case; a key that matches several fields so is refused.
+func (a *stateFields) lookup(key string) (int, error) {
+	if i, ok := a.byKey[key]; ok {
+		return i, nil
+	}
+	found := -1
+	for i, f := range a.fields {
+		if !strings.EqualFold(f.key, key) {
+			continue
+		}
+		if found >= 0 {
+			return 0, fmt.Errorf("state field %q is ambiguous: %q and %q differ only in case, so the key must match one exactly", key, a.fields[found].key, f.key)
+		}
+		found = i
+	}
+	if found < 0 {
+		return 0, fmt.Errorf("no state field %q", key)
+	}
+	return found, nil
 }
 
 func (a *stateFields) keys() []string {
@@ -221,21 +257,7 @@ func writeField(c state.Channel, kind fieldKind, val json.RawMessage) error {
 			return err
 		}
 		return c.UnmarshalWrite(b)
-	case kindMessages:
-		var msgs []json.RawMessage
-		if err := json.Unmarshal(val, &msgs); err != nil {
-			return errors.New("must be a JSON array of messages")
-		}
-		ops := make([]map[string]json.RawMessage, len(msgs))
-		for i, m := range msgs {
-			ops[i] = map[string]json.RawMessage{"m": m}
-		}
-		b, err := json.Marshal(map[string]any{"updates": ops})
-		if err != nil {
-			return err
-		}
-		return c.UnmarshalWrite(b)
-	default:
+	default: // Value
 		return c.UnmarshalWrite(val)
 	}
 }
@@ -262,7 +284,11 @@ func (a *stateFields) showWrites(w graph.Writes) map[string]any {
 			continue
 		}
 		fc := a.fields[i]
-		out[fc.key] = showWrite(fc.kind, raw)
+		w := showWrite(fc.kind, raw)
+		if shape := shapeOf(fc); shape != noMessages {
+			w = showRawMessages(shape, mustJSON(w))
+		}
+		out[fc.key] = w
 	}
 	return out
 }
@@ -292,10 +318,22 @@ func showWrite(kind fieldKind, raw json.RawMessage) any {
 		}
 		for _, u := range ops.Updates {
 			var op struct {
-				M json.RawMessage `json:"m"`
+				M         json.RawMessage `json:"m"`
+				Remove    string          `json:"remove"`
+				RemoveAll bool            `json:"remove_all"`
 			}
-			if json.Unmarshal(u, &op) == nil && len(op.M) > 0 {
+			if json.Unmarshal(u, &op) != nil {
+				continue
+			}
+			switch {
+			case len(op.M) > 0:
 				items = append(items, op.M)
+			case op.Remove != "" || op.RemoveAll:
+				id := op.Remove
+				if op.RemoveAll {
+					id = removeAll
+				}
+				items = append(items, mustJSON(removeMessage{Content: "", Type: "remove", ID: id}))
 			}
 		}
 		return items
@@ -341,7 +379,7 @@ type apiInterrupt struct {
 func showInterrupts(in []graph.Interruption) []apiInterrupt {
 	out := make([]apiInterrupt, len(in))
 	for i, x := range in {
-		out[i] = apiInterrupt{ID: x.ID, Value: x.Value}
+		out[i] = apiInterrupt{ID: x.ID, Value: showInterruptValue(x.Value)}
 	}
 	return out
 }
@@ -382,7 +420,7 @@ func (a *adapter[S]) runOptions(p runParams) []graph.RunOption {
 	if p.modes["checkpoints"] || p.modes["debug"] {
 		modes |= graph.ModeCheckpoints
 	}
-	if p.modes["messages-tuple"] {
+	if p.modes["messages-tuple"] || p.modes["messages"] {
 		modes |= graph.ModeMessages
 	}
 	return append(opts, graph.WithStreamModes(modes))
@@ -419,9 +457,16 @@ func (a *adapter[S]) run(ctx context.Context, p runParams, emit func(string, any
 		}
 		events = a.g.Stream(ctx, in, opts...)
 	}
+	var ms *messageStream
+	if p.modes["messages"] {
+		ms = newMessageStream()
+	}
 	for ev, err := range events {
 		if err != nil {
 			return err
+		}
+		if ms != nil {
+			a.streamMessages(ms, ev, emit)
 		}
 		if ev.Namespace != "" && !p.subgraphs {
 			continue
@@ -454,7 +499,7 @@ func (a *adapter[S]) emitEvent(ev graph.Event, p runParams, emitRoot func(string
 	case graph.ModeTasks:
 		switch x := ev.Payload.(type) {
 		case graph.TaskStart:
-			t := map[string]any{"id": ev.TaskID, "name": x.Name, "input": x.Input, "triggers": []string{}, "interrupts": []apiInterrupt{}}
+			t := map[string]any{"id": ev.TaskID, "name": x.Name, "input": showValue(x.Input), "triggers": []string{}, "interrupts": []apiInterrupt{}}
 			if modes["tasks"] {
 				emit("tasks", t)
 			}
@@ -493,7 +538,7 @@ func (a *adapter[S]) emitEvent(ev graph.Event, p runParams, emitRoot func(string
 		c := map[string]any{
 			"config": config(ci.ID), "parent_config": config(ci.ParentID),
 			"metadata": map[string]any{"source": ci.Source, "step": ci.Step, "run_id": p.runID},
-			"values":   ci.Values, "next": next, "tasks": []any{},
+			"values":   showValue(ci.Values), "next": next, "tasks": []any{},
 			"checkpoint":        checkpointRef{ThreadID: p.thread, CheckpointID: ci.ID},
 			"parent_checkpoint": nil,
 		}
@@ -509,7 +554,7 @@ func (a *adapter[S]) emitEvent(ev graph.Event, p runParams, emitRoot func(string
 			emit("values", map[string]any{"__interrupt__": showInterrupts(ev.Interrupts)})
 			return
 		}
-		emit("values", ev.Payload)
+		emit("values", showValue(ev.Payload))
 	case graph.ModeUpdates:
 		if modes["updates"] {
 			emit("updates", map[string]any{ev.Node: fields.showWrites(ev.Writes)})
@@ -528,7 +573,7 @@ func (a *adapter[S]) emitEvent(ev graph.Event, p runParams, emitRoot func(string
 			emit("messages", []any{
 				map[string]any{"type": "AIMessageChunk", "id": c.MessageID, "content": c.Text,
 					"tool_calls": []any{}, "tool_call_chunks": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}},
-				map[string]any{"langgraph_node": ev.Node, "langgraph_step": ev.Step, "langgraph_checkpoint_ns": "", "checkpoint_ns": ""},
+				messageMetadata(ev),
 			})
 		}
 	}
@@ -619,7 +664,7 @@ func (a *adapter[S]) show(thread string, snap *graph.Snapshot[S]) *threadState {
 	if snap.CheckpointID == "" {
 		return emptyState()
 	}
-	ts := &threadState{Values: snap.Values, Next: snap.Next, Tasks: []apiTask{}, Metadata: snap.Metadata,
+	ts := &threadState{Values: showValue(snap.Values), Next: snap.Next, Tasks: []apiTask{}, Metadata: snap.Metadata,
 		Interrupts: showInterrupts(snap.Interrupts)}
 	if ts.Next == nil {
 		ts.Next = []string{}
@@ -709,4 +754,25 @@ func stateError(err error, status int) error {
 		return err
 	}
 	return errorf(status, "%v", err)
+}
+
+// messageMetadata is the metadata of a streamed message's tokens.
+func messageMetadata(ev graph.Event) map[string]any {
+	return map[string]any{"langgraph_node": ev.Node, "langgraph_step": ev.Step, "langgraph_checkpoint_ns": "", "checkpoint_ns": ""}
+}
+
+// streamMessages feeds the "messages" stream mode: the tokens of every
+// namespace (as LangGraph's servers stream a subgraph's model calls), the
+// messages of the root state.
+func (a *adapter[S]) streamMessages(ms *messageStream, ev graph.Event, emit func(string, any)) {
+	switch ev.Mode {
+	case graph.ModeMessages:
+		if c, ok := ev.Payload.(graph.MessageChunk); ok {
+			ms.chunk(c, messageMetadata(ev), emit)
+		}
+	case graph.ModeValues:
+		if ev.Namespace == "" && len(ev.Interrupts) == 0 {
+			ms.values(a.stateFields, ev.Payload, emit)
+		}
+	}
 }

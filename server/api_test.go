@@ -129,7 +129,7 @@ func TestBadRequestsGetClear4xxInTheErrorShape(t *testing.T) {
 		{"thread id not a UUID", "GET", "/threads/nope", nil, 422, "not a UUID"},
 		{"missing thread", "GET", "/threads/00000000-0000-4000-8000-000000000000", nil, 404, "not found"},
 		{"unknown assistant", "POST", "/threads/" + tid + "/runs", map[string]any{"assistant_id": "nope"}, 404, "No assistant"},
-		{"unknown state field", "POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"Topic": "x"}}, 400, `no state field "Topic"`},
+		{"unknown state field", "POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"Topics": "x"}}, 400, `no state field "Topics"`},
 		{"input not an object", "POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "agent", "input": []int{1}}, 400, "JSON object"},
 		{"append field not a list", "POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"log": "x"}}, 400, "JSON array"},
 		{"unsupported stream mode", "POST", "/threads/" + tid + "/runs/stream", map[string]any{"assistant_id": "agent", "stream_mode": "events"}, 422, "not supported"},

@@ -32,14 +32,20 @@
 //
 // A run's input, a Command's update and a state update are JSON objects
 // keyed by the state struct's json names (the Go field name without a
-// tag). Each field is written as a node would write it, through its
-// reducer: a [state.Value] is set, a [state.Append] takes a list of items
-// to append, a [state.Sum] or [state.Reduced] one update, a [state.Map] an
-// object of entries to merge, [state.Messages] a list of messages. An
-// unknown field, or a value of the wrong shape, is a 400 before any run is
-// made. State comes back as the struct's JSON; the "updates" stream shows
-// each task's writes the same way (the items appended, not the whole
-// list). GET /assistants/{id}/schemas describes the fields as JSON Schema,
+// tag), matched ignoring case as encoding/json does (an exact match wins;
+// fields that differ only in case need one). Each field is written as a
+// node would write it, through its reducer: a [state.Value] is set, a
+// [state.Append] takes a list of items to append, a [state.Sum] or
+// [state.Reduced] one update, a [state.Map] an object of entries to merge,
+// [state.Messages] a list of messages — in LangChain's form ({"type":
+// "human", "content": …}), OpenAI's ({"role": "user", …}) or package
+// state's; a message without an id gets a UUID, and {"type": "remove",
+// "id": …} removes one. An unknown field, or a value of the wrong shape, is
+// a 400 before any run is made. State comes back as the struct's JSON,
+// messages as LangChain serializes them (type, content, id, tool_calls,
+// tool_call_id, …), so that useStream and the SDKs' message helpers read
+// them; the "updates" stream shows each task's writes the same way (the
+// items appended, not the whole list). GET /assistants/{id}/schemas describes the fields as JSON Schema,
 // GET /assistants/{id}/graph draws the graph as nodes and edges.
 //
 // # What is served
@@ -72,8 +78,12 @@
 // messages-tuple, "tasks", "checkpoints", "debug"), "error" ({error,
 // message}) if the run failed, and "end". With stream_subgraphs, the
 // events of subgraphs come too, named "<mode>|<node>:<task id>" and
-// showing the subgraph's own state. The modes "messages" (partial and
-// complete messages) and "events" are refused with 422 for now. Event ids count from 0 per run; every event of a run is kept, so
+// showing the subgraph's own state. The mode "messages" sends, per
+// message a node streams, "messages/metadata" once and then
+// "messages/partial" with the text so far after each token, and after each
+// step "messages/complete" with the state's messages not sent before. The
+// mode "events" is refused with 422. Event ids count from 0 per run;
+// every event of a run is kept, so
 // a client joining with GET …/runs/{id}/stream gets the run from its start
 // (or after the Last-Event-ID it sends) and then live events. When a run
 // pauses, "updates" and "values" carry {"__interrupt__": [{id, value}]}.

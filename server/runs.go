@@ -106,7 +106,7 @@ type runCreate struct {
 }
 
 // supportedModes are the stream modes the server streams.
-var supportedModes = []string{"values", "updates", "custom", "messages-tuple", "tasks", "checkpoints", "debug"}
+var supportedModes = []string{"values", "updates", "custom", "messages", "messages-tuple", "tasks", "checkpoints", "debug"}
 
 func parseModes(raw json.RawMessage) (map[string]bool, []string, error) {
 	var list []string

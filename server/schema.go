@@ -30,8 +30,11 @@ func stateSchema(name string, t reflect.Type, fields []fieldCodec) map[string]an
 }
 
 func fieldSchema(f fieldCodec) any {
-	if f.kind == kindMessages {
-		return map[string]any{"type": "array", "items": map[string]any{"type": "object"}}
+	switch shapeOf(f) {
+	case messageListShape:
+		return map[string]any{"type": "array", "items": messageSchema()}
+	case oneMessage:
+		return messageSchema()
 	}
 	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: true}
 	s := r.ReflectFromType(f.inner)
@@ -45,6 +48,25 @@ func fieldSchema(f fieldCodec) any {
 		return map[string]any{}
 	}
 	return out
+}
+
+// messageSchema describes a message as the server shows it (LangChain's
+// serialization); it takes other forms too (see package state), so other
+// properties are allowed.
+func messageSchema() map[string]any {
+	str := map[string]any{"type": "string"}
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"type":         map[string]any{"type": "string", "enum": []string{"human", "ai", "system", "tool", "function", "chat", "remove"}},
+			"content":      map[string]any{"anyOf": []any{str, map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}},
+			"id":           str,
+			"name":         str,
+			"tool_calls":   map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+			"tool_call_id": str,
+		},
+		"additionalProperties": true,
+	}
 }
 
 // drawing is the API's graph drawing: {nodes, edges}.

@@ -131,22 +131,21 @@ func (s *served) wait(t *testing.T, thread string, body map[string]any) map[stri
 	return out
 }
 
-// human is a human message as the served states' Messages fields take it.
+// human is a human message as LangGraph clients send it.
 func human(text string) map[string]any {
-	return map[string]any{"role": "human", "parts": []any{map[string]any{"type": "text", "text": text}}}
+	return map[string]any{"type": "human", "content": text}
 }
 
-// texts returns the texts of the messages' text parts.
+// texts returns the text contents of the messages other than tool
+// messages, which the server shows as LangChain serializes them.
 func texts(t *testing.T, messages any) []string {
 	t.Helper()
 	list, ok := messages.([]any)
 	require.True(t, ok, "messages are a list: %v", messages)
 	var out []string
 	for _, m := range list {
-		for _, p := range m.(map[string]any)["parts"].([]any) {
-			if part := p.(map[string]any); part["type"] == "text" {
-				out = append(out, part["text"].(string))
-			}
+		if msg := m.(map[string]any); msg["type"] != "tool" && msg["content"] != "" {
+			out = append(out, msg["content"].(string))
 		}
 	}
 	return out
@@ -155,12 +154,12 @@ func texts(t *testing.T, messages any) []string {
 func TestReActAnswersWithTheToolsResult(t *testing.T) {
 	s := start(t, "--token", testToken)
 	out := s.wait(t, s.thread(t), map[string]any{"assistant_id": reactGraph,
-		"input": map[string]any{"Messages": []any{human("what is 19 plus 23?")}}})
-	msgs := out["Messages"].([]any)
+		"input": map[string]any{"messages": []any{human("what is 19 plus 23?")}}})
+	msgs := out["messages"].([]any)
 	require.Len(t, msgs, 4, "question, tool call, tool result, answer")
 	tool := msgs[2].(map[string]any)
-	require.Equal(t, "tool", tool["role"])
-	require.Equal(t, "42", tool["parts"].([]any)[0].(map[string]any)["content"], "the add tool ran")
+	require.Equal(t, "tool", tool["type"])
+	require.Equal(t, "42", tool["content"], "the add tool ran")
 	require.Equal(t, []string{"what is 19 plus 23?", "The add tool says the sum is 42."}, texts(t, msgs))
 }
 
@@ -307,10 +306,10 @@ func TestModelFlagRunsTheGraphsOnTheProvider(t *testing.T) {
 	defer provider.Close()
 	s := start(t, "--token", testToken, "--model", "openai-compatible:fake@"+provider.URL+"/v1")
 	out := s.wait(t, s.thread(t), map[string]any{"assistant_id": reactGraph,
-		"input": map[string]any{"Messages": []any{human("add 2 and 40")}}})
-	msgs := out["Messages"].([]any)
+		"input": map[string]any{"messages": []any{human("add 2 and 40")}}})
+	msgs := out["messages"].([]any)
 	require.Len(t, msgs, 4)
-	require.Equal(t, "42", msgs[2].(map[string]any)["parts"].([]any)[0].(map[string]any)["content"], "the add tool ran on the provider's call")
+	require.Equal(t, "42", msgs[2].(map[string]any)["content"], "the add tool ran on the provider's call")
 	require.Equal(t, []string{"add 2 and 40", "Forty-two, says the provider."}, texts(t, msgs))
 	require.Contains(t, tools.Load(), `"name":"add"`, "the provider was offered the add tool")
 }
@@ -360,7 +359,7 @@ func TestThreadsSurviveARestartOnTheSameDatabase(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	first := launch(t, ctx, db, "--token", testToken)
 	th := first.thread(t)
-	first.wait(t, th, map[string]any{"assistant_id": reactGraph, "input": map[string]any{"Messages": []any{human("what is 2 plus 3?")}}})
+	first.wait(t, th, map[string]any{"assistant_id": reactGraph, "input": map[string]any{"messages": []any{human("what is 2 plus 3?")}}})
 	cancel()
 	require.Equal(t, exitOK, <-first.code)
 
@@ -377,7 +376,7 @@ func TestThreadsSurviveARestartOnTheSameDatabase(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, second.call(t, "POST", "/threads", testToken, map[string]any{"thread_id": th, "metadata": map[string]any{"graph_id": reactGraph}}, nil))
 	require.Equal(t, http.StatusOK, second.call(t, "GET", "/threads/"+th+"/state", testToken, nil, &st))
-	require.Contains(t, texts(t, st.Values["Messages"]), "The add tool says the sum is 5.")
+	require.Contains(t, texts(t, st.Values["messages"]), "The add tool says the sum is 5.")
 }
 
 // mustJSON returns v as JSON.
