@@ -10,7 +10,8 @@ import (
 
 // Backend keeps a Server's threads and runs where several server
 // processes share them, such as a PostgreSQL database (package
-// server/postgres). Without [WithBackend] a Server holds them in memory,
+// server/postgres) or a SQLite file (package server/sqlite);
+// server/backendtest checks an implementation. Without [WithBackend] a Server holds them in memory,
 // for itself alone.
 //
 // A Backend decides the multitask strategies against its shared rows and

@@ -112,11 +112,24 @@
 //
 // # One process or several
 //
-// By default threads, runs and assistants are held in memory: a restart
-// forgets them, though the checkpoints stay in the saver.
+// A server keeps three things, each where its option says:
 //
-// With [WithBackend] (package server/postgres: PostgreSQL), threads and
-// runs live in the backend, shared by every server process using it: a
+//   - the threads' state and history: the checkpointer
+//     ([WithCheckpointer]; checkpoint/sqlite, checkpoint/postgres);
+//   - the /store items: the store ([WithStore]; store/sqlite,
+//     store/postgres);
+//   - the thread records (metadata, status, values shown), the runs, their
+//     queue and their streams' events: the [Backend] ([WithBackend];
+//     server/sqlite, a SQLite file, for one process or several on one
+//     machine; server/postgres, for processes on any number of machines).
+//
+// Without [WithBackend], threads, runs and assistants are held in memory:
+// a restart forgets them, though the checkpoints stay in the saver. The
+// SQLite packages may share one file, as examples/graphserver does: then
+// everything but the assistants other than the graphs' own survives a
+// restart.
+//
+// With [WithBackend], threads and runs live in the backend, shared by every server process using it: a
 // thread created through one process is read, searched and run on through
 // any other. A run is queued there; each process executes the runs it
 // claims ([WithWorkers] at once) under a lease it renews

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,34 +12,56 @@ import (
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	pgsaver "github.com/agentgraph/agentgraph/checkpoint/postgres"
+	ckptsqlite "github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/internal/pgdb/pgdbtest"
 	"github.com/agentgraph/agentgraph/server"
 	"github.com/agentgraph/agentgraph/server/postgres"
+	srvsqlite "github.com/agentgraph/agentgraph/server/sqlite"
 )
 
-// backendEnv, set to "postgres", runs the tests built on newEnv against
-// a server keeping its threads and runs in PostgreSQL (server/postgres),
-// with the checkpoints there too, instead of in memory.
+// backendEnv runs the tests built on newEnv against a server keeping its
+// threads and runs in a Backend instead of in memory: "postgres"
+// (server/postgres, with the checkpoints in PostgreSQL too; needs
+// AGENTGRAPH_TEST_POSTGRES_URL) or "sqlite" (server/sqlite, with the
+// checkpoints in the same SQLite file; needs nothing).
 const backendEnv = "AGENTGRAPH_TEST_SERVER_BACKEND"
 
-// onPostgres reports whether the tests run against the PostgreSQL backend.
-func onPostgres() bool { return os.Getenv(backendEnv) == "postgres" }
+// onBackend reports whether the tests run against a Backend.
+func onBackend() bool {
+	switch os.Getenv(backendEnv) {
+	case "postgres", "sqlite":
+		return true
+	}
+	return false
+}
 
 // memoryOnly skips a test of what only the in-memory server does.
 func memoryOnly(t *testing.T, why string) {
 	t.Helper()
-	if onPostgres() {
+	if onBackend() {
 		t.Skip("in memory only: " + why)
 	}
 }
 
-// envSaver returns the saver of a test server and, on PostgreSQL, the
+// envSaver returns the saver of a test server and, with a Backend, the
 // options that keep its threads and runs there.
 func envSaver(t *testing.T) (checkpoint.Saver, []server.Option) {
 	t.Helper()
-	if !onPostgres() {
+	var b server.Backend
+	var saver checkpoint.Saver
+	switch os.Getenv(backendEnv) {
+	case "postgres":
+		saver, b = postgresEnv(t)
+	case "sqlite":
+		saver, b = sqliteEnv(t)
+	default:
 		return checkpoint.NewMemory(), nil
 	}
+	return saver, []server.Option{server.WithBackend(b), server.WithPollInterval(10 * time.Millisecond), server.WithRunLeaseTTL(2 * time.Second)}
+}
+
+func postgresEnv(t *testing.T) (checkpoint.Saver, server.Backend) {
+	t.Helper()
 	url := pgdbtest.URL(t)
 	schema := pgdbtest.FreshSchema(t, "srv_api")
 	saver, err := pgsaver.Open(t.Context(), url, pgsaver.WithSchema(schema), pgsaver.WithMaxConns(8))
@@ -55,5 +78,19 @@ func envSaver(t *testing.T) (checkpoint.Saver, []server.Option) {
 		pool.Close()
 		require.NoError(t, saver.Close())
 	})
-	return saver, []server.Option{server.WithBackend(b), server.WithPollInterval(10 * time.Millisecond), server.WithRunLeaseTTL(2 * time.Second)}
+	return saver, b
+}
+
+func sqliteEnv(t *testing.T) (checkpoint.Saver, server.Backend) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "server.db")
+	saver, err := ckptsqlite.Open(t.Context(), path)
+	require.NoError(t, err)
+	b, err := srvsqlite.Open(t.Context(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { // after the server's own cleanup
+		require.NoError(t, b.Close())
+		require.NoError(t, saver.Close())
+	})
+	return saver, b
 }

@@ -20,10 +20,11 @@
 // alone, so runs can come in any order, over real tools on temporary
 // copies of the bundled sample projects (examples/retrai/samples).
 //
-// Threads live in SQLite (--db): checkpoints and the store share the
-// file. Clients authenticate with a bearer token or x-api-key (--token,
-// else $AGENTGRAPH_TOKEN); --insecure-loopback serves loopback clients
-// without one instead.
+// Threads live in SQLite (--db): checkpoints, the store and the
+// server's thread and run records share the file, so all of them survive
+// a restart. Clients authenticate with a bearer token or x-api-key
+// (--token, else $AGENTGRAPH_TOKEN); --insecure-loopback serves loopback
+// clients without one instead.
 package main
 
 import (
@@ -92,7 +93,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	var o options
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:2024", "address to listen on")
-	fs.StringVar(&o.db, "db", "graphserver.db", "SQLite file of the threads' checkpoints and of the store")
+	fs.StringVar(&o.db, "db", "graphserver.db", "SQLite file of the threads' checkpoints, the store, and the threads and runs")
 	fs.StringVar(&o.model, "model", "", "model of every agent, a spec of llm.New (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, openai-compatible:<model>@<base URL>); none: offline models")
 	fs.StringVar(&o.workspace, "workspace", "", "project directory of retrai, research and coder (default: temporary copies of the bundled samples)")
 	fs.StringVar(&o.token, "token", "", "bearer token clients must send (default: $"+tokenEnv+")")
@@ -156,7 +157,7 @@ func serve(ctx context.Context, o options, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	opts = append(opts, server.WithCheckpointer(st.saver), server.WithStore(st.store))
+	opts = append(opts, st.serverOptions()...)
 	if o.loopback {
 		opts = append(opts, server.WithoutAuthLoopbackOnly())
 	} else {

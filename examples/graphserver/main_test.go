@@ -369,14 +369,40 @@ func TestThreadsSurviveARestartOnTheSameDatabase(t *testing.T) {
 		cancel2()
 		require.Equal(t, exitOK, <-second.code, second.stderr.String())
 	}()
-	// The server keeps threads in memory (see package server): the new
-	// process reads the checkpoints with thread_id on a new thread record.
+	// The thread and run records are in the file too (server/sqlite):
+	// the new process serves them as the first left them.
+	var got struct {
+		ThreadID string         `json:"thread_id"`
+		Status   string         `json:"status"`
+		Metadata map[string]any `json:"metadata"`
+		Values   map[string]any `json:"values"`
+	}
+	require.Equal(t, http.StatusOK, second.call(t, "GET", "/threads/"+th, testToken, nil, &got))
+	require.Equal(t, th, got.ThreadID)
+	require.Equal(t, "idle", got.Status)
+	require.Equal(t, reactGraph, got.Metadata["graph_id"])
+	require.Contains(t, texts(t, got.Values["messages"]), "The add tool says the sum is 5.")
+	var runs []struct {
+		RunID    string `json:"run_id"`
+		ThreadID string `json:"thread_id"`
+		Status   string `json:"status"`
+	}
+	require.Equal(t, http.StatusOK, second.call(t, "GET", "/threads/"+th+"/runs", testToken, nil, &runs))
+	require.Len(t, runs, 1)
+	require.Equal(t, th, runs[0].ThreadID)
+	require.Equal(t, "success", runs[0].Status)
+	require.Equal(t, http.StatusConflict, second.call(t, "POST", "/threads", testToken, map[string]any{"thread_id": th}, nil),
+		"the thread exists in the new process")
+
 	var st struct {
 		Values map[string]any `json:"values"`
 	}
-	require.Equal(t, http.StatusOK, second.call(t, "POST", "/threads", testToken, map[string]any{"thread_id": th, "metadata": map[string]any{"graph_id": reactGraph}}, nil))
 	require.Equal(t, http.StatusOK, second.call(t, "GET", "/threads/"+th+"/state", testToken, nil, &st))
 	require.Contains(t, texts(t, st.Values["messages"]), "The add tool says the sum is 5.")
+	// And the thread goes on in the new process.
+	second.wait(t, th, map[string]any{"assistant_id": reactGraph, "input": map[string]any{"messages": []any{human("what is 4 plus 4?")}}})
+	require.Equal(t, http.StatusOK, second.call(t, "GET", "/threads/"+th+"/runs", testToken, nil, &runs))
+	require.Len(t, runs, 2)
 }
 
 // mustJSON returns v as JSON.

@@ -7,24 +7,34 @@ import (
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	cpsqlite "github.com/agentgraph/agentgraph/checkpoint/sqlite"
+	"github.com/agentgraph/agentgraph/server"
+	srvsqlite "github.com/agentgraph/agentgraph/server/sqlite"
 	"github.com/agentgraph/agentgraph/store"
 	stsqlite "github.com/agentgraph/agentgraph/store/sqlite"
 )
 
 // storage is where the served graphs keep their threads (the
-// checkpointer) and the server its store.
+// checkpointer), the server its store, and the server its thread and run
+// records (the backend).
 type storage struct {
-	saver checkpoint.Saver
-	store store.Store
+	saver   checkpoint.Saver
+	store   store.Store
+	backend server.Backend
 	// where says what was opened, for the start-up banner.
 	where string
 	close func() error
 }
 
+// serverOptions are the server's options that keep its state in s.
+func (s *storage) serverOptions() []server.Option {
+	return []server.Option{server.WithCheckpointer(s.saver), server.WithStore(s.store), server.WithBackend(s.backend)}
+}
+
 // openStorage opens the storage the options name. It is the one place
-// that chooses a backend: SQLite in the file o.db (checkpoints and store
-// in the same file). A PostgreSQL backend plugs in here, chosen by its
-// own flag, and nothing else changes.
+// that chooses a backend: SQLite in the file o.db (checkpoints, store,
+// and the server's threads and runs in the same file, so that all of
+// them survive a restart). A PostgreSQL backend plugs in here, chosen by
+// its own flag, and nothing else changes.
 func openStorage(ctx context.Context, o options) (*storage, error) {
 	saver, err := cpsqlite.Open(ctx, o.db)
 	if err != nil {
@@ -34,10 +44,15 @@ func openStorage(ctx context.Context, o options) (*storage, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open the store in %s: %w", o.db, err), saver.Close())
 	}
+	b, err := srvsqlite.Open(ctx, o.db)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open the threads and runs in %s: %w", o.db, err), st.Close(), saver.Close())
+	}
 	return &storage{
-		saver: saver,
-		store: st,
-		where: "SQLite " + o.db + " (checkpoints and store)",
-		close: func() error { return errors.Join(st.Close(), saver.Close()) },
+		saver:   saver,
+		store:   st,
+		backend: b,
+		where:   "SQLite " + o.db + " (checkpoints, store, threads and runs)",
+		close:   func() error { return errors.Join(b.Close(), st.Close(), saver.Close()) },
 	}, nil
 }

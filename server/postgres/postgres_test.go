@@ -2,12 +2,9 @@ package postgres_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -108,55 +105,6 @@ func TestTwoProcessesClaimingConcurrentlyNeverRunOneThreadTwice(t *testing.T) {
 		procs[0].ok(t, "GET", "/threads/"+tid, nil, &th)
 		require.Equal(t, []string{"r0:first", "r0:second", "r1:first", "r1:second", "r2:first", "r2:second"}, th.Values.Steps)
 		require.Equal(t, runs, d.execs.count(tid, "second", ""), "each run's last node ran once")
-	}
-}
-
-func TestConcurrentClaimsHandEachRunToOneHolder(t *testing.T) {
-	d := newDB(t)
-	a := startProcess(t, d, "a", server.WithWorkers(1))
-	pool := a.pool
-	b, err := postgres.New(t.Context(), pool)
-	require.NoError(t, err)
-	// Runs queued directly: 10 threads of 2 runs; 8 claimers race.
-	require.NoError(t, a.srv.Shutdown(t.Context())) // its worker claims nothing now
-	now := time.Now()
-	for i := range 10 {
-		tid := fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
-		_, err := b.CreateThread(t.Context(), server.ThreadRecord{ID: tid, CreatedAt: now, Status: "idle"}, "")
-		require.NoError(t, err)
-		for r := range 2 {
-			_, err := b.CreateRun(t.Context(), server.RunRecord{ID: fmt.Sprintf("00000000-0000-4000-9000-%010d%02d", i, r), ThreadID: tid,
-				AssistantID: "x", CreatedAt: now, Status: "pending", MultitaskStrategy: "enqueue", GraphID: "agent", Kwargs: json.RawMessage(`{}`)}, nil)
-			require.NoError(t, err)
-		}
-	}
-	var mu sync.Mutex
-	claimed := map[string]string{} // run → holder
-	perThread := map[string]int{}
-	var wg sync.WaitGroup
-	for h := range 8 {
-		wg.Go(func() {
-			for {
-				c, err := b.ClaimRun(context.Background(), fmt.Sprintf("h%d", h), time.Minute)
-				if err != nil || c == nil {
-					return
-				}
-				mu.Lock()
-				_, dup := claimed[c.Run.ID]
-				claimed[c.Run.ID] = c.Holder
-				perThread[c.Run.ThreadID]++
-				mu.Unlock()
-				if dup {
-					t.Errorf("run %s claimed twice", c.Run.ID)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	// Each thread's first run is claimed; its second waits for it.
-	require.Len(t, claimed, 10)
-	for tid, n := range perThread {
-		require.Equal(t, 1, n, "thread %s", tid)
 	}
 }
 
@@ -296,50 +244,6 @@ func TestCorruptRunFailsClearlyWithoutBlockingTheQueue(t *testing.T) {
 func TestNewRefusesANilPool(t *testing.T) {
 	_, err := postgres.New(t.Context(), nil)
 	require.ErrorContains(t, err, "nil pool")
-}
-
-func TestAProcessThatLostItsLeaseCanNeitherRenewNorRecordNorFinish(t *testing.T) {
-	d := newDB(t)
-	a := startProcess(t, d, "a", server.WithWorkers(1))
-	require.NoError(t, a.srv.Shutdown(t.Context())) // its worker claims nothing: the test claims by hand
-	b, err := postgres.New(t.Context(), a.pool)
-	require.NoError(t, err)
-	now := time.Now()
-	tid, rid := "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-9000-000000000001"
-	_, err = b.CreateThread(t.Context(), server.ThreadRecord{ID: tid, CreatedAt: now, Status: "idle"}, "")
-	require.NoError(t, err)
-	_, err = b.CreateRun(t.Context(), server.RunRecord{ID: rid, ThreadID: tid, AssistantID: "x", CreatedAt: now, Status: "pending",
-		MultitaskStrategy: "reject", GraphID: "agent", Kwargs: json.RawMessage(`{}`)}, nil)
-	require.NoError(t, err)
-
-	stale, err := b.ClaimRun(t.Context(), "h1", 100*time.Millisecond)
-	require.NoError(t, err)
-	require.Equal(t, 1, stale.Run.Attempt)
-	none, err := b.ClaimRun(t.Context(), "h2", time.Minute)
-	require.NoError(t, err)
-	require.Nil(t, none, "a live lease is not taken over")
-	var fresh *server.Claim
-	eventually(t, "the lease expires", func() bool {
-		fresh, err = b.ClaimRun(t.Context(), "h2", time.Minute)
-		require.NoError(t, err)
-		return fresh != nil
-	})
-	require.Equal(t, 2, fresh.Run.Attempt)
-
-	_, err = b.RenewLease(t.Context(), stale, time.Minute)
-	require.ErrorIs(t, err, server.ErrLeaseLost)
-	_, err = b.AppendEvent(t.Context(), stale, "values", json.RawMessage(`{}`))
-	require.ErrorIs(t, err, server.ErrLeaseLost)
-	require.ErrorIs(t, b.FinishRun(t.Context(), stale, server.RunResult{Status: "success"}), server.ErrLeaseLost)
-	require.ErrorIs(t, b.ReleaseRun(t.Context(), stale), server.ErrLeaseLost)
-
-	_, err = b.AppendEvent(t.Context(), fresh, "end", json.RawMessage(`null`))
-	require.NoError(t, err)
-	require.NoError(t, b.FinishRun(t.Context(), fresh, server.RunResult{Status: "success", Result: json.RawMessage(`{"ok":true}`)}))
-	got, err := b.Run(t.Context(), rid)
-	require.NoError(t, err)
-	require.Equal(t, "success", got.Status)
-	require.JSONEq(t, `{"ok":true}`, string(got.Result))
 }
 
 func TestStatelessRunOnAProcessDropsItsThread(t *testing.T) {
