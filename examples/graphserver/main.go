@@ -69,13 +69,14 @@ type options struct {
 	workspace string
 	token     string
 	loopback  bool
+	postgres  string
 }
 
 const usage = `graphserver — the agents of this repository behind the LangGraph Server API.
 
 Usage:
-  graphserver [--addr HOST:PORT] [--db FILE] [--model SPEC] [--workspace DIR]
-              (--token TOKEN | --insecure-loopback)
+  graphserver [--addr HOST:PORT] [--db FILE | --postgres URL] [--model SPEC]
+              [--workspace DIR] (--token TOKEN | --insecure-loopback)
 
 Graphs: react, retrai, research, coder. Without --model they run on offline
 models over copies of bundled sample projects.
@@ -98,6 +99,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.workspace, "workspace", "", "project directory of retrai, research and coder (default: temporary copies of the bundled samples)")
 	fs.StringVar(&o.token, "token", "", "bearer token clients must send (default: $"+tokenEnv+")")
 	fs.BoolVar(&o.loopback, "insecure-loopback", false, "serve loopback clients without a token (server.WithoutAuthLoopbackOnly)")
+	fs.StringVar(&o.postgres, "postgres", "", "PostgreSQL URL of the checkpoints, the store, and the threads and runs, instead of --db: several graphserver processes on one database share them")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

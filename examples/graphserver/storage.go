@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agentgraph/agentgraph/checkpoint"
+	cppostgres "github.com/agentgraph/agentgraph/checkpoint/postgres"
 	cpsqlite "github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/server"
+	srvpostgres "github.com/agentgraph/agentgraph/server/postgres"
 	srvsqlite "github.com/agentgraph/agentgraph/server/sqlite"
 	"github.com/agentgraph/agentgraph/store"
+	stpostgres "github.com/agentgraph/agentgraph/store/postgres"
 	stsqlite "github.com/agentgraph/agentgraph/store/sqlite"
 )
 
@@ -33,9 +38,12 @@ func (s *storage) serverOptions() []server.Option {
 // openStorage opens the storage the options name. It is the one place
 // that chooses a backend: SQLite in the file o.db (checkpoints, store,
 // and the server's threads and runs in the same file, so that all of
-// them survive a restart). A PostgreSQL backend plugs in here, chosen by
-// its own flag, and nothing else changes.
+// them survive a restart), or PostgreSQL at o.postgres, which several
+// graphserver processes share.
 func openStorage(ctx context.Context, o options) (*storage, error) {
+	if o.postgres != "" {
+		return openPostgres(ctx, o.postgres)
+	}
 	saver, err := cpsqlite.Open(ctx, o.db)
 	if err != nil {
 		return nil, fmt.Errorf("open the checkpoints in %s: %w", o.db, err)
@@ -54,5 +62,37 @@ func openStorage(ctx context.Context, o options) (*storage, error) {
 		backend: b,
 		where:   "SQLite " + o.db + " (checkpoints, store, threads and runs)",
 		close:   func() error { return errors.Join(b.Close(), st.Close(), saver.Close()) },
+	}, nil
+}
+
+// openPostgres opens the checkpoints, the store and the server's threads
+// and runs in the PostgreSQL database at url.
+func openPostgres(ctx context.Context, url string) (*storage, error) {
+	saver, err := cppostgres.Open(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("open the checkpoints in PostgreSQL: %w", err)
+	}
+	st, err := stpostgres.Open(ctx, url)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open the store in PostgreSQL: %w", err), saver.Close())
+	}
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("connect to PostgreSQL: %w", err), st.Close(), saver.Close())
+	}
+	b, err := srvpostgres.New(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, errors.Join(fmt.Errorf("open the threads and runs in PostgreSQL: %w", err), st.Close(), saver.Close())
+	}
+	return &storage{
+		saver:   saver,
+		store:   st,
+		backend: b,
+		where:   "PostgreSQL (checkpoints, store, threads and runs; shared with every graphserver on the database)",
+		close: func() error {
+			pool.Close()
+			return errors.Join(st.Close(), saver.Close())
+		},
 	}, nil
 }
