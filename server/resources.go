@@ -351,20 +351,23 @@ func (s *Server) newThread(id string, metadata map[string]any) *thread {
 	return t
 }
 
-func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		ThreadID string         `json:"thread_id"`
-		Metadata map[string]any `json:"metadata"`
-		IfExists string         `json:"if_exists"`
-		GraphID  string         `json:"graph_id"`
-	}
+// threadCreate is the body of POST /threads.
+type threadCreate struct {
+	ThreadID string         `json:"thread_id"`
+	Metadata map[string]any `json:"metadata"`
+	IfExists string         `json:"if_exists"`
+	GraphID  string         `json:"graph_id"`
+}
+
+// parseThreadCreate reads and checks the body of POST /threads, and
+// returns it with the new thread's metadata.
+func (s *Server) parseThreadCreate(r *http.Request) (threadCreate, map[string]any, error) {
+	var body threadCreate
 	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
+		return body, nil, err
 	}
 	if body.ThreadID != "" && !validUUID(body.ThreadID) {
-		fail(w, errorf(http.StatusUnprocessableEntity, "thread_id must be a UUID"))
-		return
+		return body, nil, errorf(http.StatusUnprocessableEntity, "thread_id must be a UUID")
 	}
 	md := normalizeMap(body.Metadata)
 	if body.GraphID != "" {
@@ -372,9 +375,17 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	}
 	if g, ok := md["graph_id"].(string); ok {
 		if _, known := s.cfg.graphs[g]; !known {
-			fail(w, errorf(http.StatusNotFound, "no graph %q is registered", g))
-			return
+			return body, nil, errorf(http.StatusNotFound, "no graph %q is registered", g)
 		}
+	}
+	return body, md, nil
+}
+
+func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
+	body, md, err := s.parseThreadCreate(r)
+	if err != nil {
+		fail(w, err)
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -479,29 +479,10 @@ func backendError(err error) error {
 // ---- threads ----
 
 func (s *Server) sharedCreateThread(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		ThreadID string         `json:"thread_id"`
-		Metadata map[string]any `json:"metadata"`
-		IfExists string         `json:"if_exists"`
-		GraphID  string         `json:"graph_id"`
-	}
-	if err := decodeBody(r, &body); err != nil {
+	body, md, err := s.parseThreadCreate(r)
+	if err != nil {
 		fail(w, err)
 		return
-	}
-	if body.ThreadID != "" && !validUUID(body.ThreadID) {
-		fail(w, errorf(http.StatusUnprocessableEntity, "thread_id must be a UUID"))
-		return
-	}
-	md := normalizeMap(body.Metadata)
-	if body.GraphID != "" {
-		md["graph_id"] = body.GraphID
-	}
-	if g, ok := md["graph_id"].(string); ok {
-		if _, known := s.cfg.graphs[g]; !known {
-			fail(w, errorf(http.StatusNotFound, "no graph %q is registered", g))
-			return
-		}
 	}
 	now := s.cfg.now()
 	t, err := s.cfg.backend.CreateThread(r.Context(), ThreadRecord{ID: cmp.Or(body.ThreadID, newUUID()), CreatedAt: now, UpdatedAt: now,
