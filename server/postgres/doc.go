@@ -46,5 +46,7 @@
 // next claim instead of being run again. Kwargs are jsonb, so the database
 // refuses malformed JSON; a run whose kwargs do not decode into a run's
 // parameters (a bad write by hand) fails with an error that says so, and
-// the queue goes on.
+// the queue goes on. PostgreSQL's jsonb cannot hold the character U+0000:
+// in the JSON this package stores (a run's input and metadata, a thread's
+// metadata and values, a run's result) it becomes U+FFFD.
 package postgres
