@@ -244,6 +244,28 @@ var cases = []testCase{
 		},
 	},
 	{
+		name:        "interrupt-and-rollback-end-pending-runs",
+		explanation: "a run created with multitask_strategy interrupt cancels the thread's pending runs (interrupted, with an end event), one created with rollback deletes them with their events, as LangGraph does; the new run is the one claimed next",
+		run: func(e *env) {
+			for _, strategy := range []string{"interrupt", "rollback"} {
+				th := e.thread(nil)
+				first := e.run(th.ID, "reject")
+				c := e.claimRun(first.ID)
+				queued := e.run(th.ID, "enqueue")
+				last := e.run(th.ID, strategy)
+				if strategy == "interrupt" {
+					require.Equal(e.t, "interrupted", e.status(queued.ID), "the pending run is cancelled")
+					require.Equal(e.t, []string{"end"}, e.eventNames(queued.ID, 0))
+				} else {
+					_, err := e.b.Run(e.ctx, queued.ID)
+					require.ErrorIs(e.t, err, server.ErrNotFound, "the pending run is deleted")
+				}
+				e.finish(c, "interrupted")
+				e.claimRun(last.ID)
+			}
+		},
+	},
+	{
 		name:        "enqueue-order",
 		explanation: "runs enqueued on a thread are claimed one at a time, in creation order: the next only once the previous ended",
 		run: func(e *env) {

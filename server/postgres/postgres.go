@@ -461,9 +461,33 @@ func (b *Backend) CreateRun(ctx context.Context, r server.RunRecord, create *ser
 				WHERE thread_id = $1 AND status = 'running'`, r.ThreadID, "interrupted by a new run (multitask_strategy interrupt)"); err != nil {
 					return err
 				}
+				// The thread's pending runs are cancelled too, as in LangGraph.
+				rows, err := tx.Query(ctx, `UPDATE agentgraph_server_runs SET status = 'interrupted', result = 'null', updated_at = now(),
+				cancel_reason = $2 WHERE thread_id = $1 AND status = 'pending' RETURNING run_id`,
+					r.ThreadID, "interrupted by a new run (multitask_strategy interrupt)")
+				if err != nil {
+					return err
+				}
+				ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					return err
+				}
+				for _, id := range ids {
+					if err := appendEnd(ctx, tx, id); err != nil {
+						return err
+					}
+				}
 			case r.MultitaskStrategy == "rollback":
 				if _, err := tx.Exec(ctx, `UPDATE agentgraph_server_runs SET cancel_reason = COALESCE(cancel_reason, $2), rollback = true
 				WHERE thread_id = $1 AND status = 'running'`, r.ThreadID, "rolled back by a new run (multitask_strategy rollback)"); err != nil {
+					return err
+				}
+				// The thread's pending runs are deleted, as in LangGraph.
+				if _, err := tx.Exec(ctx, `DELETE FROM agentgraph_server_events e USING agentgraph_server_runs r
+				WHERE e.run_id = r.run_id AND r.thread_id = $1 AND r.status = 'pending'`, r.ThreadID); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `DELETE FROM agentgraph_server_runs WHERE thread_id = $1 AND status = 'pending'`, r.ThreadID); err != nil {
 					return err
 				}
 			}

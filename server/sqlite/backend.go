@@ -533,9 +533,31 @@ func (b *Backend) CreateRun(ctx context.Context, r server.RunRecord, create *ser
 				WHERE thread_id = ?1 AND status = 'running'`, r.ThreadID, "interrupted by a new run (multitask_strategy interrupt)"); err != nil {
 				return err
 			}
+			// The thread's pending runs are cancelled too, as in LangGraph.
+			ids, err := pendingRuns(tx, r.ThreadID)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if _, err := tx.Exec(`UPDATE `+runsTable+` SET status = 'interrupted', result = 'null', updated_at = ?2, cancel_reason = ?3
+					WHERE run_id = ?1`, id, time.Now().UnixNano(), "interrupted by a new run (multitask_strategy interrupt)"); err != nil {
+					return err
+				}
+				if err := appendEnd(tx, id); err != nil {
+					return err
+				}
+			}
 		case r.MultitaskStrategy == "rollback":
 			if _, err := tx.Exec(`UPDATE `+runsTable+` SET cancel_reason = COALESCE(cancel_reason, ?2), rollback = 1
 				WHERE thread_id = ?1 AND status = 'running'`, r.ThreadID, "rolled back by a new run (multitask_strategy rollback)"); err != nil {
+				return err
+			}
+			// The thread's pending runs are deleted, as in LangGraph.
+			if _, err := tx.Exec(`DELETE FROM `+eventsTable+` WHERE run_id IN
+				(SELECT run_id FROM `+runsTable+` WHERE thread_id = ?1 AND status = 'pending')`, r.ThreadID); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(`DELETE FROM `+runsTable+` WHERE thread_id = ?1 AND status = 'pending'`, r.ThreadID); err != nil {
 				return err
 			}
 		}
@@ -723,6 +745,24 @@ func deleteRun(tx sqlitedb.Tx, id string) error {
 	}
 	_, err := tx.Exec(`DELETE FROM `+eventsTable+` WHERE run_id = ?1`, id)
 	return err
+}
+
+// pendingRuns returns the ids of the thread's pending runs.
+func pendingRuns(tx sqlitedb.Tx, thread string) ([]string, error) {
+	rows, err := tx.Query(`SELECT run_id FROM `+runsTable+` WHERE thread_id = ?1 AND status = 'pending' ORDER BY seq`, thread)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 func appendEnd(tx sqlitedb.Tx, run string) error {
