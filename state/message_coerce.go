@@ -27,6 +27,10 @@ var roles = map[string]llms.ChatMessageType{
 	"system": llms.ChatMessageTypeSystem, "developer": llms.ChatMessageTypeSystem,
 	"tool": llms.ChatMessageTypeTool, "function": llms.ChatMessageTypeFunction,
 	"generic": llms.ChatMessageTypeGeneric, "chat": llms.ChatMessageTypeGeneric,
+	// The types of LangChain's message chunks, which streams carry.
+	"HumanMessageChunk": llms.ChatMessageTypeHuman, "AIMessageChunk": llms.ChatMessageTypeAI,
+	"SystemMessageChunk": llms.ChatMessageTypeSystem, "ToolMessageChunk": llms.ChatMessageTypeTool,
+	"ChatMessageChunk": llms.ChatMessageTypeGeneric,
 }
 
 // coerceShort reads a bare string (a human message) or a [role, content]

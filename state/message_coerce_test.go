@@ -31,6 +31,8 @@ func TestMessageDecodesLangChainAndOpenAIForms(t *testing.T) {
 			state.Message{MessageContent: llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{call}}}},
 		{"OpenAI tool calls", `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":1}"}}]}`,
 			state.Message{MessageContent: llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{call}}}},
+		{"a streamed chunk", `{"type":"AIMessageChunk","content":"Hel","id":"r1"}`,
+			state.Message{ID: "r1", MessageContent: llms.TextParts(llms.ChatMessageTypeAI, "Hel")}},
 		{"a tool result", `{"type":"tool","content":"2","tool_call_id":"c1","name":"add"}`,
 			state.Message{Name: "add", MessageContent: llms.MessageContent{Role: llms.ChatMessageTypeTool,
 				Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "c1", Name: "add", Content: "2"}}}}},
