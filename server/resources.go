@@ -351,36 +351,6 @@ func (s *Server) newThread(id string, metadata map[string]any) *thread {
 	return t
 }
 
-// threadCreate is the body of POST /threads.
-type threadCreate struct {
-	ThreadID string         `json:"thread_id"`
-	Metadata map[string]any `json:"metadata"`
-	IfExists string         `json:"if_exists"`
-	GraphID  string         `json:"graph_id"`
-}
-
-// parseThreadCreate reads and checks the body of POST /threads, and
-// returns it with the new thread's metadata.
-func (s *Server) parseThreadCreate(r *http.Request) (threadCreate, map[string]any, error) {
-	var body threadCreate
-	if err := decodeBody(r, &body); err != nil {
-		return body, nil, err
-	}
-	if body.ThreadID != "" && !validUUID(body.ThreadID) {
-		return body, nil, errorf(http.StatusUnprocessableEntity, "thread_id must be a UUID")
-	}
-	md := normalizeMap(body.Metadata)
-	if body.GraphID != "" {
-		md["graph_id"] = body.GraphID
-	}
-	if g, ok := md["graph_id"].(string); ok {
-		if _, known := s.cfg.graphs[g]; !known {
-			return body, nil, errorf(http.StatusNotFound, "no graph %q is registered", g)
-		}
-	}
-	return body, md, nil
-}
-
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	body, md, err := s.parseThreadCreate(r)
 	if err != nil {
@@ -417,56 +387,45 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, t)
 }
 
+// threadOrders are the orders of POST /threads/search by its sort_by.
+var threadOrders = map[string]func(x, y *thread) int{
+	"created_at": func(x, y *thread) int { return x.CreatedAt.Compare(y.CreatedAt) },
+	"updated_at": func(x, y *thread) int { return x.UpdatedAt.Compare(y.UpdatedAt) },
+	"thread_id":  func(x, y *thread) int { return strings.Compare(x.ID, y.ID) },
+	"status":     func(x, y *thread) int { return strings.Compare(x.Status, y.Status) },
+}
+
+// matches reports whether t passes the filters of q (its ids, status,
+// metadata and values).
+func (t *thread) matches(q ThreadQuery) bool {
+	return (len(q.IDs) == 0 || slices.Contains(q.IDs, t.ID)) &&
+		(q.Status == "" || t.Status == q.Status) &&
+		contains(map[string]any(t.Metadata), map[string]any(q.Metadata)) &&
+		(len(q.Values) == 0 || contains(normalize(t.Values), map[string]any(q.Values)))
+}
+
 func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		page
-		Metadata  map[string]any `json:"metadata"`
-		Values    map[string]any `json:"values"`
-		IDs       []string       `json:"ids"`
-		Status    string         `json:"status"`
-		SortBy    string         `json:"sort_by"`
-		SortOrder string         `json:"sort_order"`
-	}
-	limit, offset, err := decodePaged(r, &body, 10)
+	q, err := parseThreadSearch(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	var order func(x, y *thread) int
-	switch body.SortBy {
-	case "", "created_at":
-		order = func(x, y *thread) int { return x.CreatedAt.Compare(y.CreatedAt) }
-	case "updated_at":
-		order = func(x, y *thread) int { return x.UpdatedAt.Compare(y.UpdatedAt) }
-	case "thread_id":
-		order = func(x, y *thread) int { return strings.Compare(x.ID, y.ID) }
-	case "status":
-		order = func(x, y *thread) int { return strings.Compare(x.Status, y.Status) }
-	default:
-		fail(w, errorf(http.StatusUnprocessableEntity, "sort_by must be thread_id, status, created_at or updated_at"))
-		return
-	}
-	desc := body.SortOrder != "asc"
-	mf, vf := normalizeMap(body.Metadata), normalizeMap(body.Values)
+	order := threadOrders[q.SortBy]
 	s.mu.Lock()
 	var out []*thread
 	for _, t := range s.threads {
-		if len(body.IDs) > 0 && !slices.Contains(body.IDs, t.ID) ||
-			body.Status != "" && t.Status != body.Status ||
-			!contains(map[string]any(t.Metadata), map[string]any(mf)) ||
-			len(vf) > 0 && !contains(normalize(t.Values), map[string]any(vf)) {
-			continue
+		if t.matches(q) {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	slices.SortFunc(out, func(x, y *thread) int {
 		c := cmp.Or(order(x, y), strings.Compare(x.ID, y.ID))
-		if desc {
+		if q.Desc {
 			return -c
 		}
 		return c
 	})
-	out = paginate(w, out, limit, offset)
+	out = paginate(w, out, q.Limit, q.Offset)
 	b, err := json.Marshal(out)
 	s.mu.Unlock()
 	writeRaw(w, b, err)
@@ -505,22 +464,29 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if del, ok := s.cfg.saver.(checkpoint.ThreadDeleter); ok {
-		if err := del.DeleteThread(r.Context(), id); err != nil {
-			fail(w, err)
-			return
-		}
+	if err := s.deleteCheckpoints(r.Context(), id); err != nil {
+		fail(w, err)
+		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// deleteCheckpoints deletes thread id's checkpoints when the saver is a
+// [checkpoint.ThreadDeleter], and does nothing otherwise.
+func (s *Server) deleteCheckpoints(ctx context.Context, id string) error {
+	if del, ok := s.cfg.saver.(checkpoint.ThreadDeleter); ok {
+		return del.DeleteThread(ctx, id)
+	}
+	return nil
 }
 
 // threadGraph returns the thread and the graph its state belongs to (nil
 // before any run or graph_id).
 func (s *Server) threadGraph(ctx context.Context, id string) (*thread, graphAdapter, error) {
 	if s.cfg.backend != nil {
-		t, err := s.cfg.backend.Thread(ctx, id)
+		t, err := s.sharedThread(ctx, id)
 		if err != nil {
-			return nil, nil, backendError(err)
+			return nil, nil, err
 		}
 		name, _ := t.Metadata["graph_id"].(string)
 		return nil, s.cfg.graphs[name], nil
@@ -582,28 +548,19 @@ func (c *checkpointArg) UnmarshalJSON(b []byte) error {
 }
 
 func (s *Server) updateThreadState(w http.ResponseWriter, r *http.Request) {
-	id, err := threadID(r)
+	u, err := parseStateUpdate(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	var body struct {
-		Values       json.RawMessage `json:"values"`
-		AsNode       string          `json:"as_node"`
-		CheckpointID checkpointArg   `json:"checkpoint_id"`
-		Checkpoint   checkpointArg   `json:"checkpoint"`
-	}
-	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
-	}
+	id := u.threadID
 	t, g, err := s.threadGraph(r.Context(), id)
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	if g == nil {
-		fail(w, errorf(http.StatusBadRequest, "thread %s has no graph yet: create it with metadata.graph_id or run a graph on it first", id))
+		fail(w, errNoGraph(id))
 		return
 	}
 	s.mu.Lock()
@@ -614,7 +571,7 @@ func (s *Server) updateThreadState(w http.ResponseWriter, r *http.Request) {
 		fail(w, errorf(http.StatusConflict, "Thread is busy"))
 		return
 	}
-	cid, err := g.update(r.Context(), id, body.Values, body.AsNode, string(cmp.Or(body.CheckpointID, body.Checkpoint)))
+	cid, err := g.update(r.Context(), id, u.values, u.asNode, u.checkpoint)
 	s.mu.Lock()
 	t.updating = false
 	s.mu.Unlock()
@@ -623,7 +580,7 @@ func (s *Server) updateThreadState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.refreshThread(r.Context(), t, g, "")
-	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": checkpointRef{ThreadID: id, CheckpointID: cid}})
+	writeStateUpdated(w, id, cid)
 }
 
 // refreshThread copies the thread's latest state into its values and
@@ -705,15 +662,8 @@ func (s *Server) threadHistory(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
-	id, err := threadID(r)
+	id, md, err := parseThreadPatch(r)
 	if err != nil {
-		fail(w, err)
-		return
-	}
-	var body struct {
-		Metadata map[string]any `json:"metadata"`
-	}
-	if err := decodeBody(r, &body); err != nil {
 		fail(w, err)
 		return
 	}
@@ -724,16 +674,9 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	md := normalizeMap(body.Metadata)
-	if g, ok := md["graph_id"]; ok && g != t.Metadata["graph_id"] {
-		if t.Metadata["graph_id"] != nil {
-			fail(w, errorf(http.StatusConflict, "thread %s holds the state of graph %v; its graph_id cannot change", id, t.Metadata["graph_id"]))
-			return
-		}
-		if name, _ := g.(string); s.cfg.graphs[name] == nil {
-			fail(w, errorf(http.StatusNotFound, "no graph %v is registered", g))
-			return
-		}
+	if err := s.checkGraphChange(id, t.Metadata, md); err != nil {
+		fail(w, err)
+		return
 	}
 	for k, v := range md {
 		t.Metadata[k] = v
@@ -743,23 +686,16 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Metadata map[string]any `json:"metadata"`
-		Values   map[string]any `json:"values"`
-		Status   string         `json:"status"`
-	}
-	if err := decodeBody(r, &body); err != nil {
+	q, err := parseThreadCount(r)
+	if err != nil {
 		fail(w, err)
 		return
 	}
-	mf, vf := normalizeMap(body.Metadata), normalizeMap(body.Values)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, t := range s.threads {
-		if (body.Status == "" || t.Status == body.Status) &&
-			contains(map[string]any(t.Metadata), map[string]any(mf)) &&
-			(len(vf) == 0 || contains(normalize(t.Values), map[string]any(vf))) {
+		if t.matches(q) {
 			n++
 		}
 	}

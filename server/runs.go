@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -584,22 +583,15 @@ func (s *Server) answerWhenDone(w http.ResponseWriter, r *http.Request, rn *run)
 // findRun returns the run of the path, on the thread of the path (any
 // thread for the stateless routes).
 func (s *Server) findRun(r *http.Request) (*run, error) {
-	tid := ""
-	if r.PathValue("tid") != "" {
-		var err error
-		if tid, err = threadID(r); err != nil {
-			return nil, err
-		}
-	}
-	rid := r.PathValue("rid")
-	if !validUUID(rid) {
-		return nil, errorf(http.StatusUnprocessableEntity, "run_id %q is not a UUID", rid)
+	tid, rid, err := parseRunPath(r)
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rn, ok := s.runs[rid]
 	if !ok || tid != "" && rn.ThreadID != tid {
-		return nil, errorf(http.StatusNotFound, "Run not found")
+		return nil, errRunNotFound()
 	}
 	return rn, nil
 }
@@ -626,37 +618,13 @@ func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
-	tid, err := threadID(r)
+	q, err := parseRunList(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	q := r.URL.Query()
-	var p page
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			fail(w, errorf(http.StatusUnprocessableEntity, "limit must be an integer"))
-			return
-		}
-		p.Limit = &n
-	}
-	if v := q.Get("offset"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			fail(w, errorf(http.StatusUnprocessableEntity, "offset must be an integer"))
-			return
-		}
-		p.Offset = n
-	}
-	limit, offset, err := p.bounds(10)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	status := q.Get("status")
 	s.mu.Lock()
-	t, err := s.lookupThread(tid)
+	t, err := s.lookupThread(q.threadID)
 	if err != nil {
 		s.mu.Unlock()
 		fail(w, err)
@@ -664,11 +632,11 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	var out []*run
 	for _, rn := range t.runs {
-		if status == "" || rn.Status == status {
+		if q.status == "" || rn.Status == q.status {
 			out = append(out, rn)
 		}
 	}
-	out = paginate(w, out, limit, offset)
+	out = paginate(w, out, q.limit, q.offset)
 	b, err := json.Marshal(out)
 	s.mu.Unlock()
 	writeRaw(w, b, err)
@@ -682,12 +650,13 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if a := r.URL.Query().Get("action"); a != "" && a != "interrupt" {
-		fail(w, errorf(http.StatusUnprocessableEntity, "cancel action %q is not supported by this server yet (supported: interrupt)", a))
+	wait, err := parseRunCancel(r)
+	if err != nil {
+		fail(w, err)
 		return
 	}
 	s.cancel(rn, "cancelled by request")
-	if !truthy(r.URL.Query().Get("wait")) {
+	if !wait {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -713,14 +682,10 @@ func (s *Server) joinRunStream(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	from := 0
-	if v := r.Header.Get("Last-Event-ID"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < -1 {
-			fail(w, errorf(http.StatusBadRequest, "Last-Event-ID must be an event id or -1"))
-			return
-		}
-		from = n + 1
+	from, err := parseLastEventID(r)
+	if err != nil {
+		fail(w, err)
+		return
 	}
 	s.mu.Lock()
 	forgotten := rn.events == nil && isClosed(rn.done) // ended, not resumable
@@ -731,10 +696,7 @@ func (s *Server) joinRunStream(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		rn.readers--
 		s.mu.Unlock()
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("Content-Location", contentLocation(rn))
+		setStreamHeaders(w, contentLocation(rn), false)
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, "event: end\ndata: null\n\n")
 		return
@@ -756,15 +718,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, rn *run, from int, 
 		}
 		s.mu.Unlock()
 	}()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Content-Location", contentLocation(rn))
-	if rn.resumable {
-		// The SDKs reconnect to Location, with Last-Event-ID, when the
-		// connection drops.
-		h.Set("Location", contentLocation(rn)+"/stream")
-	}
+	setStreamHeaders(w, contentLocation(rn), rn.resumable)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
@@ -822,9 +776,7 @@ func (s *Server) dropThread(t *thread) {
 		delete(s.threads, t.ID)
 	}
 	s.mu.Unlock()
-	if del, ok := s.cfg.saver.(checkpoint.ThreadDeleter); ok {
-		_ = del.DeleteThread(context.Background(), t.ID) // best effort: the thread is unreachable anyway
-	}
+	_ = s.deleteCheckpoints(context.Background(), t.ID) // best effort: the thread is unreachable anyway
 }
 
 // checkNodes refuses breakpoints on nodes the graph does not have.

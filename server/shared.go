@@ -361,9 +361,7 @@ func (s *Server) executeClaim(c *Claim) {
 		return
 	}
 	if res.DropThread {
-		if del, ok := s.cfg.saver.(checkpoint.ThreadDeleter); ok {
-			_ = del.DeleteThread(ctx, rec.ThreadID) // best effort: the thread is gone anyway
-		}
+		_ = s.deleteCheckpoints(ctx, rec.ThreadID) // best effort: the thread is gone anyway
 	}
 }
 
@@ -494,49 +492,42 @@ func (s *Server) sharedCreateThread(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, t)
 }
 
+// sharedThread returns the Backend's thread id, its errors answered as
+// [backendError] does.
+func (s *Server) sharedThread(ctx context.Context, id string) (ThreadRecord, error) {
+	t, err := s.cfg.backend.Thread(ctx, id)
+	if err != nil {
+		return ThreadRecord{}, backendError(err)
+	}
+	return t, nil
+}
+
 func (s *Server) sharedGetThread(w http.ResponseWriter, r *http.Request) {
 	id, err := threadID(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	t, err := s.cfg.backend.Thread(r.Context(), id)
+	t, err := s.sharedThread(r.Context(), id)
 	if err != nil {
-		fail(w, backendError(err))
+		fail(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, t)
 }
 
 func (s *Server) sharedSearchThreads(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		page
-		Metadata  map[string]any `json:"metadata"`
-		Values    map[string]any `json:"values"`
-		IDs       []string       `json:"ids"`
-		Status    string         `json:"status"`
-		SortBy    string         `json:"sort_by"`
-		SortOrder string         `json:"sort_order"`
-	}
-	limit, offset, err := decodePaged(r, &body, 10)
+	q, err := parseThreadSearch(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	switch body.SortBy {
-	case "", "created_at", "updated_at", "thread_id", "status":
-	default:
-		fail(w, errorf(http.StatusUnprocessableEntity, "sort_by must be thread_id, status, created_at or updated_at"))
-		return
-	}
-	out, total, err := s.cfg.backend.SearchThreads(r.Context(), ThreadQuery{IDs: body.IDs, Metadata: normalizeMap(body.Metadata),
-		Values: normalizeMap(body.Values), Status: body.Status, SortBy: cmp.Or(body.SortBy, "created_at"),
-		Desc: body.SortOrder != "asc", Limit: limit, Offset: offset})
+	out, total, err := s.cfg.backend.SearchThreads(r.Context(), q)
 	if err != nil {
 		fail(w, backendError(err))
 		return
 	}
-	setPages(w, total, limit, offset)
+	setPages(w, total, q.Limit, q.Offset)
 	if out == nil {
 		out = []ThreadRecord{}
 	}
@@ -552,17 +543,12 @@ func setPages(w http.ResponseWriter, total, limit, offset int) {
 }
 
 func (s *Server) sharedCountThreads(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Metadata map[string]any `json:"metadata"`
-		Values   map[string]any `json:"values"`
-		Status   string         `json:"status"`
-	}
-	if err := decodeBody(r, &body); err != nil {
+	q, err := parseThreadCount(r)
+	if err != nil {
 		fail(w, err)
 		return
 	}
-	_, total, err := s.cfg.backend.SearchThreads(r.Context(), ThreadQuery{Metadata: normalizeMap(body.Metadata),
-		Values: normalizeMap(body.Values), Status: body.Status})
+	_, total, err := s.cfg.backend.SearchThreads(r.Context(), q)
 	if err != nil {
 		fail(w, backendError(err))
 		return
@@ -571,33 +557,19 @@ func (s *Server) sharedCountThreads(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedPatchThread(w http.ResponseWriter, r *http.Request) {
-	id, err := threadID(r)
+	id, md, err := parseThreadPatch(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	var body struct {
-		Metadata map[string]any `json:"metadata"`
-	}
-	if err := decodeBody(r, &body); err != nil {
+	t, err := s.sharedThread(r.Context(), id)
+	if err != nil {
 		fail(w, err)
 		return
 	}
-	t, err := s.cfg.backend.Thread(r.Context(), id)
-	if err != nil {
-		fail(w, backendError(err))
+	if err := s.checkGraphChange(id, t.Metadata, md); err != nil {
+		fail(w, err)
 		return
-	}
-	md := normalizeMap(body.Metadata)
-	if g, ok := md["graph_id"]; ok && g != t.Metadata["graph_id"] {
-		if t.Metadata["graph_id"] != nil {
-			fail(w, errorf(http.StatusConflict, "thread %s holds the state of graph %v; its graph_id cannot change", id, t.Metadata["graph_id"]))
-			return
-		}
-		if name, _ := g.(string); s.cfg.graphs[name] == nil {
-			fail(w, errorf(http.StatusNotFound, "no graph %v is registered", g))
-			return
-		}
 	}
 	if t, err = s.cfg.backend.PatchThread(r.Context(), id, md); err != nil {
 		fail(w, backendError(err))
@@ -625,40 +597,29 @@ func (s *Server) sharedDeleteThread(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if del, ok := s.cfg.saver.(checkpoint.ThreadDeleter); ok {
-		if err := del.DeleteThread(r.Context(), id); err != nil {
-			fail(w, err)
-			return
-		}
+	if err := s.deleteCheckpoints(r.Context(), id); err != nil {
+		fail(w, err)
+		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request) {
-	id, err := threadID(r)
+	u, err := parseStateUpdate(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	var body struct {
-		Values       json.RawMessage `json:"values"`
-		AsNode       string          `json:"as_node"`
-		CheckpointID checkpointArg   `json:"checkpoint_id"`
-		Checkpoint   checkpointArg   `json:"checkpoint"`
-	}
-	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
-	}
-	t, err := s.cfg.backend.Thread(r.Context(), id)
+	id := u.threadID
+	t, err := s.sharedThread(r.Context(), id)
 	if err != nil {
-		fail(w, backendError(err))
+		fail(w, err)
 		return
 	}
 	name, _ := t.Metadata["graph_id"].(string)
 	g := s.cfg.graphs[name]
 	if g == nil {
-		fail(w, errorf(http.StatusBadRequest, "thread %s has no graph yet: create it with metadata.graph_id or run a graph on it first", id))
+		fail(w, errNoGraph(id))
 		return
 	}
 	// A run that starts meanwhile is kept apart by the graph's thread
@@ -667,7 +628,7 @@ func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request)
 		fail(w, errorf(http.StatusConflict, "Thread is busy"))
 		return
 	}
-	cid, err := g.update(r.Context(), id, body.Values, body.AsNode, string(cmp.Or(body.CheckpointID, body.Checkpoint)))
+	cid, err := g.update(r.Context(), id, u.values, u.asNode, u.checkpoint)
 	if err != nil {
 		fail(w, err)
 		return
@@ -676,7 +637,7 @@ func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request)
 		fail(w, backendError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": checkpointRef{ThreadID: id, CheckpointID: cid}})
+	writeStateUpdated(w, id, cid)
 }
 
 // ---- runs ----
@@ -803,20 +764,13 @@ func (s *Server) sharedAnswerWhenDone(w http.ResponseWriter, r *http.Request, id
 // sharedFindRun returns the run of the path, on the thread of the path
 // (any thread for the stateless routes).
 func (s *Server) sharedFindRun(r *http.Request) (RunRecord, error) {
-	tid := ""
-	if r.PathValue("tid") != "" {
-		var err error
-		if tid, err = threadID(r); err != nil {
-			return RunRecord{}, err
-		}
-	}
-	rid := r.PathValue("rid")
-	if !validUUID(rid) {
-		return RunRecord{}, errorf(http.StatusUnprocessableEntity, "run_id %q is not a UUID", rid)
+	tid, rid, err := parseRunPath(r)
+	if err != nil {
+		return RunRecord{}, err
 	}
 	rec, err := s.cfg.backend.Run(r.Context(), rid)
 	if errors.Is(err, ErrNotFound) || err == nil && tid != "" && rec.ThreadID != tid {
-		return RunRecord{}, errorf(http.StatusNotFound, "Run not found")
+		return RunRecord{}, errRunNotFound()
 	}
 	return rec, err
 }
@@ -840,41 +794,21 @@ func (s *Server) sharedJoinRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedListRuns(w http.ResponseWriter, r *http.Request) {
-	tid, err := threadID(r)
+	q, err := parseRunList(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	q := r.URL.Query()
-	var p page
-	for _, f := range []struct {
-		name string
-		set  func(int)
-	}{{"limit", func(n int) { p.Limit = &n }}, {"offset", func(n int) { p.Offset = n }}} {
-		if v := q.Get(f.name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				fail(w, errorf(http.StatusUnprocessableEntity, "%s must be an integer", f.name))
-				return
-			}
-			f.set(n)
-		}
-	}
-	limit, offset, err := p.bounds(10)
-	if err != nil {
+	if _, err := s.sharedThread(r.Context(), q.threadID); err != nil {
 		fail(w, err)
 		return
 	}
-	if _, err := s.cfg.backend.Thread(r.Context(), tid); err != nil {
-		fail(w, backendError(err))
-		return
-	}
-	out, total, err := s.cfg.backend.ListRuns(r.Context(), tid, q.Get("status"), limit, offset)
+	out, total, err := s.cfg.backend.ListRuns(r.Context(), q.threadID, q.status, q.limit, q.offset)
 	if err != nil {
 		fail(w, backendError(err))
 		return
 	}
-	setPages(w, total, limit, offset)
+	setPages(w, total, q.limit, q.offset)
 	if out == nil {
 		out = []RunRecord{}
 	}
@@ -887,8 +821,9 @@ func (s *Server) sharedCancelRun(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if a := r.URL.Query().Get("action"); a != "" && a != "interrupt" {
-		fail(w, errorf(http.StatusUnprocessableEntity, "cancel action %q is not supported by this server yet (supported: interrupt)", a))
+	wait, err := parseRunCancel(r)
+	if err != nil {
+		fail(w, err)
 		return
 	}
 	if _, err := s.cfg.backend.CancelRun(r.Context(), rec.ID, "cancelled by request"); err != nil {
@@ -897,7 +832,7 @@ func (s *Server) sharedCancelRun(w http.ResponseWriter, r *http.Request) {
 	}
 	s.shared.poke("", rec.ID)
 	s.shared.notify(rec.ID)
-	if !truthy(r.URL.Query().Get("wait")) {
+	if !wait {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -938,14 +873,10 @@ func (s *Server) sharedJoinRunStream(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	from := 0
-	if v := r.Header.Get("Last-Event-ID"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < -1 {
-			fail(w, errorf(http.StatusBadRequest, "Last-Event-ID must be an event id or -1"))
-			return
-		}
-		from = n + 1
+	from, err := parseLastEventID(r)
+	if err != nil {
+		fail(w, err)
+		return
 	}
 	var kw runKwargs
 	_ = json.Unmarshal(rec.Kwargs, &kw)
@@ -966,13 +897,7 @@ func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord
 			}
 		}
 	}()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Content-Location", sharedLocation(rec))
-	if resumable {
-		h.Set("Location", sharedLocation(rec)+"/stream")
-	}
+	setStreamHeaders(w, sharedLocation(rec), resumable)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
