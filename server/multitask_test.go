@@ -393,3 +393,30 @@ func TestRunsOfAThreadNeverOverlapEvenWhenANodeIgnoresCancellation(t *testing.T)
 	res.Body.Close()
 	require.Equal(t, int32(1), most.Load(), "two runs of one thread ran the node at once")
 }
+
+// A run made with interrupt or rollback ends the thread's pending runs
+// too, as LangGraph does: cancelled, or deleted for a rollback.
+func TestInterruptAndRollbackEndThePendingRuns(t *testing.T) {
+	for _, strategy := range []string{"interrupt", "rollback"} {
+		t.Run(strategy, func(t *testing.T) {
+			e := newEnv(t)
+			tid := e.newThread(nil)
+			e.startSlow(tid, "a", nil)
+			r := e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "queued"}, "multitask_strategy": "enqueue"})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			queued := runID(t, r)
+			r = e.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "last"}, "multitask_strategy": strategy})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			last := runID(t, r)
+			require.Equal(t, "last", <-e.gate.started, "the pending run never starts")
+			if strategy == "interrupt" {
+				require.Equal(t, "interrupted", e.runStatus(tid, queued))
+			} else {
+				require.Equal(t, 404, e.do("GET", "/threads/"+tid+"/runs/"+queued, nil).status)
+			}
+			e.gate.release <- struct{}{}
+			e.ok("GET", "/threads/"+tid+"/runs/"+last+"/join", nil, nil)
+			require.Equal(t, "success", e.runStatus(tid, last))
+		})
+	}
+}

@@ -331,6 +331,17 @@ func (s *Server) newRun(r *http.Request, streaming bool) (*run, error) {
 		t.active.rollback = true
 		t.active.cancel(errors.New(t.active.cancelled))
 	}
+	if strategy == "interrupt" || strategy == "rollback" {
+		// The thread's pending runs end too, as in LangGraph: cancelled,
+		// or forgotten for a rollback.
+		for _, p := range slices.Clone(t.queue) {
+			s.cancelLocked(p, "cancelled by a new run (multitask_strategy "+strategy+")")
+			if strategy == "rollback" {
+				delete(s.runs, p.ID)
+				t.runs = slices.DeleteFunc(t.runs, func(x *run) bool { return x == p })
+			}
+		}
+	}
 	t.queue = append(t.queue, rn)
 	rn.created, _ = json.Marshal(rn) // answered as created, pending, whatever happens next
 	s.startNextLocked(t)
