@@ -98,7 +98,9 @@
 // stopped, rollback cancels the current run, deletes it and starts the new
 // one from the checkpoint the cancelled run started from (its checkpoints
 // stay in the history as an abandoned branch; on a thread that had none,
-// the thread's checkpoints are deleted). Cancelled runs end "interrupted";
+// the thread's checkpoints are deleted); both end the thread's pending
+// runs as well (interrupt cancels them, rollback deletes them). Cancelled
+// runs end "interrupted";
 // a run that paused at an interrupt ends "success" and leaves its thread
 // "interrupted"; a failed run ends "error", as does its thread.
 // [Server.Shutdown] cancels every run and refuses new ones.
