@@ -211,6 +211,11 @@ func (s *Server) params(rec RunRecord) (runKwargs, graphAdapter, runParams, erro
 
 // executeClaim runs a claimed run to its end, renewing its lease, unless the
 // lease is lost or the server shuts down (then the run is released).
+// finishTimeout bounds the finishing of a run (reading its state,
+// recording its result) when the run lease is shorter; the lease is
+// renewed meanwhile.
+const finishTimeout = time.Minute
+
 func (s *Server) executeClaim(c *Claim) {
 	sh, b, rec := s.shared, s.cfg.backend, c.Run
 	runCtx, cancel := context.WithCancelCause(context.Background())
@@ -304,15 +309,19 @@ func (s *Server) executeClaim(c *Claim) {
 		err = s.runClaimed(runCtx, c, g, p, emit)
 	}
 	wg.Wait()
-	close(hbStop)
-	<-hbDone
+	// The lease is renewed until the run is finished: reading and
+	// recording a large state may outlast it.
+	defer func() {
+		close(hbStop)
+		<-hbDone
+	}()
 	if emitErr != nil && err == nil {
 		err = emitErr
 	}
 	if lost.Load() {
 		return // the run is another process's now
 	}
-	ctx, stop := context.WithTimeout(context.Background(), s.cfg.leaseTTL)
+	ctx, stop := context.WithTimeout(context.Background(), max(s.cfg.leaseTTL, finishTimeout))
 	defer stop()
 	if errors.Is(context.Cause(runCtx), errShutdown) && err != nil && !isPause(err) {
 		if rerr := b.ReleaseRun(ctx, c); rerr != nil {
@@ -355,10 +364,22 @@ func (s *Server) executeClaim(c *Claim) {
 	}
 	emit("end", nil)
 	if err := b.FinishRun(ctx, c, res); err != nil {
-		if !errors.Is(err, ErrLeaseLost) {
-			slog.Warn("server: finishing a run", "run_id", rec.ID, "err", err)
+		if errors.Is(err, ErrLeaseLost) {
+			return
 		}
-		return
+		slog.Warn("server: finishing a run", "run_id", rec.ID, "err", err)
+		// The run ended, but its record could not take its result: end it
+		// as failed with nothing but why, rather than leave it to be
+		// claimed and run again at every lease.
+		why := &runErrorData{Error: "StorageError", Message: fmt.Sprintf("the run ended but its result could not be recorded: %v", err)}
+		res = RunResult{Status: runError, Thread: ThreadState{Status: statusError}, DropThread: res.DropThread}
+		res.Result, _ = json.Marshal(map[string]any{"__error__": why})
+		if err := b.FinishRun(ctx, c, res); err != nil {
+			if !errors.Is(err, ErrLeaseLost) {
+				slog.Warn("server: finishing a run as failed", "run_id", rec.ID, "err", err)
+			}
+			return
+		}
 	}
 	if res.DropThread {
 		_ = s.deleteCheckpoints(ctx, rec.ThreadID) // best effort: the thread is gone anyway
