@@ -49,3 +49,17 @@ func TestThreadCopyOfAMissingThreadIsNotFound(t *testing.T) {
 	e := newEnv(t)
 	require.Equal(t, 404, e.do("POST", "/threads/00000000-0000-4000-8000-000000000000/copy", nil).status)
 }
+
+// A thread id names one thread however its hex digits are cased.
+func TestThreadIDsIgnoreCase(t *testing.T) {
+	e := newEnv(t)
+	upper := "ABCDEF01-2345-4678-9ABC-DEF012345678"
+	var th map[string]any
+	e.ok("POST", "/threads", map[string]any{"thread_id": upper}, &th)
+	require.Equal(t, "abcdef01-2345-4678-9abc-def012345678", th["thread_id"])
+	e.ok("GET", "/threads/"+upper, nil, &th)
+	e.ok("GET", "/threads/abcdef01-2345-4678-9abc-def012345678", nil, &th)
+	var found []map[string]any
+	e.ok("POST", "/threads/search", map[string]any{"ids": []string{upper}}, &found)
+	require.Len(t, found, 1)
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // The parsers of this file read and check the requests that both modes
@@ -36,6 +37,7 @@ func (s *Server) parseThreadCreate(r *http.Request) (threadCreate, map[string]an
 		return threadCreate{}, nil, err
 	}
 	body := threadCreate(raw)
+	body.ThreadID = strings.ToLower(body.ThreadID)
 	if body.ThreadID != "" && !validUUID(body.ThreadID) {
 		return body, nil, errorf(http.StatusUnprocessableEntity, "thread_id must be a UUID")
 	}
@@ -72,6 +74,9 @@ func parseThreadSearch(r *http.Request) (ThreadQuery, error) {
 	case "", "created_at", "updated_at", "thread_id", "status":
 	default:
 		return ThreadQuery{}, errorf(http.StatusUnprocessableEntity, "sort_by must be thread_id, status, created_at or updated_at")
+	}
+	for i, id := range body.IDs {
+		body.IDs[i] = strings.ToLower(id)
 	}
 	return ThreadQuery{IDs: body.IDs, Metadata: normalizeMap(body.Metadata), Values: normalizeMap(body.Values),
 		Status: body.Status, SortBy: cmp.Or(body.SortBy, "created_at"), Desc: body.SortOrder != "asc",
@@ -172,7 +177,7 @@ func parseRunPath(r *http.Request) (tid, rid string, err error) {
 			return "", "", err
 		}
 	}
-	rid = r.PathValue("rid")
+	rid = strings.ToLower(r.PathValue("rid"))
 	if !validUUID(rid) {
 		return "", "", errorf(http.StatusUnprocessableEntity, "run_id %q is not a UUID", rid)
 	}

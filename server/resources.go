@@ -326,8 +326,10 @@ func (s *Server) assistantSchemas(w http.ResponseWriter, r *http.Request) {
 
 // ---- threads ----
 
+// threadID returns the thread id of the request's path, lower-cased: a
+// UUID names one thread however its hex digits are written.
 func threadID(r *http.Request) (string, error) {
-	id := r.PathValue("tid")
+	id := strings.ToLower(r.PathValue("tid"))
 	if !validUUID(id) {
 		return "", errorf(http.StatusUnprocessableEntity, "thread_id %q is not a UUID", id)
 	}
