@@ -56,8 +56,11 @@ type Backend interface {
 	CreateRun(ctx context.Context, r RunRecord, create *ThreadRecord) (RunRecord, error)
 	// ClaimRun hands the oldest claimable run to holder for ttl: a pending
 	// run that is the oldest of a thread with no running run, or a running
-	// run whose lease expired. It returns nil when there is none.
-	ClaimRun(ctx context.Context, holder string, ttl time.Duration) (*Claim, error)
+	// run whose lease expired. With graphs, only a run whose thread's
+	// graph_id is one of them is claimable (a process serves those graphs
+	// only; another takes the rest); nil graphs means any. It returns nil
+	// when there is none.
+	ClaimRun(ctx context.Context, holder string, ttl time.Duration, graphs []string) (*Claim, error)
 	// RenewLease extends the claim's lease by ttl and returns why the run
 	// was cancelled ("" while it is not).
 	RenewLease(ctx context.Context, c *Claim, ttl time.Duration) (cancelled string, err error)

@@ -131,7 +131,7 @@ func (s *Server) dispatch() {
 		case <-sh.ctx.Done():
 			return
 		}
-		c, err := s.cfg.backend.ClaimRun(sh.ctx, s.cfg.holder, s.cfg.leaseTTL)
+		c, err := s.cfg.backend.ClaimRun(sh.ctx, s.cfg.holder, s.cfg.leaseTTL, s.graphNames())
 		if err == nil && c != nil {
 			sh.wg.Add(1)
 			go func() {
@@ -211,6 +211,17 @@ func (s *Server) params(rec RunRecord) (runKwargs, graphAdapter, runParams, erro
 
 // executeClaim runs a claimed run to its end, renewing its lease, unless the
 // lease is lost or the server shuts down (then the run is released).
+// graphNames returns the names of the graphs the server serves, sorted:
+// the runs its workers claim.
+func (s *Server) graphNames() []string {
+	names := make([]string, 0, len(s.cfg.graphs))
+	for n := range s.cfg.graphs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
 // finishTimeout bounds the finishing of a run (reading its state,
 // recording its result) when the run lease is shorter; the lease is
 // renewed meanwhile.

@@ -114,7 +114,7 @@ func (e *env) run(tid, strategy string) server.RunRecord {
 
 func (e *env) claim(b server.Backend, holder string, ttl time.Duration) *server.Claim {
 	e.t.Helper()
-	c, err := b.ClaimRun(e.ctx, holder, ttl)
+	c, err := b.ClaimRun(e.ctx, holder, ttl, nil)
 	require.NoError(e.t, err)
 	return c
 }

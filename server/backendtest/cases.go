@@ -266,6 +266,31 @@ var cases = []testCase{
 		},
 	},
 	{
+		name:        "claims-only-served-graphs",
+		explanation: "ClaimRun with graphs claims only runs whose thread's graph is one of them, so that a process never claims a run of a graph it does not serve; nil claims any",
+		run: func(e *env) {
+			older := e.thread(nil)
+			first := e.run(older.ID, "reject") // of graph "agent"
+			th := e.thread(nil)
+			r := e.newRun(th.ID, "reject", `{"input":{"x":1}}`)
+			r.GraphID = "other"
+			second, err := e.b.CreateRun(e.ctx, r, nil)
+			require.NoError(e.t, err)
+
+			c, err := e.b.ClaimRun(e.ctx, "h1", time.Minute, []string{"other", "third"})
+			require.NoError(e.t, err)
+			require.NotNil(e.t, c)
+			require.Equal(e.t, second.ID, c.Run.ID, "the older run is of a graph not served")
+			c, err = e.b.ClaimRun(e.ctx, "h2", time.Minute, []string{"third"})
+			require.NoError(e.t, err)
+			require.Nil(e.t, c)
+			c, err = e.b.ClaimRun(e.ctx, "h2", time.Minute, nil)
+			require.NoError(e.t, err)
+			require.NotNil(e.t, c)
+			require.Equal(e.t, first.ID, c.Run.ID)
+		},
+	},
+	{
 		name:        "enqueue-order",
 		explanation: "runs enqueued on a thread are claimed one at a time, in creation order: the next only once the previous ended",
 		run: func(e *env) {
@@ -299,7 +324,7 @@ var cases = []testCase{
 			concurrently(8, func(h int) {
 				b := []server.Backend{e.b, e.b2}[h%2]
 				for {
-					c, err := b.ClaimRun(e.ctx, fmt.Sprintf("h%d", h), time.Minute)
+					c, err := b.ClaimRun(e.ctx, fmt.Sprintf("h%d", h), time.Minute, nil)
 					if err != nil {
 						e.t.Errorf("ClaimRun: %v", err)
 						return

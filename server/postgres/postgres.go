@@ -540,9 +540,9 @@ func withRetry(ctx context.Context, tx func() error) error {
 }
 
 // ClaimRun implements [server.Backend].
-func (b *Backend) ClaimRun(ctx context.Context, holder string, ttl time.Duration) (*server.Claim, error) {
+func (b *Backend) ClaimRun(ctx context.Context, holder string, ttl time.Duration, graphs []string) (*server.Claim, error) {
 	for try := 0; ; try++ {
-		c, err := b.claim(ctx, holder, ttl)
+		c, err := b.claim(ctx, holder, ttl, graphs)
 		if err != nil && retryable(err) && try < 5 {
 			continue
 		}
@@ -557,7 +557,7 @@ func interval(d time.Duration) string {
 	return strconv.FormatInt(d.Microseconds(), 10) + " microseconds"
 }
 
-func (b *Backend) claim(ctx context.Context, holder string, ttl time.Duration) (*server.Claim, error) {
+func (b *Backend) claim(ctx context.Context, holder string, ttl time.Duration, graphs []string) (*server.Claim, error) {
 	var c *server.Claim
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		// Runs whose process died after they were cancelled end now,
@@ -593,11 +593,15 @@ func (b *Backend) claim(ctx context.Context, holder string, ttl time.Duration) (
 
 		var id string
 		var attempt int
+		// A run whose thread is gone is claimable by any process (it ends at
+		// once); one whose thread's graph this process does not serve is not.
 		err = tx.QueryRow(ctx, `SELECT run_id, attempt FROM agentgraph_server_runs c
-			WHERE (c.status = 'running' AND c.lease_expires < now())
+			WHERE ((c.status = 'running' AND c.lease_expires < now())
 			   OR (c.status = 'pending' AND NOT EXISTS (SELECT 1 FROM agentgraph_server_runs x WHERE x.thread_id = c.thread_id
-			        AND (x.status = 'running' OR (x.status = 'pending' AND x.seq < c.seq))))
-			ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED`).Scan(&id, &attempt)
+			        AND (x.status = 'running' OR (x.status = 'pending' AND x.seq < c.seq)))))
+			  AND ($1::text[] IS NULL OR NOT EXISTS (SELECT 1 FROM agentgraph_server_threads t WHERE t.thread_id = c.thread_id
+			        AND COALESCE(t.metadata->>'graph_id', '') <> ALL($1::text[])))
+			ORDER BY seq LIMIT 1 FOR UPDATE OF c SKIP LOCKED`, graphs).Scan(&id, &attempt)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}

@@ -588,7 +588,15 @@ func (b *Backend) CreateRun(ctx context.Context, r server.RunRecord, create *ser
 // transaction: SQLite serializes writers, in this process and others, so
 // the run it picks cannot be picked by another claim meanwhile (what
 // PostgreSQL needs FOR UPDATE SKIP LOCKED for).
-func (b *Backend) ClaimRun(ctx context.Context, holder string, ttl time.Duration) (*server.Claim, error) {
+func (b *Backend) ClaimRun(ctx context.Context, holder string, ttl time.Duration, graphs []string) (*server.Claim, error) {
+	served := "null" // a JSON list of the graphs, or null for any
+	if graphs != nil {
+		b, err := json.Marshal(graphs)
+		if err != nil {
+			return nil, wrap(err, "claiming a run")
+		}
+		served = string(b)
+	}
 	// An idle queue is seen in a read, without taking the write lock that
 	// the other writers of the file (checkpoints, other processes) wait
 	// for; the write transaction decides.
@@ -613,11 +621,16 @@ func (b *Backend) ClaimRun(ctx context.Context, holder string, ttl time.Duration
 		for {
 			var id string
 			var attempt int
+			// A run whose thread is gone is claimable by any process (it
+			// ends at once); one whose thread's graph this process does
+			// not serve is not.
 			err := tx.QueryRow(`SELECT run_id, attempt FROM `+runsTable+` c
-				WHERE (c.status = 'running' AND c.lease_expires < ?1)
+				WHERE ((c.status = 'running' AND c.lease_expires < ?1)
 				   OR (c.status = 'pending' AND NOT EXISTS (SELECT 1 FROM `+runsTable+` x WHERE x.thread_id = c.thread_id
-				        AND (x.status = 'running' OR (x.status = 'pending' AND x.seq < c.seq))))
-				ORDER BY seq LIMIT 1`, now).Scan(&id, &attempt)
+				        AND (x.status = 'running' OR (x.status = 'pending' AND x.seq < c.seq)))))
+				  AND (?2 = 'null' OR NOT EXISTS (SELECT 1 FROM `+threadsTable+` t WHERE t.thread_id = c.thread_id
+				        AND COALESCE(json_extract(t.metadata, '$.graph_id'), '') NOT IN (SELECT value FROM json_each(?2))))
+				ORDER BY seq LIMIT 1`, now, served).Scan(&id, &attempt)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}

@@ -41,7 +41,7 @@ func newFixture(t *testing.T) fixture {
 	_, err = f.b.CreateRun(t.Context(), server.RunRecord{ID: f.run, ThreadID: f.thread, AssistantID: "a", CreatedAt: time.Now(),
 		MultitaskStrategy: "reject", GraphID: "g", Kwargs: json.RawMessage(`{}`)}, nil)
 	require.NoError(t, err)
-	c, err := f.b.ClaimRun(t.Context(), "h", time.Minute)
+	c, err := f.b.ClaimRun(t.Context(), "h", time.Minute, nil)
 	require.NoError(t, err)
 	_, err = f.b.AppendEvent(t.Context(), c, "values", json.RawMessage(`{}`))
 	require.NoError(t, err)
@@ -115,7 +115,7 @@ func TestClaimEndsADamagedRunAndGoesOn(t *testing.T) {
 
 			var got []string
 			for {
-				c, err := b.ClaimRun(ctx, "h", time.Minute)
+				c, err := b.ClaimRun(ctx, "h", time.Minute, nil)
 				require.NoError(t, err)
 				if c == nil {
 					break

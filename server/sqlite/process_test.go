@@ -36,7 +36,7 @@ func TestClaimerChild(t *testing.T) {
 	defer b.Close()
 	holder := fmt.Sprintf("pid%d", os.Getpid())
 	for {
-		c, err := b.ClaimRun(t.Context(), holder, time.Minute)
+		c, err := b.ClaimRun(t.Context(), holder, time.Minute, nil)
 		require.NoError(t, err)
 		if c == nil {
 			return
