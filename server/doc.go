@@ -131,10 +131,12 @@
 // everything but the assistants other than the graphs' own survives a
 // restart.
 //
-// With [WithBackend], threads and runs live in the backend, shared by every server process using it: a
-// thread created through one process is read, searched and run on through
-// any other. A run is queued there; each process executes the runs it
-// claims ([WithWorkers] at once) under a lease it renews
+// With [WithBackend], threads and runs live in the backend, shared by
+// every server process using it: a thread created through one process is
+// read, searched and run on through any other. A run is queued there; each
+// process executes the runs it claims — of the graphs it serves only, so
+// processes may serve different graphs during a rolling deploy —
+// ([WithWorkers] at once) under a lease it renews
 // ([WithRunLeaseTTL]). A process that dies stops renewing: once its lease
 // expired another process claims the run and resumes it from the thread's
 // last checkpoint that run wrote (from its input again if it wrote none);
