@@ -61,13 +61,34 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	t := s.newThread(newID, md)
 	t.Values, t.Status = values, status
 	if interrupts != nil {
 		t.Interrupts = interrupts
 	}
+	g := s.graphOf(md)
+	s.mu.Unlock()
+	if g != nil {
+		// What the copy shows comes from the checkpoints it got, which a
+		// run of the source may have moved past the source's record.
+		failed := ""
+		if status == statusError {
+			failed = "copied from a failed thread"
+		}
+		s.refreshThread(r.Context(), t, g, failed)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	writeJSON(w, http.StatusOK, t)
+}
+
+// graphOf returns the graph a thread's metadata names, or nil.
+func (s *Server) graphOf(md map[string]any) graphAdapter {
+	name, _ := md["graph_id"].(string)
+	if g, ok := s.cfg.graphs[name]; ok {
+		return g
+	}
+	return nil
 }
 
 // sharedCopyThread is copyThread with a Backend.
@@ -77,9 +98,9 @@ func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	src, err := s.cfg.backend.Thread(r.Context(), id)
+	src, err := s.sharedThread(r.Context(), id)
 	if err != nil {
-		fail(w, backendError(err))
+		fail(w, err)
 		return
 	}
 	newID := newUUID()
@@ -92,9 +113,16 @@ func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	now := s.cfg.now()
-	t, err := s.cfg.backend.CreateThread(r.Context(), ThreadRecord{ID: newID, CreatedAt: now, UpdatedAt: now, Metadata: md,
-		Status: copiedStatus(src.Status), Config: map[string]any{}, Values: src.Values, Interrupts: src.Interrupts}, "")
+	rec := ThreadRecord{ID: newID, Metadata: md, Status: copiedStatus(src.Status), Config: map[string]any{},
+		Values: src.Values, Interrupts: src.Interrupts}
+	if g := s.graphOf(md); g != nil {
+		// What the copy shows comes from the checkpoints it got.
+		st := s.latestState(r.Context(), g, newID, src.Status == statusError)
+		rec.Values, rec.Interrupts, rec.Status = st.Values, st.Interrupts, st.Status
+	}
+	rec.CreatedAt = s.cfg.now()
+	rec.UpdatedAt = rec.CreatedAt
+	t, err := s.cfg.backend.CreateThread(r.Context(), rec, "")
 	if err != nil {
 		fail(w, backendError(err))
 		return

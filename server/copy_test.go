@@ -63,3 +63,20 @@ func TestThreadIDsIgnoreCase(t *testing.T) {
 	e.ok("POST", "/threads/search", map[string]any{"ids": []string{upper}}, &found)
 	require.Len(t, found, 1)
 }
+
+// A copy made while a run works on the source shows the state of the
+// checkpoints it got, not the source's record from before the run.
+func TestThreadCopyDuringARunShowsTheCopiedState(t *testing.T) {
+	e := newEnv(t)
+	src := e.newThread(nil)
+	e.startSlow(src, "a", map[string]any{"input": map[string]any{"topic": "a", "log": []string{"a-input"}}})
+	var cp map[string]any
+	e.ok("POST", "/threads/"+src+"/copy", nil, &cp)
+	e.gate.release <- struct{}{}
+	dst := cp["thread_id"].(string)
+	var st map[string]any
+	e.ok("GET", "/threads/"+dst+"/state", nil, &st)
+	require.Equal(t, st["values"], cp["values"])
+	require.Equal(t, []any{"a-input"}, cp["values"].(map[string]any)["log"])
+	require.Equal(t, "interrupted", cp["status"], "the copy has a step left to run")
+}
