@@ -186,13 +186,7 @@ func TestTaskActivitiesKeepToTheGraphsMaxConcurrency(t *testing.T) {
 	}, graph.WithDestinations("work"))
 	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithRunDefaults(graph.WithMaxConcurrency(1)))
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
-	in, err := w.Input("t", St{})
-	require.NoError(t, err)
-	env.ExecuteWorkflow(w.Name(), in)
+	env := executeOnTemporal(t, g)
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, []string{"start patch", "end patch", "start test", "end test", "start commit", "end commit"}, trace)
 }
@@ -268,13 +262,7 @@ func TestFailedTaskDoesNotWaitForItsSiblings(t *testing.T) {
 	b.AddEdge(graph.Start, "slow")
 	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
-	in, err := w.Input("t", St{})
-	require.NoError(t, err)
-	env.ExecuteWorkflow(w.Name(), in)
+	env := executeOnTemporal(t, g)
 	nodeErr, ok := agtemporal.AsNodeError(env.GetWorkflowError())
 	require.True(t, ok)
 	require.Equal(t, "boom", nodeErr.Node)
@@ -332,4 +320,18 @@ func runToEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment, w *agtempora
 	s, err := w.Values(t.Context(), st)
 	require.NoError(t, err)
 	return s
+}
+
+// executeOnTemporal runs g's workflow on an empty input in a new test
+// environment, which it returns once the run ended.
+func executeOnTemporal(t *testing.T, g *graph.Graph[St]) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	w, err := agtemporal.New("graph", g)
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	in, err := w.Input("t", St{})
+	require.NoError(t, err)
+	env.ExecuteWorkflow(w.Name(), in)
+	return env
 }
