@@ -108,6 +108,16 @@
 // and [Graph.UpdateState] read and edit a thread's checkpoints, and
 // [WithCheckpointID] replays or forks from any of them.
 //
+// # Running a step's tasks apart
+//
+// A runner spread over several processes (package temporal's workflows)
+// runs each task of a step on its own: [GetState] lists the next step's
+// tasks with their IDs, a [Graph.Resume] with [WithTasks] runs some of them
+// and saves their outcomes without ending the step, and a later Resume
+// ends it, merging the saved writes as a run in one process would.
+// [Graph.Breakpoints] and [Graph.MaxConcurrency] tell such a runner what
+// the graph was compiled with.
+//
 // # Streaming
 //
 // [Graph.Stream] yields [Event]s — values, updates (with the [Writes] each
