@@ -111,7 +111,7 @@
 // # Running a step's tasks apart
 //
 // A runner spread over several processes (package temporal's workflows)
-// runs each task of a step on its own: [GetState] lists the next step's
+// runs each task of a step on its own: [Graph.GetState] lists the next step's
 // tasks with their IDs, a [Graph.Resume] with [WithTasks] runs some of them
 // and saves their outcomes without ending the step, and a later Resume
 // ends it, merging the saved writes as a run in one process would.
