@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Backend keeps a Server's threads and runs where several server
+// Backend keeps a Server's threads, runs and assistants where several server
 // processes share them, such as a PostgreSQL database (package
 // server/postgres) or a SQLite file (package server/sqlite);
 // server/backendtest checks an implementation. Without [WithBackend] a Server holds them in memory,
@@ -92,13 +92,49 @@ type Backend interface {
 	// DeleteRun deletes an ended run; a pending or running one fails with
 	// an error wrapping [ErrThreadBusy].
 	DeleteRun(ctx context.Context, id string) error
+
+	// The assistants other than the graphs' own (those stay computed by
+	// each process) live in the Backend too, with their versions, so
+	// that an assistant created through one process is read, searched,
+	// patched and run through any other. They are methods of Backend, not
+	// of a second interface, because a process that kept them apart would
+	// fail the runs naming an assistant another process created.
+
+	// CreateAssistant stores a as the assistant's version 1 (a.Version
+	// and a.UpdatedAt are ignored). An assistant with the same id fails
+	// with an error wrapping [ErrExists], unless ifExists is
+	// "do_nothing": then the stored assistant is returned.
+	CreateAssistant(ctx context.Context, a AssistantRecord, ifExists string) (AssistantRecord, error)
+	// Assistant returns the assistant with the given id, as its current
+	// version says.
+	Assistant(ctx context.Context, id string) (AssistantRecord, error)
+	// SearchAssistants returns the assistants q selects, the newest first
+	// (then by id), paged as q says, and how many it selects in all.
+	SearchAssistants(ctx context.Context, q AssistantQuery) ([]AssistantRecord, int, error)
+	// PatchAssistant applies p to the assistant and stores the result as
+	// a new version, numbered one more than its highest version, which
+	// becomes the current one. Two patches at once, through any
+	// processes, get two distinct versions.
+	PatchAssistant(ctx context.Context, id string, p AssistantPatch) (AssistantRecord, error)
+	// DeleteAssistant deletes the assistant and its versions. Its runs
+	// are left as they are: each records the graph it runs.
+	DeleteAssistant(ctx context.Context, id string) error
+	// AssistantVersions returns the assistant's versions whose metadata
+	// contains metadata, the newest first, paged, and how many there are.
+	// A version's CreatedAt and UpdatedAt are when it was made.
+	AssistantVersions(ctx context.Context, id string, metadata map[string]any, limit, offset int) ([]AssistantRecord, int, error)
+	// SetLatestAssistantVersion makes the assistant's version the current
+	// one; it fails with an error wrapping [ErrNotFound] when the
+	// assistant has no such version.
+	SetLatestAssistantVersion(ctx context.Context, id string, version int) (AssistantRecord, error)
 }
 
 // Errors a [Backend] returns, wrapped.
 var (
-	// ErrNotFound: no thread or run has the id.
+	// ErrNotFound: no thread, run or assistant (or assistant version) has
+	// the id.
 	ErrNotFound = errors.New("server: not found")
-	// ErrExists: a thread with the id exists already.
+	// ErrExists: a thread or assistant with the id exists already.
 	ErrExists = errors.New("server: already exists")
 	// ErrThreadBusy: the thread has a pending or running run (a reject),
 	// or the run to delete has not ended.
@@ -166,6 +202,42 @@ type RunRecord struct {
 // ended reports whether the run has ended.
 func (r RunRecord) ended() bool { return r.Status != runPending && r.Status != runRunning }
 
+// AssistantRecord is an assistant, or one of its versions, as a
+// [Backend] stores it; its JSON is the API's Assistant.
+type AssistantRecord struct {
+	ID          string          `json:"assistant_id"`
+	GraphID     string          `json:"graph_id"`
+	Config      map[string]any  `json:"config"`
+	Context     json.RawMessage `json:"context"` // JSON; {} when empty
+	Metadata    map[string]any  `json:"metadata"`
+	Name        string          `json:"name"`
+	Description *string         `json:"description"`
+	Version     int             `json:"version"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+}
+
+// AssistantQuery selects assistants for [Backend.SearchAssistants].
+type AssistantQuery struct {
+	GraphID  string         // "" for any
+	Name     string         // a part of the name, in any case; "" for any
+	Metadata map[string]any // JSON containment, like PostgreSQL's @>
+	Limit    int            // 0 counts only
+	Offset   int
+}
+
+// AssistantPatch is what [Backend.PatchAssistant] changes; a zero field
+// keeps the current value, and Metadata is merged into the current
+// metadata.
+type AssistantPatch struct {
+	GraphID     string
+	Config      map[string]any
+	Context     json.RawMessage
+	Metadata    map[string]any
+	Name        string
+	Description *string
+}
+
 // Claim is a run handed to one process by [Backend.ClaimRun].
 type Claim struct {
 	Run    RunRecord
@@ -205,13 +277,13 @@ const (
 	DefaultPollInterval = 100 * time.Millisecond
 )
 
-// WithBackend keeps threads and runs in b, shared with every server
+// WithBackend keeps threads, runs and assistants in b, shared with every server
 // process using the same store, instead of in memory. The server then
 // executes the runs it claims from b, [WithWorkers] at once, under leases
 // of [WithRunLeaseTTL]; it needs [WithCheckpointer] with the saver
 // its graphs share (a run taken over from a dead process resumes from the
-// thread's last checkpoint). Assistants other than the graphs' own stay in
-// each process's memory. A run taken over waits for the graph's own thread
+// thread's last checkpoint). The graphs' own assistants stay computed by
+// each process. A run taken over waits for the graph's own thread
 // lease of the dead process to expire: compile the graphs with a
 // graph.WithLeaseTTL no longer than the run lease, or the takeover waits
 // for the graph's (default 30s).

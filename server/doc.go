@@ -127,13 +127,12 @@
 //
 // Without [WithBackend], threads, runs and assistants are held in memory:
 // a restart forgets them, though the checkpoints stay in the saver. The
-// SQLite packages may share one file, as examples/graphserver does: then
-// everything but the assistants other than the graphs' own survives a
-// restart.
+// SQLite packages may share one file, as examples/graphserver does with
+// server/sqlite as its backend: then everything survives a restart.
 //
-// With [WithBackend], threads and runs live in the backend, shared by
-// every server process using it: a thread created through one process is
-// read, searched and run on through any other. A run is queued there; each
+// With [WithBackend], threads, runs and assistants live in the backend,
+// shared by every server process using it: a thread created through one
+// process is read, searched and run on through any other. A run is queued there; each
 // process executes the runs it claims — of the graphs it serves only, so
 // processes may serve different graphs during a rolling deploy —
 // ([WithWorkers] at once) under a lease it renews
@@ -151,11 +150,14 @@
 // [WithPollInterval] when another process executes the run), and stay
 // until the run or its thread is deleted ([WithKeptRuns] does not apply).
 // [Server.Shutdown] stops claiming and gives the runs it executes back to
-// the backend, where another process resumes them. Assistants other than
-// the graphs' own stay in each process's memory. The graphs should be
+// the backend, where another process resumes them. The assistants other
+// than the graphs' own live in the backend too, with their versions: one
+// created or patched through any process is read, searched and run
+// through every other (a process refuses a run of an assistant whose
+// graph it does not serve); the graphs' own assistants stay computed by
+// each process, never stored. The graphs should be
 // compiled with the saver the processes share; its thread leases
 // (graph.WithLeaseTTL) keep apart a run and a state update made meanwhile.
 //
-// Cancel with action=rollback, crons and webhooks are not served yet;
-// neither are assistants shared between processes.
+// Cancel with action=rollback, crons and webhooks are not served yet.
 package server

@@ -181,45 +181,59 @@ func paginate[T any](w http.ResponseWriter, items []T, limit, offset int) []T {
 
 // ---- assistants ----
 
-func (s *Server) resolveAssistant(id string) (*assistant, error) {
+// resolveAssistant returns the assistant with the given id, or the
+// system assistant of the graph so named. With a Backend, an assistant
+// other than the graphs' own is read from it (see sharedResolveAssistant).
+func (s *Server) resolveAssistant(ctx context.Context, id string) (*assistant, error) {
 	if a, ok := s.assistants[id]; ok {
 		return a, nil
 	}
 	if _, ok := s.cfg.graphs[id]; ok {
 		return s.assistants[graphAssistantID(id)], nil
 	}
+	if s.cfg.backend != nil {
+		return s.sharedResolveAssistant(ctx, id)
+	}
 	return nil, errorf(http.StatusNotFound, "No assistant found for %q", id)
 }
 
-func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		GraphID     string         `json:"graph_id"`
-		AssistantID string         `json:"assistant_id"`
-		Config      map[string]any `json:"config"`
-		Context     any            `json:"context"`
-		Metadata    map[string]any `json:"metadata"`
-		IfExists    string         `json:"if_exists"`
-		Name        string         `json:"name"`
-		Description *string        `json:"description"`
-	}
+// assistantCreate is the body of POST /assistants.
+type assistantCreate struct {
+	GraphID     string         `json:"graph_id"`
+	AssistantID string         `json:"assistant_id"`
+	Config      map[string]any `json:"config"`
+	Context     any            `json:"context"`
+	Metadata    map[string]any `json:"metadata"`
+	IfExists    string         `json:"if_exists"`
+	Name        string         `json:"name"`
+	Description *string        `json:"description"`
+}
+
+// parseAssistantCreate reads and checks the body of POST /assistants.
+func (s *Server) parseAssistantCreate(r *http.Request) (assistantCreate, error) {
+	var body assistantCreate
 	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
+		return body, err
 	}
 	if body.GraphID == "" {
-		fail(w, errorf(http.StatusUnprocessableEntity, "graph_id is required"))
-		return
+		return body, errorf(http.StatusUnprocessableEntity, "graph_id is required")
 	}
 	if _, ok := s.cfg.graphs[body.GraphID]; !ok {
-		fail(w, errorf(http.StatusNotFound, "no graph %q is registered", body.GraphID))
-		return
+		return body, errorf(http.StatusNotFound, "no graph %q is registered", body.GraphID)
 	}
 	if body.AssistantID != "" && !validUUID(body.AssistantID) {
-		fail(w, errorf(http.StatusUnprocessableEntity, "assistant_id must be a UUID"))
-		return
+		return body, errorf(http.StatusUnprocessableEntity, "assistant_id must be a UUID")
 	}
 	if body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing" {
-		fail(w, errorf(http.StatusUnprocessableEntity, "if_exists must be raise or do_nothing"))
+		return body, errorf(http.StatusUnprocessableEntity, "if_exists must be raise or do_nothing")
+	}
+	return body, nil
+}
+
+func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
+	body, err := s.parseAssistantCreate(r)
+	if err != nil {
+		fail(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -245,7 +259,7 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
+	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -253,32 +267,65 @@ func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a)
 }
 
-func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
+// assistantFilter is the filter of POST /assistants/search and count.
+type assistantFilter struct {
+	GraphID  string         `json:"graph_id"`
+	Name     string         `json:"name"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// matches reports whether f selects a.
+func (f assistantFilter) matches(a *assistant) bool {
+	return (f.GraphID == "" || a.GraphID == f.GraphID) &&
+		(f.Name == "" || strings.Contains(strings.ToLower(a.Name), strings.ToLower(f.Name))) &&
+		contains(map[string]any(a.Metadata), map[string]any(f.Metadata))
+}
+
+// matchingAssistants returns the assistants held in memory that f
+// selects, the newest first; s.mu is held.
+func (s *Server) matchingAssistants(f assistantFilter) []*assistant {
+	var out []*assistant
+	for _, a := range s.assistants {
+		if f.matches(a) {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, compareAssistants)
+	return out
+}
+
+// compareAssistants orders assistants the newest first, then by id.
+func compareAssistants(x, y *assistant) int {
+	return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), strings.Compare(x.ID, y.ID))
+}
+
+// parseAssistantSearch reads and checks POST /assistants/search.
+func parseAssistantSearch(r *http.Request) (f assistantFilter, limit, offset int, err error) {
 	var body struct {
 		page
-		GraphID  string         `json:"graph_id"`
-		Name     string         `json:"name"`
-		Metadata map[string]any `json:"metadata"`
+		assistantFilter
 	}
-	limit, offset, err := decodePaged(r, &body, 10)
+	limit, offset, err = decodePaged(r, &body, 10)
+	body.Metadata = normalizeMap(body.Metadata)
+	return body.assistantFilter, limit, offset, err
+}
+
+// parseAssistantCount reads POST /assistants/count.
+func parseAssistantCount(r *http.Request) (assistantFilter, error) {
+	var f assistantFilter
+	err := decodeBody(r, &f)
+	f.Metadata = normalizeMap(f.Metadata)
+	return f, err
+}
+
+func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
+	f, limit, offset, err := parseAssistantSearch(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	filter := normalizeMap(body.Metadata)
 	s.mu.Lock()
-	var out []*assistant
-	for _, a := range s.assistants {
-		if body.GraphID != "" && a.GraphID != body.GraphID ||
-			body.Name != "" && !strings.Contains(strings.ToLower(a.Name), strings.ToLower(body.Name)) ||
-			!contains(map[string]any(a.Metadata), map[string]any(filter)) {
-			continue
-		}
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(x, y *assistant) int {
-		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), strings.Compare(x.ID, y.ID))
-	})
+	out := s.matchingAssistants(f)
 	out = paginate(w, out, limit, offset)
 	b, err := json.Marshal(out)
 	s.mu.Unlock()
@@ -299,7 +346,7 @@ func writeRaw(w http.ResponseWriter, b []byte, err error) {
 func (s *Server) assistantAdapter(r *http.Request) (graphAdapter, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
+	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
@@ -705,57 +752,63 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) countAssistants(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		GraphID  string         `json:"graph_id"`
-		Name     string         `json:"name"`
-		Metadata map[string]any `json:"metadata"`
-	}
-	if err := decodeBody(r, &body); err != nil {
+	f, err := parseAssistantCount(r)
+	if err != nil {
 		fail(w, err)
 		return
 	}
-	filter := normalizeMap(body.Metadata)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, a := range s.assistants {
-		if (body.GraphID == "" || a.GraphID == body.GraphID) &&
-			(body.Name == "" || strings.Contains(strings.ToLower(a.Name), strings.ToLower(body.Name))) &&
-			contains(map[string]any(a.Metadata), map[string]any(filter)) {
-			n++
-		}
-	}
-	writeJSON(w, http.StatusOK, n)
+	writeJSON(w, http.StatusOK, len(s.matchingAssistants(f)))
 }
 
-func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		GraphID     string         `json:"graph_id"`
-		Config      map[string]any `json:"config"`
-		Context     any            `json:"context"`
-		Metadata    map[string]any `json:"metadata"`
-		Name        string         `json:"name"`
-		Description *string        `json:"description"`
-	}
+// assistantPatchBody is the body of PATCH /assistants/{id}.
+type assistantPatchBody struct {
+	GraphID     string         `json:"graph_id"`
+	Config      map[string]any `json:"config"`
+	Context     any            `json:"context"`
+	Metadata    map[string]any `json:"metadata"`
+	Name        string         `json:"name"`
+	Description *string        `json:"description"`
+}
+
+// parseAssistantPatch reads and checks PATCH /assistants/{id}.
+func (s *Server) parseAssistantPatch(r *http.Request) (assistantPatchBody, error) {
+	var body assistantPatchBody
 	if err := decodeBody(r, &body); err != nil {
-		fail(w, err)
-		return
+		return body, err
 	}
 	if body.GraphID != "" {
 		if _, ok := s.cfg.graphs[body.GraphID]; !ok {
-			fail(w, errorf(http.StatusNotFound, "no graph %q is registered", body.GraphID))
-			return
+			return body, errorf(http.StatusNotFound, "no graph %q is registered", body.GraphID)
 		}
+	}
+	return body, nil
+}
+
+// errSystemAssistant is the answer to a change of a graph's own assistant.
+func errSystemAssistant(graph, change string) error {
+	if change == "changed" {
+		return errorf(http.StatusConflict, "the system assistant of graph %q cannot be changed; create an assistant of your own", graph)
+	}
+	return errorf(http.StatusConflict, "the system assistant of graph %q cannot be %s", graph, change)
+}
+
+func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
+	body, err := s.parseAssistantPatch(r)
+	if err != nil {
+		fail(w, err)
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
+	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	if a.Metadata["created_by"] == "system" {
-		fail(w, errorf(http.StatusConflict, "the system assistant of graph %q cannot be changed; create an assistant of your own", a.GraphID))
+		fail(w, errSystemAssistant(a.GraphID, "changed"))
 		return
 	}
 	a.GraphID = cmp.Or(body.GraphID, a.GraphID)
@@ -781,13 +834,13 @@ func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
+	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	if a.Metadata["created_by"] == "system" {
-		fail(w, errorf(http.StatusConflict, "the system assistant of graph %q cannot be deleted", a.GraphID))
+		fail(w, errSystemAssistant(a.GraphID, "deleted"))
 		return
 	}
 	delete(s.assistants, a.ID)
@@ -808,19 +861,33 @@ func (s *Server) getThreadStateAt(w http.ResponseWriter, r *http.Request) {
 	s.getThreadState(w, r)
 }
 
-func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
+// parseAssistantVersions reads and checks POST /assistants/{id}/versions.
+func parseAssistantVersions(r *http.Request) (filter map[string]any, limit, offset int, err error) {
 	var body struct {
 		page
 		Metadata map[string]any `json:"metadata"`
 	}
-	limit, offset, err := decodePaged(r, &body, 10)
+	limit, offset, err = decodePaged(r, &body, 10)
+	return normalizeMap(body.Metadata), limit, offset, err
+}
+
+// parseLatestVersion reads POST /assistants/{id}/latest.
+func parseLatestVersion(r *http.Request) (int, error) {
+	var body struct {
+		Version int `json:"version"`
+	}
+	err := decodeBody(r, &body)
+	return body.Version, err
+}
+
+func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
+	filter, limit, offset, err := parseAssistantVersions(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	filter := normalizeMap(body.Metadata)
 	s.mu.Lock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
+	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.mu.Unlock()
 		fail(w, err)
@@ -839,23 +906,21 @@ func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) setLatestVersion(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Version int `json:"version"`
-	}
-	if err := decodeBody(r, &body); err != nil {
+	version, err := parseLatestVersion(r)
+	if err != nil {
 		fail(w, err)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
+	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	i := slices.IndexFunc(a.versions, func(v assistantVersion) bool { return v.Version == body.Version })
+	i := slices.IndexFunc(a.versions, func(v assistantVersion) bool { return v.Version == version })
 	if i < 0 {
-		fail(w, errorf(http.StatusNotFound, "assistant %s has no version %d", a.ID, body.Version))
+		fail(w, errorf(http.StatusNotFound, "assistant %s has no version %d", a.ID, version))
 		return
 	}
 	v := a.versions[i]

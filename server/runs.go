@@ -223,13 +223,22 @@ func (s *Server) parseRun(r *http.Request) (*runSpec, error) {
 			return nil, errorf(http.StatusInternalServerError, "reading checkpoint %q of thread %s: %v", cp, sp.tid, err)
 		}
 	}
+	if s.cfg.backend != nil {
+		// Reading an assistant may read the Backend: not under s.mu
+		// (s.assistants holds the graphs' own alone, fixed by New).
+		if sp.assistant, err = s.resolveAssistant(r.Context(), body.AssistantID); err != nil {
+			return nil, err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
-	if sp.assistant, err = s.resolveAssistant(body.AssistantID); err != nil {
-		return nil, err
+	if sp.assistant == nil {
+		if sp.assistant, err = s.resolveAssistant(r.Context(), body.AssistantID); err != nil {
+			return nil, err
+		}
 	}
 	g := s.cfg.graphs[sp.assistant.GraphID]
 	if err := g.validate(body.Input, body.Command); err != nil {

@@ -167,9 +167,9 @@ func WithStore(s store.Store) Option {
 }
 
 // Server is an [http.Handler] speaking the LangGraph Server API for the
-// graphs registered with [Graph]. Threads and runs are held in memory,
-// in this process, or in the [Backend] given with [WithBackend]; the
-// assistants other than the graphs' own in memory.
+// graphs registered with [Graph]. Threads, runs and the assistants other
+// than the graphs' own are held in memory, in this process, or in the
+// [Backend] given with [WithBackend], shared by every process using it.
 type Server struct {
 	cfg config
 	mux *http.ServeMux
@@ -330,7 +330,7 @@ func (s *Server) authenticate(r *http.Request) (int, string) {
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
-	// With a Backend, threads and runs are served from it.
+	// With a Backend, threads, runs and assistants are served from it.
 	pick := func(memory, shared http.HandlerFunc) http.HandlerFunc {
 		if s.cfg.backend != nil {
 			return shared
@@ -340,14 +340,14 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
 	m.HandleFunc("GET /info", s.info)
 
-	m.HandleFunc("POST /assistants", s.createAssistant)
-	m.HandleFunc("POST /assistants/search", s.searchAssistants)
-	m.HandleFunc("POST /assistants/count", s.countAssistants)
-	m.HandleFunc("GET /assistants/{id}", s.getAssistant)
-	m.HandleFunc("PATCH /assistants/{id}", s.patchAssistant)
-	m.HandleFunc("DELETE /assistants/{id}", s.deleteAssistant)
-	m.HandleFunc("POST /assistants/{id}/versions", s.assistantVersions)
-	m.HandleFunc("POST /assistants/{id}/latest", s.setLatestVersion)
+	m.HandleFunc("POST /assistants", pick(s.createAssistant, s.sharedCreateAssistant))
+	m.HandleFunc("POST /assistants/search", pick(s.searchAssistants, s.sharedSearchAssistants))
+	m.HandleFunc("POST /assistants/count", pick(s.countAssistants, s.sharedCountAssistants))
+	m.HandleFunc("GET /assistants/{id}", pick(s.getAssistant, s.sharedGetAssistant))
+	m.HandleFunc("PATCH /assistants/{id}", pick(s.patchAssistant, s.sharedPatchAssistant))
+	m.HandleFunc("DELETE /assistants/{id}", pick(s.deleteAssistant, s.sharedDeleteAssistant))
+	m.HandleFunc("POST /assistants/{id}/versions", pick(s.assistantVersions, s.sharedAssistantVersions))
+	m.HandleFunc("POST /assistants/{id}/latest", pick(s.setLatestVersion, s.sharedSetLatestVersion))
 	m.HandleFunc("GET /assistants/{id}/graph", s.assistantGraph)
 	m.HandleFunc("GET /assistants/{id}/schemas", s.assistantSchemas)
 

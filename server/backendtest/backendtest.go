@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,7 +32,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) server.Backend, opts ...Opt
 	for _, opt := range opts {
 		opt(&o)
 	}
-	for _, c := range cases {
+	for _, c := range slices.Concat(cases, assistantCases) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Cleanup(func() {
 				if t.Failed() {

@@ -22,7 +22,9 @@
 // cancellation of pending and running runs; rollbacks; deletion of a
 // thread with a running run; events appended and read from an offset;
 // kwargs handed over as stored, whatever their shape, without blocking
-// the queue. A failing subtest logs the promise it checks. The cases that
+// the queue; assistants created, read, searched, patched into versions
+// (distinct ones under concurrent patches), set back to a version and
+// deleted, leaving their runs. A failing subtest logs the promise it checks. The cases that
 // need two instances of the backend on one database — two processes —
 // run only with [WithSecondInstance].
 package backendtest

@@ -1,5 +1,6 @@
-// Package postgres is a [server.Backend] in PostgreSQL: the threads and
-// runs of any number of graph server processes sharing one database.
+// Package postgres is a [server.Backend] in PostgreSQL: the threads, runs
+// and assistants of any number of graph server processes sharing one
+// database.
 //
 //	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL")) // the program opens the pool
 //	b, err := postgres.New(ctx, pool)                          // creates or migrates the tables
@@ -29,6 +30,13 @@
 //   - agentgraph_server_events: the events of each run's stream, keyed by
 //     (run_id, id), so that any process serves the stream of a run another
 //     one executes. They are deleted with their run or thread.
+//   - agentgraph_server_assistants (schema version 2): one row per
+//     assistant other than the graphs' own, as its current version says,
+//     with last_version, the highest version made; and
+//     agentgraph_server_assistant_versions: every version, keyed by
+//     (assistant_id, version). A patch numbers its version from the
+//     assistant's row, which its update locks, so two patches at once
+//     number two versions.
 //
 // # Queue and leases
 //
@@ -48,5 +56,6 @@
 // parameters (a bad write by hand) fails with an error that says so, and
 // the queue goes on. PostgreSQL's jsonb cannot hold the character U+0000:
 // in the JSON this package stores (a run's input and metadata, a thread's
-// metadata and values, a run's result) it becomes U+FFFD.
+// metadata and values, a run's result, an assistant's config, context and
+// metadata) it becomes U+FFFD.
 package postgres

@@ -100,6 +100,34 @@ var migrations = [][]string{{
 		data   text NOT NULL,
 		PRIMARY KEY (run_id, id)
 	)`,
+}, {
+	// Version 2: the assistants and their versions.
+	`CREATE TABLE agentgraph_server_assistants (
+		assistant_id text COLLATE "C" PRIMARY KEY,
+		graph_id     text NOT NULL,
+		config       jsonb NOT NULL,
+		context      jsonb NOT NULL,
+		metadata     jsonb NOT NULL,
+		name         text NOT NULL,
+		description  text,
+		version      integer NOT NULL,
+		last_version integer NOT NULL,
+		created_at   timestamptz NOT NULL,
+		updated_at   timestamptz NOT NULL
+	)`,
+	`CREATE TABLE agentgraph_server_assistant_versions (
+		assistant_id text COLLATE "C" NOT NULL,
+		version      integer NOT NULL,
+		graph_id     text NOT NULL,
+		config       jsonb NOT NULL,
+		context      jsonb NOT NULL,
+		metadata     jsonb NOT NULL,
+		name         text NOT NULL,
+		description  text,
+		created_at   timestamptz NOT NULL,
+		PRIMARY KEY (assistant_id, version)
+	)`,
+	`CREATE INDEX agentgraph_server_assistants_created ON agentgraph_server_assistants (created_at DESC, assistant_id)`,
 }}
 
 const migrationsTable = "agentgraph_server_schema_migrations"

@@ -1,7 +1,7 @@
 // Package sqlite is a [server.Backend] in a SQLite file, using the
-// pure-Go driver modernc.org/sqlite (no cgo): the threads and runs of a
-// graph server that survive its restarts, and that several server
-// processes on one machine may share.
+// pure-Go driver modernc.org/sqlite (no cgo): the threads, runs and
+// assistants of a graph server that survive its restarts, and that several
+// server processes on one machine may share.
 //
 //	saver, err := ckptsqlite.Open(ctx, "app.db") // checkpoint/sqlite: the checkpoints
 //	b, err := sqlite.Open(ctx, "app.db")         // the threads and runs, in the same file
@@ -57,6 +57,13 @@
 //   - agentgraph_server_events: the events of each run's stream, keyed by
 //     (run_id, id), so that any process serves the stream of a run another
 //     one executes. They are deleted with their run or thread.
+//   - agentgraph_server_assistants (schema version 2): one row per
+//     assistant other than the graphs' own, as its current version says,
+//     with last_version, the highest version made; and
+//     agentgraph_server_assistant_versions: every version, keyed by
+//     (assistant_id, version). SQLite runs one write at a time, across
+//     processes, so two patches at once number two versions. Assistant
+//     searches filter name and metadata in the process.
 //
 // Times are Unix nanoseconds; JSON columns carry CHECK (json_valid(…)),
 // so that SQLite refuses malformed JSON. Thread searches filter metadata

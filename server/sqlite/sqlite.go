@@ -168,4 +168,31 @@ var migrations = [][]string{{
 		data   TEXT NOT NULL,
 		PRIMARY KEY (run_id, id)
 	)`,
+}, {
+	// Version 2: the assistants and their versions.
+	`CREATE TABLE agentgraph_server_assistants (
+		assistant_id TEXT PRIMARY KEY NOT NULL,
+		graph_id     TEXT NOT NULL,
+		config       TEXT NOT NULL CHECK (json_valid(config)),
+		context      TEXT NOT NULL CHECK (json_valid(context)),
+		metadata     TEXT NOT NULL CHECK (json_valid(metadata)),
+		name         TEXT NOT NULL,
+		description  TEXT,
+		version      INTEGER NOT NULL,
+		last_version INTEGER NOT NULL,
+		created_at   INTEGER NOT NULL,
+		updated_at   INTEGER NOT NULL
+	)`,
+	`CREATE TABLE agentgraph_server_assistant_versions (
+		assistant_id TEXT NOT NULL,
+		version      INTEGER NOT NULL,
+		graph_id     TEXT NOT NULL,
+		config       TEXT NOT NULL CHECK (json_valid(config)),
+		context      TEXT NOT NULL CHECK (json_valid(context)),
+		metadata     TEXT NOT NULL CHECK (json_valid(metadata)),
+		name         TEXT NOT NULL,
+		description  TEXT,
+		created_at   INTEGER NOT NULL,
+		PRIMARY KEY (assistant_id, version)
+	)`,
 }}

@@ -1,0 +1,5 @@
+package sqlite
+
+// MigrationsForTest returns the schema migrations, to build a database of
+// an older version.
+func MigrationsForTest() [][]string { return migrations }
