@@ -54,6 +54,7 @@ func toVersion(rec AssistantRecord) (assistantVersion, error) {
 // sharedAssistant reads the assistant id names: a graph's own from
 // memory, any other from the Backend.
 func (s *Server) sharedAssistant(ctx context.Context, id string) (a *assistant, system bool, err error) {
+	id = assistantKey(id)
 	s.mu.Lock()
 	a, ok := s.assistants[id]
 	if !ok {

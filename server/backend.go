@@ -33,7 +33,9 @@ type Backend interface {
 	// SearchThreads returns the threads q selects, sorted and paged as q
 	// says, and how many it selects in all.
 	SearchThreads(ctx context.Context, q ThreadQuery) ([]ThreadRecord, int, error)
-	// PatchThread merges metadata into the thread's.
+	// PatchThread merges metadata into the thread's. A graph_id in
+	// metadata other than the one the thread has fails with an error
+	// wrapping [ErrGraphMismatch], decided atomically with the write.
 	PatchThread(ctx context.Context, id string, metadata map[string]any) (ThreadRecord, error)
 	// SetThreadState records the thread's values, interrupts and status
 	// after its state changed outside a run; a thread with pending or

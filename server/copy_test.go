@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -79,4 +80,24 @@ func TestThreadCopyDuringARunShowsTheCopiedState(t *testing.T) {
 	require.Equal(t, st["values"], cp["values"])
 	require.Equal(t, []any{"a-input"}, cp["values"].(map[string]any)["log"])
 	require.Equal(t, "interrupted", cp["status"], "the copy has a step left to run")
+}
+
+// Assistant ids are matched ignoring the case of their hex digits, and the
+// graphs' own ids (UUIDv5s of their names) cannot be taken by another.
+func TestAssistantIDsIgnoreCaseAndVersion5IsReserved(t *testing.T) {
+	e := newEnv(t)
+	var own map[string]any
+	e.ok("GET", "/assistants/agent", nil, &own)
+	ownID := own["assistant_id"].(string)
+	for _, id := range []string{ownID, strings.ToUpper(ownID), "11111111-2222-5333-8444-555555555555"} {
+		r := e.do("POST", "/assistants", map[string]any{"graph_id": "agent", "assistant_id": id})
+		require.Equal(t, 409, r.status, "%s: %s", id, r.body)
+	}
+	var a map[string]any
+	e.ok("POST", "/assistants", map[string]any{"graph_id": "agent", "assistant_id": "ABCDEF01-2345-4678-9ABC-DEF012345678"}, &a)
+	require.Equal(t, "abcdef01-2345-4678-9abc-def012345678", a["assistant_id"])
+	e.ok("GET", "/assistants/ABCDEF01-2345-4678-9abc-def012345678", nil, &a)
+	var n int
+	e.ok("POST", "/assistants/count", map[string]any{"graph_id": "agent"}, &n)
+	require.Equal(t, 2, n, "the graph's own and the one created")
 }

@@ -185,6 +185,7 @@ func paginate[T any](w http.ResponseWriter, items []T, limit, offset int) []T {
 // system assistant of the graph so named. With a Backend, an assistant
 // other than the graphs' own is read from it (see sharedResolveAssistant).
 func (s *Server) resolveAssistant(ctx context.Context, id string) (*assistant, error) {
+	id = assistantKey(id)
 	if a, ok := s.assistants[id]; ok {
 		return a, nil
 	}
@@ -195,6 +196,16 @@ func (s *Server) resolveAssistant(ctx context.Context, id string) (*assistant, e
 		return s.sharedResolveAssistant(ctx, id)
 	}
 	return nil, errorf(http.StatusNotFound, "No assistant found for %q", id)
+}
+
+// assistantKey returns id lower-cased when it is a UUID, so that a UUID
+// names one assistant however its hex digits are written; a graph name,
+// accepted wherever an assistant id is, stays as it is.
+func assistantKey(id string) string {
+	if l := strings.ToLower(id); validUUID(l) {
+		return l
+	}
+	return id
 }
 
 // assistantCreate is the body of POST /assistants.
@@ -221,8 +232,14 @@ func (s *Server) parseAssistantCreate(r *http.Request) (assistantCreate, error) 
 	if _, ok := s.cfg.graphs[body.GraphID]; !ok {
 		return body, errorf(http.StatusNotFound, "no graph %q is registered", body.GraphID)
 	}
+	body.AssistantID = assistantKey(body.AssistantID)
 	if body.AssistantID != "" && !validUUID(body.AssistantID) {
 		return body, errorf(http.StatusUnprocessableEntity, "assistant_id must be a UUID")
+	}
+	if body.AssistantID != "" && body.AssistantID[14] == '5' {
+		// The graphs' own assistants are UUIDv5s of their names, on every
+		// process, also those serving other graphs: no other may take one.
+		return body, errorf(http.StatusConflict, "assistant_id %s is a UUID of version 5, which names the graphs' own assistants; give a version 4 UUID or none", body.AssistantID)
 	}
 	if body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing" {
 		return body, errorf(http.StatusUnprocessableEntity, "if_exists must be raise or do_nothing")

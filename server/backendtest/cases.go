@@ -291,6 +291,26 @@ var cases = []testCase{
 		},
 	},
 	{
+		name:        "patch-thread-keeps-its-graph",
+		explanation: "PatchThread refuses, atomically with the write, a graph_id other than the one a run gave the thread (ErrGraphMismatch), and sets one on a thread that has none",
+		run: func(e *env) {
+			th := e.thread(nil)
+			e.run(th.ID, "reject") // labels the thread with graph "agent"
+			_, err := e.b.PatchThread(e.ctx, th.ID, map[string]any{"graph_id": "other"})
+			require.ErrorIs(e.t, err, server.ErrGraphMismatch)
+			got, err := e.b.PatchThread(e.ctx, th.ID, map[string]any{"graph_id": "agent", "k": "v"})
+			require.NoError(e.t, err)
+			require.Equal(e.t, "agent", got.Metadata["graph_id"])
+			require.Equal(e.t, "v", got.Metadata["k"])
+			free := e.thread(nil)
+			got, err = e.b.PatchThread(e.ctx, free.ID, map[string]any{"graph_id": "other"})
+			require.NoError(e.t, err)
+			require.Equal(e.t, "other", got.Metadata["graph_id"])
+			_, err = e.b.PatchThread(e.ctx, "00000000-0000-4000-8000-000000000000", map[string]any{"graph_id": "x"})
+			require.ErrorIs(e.t, err, server.ErrNotFound)
+		},
+	},
+	{
 		name:        "enqueue-order",
 		explanation: "runs enqueued on a thread are claimed one at a time, in creation order: the next only once the previous ended",
 		run: func(e *env) {

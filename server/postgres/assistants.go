@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -65,7 +66,7 @@ func (b *Backend) CreateAssistant(ctx context.Context, a server.AssistantRecord,
 		var err error
 		out, err = scanAssistant(tx.QueryRow(ctx, `INSERT INTO agentgraph_server_assistants (`+assistantCols+`, last_version)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $8, 1) ON CONFLICT (assistant_id) DO NOTHING RETURNING `+assistantCols,
-			a.ID, a.GraphID, cfg, cx, md, a.Name, a.Description, a.CreatedAt))
+			a.ID, a.GraphID, cfg, cx, md, textSafe(a.Name), textSafePtr(a.Description), a.CreatedAt))
 		if err != nil {
 			return err
 		}
@@ -164,7 +165,7 @@ func (b *Backend) PatchAssistant(ctx context.Context, id string, p server.Assist
 				version = last_version + 1, last_version = last_version + 1,
 				updated_at = now()
 				WHERE assistant_id = $1 RETURNING `+assistantCols,
-				id, p.GraphID, cfg, cx, md, p.Name, p.Description != nil, p.Description))
+				id, p.GraphID, cfg, cx, md, textSafe(p.Name), p.Description != nil, textSafePtr(p.Description)))
 			if err != nil {
 				return err
 			}
@@ -240,4 +241,16 @@ func (b *Backend) SetLatestAssistantVersion(ctx context.Context, id string, vers
 		return a, fmt.Errorf("server/postgres: setting the latest version of assistant %s: %w", id, err)
 	}
 	return a, nil
+}
+
+// textSafe returns s with U+0000, which PostgreSQL's text cannot hold, as
+// U+FFFD (see jsonbSafe).
+func textSafe(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
+
+func textSafePtr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	t := textSafe(*s)
+	return &t
 }

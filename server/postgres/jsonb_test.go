@@ -37,3 +37,15 @@ func TestRunWithANulInItsStateFinishesOnce(t *testing.T) {
 	require.Equal(t, "idle", got.Status)
 	require.Equal(t, []string{"x\ufffdy:first", "x\ufffdy:second"}, got.Values.Steps, "the thread's record shows it as U+FFFD")
 }
+
+// An assistant named with a U+0000 is stored, the character as U+FFFD,
+// not refused with a 500.
+func TestAssistantWithANulInItsNameIsStored(t *testing.T) {
+	d := newDB(t)
+	a := startProcess(t, d, "a")
+	var as struct {
+		Name string `json:"name"`
+	}
+	a.ok(t, "POST", "/assistants", map[string]any{"graph_id": "agent", "name": "a\u0000b"}, &as)
+	require.Equal(t, "a\ufffdb", as.Name)
+}

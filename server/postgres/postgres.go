@@ -345,10 +345,24 @@ func (b *Backend) PatchThread(ctx context.Context, id string, metadata map[strin
 	if err != nil {
 		return server.ThreadRecord{}, err
 	}
+	// A graph_id that is not the thread's is refused in the same
+	// statement, so that a run another process creates meanwhile (which
+	// labels the thread with its graph) cannot be relabelled.
 	t, err := scanThread(b.pool.QueryRow(ctx, `UPDATE agentgraph_server_threads SET metadata = metadata || $2::jsonb, updated_at = now()
-		WHERE thread_id = $1 RETURNING `+threadCols, id, md))
+		WHERE thread_id = $1 AND ($2::jsonb->>'graph_id' IS NULL OR metadata->>'graph_id' IS NULL
+		      OR metadata->>'graph_id' = $2::jsonb->>'graph_id') RETURNING `+threadCols, id, md))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return t, notFound("thread", id)
+		var graph *string
+		err := b.pool.QueryRow(ctx, `SELECT metadata->>'graph_id' FROM agentgraph_server_threads WHERE thread_id = $1`, id).Scan(&graph)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return t, notFound("thread", id)
+		case err != nil:
+			return t, fmt.Errorf("server/postgres: patching thread %s: %w", id, err)
+		case graph != nil:
+			return t, fmt.Errorf("thread %s holds the state of graph %q; its graph_id cannot change: %w", id, *graph, server.ErrGraphMismatch)
+		}
+		return t, fmt.Errorf("server/postgres: patching thread %s: not updated", id)
 	}
 	if err != nil {
 		return t, fmt.Errorf("server/postgres: patching thread %s: %w", id, err)

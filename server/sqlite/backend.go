@@ -412,6 +412,14 @@ func (b *Backend) PatchThread(ctx context.Context, id string, metadata map[strin
 		if err != nil {
 			return err
 		}
+		if g, ok := metadata["graph_id"]; ok && g != nil {
+			// Decided in the write transaction, so that a run another
+			// process creates meanwhile (which labels the thread with its
+			// graph) cannot be relabelled.
+			if cur, ok := t.Metadata["graph_id"]; ok && cur != nil && cur != g {
+				return fmt.Errorf("thread %s holds the state of graph %v; its graph_id cannot change: %w", id, cur, server.ErrGraphMismatch)
+			}
+		}
 		maps.Copy(t.Metadata, metadata)
 		md, err := encode(t.Metadata)
 		if err != nil {
