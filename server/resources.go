@@ -905,21 +905,12 @@ func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
+	s.mu.Unlock()
 	if err != nil {
-		s.mu.Unlock()
 		fail(w, err)
 		return
 	}
-	var out []assistantVersion
-	for i := len(a.versions) - 1; i >= 0; i-- {
-		if contains(map[string]any(a.versions[i].Metadata), map[string]any(filter)) {
-			out = append(out, a.versions[i])
-		}
-	}
-	out = paginate(w, out, limit, offset)
-	b, err := json.Marshal(out)
-	s.mu.Unlock()
-	writeRaw(w, b, err)
+	s.assistantVersionsFromMemory(w, filter, limit, offset, a)
 }
 
 func (s *Server) setLatestVersion(w http.ResponseWriter, r *http.Request) {
