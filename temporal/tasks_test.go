@@ -31,10 +31,7 @@ func TestEachTaskRunsInAnActivityWithItsNodesOptions(t *testing.T) {
 	g, err := c.build(checkpoint.NewMemory())
 	require.NoError(t, err)
 	gpu := workflow.ActivityOptions{TaskQueue: "gpu", StartToCloseTimeout: time.Minute}
-	w, err := agtemporal.New("graph", g, agtemporal.WithNodeActivityOptions("work", gpu))
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g, agtemporal.WithNodeActivityOptions("work", gpu))
 	var mu sync.Mutex
 	started := map[string][]string{} // activity type → task queues
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
@@ -142,10 +139,7 @@ func TestCompiledBreakpointsPauseTheWorkflowAsInProcess(t *testing.T) {
 
 	g, err = build(checkpoint.NewMemory())
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	pauses := goOnPastPauses(t, env, 4)
 	s := runToEnd(t, env, w)
 	var got []pause
@@ -203,10 +197,7 @@ func TestBreakpointAfterAStepPassesTheOneBeforeTheNext(t *testing.T) {
 	b.AddEdge("a", "c")
 	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithInterruptAfter("a"), graph.WithInterruptBefore("b"))
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	pauses := goOnPastPauses(t, env, 3)
 	runToEnd(t, env, w)
 	require.Len(t, *pauses, 1, "Invoke pauses once, after a")
@@ -230,10 +221,7 @@ func TestSubgraphBreakpointPausesItsTask(t *testing.T) {
 	b.AddEdge(graph.Start, "sub")
 	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	pauses := goOnPastPauses(t, env, 3)
 	s := runToEnd(t, env, w)
 	require.Len(t, *pauses, 1)
@@ -315,6 +303,12 @@ func runToEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment, w *agtempora
 	require.NoError(t, err)
 	env.ExecuteWorkflow(w.Name(), in)
 	require.NoError(t, env.GetWorkflowError())
+	return finalState(t, env, w)
+}
+
+// finalState returns the final state of the run that ended in env.
+func finalState(t *testing.T, env *testsuite.TestWorkflowEnvironment, w *agtemporal.Workflow[St]) St {
+	t.Helper()
 	var st agtemporal.Status
 	require.NoError(t, env.GetWorkflowResult(&st))
 	s, err := w.Values(t.Context(), st)
@@ -326,12 +320,19 @@ func runToEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment, w *agtempora
 // environment, which it returns once the run ended.
 func executeOnTemporal(t *testing.T, g *graph.Graph[St]) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	in, err := w.Input("t", St{})
 	require.NoError(t, err)
 	env.ExecuteWorkflow(w.Name(), in)
 	return env
+}
+
+// register returns g's workflow, registered with a new test environment.
+func register(t *testing.T, g *graph.Graph[St], opts ...agtemporal.Option) (*agtemporal.Workflow[St], *testsuite.TestWorkflowEnvironment) {
+	t.Helper()
+	w, err := agtemporal.New("graph", g, opts...)
+	require.NoError(t, err)
+	env := newEnv()
+	w.Register(env)
+	return w, env
 }

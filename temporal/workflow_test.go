@@ -58,10 +58,7 @@ func pausedStatus(t *testing.T, c graphCase) (paused, final agtemporal.Status) {
 	t.Helper()
 	g, err := c.build(checkpoint.NewMemory())
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	env.RegisterDelayedCallback(func() {
 		v, err := env.QueryWorkflow(agtemporal.QueryState)
 		require.NoError(t, err)
@@ -103,10 +100,7 @@ func TestQueryReturnsStateAndPendingInterrupts(t *testing.T) {
 func TestAnswerToAnUnknownInterruptIsDropped(t *testing.T) {
 	g, err := askGraph("ask")(checkpoint.NewMemory())
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{ID: "no-such-interrupt", Value: json.RawMessage(`"forged"`)})
 		env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{ID: "", Value: json.RawMessage(`"forged"`)})
@@ -123,10 +117,7 @@ func TestAnswerToAnUnknownInterruptIsDropped(t *testing.T) {
 	require.NoError(t, err)
 	env.ExecuteWorkflow(w.Name(), in)
 	require.NoError(t, env.GetWorkflowError())
-	var st agtemporal.Status
-	require.NoError(t, env.GetWorkflowResult(&st))
-	s, err := w.Values(context.Background(), st)
-	require.NoError(t, err)
+	s := finalState(t, env, w)
 	require.Equal(t, []string{"before", "ask got real", "after"}, s.Log.Get())
 }
 
@@ -157,10 +148,7 @@ func TestNodeFailureIsANonRetryableTypedError(t *testing.T) {
 	b.AddEdge(graph.Start, "boom")
 	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t"})
 	err = env.GetWorkflowError()
 	var app *sdktemporal.ApplicationError
@@ -184,10 +172,7 @@ func TestNodeTimeoutSurfacesAsErrNodeTimeout(t *testing.T) {
 	b.AddEdge(graph.Start, "slow")
 	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t"})
 	nodeErr, ok := agtemporal.AsNodeError(env.GetWorkflowError())
 	require.True(t, ok)
@@ -208,10 +193,7 @@ func TestRecursionLimitFailsTheWorkflowLikeInvoke(t *testing.T) {
 		t.Run(perName(per), func(t *testing.T) {
 			g, err := chain(10)(checkpoint.NewMemory())
 			require.NoError(t, err)
-			w, err := agtemporal.New("graph", g, agtemporal.WithRecursionLimit(4), perOption(per))
-			require.NoError(t, err)
-			env := newEnv()
-			w.Register(env)
+			w, env := register(t, g, agtemporal.WithRecursionLimit(4), perOption(per))
 			env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t"})
 			var app *sdktemporal.ApplicationError
 			require.ErrorAs(t, env.GetWorkflowError(), &app)
@@ -236,10 +218,7 @@ func TestBadInputFailsWithoutRetry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := chain(2)(checkpoint.NewMemory())
 			require.NoError(t, err)
-			w, err := agtemporal.New("graph", g)
-			require.NoError(t, err)
-			env := newEnv()
-			w.Register(env)
+			w, env := register(t, g)
 			env.ExecuteWorkflow(w.Name(), tc.in)
 			var app *sdktemporal.ApplicationError
 			require.ErrorAs(t, env.GetWorkflowError(), &app)
@@ -373,10 +352,7 @@ func TestContinueResumesAFailedThread(t *testing.T) {
 	w.Register(env)
 	env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t", Continue: true})
 	require.NoError(t, env.GetWorkflowError())
-	var st agtemporal.Status
-	require.NoError(t, env.GetWorkflowResult(&st))
-	s, err := w.Values(context.Background(), st)
-	require.NoError(t, err)
+	s := finalState(t, env, w)
 	require.Equal(t, []string{"a", "b"}, s.Log.Get())
 	require.Equal(t, int32(1), aRuns.Load())
 }
@@ -523,10 +499,7 @@ func TestLongRunContinuesAsNew(t *testing.T) {
 func TestUpdateRejectsAnswersTheRunDoesNotWaitOn(t *testing.T) {
 	g, err := askGraph("ask1", "ask2")(checkpoint.NewMemory())
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	var outcomes []string
 	update := func(id, name string, value string) {
 		env.UpdateWorkflow(agtemporal.UpdateResume, name, &testsuite.TestUpdateCallback{
@@ -563,20 +536,14 @@ func TestUpdateRejectsAnswersTheRunDoesNotWaitOn(t *testing.T) {
 	require.Equal(t, "ask1: accepted", outcomes[2])
 	require.Contains(t, outcomes[3], "ask1 again: rejected: temporal: interrupt")
 	require.Equal(t, "ask2: accepted", outcomes[4])
-	var st agtemporal.Status
-	require.NoError(t, env.GetWorkflowResult(&st))
-	s, err := w.Values(context.Background(), st)
-	require.NoError(t, err)
+	s := finalState(t, env, w)
 	require.Equal(t, []string{"before", "ask1 got one", "ask2 got two", "after"}, s.Log.Get())
 }
 
 func TestRunRefusesAThreadAnotherRunWrote(t *testing.T) {
 	g, err := askGraph("ask")(checkpoint.NewMemory())
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	env.RegisterDelayedCallback(func() {
 		v, err := env.QueryWorkflow(agtemporal.QueryState)
 		require.NoError(t, err)
@@ -601,10 +568,7 @@ func TestRunThatUsesExactlyItsRecursionLimitFinishes(t *testing.T) {
 		t.Run(perName(per), func(t *testing.T) {
 			g, err := chain(3)(checkpoint.NewMemory())
 			require.NoError(t, err)
-			w, err := agtemporal.New("graph", g, agtemporal.WithRecursionLimit(3), perOption(per))
-			require.NoError(t, err)
-			env := newEnv()
-			w.Register(env)
+			w, env := register(t, g, agtemporal.WithRecursionLimit(3), perOption(per))
 			env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t"})
 			require.NoError(t, env.GetWorkflowError())
 			var st agtemporal.Status
@@ -621,10 +585,7 @@ func TestContinueResumesAThreadPausedElsewhere(t *testing.T) {
 	var intr *graph.Interrupted
 	require.ErrorAs(t, err, &intr, "the in-process run pauses at ask")
 
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	env.RegisterDelayedCallback(func() {
 		v, err := env.QueryWorkflow(agtemporal.QueryState)
 		require.NoError(t, err)
@@ -636,10 +597,7 @@ func TestContinueResumesAThreadPausedElsewhere(t *testing.T) {
 	}, time.Hour)
 	env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t", Continue: true})
 	require.NoError(t, env.GetWorkflowError())
-	var st agtemporal.Status
-	require.NoError(t, env.GetWorkflowResult(&st))
-	s, err := w.Values(context.Background(), st)
-	require.NoError(t, err)
+	s := finalState(t, env, w)
 	require.Equal(t, []string{"before", "ask got later", "after"}, s.Log.Get())
 }
 
@@ -654,10 +612,7 @@ func TestRunContinuesAsNewWhenItsHistoryGrowsLarge(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := chain(3)(checkpoint.NewMemory())
 			require.NoError(t, err)
-			w, err := agtemporal.New("graph", g)
-			require.NoError(t, err)
-			env := newEnv()
-			w.Register(env)
+			w, env := register(t, g)
 			tc.set(env)
 			env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t"})
 			var can *workflow.ContinueAsNewError
@@ -672,10 +627,7 @@ func TestRunContinuesAsNewWhenItsHistoryGrowsLarge(t *testing.T) {
 func TestMalformedSignalsDoNotStopTheRun(t *testing.T) {
 	g, err := askGraph("ask")(checkpoint.NewMemory())
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(agtemporal.SignalResume, map[string]any{"id": 5})
 		env.SignalWorkflow(agtemporal.SignalResume, "garbage")
@@ -691,10 +643,7 @@ func TestMalformedSignalsDoNotStopTheRun(t *testing.T) {
 	}, 2*time.Hour)
 	env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t"})
 	require.NoError(t, env.GetWorkflowError())
-	var st agtemporal.Status
-	require.NoError(t, env.GetWorkflowResult(&st))
-	s, err := w.Values(context.Background(), st)
-	require.NoError(t, err)
+	s := finalState(t, env, w)
 	require.Equal(t, []string{"before", "ask got real", "after"}, s.Log.Get())
 }
 
@@ -733,10 +682,7 @@ func TestStepActivityRunsThreadsConcurrently(t *testing.T) {
 func TestTheFirstAnswerCountsBySignalOrUpdate(t *testing.T) {
 	g, err := askGraph("ask1", "ask2")(checkpoint.NewMemory())
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	var outcomes []string
 	env.RegisterDelayedCallback(func() {
 		v, err := env.QueryWorkflow(agtemporal.QueryState)
@@ -760,10 +706,7 @@ func TestTheFirstAnswerCountsBySignalOrUpdate(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, outcomes, 1)
 	require.Contains(t, outcomes[0], "rejected: temporal: interrupt")
-	var st agtemporal.Status
-	require.NoError(t, env.GetWorkflowResult(&st))
-	s, err := w.Values(context.Background(), st)
-	require.NoError(t, err)
+	s := finalState(t, env, w)
 	require.Equal(t, []string{"before", "ask1 got by-signal", "ask2 got x", "after"}, s.Log.Get())
 }
 
@@ -771,10 +714,7 @@ func TestTheFirstAnswerCountsBySignalOrUpdate(t *testing.T) {
 func TestCancellingAPausedRunEndsItAtOnce(t *testing.T) {
 	g, err := askGraph("ask")(checkpoint.NewMemory())
 	require.NoError(t, err)
-	w, err := agtemporal.New("graph", g)
-	require.NoError(t, err)
-	env := newEnv()
-	w.Register(env)
+	w, env := register(t, g)
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
 	env.ExecuteWorkflow(w.Name(), agtemporal.Input{Thread: "t"})
 	err = env.GetWorkflowError()
