@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -125,13 +126,15 @@ func (s *Server) dispatch() {
 	defer sh.wg.Done()
 	slots := make(chan struct{}, s.cfg.workers)
 	var warned time.Time // the last claim error logged: one every 10s at most
+	// The runs its workers claim: of the graphs it serves.
+	served := slices.Sorted(maps.Keys(s.cfg.graphs))
 	for {
 		select {
 		case slots <- struct{}{}:
 		case <-sh.ctx.Done():
 			return
 		}
-		c, err := s.cfg.backend.ClaimRun(sh.ctx, s.cfg.holder, s.cfg.leaseTTL, s.graphNames())
+		c, err := s.cfg.backend.ClaimRun(sh.ctx, s.cfg.holder, s.cfg.leaseTTL, served)
 		if err == nil && c != nil {
 			sh.wg.Add(1)
 			go func() {
@@ -209,24 +212,13 @@ func (s *Server) params(rec RunRecord) (runKwargs, graphAdapter, runParams, erro
 	return kw, g, p, nil
 }
 
-// executeClaim runs a claimed run to its end, renewing its lease, unless the
-// lease is lost or the server shuts down (then the run is released).
-// graphNames returns the names of the graphs the server serves, sorted:
-// the runs its workers claim.
-func (s *Server) graphNames() []string {
-	names := make([]string, 0, len(s.cfg.graphs))
-	for n := range s.cfg.graphs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // finishTimeout bounds the finishing of a run (reading its state,
 // recording its result) when the run lease is shorter; the lease is
 // renewed meanwhile.
 const finishTimeout = time.Minute
 
+// executeClaim runs a claimed run to its end, renewing its lease, unless the
+// lease is lost or the server shuts down (then the run is released).
 func (s *Server) executeClaim(c *Claim) {
 	sh, b, rec := s.shared, s.cfg.backend, c.Run
 	runCtx, cancel := context.WithCancelCause(context.Background())
