@@ -200,7 +200,7 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 			// Tasks start in the step's order, at most the graph's
 			// MaxConcurrency at a time (one after the other with 1, as in
 			// process); after a failure no other starts.
-			limit := w.g.MaxConcurrency()
+			limit := w.maxConc
 			if limit <= 0 {
 				limit = len(todo)
 			}

@@ -52,6 +52,9 @@ type Workflow[S any] struct {
 	cfg  config
 	// before and after are the graph's compiled breakpoints.
 	before, after map[string]bool
+	// maxConc bounds the task activities of a step that run at once (the
+	// graph's MaxConcurrency; 0 for no bound).
+	maxConc int
 }
 
 // New returns the workflow of g, registered under name (its activities
@@ -67,7 +70,8 @@ func New[S any](name string, g *graph.Graph[S], opts ...Option) (*Workflow[S], e
 	if _, err := encodeWrites(*new(S)); err != nil {
 		return nil, err
 	}
-	w := &Workflow[S]{name: name, g: g, cfg: defaultConfig(), before: map[string]bool{}, after: map[string]bool{}}
+	w := &Workflow[S]{name: name, g: g, cfg: defaultConfig(), before: map[string]bool{}, after: map[string]bool{},
+		maxConc: g.MaxConcurrency()}
 	before, after := g.Breakpoints()
 	for _, n := range before {
 		w.before[n] = true
