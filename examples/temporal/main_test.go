@@ -182,10 +182,7 @@ func TestReviewersNoteReachesTheResearchAgent(t *testing.T) {
 // started, its plan approved through the update, and its answer waited
 // for.
 func TestTwoWorkersRunApprovedPlan(t *testing.T) {
-	addr := os.Getenv(envAddr)
-	if addr == "" {
-		t.Skipf("no Temporal server: run eval \"$(scripts/temporal-dev.sh)\" to set %s", envAddr)
-	}
+	addr := devServer(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "checkpoints.db")
 	queue := fmt.Sprintf("agentgraph-example-%d-%d", os.Getpid(), time.Now().UnixNano())
@@ -222,19 +219,8 @@ func TestTwoWorkersRunApprovedPlan(t *testing.T) {
 // TestStatusShowsThePlanToApprove checks that a paused run's status names
 // the interrupt and the plan, and that a rejection ends the run.
 func TestStatusShowsThePlanToApprove(t *testing.T) {
-	addr := os.Getenv(envAddr)
-	if addr == "" {
-		t.Skipf("no Temporal server: run eval \"$(scripts/temporal-dev.sh)\" to set %s", envAddr)
-	}
-	dir := t.TempDir()
-	db := filepath.Join(dir, "checkpoints.db")
-	queue := fmt.Sprintf("agentgraph-example-s-%d-%d", os.Getpid(), time.Now().UnixNano())
-	startWorker(t, filepath.Join(dir, "worker.log"), "--addr", addr, "--queue", queue, "--db", db)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	thread := "thread-" + queue
-	code, _, stderr := runCmd(ctx, "start", "--addr", addr, "--queue", queue, "--db", db, "--thread", thread, demoQuestion)
-	require.Equal(t, exitOK, code, stderr)
+	addr := devServer(t)
+	_, db, thread, ctx := startDemoRun(t, addr, "s")
 
 	c, err := dial(addr, &bytes.Buffer{})
 	require.NoError(t, err)
@@ -261,10 +247,7 @@ func TestStatusShowsThePlanToApprove(t *testing.T) {
 // another process with its own offline model, carries the run to its
 // answer.
 func TestRunOutlivesTheWorkerThatStartedIt(t *testing.T) {
-	addr := os.Getenv(envAddr)
-	if addr == "" {
-		t.Skipf("no Temporal server: run eval \"$(scripts/temporal-dev.sh)\" to set %s", envAddr)
-	}
+	addr := devServer(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "checkpoints.db")
 	queue := fmt.Sprintf("agentgraph-example-k-%d-%d", os.Getpid(), time.Now().UnixNano())
@@ -299,19 +282,8 @@ func TestRunOutlivesTheWorkerThatStartedIt(t *testing.T) {
 // server: a second start on an open thread, an approval and a status of a
 // thread with no run, and two approvals racing for one interrupt.
 func TestHostileUse(t *testing.T) {
-	addr := os.Getenv(envAddr)
-	if addr == "" {
-		t.Skipf("no Temporal server: run eval \"$(scripts/temporal-dev.sh)\" to set %s", envAddr)
-	}
-	dir := t.TempDir()
-	db := filepath.Join(dir, "checkpoints.db")
-	queue := fmt.Sprintf("agentgraph-example-h-%d-%d", os.Getpid(), time.Now().UnixNano())
-	startWorker(t, filepath.Join(dir, "worker.log"), "--addr", addr, "--queue", queue, "--db", db)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	thread := "thread-" + queue
-	code, _, stderr := runCmd(ctx, "start", "--addr", addr, "--queue", queue, "--db", db, "--thread", thread, demoQuestion)
-	require.Equal(t, exitOK, code, stderr)
+	addr := devServer(t)
+	queue, db, thread, ctx := startDemoRun(t, addr, "h")
 
 	t.Run("second start on an open thread", func(t *testing.T) {
 		code, stdout, stderr := runCmd(ctx, "start", "--addr", addr, "--queue", queue, "--db", db, "--thread", thread, "Another question?")
@@ -385,4 +357,31 @@ func startWorker(t *testing.T, logPath string, args ...string) *exec.Cmd {
 		}
 	})
 	return cmd
+}
+
+// devServer returns the Temporal dev server's address, or skips the test.
+func devServer(t *testing.T) string {
+	t.Helper()
+	addr := os.Getenv(envAddr)
+	if addr == "" {
+		t.Skipf("no Temporal server: run eval \"$(scripts/temporal-dev.sh)\" to set %s", envAddr)
+	}
+	return addr
+}
+
+// startDemoRun starts a worker on a task queue of its own (named with
+// tag) and the demo question's run on it, and returns where it runs and a
+// context bounding the test.
+func startDemoRun(t *testing.T, addr, tag string) (queue, db, thread string, ctx context.Context) {
+	t.Helper()
+	dir := t.TempDir()
+	db = filepath.Join(dir, "checkpoints.db")
+	queue = fmt.Sprintf("agentgraph-example-%s-%d-%d", tag, os.Getpid(), time.Now().UnixNano())
+	startWorker(t, filepath.Join(dir, "worker.log"), "--addr", addr, "--queue", queue, "--db", db)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	thread = "thread-" + queue
+	code, _, stderr := runCmd(ctx, "start", "--addr", addr, "--queue", queue, "--db", db, "--thread", thread, demoQuestion)
+	require.Equal(t, exitOK, code, stderr)
+	return queue, db, thread, ctx
 }

@@ -251,10 +251,7 @@ func TestStartRefusesAThreadWithCheckpoints(t *testing.T) {
 // it does not take is refused, approve answers, and the run fixes the
 // sample.
 func TestTwoWorkersFixTheSample(t *testing.T) {
-	addr := os.Getenv(envAddr)
-	if addr == "" {
-		t.Skipf("no Temporal server: run eval \"$(scripts/temporal-dev.sh)\" to set %s", envAddr)
-	}
+	addr := devServer(t)
 	t.Setenv("TMPDIR", t.TempDir()) // the sample's copy, for the workers too
 	dir := t.TempDir()
 	db := filepath.Join(dir, "checkpoints.db")
@@ -307,10 +304,7 @@ func TestTwoWorkersFixTheSample(t *testing.T) {
 // another process with its own scripted model, carries the run on to the
 // fix.
 func TestRetraiRunOutlivesAKilledWorker(t *testing.T) {
-	addr := os.Getenv(envAddr)
-	if addr == "" {
-		t.Skipf("no Temporal server: run eval \"$(scripts/temporal-dev.sh)\" to set %s", envAddr)
-	}
+	addr := devServer(t)
 	t.Setenv("TMPDIR", t.TempDir())
 	dir := t.TempDir()
 	db := filepath.Join(dir, "checkpoints.db")
