@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/agentgraph/agentgraph/internal/process"
 )
 
 // BashArgs are the arguments of the bash_exec tool.
@@ -83,57 +81,13 @@ func runBash(ctx context.Context, ws *Workspace, cfg *config, args BashArgs) (st
 	if err := checkCommand(cfg, args.Command); err != nil {
 		return "", err
 	}
-	var info SandboxInfo
-	if cfg.sandbox != SandboxOff {
-		info = cfg.sandboxInfo()
-		if !info.Available && cfg.sandbox == SandboxRequired {
-			return "", fmt.Errorf("bash_exec: %w: %s", ErrSandboxUnavailable, info.Reason)
-		}
-	}
 	timeout := cfg.timeout
 	if args.TimeoutSeconds > 0 {
 		timeout = min(time.Duration(args.TimeoutSeconds)*time.Second, cfg.maxTimeout)
 	}
-
-	home := cfg.home
-	switch {
-	case home != "":
-	case info.Available:
-		home = sandboxHome
-	default:
-		dir, err := os.MkdirTemp("", "agentgraph-home-")
-		if err != nil {
-			return "", fmt.Errorf("bash_exec: %w", err)
-		}
-		defer removeTree(dir)
-		home = dir
-	}
-	name, cmdArgs := "bash", []string{"-c", args.Command}
-	if info.Available {
-		sb := sandbox{
-			bwrap:         info.Path,
-			userNS:        info.UserNamespace,
-			network:       cfg.network,
-			workspace:     ws.Root(),
-			home:          cfg.home,
-			readOnlyPaths: cfg.readOnlyPaths,
-			writablePaths: cfg.writablePaths,
-		}
-		name, cmdArgs = info.Path, append(sb.args(), "--", "bash", "-c", args.Command)
-	}
-
 	capture := captureBytes(cfg.outputLimit)
 	stdout, stderr := newCapBuffer(capture), newCapBuffer(capture)
-	res, err := process.Run(ctx, process.Command{
-		Name:     name,
-		Args:     cmdArgs,
-		Dir:      ws.Root(),
-		Env:      commandEnv(os.Environ(), cfg, home, info.Available),
-		ClearEnv: true,
-		Timeout:  timeout,
-		Stdout:   stdout,
-		Stderr:   stderr,
-	})
+	res, err := runCommand(ctx, ws, cfg, Command{Args: []string{"bash", "-c", args.Command}, Stdout: stdout, Stderr: stderr}, timeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()

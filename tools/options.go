@@ -52,6 +52,7 @@ type config struct {
 	home          string
 	readOnlyPaths []string
 	writablePaths []string
+	goCaches      bool
 	commandAllow  []*regexp.Regexp
 	commandDeny   []*regexp.Regexp
 	sandboxInfo   func() SandboxInfo // SandboxStatus, replaced in tests
@@ -82,7 +83,7 @@ func newConfig(opts []Option) *config {
 }
 
 // WithTimeout sets the default time limit of bash_exec commands (when the
-// model gives no timeout_seconds) and of git commands. Non-positive values
+// model gives no timeout_seconds), of RunCommand and of git commands. Non-positive values
 // are ignored.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) {
@@ -170,13 +171,13 @@ func WithHardLinks(allow bool) Option {
 	return func(c *config) { c.hardLinks = allow }
 }
 
-// WithSandbox sets whether bash_exec runs commands in the bubblewrap
+// WithSandbox sets whether bash_exec and RunCommand run commands in the bubblewrap
 // sandbox. The default is SandboxAuto; see SandboxMode and SandboxStatus.
 func WithSandbox(mode SandboxMode) Option {
 	return func(c *config) { c.sandbox = mode }
 }
 
-// WithNetwork sets whether sandboxed bash_exec commands may use the
+// WithNetwork sets whether sandboxed bash_exec and RunCommand commands may use the
 // network. The default, false, gives them a network namespace of their
 // own with only a loopback interface. Unsandboxed commands always have the
 // network.
@@ -185,7 +186,7 @@ func WithNetwork(allow bool) Option {
 }
 
 // WithEnv passes more variables of this process's environment to
-// bash_exec commands, by name or by path.Match pattern ("GO*", "LC_*").
+// bash_exec and RunCommand commands, by name or by path.Match pattern ("GO*", "LC_*").
 // Variables whose names look like secrets (containing API_KEY, SECRET,
 // PASSWORD, TOKEN, CREDENTIAL, ...; see SecretEnvName) pass only when
 // named exactly, never through a pattern. The defaults are PATH, LANG,
@@ -195,7 +196,7 @@ func WithEnv(names ...string) Option {
 	return func(c *config) { c.envAllow = append(c.envAllow, names...) }
 }
 
-// WithHome sets the HOME directory of bash_exec commands; in the sandbox
+// WithHome sets the HOME directory of bash_exec and RunCommand commands; in the sandbox
 // it is writable. By default each command gets a new empty HOME, removed
 // when it ends, so caches (Go's build cache and module cache, pip's, npm's)
 // start empty every time; a persistent directory keeps them.
@@ -204,7 +205,7 @@ func WithHome(dir string) Option {
 }
 
 // WithReadOnlyPaths makes more paths visible, read-only, to sandboxed
-// bash_exec commands. By default they see only the system directories
+// bash_exec and RunCommand commands. By default they see only the system directories
 // (/usr, /bin, /sbin, /lib*, /etc, /opt), the workspace, a private /tmp
 // and HOME. Missing paths are skipped.
 func WithReadOnlyPaths(paths ...string) Option {
@@ -212,10 +213,24 @@ func WithReadOnlyPaths(paths ...string) Option {
 }
 
 // WithWritablePaths makes more paths visible and writable to sandboxed
-// bash_exec commands, such as a shared build cache. Missing paths are
+// bash_exec and RunCommand commands, such as a shared build cache. Missing paths are
 // skipped.
 func WithWritablePaths(paths ...string) Option {
 	return func(c *config) { c.writablePaths = append(c.writablePaths, paths...) }
+}
+
+// WithGoCaches points the go command of bash_exec and RunCommand at this
+// machine's Go toolchain, build cache and module cache (as `go env`
+// reports them), so that go build, go test and go run reuse what is
+// already compiled and downloaded instead of starting from an empty HOME
+// (16 s for a hello world here, against half a second). In the sandbox the
+// three are read-only: a command can read them, including what other
+// projects compiled, but cannot change them, and go fetches no module
+// (GOPROXY=off). Without the sandbox they are this user's, writable as
+// ever. GOTOOLCHAIN=local is set either way. Where go is missing the
+// option does nothing.
+func WithGoCaches() Option {
+	return func(c *config) { c.goCaches = true }
 }
 
 // WithCommandAllow restricts bash_exec to commands matching at least one

@@ -28,8 +28,10 @@ type Command struct {
 	// additions to the current one.
 	ClearEnv bool
 	Timeout  time.Duration
-	Stdout   io.Writer
-	Stderr   io.Writer
+	// Stdin is the command's standard input; nil closes it.
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
 }
 
 // Result is the outcome of a process that ran.
@@ -41,8 +43,8 @@ type Result struct {
 	TimedOut bool
 }
 
-// Run runs c with stdin closed and kills its whole process tree when c
-// exits, when c.Timeout expires (reported as TimedOut, not as an error) or
+// Run runs c (with stdin closed unless c.Stdin is set) and kills its whole
+// process tree when c exits, when c.Timeout expires (reported as TimedOut, not as an error) or
 // when ctx is done (reported as ctx.Err()). Background processes left by
 // a command that exited normally are killed too. A non-zero exit status is
 // not an error.
@@ -78,6 +80,7 @@ func run(ctx context.Context, c Command, useCgroup bool) (Result, error) {
 			env = append(os.Environ(), c.Env...)
 		}
 		cmd.Env = append(env[:len(env):len(env)], t.env()...)
+		cmd.Stdin = c.Stdin
 		cmd.Stdout = out.stdoutW
 		cmd.Stderr = out.stderrW
 		cmd.WaitDelay = WaitDelay

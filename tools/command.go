@@ -1,0 +1,176 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/internal/process"
+)
+
+// Command is a program for RunCommand to run in a workspace.
+type Command struct {
+	// Args are the program and its arguments. A program name without a
+	// slash is looked up in PATH, inside the sandbox when there is one.
+	Args []string
+	// Env are more "NAME=value" variables, added as given to the scrubbed
+	// environment RunCommand builds (see BashExec); a secret the program
+	// needs goes here.
+	Env []string
+	// Stdin is the program's standard input; nil gives it none.
+	Stdin io.Reader
+	// Stdout and Stderr receive its output; nil discards it.
+	Stdout, Stderr io.Writer
+}
+
+// CommandResult is the outcome of a command that ran.
+type CommandResult struct {
+	// ExitCode is the program's exit status, -1 if it was killed.
+	ExitCode int
+	// TimedOut reports that its time limit (WithTimeout) expired and every
+	// process it started was killed.
+	TimedOut bool
+	// Sandboxed reports that it ran in the bubblewrap sandbox.
+	Sandboxed bool
+}
+
+// RunCommand runs a program in the workspace root the way bash_exec runs
+// a command (see BashExec): in the bubblewrap sandbox where the machine
+// has one (WithSandbox, WithNetwork, WithReadOnlyPaths, WithWritablePaths,
+// WithGoCaches), with a scrubbed environment (WithEnv, WithHome, plus
+// c.Env), and with every process it started killed when it exits, when its
+// time limit expires (WithTimeout, default 60 s; reported as TimedOut,
+// not as an error) or when ctx is done (reported as ctx.Err()). It is for
+// programs an agent runs on a model's behalf: an external coding CLI, the
+// program a model wrote.
+//
+// A non-zero exit status is a normal result. With SandboxRequired and no
+// sandbox, RunCommand returns an error wrapping ErrSandboxUnavailable and
+// runs nothing.
+func RunCommand(ctx context.Context, ws *Workspace, c Command, opts ...Option) (CommandResult, error) {
+	return runCommand(ctx, ws, newConfig(opts), c, 0)
+}
+
+// runCommand is RunCommand with the config built; timeout overrides
+// cfg.timeout when positive.
+func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, timeout time.Duration) (CommandResult, error) {
+	if len(c.Args) == 0 || c.Args[0] == "" {
+		return CommandResult{}, errors.New("tools: RunCommand: no program to run")
+	}
+	if err := ctx.Err(); err != nil {
+		return CommandResult{}, err
+	}
+	var info SandboxInfo
+	if cfg.sandbox != SandboxOff {
+		info = cfg.sandboxInfo()
+		if !info.Available && cfg.sandbox == SandboxRequired {
+			return CommandResult{}, fmt.Errorf("%w: %s", ErrSandboxUnavailable, info.Reason)
+		}
+	}
+	if timeout <= 0 {
+		timeout = cfg.timeout
+	}
+	home := cfg.home
+	switch {
+	case home != "":
+	case info.Available:
+		home = sandboxHome
+	default:
+		dir, err := os.MkdirTemp("", "agentgraph-home-")
+		if err != nil {
+			return CommandResult{}, err
+		}
+		defer removeTree(dir)
+		home = dir
+	}
+	env := commandEnv(os.Environ(), cfg, home, info.Available)
+	readOnly := cfg.readOnlyPaths
+	if cfg.goCaches {
+		if g, err := hostGoEnv(); err == nil {
+			env = append(env, g.env(info.Available)...)
+			readOnly = append(readOnly[:len(readOnly):len(readOnly)], g.GOROOT, g.GOCACHE, g.GOMODCACHE)
+		}
+	}
+	env = append(env, c.Env...)
+
+	name, args := c.Args[0], c.Args[1:]
+	if info.Available {
+		sb := sandbox{
+			bwrap:         info.Path,
+			userNS:        info.UserNamespace,
+			network:       cfg.network,
+			workspace:     ws.Root(),
+			home:          cfg.home,
+			readOnlyPaths: readOnly,
+			writablePaths: cfg.writablePaths,
+		}
+		name, args = info.Path, append(append(sb.args(), "--"), c.Args...)
+	}
+	res, err := process.Run(ctx, process.Command{
+		Name:     name,
+		Args:     args,
+		Dir:      ws.Root(),
+		Env:      env,
+		ClearEnv: true,
+		Timeout:  timeout,
+		Stdin:    c.Stdin,
+		Stdout:   c.Stdout,
+		Stderr:   c.Stderr,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return CommandResult{}, ctx.Err()
+		}
+		return CommandResult{}, err
+	}
+	return CommandResult{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Sandboxed: info.Available}, nil
+}
+
+// goEnv is the Go toolchain of this machine, as `go env` reports it.
+type goEnv struct {
+	GOROOT, GOCACHE, GOMODCACHE string
+}
+
+// env returns the variables that point a command's go at this machine's
+// toolchain and caches and keep it from fetching another toolchain; in the
+// sandbox, where the module cache is read-only, also from fetching a
+// module.
+func (g goEnv) env(sandboxed bool) []string {
+	env := []string{"GOROOT=" + g.GOROOT, "GOCACHE=" + g.GOCACHE, "GOMODCACHE=" + g.GOMODCACHE, "GOTOOLCHAIN=local"}
+	if sandboxed {
+		env = append(env, "GOPROXY=off")
+	}
+	return env
+}
+
+// hostGoEnv asks this machine's go for its root and caches, once.
+var hostGoEnv = sync.OnceValues(func() (goEnv, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return goEnv{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goBin, "env", "-json", "GOROOT", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		return goEnv{}, fmt.Errorf("go env: %w", err)
+	}
+	var g goEnv
+	if err := json.Unmarshal(out, &g); err != nil {
+		return goEnv{}, fmt.Errorf("go env: %w", err)
+	}
+	for _, p := range []string{g.GOROOT, g.GOCACHE, g.GOMODCACHE} {
+		if !filepath.IsAbs(p) || strings.ContainsAny(p, "\x00") {
+			return goEnv{}, fmt.Errorf("go env: unusable path %q", p)
+		}
+	}
+	return g, nil
+})

@@ -1,0 +1,154 @@
+//go:build linux
+
+package tools
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunCommandGivesTheProgramItsStdinAndEnv(t *testing.T) {
+	t.Parallel()
+	for _, mode := range bashModes(t) {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			ws := newTestWorkspace(t)
+			var out bytes.Buffer
+			res, err := RunCommand(context.Background(), ws, Command{
+				Args:   []string{"sh", "-c", `read line; echo "$line $GREETING"; pwd`},
+				Env:    []string{"GREETING=world"},
+				Stdin:  strings.NewReader("hello\n"),
+				Stdout: &out,
+			}, mode.opts...)
+			require.NoError(t, err)
+			require.Equal(t, 0, res.ExitCode)
+			require.Equal(t, mode.name == "sandboxed", res.Sandboxed)
+			require.Equal(t, "hello world\n"+ws.Root()+"\n", out.String())
+		})
+	}
+}
+
+func TestRunCommandKeepsThisProcesssSecretsFromTheProgram(t *testing.T) {
+	t.Setenv("AGENTGRAPH_TEST_API_KEY", "s3cret")
+	for _, mode := range bashModes(t) {
+		t.Run(mode.name, func(t *testing.T) {
+			var out bytes.Buffer
+			_, err := RunCommand(context.Background(), newTestWorkspace(t), Command{
+				Args: []string{"sh", "-c", `echo "key=$AGENTGRAPH_TEST_API_KEY"`}, Stdout: &out,
+			}, mode.opts...)
+			require.NoError(t, err)
+			require.Equal(t, "key=\n", out.String())
+		})
+	}
+}
+
+func TestRunCommandReportsANonZeroExitAsAResult(t *testing.T) {
+	t.Parallel()
+	for _, mode := range bashModes(t) {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			var errOut bytes.Buffer
+			res, err := RunCommand(context.Background(), newTestWorkspace(t), Command{
+				Args: []string{"sh", "-c", "echo failing >&2; exit 3"}, Stderr: &errOut,
+			}, mode.opts...)
+			require.NoError(t, err)
+			require.Equal(t, 3, res.ExitCode)
+			require.Equal(t, "failing\n", errOut.String())
+		})
+	}
+}
+
+func TestRunCommandKillsAProgramAtItsTimeout(t *testing.T) {
+	t.Parallel()
+	for _, mode := range bashModes(t) {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			opts := append([]Option{WithTimeout(300 * time.Millisecond)}, mode.opts...)
+			res, err := RunCommand(context.Background(), newTestWorkspace(t), Command{Args: []string{"sleep", "30"}}, opts...)
+			require.NoError(t, err)
+			require.True(t, res.TimedOut)
+			require.Equal(t, -1, res.ExitCode)
+		})
+	}
+}
+
+func TestRunCommandReturnsTheContextsErrorWhenCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	_, err := RunCommand(ctx, newTestWorkspace(t), Command{Args: []string{"sleep", "30"}})
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestRunCommandRefusesAnEmptyCommand(t *testing.T) {
+	t.Parallel()
+	_, err := RunCommand(context.Background(), newTestWorkspace(t), Command{})
+	require.ErrorContains(t, err, "no program to run")
+}
+
+func TestRunCommandWithSandboxRequiredRunsNothingWhereThereIsNone(t *testing.T) {
+	t.Parallel()
+	ws := newTestWorkspace(t)
+	_, err := RunCommand(context.Background(), ws, Command{Args: []string{"touch", "ran"}},
+		WithSandbox(SandboxRequired), withSandboxInfo(SandboxInfo{Reason: "test: no bwrap"}))
+	require.ErrorIs(t, err, ErrSandboxUnavailable)
+	require.NoFileExists(t, filepath.Join(ws.Root(), "ran"))
+}
+
+func TestRunCommandInTheSandboxWritesOnlyInsideTheWorkspace(t *testing.T) {
+	requireSandbox(t)
+	t.Parallel()
+	outside := t.TempDir()
+	ws := newTestWorkspace(t)
+	var errOut bytes.Buffer
+	res, err := RunCommand(context.Background(), ws, Command{
+		Args:   []string{"sh", "-c", `echo in > inside.txt; echo out > "$1/outside.txt"; ls "$1"`, "sh", outside},
+		Stderr: &errOut,
+	}, WithSandbox(SandboxRequired))
+	require.NoError(t, err)
+	require.NotEqual(t, 0, res.ExitCode, "the directory outside the workspace should not exist in the sandbox")
+	require.FileExists(t, filepath.Join(ws.Root(), "inside.txt"))
+	require.NoFileExists(t, filepath.Join(outside, "outside.txt"))
+}
+
+func TestRunCommandInTheSandboxHasNoNetworkUnlessAllowed(t *testing.T) {
+	requireSandbox(t)
+	t.Parallel()
+	var out bytes.Buffer
+	_, err := RunCommand(context.Background(), newTestWorkspace(t), Command{
+		Args: []string{"sh", "-c", "ls /sys/class/net 2>/dev/null || ip -o link 2>/dev/null | cut -d: -f2"}, Stdout: &out,
+	}, WithSandbox(SandboxRequired))
+	require.NoError(t, err)
+	require.Equal(t, []string{"lo"}, strings.Fields(out.String()))
+}
+
+func TestWithGoCachesBuildsFromTheHostCachesWithoutChangingThem(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not on PATH")
+	}
+	t.Parallel()
+	g, err := hostGoEnv()
+	require.NoError(t, err)
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"built\") }\n"})
+	var out, errOut bytes.Buffer
+	res, err := RunCommand(context.Background(), ws, Command{
+		Args: []string{"sh", "-c", `go env GOCACHE GOMODCACHE GOTOOLCHAIN GOPROXY && go run main.go && ` +
+			`if touch "$(go env GOCACHE)/agentgraph-sandbox-probe" 2>/dev/null; then echo cache-writable; fi`},
+		Stdout: &out, Stderr: &errOut,
+	}, WithSandbox(SandboxRequired), WithGoCaches(), WithTimeout(2*time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, errOut.String())
+	require.Equal(t, g.GOCACHE+"\n"+g.GOMODCACHE+"\nlocal\noff\nbuilt\n", out.String())
+	_, statErr := os.Stat(filepath.Join(g.GOCACHE, "agentgraph-sandbox-probe"))
+	require.True(t, os.IsNotExist(statErr), "the sandboxed command changed the host's build cache")
+}
