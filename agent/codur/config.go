@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // Config is Codur's configuration file (YAML):
@@ -27,6 +28,10 @@ import (
 //	    args: ["-p", "{prompt}"]
 //	    timeout: 10m
 //	    description: Claude Code, for large changes
+//	    network: true                # the default; false cuts it in the sandbox
+//	    read_only_paths: [/opt/claude]
+//	    writable_paths: [/home/me/.claude]
+//	sandbox: auto                   # auto | required | off: CLI agents and verified programs
 //	mcp_servers:
 //	  files: {command: my-mcp-server, args: ["--root", "."]}
 //	  remote: {url: "http://localhost:8080/mcp"}
@@ -53,6 +58,11 @@ type Config struct {
 	Runtime Runtime `yaml:"runtime"`
 	// Pruning is the message pruning policy.
 	Pruning PruningPolicy `yaml:"pruning"`
+	// Sandbox is how CLI agents and the programs verification runs are
+	// confined: "auto" (the default: in the bubblewrap sandbox where the
+	// machine has one), "required" (refuse to run them where there is
+	// none) or "off". See [CLIAgent] and [Verifier].
+	Sandbox string `yaml:"sandbox"`
 	// Unknown collects the keys ParseConfig does not know, to reject them.
 	Unknown map[string]any `yaml:",inline"`
 }
@@ -84,6 +94,15 @@ type CLIConfig struct {
 	MaxArgPrompt int         `yaml:"max_arg_prompt"`
 	// Description is shown to the planner.
 	Description string `yaml:"description"`
+	// Network, when false, takes the network away from the CLI in the
+	// sandbox (the default is to keep it: a CLI reaches its model).
+	Network *bool `yaml:"network"`
+	// ReadOnlyPaths and WritablePaths make more paths visible in the
+	// sandbox (the CLI's installation, its login directory); Home is its
+	// HOME, writable (a fresh one by default). See [CLIAgent].
+	ReadOnlyPaths []string `yaml:"read_only_paths"`
+	WritablePaths []string `yaml:"writable_paths"`
+	Home          string   `yaml:"home"`
 }
 
 // MCPServer is an MCP server whose tools are added to Codur's: a command
@@ -152,6 +171,9 @@ func ParseConfig(data []byte) (Config, error) {
 			return Config{}, fmt.Errorf("codur: config: agent %q: max_arg_prompt %d is negative", name, a.MaxArgPrompt)
 		}
 	}
+	if _, err := ParseSandboxMode(c.Sandbox); err != nil {
+		return Config{}, fmt.Errorf("codur: config: %w", err)
+	}
 	for name, s := range c.MCPServers {
 		if (s.Command == "") == (s.URL == "") {
 			return Config{}, fmt.Errorf("codur: config: MCP server %q needs exactly one of command and url", name)
@@ -185,12 +207,52 @@ func (c Config) Registry(ctx context.Context, newModel ModelFactory) (*Registry,
 		a := c.Agents[name]
 		detail := strings.TrimSpace(a.Command + " " + strings.Join(a.Args, " "))
 		errs = append(errs, r.Register(AgentInfo{Ref: "agent:" + name, Description: a.Description, Detail: detail},
-			&CLIAgent{Command: a.Command, Args: a.Args, Timeout: a.Timeout, Env: a.Env, Prompt: a.PromptInput, MaxArgPrompt: a.MaxArgPrompt}))
+			&CLIAgent{Command: a.Command, Args: a.Args, Timeout: a.Timeout, Env: a.Env, Prompt: a.PromptInput, MaxArgPrompt: a.MaxArgPrompt,
+				NoNetwork: a.Network != nil && !*a.Network, RunOptions: c.agentRunOptions(a)}))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("codur: config: %w", err)
 	}
 	return r, nil
+}
+
+// ParseSandboxMode reads a sandbox setting: "auto" or "" (the default),
+// "required" or "off".
+func ParseSandboxMode(s string) (tools.SandboxMode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return tools.SandboxAuto, nil
+	case "required":
+		return tools.SandboxRequired, nil
+	case "off":
+		return tools.SandboxOff, nil
+	default:
+		return tools.SandboxAuto, fmt.Errorf("sandbox %q: want auto, required or off", s)
+	}
+}
+
+// RunOptions returns the tools.RunCommand options the configuration sets
+// for the programs verification runs ([Verifier.RunOptions]): its
+// sandbox mode.
+func (c Config) RunOptions() []tools.Option {
+	mode, _ := ParseSandboxMode(c.Sandbox) // checked by ParseConfig
+	return []tools.Option{tools.WithSandbox(mode)}
+}
+
+// agentRunOptions returns the tools.RunCommand options of the CLI agent
+// a: the sandbox mode and the paths it sees.
+func (c Config) agentRunOptions(a CLIConfig) []tools.Option {
+	opts := c.RunOptions()
+	if len(a.ReadOnlyPaths) > 0 {
+		opts = append(opts, tools.WithReadOnlyPaths(a.ReadOnlyPaths...))
+	}
+	if len(a.WritablePaths) > 0 {
+		opts = append(opts, tools.WithWritablePaths(a.WritablePaths...))
+	}
+	if a.Home != "" {
+		opts = append(opts, tools.WithHome(a.Home))
+	}
+	return opts
 }
 
 // Options returns the options of [New] the configuration sets.

@@ -58,9 +58,10 @@
 //
 // A [Registry] holds the agents: [ModelAgent]s ("llm:<profile>") and
 // [CLIAgent]s ("agent:<name>", an external coding CLI, its stdout the
-// answer). A CLI agent runs as a process in the workspace directory with
-// a minimal environment; it is not sandboxed — it can read and write
-// anything this user can, inside the workspace or out. [Config] (YAML,
+// answer). A CLI agent, like the program verification runs, goes through
+// tools.RunCommand: confined to the workspace in the bubblewrap sandbox
+// where the machine has one (Config's sandbox: auto, required or off),
+// with a minimal environment and its process tree killed when it ends. [Config] (YAML,
 // [LoadConfig]) builds the registry, the options and the MCP tools
 // ([Config.MCPTools], through package tools/mcp). [DefaultTools] are the
 // tools of package tools: files, search, structured data, git, web, and

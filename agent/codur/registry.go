@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +16,6 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/agentgraph/agentgraph/internal/process"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/state"
 	"github.com/agentgraph/agentgraph/tools"
@@ -98,12 +100,24 @@ const (
 // tool calls are found in it by the [Detector]. Every process the command
 // started is killed when it exits or times out.
 //
-// The CLI is not sandboxed: it is a process of this user started in the
-// workspace directory, and can read and write whatever this user can,
-// in the workspace or outside it. What it is not given is this process's
-// environment: it gets only PATH, HOME, LANG, LC_ALL, TERM, TMPDIR, USER,
-// LOGNAME and SHELL, and Env — so an API key it needs must be in Env
-// ("NAME=value", or "NAME" to pass this process's variable of that name).
+// The CLI runs through [tools.RunCommand], confined to the workspace: in
+// the bubblewrap sandbox where the machine has one, the workspace is the
+// only directory it can write besides a private /tmp and HOME, and the
+// rest of the file system (this user's home included) is absent apart
+// from the read-only system directories (/usr, /etc, /opt, …) and the
+// CLI's own executable. It has the network, which a coding CLI needs to
+// reach its model, unless NoNetwork is set. A CLI installed elsewhere (an
+// npm prefix under HOME) or one that keeps its login in HOME needs those
+// directories in RunOptions (tools.WithReadOnlyPaths,
+// tools.WithWritablePaths, tools.WithHome); the configuration file's
+// read_only_paths, writable_paths and home set them. Where there is no
+// sandbox the CLI is a process of this user started in the workspace, and
+// can read and write whatever this user can — unless RunOptions holds
+// tools.WithSandbox(tools.SandboxRequired), which refuses to run it
+// there. Sandboxed or not, it is not given this process's environment:
+// it gets PATH, LANG, LC_*, TERM, TZ, USER, LOGNAME, a HOME of its own,
+// and Env — so an API key it needs must be in Env ("NAME=value", or "NAME"
+// to pass this process's variable of that name).
 type CLIAgent struct {
 	// Command and Args run the CLI.
 	Command string
@@ -118,22 +132,17 @@ type CLIAgent struct {
 	// MaxArgPrompt is the longest prompt PromptAuto passes as an argument
 	// (DefaultMaxArgPrompt if zero).
 	MaxArgPrompt int
+	// NoNetwork takes the network away from the CLI in the sandbox.
+	NoNetwork bool
+	// RunOptions are options of tools.RunCommand for each run, after the
+	// defaults (sandbox where available, network unless NoNetwork).
+	RunOptions []tools.Option
 }
 
-// cliBaseEnv lists the variables a CLI agent inherits.
-var cliBaseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL",
-	// Windows.
-	"SYSTEMROOT", "SYSTEMDRIVE", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "PATHEXT"}
-
-// cliEnv is the environment of a CLI agent: the base variables of this
-// process, then extra.
+// cliEnv resolves a CLI agent's Env: "NAME" becomes this process's
+// NAME=value, or nothing when it is unset.
 func cliEnv(extra []string) []string {
 	var env []string
-	for _, name := range cliBaseEnv {
-		if v, ok := os.LookupEnv(name); ok {
-			env = append(env, name+"="+v)
-		}
-	}
 	for _, kv := range extra {
 		if strings.Contains(kv, "=") {
 			env = append(env, kv)
@@ -207,33 +216,43 @@ func (a *CLIAgent) Run(ctx context.Context, req Request) (*Reply, error) {
 	if !placed && !onStdin {
 		args = append(args, prompt)
 	}
-	name, env := a.Command, cliEnv(a.Env)
+	var stdin io.Reader
 	if onStdin {
-		// process.Run closes standard input: a shell opens the prompt
-		// file as the CLI's standard input and execs it.
-		f, err := os.CreateTemp("", "codur-prompt-")
-		if err != nil {
-			return nil, fmt.Errorf("codur: agent command %s: prompt file: %w", a.Command, err)
-		}
-		defer os.Remove(f.Name())
-		_, err = f.WriteString(prompt)
-		if err = errors.Join(err, f.Close()); err != nil {
-			return nil, fmt.Errorf("codur: agent command %s: prompt file: %w", a.Command, err)
-		}
-		args = append([]string{"-c", `exec "$0" "$@" < "$CODUR_PROMPT_FILE"`, a.Command}, args...)
-		name, env = "/bin/sh", append(env, "CODUR_PROMPT_FILE="+f.Name())
+		stdin = strings.NewReader(prompt)
 	}
 	timeout := a.Timeout
 	if timeout <= 0 {
 		timeout = DefaultCLITimeout
 	}
+	ws, err := tools.NewWorkspace(req.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("codur: agent command %s: %w", a.Command, err)
+	}
+	opts := []tools.Option{tools.WithNetwork(!a.NoNetwork)}
+	command := a.Command
+	if !strings.ContainsRune(command, filepath.Separator) {
+		if exe, err := exec.LookPath(command); err == nil && filepath.IsAbs(exe) {
+			command = exe
+		}
+	}
+	if filepath.IsAbs(command) {
+		// The executable stays visible in the sandbox wherever it is. (A
+		// relative path is the workspace's, visible anyway.)
+		opts = append(opts, tools.WithReadOnlyPaths(command))
+	}
+	opts = append(append(opts, a.RunOptions...), tools.WithTimeout(timeout))
 	var stdout, stderr bytes.Buffer
-	res, err := process.Run(ctx, process.Command{
-		Name: name, Args: args, Dir: req.Dir, Env: env, ClearEnv: true, Timeout: timeout,
+	res, err := tools.RunCommand(ctx, ws, tools.Command{
+		Args:   append([]string{command}, args...),
+		Env:    cliEnv(a.Env),
+		Stdin:  stdin,
 		Stdout: &limitWriter{w: &stdout, n: maxCLIOutput},
 		Stderr: &limitWriter{w: &stderr, n: 64 << 10},
-	})
+	}, opts...)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("codur: agent command %s: %w", a.Command, err)
 	}
 	if res.TimedOut || res.ExitCode != 0 {

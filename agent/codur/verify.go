@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentgraph/agentgraph/internal/process"
 	"github.com/agentgraph/agentgraph/tools"
 )
 
@@ -25,17 +24,27 @@ const DefaultVerifyTimeout = 30 * time.Second
 // Each run is in a scratch copy of Dir without the expected output file
 // (expected.txt and ExpectedFile), removed afterwards: a program does not
 // pass by printing expected.txt, and its runs — passed or failed, or
-// interrupted — leave the user's files as they were. (A program that
-// looks for the workspace by its absolute path still finds it: the copy
-// stops a casual read, not a determined one.) A Dir of more than
-// 2000 files or 50 MB is not copied whole: only the files of the
+// interrupted — leave the user's files as they were. (Without the sandbox,
+// a program that looks for the workspace by its absolute path still finds
+// it: the copy then stops a casual read, not a determined one.) A Dir of
+// more than 2000 files or 50 MB is not copied whole: only the files of the
 // program's own directory are (a run then fails with
 // [ErrWorkspaceTooLarge] when even they exceed the bounds).
 //
-// The program is code a model wrote: it runs without the variables of this
-// process whose names look like secrets (API keys, tokens), and every
-// process it started is killed when it ends or times out, but it is not
-// sandboxed — it can read and write what this process can.
+// The program is code a model wrote: it runs through [tools.RunCommand],
+// in the bubblewrap sandbox where the machine has one — the scratch copy
+// is the only directory it can write besides a private /tmp, the rest of
+// the file system (the user's workspace and home included) is absent
+// apart from the read-only system directories and Go's toolchain and
+// caches ([tools.WithGoCaches]), and it has no network. Sandboxed or not,
+// it gets a scrubbed environment without this process's secrets, and
+// every process it started is killed when it ends or times out. Where
+// there is no sandbox it can read and write what this process can;
+// RunOptions with tools.WithSandbox(tools.SandboxRequired) refuses to run
+// it there instead. An interpreter installed outside the system
+// directories (pyenv's, under HOME) is not visible in the sandbox: a
+// python3 in /usr is used, or RunOptions names its directory with
+// tools.WithReadOnlyPaths.
 type Verifier struct {
 	// Dir is the directory the program runs in.
 	Dir string
@@ -50,6 +59,9 @@ type Verifier struct {
 	ExpectedFile string
 	// Timeout bounds a run (DefaultVerifyTimeout if zero).
 	Timeout time.Duration
+	// RunOptions are options of tools.RunCommand for each run, after the
+	// defaults (tools.WithGoCaches; sandbox where available, no network).
+	RunOptions []tools.Option
 }
 
 // ErrNoProgram is returned by [DetectVerifier] for a directory without
@@ -111,18 +123,22 @@ func (v *Verifier) runIn(ctx context.Context, dir string, timeout time.Duration)
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
-	var stdout, stderr bytes.Buffer
-	res, err := process.Run(ctx, process.Command{
-		Name:     v.Command[0],
-		Args:     v.Command[1:],
-		Dir:      dir,
-		Env:      withoutSecrets(os.Environ()),
-		ClearEnv: true,
-		Timeout:  timeout,
-		Stdout:   &limitWriter{w: &stdout, n: 1 << 20},
-		Stderr:   &limitWriter{w: &stderr, n: 1 << 20},
-	})
+	ws, err := tools.NewWorkspace(dir)
 	if err != nil {
+		return Outcome{}, fmt.Errorf("codur: run %s: %w", strings.Join(v.Command, " "), err)
+	}
+	opts := []tools.Option{tools.WithGoCaches()}
+	opts = append(append(opts, v.RunOptions...), tools.WithTimeout(timeout))
+	var stdout, stderr bytes.Buffer
+	res, err := tools.RunCommand(ctx, ws, tools.Command{
+		Args:   v.Command,
+		Stdout: &limitWriter{w: &stdout, n: 1 << 20},
+		Stderr: &limitWriter{w: &stderr, n: 1 << 20},
+	}, opts...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Outcome{}, ctx.Err()
+		}
 		return Outcome{}, fmt.Errorf("codur: run %s: %w", strings.Join(v.Command, " "), err)
 	}
 	out := Outcome{Actual: stdout.String(), Stderr: stderr.String(), ExitCode: res.ExitCode, TimedOut: res.TimedOut}
@@ -131,19 +147,6 @@ func (v *Verifier) runIn(ctx context.Context, dir string, timeout time.Duration)
 	}
 	out.Passed = !res.TimedOut && res.ExitCode == 0 && normalizeOutput(out.Actual) == normalizeOutput(v.Expected)
 	return out, nil
-}
-
-// withoutSecrets drops the variables whose names look like secrets (see
-// tools.SecretEnvName): the program verified is code a model wrote.
-func withoutSecrets(environ []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if !tools.SecretEnvName(name) {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // normalizeOutput drops trailing spaces of each line, carriage returns and

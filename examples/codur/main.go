@@ -3,8 +3,8 @@
 // model or CLI agents with a tool loop, and a review that runs the program,
 // tries cheap local repairs and loops with the verification failure.
 //
-//	codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--verbose]
-//	codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--report FILE.md] [--json FILE.json]
+//	codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--sandbox MODE] [--verbose]
+//	codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--sandbox MODE] [--report FILE.md] [--json FILE.json]
 //	codur agents [--config FILE] [--model SPEC] [--json]
 //	codur graph
 //
@@ -52,8 +52,8 @@ const (
 const usage = `codur — a three-phase planning coding assistant.
 
 Usage:
-  codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--verbose]
-  codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--report FILE.md] [--json FILE.json]
+  codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--sandbox auto|required|off] [--verbose]
+  codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--sandbox auto|required|off] [--report FILE.md] [--json FILE.json]
                             run challenges (default: the bundled ones)
   codur agents [--config FILE] [--model SPEC] [--json]
                             list the agents the planner can delegate to
@@ -83,12 +83,41 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // modelFlags are the flags choosing the models.
 type modelFlags struct {
-	config, model string
+	config, model, sandbox string
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.config, "config", "", "configuration file (YAML)")
 	fs.StringVar(&m.model, "model", "", "model spec for the planner and llm:default (default $CODUR_MODEL)")
+	fs.StringVar(&m.sandbox, "sandbox", "", "auto|required|off: how CLI agents, verified programs and bash_exec are confined (default: the config's sandbox, else auto)")
+}
+
+// loadConfig reads --config, with --sandbox over its sandbox setting.
+func (m *modelFlags) loadConfig() (codur.Config, error) {
+	cfg, err := codur.LoadConfig(m.config)
+	if err == nil && m.sandbox != "" {
+		cfg.Sandbox = m.sandbox
+	}
+	return cfg, err
+}
+
+// sandboxMode returns how the programs a run starts (CLI agents,
+// bash_exec, the verified program) are confined: --sandbox, else the
+// configuration's sandbox setting, else auto.
+func (m *modelFlags) sandboxMode() (tools.SandboxMode, error) {
+	setting := m.sandbox
+	if setting == "" && m.config != "" {
+		cfg, err := m.loadConfig()
+		if err != nil {
+			return tools.SandboxAuto, err
+		}
+		setting = cfg.Sandbox
+	}
+	mode, err := codur.ParseSandboxMode(setting)
+	if err != nil {
+		return tools.SandboxAuto, fmt.Errorf("--sandbox: %w", err)
+	}
+	return mode, nil
 }
 
 // offline reports that no model is configured.
@@ -112,7 +141,7 @@ func (m *modelFlags) models(ctx context.Context) (llm.Model, *codur.Registry, *c
 		err = reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent, Description: "the model " + spec, Detail: spec}, &codur.ModelAgent{Model: model})
 		return model, reg, nil, err
 	}
-	cfg, err := codur.LoadConfig(m.config)
+	cfg, err := m.loadConfig()
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -176,6 +205,11 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	mode, err := mf.sandboxMode()
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitUsage
+	}
 	if mf.offline() {
 		fmt.Fprint(stdout, offlineNotice)
 		fmt.Fprintf(stdout, "Your task %q was not run; the bundled challenges show every phase instead.\n\n", task)
@@ -201,11 +235,14 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	defer closeMCP()
 	opts = append(opts, codur.WithWorkspace(dir))
+	fmt.Fprintf(stdout, "%s (--sandbox %s)\n", tools.SandboxStatus(), mode)
+	run := []tools.Option{tools.WithSandbox(mode)}
 	if v, err := codur.DetectVerifier(dir); err == nil {
+		v.RunOptions = run
 		opts = append(opts, codur.WithVerifier(v))
 		fmt.Fprintf(stdout, "verifying with: %s (expected.txt)\n", strings.Join(v.Command, " "))
 	}
-	g, err := codur.New(planner, reg, append(codur.DefaultTools(ws), mcpTools...), opts...)
+	g, err := codur.New(planner, reg, append(codur.DefaultTools(ws, run...), mcpTools...), opts...)
 	if err != nil {
 		fmt.Fprintln(stderr, "codur:", err)
 		return exitError
@@ -328,6 +365,10 @@ func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return exitUsage
 	}
+	if _, err := mf.sandboxMode(); err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return exitUsage
+	}
 	if mf.offline() {
 		fmt.Fprint(stdout, offlineNotice+"\n")
 	}
@@ -354,8 +395,15 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 		fmt.Fprintln(stderr, "codur:", err)
 		return 0, exitError
 	}
+	mode, err := mf.sandboxMode()
+	if err != nil {
+		fmt.Fprintln(stderr, "codur:", err)
+		return 0, exitError
+	}
+	fmt.Fprintf(stdout, "%s (--sandbox %s)\n", tools.SandboxStatus(), mode)
 	setup, name := challenge.Setup(challenge.Offline), "scripted (offline)"
-	var opts []challenge.Option
+	// The sandbox mode applies to bash_exec and to the verified programs.
+	opts := []challenge.Option{challenge.WithToolOptions(tools.WithSandbox(mode))}
 	if !mf.offline() {
 		name = mf.model
 		if mf.config != "" {
@@ -370,7 +418,7 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 		if mf.config != "" {
 			// The configuration's options (default agent, limits …) and
 			// MCP servers apply to every challenge, as to a task.
-			cfg, err := codur.LoadConfig(mf.config)
+			cfg, err := mf.loadConfig()
 			if err != nil {
 				fmt.Fprintln(stderr, "codur:", err)
 				return 0, exitError
@@ -435,7 +483,7 @@ func agentsCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	} else {
 		var err error
 		if mf.config != "" {
-			cfg, lerr := codur.LoadConfig(mf.config)
+			cfg, lerr := mf.loadConfig()
 			if lerr != nil {
 				fmt.Fprintln(stderr, "codur:", lerr)
 				return exitError

@@ -86,3 +86,20 @@ func TestAgentsOfflineShowsTheScriptedModel(t *testing.T) {
 	require.Contains(t, errOut, "no model configured")
 	require.JSONEq(t, `[{"ref": "llm:default", "description": "scripted offline model", "detail": "scripted"}]`, out)
 }
+
+func TestSandboxFlagIsCheckedAndShown(t *testing.T) {
+	code, _, errOut := runCmd(t, "challenge", "--sandbox", "sometimes")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, `sandbox "sometimes": want auto, required or off`)
+
+	cfg := filepath.Join(t.TempDir(), "codur.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("sandbox: bogus\n"), 0o644))
+	code, _, errOut = runCmd(t, "fix main.py", "--config", cfg, "--cwd", t.TempDir())
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, `sandbox "bogus"`)
+
+	code, out, _ := runCmd(t, "challenge", "--sandbox", "off", filepath.Join("..", "..", "agent", "codur", "challenge", "testdata", "challenges", "wrong_formula"))
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, "(--sandbox off)")
+	require.Contains(t, out, "1/1 passed")
+}

@@ -322,7 +322,9 @@ func WithCodurOptions(opts ...codur.Option) Option {
 	return func(c *runConfig) { c.codurOpts = append(c.codurOpts, opts...) }
 }
 
-// WithToolOptions configures the tools of every challenge.
+// WithToolOptions configures the tools of every challenge and the runs of
+// its program by verification ([codur.Verifier.RunOptions]), such as
+// tools.WithSandbox.
 func WithToolOptions(opts ...tools.Option) Option {
 	return func(c *runConfig) { c.toolOpts = append(c.toolOpts, opts...) }
 }
@@ -409,6 +411,7 @@ func runOne(ctx context.Context, ch Challenge, setup Setup, cfg runConfig) (Resu
 	if err != nil {
 		return fail(err)
 	}
+	ver.RunOptions = cfg.toolOpts
 	planner, reg, err := setup(ctx, ch, dir)
 	if err != nil {
 		return fail(err)
