@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // ConfigFile is the name of the project configuration file.
@@ -86,6 +87,12 @@ type Config struct {
 	SQL SQLConfig `yaml:"sql"`
 	// Eval configures ai-eval.
 	Eval EvalConfig `yaml:"eval"`
+	// TestOptions are options of the test goals' runs (go-test, pytest,
+	// cargo-test, npm-test, bun-test), which go through
+	// tools.RunTestsRecorded: in the sandbox where the machine has one
+	// by default; tools.WithSandbox(tools.SandboxOff) runs the tests
+	// unconfined, tools.WithNetwork gives them the network.
+	TestOptions []tools.Option `yaml:"-"`
 }
 
 // PerfConfig configures the perf-check goal: the median wall time of Runs

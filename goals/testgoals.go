@@ -32,6 +32,7 @@ type testGoal struct {
 	baselined
 	spec    testGoalSpec
 	timeout time.Duration
+	opts    []tools.Option // Config.TestOptions
 }
 
 // newTestGoalFactory returns the factory of the test-based goal name, which
@@ -42,7 +43,7 @@ func newTestGoalFactory(name string) Factory {
 		if err := checkTimeout(name, &cfg); err != nil {
 			return nil, err
 		}
-		return &testGoal{baselined: baselined{goal: name, protect: cfg.ProtectTests}, spec: spec, timeout: cfg.timeout()}, nil
+		return &testGoal{baselined: baselined{goal: name, protect: cfg.ProtectTests}, spec: spec, timeout: cfg.timeout(), opts: cfg.TestOptions}, nil
 	}
 }
 
@@ -89,8 +90,8 @@ func (g *testGoal) run(ctx context.Context, cwd string, baseline bool) (*observa
 	if err != nil {
 		return nil, Result{}, fmt.Errorf("goals: %s: %w", g.goal, err)
 	}
-	report, record, err := tools.RunTestsRecorded(ctx, ws, g.spec.framework, tools.RecordOptions{KeepGoing: baseline},
-		tools.WithTestTimeout(g.timeout), tools.WithOutputLimit(MaxOutputChars))
+	opts := append(slices.Clip(g.opts), tools.WithTestTimeout(g.timeout), tools.WithOutputLimit(MaxOutputChars))
+	report, record, err := tools.RunTestsRecorded(ctx, ws, g.spec.framework, tools.RecordOptions{KeepGoing: baseline}, opts...)
 	if err != nil {
 		var execErr *exec.Error
 		if ctx.Err() == nil && errors.As(err, &execErr) && errors.Is(err, exec.ErrNotFound) {

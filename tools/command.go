@@ -21,6 +21,9 @@ type Command struct {
 	// Args are the program and its arguments. A program name without a
 	// slash is looked up in PATH, inside the sandbox when there is one.
 	Args []string
+	// Dir is the working directory, a path in the workspace ("" for its
+	// root); one outside it is refused, as the file tools refuse it.
+	Dir string
 	// Env are more "NAME=value" variables, added as given to the scrubbed
 	// environment RunCommand builds (see BashExec); a secret the program
 	// needs goes here.
@@ -42,7 +45,7 @@ type CommandResult struct {
 	Sandboxed bool
 }
 
-// RunCommand runs a program in the workspace root the way bash_exec runs
+// RunCommand runs a program in the workspace the way bash_exec runs
 // a command (see BashExec): in the bubblewrap sandbox where the machine
 // has one (WithSandbox, WithNetwork, WithReadOnlyPaths, WithWritablePaths,
 // WithGoCaches), with a scrubbed environment (WithEnv, WithHome, plus
@@ -66,6 +69,10 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		return CommandResult{}, errors.New("tools: RunCommand: no program to run")
 	}
 	if err := ctx.Err(); err != nil {
+		return CommandResult{}, err
+	}
+	dir, err := ws.Resolve(c.Dir)
+	if err != nil {
 		return CommandResult{}, err
 	}
 	var info SandboxInfo
@@ -112,12 +119,16 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 			readOnlyPaths: readOnly,
 			writablePaths: cfg.writablePaths,
 		}
-		name, args = info.Path, append(append(sb.args(), "--"), c.Args...)
+		a := sb.args()
+		if dir != ws.Root() {
+			a = append(a, "--chdir", dir) // the last --chdir wins
+		}
+		name, args = info.Path, append(append(a, "--"), c.Args...)
 	}
 	res, err := process.Run(ctx, process.Command{
 		Name:     name,
 		Args:     args,
-		Dir:      ws.Root(),
+		Dir:      dir,
 		Env:      env,
 		ClearEnv: true,
 		Timeout:  timeout,
@@ -137,18 +148,22 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 // goEnv is the Go toolchain of this machine, as `go env` reports it.
 type goEnv struct {
 	GOROOT, GOCACHE, GOMODCACHE string
+	// Where modules come from, as configured here.
+	GOPROXY, GOSUMDB, GOPRIVATE, GONOPROXY, GONOSUMDB, GOINSECURE, GOFLAGS string
 }
 
 // env returns the variables that point a command's go at this machine's
-// toolchain and caches and keep it from fetching another toolchain; in the
-// sandbox, where the module cache is read-only, also from fetching a
-// module.
+// toolchain, caches and module settings, and keep it from fetching
+// another toolchain; in the sandbox, where the module cache is
+// read-only, also from fetching a module.
 func (g goEnv) env(sandboxed bool) []string {
-	env := []string{"GOROOT=" + g.GOROOT, "GOCACHE=" + g.GOCACHE, "GOMODCACHE=" + g.GOMODCACHE, "GOTOOLCHAIN=local"}
+	env := []string{"GOROOT=" + g.GOROOT, "GOCACHE=" + g.GOCACHE, "GOMODCACHE=" + g.GOMODCACHE, "GOTOOLCHAIN=local",
+		"GOFLAGS=" + g.GOFLAGS, "GOSUMDB=" + g.GOSUMDB, "GOPRIVATE=" + g.GOPRIVATE, "GONOPROXY=" + g.GONOPROXY,
+		"GONOSUMDB=" + g.GONOSUMDB, "GOINSECURE=" + g.GOINSECURE}
 	if sandboxed {
-		env = append(env, "GOPROXY=off")
+		return append(env, "GOPROXY=off")
 	}
-	return env
+	return append(env, "GOPROXY="+g.GOPROXY)
 }
 
 // hostGoEnv asks this machine's go for its root and caches, once.
@@ -159,7 +174,8 @@ var hostGoEnv = sync.OnceValues(func() (goEnv, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, goBin, "env", "-json", "GOROOT", "GOCACHE", "GOMODCACHE").Output()
+	out, err := exec.CommandContext(ctx, goBin, "env", "-json", "GOROOT", "GOCACHE", "GOMODCACHE",
+		"GOPROXY", "GOSUMDB", "GOPRIVATE", "GONOPROXY", "GONOSUMDB", "GOINSECURE", "GOFLAGS").Output()
 	if err != nil {
 		return goEnv{}, fmt.Errorf("go env: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +152,34 @@ func TestWithGoCachesBuildsFromTheHostCachesWithoutChangingThem(t *testing.T) {
 	require.Equal(t, g.GOCACHE+"\n"+g.GOMODCACHE+"\nlocal\noff\nbuilt\n", out.String())
 	_, statErr := os.Stat(filepath.Join(g.GOCACHE, "agentgraph-sandbox-probe"))
 	require.True(t, os.IsNotExist(statErr), "the sandboxed command changed the host's build cache")
+}
+
+func TestRunTestsRunsTheTestsInTheSandbox(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not on PATH")
+	}
+	t.Parallel()
+	outside := filepath.Join(t.TempDir(), "planted.txt")
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n",
+		// A test the model wrote, that reaches out of the workspace.
+		"m_test.go": "package m\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" +
+			"func TestReachesOut(t *testing.T) {\n\t_ = os.WriteFile(" + strconv.Quote(outside) + ", []byte(\"x\"), 0o644)\n" +
+			"\tif err := os.WriteFile(\"inside.txt\", []byte(\"x\"), 0o644); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n",
+	})
+	report, err := RunTests(context.Background(), ws, "", WithSandbox(SandboxRequired))
+	require.NoError(t, err)
+	require.Equal(t, 1, report.Passed, report.Output)
+	require.FileExists(t, filepath.Join(ws.Root(), "inside.txt"))
+	require.NoFileExists(t, outside)
+}
+
+func TestRunTestsWithSandboxRequiredRunsNothingWhereThereIsNone(t *testing.T) {
+	t.Parallel()
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n"})
+	_, err := RunTests(context.Background(), ws, "", WithSandbox(SandboxRequired), withSandboxInfo(SandboxInfo{Reason: "test: no bwrap"}))
+	require.ErrorIs(t, err, ErrSandboxUnavailable)
 }

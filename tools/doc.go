@@ -40,7 +40,8 @@
 //     atomically, replace a unique snippet.
 //   - grep (Grep): regular-expression search honouring .gitignore.
 //   - run_tests (RunTestsTool): run go, pytest, cargo, npm or bun tests and
-//     report the result as JSON; RunTests is the same as a Go API.
+//     report the result as JSON, in the sandbox like bash_exec; RunTests
+//     is the same as a Go API.
 //   - web_search (WebSearch): DuckDuckGo search, HTML endpoint with the lite
 //     endpoint as fallback.
 //   - git_status, git_diff, git_log (GitStatus, GitDiff, GitLog).
@@ -131,7 +132,8 @@
 // alone. A repository whose configuration sets core.worktree is refused
 // with *UnsafeRepositoryError.
 //
-// bash_exec. Where bubblewrap (the bwrap command) works, commands run in a
+// bash_exec, run_tests and RunCommand. Where bubblewrap (the bwrap
+// command) works, commands, test runs and programs run in a
 // sandbox, SandboxStatus says whether it does, and WithSandbox can require
 // it or turn it off. In the sandbox the workspace is the only writable
 // directory besides a private /tmp and HOME; /usr, /bin, /lib*, /etc and
@@ -156,9 +158,12 @@
 //     this process can, use the network, and read this process's
 //     environment (API keys included) through /proc. Use
 //     WithSandbox(SandboxRequired) where that matters.
-//   - run_tests runs the workspace's tests, which are code the model may
-//     have written, unsandboxed; it only drops secret-looking variables
-//     from their environment. The same holds for the goals' commands.
+//   - run_tests runs the workspace's tests, code the model may have
+//     written, in the same sandbox (see RunTests), and so do the goals'
+//     test checks, which go through RunTestsRecorded; without the sandbox
+//     they run unconfined, with this process's environment less its
+//     secrets. The goals' other commands (builds, linters, a shell
+//     command goal) run unconfined.
 //   - Inside the sandbox the command can still read the workspace, the
 //     system directories and /etc (passwd, hosts, ...), and with WithNetwork
 //     send them anywhere. bubblewrap shares the kernel: it is not a virtual

@@ -53,6 +53,7 @@ type config struct {
 	readOnlyPaths []string
 	writablePaths []string
 	goCaches      bool
+	inheritEnv    bool // run_tests: this process's environment but its secrets
 	commandAllow  []*regexp.Regexp
 	commandDeny   []*regexp.Regexp
 	sandboxInfo   func() SandboxInfo // SandboxStatus, replaced in tests

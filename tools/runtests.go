@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/agentgraph/agentgraph/internal/filetree"
-	"github.com/agentgraph/agentgraph/internal/process"
 )
 
 const (
@@ -108,6 +107,19 @@ func RunTestsTool(ws *Workspace, opts ...Option) Tool {
 // Failing tests are a normal result. An error is returned when the runner
 // cannot be started, and ctx.Err() when ctx is done. When the run exceeds
 // WithTestTimeout (default 10 min) it is killed and reported as a failure.
+//
+// The tests are code a model may have written, so they run confined as
+// bash_exec's commands are (WithSandbox, WithNetwork, WithReadOnlyPaths,
+// WithWritablePaths apply): in the bubblewrap sandbox where the machine
+// has one, seeing the workspace, the system directories, the runner's own
+// installation (the directory below HOME holding it, such as ~/.cargo or
+// ~/.pyenv, and rustup's toolchains for cargo), and Go's toolchain and
+// caches read-only (see WithGoCaches); with SandboxRequired and no
+// sandbox nothing runs and the error wraps ErrSandboxUnavailable. Unlike
+// bash_exec's commands they get this process's environment, less its
+// secret-looking variables (see SecretEnvName) and with a HOME of their
+// own. A runner that needs the network to fetch dependencies needs
+// WithNetwork.
 func RunTests(ctx context.Context, ws *Workspace, framework string, opts ...Option) (*TestReport, error) {
 	report, _, err := runTests(ctx, ws, newConfig(opts), framework, "", nil)
 	return report, err
@@ -120,6 +132,7 @@ type testRun struct {
 	name      string   // executable
 	args      []string // arguments
 	env       []string // extra environment
+	writable  []string // directories outside the workspace the run writes
 	// newParser returns the parser of the run's stdout. If jsonStdout is
 	// set, stdout is machine-readable and the parser writes the
 	// human-readable output to human; otherwise human is nil.
@@ -175,7 +188,7 @@ func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path s
 		run = testRun{dir: startDir, name: "go", args: []string{"test", "-json", pkgs}, jsonStdout: true,
 			newParser: func(human io.Writer) testParser { return newGoTestParser(human) }}
 	case FrameworkPytest:
-		return runPytest(ctx, cfg, projectDir, target, ro)
+		return runPytest(ctx, ws, cfg, projectDir, target, ro)
 	case FrameworkCargo:
 		run = testRun{dir: startDir, name: "cargo", args: []string{"test"}, newParser: newCargoParser}
 	case FrameworkNpm:
@@ -190,7 +203,7 @@ func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path s
 	if ro != nil {
 		record = recordRun(&run, *ro)
 	}
-	report, _, err := execTestRun(ctx, cfg, run)
+	report, _, err := execTestRun(ctx, ws, cfg, run)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -199,8 +212,9 @@ func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path s
 
 // execTestRun runs run and builds its report. It also returns the raw
 // (capped) combined output for callers that need to inspect it.
-func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, string, error) {
-	if _, err := exec.LookPath(run.name); err != nil {
+func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (*TestReport, string, error) {
+	exe, err := exec.LookPath(run.name)
+	if err != nil {
 		return nil, "", fmt.Errorf("run_tests: %s not found: %w", run.name, err)
 	}
 	capture := captureBytes(cfg.outputLimit)
@@ -230,18 +244,24 @@ func execTestRun(ctx context.Context, cfg *config, run testRun) (*TestReport, st
 		elw = NewLineWriter(maxParsedLineBytes, parse)
 		stderr = io.MultiWriter(elw, stderr)
 	}
-	res, err := process.Run(ctx, process.Command{
-		Name: run.name,
-		Args: run.args,
-		Dir:  run.dir,
-		// The tests are code the model may have written: they get this
-		// process's environment without its secrets.
-		Env:      append(withoutSecrets(os.Environ()), run.env...),
-		ClearEnv: true,
-		Timeout:  cfg.testTimeout,
-		Stdout:   stdout,
-		Stderr:   stderr,
-	})
+	// The tests are code the model may have written: they run as
+	// bash_exec runs a command, in the sandbox where there is one, with
+	// the runner's installation, go's toolchain and caches, and the run's
+	// own files (such as pytest's report) visible, and with this
+	// process's environment but its secrets and HOME.
+	sub := *cfg
+	sub.inheritEnv = true
+	sub.goCaches = cfg.goCaches || run.framework == FrameworkGo
+	dirs, env := runnerInstall(exe, run.framework)
+	sub.readOnlyPaths = slices.Concat(cfg.readOnlyPaths, []string{exe}, dirs)
+	sub.writablePaths = slices.Concat(cfg.writablePaths, run.writable)
+	res, err := runCommand(ctx, ws, &sub, Command{
+		Args:   append([]string{exe}, run.args...),
+		Dir:    run.dir,
+		Env:    slices.Concat(env, run.env),
+		Stdout: stdout,
+		Stderr: stderr,
+	}, cfg.testTimeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, "", ctx.Err()
@@ -402,7 +422,7 @@ func (w *LineWriter) Flush() {
 // runPytest runs pytest in projectDir on target, with --json-report when
 // the plugin is available. With ro it also records each test's outcome
 // through the recording plugin (see RunTestsRecorded).
-func runPytest(ctx context.Context, cfg *config, projectDir, target string, ro *RecordOptions) (*TestReport, *TestRecord, error) {
+func runPytest(ctx context.Context, ws *Workspace, cfg *config, projectDir, target string, ro *RecordOptions) (*TestReport, *TestRecord, error) {
 	tmp, err := os.MkdirTemp("", "agentgraph-pytest-*")
 	if err != nil {
 		return nil, nil, fmt.Errorf("run_tests: %w", err)
@@ -419,7 +439,7 @@ func runPytest(ctx context.Context, cfg *config, projectDir, target string, ro *
 			}
 		}
 	}
-	run := testRun{framework: FrameworkPytest, dir: projectDir, name: name, newParser: newPytestParser}
+	run := testRun{framework: FrameworkPytest, dir: projectDir, name: name, newParser: newPytestParser, writable: []string{tmp}}
 	args := append(baseArgs, "-rA")
 	var recPath string
 	if ro != nil {
@@ -442,7 +462,7 @@ func runPytest(ctx context.Context, cfg *config, projectDir, target string, ro *
 		}
 		_ = os.Remove(reportPath)
 		run.args = args
-		return execTestRun(ctx, cfg, run)
+		return execTestRun(ctx, ws, cfg, run)
 	}
 	report, raw, err := attempt(append(slices.Clip(args), "--json-report", "--json-report-file="+reportPath))
 	if err != nil {
@@ -470,4 +490,49 @@ func runPytest(ctx context.Context, cfg *config, projectDir, target string, ro *
 		rec = readPytestRecord(recPath, report.ExitCode)
 	}
 	return report, rec, nil
+}
+
+// runnerInstall returns the directories, besides the system ones, that a
+// test runner at exe needs to see in the sandbox, read-only, and the
+// variables that point it at them: the directory right below HOME that
+// holds it when it is installed there (~/.cargo, ~/.pyenv, ~/.bun,
+// ~/.local, …), and for cargo the toolchains of rustup (CARGO_HOME and
+// RUSTUP_HOME, ~/.cargo and ~/.rustup by default), since the run's HOME
+// is not this user's.
+func runnerInstall(exe, framework string) (dirs, env []string) {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return nil, nil
+	}
+	below := func(p string) string {
+		rel, err := filepath.Rel(home, p)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			return ""
+		}
+		return filepath.Join(home, strings.Split(rel, string(filepath.Separator))[0])
+	}
+	for _, p := range []string{exe, evalSymlinks(exe)} {
+		if d := below(p); d != "" && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if framework == FrameworkCargo {
+		for _, v := range []struct{ name, dflt string }{{"CARGO_HOME", ".cargo"}, {"RUSTUP_HOME", ".rustup"}} {
+			dir := os.Getenv(v.name)
+			if dir == "" {
+				dir = filepath.Join(home, v.dflt)
+			}
+			dirs = append(dirs, dir)
+			env = append(env, v.name+"="+dir)
+		}
+	}
+	return dirs, env
+}
+
+// evalSymlinks returns p with its symlinks resolved, or p.
+func evalSymlinks(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }

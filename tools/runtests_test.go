@@ -176,7 +176,9 @@ cat <<'EOF'
 ` + pytestRA + `EOF
 exit 1
 `})
-	report, err := RunTests(context.Background(), ws, "")
+	// The fake runner logs its calls outside the workspace, through an
+	// environment variable: unsandboxed, with the variable passed on.
+	report, err := RunTests(context.Background(), ws, "", WithSandbox(SandboxOff), WithEnv("FAKE_ARGS_LOG"))
 	require.NoError(t, err)
 	want := &TestReport{
 		Framework: FrameworkPytest, Passed: 1, Failed: 2, Skipped: 1, ExitCode: 1,

@@ -246,7 +246,8 @@ func SecretEnvName(name string) bool {
 }
 
 // commandEnv returns the environment of a bash_exec command: the allowed
-// variables of environ, HOME=home and, in the sandbox, TMPDIR=/tmp.
+// variables of environ (with cfg.inheritEnv, all but the secret-looking
+// ones not named exactly), HOME=home and, in the sandbox, TMPDIR=/tmp.
 func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []string {
 	allow := slices.Concat(defaultEnvAllow, cfg.envAllow)
 	if !sandboxed {
@@ -257,7 +258,13 @@ func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []st
 		env = append(env, "TMPDIR=/tmp")
 	}
 	return passEnv(env, environ, func(name string) bool {
-		return name != "HOME" && !(sandboxed && name == "TMPDIR") && envAllowed(name, allow)
+		if name == "HOME" || (sandboxed && name == "TMPDIR") {
+			return false
+		}
+		if cfg.inheritEnv {
+			return !SecretEnvName(name) || slices.Contains(cfg.envAllow, name)
+		}
+		return envAllowed(name, allow)
 	})
 }
 
@@ -313,17 +320,4 @@ func checkCommand(cfg *config, command string) error {
 		}
 	}
 	return &CommandRefusedError{Command: command}
-}
-
-// withoutSecrets returns environ without its secret-looking variables
-// (see SecretEnvName).
-func withoutSecrets(environ []string) []string {
-	env := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if !SecretEnvName(name) {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
