@@ -120,8 +120,19 @@ func TestSearchHybridIsTheDefaultMode(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, hybrid, def)
 	require.Equal(t, "store.readConfigFile", def[0].Symbol)
-	// Both rankings put it first: min-max normalised, 1 from each.
-	require.InDelta(t, 2, def[0].Score, 1e-9)
+	// Both rankings put it first: min-max normalised, 1 from each, and
+	// CombMNZ multiplies the sum by the two rankings that returned it.
+	require.InDelta(t, 4, def[0].Score, 1e-9)
+}
+
+func TestSearchHybridWithMinMaxAddsNormalisedScores(t *testing.T) {
+	ix, _ := indexed(t)
+	hits, err := ix.Search(context.Background(), "config file", codeindex.WithFusion(codeindex.FuseMinMax))
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	require.Equal(t, "store.readConfigFile", hits[0].Symbol)
+	// Both rankings put it first: 1 from each, not multiplied.
+	require.InDelta(t, 2, hits[0].Score, 1e-9)
 }
 
 func TestSearchWithoutTermsHasNoHits(t *testing.T) {
@@ -188,7 +199,7 @@ func TestParseModeRoundTrips(t *testing.T) {
 }
 
 func TestParseFusionRoundTrips(t *testing.T) {
-	for _, f := range []codeindex.Fusion{codeindex.FuseMinMax, codeindex.FuseRRF} {
+	for _, f := range []codeindex.Fusion{codeindex.FuseMNZ, codeindex.FuseMinMax, codeindex.FuseRRF} {
 		got, err := codeindex.ParseFusion(f.String())
 		require.NoError(t, err)
 		require.Equal(t, f, got)

@@ -68,6 +68,31 @@ func TestFuseMinMaxAddsWeightedNormalisedScores(t *testing.T) {
 	}
 }
 
+func TestFuseMNZMultipliesNormalisedSumsByTheRankingsThatFoundAChunk(t *testing.T) {
+	// BM25 scores 8, 6, 4 normalise to 1, 0.5, 0; cosines 0.9, 0.5, 0.1
+	// to 1, 0.5, 0.
+	kw := []scored{{"a", 8}, {"b", 6}, {"c", 4}}
+	vec := []scored{{"d", 0.9}, {"b", 0.5}, {"e", 0.1}}
+	tests := []struct {
+		name      string
+		wKW, wVec float64
+		want      []scored
+	}{
+		// b, found by both at 0.5, passes a and d, each first in one.
+		{"equal weights", 1, 1, []scored{{"b", 2}, {"a", 1}, {"d", 1}, {"c", 0}, {"e", 0}}},
+		{"vector weighted up", 1, 3, []scored{{"b", 4}, {"d", 3}, {"a", 1}, {"c", 0}, {"e", 0}}},
+		// A ranking of weight zero neither adds to a chunk nor counts it as found.
+		{"keyword only", 1, 0, []scored{{"a", 1}, {"b", 0.5}, {"c", 0}, {"d", 0}, {"e", 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := searchConfig{fusion: FuseMNZ, bm25Weight: tt.wKW, vecWeight: tt.wVec}
+			got := fuse(sc, kw, vec)
+			require.Empty(t, cmp.Diff(tt.want, got, cmp.AllowUnexported(scored{}), cmpopts.EquateApprox(0, 1e-12)))
+		})
+	}
+}
+
 func TestHeadIsTheDocCommentAndDeclarationOfAGoDefinition(t *testing.T) {
 	tests := []struct {
 		name string

@@ -146,10 +146,16 @@ func isTestFile(p string) bool {
 // broken by chunk ID.
 func fuse(sc searchConfig, kw, vec []scored) []scored {
 	sum := map[string]float64{}
+	found := map[string]float64{} // how many rankings of non-zero weight returned the chunk
 	for _, l := range []struct {
 		w    float64
 		hits []scored
 	}{{sc.bm25Weight, kw}, {sc.vecWeight, vec}} {
+		if l.w > 0 {
+			for _, h := range l.hits {
+				found[h.id]++
+			}
+		}
 		switch sc.fusion {
 		case FuseRRF:
 			// A chunk at 1-based rank r scores w/(k+r).
@@ -174,6 +180,11 @@ func fuse(sc searchConfig, kw, vec []scored) []scored {
 				}
 				sum[h.id] += l.w * norm
 			}
+		}
+	}
+	if sc.fusion == FuseMNZ {
+		for id := range sum {
+			sum[id] *= found[id]
 		}
 	}
 	out := make([]scored, 0, len(sum))

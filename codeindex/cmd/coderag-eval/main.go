@@ -6,7 +6,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./codeindex/cmd/coderag-eval [-set FILE] [-fusion minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-v]
+//	go run ./codeindex/cmd/coderag-eval [-set FILE] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-v]
 //
 // -set codeindex/evaluation/testdata/holdout.json (or holdout2.json) asks a
 // held-out set, over other packages (see codeindex/evaluation/README.md).
@@ -26,7 +26,7 @@ import (
 
 func main() {
 	set := flag.String("set", defaultSet(), "labelled question set (JSON)")
-	fusion := flag.String("fusion", codeindex.FuseMinMax.String(), "how hybrid search merges its rankings: minmax or rrf")
+	fusion := flag.String("fusion", codeindex.FuseMNZ.String(), "how hybrid search merges its rankings: mnz, minmax or rrf")
 	k := flag.Float64("k", codeindex.DefaultRRFK, "k of reciprocal rank fusion (with -fusion rrf)")
 	weights := flag.String("weights", "1,1", "weights of the bm25 and vector rankings in hybrid search")
 	testsLast := flag.Bool("tests-last", true, "rank test files' chunks after the others (codeindex.WithTestsLast)")
