@@ -37,6 +37,14 @@ type Chunk struct {
 	StartLine, EndLine int
 	// Content is the text of lines StartLine to EndLine.
 	Content string
+	// Head is the part of a definition that says what it is for: for a Go
+	// function, method or type its doc comment and its declaration up to
+	// the line that opens the body; for a Python function, method or class
+	// the comments right above it, its decorators, its def or class line(s)
+	// and its docstring. It is a prefix of Content (all of it when the
+	// definition is one line), or empty for chunks without one: const and
+	// var groups, package clauses, Python module code and line windows.
+	Head string
 }
 
 // A ParseError reports a Go file that go/parser could not parse. The index
@@ -69,10 +77,14 @@ func ChunkGo(path string, src []byte) ([]Chunk, error) {
 	var chunks []Chunk
 	add := func(sym string, kind Kind, from, to token.Pos) {
 		s, e := line(from), line(to)
-		chunks = append(chunks, Chunk{
+		c := Chunk{
 			Path: path, Symbol: sym, Kind: kind, StartLine: s, EndLine: e,
 			Content: joinLines(lines, s, e),
-		})
+		}
+		if kind == KindFunc || kind == KindMethod || kind == KindType {
+			c.Head = goHead(c.Content)
+		}
+		chunks = append(chunks, c)
 	}
 
 	// The package chunk: the package doc (if any) through the last import.
@@ -130,6 +142,30 @@ func ChunkGo(path string, src []byte) ([]Chunk, error) {
 		}
 	}
 	return chunks, nil
+}
+
+// goHead returns the head of a Go function, method or type chunk's
+// content: its doc comment and its declaration up to the line that opens
+// the body ("{"), the whole content when no line does.
+func goHead(content string) string {
+	inDoc := true
+	for i := 0; i < len(content); {
+		j := strings.IndexByte(content[i:], '\n')
+		if j < 0 {
+			j = len(content) - i
+		}
+		line := strings.TrimSpace(content[i : i+j])
+		if inDoc && (line == "" || strings.HasPrefix(line, "//")) {
+			i += j + 1
+			continue
+		}
+		inDoc = false
+		if strings.Contains(line, "{") {
+			return content[:i+j]
+		}
+		i += j + 1
+	}
+	return content
 }
 
 // receiver renders a method receiver type as it appears in a symbol: "T" or

@@ -144,3 +144,27 @@ func TestChunkLinesWindows(t *testing.T) {
 		})
 	}
 }
+
+func TestChunkGoHeadsAreDefinitionsDocCommentsAndDeclarations(t *testing.T) {
+	chunks, err := codeindex.ChunkGo("shop/cart.go", []byte(sampleGo))
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, c := range chunks {
+		got[c.Symbol] = c.Head
+		require.True(t, strings.HasPrefix(c.Content, c.Head), c.Symbol)
+	}
+	want := map[string]string{
+		"shop":              "",
+		"shop.MaxItems":     "",
+		"shop.Default":      "",
+		"shop.Cart":         "// Cart holds items.\ntype Cart struct {",
+		"shop.ID":           "\t// ID names an item.\n\tID string",
+		"shop.Price":        "\tPrice int",
+		"shop.(*Cart).Add":  "// Add puts an item in the cart.\nfunc (c *Cart) Add(id ID) {",
+		"shop.Cart.Len":     "func (c Cart) Len() int { return len(c.Items) }",
+		"shop.Pair":         "// Pair is generic.\ntype Pair[K comparable, V any] struct{ K K; V V }",
+		"shop.(*Pair).Swap": "func (p *Pair[K, V]) Swap() {}",
+		"shop.NewCart":      "// NewCart returns an empty cart.\n//\n// It never fails.\nfunc NewCart() *Cart {",
+	}
+	require.Empty(t, cmp.Diff(want, got))
+}

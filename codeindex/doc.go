@@ -19,8 +19,11 @@
 // docstring and the comments right above, symbols named as Python imports
 // them from the indexed root ("geom.shapes.Circle.area" for method area of
 // class Circle in geom/shapes.py), and the code outside definitions in
-// [KindModule] chunks. A Python file with a syntax error is chunked by
-// lines, as a Go file that does not parse is.
+// [KindModule] chunks. A Python function, method or class has a head
+// ([Chunk].Head) as a Go definition has: the comments right above it, its
+// decorators, its def or class line(s) up to the colon and its docstring.
+// A Python file with a syntax error is chunked by lines, as a Go file that
+// does not parse is.
 //
 // # Keyword search
 //
@@ -33,7 +36,9 @@
 // reopens in well under a millisecond; it needs no cgo and no server.
 //
 // A Go function, method or type also has its head — its doc comment and
-// its declaration up to the opening brace — in a field of its own: what a
+// its declaration up to the opening brace — in a field of its own, and so
+// does a Python function, method or class (its def or class line(s) and
+// docstring, with its decorators and the comments above it): what a
 // definition is for is said there, while its body, also indexed, says how,
 // in words that outnumber those. A query word in the head counts in both
 // fields. BM25's collection statistics are counted over the whole index
@@ -48,9 +53,10 @@
 // [HashingEmbedder], which needs no model: it hashes the analyzer's tokens
 // and their character trigrams into a fixed-dimension vector. It is a
 // lexical baseline, not a semantic model; plug in a model-backed Embedder for
-// meaning. A chunk is embedded with its symbol and path and, for a Go
-// function, method or type, its head alone: a whole body's tokens (err,
-// nil, i, the helpers it calls) dilute a vector of what the code is for.
+// meaning. A chunk is embedded with its symbol and path and, for a Go or
+// Python function, method, type or class, its head alone: a whole body's
+// tokens (err, nil, self, i, the helpers it calls) dilute a vector of what
+// the code is for.
 // Vectors are kept in a flat (exact, brute-force) cosine index in
 // one file beside the keyword index. A flat index was chosen over
 // chromem-go, measured on this machine: chromem-go is brute force too (no

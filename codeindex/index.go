@@ -446,10 +446,10 @@ func (u *updater) flush() error {
 
 // embedTextVersion names what [embedText] gives the embedder; the index
 // records it beside the embedder's ID, so a change re-embeds every chunk.
-const embedTextVersion = "text-v2" // v2: a Go definition is embedded by its head
+const embedTextVersion = "text-v3" // v2: a Go definition is embedded by its head; v3: so is a Python one
 
 // embedText is what the embedder sees of a chunk: its symbol, its path and
-// its content, or for a Go function, method or type only its head (see
+// its content, or for a Go or Python definition only its head (see
 // [head]).
 func embedText(c Chunk) string {
 	content := c.Content
@@ -459,38 +459,16 @@ func embedText(c Chunk) string {
 	return c.Symbol + "\n" + c.Path + "\n" + content
 }
 
-// head returns the head of a Go function, method or type chunk: its doc
-// comment and its declaration up to the line that opens the body ("{"),
-// the whole chunk when no line does. What a definition is for is said in
-// its name, its doc comment and its signature; its body says how, in
-// tokens (err, nil, i, its helpers' names) that outnumber and dilute the
-// others. So the embedder sees the head alone, and the keyword index has
-// it as a field of its own, "head", beside the whole content: a query word
-// in the doc comment or signature counts in both. Other chunks (const and
-// var groups, package clauses, Python, line windows) have no head.
+// head returns the head of a definition ([Chunk].Head): what it is for
+// is said in its name, its doc comment or docstring and its signature; its
+// body says how, in tokens (err, nil, i, self, its helpers' names) that
+// outnumber and dilute the others. So the embedder sees the head alone,
+// and the keyword index has it as a field of its own, "head", beside the
+// whole content: a query word in the doc comment or signature counts in
+// both. Chunks without a head (const and var groups, package clauses,
+// Python module code, line windows) are embedded and indexed whole.
 func head(c Chunk) (string, bool) {
-	if (c.Kind != KindFunc && c.Kind != KindMethod && c.Kind != KindType) || !strings.HasSuffix(c.Path, ".go") {
-		return "", false
-	}
-	content := c.Content
-	inDoc := true
-	for i := 0; i < len(content); {
-		j := strings.IndexByte(content[i:], '\n')
-		if j < 0 {
-			j = len(content) - i
-		}
-		line := strings.TrimSpace(content[i : i+j])
-		if inDoc && (line == "" || strings.HasPrefix(line, "//")) {
-			i += j + 1
-			continue
-		}
-		inDoc = false
-		if strings.Contains(line, "{") {
-			return content[:i+j], true
-		}
-		i += j + 1
-	}
-	return content, true
+	return c.Head, c.Head != ""
 }
 
 // skipDirs are never descended into.

@@ -93,43 +93,55 @@ func TestFuseMNZMultipliesNormalisedSumsByTheRankingsThatFoundAChunk(t *testing.
 	}
 }
 
-func TestHeadIsTheDocCommentAndDeclarationOfAGoDefinition(t *testing.T) {
+func TestGoHeadIsTheDocCommentAndDeclaration(t *testing.T) {
 	tests := []struct {
-		name string
-		c    Chunk
-		want string
-		ok   bool
+		name, content, want string
 	}{
-		{"function with doc comment", Chunk{Path: "a/a.go", Kind: KindFunc,
-			Content: "// Parse reads a line.\n//\n// It fails on EOF.\nfunc Parse(s string) error {\n\treturn nil\n}"},
-			"// Parse reads a line.\n//\n// It fails on EOF.\nfunc Parse(s string) error {", true},
-		{"signature over several lines", Chunk{Path: "a.go", Kind: KindMethod,
-			Content: "func (s *S) Do(\n\tctx context.Context,\n\tn int,\n) error {\n\tpanic(1)\n}"},
-			"func (s *S) Do(\n\tctx context.Context,\n\tn int,\n) error {", true},
-		{"one-line function", Chunk{Path: "a.go", Kind: KindFunc, Content: "func F() int { return 1 }"},
-			"func F() int { return 1 }", true},
-		{"function without a body", Chunk{Path: "a.go", Kind: KindFunc, Content: "// F is in assembly.\nfunc F() int"},
-			"// F is in assembly.\nfunc F() int", true},
-		{"struct type", Chunk{Path: "a.go", Kind: KindType,
-			Content: "// Server serves.\ntype Server struct {\n\tAddr string\n}"},
-			"// Server serves.\ntype Server struct {", true},
-		{"const group has none", Chunk{Path: "a.go", Kind: KindConst, Content: "const (\n\tA = 1\n)"}, "", false},
-		{"python function has none", Chunk{Path: "a.py", Kind: KindFunc, Content: "def f():\n    pass"}, "", false},
-		{"line window has none", Chunk{Path: "README.md", Kind: KindLines, Content: "# x {"}, "", false},
+		{"function with doc comment",
+			"// Parse reads a line.\n//\n// It fails on EOF.\nfunc Parse(s string) error {\n\treturn nil\n}",
+			"// Parse reads a line.\n//\n// It fails on EOF.\nfunc Parse(s string) error {"},
+		{"signature over several lines",
+			"func (s *S) Do(\n\tctx context.Context,\n\tn int,\n) error {\n\tpanic(1)\n}",
+			"func (s *S) Do(\n\tctx context.Context,\n\tn int,\n) error {"},
+		{"one-line function", "func F() int { return 1 }", "func F() int { return 1 }"},
+		{"function without a body", "// F is in assembly.\nfunc F() int", "// F is in assembly.\nfunc F() int"},
+		{"struct type", "// Server serves.\ntype Server struct {\n\tAddr string\n}", "// Server serves.\ntype Server struct {"},
+		{"a brace in the doc comment does not end it", "// F returns {}.\nfunc F() T {\n\treturn T{}\n}", "// F returns {}.\nfunc F() T {"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := head(tt.c)
-			require.Equal(t, tt.ok, ok)
-			require.Equal(t, tt.want, got)
+			require.Equal(t, tt.want, goHead(tt.content))
 		})
 	}
 }
 
-func TestEmbedTextOfAGoFunctionLeavesOutItsBody(t *testing.T) {
-	c := Chunk{Path: "a.go", Symbol: "a.Parse", Kind: KindFunc,
-		Content: "// Parse reads a line.\nfunc Parse(s string) error {\n\treturn bodyOnly()\n}"}
-	require.Equal(t, "a.Parse\na.go\n// Parse reads a line.\nfunc Parse(s string) error {", embedText(c))
+func TestEmbedTextOfADefinitionLeavesOutItsBody(t *testing.T) {
+	tests := []struct {
+		name  string
+		chunk func(t *testing.T) Chunk
+		want  string
+	}{
+		{"go function", func(t *testing.T) Chunk {
+			cs, err := ChunkGo("a.go", []byte("package a\n\n// Parse reads a line.\nfunc Parse(s string) error {\n\treturn bodyOnly()\n}\n"))
+			require.NoError(t, err)
+			return cs[1]
+		}, "a.Parse\na.go\n// Parse reads a line.\nfunc Parse(s string) error {"},
+		{"python method", func(t *testing.T) Chunk {
+			cs, err := ChunkPython("a.py", []byte("class A:\n    def parse(self, s):\n        \"\"\"Read a line.\"\"\"\n        return body_only()\n"), 60, 10)
+			require.NoError(t, err)
+			return cs[1]
+		}, "a.A.parse\na.py\n    def parse(self, s):\n        \"\"\"Read a line.\"\"\""},
+		{"go const group, whole", func(t *testing.T) Chunk {
+			cs, err := ChunkGo("a.go", []byte("package a\n\nconst (\n\tA = 1\n)\n"))
+			require.NoError(t, err)
+			return cs[1]
+		}, "a.A\na.go\nconst (\n\tA = 1\n)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, embedText(tt.chunk(t)))
+		})
+	}
 }
 
 func TestCutIsComplete(t *testing.T) {

@@ -77,7 +77,8 @@ func ChunkPython(path string, src []byte, window, overlap int) ([]Chunk, error) 
 	covered := make([]bool, len(lines)+2)
 	mod := PythonModule(path)
 	var chunks []Chunk
-	add := func(sym string, kind Kind, s, e int) {
+	// add adds the chunk of definition def spanning lines s to e.
+	add := func(sym string, kind Kind, def *sitter.Node, s, e int) {
 		for e > s && strings.TrimSpace(lines[e-1]) == "" {
 			e--
 		}
@@ -87,6 +88,7 @@ func ChunkPython(path string, src []byte, window, overlap int) ([]Chunk, error) 
 		chunks = append(chunks, Chunk{
 			Path: path, Symbol: sym, Kind: kind, StartLine: s, EndLine: e,
 			Content: joinLines(lines, s, e),
+			Head:    joinLines(lines, s, min(e, pyHeadEnd(def))),
 		})
 	}
 
@@ -108,12 +110,12 @@ func ChunkPython(path string, src []byte, window, overlap int) ([]Chunk, error) 
 			name := pyName(d, src)
 			switch d.Kind() {
 			case "function_definition":
-				members = append(members, func() { add(sym+"."+name, KindMethod, pySpanStart(o), pyLine(d.EndPosition())) })
+				members = append(members, func() { add(sym+"."+name, KindMethod, d, pySpanStart(o), pyLine(d.EndPosition())) })
 			case "class_definition":
 				members = append(members, func() { class(sym+"."+name, o, d) })
 			}
 		}
-		add(sym, KindClass, start, headerEnd)
+		add(sym, KindClass, def, start, headerEnd)
 		for _, m := range members {
 			m()
 		}
@@ -127,7 +129,7 @@ func ChunkPython(path string, src []byte, window, overlap int) ([]Chunk, error) 
 		}
 		switch d.Kind() {
 		case "function_definition":
-			add(mod+"."+pyName(d, src), KindFunc, pySpanStart(o), pyLine(d.EndPosition()))
+			add(mod+"."+pyName(d, src), KindFunc, d, pySpanStart(o), pyLine(d.EndPosition()))
 		case "class_definition":
 			class(mod+"."+pyName(d, src), o, d)
 		}
@@ -170,6 +172,34 @@ func pyDefinition(n *sitter.Node) *sitter.Node {
 		return n
 	}
 	return nil
+}
+
+// pyHeadEnd returns the last line of the head of a function or class
+// definition: the line of the colon that ends its def or class line(s)
+// or, when the first statement of its body is a docstring, the docstring's
+// last line.
+func pyHeadEnd(def *sitter.Node) int {
+	body := def.ChildByFieldName("body")
+	if body == nil {
+		return pyLine(def.EndPosition())
+	}
+	end := pyLine(body.StartPosition())
+	if colon := body.PrevSibling(); colon != nil {
+		end = pyLine(colon.EndPosition())
+	}
+	for i := uint(0); i < body.NamedChildCount(); i++ {
+		st := body.NamedChild(i)
+		if st.Kind() == "comment" {
+			continue
+		}
+		if st.Kind() == "expression_statement" && st.NamedChildCount() == 1 {
+			if k := st.NamedChild(0).Kind(); k == "string" || k == "concatenated_string" {
+				end = max(end, pyLine(st.EndPosition()))
+			}
+		}
+		break
+	}
+	return end
 }
 
 // pySpanStart returns the first line of a definition n (decorators included)

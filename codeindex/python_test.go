@@ -50,6 +50,8 @@ func TestChunkPython(t *testing.T) {
 		firstLines map[string]string
 		// contains maps a symbol to text its chunk's content must hold.
 		contains map[string]string
+		// heads maps a symbol to its chunk's head.
+		heads map[string]string
 	}{
 		{
 			file: "geom/shapes.py",
@@ -78,6 +80,15 @@ func TestChunkPython(t *testing.T) {
 				"geom.shapes.Circle.area": `"""The area, rounded."""`,
 				"geom.shapes":             "from geom.util import clamp, rounded",
 			},
+			heads: map[string]string{
+				"geom.shapes.registered":      "def registered(cls):\n    \"\"\"Class decorator that records cls.\"\"\"",
+				"geom.shapes.Circle":          "@registered\nclass Circle:\n    \"\"\"A circle of a given radius.\"\"\"",
+				"geom.shapes.Circle.__init__": "    def __init__(self, radius):",
+				"geom.shapes.Circle.area":     "    @property\n    def area(self):\n        \"\"\"The area, rounded.\"\"\"",
+				"geom.shapes.Square":          "class Square:",
+				"geom.shapes.Square.area":     "    @functools.lru_cache(maxsize=None)\n    def area(self):",
+				"geom.shapes.total_area":      "def total_area(shapes):",
+			},
 		},
 		{
 			file: "geom/util.py",
@@ -89,6 +100,9 @@ func TestChunkPython(t *testing.T) {
 			},
 			firstLines: map[string]string{
 				"geom.util.hypot": "# A comment right above a definition belongs to its chunk.",
+			},
+			heads: map[string]string{
+				"geom.util.hypot": "# A comment right above a definition belongs to its chunk.\ndef hypot(a, b):",
 			},
 		},
 		{
@@ -128,6 +142,15 @@ func TestChunkPython(t *testing.T) {
 			}
 			for sym, text := range tt.contains {
 				require.Contains(t, bySymbol[sym].Content, text, sym)
+			}
+			for sym, h := range tt.heads {
+				require.Equal(t, h, bySymbol[sym].Head, sym)
+			}
+			for _, c := range chunks {
+				require.True(t, strings.HasPrefix(c.Content, c.Head), c.Symbol)
+				if c.Kind == codeindex.KindModule {
+					require.Empty(t, c.Head, "module code has no head")
+				}
 			}
 		})
 	}
@@ -188,6 +211,92 @@ func TestChunkPythonEdgeCases(t *testing.T) {
 			chunks, err := codeindex.ChunkPython("m.py", []byte(tt.src), tt.window, tt.overlp)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, pySpans(chunks))
+		})
+	}
+}
+
+func TestChunkPythonHeadsEndAtTheColonOrTheDocstring(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		sym  string
+		want string
+	}{
+		{
+			name: "signature over lines with colons in defaults and a return annotation",
+			src: "def f(\n" +
+				"    a: int = 1,\n" +
+				"    key=lambda x: x,\n" +
+				"    sep: str = \":\",\n" +
+				") -> dict[str, int]:\n" +
+				"    \"\"\"Doc\n" +
+				"    over lines.\"\"\"\n" +
+				"    return {}\n",
+			sym:  "m.f",
+			want: "def f(\n    a: int = 1,\n    key=lambda x: x,\n    sep: str = \":\",\n) -> dict[str, int]:\n    \"\"\"Doc\n    over lines.\"\"\"",
+		},
+		{
+			name: "one-line function is its own head",
+			src:  "def g(): return 1\n",
+			sym:  "m.g",
+			want: "def g(): return 1",
+		},
+		{
+			name: "a comment before the docstring",
+			src:  "def h():\n    # why\n    \"\"\"Still the docstring.\"\"\"\n    pass\n",
+			sym:  "m.h",
+			want: "def h():\n    # why\n    \"\"\"Still the docstring.\"\"\"",
+		},
+		{
+			name: "a string after the first statement is no docstring",
+			src:  "def k():\n    x = 1\n    \"\"\"Not a docstring.\"\"\"\n",
+			sym:  "m.k",
+			want: "def k():",
+		},
+		{
+			name: "decorated async function with a single-quoted docstring",
+			src:  "@dec(1)\nasync def a():\n    'Fetch.'\n    await b()\n",
+			sym:  "m.a",
+			want: "@dec(1)\nasync def a():\n    'Fetch.'",
+		},
+		{
+			name: "implicitly concatenated docstring",
+			src:  "def c():\n    \"Part one, \" \\\n    \"part two.\"\n    pass\n",
+			sym:  "m.c",
+			want: "def c():\n    \"Part one, \" \\\n    \"part two.\"",
+		},
+		{
+			name: "class bases over lines, docstring, attributes left out",
+			src:  "class C(\n    Base,\n    metaclass=M,\n):\n    \"\"\"C doc.\"\"\"\n    x = 1\n\n    def m(self):\n        pass\n",
+			sym:  "m.C",
+			want: "class C(\n    Base,\n    metaclass=M,\n):\n    \"\"\"C doc.\"\"\"",
+		},
+		{
+			name: "class that is only a docstring",
+			src:  "class E(Exception):\n    \"\"\"Raised.\"\"\"\n",
+			sym:  "m.E",
+			want: "class E(Exception):\n    \"\"\"Raised.\"\"\"",
+		},
+		{
+			name: "nested function's docstring is not its parent's",
+			src:  "def outer():\n    def inner():\n        \"\"\"Inner.\"\"\"\n    return inner\n",
+			sym:  "m.outer",
+			want: "def outer():",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			chunks, err := codeindex.ChunkPython("m.py", []byte(tt.src), 60, 10)
+			require.NoError(t, err)
+			var got *codeindex.Chunk
+			for i := range chunks {
+				if chunks[i].Symbol == tt.sym {
+					got = &chunks[i]
+				}
+			}
+			require.NotNil(t, got, "no chunk %s in %v", tt.sym, pySpans(chunks))
+			require.Equal(t, tt.want, got.Head)
+			require.True(t, strings.HasPrefix(got.Content, got.Head))
 		})
 	}
 }

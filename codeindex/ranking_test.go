@@ -34,6 +34,31 @@ func TestSearchBM25WeighsADefinitionsDocCommentAndSignature(t *testing.T) {
 	require.Equal(t, []string{"a.Drain", "a.Other"}, symbols(hits))
 }
 
+// TestSearchWeighsAPythonDefinitionsDocstringAndSignature is the Python
+// form of the test above, in both rankings: a function whose docstring
+// says "buffered data" once and one whose body says it twice.
+func TestSearchWeighsAPythonDefinitionsDocstringAndSignature(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"a/drain.py": "def drain():\n    \"\"\"Write out the buffered data.\"\"\"\n    n = 1\n    return n\n",
+		"a/other.py": "def other():\n    \"\"\"Count.\"\"\"\n    buffered, data = 1, 2\n    return buffered + data\n",
+	})
+	ctx := context.Background()
+	ix, err := codeindex.Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+
+	for _, m := range []codeindex.Mode{codeindex.BM25, codeindex.Vector} {
+		t.Run(m.String(), func(t *testing.T) {
+			hits, err := ix.Search(ctx, "buffered data", codeindex.WithMode(m))
+			require.NoError(t, err)
+			require.Equal(t, []string{"a.drain.drain", "a.other.other"}, symbols(hits))
+		})
+	}
+}
+
 // TestSearchScoresDoNotDependOnHowTheIndexWasBuilt indexes the same files
 // in one Update and in one Update per file, searching between them: the
 // keyword index's segments differ, the scores must not.
