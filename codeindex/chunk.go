@@ -41,9 +41,12 @@ type Chunk struct {
 	// function, method or type its doc comment and its declaration up to
 	// the line that opens the body; for a Python function, method or class
 	// the comments right above it, its decorators, its def or class line(s)
-	// and its docstring. It is a prefix of Content (all of it when the
-	// definition is one line), or empty for chunks without one: const and
-	// var groups, package clauses, Python module code and line windows.
+	// and its docstring; for a JavaScript or TypeScript definition the
+	// comments right above it, "export", its decorators and its declaration
+	// up to the line where its body starts. It is a prefix of Content (all
+	// of it when the definition is one line), or empty for chunks without
+	// one: const and var groups, package clauses, module code and line
+	// windows.
 	Head string
 }
 

@@ -25,6 +25,19 @@
 // A Python file with a syntax error is chunked by lines, as a Go file that
 // does not parse is.
 //
+// JavaScript and TypeScript files (.js, .jsx, .mjs, .cjs, .ts, .mts, .cts,
+// .tsx) are parsed with tree-sitter too, with the tree-sitter-javascript
+// and tree-sitter-typescript grammars, by [ChunkJavaScript]: one chunk per
+// top-level function declaration, const, let or var bound to an arrow
+// function or function expression, CommonJS export of one, class header
+// and method (fields bound to arrow functions included) and, in TypeScript,
+// interface, type alias and enum, each with "export", its decorators and
+// the JSDoc or comments right above it, and with a head that runs to the
+// line where its body starts; symbols are module-qualified as in Python
+// ("src.geom.shapes.Circle.area" for src/geom/shapes.ts, [JSModule]). The
+// rest of the file is [KindModule] chunks, and a file with a syntax error
+// is chunked by lines. There is no call graph for them.
+//
 // # Keyword search
 //
 // Keyword search is BM25 over the chunks' content, symbol and path, with a
@@ -38,7 +51,8 @@
 // A Go function, method or type also has its head — its doc comment and
 // its declaration up to the opening brace — in a field of its own, and so
 // does a Python function, method or class (its def or class line(s) and
-// docstring, with its decorators and the comments above it): what a
+// docstring, with its decorators and the comments above it) and a
+// JavaScript or TypeScript definition: what a
 // definition is for is said there, while its body, also indexed, says how,
 // in words that outnumber those. A query word in the head counts in both
 // fields. BM25's collection statistics are counted over the whole index
@@ -53,8 +67,8 @@
 // [HashingEmbedder], which needs no model: it hashes the analyzer's tokens
 // and their character trigrams into a fixed-dimension vector. It is a
 // lexical baseline, not a semantic model; plug in a model-backed Embedder for
-// meaning. A chunk is embedded with its symbol and path and, for a Go or
-// Python function, method, type or class, its head alone: a whole body's
+// meaning. A chunk is embedded with its symbol and path and, for a Go,
+// Python, JavaScript or TypeScript definition, its head alone: a whole body's
 // tokens (err, nil, self, i, the helpers it calls) dilute a vector of what
 // the code is for.
 // Vectors are kept in a flat (exact, brute-force) cosine index in

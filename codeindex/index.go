@@ -216,7 +216,7 @@ type Stats struct {
 	Changed     int // files re-chunked because their content changed
 	Removed     int // files dropped: deleted, or now binary or too large
 	Skipped     int // files not indexed: binary or larger than the limit
-	ParseErrors int // Go and Python files that did not parse, chunked by lines instead
+	ParseErrors int // Go, Python, JavaScript and TypeScript files that did not parse, chunked by lines instead
 }
 
 // Update brings the index up to date with the files under the root: files
@@ -350,6 +350,11 @@ func (ix *Index) updateFile(u *updater, st *Stats, rel string, reembed bool, see
 		if err != nil {
 			st.ParseErrors++
 		}
+	case jsLanguage(rel) != nil:
+		chunks, err = ChunkJavaScript(rel, data, ix.cfg.window, ix.cfg.overlap)
+		if err != nil {
+			st.ParseErrors++
+		}
 	}
 	if chunks == nil {
 		chunks = ChunkLines(rel, data, ix.cfg.window, ix.cfg.overlap)
@@ -449,8 +454,8 @@ func (u *updater) flush() error {
 const embedTextVersion = "text-v3" // v2: a Go definition is embedded by its head; v3: so is a Python one
 
 // embedText is what the embedder sees of a chunk: its symbol, its path and
-// its content, or for a Go or Python definition only its head (see
-// [head]).
+// its content, or for a definition (Go, Python, JavaScript, TypeScript)
+// only its head (see [head]).
 func embedText(c Chunk) string {
 	content := c.Content
 	if h, ok := head(c); ok {
@@ -466,7 +471,7 @@ func embedText(c Chunk) string {
 // and the keyword index has it as a field of its own, "head", beside the
 // whole content: a query word in the doc comment or signature counts in
 // both. Chunks without a head (const and var groups, package clauses,
-// Python module code, line windows) are embedded and indexed whole.
+// module code, line windows) are embedded and indexed whole.
 func head(c Chunk) (string, bool) {
 	return c.Head, c.Head != ""
 }

@@ -11,7 +11,7 @@ import (
 
 // manifestVersion changes whenever the layout of the index folder or the
 // meaning of what it stores changes.
-const manifestVersion = 4 // 2: the analyzer adds English stems; 3: the keyword index has a head field; 4: Python definitions have heads
+const manifestVersion = 5 // 2: the analyzer adds English stems; 3: the keyword index has a head field; 4: Python definitions have heads; 5: JavaScript and TypeScript files are chunked by definition
 
 // errOldVersion is loadManifest's error for a manifest of another version:
 // Open then rebuilds the folder (its keyword index was analysed another

@@ -14,11 +14,12 @@ import (
 	python "github.com/tree-sitter/tree-sitter-python/bindings/go"
 )
 
-// The kinds of chunk that only Python files have. Python functions and
-// methods are [KindFunc] and [KindMethod] chunks, as in Go.
+// The kinds of chunk that Python, JavaScript and TypeScript files have and
+// Go files do not. Their functions and methods are [KindFunc] and
+// [KindMethod] chunks, as in Go.
 const (
-	KindClass  Kind = "class"  // a Python class header: decorators, class line, docstring, class attributes
-	KindModule Kind = "module" // Python top-level code outside definitions: module docstring, imports, statements
+	KindClass  Kind = "class"  // a Python, JavaScript or TypeScript class header: decorators, class line, docstring, attributes before the first method
+	KindModule Kind = "module" // Python, JavaScript or TypeScript top-level code outside definitions: imports, statements
 )
 
 // pythonLanguage is the tree-sitter grammar of Python. A Language is
@@ -135,7 +136,17 @@ func ChunkPython(path string, src []byte, window, overlap int) ([]Chunk, error) 
 		}
 	}
 
-	// Lines outside definitions, in runs.
+	chunks = append(chunks, moduleChunks(path, mod, lines, covered, window, overlap)...)
+	slices.SortStableFunc(chunks, func(a, b Chunk) int { return cmp.Compare(a.StartLine, b.StartLine) })
+	return chunks, nil
+}
+
+// moduleChunks returns the [KindModule] chunks of symbol mod: one per run
+// of consecutive lines not covered by a definition (covered is indexed by
+// 1-based line), runs longer than window lines split as [ChunkLines] splits,
+// blank lines left out.
+func moduleChunks(path, mod string, lines []string, covered []bool, window, overlap int) []Chunk {
+	var chunks []Chunk
 	for s := 1; s <= len(lines); s++ {
 		if covered[s] || strings.TrimSpace(lines[s-1]) == "" {
 			continue
@@ -155,8 +166,7 @@ func ChunkPython(path string, src []byte, window, overlap int) ([]Chunk, error) 
 		}
 		s = e
 	}
-	slices.SortStableFunc(chunks, func(a, b Chunk) int { return cmp.Compare(a.StartLine, b.StartLine) })
-	return chunks, nil
+	return chunks
 }
 
 // pyDefinition returns the function_definition or class_definition that n is
