@@ -36,7 +36,7 @@
 // line where its body starts; symbols are module-qualified as in Python
 // ("src.geom.shapes.Circle.area" for src/geom/shapes.ts, [JSModule]). The
 // rest of the file is [KindModule] chunks, and a file with a syntax error
-// is chunked by lines. There is no call graph for them.
+// is chunked by lines.
 //
 // # Keyword search
 //
@@ -130,5 +130,7 @@
 // self.f() inside a class going to that class's f. Without types or imports
 // this is approximate — it both invents and misses calls — so its answers
 // are [NameCall]s marked Approximate, and calls that match no definition
-// (builtins, libraries) are kept as unresolved.
+// (builtins, libraries) are kept as unresolved. [JSCalls] does the same for
+// JavaScript and TypeScript, with this.f() in place of self.f() and new C()
+// as a call of class C.
 package codeindex

@@ -242,3 +242,97 @@ func TestIndexJavaScriptAndTypeScript(t *testing.T) {
 	require.Len(t, hits, 1)
 	require.Equal(t, codeindex.KindLines, hits[0].Kind)
 }
+
+func TestJSCalls(t *testing.T) {
+	g, err := codeindex.JSCalls(context.Background(), filepath.Join("testdata", "jsproj"))
+	require.NoError(t, err)
+
+	const shapes, util, main = "src/shapes.ts", "src/util.js", "src/main.ts"
+	tests := []struct {
+		name    string
+		callers bool // Callers, else Callees
+		of      string
+		want    []codeindex.NameCall
+	}{
+		{
+			name: "a method called on other objects, in a callback and through this in its class, not in another", callers: true, of: "src.shapes.Circle.area",
+			want: []codeindex.NameCall{
+				call(main, 6, "src.main.main", "src.shapes.Circle.area", true, true),
+				call(shapes, 43, "src.shapes.Circle.describe", "src.shapes.Circle.area", true, true),
+				call(shapes, 55, "src.shapes.totalArea", "src.shapes.Circle.area", true, true),
+				call(shapes, 58, "src.shapes.largest", "src.shapes.Circle.area", true, true), // b.area() and a.area(), one call site
+			},
+		},
+		{
+			name: "the same for the other class's method of that name", callers: true, of: "src.main.Square.area",
+			want: []codeindex.NameCall{
+				call(main, 6, "src.main.main", "src.main.Square.area", true, true),
+				call(main, 15, "src.main.Square.describe", "src.main.Square.area", true, true),
+				call(shapes, 55, "src.shapes.totalArea", "src.main.Square.area", true, true),
+				call(shapes, 58, "src.shapes.largest", "src.main.Square.area", true, true),
+			},
+		},
+		{
+			name: "new, a default export, unresolved calls; an interface's method is no definition", callers: false, of: "src.main.main",
+			want: []codeindex.NameCall{
+				call(main, 4, "src.main.main", "src.shapes.Circle", false, true),
+				call(main, 5, "src.main.main", "src.shapes.largest", false, true),
+				call(main, 6, "src.main.main", "console.log", true, false),
+				call(main, 6, "src.main.main", "src.main.Square.area", true, true),
+				call(main, 6, "src.main.main", "src.main.Square.describe", true, true),
+				call(main, 6, "src.main.main", "src.shapes.Circle.area", true, true),
+				call(main, 6, "src.main.main", "src.shapes.Circle.describe", true, true),
+			},
+		},
+		{
+			name: "a CommonJS export called from another file", callers: true, of: "clamp",
+			want: []codeindex.NameCall{
+				call(shapes, 30, "src.shapes.Circle.constructor", "src.util.clamp", false, true),
+			},
+		},
+		{
+			name: "a function bound to a var calls a generator function", callers: false, of: "src.util.legacy",
+			want: []codeindex.NameCall{
+				call(util, 16, "src.util.legacy", "src.util.range", false, true),
+			},
+		},
+		{
+			name: "module-level code", callers: false, of: "src.main",
+			want: []codeindex.NameCall{
+				call(main, 9, "src.main", "src.main.main", false, true),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []codeindex.NameCall
+			var err error
+			if tt.callers {
+				got, err = g.Callers(tt.of)
+			} else {
+				got, err = g.Callees(tt.of)
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestJSCallsSkipsNodeModulesHiddenFoldersAndBrokenFiles(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"src/a.js":                  "export function f() {\n  return g();\n}\n",
+		"node_modules/lib/index.js": "export function g() {}\n",
+		".cache/b.js":               "function g() {}\n",
+		"src/broken.ts":             "function g( {\n",
+	})
+	g, err := codeindex.JSCalls(context.Background(), root)
+	require.NoError(t, err)
+	got, err := g.Callees("src.a.f")
+	require.NoError(t, err)
+	require.Equal(t, []codeindex.NameCall{call("src/a.js", 2, "src.a.f", "g", false, false)}, got)
+
+	_, err = g.Callers("g")
+	var ue *codeindex.UnknownFunctionError
+	require.ErrorAs(t, err, &ue)
+}

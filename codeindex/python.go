@@ -253,17 +253,18 @@ func firstErrorLine(n *sitter.Node) int {
 // call whose name matches no definition in the indexed files (a builtin, a
 // library function, a variable holding a function), Resolved is false and
 // Callee is the text of the called expression, such as "math.sqrt".
-// Call.Dynamic is true for calls through an attribute ("x.f()", "self.f()"),
-// whose target depends on the object at run time.
+// Call.Dynamic is true for calls through an attribute ("x.f()", "self.f()",
+// "this.f()"), whose target depends on the object at run time.
 type NameCall struct {
 	Call
 	Approximate bool `json:"approximate"`
 	Resolved    bool `json:"resolved"`
 }
 
-// A NameCallGraph is an approximate call graph of the Python files under a
-// root, resolved from tree-sitter syntax by name alone; see [PythonCalls].
-// It is immutable and safe for concurrent use.
+// A NameCallGraph is an approximate call graph of the Python files
+// ([PythonCalls]) or the JavaScript and TypeScript files ([JSCalls]) under a
+// root, resolved from tree-sitter syntax by name alone. It is immutable and
+// safe for concurrent use.
 type NameCallGraph struct {
 	symbols  map[string]bool     // every function, class and module symbol
 	byName   map[string][]string // last name component -> function and class symbols
@@ -271,16 +272,16 @@ type NameCallGraph struct {
 	byCallee map[string][]NameCall
 }
 
-// pyDef is a function or class definition found in a file.
-type pyDef struct {
+// nameDef is a function or class definition found in a file.
+type nameDef struct {
 	sym, name string
 	method    bool   // a function defined directly in a class body
 	class     string // for a method, its class's symbol
 	isClass   bool
 }
 
-// pyCallSite is a call expression before resolution.
-type pyCallSite struct {
+// callSite is a call expression before resolution.
+type callSite struct {
 	path      string
 	line      int
 	caller    string // symbol of the innermost enclosing def, class or module
@@ -288,7 +289,7 @@ type pyCallSite struct {
 	name      string // last name component of the called expression; "" if none
 	text      string // the called expression
 	attribute bool   // called through an attribute: x.f()
-	self      bool   // called as self.f() or cls.f()
+	self      bool   // called as self.f() or cls.f() (Python), this.f() (JavaScript)
 	file      string // module of the call's file
 }
 
@@ -326,14 +327,8 @@ func PythonCalls(ctx context.Context, root string) (*NameCallGraph, error) {
 	qc := sitter.NewQueryCursor()
 	defer qc.Close()
 
-	g := &NameCallGraph{
-		symbols:  map[string]bool{},
-		byName:   map[string][]string{},
-		byCaller: map[string][]NameCall{},
-		byCallee: map[string][]NameCall{},
-	}
-	defs := map[string]pyDef{}
-	var sites []pyCallSite
+	defs := map[string]nameDef{}
+	var sites []callSite
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -388,6 +383,18 @@ func PythonCalls(ctx context.Context, root string) (*NameCallGraph, error) {
 		tree.Close()
 	}
 
+	return newNameCallGraph(defs, sites), nil
+}
+
+// newNameCallGraph resolves call sites against the definitions found
+// (by [resolveByName]'s rules, which hold for JavaScript too).
+func newNameCallGraph(defs map[string]nameDef, sites []callSite) *NameCallGraph {
+	g := &NameCallGraph{
+		symbols:  map[string]bool{},
+		byName:   map[string][]string{},
+		byCaller: map[string][]NameCall{},
+		byCallee: map[string][]NameCall{},
+	}
 	for _, d := range defs {
 		g.symbols[d.sym] = true
 		g.byName[d.name] = append(g.byName[d.name], d.sym)
@@ -403,7 +410,7 @@ func PythonCalls(ctx context.Context, root string) (*NameCallGraph, error) {
 			Call:        Call{Path: s.path, Line: s.line, Caller: s.caller, Dynamic: s.attribute},
 			Approximate: true,
 		}
-		targets := resolvePython(s, defs, g.byName)
+		targets := resolveByName(s, defs, g.byName)
 		if len(targets) == 0 {
 			c := base
 			c.Callee = s.text
@@ -417,12 +424,12 @@ func PythonCalls(ctx context.Context, root string) (*NameCallGraph, error) {
 			g.byCallee[t] = append(g.byCallee[t], c)
 		}
 	}
-	return g, nil
+	return g
 }
 
-// resolvePython returns the symbols a call site may call, by the rules of
+// resolveByName returns the symbols a call site may call, by the rules of
 // [PythonCalls].
-func resolvePython(s pyCallSite, defs map[string]pyDef, byName map[string][]string) []string {
+func resolveByName(s callSite, defs map[string]nameDef, byName map[string][]string) []string {
 	if s.name == "" {
 		return nil
 	}
@@ -454,10 +461,10 @@ func resolvePython(s pyCallSite, defs map[string]pyDef, byName map[string][]stri
 
 // scanPython records the definitions of one parsed file in defs and returns
 // its call sites.
-func scanPython(rel string, src []byte, tree *sitter.Tree, q *sitter.Query, qc *sitter.QueryCursor, defs map[string]pyDef) []pyCallSite {
+func scanPython(rel string, src []byte, tree *sitter.Tree, q *sitter.Query, qc *sitter.QueryCursor, defs map[string]nameDef) []callSite {
 	mod := PythonModule(rel)
 	root := tree.RootNode()
-	scopes := map[uintptr]pyDef{} // definition node -> its definition
+	scopes := map[uintptr]nameDef{} // definition node -> its definition
 
 	var walk func(n *sitter.Node, prefix string, inClass string)
 	walk = func(n *sitter.Node, prefix string, inClass string) {
@@ -466,7 +473,7 @@ func scanPython(rel string, src []byte, tree *sitter.Tree, q *sitter.Query, qc *
 			switch c.Kind() {
 			case "function_definition", "class_definition":
 				name := pyName(c, src)
-				d := pyDef{sym: prefix + "." + name, name: name, isClass: c.Kind() == "class_definition"}
+				d := nameDef{sym: prefix + "." + name, name: name, isClass: c.Kind() == "class_definition"}
 				if !d.isClass && inClass != "" {
 					d.method, d.class = true, inClass
 				}
@@ -488,12 +495,12 @@ func scanPython(rel string, src []byte, tree *sitter.Tree, q *sitter.Query, qc *
 	}
 	walk(root, mod, "")
 
-	var sites []pyCallSite
+	var sites []callSite
 	ms := qc.Matches(q, root, src)
 	for m := ms.Next(); m != nil; m = ms.Next() {
 		for _, capt := range m.Captures {
 			fn := capt.Node
-			s := pyCallSite{path: rel, line: pyLine(fn.StartPosition()), caller: mod, file: mod}
+			s := callSite{path: rel, line: pyLine(fn.StartPosition()), caller: mod, file: mod}
 			s.text, _, _ = strings.Cut(fn.Utf8Text(src), "\n")
 			switch fn.Kind() {
 			case "identifier":
@@ -535,7 +542,8 @@ func scanPython(rel string, src []byte, tree *sitter.Tree, q *sitter.Query, qc *
 	return sites
 }
 
-// lookup resolves name to symbols: a symbol as [ChunkPython] writes it
+// lookup resolves name to symbols: a symbol as [ChunkPython] or
+// [ChunkJavaScript] writes it
 // ("geom.shapes.Circle.area", or a module, "geom.shapes"), else a bare
 // function, method or class name ("area", every definition so named).
 func (g *NameCallGraph) lookup(name string) ([]string, error) {
@@ -565,9 +573,9 @@ func (g *NameCallGraph) Callers(name string) ([]NameCall, error) {
 // Callees returns the calls made in the body of what name denotes — a
 // function or method (with its lambdas but not its nested functions), a class
 // body or a module's top-level code — sorted by file and line, unresolved
-// calls included. name is a symbol as [ChunkPython] writes it
-// ("geom.shapes.Square.area", "geom.shapes") or a bare function, method or
-// class name.
+// calls included. name is a symbol as [ChunkPython] or [ChunkJavaScript]
+// writes it ("geom.shapes.Square.area", "geom.shapes") or a bare function,
+// method or class name.
 func (g *NameCallGraph) Callees(name string) ([]NameCall, error) {
 	syms, err := g.lookup(name)
 	if err != nil {
