@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/internal/modeljson"
@@ -62,6 +63,19 @@ func (a *Agent) edit(ctx context.Context, s State) (State, error) {
 		if len(targets) == 0 {
 			targets = previousFiles(ctx, &out, s)
 		}
+		if len(targets) == 0 {
+			// The request names no file the agent could find: the model
+			// picks the files to edit from the listing, as plan_read
+			// does for a question, so that it sees them before editing.
+			picked, err := a.pickFiles(ctx, req)
+			if err != nil {
+				if ctx.Err() != nil {
+					return State{}, ctx.Err()
+				}
+				note(ctx, &out, "error", "picking files: "+err.Error())
+			}
+			targets = picked
+		}
 		targets = targets[:min(len(targets), a.cfg.maxFiles)]
 	}
 	// Re-read the files from disk at every attempt (not from the cache).
@@ -71,7 +85,7 @@ func (a *Agent) edit(ctx context.Context, s State) (State, error) {
 			existing = append(existing, f)
 		}
 	}
-	contents := a.readFiles(ctx, s, &out, EditNode, existing, false)
+	contents, _ := a.readFiles(ctx, s, &out, EditNode, existing, false)
 	if err := ctx.Err(); err != nil {
 		return State{}, err
 	}
@@ -122,6 +136,13 @@ func (a *Agent) edit(ctx context.Context, s State) (State, error) {
 		return State{}, err
 	}
 	planned, summary := plannedEdits(resp.Message)
+
+	if len(planned) > 0 && !appliedAny(s.Attempts.Get()) {
+		// The workspace is as the request found it: record its tests.
+		if err := a.takeBaseline(ctx, &out, req); err != nil {
+			return State{}, err
+		}
+	}
 
 	out.Activity.Set(fmt.Sprintf("edit attempt %d: apply", attempt))
 	var results []EditResult
@@ -293,7 +314,7 @@ func (a *Agent) testGoal() (goals.Goal, bool) {
 	if g, ok := a.goals[name]; ok {
 		return g, g != nil
 	}
-	g, err := goals.New(name, goals.Config{Timeout: a.cfg.testTimeout})
+	g, err := goals.New(name, goals.Config{Timeout: a.cfg.testTimeout, TestOptions: a.cfg.toolOpts})
 	if err != nil {
 		a.goals[name] = nil
 		return nil, false
@@ -306,10 +327,60 @@ func (a *Agent) testGoal() (goals.Goal, bool) {
 	return g, true
 }
 
-// runTests runs the workspace's tests; ok is false when it has none. An
-// error is returned only when ctx is done; a run that cannot start is a
-// failed outcome.
-func (a *Agent) runTests(ctx context.Context, s State, attempt int) (TestOutcome, bool, error) {
+// appliedAny reports whether an attempt applied an edit.
+func appliedAny(attempts []AttemptRecord) bool {
+	for _, at := range attempts {
+		for _, e := range at.Edits {
+			if e.Applied {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// removesTests matches the requests that ask to delete, rename or skip
+// tests: their edits take no baseline, so that the tests they remove do
+// not count as failing.
+var removesTests = regexp.MustCompile(`(?i)\b(delete|remove|drop|rename|skip|disable)\s+(the\s+|a\s+|an\s+|this\s+|that\s+|these\s+|those\s+|all\s+(the\s+)?)?([\w.-]+\s+){0,2}?(tests?\b|(?-i:Test[A-Z_0-9]))`)
+
+// takeBaseline records the workspace's tests in out.Baseline before a
+// request's first edit is applied, when the auto-fix loop will run them
+// (replacing the baseline of an earlier request, if any): a later
+// test run then fails when a test of the baseline is gone (deleted,
+// renamed or skipped) rather than passing without it. A request that
+// asks to remove tests takes none (see removesTests). A baseline that
+// cannot be taken is noted and the loop goes on without one; an error is
+// returned only when ctx is done.
+func (a *Agent) takeBaseline(ctx context.Context, out *State, req string) error {
+	out.Baseline.Set(nil)
+	if !a.cfg.autoFix || removesTests.MatchString(req) {
+		return nil
+	}
+	g, ok := a.testGoal()
+	if !ok {
+		return nil
+	}
+	out.Activity.Set("record the tests before the edit")
+	b, err := g.(goals.Baseliner).Baseline(ctx, a.ws.Root())
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		note(ctx, out, "test", "no baseline of the tests before the edit: "+err.Error())
+		graph.StreamWriter(ctx)(ToolAction{Tool: "test_baseline", Target: g.Name(), OK: false,
+			Result: truncateMiddle(err.Error(), maxToolResultChars)})
+		return nil
+	}
+	out.Baseline.Set(b)
+	graph.StreamWriter(ctx)(ToolAction{Tool: "test_baseline", Target: g.Name(), OK: true, Result: b.Summary})
+	return nil
+}
+
+// runTests runs the workspace's tests, held to baseline when not nil (see
+// takeBaseline); ok is false when it has none. An error is returned only
+// when ctx is done; a run that cannot start is a failed outcome.
+func (a *Agent) runTests(ctx context.Context, s State, attempt int, baseline *goals.Baseline) (TestOutcome, bool, error) {
 	g, ok := a.testGoal()
 	if !ok {
 		return TestOutcome{}, false, nil
@@ -319,6 +390,7 @@ func (a *Agent) runTests(ctx context.Context, s State, attempt int) (TestOutcome
 		RunID:         fmt.Sprintf("%s#%d", s.Thread.Get(), s.Turn.Get()),
 		Iteration:     max(attempt, 1),
 		MaxIterations: a.cfg.maxAttempts,
+		Baseline:      baseline,
 	}, a.ws.Root())
 	if err != nil {
 		if ctx.Err() != nil {
@@ -361,7 +433,7 @@ func (a *Agent) test(ctx context.Context, s State) (State, error) {
 	var out State
 	attempt := s.Attempt.Get()
 	out.Activity.Set(fmt.Sprintf("test attempt %d of %d", attempt, a.cfg.maxAttempts))
-	o, ok, err := a.runTests(ctx, s, attempt)
+	o, ok, err := a.runTests(ctx, s, attempt, s.Baseline.Get())
 	if err != nil {
 		return State{}, err
 	}

@@ -131,3 +131,141 @@ func TestMalformedEditCallsAreReportedNotApplied(t *testing.T) {
 	require.Contains(t, res.Edits[0].Error, "file_patch: bad arguments")
 	require.Equal(t, "# Notes\n", readFile(t, dir, "notes.md"))
 }
+
+// sampleTests is calc_test.go of goSample with a second test, which
+// passes.
+const sampleTests = `package calc
+
+import "testing"
+
+func TestSum(t *testing.T) {
+	if got := Sum([]int{1, 2, 3}); got != 6 {
+		t.Fatalf("Sum = %d, want 6", got)
+	}
+}
+
+func TestSumOfNothing(t *testing.T) {
+	if got := Sum(nil); got != 0 {
+		t.Fatalf("Sum(nil) = %d, want 0", got)
+	}
+}
+`
+
+// withoutTestSum is sampleTests without the failing TestSum.
+const withoutTestSum = `package calc
+
+import "testing"
+
+func TestSumOfNothing(t *testing.T) {
+	if got := Sum(nil); got != 0 {
+		t.Fatalf("Sum(nil) = %d, want 0", got)
+	}
+}
+`
+
+// pickBoth is the model's choice of the files to edit, for a request
+// that names none.
+var pickBoth = text(`["calc.go", "calc_test.go"]`)
+
+// An edit request that names no file the agent can find gets the files
+// the model picks from the listing in its prompt, before the edit.
+func TestAnEditThatNamesNoFileSeesTheFilesTheModelPicks(t *testing.T) {
+	dir := goSample(t)
+	model := llm.NewScripted(
+		expectPrompt(text(`["calc.go", "../outside.go", "nope.go"]`), "calc_test.go", "README.md"),
+		expectPrompt(rightFix, "--- calc.go", "func Sum(xs []int) int"),
+	)
+	a := newAgent(t, model, dir)
+	res, err := a.Ask(t.Context(), "t1", "fix the bug that makes the total too low")
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeTestsPass, res.Outcome, res.Answer)
+	require.Equal(t, []string{"calc.go"}, res.Files)
+	require.Zero(t, model.Remaining())
+}
+
+// rightFix fixes goSample's bug in one patch.
+var rightFix = patch("calc.go", "for i := 1; i < len(xs); i++", "for i := 0; i < len(xs); i++", "start at the first element")
+
+// An edit that deletes the failing test instead of fixing the code does
+// not pass: the tests were recorded before the first edit, and the test
+// run after it counts the vanished test as failing; the next attempt is
+// told so.
+func TestAnEditThatDeletesTheFailingTestDoesNotPass(t *testing.T) {
+	dir := goSample(t)
+	writeFile(t, dir, "calc_test.go", sampleTests)
+	model := llm.NewScripted(
+		pickBoth,
+		write("calc_test.go", withoutTestSum),
+		expectPrompt(llm.Reply{Text: "restore the test and fix Sum", ToolCalls: append(
+			write("calc_test.go", sampleTests).ToolCalls,
+			patch("calc.go", "for i := 1;", "for i := 0;", "").ToolCalls...)},
+			"TestSum", "deleted or renamed"),
+	)
+	a := newAgent(t, model, dir)
+	evs, res := customEvents(t, a, "t1", "fix the failing test")
+
+	var runs []string
+	for _, ev := range evs {
+		if tr, ok := ev.(coder.TestRun); ok {
+			runs = append(runs, fmt.Sprint(tr.Passed, " ", tr.Reason))
+		}
+	}
+	require.Len(t, runs, 2)
+	require.Contains(t, runs[0], "false")
+	require.Contains(t, runs[0], "TestSum")
+	require.Contains(t, runs[1], "true")
+	require.Equal(t, coder.OutcomeTestsPass, res.Outcome, res.Answer)
+	require.Equal(t, 2, res.Attempts)
+	require.Zero(t, model.Remaining())
+}
+
+// When the attempts that edit delete the failing test, the run ends after
+// three attempts saying the tests still fail; it never reports them
+// passing — also when the first attempt proposed no edit, and the tests
+// are recorded before the second.
+func TestDeletingTheFailingTestAtEveryAttemptIsReportedAsFailing(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replies []llm.Reply
+	}{
+		{"every attempt deletes it", []llm.Reply{
+			pickBoth,
+			write("calc_test.go", withoutTestSum),
+			write("calc_test.go", withoutTestSum+"\n"),
+			write("calc_test.go", withoutTestSum),
+		}},
+		{"the first attempt proposes nothing", []llm.Reply{
+			pickBoth,
+			text("I am not sure what to change."),
+			write("calc_test.go", withoutTestSum),
+			write("calc_test.go", withoutTestSum+"\n"),
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := goSample(t)
+			writeFile(t, dir, "calc_test.go", sampleTests)
+			model := llm.NewScripted(tc.replies...)
+			a := newAgent(t, model, dir)
+			res, err := a.Ask(t.Context(), "t1", "make the tests pass")
+			require.NoError(t, err)
+			require.Equal(t, coder.OutcomeTestsFail, res.Outcome, res.Answer)
+			require.Equal(t, 3, res.Attempts)
+			require.False(t, res.Tests.Passed)
+			require.Contains(t, res.Tests.Reason, "TestSum")
+			require.Zero(t, model.Remaining())
+		})
+	}
+}
+
+// A request that asks to delete a test takes no baseline: the edit that
+// deletes it passes when the remaining tests do.
+func TestARequestToDeleteATestMayDeleteIt(t *testing.T) {
+	dir := goSample(t)
+	writeFile(t, dir, "calc_test.go", sampleTests)
+	model := llm.NewScripted(write("calc_test.go", withoutTestSum))
+	a := newAgent(t, model, dir)
+	res, err := a.Ask(t.Context(), "t1", "delete the test TestSum in calc_test.go")
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeTestsPass, res.Outcome, res.Answer)
+	require.Equal(t, 1, res.Attempts)
+}

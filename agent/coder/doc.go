@@ -8,8 +8,9 @@
 //	               └─→ run_command ──────→ END
 //
 // [New] builds an [Agent] on a model and a workspace directory. Its file
-// tools are confined to it (see package tools); its commands run in it
-// with a timeout, and in the bubblewrap sandbox where the machine has one
+// tools are confined to it (see package tools); its commands, and the
+// tests the auto-fix loop runs, run in it with a timeout, and in the
+// bubblewrap sandbox where the machine has one
 // (tools.SandboxStatus) — unconfined where it has none, unless
 // WithToolOptions(tools.WithSandbox(tools.SandboxRequired)) makes them
 // fail there instead. [Agent.Ask] runs one request on a conversation
@@ -94,9 +95,19 @@
 //
 // # The auto-fix loop
 //
+// The edit node works on the files the request names, or that define or
+// mention the identifiers it names; when it names none the agent can
+// find (nor does a follow-up of an earlier request), the model picks them
+// from the project's listing, as for a question, and sees them before it
+// edits.
+//
 // After an edit, when the workspace has tests (goals.Detect finds a test
 // goal: go-test, pytest, …), the test node runs them with that goal's
-// check. When they fail, the edit node runs again with the files re-read,
+// check. The tests are recorded before the request's first edit is
+// applied (a goals.Baseline, in State.Baseline), so that a test of that
+// record which an edit deleted, renamed or skipped counts as failing: an
+// edit cannot make the tests pass by removing the failing one. A request
+// that itself asks to delete, rename or skip tests takes no record. When they fail, the edit node runs again with the files re-read,
 // the failure and the previous attempts in its prompt — and, after
 // repeated failures, a hint to try a different approach — up to
 // [WithMaxAttempts] edit attempts in all (3 by default); then the run

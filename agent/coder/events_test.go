@@ -184,3 +184,57 @@ func TestRunTheTestsReportsTheTestResult(t *testing.T) {
 	require.Contains(t, res.Answer, "Tests fail (go-test)")
 	require.Contains(t, res.Answer, "Sum = 5, want 6")
 }
+
+// A file over file_read's 200 KB limit is not left out of the prompt: its
+// beginning is shown, within the 50,000 characters of the default prompt
+// limit; and an answer that read it is not served from the cache after
+// the file changes past what was shown.
+func TestAFileOverTheReadLimitIsShownByItsBeginning(t *testing.T) {
+	dir := goSample(t)
+	head := "// HEAD of the big file\n"
+	filler := strings.Repeat("// filler line of the big file, long enough to add up quickly\n", 4000)
+	writeFile(t, dir, "big.txt", head+filler+"// TAIL of the big file\n")
+	model := llm.NewScripted(text("first answer"), text("second answer"))
+	a := newAgent(t, model, dir)
+
+	res, err := a.Ask(t.Context(), "t1", "explain big.txt")
+	require.NoError(t, err)
+	require.Equal(t, "first answer", res.Answer)
+	require.Equal(t, []string{"big.txt"}, res.Files)
+	call := model.Calls()[0]
+	n := 0
+	for _, m := range call.Messages {
+		n += len([]rune(m.Text()))
+	}
+	require.LessOrEqual(t, n, coder.DefaultMaxPromptChars)
+	require.Greater(t, n, coder.DefaultMaxPromptChars/2, "the file fills the prompt")
+	prompt := messagesText(call)
+	require.Contains(t, prompt, "HEAD of the big file")
+	require.NotContains(t, prompt, "TAIL of the big file")
+
+	res, err = a.Ask(t.Context(), "t2", "explain big.txt")
+	require.NoError(t, err)
+	require.True(t, res.Cached, "the same question on the same file")
+
+	writeFile(t, dir, "big.txt", head+filler+"// TAIL of the big file, changed\n")
+	res, err = a.Ask(t.Context(), "t3", "explain big.txt")
+	require.NoError(t, err)
+	require.False(t, res.Cached, "the file changed past the part shown")
+	require.Equal(t, "second answer", res.Answer)
+}
+
+// A question about files none of which can be read (here a binary file)
+// is answered with why, without a model call: the model is not asked to
+// answer without them.
+func TestAQuestionAboutUnreadableFilesIsNotAnsweredBlind(t *testing.T) {
+	dir := goSample(t)
+	writeFile(t, dir, "data.bin", "\x00\x01\x02 not text")
+	model := llm.NewScripted() // any model call fails the test
+	a := newAgent(t, model, dir)
+	res, err := a.Ask(t.Context(), "t1", "what is in data.bin?")
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeError, res.Outcome, res.Answer)
+	require.Contains(t, res.Answer, "I could not read the files this question is about")
+	require.Contains(t, res.Answer, "data.bin: file_read: data.bin looks like a binary file")
+	require.Empty(t, model.Calls())
+}

@@ -3,8 +3,11 @@ package coder
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -342,4 +345,33 @@ func unique(lists ...[]string) []string {
 		}
 	}
 	return out
+}
+
+// maxWholeRead is the largest file file_read returns whole; of a larger
+// file it returns the beginning.
+const maxWholeRead = 200 << 10
+
+// largeFileHash returns the hex SHA-256 of the whole workspace file rel
+// when it is larger than file_read returns whole ("" otherwise): the hash
+// of what was read would not change when the file changes past it.
+func (a *Agent) largeFileHash(rel string) (string, error) {
+	root, err := os.OpenRoot(a.ws.Root())
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(rel))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= maxWholeRead {
+		return "", err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -328,10 +328,10 @@ func (a *Agent) callTool(ctx context.Context, t interface {
 
 // readFiles loads files, from the session's cache when a file's size and
 // time are those cached, else with the file_read tool (caching it in out).
-// It returns the contents by path; files that cannot be read are left out
-// and reported in feedback.
-func (a *Agent) readFiles(ctx context.Context, s State, out *State, node string, files []string, useCache bool) map[string]CachedFile {
-	got := map[string]CachedFile{}
+// It returns the contents by path; files that cannot be read are left out,
+// reported in feedback and returned in failed, with why.
+func (a *Agent) readFiles(ctx context.Context, s State, out *State, node string, files []string, useCache bool) (got map[string]CachedFile, failed map[string]string) {
+	got, failed = map[string]CachedFile{}, map[string]string{}
 	cache := s.FileCache.Get()
 	order := 0
 	for _, c := range cache {
@@ -346,17 +346,24 @@ func (a *Agent) readFiles(ctx context.Context, s State, out *State, node string,
 			graph.StreamWriter(ctx)(MemoryHit{Memory: MemoryFileCache, Detail: f, Count: 1})
 			continue
 		}
-		content, err := a.callTool(ctx, a.fileRead, f, map[string]any{"path": f})
+		// From line 1: a file over file_read's 200 KB limit gives its
+		// beginning (and a note that it goes on) instead of an error.
+		content, err := a.callTool(ctx, a.fileRead, f, map[string]any{"path": f, "start_line": 1})
 		if err != nil {
 			if ctx.Err() != nil {
-				return got
+				return got, failed
 			}
+			failed[f] = err.Error()
 			setLastError(out, err.Error())
 			note(ctx, out, "tool", "file_read "+f+": "+err.Error())
 			continue
 		}
+		hash := hashText(content)
+		if whole, err := a.largeFileHash(f); err == nil && whole != "" {
+			hash = whole // Content is only the beginning of the file
+		}
 		order++
-		c := CachedFile{Content: content, Hash: hashText(content), Stat: stat, Order: order}
+		c := CachedFile{Content: content, Hash: hash, Stat: stat, Order: order}
 		got[f] = c
 		out.FileCache.Put(f, c)
 		added = append(added, f)
@@ -389,7 +396,7 @@ func (a *Agent) readFiles(ctx context.Context, s State, out *State, node string,
 		all := append(read, newly...)
 		out.FilesRead.Set(all[max(len(all)-maxFilesRead, 0):])
 	}
-	return got
+	return got, failed
 }
 
 // filesSection renders files for a prompt within budget characters,
@@ -453,9 +460,20 @@ func (a *Agent) read(ctx context.Context, s State) (State, error) {
 	out.Activity.Set("load files")
 	req := s.Request.Get()
 	files := s.Files.Get()
-	contents := a.readFiles(ctx, s, &out, ReadNode, files, true)
+	contents, failed := a.readFiles(ctx, s, &out, ReadNode, files, true)
 	if err := ctx.Err(); err != nil {
 		return State{}, err
+	}
+	if len(files) > 0 && len(contents) == 0 {
+		// Not one of the files the question is about could be read: say
+		// so rather than let the model answer without them.
+		var b strings.Builder
+		b.WriteString("I could not read the files this question is about, so I cannot answer it:")
+		for _, f := range files {
+			fmt.Fprintf(&b, "\n- %s: %s", f, failed[f])
+		}
+		a.finishFiles(ctx, &out, s, nil, IntentRead, b.String(), OutcomeError)
+		return out, nil
 	}
 	hashes := map[string]string{}
 	var readFiles []string
@@ -572,7 +590,7 @@ func (a *Agent) runCommand(ctx context.Context, s State) (State, error) {
 	req := s.Request.Get()
 	if testsReq.MatchString(req) {
 		out.Activity.Set("run tests")
-		res, ok, err := a.runTests(ctx, s, 0)
+		res, ok, err := a.runTests(ctx, s, 0, nil) // a plain run: no baseline to hold it to
 		if err != nil {
 			return State{}, err
 		}

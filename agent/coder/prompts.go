@@ -17,9 +17,9 @@ type Prompts struct {
 	// Placeholders: {intents} (one line per intent: name: description).
 	Classify string
 	// PickFiles is the system message that asks the model which files to
-	// read for a question when the request names none the agent could
-	// find; it must answer with a JSON array of paths. Placeholders:
-	// {listing}.
+	// read for a question or an edit when the request names none the
+	// agent could find; it must answer with a JSON array of paths.
+	// Placeholders: {listing}.
 	PickFiles string
 	// Read is the system message of the read node, which answers a
 	// question from the files. Placeholders: {preferences}, {history},
@@ -46,7 +46,7 @@ func DefaultPrompts() Prompts {
 {intents}
 
 Call the choose_intent tool with the intent. If you cannot call tools, answer with a JSON object and nothing else: {"intent": "<one of the intents>"}.`,
-		PickFiles: `You help a coding assistant decide which files of a project to read to answer a question. These are the project's files:
+		PickFiles: `You help a coding assistant decide which files of a project to read for a request: to answer a question, or to make a change. These are the project's files:
 
 {listing}
 

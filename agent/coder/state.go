@@ -2,6 +2,7 @@ package coder
 
 import (
 	"github.com/agentgraph/agentgraph/agent/middleware"
+	"github.com/agentgraph/agentgraph/goals"
 	"github.com/agentgraph/agentgraph/state"
 )
 
@@ -39,6 +40,11 @@ type State struct {
 	// Tests is the result of the last test run of the request (nil when
 	// none ran).
 	Tests state.Value[*TestOutcome]
+	// Baseline records the project's tests before the request's first
+	// edit (nil when none was taken): the auto-fix loop's test runs count
+	// a test of it that was deleted, renamed or skipped as failing, so
+	// that an edit cannot pass by removing the failing test.
+	Baseline state.Value[*goals.Baseline]
 	// Halted is set when a node failed for good: the graph goes to END.
 	Halted state.Value[bool]
 
@@ -78,6 +84,7 @@ func resetWorking(in *State) {
 	in.Attempt.Set(0)
 	in.Attempts.Set(nil)
 	in.Tests.Set(nil)
+	in.Baseline.Set(nil)
 	in.Halted.Set(false)
 	in.Memory.Overwrite(middleware.WorkingMemory{})
 	in.Activity.Set("")
@@ -88,7 +95,8 @@ type CachedFile struct {
 	// Content is the file's text as the model is shown it (numbered
 	// lines, see tools.FileRead).
 	Content string `json:"content"`
-	// Hash is the SHA-256 of Content, hex-encoded.
+	// Hash is the SHA-256 of Content, hex-encoded; of the whole file
+	// when Content is its beginning only (a file over 200 KB).
 	Hash string `json:"hash"`
 	// Stat is the key of the file's metadata when it was read (size,
 	// times, inode): a file whose key changed, or that had none, is read
@@ -168,6 +176,7 @@ const (
 	OutcomeCommand = "command"
 	// OutcomeRefused: the request named a path outside the workspace.
 	OutcomeRefused = "refused"
-	// OutcomeError: a node failed for good; Answer says what failed.
+	// OutcomeError: a node failed for good, or none of the files a
+	// question is about could be read; Answer says what failed.
 	OutcomeError = "error"
 )

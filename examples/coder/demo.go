@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -68,6 +69,7 @@ func demoModel() *llm.Scripted {
 		// "the cart total comes out too low": the route node's classifier.
 		llm.Reply{ToolCalls: []llms.ToolCall{{Type: "function",
 			FunctionCall: &llms.FunctionCall{Name: "choose_intent", Arguments: `{"intent":"edit"}`}}}},
+		llm.Reply{Text: `["cart.go", "cart_test.go"]`}, // the files to edit: the request names none
 		// The edit node, attempt 1: a wrong fix (the tests catch it).
 		patch("Start counting at the first item.", buggyLoop, wrongLoop),
 		// Attempt 2, with the failure in its prompt: the right fix.
@@ -82,17 +84,19 @@ func demo(ctx context.Context, o options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coder: no model configured for -p: pass --model (e.g. --model openai:gpt-4o) or set $%s\n", modelEnv)
 		return exitUsage
 	}
-	dir, err := os.MkdirTemp("", "coder-sample-")
+	tmp, err := os.MkdirTemp("", "coder-demo-")
 	if err != nil {
 		return fail(stderr, err)
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(tmp)
+	// The project and, beside it (outside it), its memory.
+	dir, mem := filepath.Join(tmp, "sample"), filepath.Join(tmp, "memory")
 	if err := copySample(dir); err != nil {
 		return fail(stderr, fmt.Errorf("copy the sample project: %w", err))
 	}
-	printDemoNotice(stdout, dir)
+	printDemoNotice(stdout, dir, mem)
 	model := demoModel()
-	o.cwd, o.session = dir, "demo"
+	o.cwd, o.session, o.memory = dir, "demo", mem
 	s, err := openWith(ctx, model, o, stdout)
 	if err != nil {
 		return fail(stderr, err)
@@ -117,14 +121,14 @@ func demo(ctx context.Context, o options, stdout, stderr io.Writer) int {
 }
 
 // printDemoNotice says that the run is the offline demo.
-func printDemoNotice(w io.Writer, dir string) {
+func printDemoNotice(w io.Writer, dir, mem string) {
 	fmt.Fprintf(w, `coder: OFFLINE DEMO — no model is configured (no --model flag, no $%s).
   The model is SCRIPTED: its replies are canned and no LLM is called. Everything else is
   real: the routing, the file reads, the edits, the test runs of the auto-fix loop, the
-  command, and the memory (SQLite files in %s/.coder). The project is a bundled
-  sample Go module with a failing test, copied to %s (removed at exit).
+  command, and the memory (SQLite files in %s). The project is a bundled
+  sample Go module with a failing test, copied to %s (both removed at exit).
 
-`, modelEnv, dir, dir)
+`, modelEnv, mem, dir)
 }
 
 // storeOptions are the options of the persistent store: a semantic

@@ -22,8 +22,12 @@
 // one request per intent, whose file reads, edits, test runs and commands
 // are real.
 //
-// Memory lives in DIR/.coder: sessions.db holds each session's thread
-// (the checkpointer: files read, their cached contents, the last
+// Memory lives outside the project, where the agent's file tools and
+// commands cannot reach it: in --memory DIR, by default in a folder of the
+// project's own under $XDG_STATE_HOME/coder (~/.local/state/coder), named
+// after the project and a hash of its path. A memory folder inside the
+// project is refused. sessions.db holds each session's thread (the
+// checkpointer: files read, their cached contents, the last
 // question/answer pairs), so "coder --session NAME" after a restart goes
 // on with the conversation; memory.db is the persistent store
 // (preferences, the query cache, the node log). Both are SQLite files.
@@ -81,6 +85,7 @@ type options struct {
 	prompt  string
 	verbose bool
 	sandbox string
+	memory  string
 }
 
 // run runs the command line args and returns the exit code.
@@ -98,7 +103,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.StringVar(&o.cwd, "cwd", ".", "the project to work in; the file tools are confined to it, and commands run in it")
 	fs.StringVar(&o.sandbox, "sandbox", "auto", "commands in the bubblewrap sandbox: auto (where the machine has one), required (refuse commands where it has none), off")
 	fs.StringVar(&o.spec, "model", "", "model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, openai-compatible:<model>@<base URL> (default: $"+modelEnv+"; none: the offline demo)")
-	fs.StringVar(&o.session, "session", "default", "the conversation to continue (a thread saved in DIR/.coder/sessions.db)")
+	fs.StringVar(&o.session, "session", "default", "the conversation to continue (a thread saved in the memory folder's sessions.db)")
+	fs.StringVar(&o.memory, "memory", "", "the folder of the session and memory databases, outside the project (default: a folder per project under $"+stateEnv+"/coder or ~/.local/state/coder)")
 	fs.StringVar(&o.prompt, "p", "", "run this one request and exit")
 	fs.BoolVar(&o.verbose, "verbose", false, "also show each node as it runs")
 	if err := fs.Parse(args); err != nil {

@@ -3,18 +3,22 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
+	cpsqlite "github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/internal/openaitest"
 	"github.com/agentgraph/agentgraph/llm"
 )
@@ -28,7 +32,31 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	// The default memory folders of the tests' projects (and of the
+	// coder processes they start) go to a folder of their own.
+	state, err := os.MkdirTemp("", "coder-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(stateEnv, state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
+}
+
+// coderExit runs coder with args in a process of its own and returns what
+// it printed and its exit code.
+func coderExit(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", modelEnv+"=")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	require.NoError(t, err)
+	return string(out), 0
 }
 
 // coderProcess runs coder with args in a process of its own, stdin as its
@@ -123,7 +151,7 @@ func (f *fakeModel) kinds() []string {
 	return append([]string(nil), f.calls...)
 }
 
-// A session is a thread in DIR/.coder/sessions.db: a second coder process
+// A session is a thread in the memory folder's sessions.db: a second coder process
 // with the same --session continues the conversation of the first.
 func TestASessionContinuesInANewProcess(t *testing.T) {
 	dir := sampleProject(t)
@@ -187,7 +215,7 @@ func TestTheOfflineDemoShowsEachIntentOnce(t *testing.T) {
 		"after attempt 2 of 3: PASS",
 		"outcome: tests_pass",
 		"intent: run_command — pattern",
-		"The demo made 4 model calls, all scripted.",
+		"The demo made 5 model calls, all scripted.",
 	} {
 		require.Contains(t, out, want)
 	}
@@ -226,4 +254,117 @@ func TestOneRequestThatFailsExitsNonZero(t *testing.T) {
 	calls.Lock()
 	defer calls.Unlock()
 	require.Equal(t, 1, n, "a refusal is not worth asking again")
+}
+
+// The session and memory databases are kept outside the project, by
+// default under $XDG_STATE_HOME/coder: the agent's file tools, confined
+// to the project, cannot read them, and a model's edit cannot overwrite
+// them.
+func TestTheMemoryIsKeptOutsideTheProject(t *testing.T) {
+	dir := sampleProject(t)
+	state := t.TempDir()
+	t.Setenv(stateEnv, state)
+	model := newFakeModel(t)
+	t.Setenv("OPENAI_API_KEY", "test-key")
+
+	coderProcess(t, "", "-p", "remember that I prefer table-driven tests", "--cwd", dir, "--model", model.spec())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.NotEqual(t, ".coder", e.Name(), "no memory in the project")
+	}
+	dbs, err := filepath.Glob(filepath.Join(state, "coder", "*", "*.db"))
+	require.NoError(t, err)
+	require.Len(t, dbs, 2, "sessions.db and memory.db")
+
+	for _, db := range dbs {
+		out, code := coderExit(t, "-p", "what is in "+db+"?", "--cwd", dir, "--model", model.spec())
+		require.Equal(t, exitError, code, out)
+		require.Contains(t, out, "outcome: refused")
+		require.Contains(t, out, "outside the workspace")
+	}
+	out := coderProcess(t, "/prefs\n", "--cwd", dir, "--model", model.spec())
+	require.Contains(t, out, "  - I prefer table-driven tests", "the memory is intact")
+}
+
+// A memory folder inside the project — named so, reached through a
+// symlink, or the default one when the project holds $XDG_STATE_HOME —
+// is refused before anything is written in it.
+func TestAMemoryFolderInsideTheProjectIsRefused(t *testing.T) {
+	dir := sampleProject(t)
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(dir, link))
+	for _, tc := range []struct {
+		name  string
+		state string
+		args  []string
+	}{
+		{"a subfolder", "", []string{"--memory", filepath.Join(dir, ".coder")}},
+		{"the project itself", "", []string{"--memory", dir}},
+		{"a relative path, from the project", "", []string{"--memory", "mem"}},
+		{"through a symlink", "", []string{"--memory", filepath.Join(link, ".coder")}},
+		{"the default in a project that holds the state folder", filepath.Join(dir, ".local", "state"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.state != "" {
+				t.Setenv(stateEnv, tc.state)
+			}
+			t.Chdir(dir)
+			var out bytes.Buffer
+			args := append([]string{"-p", "what does Total do?", "--cwd", dir, "--model", "openai-compatible:m@http://127.0.0.1:1/v1"}, tc.args...)
+			code := run(t.Context(), args, strings.NewReader(""), &out, &out)
+			require.Equal(t, exitError, code, out.String())
+			require.Contains(t, out.String(), "is inside the project")
+			dbs, err := filepath.Glob(filepath.Join(dir, "*", "*.db"))
+			require.NoError(t, err)
+			require.Empty(t, dbs)
+			for _, made := range []string{".local", ".coder", "mem"} {
+				_, err = os.Stat(filepath.Join(dir, made))
+				require.ErrorIs(t, err, os.ErrNotExist, made)
+			}
+		})
+	}
+}
+
+// A second coder on a session another one is running is refused, saying
+// so once, before any model call; the session is free again after.
+func TestASessionInUseByAnotherCoderIsRefused(t *testing.T) {
+	dir, mem := sampleProject(t), t.TempDir()
+	model := newFakeModel(t)
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	saver, err := cpsqlite.Open(t.Context(), filepath.Join(mem, "sessions.db"))
+	require.NoError(t, err)
+	defer saver.Close()
+	lease, err := saver.AcquireLease(t.Context(), "s1", "the other coder", time.Minute)
+	require.NoError(t, err)
+
+	args := []string{"-p", "what does Total do in cart.go?", "--cwd", dir, "--model", model.spec(), "--session", "s1", "--memory", mem}
+	out, code := coderExit(t, args...)
+	require.Equal(t, exitError, code, out)
+	require.Equal(t, 1, strings.Count(out, "is in use by"), out)
+	require.Contains(t, out, `session "s1" is taken, by another coder: checkpoint: thread "s1" is in use by the other coder`)
+	require.Empty(t, model.kinds())
+
+	require.NoError(t, saver.ReleaseLease(t.Context(), lease))
+	require.Contains(t, coderProcess(t, "", args...), "Total sums price times quantity")
+}
+
+// A damaged database is reported with its path, and left as it is (not
+// replaced by an empty one) for the user to look at.
+func TestADamagedDatabaseIsReportedAndLeftAlone(t *testing.T) {
+	for _, name := range []string{"sessions.db", "memory.db"} {
+		t.Run(name, func(t *testing.T) {
+			dir, mem := sampleProject(t), t.TempDir()
+			garbage := "SQLite format 3\x00" + strings.Repeat("garbage ", 600)
+			require.NoError(t, os.WriteFile(filepath.Join(mem, name), []byte(garbage), 0o600))
+			out, code := coderExit(t, "-p", "remember that I prefer tabs", "--cwd", dir,
+				"--model", "openai-compatible:m@http://127.0.0.1:1/v1", "--memory", mem)
+			require.Equal(t, exitError, code, out)
+			require.Contains(t, out, filepath.Join(mem, name))
+			require.Contains(t, out, "damaged or not a SQLite database")
+			data, err := os.ReadFile(filepath.Join(mem, name))
+			require.NoError(t, err)
+			require.Equal(t, garbage, string(data))
+		})
+	}
 }

@@ -35,9 +35,9 @@ type lineReader interface {
 }
 
 // repl reads requests line by line and runs each. On a terminal it has
-// line editing and a history kept in DIR/.coder/history.
+// line editing and a history kept in the memory folder.
 func repl(ctx context.Context, s *session, stdin io.Reader, stdout, stderr io.Writer) int {
-	lr, err := newLineReader(stdin, stdout, stderr, filepath.Join(s.agent.Workspace(), memoryDir, "history"))
+	lr, err := newLineReader(stdin, stdout, stderr, filepath.Join(s.memory, "history"))
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -79,7 +79,7 @@ func (s *session) command(ctx context.Context, line string) error {
 		return nil
 	case "/session":
 		fmt.Fprintf(s.out, "session %q: %s (sessions.db: the conversation, memory.db: preferences, query cache, logs)\n",
-			s.thread, filepath.Join(s.agent.Workspace(), memoryDir))
+			s.thread, s.memory)
 		return nil
 	case "/prefs":
 		prefs, err := s.agent.Memory().Preferences(ctx)

@@ -30,14 +30,12 @@ var sandboxModes = map[string]tools.SandboxMode{
 // maxModelCalls bounds the model calls of one request.
 const maxModelCalls = 30
 
-// memoryDir is the folder, in the project, of coder's SQLite files.
-const memoryDir = ".coder"
-
 // session is an agent on a project with its memory open, and the
 // conversation (thread) requests go to.
 type session struct {
 	agent   *coder.Agent
 	thread  string
+	memory  string // the folder of the SQLite files and the REPL's history
 	out     io.Writer
 	verbose bool
 	closers []func() error
@@ -63,11 +61,16 @@ func openWith(ctx context.Context, model llm.Model, o options, out io.Writer, op
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("--cwd %s: not a directory", o.cwd)
 	}
-	dir := filepath.Join(root, memoryDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if root, err = filepath.EvalSymlinks(root); err != nil {
 		return nil, err
 	}
-	s := &session{thread: o.session, out: out, verbose: o.verbose}
+	// The memory is kept outside the project: the agent's file tools and
+	// commands are confined to the project, not kept out of its folders.
+	dir, err := memoryFolder(root, o.memory)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{thread: o.session, out: out, verbose: o.verbose, memory: dir}
 	saver, err := cpsqlite.Open(ctx, filepath.Join(dir, "sessions.db"))
 	if err != nil {
 		return nil, err
@@ -114,6 +117,9 @@ func (s *session) close() {
 func (s *session) ask(ctx context.Context, request string) (coder.Result, error) {
 	p := &printer{w: s.out, verbose: s.verbose}
 	if err := events.Bridge(ctx, p, "coder", s.agent.Stream(ctx, s.thread, request)); err != nil {
+		if held, ok := errors.AsType[*checkpoint.LeaseHeldError](err); ok {
+			return coder.Result{}, fmt.Errorf("session %q is taken, by another coder: %w; wait for it to end, or pass another --session", s.thread, held)
+		}
 		return coder.Result{}, err
 	}
 	res, err := s.agent.Last(ctx, s.thread)
@@ -147,6 +153,10 @@ func (p *printer) Publish(ev events.Event) {
 	case coder.IntentChosen:
 		fmt.Fprintf(p.w, "intent: %s — %s\n", d.Intent, d.Why())
 	case coder.ToolAction:
+		if d.Tool == "test_baseline" {
+			fmt.Fprintf(p.w, "  tests (%s) before the edit, recorded so that none may vanish: %s\n", d.Target, firstLine(d.Result))
+			break
+		}
 		if d.Tool == "run_tests" && !p.verbose {
 			break // the TestRun event that follows says more
 		}
@@ -177,9 +187,9 @@ func (p *printer) Publish(ev events.Event) {
 		if p.verbose {
 			fmt.Fprintf(p.w, "  [node %s]\n", ev.Node)
 		}
-	case events.Error:
-		fmt.Fprintf(p.w, "error: %s\n", d.Message)
 	}
+	// events.Error, the run's error, is not printed here: Bridge returns
+	// it, and the caller of ask prints it.
 }
 
 // result prints the end of a request.
@@ -203,3 +213,9 @@ func indent(text, prefix string) string {
 
 // errQuit ends the REPL.
 var errQuit = errors.New("quit")
+
+// firstLine returns the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
