@@ -48,6 +48,7 @@ func requestReset(turn int) coder.State {
 	r.Attempt.Set(0)
 	r.Attempts.Set(nil)
 	r.Tests.Set(nil)
+	r.Baseline.Set(nil)
 	r.Halted.Set(false)
 	r.Memory.Overwrite(middleware.WorkingMemory{})
 	r.Activity.Set("")
