@@ -72,6 +72,9 @@
 //   - [WithRecursionLimit] (default 150): the graph's recursion limit, in
 //     supersteps; beyond it the run fails with a *graph.RecursionError.
 //
+// [WithMaxFindingLength] (no limit by default) bounds what one step adds
+// to every later prompt: its finding, cut in the middle when longer.
+//
 // # Events
 //
 // The nodes write [PlanMade], [StepStarted], [FindingRecorded] and

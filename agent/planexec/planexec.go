@@ -144,6 +144,7 @@ type config struct {
 	maxIterations    int
 	maxExecutorSteps int
 	recursionLimit   int
+	maxFinding       int
 	prompts          Prompts
 	toolOpts         []tools.ToolNodeOption
 	callOpts         []llm.CallOption
@@ -172,6 +173,17 @@ func WithMaxExecutorSteps(n int) Option {
 // graph.WithRecursionLimit overrides it.
 func WithRecursionLimit(n int) Option {
 	return func(c *config) { c.recursionLimit = n }
+}
+
+// WithMaxFindingLength bounds each finding to n characters (runes); n
+// of 0 or less, the default, keeps findings whole. Every finding goes into
+// every later prompt of the run, and a step's finding holds all its tool
+// results, so tools with large outputs, or a model calling many tools at
+// once, can make the prompts outgrow the model's context: a longer finding
+// keeps its head and its tail (where the executor's answer is) around a
+// line saying how much was cut, as tools.Truncate cuts.
+func WithMaxFindingLength(n int) Option {
+	return func(c *config) { c.maxFinding = n }
 }
 
 // WithPrompts replaces the prompts; its empty fields keep the defaults
@@ -407,7 +419,7 @@ func (a *agent) aggregate(ctx context.Context, s State) (State, error) {
 	}
 	text := NoResults
 	if len(parts) > 0 {
-		text = strings.Join(parts, "\n---\n")
+		text = tools.Truncate(strings.Join(parts, "\n---\n"), a.cfg.maxFinding)
 	}
 	key := fmt.Sprintf("step_%d: %s", s.Findings.Len()+1, currentStep(s))
 

@@ -669,3 +669,43 @@ func TestNewRejectsInvalidConfiguration(t *testing.T) {
 		})
 	}
 }
+
+func TestMaxFindingLengthCutsTheMiddleOfAFinding(t *testing.T) {
+	type bulkArgs struct {
+		N int `json:"n"`
+	}
+	bulk := tools.New("bulk", "Return n characters.", func(_ context.Context, a bulkArgs) (string, error) {
+		return "HEAD" + strings.Repeat("x", a.N) + "TAIL", nil
+	})
+	whole := "HEAD" + strings.Repeat("x", 10_000) + "TAIL\n---\nThe step's answer."
+	tests := []struct {
+		name string
+		opts []planexec.Option
+		want string
+	}{
+		{"no limit by default", nil, whole},
+		{"a limit of 0 keeps it whole", []planexec.Option{planexec.WithMaxFindingLength(0)}, whole},
+		{"a limit cuts the middle", []planexec.Option{planexec.WithMaxFindingLength(100)}, tools.Truncate(whole, 100)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := llm.NewScripted(plan("Fetch"),
+				llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "bulk", `{"n":10000}`)}},
+				text("The step's answer."), decide(planexec.Finish, "ok"), text("answer"))
+			g, err := planexec.New(model, []tools.Tool{bulk}, tt.opts...)
+			require.NoError(t, err)
+
+			out, custom, err := run(t, g, "q")
+			require.NoError(t, err)
+			require.Equal(t, map[string]string{"step_1: Fetch": tt.want}, out.Findings.Get())
+			require.Equal(t, []planexec.FindingRecorded{{Key: "step_1: Fetch", Text: tt.want}}, only[planexec.FindingRecorded](custom))
+			// The refinery and the synthesizer saw the finding as recorded.
+			require.Contains(t, model.Calls()[3].Messages[0].Text(), tt.want)
+			if tt.want != whole {
+				require.True(t, strings.HasPrefix(tt.want, "HEAD"))
+				require.True(t, strings.HasSuffix(tt.want, "The step's answer."))
+				require.Contains(t, tt.want, "chars truncated")
+			}
+		})
+	}
+}

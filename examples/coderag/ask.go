@@ -74,7 +74,7 @@ func askCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stdout, "model %s\n", *spec)
 	}
 
-	ix, err := index(ctx, root, nil, stdout)
+	ix, err := index(ctx, root, false, nil, stdout, stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -83,7 +83,7 @@ func askCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return fail(stderr, err)
 	}
-	g, err := planexec.New(model, cb.agentTools())
+	g, err := planexec.New(model, cb.agentTools(), planexec.WithMaxFindingLength(maxFindingLength))
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -98,6 +98,11 @@ func askCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fmt.Fprintf(stdout, "\nanswer:\n%s\n", final().Response.Get())
 	return exitOK
 }
+
+// maxFindingLength bounds each finding of the agent, in characters: a
+// step may read several files, each up to maxToolOutput, and its finding
+// goes into every later prompt.
+const maxFindingLength = 60_000
 
 // printDemoNotice says that the run is the offline demo, with a scripted
 // model, and how to use a real one.
@@ -127,8 +132,12 @@ type printer struct {
 	verbose bool
 }
 
-// Lines of a tool result and of a finding shown when not verbose.
+// What is shown of a plan, a tool result and a finding when not verbose:
+// the steps of a plan, the runes of a step, the lines of a result and of
+// a finding.
 const (
+	planPreviewSteps    = 10
+	stepPreviewRunes    = 200
 	resultPreviewLines  = 8
 	findingPreviewLines = 12
 )
@@ -142,11 +151,18 @@ func (p *printer) Publish(ev events.Event) {
 			note = " (the model's plan was not usable JSON: one generic step)"
 		}
 		fmt.Fprintf(p.w, "\nplan, iteration %d of at most %d%s:\n", d.Iteration, d.MaxIterations, note)
-		for i, s := range d.Steps {
-			fmt.Fprintf(p.w, "  %d. %s\n", i+1, s)
+		steps := d.Steps
+		if !p.verbose && len(steps) > planPreviewSteps {
+			steps = steps[:planPreviewSteps]
+		}
+		for i, s := range steps {
+			fmt.Fprintf(p.w, "  %d. %s\n", i+1, p.step(s))
+		}
+		if more := len(d.Steps) - len(steps); more > 0 {
+			fmt.Fprintf(p.w, "  … %d more steps (--verbose shows all)\n", more)
 		}
 	case planexec.StepStarted:
-		fmt.Fprintf(p.w, "\nstep %d/%d: %s\n", d.Index, d.Total, d.Step)
+		fmt.Fprintf(p.w, "\nstep %d/%d: %s\n", d.Index, d.Total, p.step(d.Step))
 	case events.ToolCall:
 		fmt.Fprintf(p.w, "  → %s %s\n", d.Name, d.Args)
 	case events.ToolResult:
@@ -177,6 +193,15 @@ func (p *printer) Publish(ev events.Event) {
 	case events.Error:
 		fmt.Fprintf(p.w, "\nerror: %s\n", d.Message)
 	}
+}
+
+// step returns a plan step on one line, cut to stepPreviewRunes runes
+// unless verbose.
+func (p *printer) step(s string) string {
+	if p.verbose {
+		return s
+	}
+	return oneLine(s, stepPreviewRunes)
 }
 
 // preview indents text, cut to n lines unless verbose.

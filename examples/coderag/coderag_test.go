@@ -137,7 +137,7 @@ func TestCallersAndCalleesOfTheSample(t *testing.T) {
 		{"callees", "cart.Checkout", "cart/cart.go:45  in cart.Checkout: calls cart.Subtotal\n" +
 			"cart/cart.go:46  in cart.Checkout: calls pricing.Discount\n" +
 			"cart/cart.go:51  in cart.Checkout: calls pricing.Shipping\n"},
-		{"callers", "cart.Checkout", "no calls of cart.Checkout in the module\n"},
+		{"callers", "cart.Checkout", "no calls of cart.Checkout under the indexed root\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd+" "+tt.name, func(t *testing.T) {

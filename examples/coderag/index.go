@@ -16,9 +16,10 @@ import (
 
 // indexCommand is `coderag index [DIR]`.
 func indexCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("index", "index [DIR]",
+	fs := newFlagSet("index", "index [--rebuild] [DIR]",
 		"Indexes DIR (default: the current directory) into DIR/"+codeindex.DefaultDir+
 			", incrementally: unchanged files are skipped, deleted ones dropped.", stderr)
+	rebuild := fs.Bool("rebuild", false, "delete the index of DIR first and index every file again (for a damaged index)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -34,7 +35,7 @@ func indexCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if isTerminal(stderr) {
 		progress = progressLine(stderr, time.Now())
 	}
-	ix, err := index(ctx, dir, progress, stdout)
+	ix, err := index(ctx, dir, *rebuild, progress, stdout, stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -44,23 +45,39 @@ func indexCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return exitOK
 }
 
-// index brings the index of dir up to date, calling progress (if not nil)
-// after each file, and prints a summary line to w. It returns the index,
-// open; the caller closes it.
-func index(ctx context.Context, dir string, progress func(codeindex.Progress), w io.Writer) (*codeindex.Index, error) {
+// index brings the index of dir up to date — after deleting it, when
+// rebuild — calling progress (if not nil) after each file, and prints a
+// summary line to w; waits for other coderag processes are reported on
+// errw. It returns the index, open; the caller closes it.
+func index(ctx context.Context, dir string, rebuild bool, progress func(codeindex.Progress), w, errw io.Writer) (*codeindex.Index, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	unlock, err := lockIndex(ctx, dir, true, errw)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if rebuild {
+		if err := clearIndex(dir); err != nil {
+			return nil, err
+		}
+	}
 	var opts []codeindex.Option
 	if progress != nil {
 		opts = append(opts, codeindex.WithProgress(progress))
 	}
 	ix, err := codeindex.Open(ctx, dir, opts...)
 	if err != nil {
-		return nil, err
+		return nil, damaged(dir, err)
 	}
 	start := time.Now()
 	st, err := ix.Update(ctx)
 	if err != nil {
 		ix.Close()
-		return nil, err
+		return nil, damaged(dir, err)
 	}
 	elapsed := time.Since(start)
 	seen := st.Unchanged + st.Added + st.Changed + st.Skipped
@@ -68,6 +85,51 @@ func index(ctx context.Context, dir string, progress func(codeindex.Progress), w
 		ix.Root(), st.Files, st.Chunks, st.Added, st.Changed, st.Unchanged, st.Removed, st.Skipped,
 		elapsed.Round(100*time.Microsecond), float64(seen)/max(elapsed.Seconds(), 1e-6))
 	return ix, nil
+}
+
+// clearIndex deletes what the index folder of dir holds, but the lock
+// file, which the caller holds and other processes may be waiting on.
+func clearIndex(dir string) error {
+	folder := filepath.Join(dir, codeindex.DefaultDir)
+	entries, err := os.ReadDir(folder)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	for _, e := range entries {
+		if e.Name() == lockFile {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(folder, e.Name())); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	return nil
+}
+
+// damagedError is an error opening or updating an index that may be
+// damaged: it says how to rebuild it.
+type damagedError struct {
+	dir string
+	err error
+}
+
+func (e *damagedError) Error() string {
+	return fmt.Sprintf("%v\nthe index in %s may be damaged; rebuild it with: coderag index --rebuild %s",
+		e.err, filepath.Join(e.dir, codeindex.DefaultDir), e.dir)
+}
+
+func (e *damagedError) Unwrap() error { return e.err }
+
+// damaged returns err as a *damagedError unless it has another cause
+// than the index folder's content: a cancelled run, the lock of another
+// process, or a bad option.
+func damaged(dir string, err error) error {
+	_, locked := errors.AsType[*codeindex.LockedError](err)
+	_, option := errors.AsType[*codeindex.OptionError](err)
+	if locked || option || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &damagedError{dir: dir, err: err}
 }
 
 // progressLine returns a progress callback that rewrites one line of w
@@ -108,12 +170,22 @@ func (e errNotIndexed) Error() string {
 }
 
 // openExisting opens the index of dir, which must have been built by
-// `coderag index`.
-func openExisting(ctx context.Context, dir string) (*codeindex.Index, error) {
+// `coderag index`, waiting while a coderag process indexes dir (see
+// lockIndex; w tells about the wait).
+func openExisting(ctx context.Context, dir string, w io.Writer) (*codeindex.Index, error) {
 	if _, err := os.Stat(filepath.Join(dir, codeindex.DefaultDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, errNotIndexed{dir}
 	}
-	return codeindex.Open(ctx, dir)
+	unlock, err := lockIndex(ctx, dir, false, w)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ix, err := codeindex.Open(ctx, dir)
+	if err != nil {
+		return nil, damaged(dir, err)
+	}
+	return ix, nil
 }
 
 // searchCommand is `coderag search "query"`.
@@ -121,7 +193,7 @@ func searchCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := newFlagSet("search", `search "query" [--mode bm25|vector|hybrid] [--json] [--limit N] [--dir DIR]`,
 		"Searches the index of DIR (built by coderag index). Vector search uses the offline\n"+
 			"HashingEmbedder (hashed tokens and trigrams, not a semantic model).", stderr)
-	mode := fs.String("mode", "hybrid", "ranking: bm25, vector or hybrid (both, their scores normalised and added)")
+	mode := fs.String("mode", "hybrid", "ranking: bm25, vector or hybrid (both, their normalised scores fused by CombMNZ)")
 	asJSON := fs.Bool("json", false, "print one JSON object per hit and line")
 	limit := fs.Int("limit", codeindex.DefaultLimit, "the number of hits at most")
 	dir := fs.String("dir", ".", "the indexed directory")
@@ -139,14 +211,14 @@ func searchCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *limit < 1 {
 		return usageErrorf(fs, "--limit %d: want at least 1", *limit)
 	}
-	ix, err := openExisting(ctx, *dir)
+	ix, err := openExisting(ctx, *dir, stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer ix.Close()
 	hits, err := ix.Search(ctx, pos[0], codeindex.WithMode(m), codeindex.WithLimit(*limit))
 	if err != nil {
-		return fail(stderr, err)
+		return fail(stderr, damaged(*dir, err))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -179,15 +251,16 @@ func formatHits(hits []codeindex.Hit) string {
 
 // callsCommand is `coderag callers NAME` and `coderag callees NAME`.
 func callsCommand(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) int {
-	about := "Prints the call sites of the Go functions NAME denotes"
+	about := "Prints the call sites of the functions NAME denotes"
 	if cmd == "callees" {
-		about = "Prints the calls made by the Go functions NAME denotes"
+		about = "Prints the calls made by the functions NAME denotes"
 	}
 	fs := newFlagSet(cmd, cmd+" NAME [--dir DIR] [--json]",
-		about+", from the call graph of the Go module\n"+
-			"at DIR (class hierarchy analysis). NAME is a symbol as search prints it (pricing.Discount,\n"+
-			"cart.(*Cart).Add), a full name (example.com/shop/pricing.Discount) or a bare name.", stderr)
-	dir := fs.String("dir", ".", "the root of the Go module")
+		about+": from the call graph of the Go packages\n"+
+			"under DIR (class hierarchy analysis) and from that of its Python files, resolved by name\n"+
+			"(approximate). NAME is a symbol as search prints it (pricing.Discount, cart.(*Cart).Add,\n"+
+			"shop.pricing.Cart.checkout), a full Go name (example.com/shop/pricing.Discount) or a bare name.", stderr)
+	dir := fs.String("dir", ".", "the directory (a Go module, Python files or both)")
 	asJSON := fs.Bool("json", false, "print one JSON object per call and line")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
@@ -196,11 +269,11 @@ func callsCommand(ctx context.Context, cmd string, args []string, stdout, stderr
 	if len(pos) != 1 {
 		return usageErrorf(fs, "want one function name, got %d arguments", len(pos))
 	}
-	cg, err := codeindex.LoadCallGraph(ctx, *dir)
+	cg, err := loadCallGraphs(ctx, *dir)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	calls, err := queryCalls(cg, cmd, pos[0])
+	calls, err := cg.query(cmd, pos[0])
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -215,32 +288,4 @@ func callsCommand(ctx context.Context, cmd string, args []string, stdout, stderr
 	}
 	fmt.Fprint(stdout, formatCalls(cmd, pos[0], calls))
 	return exitOK
-}
-
-// queryCalls asks cg for the callers or the callees (by cmd) of name.
-func queryCalls(cg *codeindex.CallGraph, cmd, name string) ([]codeindex.Call, error) {
-	if cmd == "callees" {
-		return cg.Callees(name)
-	}
-	return cg.Callers(name)
-}
-
-// formatCalls renders calls one a line, "path:line  in caller: calls
-// callee", or says there are none.
-func formatCalls(cmd, name string, calls []codeindex.Call) string {
-	if len(calls) == 0 {
-		if cmd == "callees" {
-			return fmt.Sprintf("%s calls no function of the module's packages or their dependencies\n", name)
-		}
-		return fmt.Sprintf("no calls of %s in the module\n", name)
-	}
-	var b []byte
-	for _, c := range calls {
-		dyn := ""
-		if c.Dynamic {
-			dyn = "  (dynamic: through an interface or function value)"
-		}
-		b = fmt.Appendf(b, "%s:%d  in %s: calls %s%s\n", c.Path, c.Line, c.Caller, c.Callee, dyn)
-	}
-	return string(b)
 }

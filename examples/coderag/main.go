@@ -4,7 +4,7 @@
 // questions about it with a plan-and-execute agent (package
 // agent/planexec) whose tools search and read the indexed code.
 //
-//	coderag index [DIR]
+//	coderag index [--rebuild] [DIR]
 //	coderag search "query" [--mode bm25|vector|hybrid] [--json] [--limit N] [--dir DIR]
 //	coderag callers NAME [--dir DIR] [--json]
 //	coderag callees NAME [--dir DIR] [--json]
@@ -15,23 +15,31 @@
 // DIR/.coderag, incrementally: files whose content is unchanged are
 // skipped and deleted files are dropped. On a terminal it shows a
 // progress line; at the end it prints the files and chunks indexed and
-// the files looked at per second.
+// the files looked at per second. --rebuild deletes the index first: an
+// index that cannot be read (a damaged DIR/.coderag) is reported with
+// that advice. coderag processes on one folder take turns: while one
+// indexes it, another `index`, `ask` or `search` waits (a lock file in
+// DIR/.coderag, with flock(2); not on systems without it).
 //
 // `coderag search` queries the index of --dir (default: the current
-// directory): hybrid (BM25 and vector scores, min-max normalised and
-// added: codeindex.FuseMinMax; the default), bm25 or vector. Vectors come from codeindex's offline
-// HashingEmbedder — hashed tokens and character trigrams, a lexical
-// baseline, not a semantic model. With --json it prints one JSON object
-// per hit and line: path (relative to the indexed root), start_line,
-// end_line, symbol, kind and score.
+// directory): hybrid (the default: BM25 and vector scores, min-max
+// normalised, added and multiplied by the number of rankings that found
+// the chunk — codeindex's default fusion, CombMNZ), bm25 or vector.
+// Vectors come from codeindex's offline HashingEmbedder — hashed tokens
+// and character trigrams, a lexical baseline, not a semantic model. With
+// --json it prints one JSON object per hit and line: path (relative to
+// the indexed root), start_line, end_line, symbol, kind and score.
 //
 // `coderag callers` and `coderag callees` answer from the call graph of
-// the Go module at --dir (class hierarchy analysis, see
-// codeindex.CallGraph): each call site as file:line, the enclosing
-// function and the function called; calls through an interface or a
-// function value are marked dynamic. NAME is a symbol as search prints
-// it ("pricing.Discount", "cart.(*Cart).Add"), a full name
-// ("example.com/bookshop/pricing.Discount") or a bare function name.
+// the Go packages under --dir (class hierarchy analysis, see
+// codeindex.CallGraph) and from that of its Python files (resolved by
+// name, see codeindex.PythonCalls, and marked approximate): each call
+// site as file:line, the enclosing function and the function called;
+// calls through an interface, a function value or an attribute are
+// marked dynamic. NAME is a symbol as search prints it
+// ("pricing.Discount", "cart.(*Cart).Add", "shop.pricing.Cart.checkout"),
+// a full Go name ("example.com/bookshop/pricing.Discount") or a bare
+// function name.
 //
 // `coderag ask` updates the index of --dir and runs the agent on the
 // question, printing its plan, each step, each tool call with the start
@@ -40,7 +48,9 @@
 // agent's whole state after every superstep. The agent's tools are
 // search_codebase, read_file, list_directory, get_callers and
 // get_callees, confined to the indexed root (paths outside it, through
-// ".." or symlinks, are refused).
+// "..", absolute paths or symlinks, are refused); each output is cut to
+// 24,000 characters (head and tail kept), and each step's finding to
+// 60,000, as every finding goes into the prompts that follow.
 //
 // The model comes from --model, else $CODERAG_MODEL, as a spec of llm.New:
 // "openai:gpt-4o" (OPENAI_API_KEY), "anthropic:claude-sonnet-4-5"
@@ -120,13 +130,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 const usage = `coderag — index a code base and ask questions about it.
 
 Usage:
-  coderag index [DIR]           index DIR (default .) into DIR/.coderag, incrementally
+  coderag index [--rebuild] [DIR]
+                                index DIR (default .) into DIR/.coderag, incrementally
   coderag search "query" [--mode bm25|vector|hybrid] [--json] [--limit N] [--dir DIR]
                                 search the index of DIR (default .)
   coderag callers NAME [--dir DIR] [--json]
-                                the call sites of a Go function
+                                the call sites of a Go or Python function
   coderag callees NAME [--dir DIR] [--json]
-                                the calls a Go function makes
+                                the calls a Go or Python function makes
   coderag ask "question" [--model SPEC] [--verbose] [--dir DIR]
                                 answer a question with the plan-and-execute agent
                                 (with no model configured: offline, scripted, on a bundled sample)

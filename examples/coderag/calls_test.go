@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/codeindex"
+)
+
+// pythonShop writes a small Python package into a temporary directory and
+// returns the directory.
+func pythonShop(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"shop/__init__.py": "from .pricing import discount\n",
+		"shop/pricing.py": `"""Pricing rules."""
+
+
+def discount(coupon, subtotal):
+    if not coupon:
+        return 0
+    return percent_off(subtotal, 10)
+
+
+def percent_off(amount, pct):
+    return amount * pct // 100
+
+
+class Cart:
+    def __init__(self):
+        self.items = []
+
+    def checkout(self, coupon=None):
+        total = sum(self.items)
+        return total - discount(coupon, total)
+`,
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	}
+	return dir
+}
+
+func TestCallersAndCalleesOfAPythonPackage(t *testing.T) {
+	dir := pythonShop(t)
+	tests := []struct {
+		cmd, name string
+		want      string
+	}{
+		{"callers", "discount",
+			"shop/pricing.py:20  in shop.pricing.Cart.checkout: calls shop.pricing.discount  (approximate: resolved by name)\n"},
+		{"callers", "shop.pricing.percent_off",
+			"shop/pricing.py:7  in shop.pricing.discount: calls shop.pricing.percent_off  (approximate: resolved by name)\n"},
+		{"callees", "shop.pricing.Cart.checkout",
+			"shop/pricing.py:19  in shop.pricing.Cart.checkout: calls sum  (approximate: resolved by name; not defined under the root)\n" +
+				"shop/pricing.py:20  in shop.pricing.Cart.checkout: calls shop.pricing.discount  (approximate: resolved by name)\n"},
+		{"callers", "shop.pricing.Cart.checkout", "no calls of shop.pricing.Cart.checkout under the indexed root\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd+" "+tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.cmd, tt.name, "--dir", dir)
+			require.Equal(t, exitOK, r.code, r)
+			require.Equal(t, tt.want, r.stdout)
+		})
+	}
+}
+
+func TestCallersJSONMarksPythonCallsApproximate(t *testing.T) {
+	dir := pythonShop(t)
+	r := runCLI(t, "callees", "checkout", "--dir", dir, "--json")
+	require.Equal(t, exitOK, r.code, r)
+	var calls []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var c map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &c), "line %q", sc.Text())
+		calls = append(calls, c)
+	}
+	require.Equal(t, []map[string]any{
+		{"path": "shop/pricing.py", "line": float64(19), "caller": "shop.pricing.Cart.checkout", "callee": "sum",
+			"dynamic": false, "approximate": true, "unresolved": true},
+		{"path": "shop/pricing.py", "line": float64(20), "caller": "shop.pricing.Cart.checkout", "callee": "shop.pricing.discount",
+			"dynamic": false, "approximate": true},
+	}, calls)
+}
+
+func TestCallersOfAnUnknownNameSayWhyGoDidNotLoad(t *testing.T) {
+	dir := pythonShop(t)
+	t.Setenv("GOWORK", "off")
+	// A Go file outside any module: the Go packages cannot be loaded.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.go"), []byte("package x\n\nfunc F() {}\n"), 0o644))
+
+	r := runCLI(t, "callers", "F", "--dir", dir)
+	require.Equal(t, exitError, r.code, r)
+	require.Contains(t, r.stderr, `no function named "F" in the Python files, and the Go packages could not be loaded: codeindex: load packages:`)
+
+	// The Python graph still answers.
+	r = runCLI(t, "callers", "percent_off", "--dir", dir)
+	require.Equal(t, exitOK, r.code, r)
+	require.Contains(t, r.stdout, "in shop.pricing.discount: calls shop.pricing.percent_off")
+}
+
+func TestGetCallersToolAnswersForPython(t *testing.T) {
+	dir := pythonShop(t)
+	ix, err := codeindex.Open(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, ix.Close()) })
+	cb, err := newCodebase(ix)
+	require.NoError(t, err)
+	tool := toolNamed(t, cb, "get_callers")
+
+	out, err := tool.Call(t.Context(), json.RawMessage(`{"name":"discount"}`))
+	require.NoError(t, err)
+	require.Equal(t, "shop/pricing.py:20  in shop.pricing.Cart.checkout: calls shop.pricing.discount  (approximate: resolved by name)", out)
+}
