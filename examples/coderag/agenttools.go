@@ -58,7 +58,7 @@ type searchArgs struct {
 
 // callArgs are the arguments of get_callers and get_callees.
 type callArgs struct {
-	Name string `json:"name" jsonschema:"required" jsonschema_description:"A function: a symbol as search_codebase prints it (Go: pkg.Func or pkg.(*T).Method; Python: module.func or module.Class.method) or a bare function name."`
+	Name string `json:"name" jsonschema:"required" jsonschema_description:"A function: a symbol as search_codebase prints it (Go: pkg.Func or pkg.(*T).Method; Python, JavaScript, TypeScript: module.func or module.Class.method) or a bare function name."`
 }
 
 // maxToolOutput bounds the output of each tool the agent is given, in
@@ -82,11 +82,11 @@ func (c *codebase) agentTools() []tools.Tool {
 		capped(renamed[tools.FileListArgs]("list_directory", tools.FileList(c.ws)), maxToolOutput),
 		capped(tools.New("get_callers",
 			"List the call sites of a function: file:line, the function that contains the call, and the function called. "+
-				"Go calls come from the type-checked call graph; Python calls are resolved by name and marked approximate.",
+				"Go calls come from the type-checked call graph; Python and JavaScript calls are resolved by name and marked approximate.",
 			func(ctx context.Context, a callArgs) (string, error) { return c.calls(ctx, "callers", a.Name) }), maxToolOutput),
 		capped(tools.New("get_callees",
 			"List the calls a function makes: file:line of each call and the function called. "+
-				"Go calls come from the type-checked call graph; Python calls are resolved by name and marked approximate.",
+				"Go calls come from the type-checked call graph; Python and JavaScript calls are resolved by name and marked approximate.",
 			func(ctx context.Context, a callArgs) (string, error) { return c.calls(ctx, "callees", a.Name) }), maxToolOutput),
 	}
 }

@@ -12,18 +12,20 @@ import (
 )
 
 // callGraphs are the call graphs of a directory: the typed one of its Go
-// packages (codeindex.CallGraph) and the approximate one of its Python
-// files, resolved by name (codeindex.NameCallGraph).
+// packages (codeindex.CallGraph) and the approximate ones of its Python
+// and its JavaScript/TypeScript files, resolved by name
+// (codeindex.NameCallGraph).
 type callGraphs struct {
 	golang *codeindex.CallGraph // nil when the directory has no Go file or goErr is set
 	goErr  error                // why the Go packages could not be loaded
-	python *codeindex.NameCallGraph
+	byName []*codeindex.NameCallGraph
 }
 
 // loadCallGraphs builds the call graphs of dir: the Go one when dir holds a
-// Go file (outside the folders the index skips), and the Python one. A
-// failure to load the Go packages is kept, not returned: the Python graph
-// still answers, and queries that find nothing report it.
+// Go file (outside the folders the index skips), the Python one and the
+// JavaScript/TypeScript one. A failure to load the Go packages is kept, not
+// returned: the other graphs still answer, and queries that find nothing
+// report it.
 func loadCallGraphs(ctx context.Context, dir string) (*callGraphs, error) {
 	var g callGraphs
 	hasGo, err := hasGoFile(dir)
@@ -36,9 +38,12 @@ func loadCallGraphs(ctx context.Context, dir string) (*callGraphs, error) {
 			return nil, g.goErr
 		}
 	}
-	g.python, err = codeindex.PythonCalls(ctx, dir)
-	if err != nil {
-		return nil, err
+	for _, build := range []func(context.Context, string) (*codeindex.NameCallGraph, error){codeindex.PythonCalls, codeindex.JSCalls} {
+		ng, err := build(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		g.byName = append(g.byName, ng)
 	}
 	return &g, nil
 }
@@ -70,13 +75,14 @@ func hasGoFile(dir string) (bool, error) {
 	return found, nil
 }
 
-// A callSite is one call of either graph: the Go graph's calls are exact
-// up to dynamic dispatch, the Python graph's are Approximate.
+// A callSite is one call of a graph: the Go graph's calls are exact up to
+// dynamic dispatch, the Python and JavaScript graphs' are Approximate.
 type callSite struct {
 	codeindex.Call
-	// Approximate marks a Python call, resolved by name alone.
+	// Approximate marks a Python or JavaScript call, resolved by name
+	// alone.
 	Approximate bool `json:"approximate"`
-	// Unresolved marks a Python call of nothing defined under the root (a
+	// Unresolved marks such a call of nothing defined under the root (a
 	// builtin, a library function): Callee is the called expression.
 	Unresolved bool `json:"unresolved,omitempty"`
 }
@@ -101,10 +107,10 @@ func (g *callGraphs) query(cmd, name string) ([]callSite, error) {
 			sites = append(sites, callSite{Call: c})
 		}
 	}
-	if g.python != nil {
-		calls, err := g.python.Callers(name)
+	for _, ng := range g.byName {
+		calls, err := ng.Callers(name)
 		if cmd == "callees" {
-			calls, err = g.python.Callees(name)
+			calls, err = ng.Callees(name)
 		}
 		if err != nil && !isUnknown(err) {
 			return nil, err
@@ -119,7 +125,7 @@ func (g *callGraphs) query(cmd, name string) ([]callSite, error) {
 	}
 	unknown := &codeindex.UnknownFunctionError{Name: name}
 	if g.goErr != nil {
-		return nil, fmt.Errorf("%w in the Python files, and the Go packages could not be loaded: %w", unknown, g.goErr)
+		return nil, fmt.Errorf("%w in the Python and JavaScript files, and the Go packages could not be loaded: %w", unknown, g.goErr)
 	}
 	return nil, unknown
 }

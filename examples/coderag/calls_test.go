@@ -122,3 +122,38 @@ func TestGetCallersToolAnswersForPython(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "shop/pricing.py:20  in shop.pricing.Cart.checkout: calls shop.pricing.discount  (approximate: resolved by name)", out)
 }
+
+func TestCallersAndCalleesOfATypeScriptProject(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"src/pricing.ts": "export function percentOff(amount: number, pct: number): number {\n" +
+			"  return Math.floor(amount * pct / 100);\n}\n\n" +
+			"export function discount(coupon: string, subtotal: number): number {\n" +
+			"  return coupon ? percentOff(subtotal, 10) : 0;\n}\n",
+		"src/cart.js": "const { discount } = require('./pricing');\n\n" +
+			"class Cart {\n  checkout(coupon) {\n    return 100 - discount(coupon, 100);\n  }\n}\n\nmodule.exports = { Cart };\n",
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	}
+	r := runCLI(t, "callers", "discount", "--dir", dir, "--json")
+	require.Equal(t, exitOK, r.code, r)
+	var got []callSite
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var c callSite
+		require.NoError(t, json.Unmarshal([]byte(line), &c), line)
+		got = append(got, c)
+	}
+	require.Len(t, got, 1, r.stdout)
+	require.Equal(t, "src/cart.js", got[0].Path)
+	require.Equal(t, 5, got[0].Line)
+	require.True(t, got[0].Approximate)
+	require.Contains(t, got[0].Caller, "checkout")
+
+	r = runCLI(t, "callees", "discount", "--dir", dir)
+	require.Equal(t, exitOK, r.code, r)
+	require.Contains(t, r.stdout, "src/pricing.ts:6")
+	require.Contains(t, r.stdout, "percentOff  (approximate: resolved by name)")
+}

@@ -32,8 +32,9 @@
 //
 // `coderag callers` and `coderag callees` answer from the call graph of
 // the Go packages under --dir (class hierarchy analysis, see
-// codeindex.CallGraph) and from that of its Python files (resolved by
-// name, see codeindex.PythonCalls, and marked approximate): each call
+// codeindex.CallGraph) and from those of its Python and
+// JavaScript/TypeScript files (resolved by name, see codeindex.PythonCalls
+// and codeindex.JSCalls, and marked approximate): each call
 // site as file:line, the enclosing function and the function called;
 // calls through an interface, a function value or an attribute are
 // marked dynamic. NAME is a symbol as search prints it
