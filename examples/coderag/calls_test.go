@@ -101,7 +101,7 @@ func TestCallersOfAnUnknownNameSayWhyGoDidNotLoad(t *testing.T) {
 
 	r := runCLI(t, "callers", "F", "--dir", dir)
 	require.Equal(t, exitError, r.code, r)
-	require.Contains(t, r.stderr, `no function named "F" in the Python files, and the Go packages could not be loaded: codeindex: load packages:`)
+	require.Contains(t, r.stderr, `no function named "F" in the Python and JavaScript files, and the Go packages could not be loaded: codeindex: load packages:`)
 
 	// The Python graph still answers.
 	r = runCLI(t, "callers", "percent_off", "--dir", dir)
