@@ -35,9 +35,11 @@
 // [Session.Tools] lists the server's tools (following every page) and
 // returns them as tools.Tool: the name (with the [WithToolPrefix] prefix,
 // so that several servers' tools do not clash, and made acceptable to model
-// providers: "files.read" becomes "files_read"), the description, and the
-// server's input schema as Parameters. Handing them to an agent is all it
-// takes:
+// providers: "files.read" becomes "files_read"), the description (cut to
+// [WithOutputLimit], as it goes to the model with every call), and the
+// server's input schema as Parameters. Two tools that end up with the same
+// name, or an input schema that is not of type "object", make Tools fail
+// rather than the agent. Handing them to an agent is all it takes:
 //
 //	ts, err := fs.Tools(ctx)
 //	g, err := agent.NewReAct(model, append(ts, tools.Coding(ws)...))
@@ -82,18 +84,26 @@
 // about 16 MB say, is not read; the connection ends, the call fails with
 // [ErrConnectionClosed], and so do the later calls of the session (connect
 // again). The output limit applies only to what is read: a result up to
-// that size is held in memory whole before it is cut. Over HTTP, the
-// go-sdk bounds a server-sent event to 16 MiB (sdk.DefaultMaxEventSize),
-// and this package a reply of type application/json to [MaxJSONReply]
-// (16 MiB), with the same outcome.
+// that size is held in memory whole before it is cut. Over HTTP, a
+// server-sent event is bounded to 16 MiB (sdk.DefaultMaxEventSize, which
+// this package sets: the go-sdk's streamable client takes a zero limit as
+// none) and a reply of type application/json to [MaxJSONReply] (16 MiB),
+// with the same outcome.
 //
-// A stdio server that fails to connect (it exits, writes something other
-// than MCP on its standard output, or does not answer before ctx ends) is
-// killed at once, and the error quotes the start of what it wrote and the
-// end of its standard error. Close ends calls in progress (they fail with
+// The connect functions return as soon as ctx ends, even when the server
+// does not answer (the go-sdk would wait up to 5 s to deliver its
+// cancellation notice). A stdio server that fails to connect (it exits,
+// writes something other than MCP on its standard output, or does not
+// answer before ctx ends) is killed at once, and the error quotes the
+// start of what it wrote and the end of its standard error. Close ends
+// calls in progress (they fail with
 // [ErrConnectionClosed]). Over HTTP, the go-sdk's Close then waits up to
 // 5 s for the server to end the session, which a go-sdk server does only
-// once its running tool handlers have returned.
+// once its running tool handlers have returned; when it does not, Close
+// returns that error (the session is closed all the same). Over stdio, a
+// go-sdk server whose tool handler ignores its cancellation does not exit
+// at the end of its input, so Close then takes [WithTerminateTimeout]
+// before it sends SIGTERM.
 //
 // Not supported: sampling, elicitation and roots (requests from the server
 // to the client), prompts, resource templates and subscriptions, and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -492,6 +493,12 @@ func TestBadToolListsAreErrors(t *testing.T) {
 				&sdk.Tool{Name: "a.b", InputSchema: map[string]any{"type": "object"}},
 				&sdk.Tool{Name: "a/b", InputSchema: map[string]any{"type": "object"}})
 		}, `tools "a.b" and "a/b" are both named "a_b"`},
+		{"schema of another type", func(r *sdk.ListToolsResult) {
+			r.Tools = append(r.Tools, &sdk.Tool{Name: "s", InputSchema: map[string]any{"type": "string"}})
+		}, `tool "s": input schema has type "string", want "object"`},
+		{"schema of several types", func(r *sdk.ListToolsResult) {
+			r.Tools = append(r.Tools, &sdk.Tool{Name: "s", InputSchema: map[string]any{"type": []any{"object", "null"}}})
+		}, `tool "s": input schema has type ["object","null"], want "object"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newTestServer(newHooks())
@@ -731,4 +738,87 @@ func TestOversizedJSONReplyOverHTTPIsConnectionClosed(t *testing.T) {
 	_, err = s.CallTool(context.Background(), "huge", json.RawMessage(fmt.Sprintf(`{"n":%d}`, mcp.MaxJSONReply)))
 	require.ErrorIs(t, err, mcp.ErrConnectionClosed)
 	require.ErrorContains(t, err, fmt.Sprintf("reply larger than %d bytes", mcp.MaxJSONReply))
+}
+
+func TestOversizedEventOverHTTPIsConnectionClosed(t *testing.T) {
+	// The go-sdk's server answers with server-sent events by default; a
+	// reply event larger than sdk.DefaultMaxEventSize must not be read.
+	s := connectHTTP(t, newHooks())
+	out, err := s.CallTool(context.Background(), "huge", json.RawMessage(`{"n":10}`))
+	require.NoError(t, err)
+	require.Equal(t, "axxxxxxxxz", out)
+	_, err = s.CallTool(context.Background(), "huge", json.RawMessage(fmt.Sprintf(`{"n":%d}`, sdk.DefaultMaxEventSize)))
+	require.ErrorIs(t, err, mcp.ErrConnectionClosed)
+}
+
+// stallingTransport holds every request until release is closed or the
+// request's context ends, and counts the cancellation notices that gave up.
+type stallingTransport struct {
+	arrived      chan struct{} // closed at the first request
+	release      chan struct{}
+	once         sync.Once
+	noticeGaveUp atomic.Int32
+}
+
+func (st *stallingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
+		req.Body.Close()
+	}
+	st.once.Do(func() { close(st.arrived) })
+	select {
+	case <-st.release:
+		return nil, errors.New("released")
+	case <-req.Context().Done():
+		if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+			st.noticeGaveUp.Add(1)
+		}
+		return nil, req.Context().Err()
+	}
+}
+
+func TestConnectHTTPReturnsWhenTheContextEnds(t *testing.T) {
+	// A server that never answers: once ctx ends, the go-sdk sends it a
+	// cancellation notice, which stalls too; ConnectHTTP must return
+	// without waiting for that notice to be delivered or given up.
+	st := &stallingTransport{arrived: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(st.release) })
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := mcp.ConnectHTTP(ctx, "http://mcp.invalid/mcp", mcp.WithHTTPClient(&http.Client{Transport: st}))
+		errc <- err
+	}()
+	<-st.arrived
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	require.Zero(t, st.noticeGaveUp.Load(), "ConnectHTTP waited for the cancellation notice")
+}
+
+func TestToolDescriptionsAreCutToTheOutputLimit(t *testing.T) {
+	// A server's description goes to the model with every call: a huge one
+	// must not fill its context.
+	srv := newTestServer(newHooks())
+	srv.AddTool(&sdk.Tool{Name: "verbose", Title: strings.Repeat("t", 50), Description: "d" + strings.Repeat("x", 100) + "z",
+		InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	s, err := mcp.ConnectHTTP(context.Background(), startHTTP(t, srv), mcp.WithOutputLimit(10))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	ts, err := s.Tools(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "dxxxx\n[... 92 chars truncated ...]\nxxxxz", toolByName(t, ts, "verbose").Description())
+	infos, err := s.ListTools(context.Background())
+	require.NoError(t, err)
+	titles := map[string]string{}
+	for _, info := range infos {
+		titles[info.Name] = info.Title
+	}
+	require.Equal(t, "ttttt\n[... 40 chars truncated ...]\nttttt", titles["verbose"])
+	out, err := genericTools(t, s)[mcp.ListToolsName].Call(context.Background(), nil)
+	require.NoError(t, err)
+	require.NotContains(t, out, strings.Repeat("x", 11))
 }

@@ -67,7 +67,8 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 func WithToolPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
 // WithOutputLimit sets how many characters of a tool result (and of a
-// resource's contents, and of a tool's error message) [Session.CallTool],
+// resource's contents, a tool's error message, and a tool's title and
+// description as listed) [Session.CallTool], [Session.ListTools],
 // [Session.ReadResource] and the tools of [Session.Tools] and
 // [GenericTools] return (default [tools.DefaultOutputLimit]): longer text
 // keeps its first and last halves around a marker such as

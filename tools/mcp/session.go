@@ -131,7 +131,9 @@ func ConnectHTTP(ctx context.Context, url string, opts ...Option) (*Session, err
 	}
 	c.Transport = &replyLimitTransport{base: base, max: MaxJSONReply}
 	client = &c
-	t := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: client}
+	// MaxEventSize is set explicitly: the go-sdk's streamable client reads
+	// its zero value as no limit at all, not as DefaultMaxEventSize.
+	t := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxEventSize: sdk.DefaultMaxEventSize}
 	s, err := connect(ctx, t, nil, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connect to %s: %w", url, err)
@@ -141,7 +143,7 @@ func ConnectHTTP(ctx context.Context, url string, opts ...Option) (*Session, err
 
 func connect(ctx context.Context, t sdk.Transport, proc *process, cfg *config) (*Session, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: cfg.clientName, Version: cfg.clientVer}, nil)
-	cs, err := client.Connect(ctx, t, nil)
+	cs, err := connectClient(ctx, client, t)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -163,6 +165,35 @@ func connect(ctx context.Context, t sdk.Transport, proc *process, cfg *config) (
 		s.name = "mcp"
 	}
 	return s, nil
+}
+
+// connectClient connects client over t, returning as soon as ctx ends. The
+// go-sdk's Connect does not: once ctx ends it tells the server that the
+// initialize request is cancelled and, on failing, waits for that notice to
+// be delivered — up to 5 s over HTTP to a server that does not answer. That
+// wait then finishes in the background, and a session that connects anyway
+// is closed.
+func connectClient(ctx context.Context, client *sdk.Client, t sdk.Transport) (*sdk.ClientSession, error) {
+	type result struct {
+		cs  *sdk.ClientSession
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		cs, err := client.Connect(ctx, t, nil)
+		done <- result{cs, err}
+	}()
+	select {
+	case r := <-done:
+		return r.cs, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.cs != nil {
+				_ = r.cs.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // Name returns the session's name: the one given with [WithName], or else
@@ -215,6 +246,8 @@ type ToolInfo struct {
 }
 
 // ListTools lists the server's tools, following every page of the listing.
+// Titles and descriptions are cut to the [WithOutputLimit] limit, since
+// they are sent to the model with every call. Input schemas are whole.
 func (s *Session) ListTools(ctx context.Context) ([]ToolInfo, error) {
 	var infos []ToolInfo
 	params := &sdk.ListToolsParams{}
@@ -232,8 +265,8 @@ func (s *Session) ListTools(ctx context.Context) ([]ToolInfo, error) {
 		for _, t := range res.Tools {
 			infos = append(infos, ToolInfo{
 				Name:        t.Name,
-				Title:       t.Title,
-				Description: t.Description,
+				Title:       tools.Truncate(t.Title, s.limit),
+				Description: tools.Truncate(t.Description, s.limit),
 				InputSchema: schemaJSON(t.InputSchema),
 			})
 		}
@@ -258,7 +291,9 @@ func (s *Session) ListTools(ctx context.Context) ([]ToolInfo, error) {
 // So that model providers accept the names, characters other than ASCII
 // letters, digits, '_' and '-' become '_' ("files.read" is offered as
 // "files_read") and names are cut to 64 bytes. A tool without a name, and
-// two tools that end up with the same name, are an error.
+// two tools that end up with the same name, are an error; so is an input
+// schema whose type is not "object" (the MCP specification requires it,
+// and agents refuse such a tool, see [tools.Set.Add]).
 func (s *Session) Tools(ctx context.Context) ([]tools.Tool, error) {
 	infos, err := s.ListTools(ctx)
 	if err != nil {
@@ -276,6 +311,9 @@ func (s *Session) Tools(ctx context.Context) ([]tools.Tool, error) {
 				return nil, fmt.Errorf("mcp server %s: tool %q listed twice", s.name, info.Name)
 			}
 			return nil, fmt.Errorf("mcp server %s: tools %q and %q are both named %q", s.name, other, info.Name, name)
+		}
+		if err := objectSchema(info.InputSchema); err != nil {
+			return nil, fmt.Errorf("mcp server %s: tool %q: %w", s.name, info.Name, err)
 		}
 		seen[name] = info.Name
 		out = append(out, &remoteTool{s: s, info: info, name: name})
@@ -529,6 +567,22 @@ func schemaJSON(schema any) json.RawMessage {
 		}
 	}
 	return b
+}
+
+// objectSchema checks that schema, as schemaJSON returns it, is of type
+// "object".
+func objectSchema(schema json.RawMessage) error {
+	var v struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(schema, &v); err != nil {
+		return fmt.Errorf("input schema: %w", err)
+	}
+	if v.Type != "object" {
+		b, _ := json.Marshal(v.Type)
+		return fmt.Errorf("input schema has type %s, want \"object\"", b)
+	}
+	return nil
 }
 
 // MaxJSONReply is the largest HTTP reply of type application/json a
