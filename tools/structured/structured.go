@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,40 +45,133 @@ type StructuredWriteArgs struct {
 	Value json.RawMessage `json:"value" jsonschema:"required" jsonschema_description:"The value to write, as JSON (object, array, string, number, boolean or null)."`
 }
 
+// maxOutput is the longest text json_read and yaml_read return, as
+// file_read's limit: a larger value is an error that asks for a key path.
+const maxOutput = 200 << 10
+
 // structuredFormat is a data format the json_* and yaml_* tools handle.
 type structuredFormat struct {
-	name   string
-	decode func([]byte) (any, error)
-	encode func(any) ([]byte, error)
+	name string
+	// decode parses a file into a value of decodeJSON's kinds (objects as
+	// *object) or of map[string]any.
+	decode func(data []byte) (any, error)
+	// write returns the file with value (a value of decodeJSON) at the
+	// dotted path key of data (the existing file, nil if none), or as the
+	// whole document when key is empty.
+	write func(data []byte, key string, value any) ([]byte, error)
 }
 
 var jsonFormat = structuredFormat{
-	name: "json",
-	decode: func(b []byte) (any, error) {
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
+	name:   "json",
+	decode: decodeJSON,
+	write: func(data []byte, key string, value any) ([]byte, error) {
+		doc := value
+		if key != "" {
+			var existing any = newObject()
+			if len(bytes.TrimSpace(data)) > 0 {
+				var err error
+				if existing, err = decodeJSON(data); err != nil {
+					return nil, &invalidError{err: err}
+				}
+			}
+			var err error
+			if doc, err = setPath(existing, key, strings.Split(key, "."), value); err != nil {
+				return nil, err
+			}
 		}
-		return v, nil
-	},
-	encode: func(v any) ([]byte, error) {
-		b, err := json.MarshalIndent(v, "", "  ")
-		return append(b, '\n'), err
+		out, err := encodeJSON(doc)
+		return append(out, '\n'), err
 	},
 }
 
 var yamlFormat = structuredFormat{
 	name: "yaml",
-	decode: func(b []byte) (any, error) {
-		var v any
-		if err := yaml.Unmarshal(b, &v); err != nil {
+	decode: func(data []byte) (any, error) {
+		doc, err := decodeYAML(data)
+		if err != nil {
 			return nil, err
 		}
-		return normalizeYAML(v), nil
+		return yamlValue(doc)
 	},
-	encode: func(v any) ([]byte, error) { return yaml.Marshal(v) },
+	write: func(data []byte, key string, value any) ([]byte, error) {
+		vn, err := yamlNode(value)
+		if err != nil {
+			return nil, err
+		}
+		if key == "" {
+			return encodeYAML(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{vn}}, 2)
+		}
+		doc, err := decodeYAML(data)
+		if err == nil && doc != nil {
+			// What yaml_read would refuse (duplicate keys, say) is not
+			// edited either.
+			_, err = yamlValue(doc)
+		}
+		if err != nil {
+			return nil, &invalidError{err: err}
+		}
+		if doc == nil {
+			doc = &yaml.Node{Kind: yaml.DocumentNode}
+		}
+		if err := setYAML(doc, key, strings.Split(key, "."), vn); err != nil {
+			return nil, err
+		}
+		return encodeYAML(doc, yamlIndent(data))
+	},
+}
+
+// invalidError reports an existing file that does not parse.
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string { return e.err.Error() }
+func (e *invalidError) Unwrap() error { return e.err }
+
+// encodeYAML encodes doc with indent spaces.
+func encodeYAML(doc *yaml.Node, indent int) ([]byte, error) {
+	untagMergeKeys(doc)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(indent)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// untagMergeKeys clears the tag of the merge keys ("<<") of n, which
+// go.yaml.in/yaml/v3 would otherwise write as "!!merge <<"; the key is
+// still read as a merge key.
+func untagMergeKeys(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag == "!!merge" {
+				k.Tag = ""
+			}
+		}
+	}
+	for _, c := range n.Content {
+		untagMergeKeys(c)
+	}
+}
+
+// yamlIndent guesses the indentation of a YAML file: its smallest
+// indentation of a line, between 2 and 8 (2 when it has none).
+func yamlIndent(data []byte) int {
+	indent := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		n := len(line) - len(trimmed)
+		if n == 0 || trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if indent == 0 || n < indent {
+			indent = n
+		}
+	}
+	return min(max(indent, 2), 8)
 }
 
 // normalizeYAML turns the map[any]any yaml may produce into
@@ -99,33 +193,52 @@ func normalizeYAML(v any) any {
 		for i, e := range t {
 			t[i] = normalizeYAML(e)
 		}
+	case float64:
+		// JSON has no infinities and NaN: give YAML's spelling.
+		switch {
+		case math.IsInf(t, 1):
+			return ".inf"
+		case math.IsInf(t, -1):
+			return "-.inf"
+		case math.IsNaN(t):
+			return ".nan"
+		}
 	}
 	return v
 }
 
 // JSONRead returns the json_read tool: it parses a JSON file of the
 // workspace and returns the document, or the value at a dotted key path,
-// as indented JSON.
+// as indented JSON (numbers and the order of keys as in the file). A file
+// with data after the document is not valid JSON. A value of more than
+// 200 KB is an error that asks for a narrower key path.
 func JSONRead(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 	return structuredRead(ws, jsonFormat, opts)
 }
 
-// JSONWrite returns the json_write tool: it writes a JSON value, indented,
-// as a whole file or at a dotted key path of the existing document.
+// JSONWrite returns the json_write tool: it writes a JSON value, indented
+// by two spaces, as a whole file or at a dotted key path of the existing
+// document. The rest of the document keeps its keys' order and its numbers
+// as written; its layout is not kept.
 func JSONWrite(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 	return structuredWrite(ws, jsonFormat, opts)
 }
 
 // YAMLRead returns the yaml_read tool: it parses a YAML file of the
 // workspace (with go.yaml.in/yaml/v3) and returns the document, or the
-// value at a dotted key path, as indented JSON.
+// value at a dotted key path, as indented JSON. A file of several
+// documents ("---") is refused. The limits of go.yaml.in/yaml/v3 apply
+// (excessive aliasing, depth over 10000), and the 200 KB of [JSONRead].
 func YAMLRead(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 	return structuredRead(ws, yamlFormat, opts)
 }
 
 // YAMLWrite returns the yaml_write tool: it writes a JSON value as YAML, as
 // a whole file or at a dotted key path of the existing document. Setting a
-// key re-encodes the document, so its comments and layout are not kept.
+// key keeps the rest of the document — values as written, tags, anchors and
+// comments — but not its exact layout (it is re-encoded with its smallest
+// indentation). A file of several documents is refused, and so is a path
+// through an alias.
 func YAMLWrite(ws *tools.Workspace, opts ...tools.Option) tools.Tool {
 	return structuredWrite(ws, yamlFormat, opts)
 }
@@ -150,9 +263,12 @@ func structuredRead(ws *tools.Workspace, f structuredFormat, opts []tools.Option
 			if err != nil {
 				return "", fmt.Errorf("%s: %w", name, err)
 			}
-			out, err := json.MarshalIndent(v, "", "  ")
+			out, err := encodeJSON(v)
 			if err != nil {
 				return "", fmt.Errorf("%s: %w", name, err)
+			}
+			if len(out) > maxOutput {
+				return "", fmt.Errorf("%s: the value is %d bytes as JSON, over the %d KB limit; select a part of it with key", name, len(out), maxOutput>>10)
 			}
 			return string(out), nil
 		})
@@ -166,28 +282,21 @@ func structuredWrite(ws *tools.Workspace, f structuredFormat, opts []tools.Optio
 			if err := ctx.Err(); err != nil {
 				return "", err
 			}
-			value, err := jsonFormat.decode(args.Value)
+			value, err := decodeJSON(args.Value)
 			if err != nil {
 				return "", fmt.Errorf("%s: value is not valid JSON: %w", name, err)
 			}
-			doc := value
+			var data []byte
 			if args.Key != "" {
-				var existing any = map[string]any{}
-				data, err := ws.ReadFile(args.Path, opts...)
-				switch {
-				case errors.Is(err, fs.ErrNotExist):
-				case err != nil:
-					return "", fmt.Errorf("%s: %w", name, err)
-				case len(bytes.TrimSpace(data)) > 0:
-					if existing, err = f.decode(data); err != nil {
-						return "", fmt.Errorf("%s: %s is not valid %s: %w", name, args.Path, strings.ToUpper(f.name), err)
-					}
-				}
-				if doc, err = setPath(existing, strings.Split(args.Key, "."), value); err != nil {
+				data, err = ws.ReadFile(args.Path, opts...)
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return "", fmt.Errorf("%s: %w", name, err)
 				}
 			}
-			out, err := f.encode(toPlain(doc))
+			out, err := f.write(data, args.Key, value)
+			if ie := (*invalidError)(nil); errors.As(err, &ie) {
+				return "", fmt.Errorf("%s: %s is not valid %s: %w", name, args.Path, strings.ToUpper(f.name), ie.err)
+			}
 			if err != nil {
 				return "", fmt.Errorf("%s: %w", name, err)
 			}
@@ -196,30 +305,6 @@ func structuredWrite(ws *tools.Workspace, f structuredFormat, opts []tools.Optio
 			}
 			return fmt.Sprintf("wrote %s (%d bytes)", args.Path, len(out)), nil
 		})
-}
-
-// toPlain converts json.Number values to int64 or float64, so that YAML
-// encodes them as numbers rather than strings.
-func toPlain(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		if f, err := t.Float64(); err == nil {
-			return f
-		}
-		return t.String()
-	case map[string]any:
-		for k, e := range t {
-			t[k] = toPlain(e)
-		}
-	case []any:
-		for i, e := range t {
-			t[i] = toPlain(e)
-		}
-	}
-	return v
 }
 
 // KeyPathError reports a dotted key path that does not lead to a value.
@@ -240,56 +325,57 @@ func lookupPath(doc any, key string) (any, error) {
 	}
 	cur := doc
 	for _, seg := range strings.Split(key, ".") {
+		var ok bool
 		switch t := cur.(type) {
+		case *object:
+			cur, ok = t.get(seg)
 		case map[string]any:
-			v, ok := t[seg]
-			if !ok {
-				return nil, &KeyPathError{Key: key, At: seg}
-			}
-			cur = v
+			cur, ok = t[seg]
 		case []any:
 			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(t) {
-				return nil, &KeyPathError{Key: key, At: seg}
+			if ok = err == nil && i >= 0 && i < len(t); ok {
+				cur = t[i]
 			}
-			cur = t[i]
-		default:
+		}
+		if !ok {
 			return nil, &KeyPathError{Key: key, At: seg}
 		}
 	}
 	return cur, nil
 }
 
-// setPath returns doc with the value at path set to v, creating objects on
-// the way; an index of an array must exist.
-func setPath(doc any, path []string, v any) (any, error) {
+// setPath returns doc, a value of decodeJSON, with the value at path set to
+// v, creating objects on the way; an index of an array must exist. key is
+// the whole path, for errors.
+func setPath(doc any, key string, path []string, v any) (any, error) {
 	if len(path) == 0 {
 		return v, nil
 	}
 	seg := path[0]
 	switch t := doc.(type) {
-	case map[string]any:
-		child, err := setPath(t[seg], path[1:], v)
+	case *object:
+		cur, _ := t.get(seg)
+		child, err := setPath(cur, key, path[1:], v)
 		if err != nil {
 			return nil, err
 		}
-		t[seg] = child
+		t.set(seg, child)
 		return t, nil
 	case []any:
 		i, err := strconv.Atoi(seg)
 		if err != nil || i < 0 || i >= len(t) {
-			return nil, &KeyPathError{Key: strings.Join(path, "."), At: seg}
+			return nil, &KeyPathError{Key: key, At: seg}
 		}
-		child, err := setPath(t[i], path[1:], v)
+		child, err := setPath(t[i], key, path[1:], v)
 		if err != nil {
 			return nil, err
 		}
 		t[i] = child
 		return t, nil
 	case nil:
-		return setPath(map[string]any{}, path, v)
+		return setPath(newObject(), key, path, v)
 	}
-	return nil, &KeyPathError{Key: strings.Join(path, "."), At: seg}
+	return nil, &KeyPathError{Key: key, At: seg}
 }
 
 // INIReadArgs are the arguments of the ini_read tool.

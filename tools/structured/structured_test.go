@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -226,5 +227,153 @@ func TestINIWriteRefusesWhatINICannotHold(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, before, string(b), "the file must not change")
 		})
+	}
+}
+
+func TestJSONWriteKeepsNumbersKeyOrderAndText(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"p.json": `{"name": "app", "id": 12345678901234567890, "ratio": 1.0,` +
+		` "huge": 1e400, "exact": 0.1000000000000000055511151231257827, "script": "a < b && c > d", "deps": {"z": 1, "a": 2}}`})
+	_, err := call(t, JSONWrite(ws), StructuredWriteArgs{Path: "p.json", Key: "deps.m", Value: json.RawMessage(`3.50`)})
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(ws.Root(), "p.json"))
+	require.NoError(t, err)
+	require.Equal(t, `{
+  "name": "app",
+  "id": 12345678901234567890,
+  "ratio": 1.0,
+  "huge": 1e400,
+  "exact": 0.1000000000000000055511151231257827,
+  "script": "a < b && c > d",
+  "deps": {
+    "z": 1,
+    "a": 2,
+    "m": 3.50
+  }
+}
+`, string(b))
+}
+
+func TestJSONReadRejectsDataAfterTheDocument(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"t.json": `{"a": 1} {"b": 2}`})
+	_, err := call(t, JSONRead(ws), StructuredReadArgs{Path: "t.json"})
+	require.ErrorContains(t, err, "not valid JSON: data after the document")
+	_, err = call(t, JSONWrite(ws), StructuredWriteArgs{Path: "t.json", Key: "a", Value: json.RawMessage(`5`)})
+	require.ErrorContains(t, err, "not valid JSON: data after the document")
+}
+
+func TestYAMLToolsRefuseSeveralDocuments(t *testing.T) {
+	ws := newTestWorkspace(t)
+	const multi = "kind: Service\n---\nkind: Deployment\n"
+	writeFiles(t, ws.Root(), map[string]string{"k.yaml": multi})
+	_, err := call(t, YAMLRead(ws), StructuredReadArgs{Path: "k.yaml"})
+	require.ErrorContains(t, err, "several YAML documents")
+	_, err = call(t, YAMLWrite(ws), StructuredWriteArgs{Path: "k.yaml", Key: "kind", Value: json.RawMessage(`"Pod"`)})
+	require.ErrorContains(t, err, "several YAML documents")
+	b, err := os.ReadFile(filepath.Join(ws.Root(), "k.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, multi, string(b), "the other documents are not dropped")
+}
+
+func TestYAMLWriteKeepsTheRestOfTheDocument(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"c.yaml": `# deployment settings
+base: &base
+  retries: 3 # per call
+created: 2002-12-14
+logo: !!binary aGVsbG8=
+mask: 0x1F
+prod:
+  <<: *base
+  hosts:
+    - a.example.org
+`})
+	_, err := call(t, YAMLWrite(ws), StructuredWriteArgs{Path: "c.yaml", Key: "prod.retries", Value: json.RawMessage(`5`)})
+	require.NoError(t, err)
+	_, err = call(t, YAMLWrite(ws), StructuredWriteArgs{Path: "c.yaml", Key: "prod.hosts.0", Value: json.RawMessage(`"b.example.org"`)})
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(ws.Root(), "c.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, `# deployment settings
+base: &base
+  retries: 3 # per call
+created: 2002-12-14
+logo: !!binary aGVsbG8=
+mask: 0x1F
+prod:
+  <<: *base
+  hosts:
+    - b.example.org
+  retries: 5
+`, string(b))
+	out, err := call(t, YAMLRead(ws), StructuredReadArgs{Path: "c.yaml", Key: "base.retries"})
+	require.NoError(t, err)
+	require.Equal(t, "3", out, "the anchored value is not changed")
+}
+
+func TestYAMLWriteRefusesAPathThroughAnAlias(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"c.yaml": "base: &b {retries: 3}\nprod: *b\n"})
+	_, err := call(t, YAMLWrite(ws), StructuredWriteArgs{Path: "c.yaml", Key: "prod.retries", Value: json.RawMessage(`5`)})
+	require.ErrorContains(t, err, `the value at "prod" is an alias (*b)`)
+}
+
+func TestStructuredReadRefusesHostileDocuments(t *testing.T) {
+	ws := newTestWorkspace(t)
+	bomb := "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+	for i, c := range "bcdefghi" {
+		prev := string("abcdefghi"[i])
+		bomb += string(c) + ": &" + string(c) + " [" + strings.Repeat("*"+prev+", ", 8) + "*" + prev + "]\n"
+	}
+	writeFiles(t, ws.Root(), map[string]string{
+		"bomb.yaml": bomb,
+		"deep.json": strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
+		"deep.yaml": strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
+	})
+	for _, c := range []struct {
+		tool tools.Tool
+		path string
+		want string
+	}{
+		{YAMLRead(ws), "bomb.yaml", "excessive aliasing"},
+		{JSONRead(ws), "deep.json", "exceeded max depth of 10000"},
+		{YAMLRead(ws), "deep.yaml", "exceeded max depth of 10000"},
+	} {
+		_, err := call(t, c.tool, StructuredReadArgs{Path: c.path})
+		require.ErrorContains(t, err, c.want, c.path)
+	}
+}
+
+func TestStructuredReadRefusesValuesOverTheLimit(t *testing.T) {
+	ws := newTestWorkspace(t)
+	// 18 KB of file, over 160 MB once indented.
+	writeFiles(t, ws.Root(), map[string]string{"d.json": `{"small": 1, "deep": ` + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + `}`})
+	_, err := call(t, JSONRead(ws), StructuredReadArgs{Path: "d.json"})
+	require.ErrorContains(t, err, "over the 200 KB limit; select a part of it with key")
+	out, err := call(t, JSONRead(ws), StructuredReadArgs{Path: "d.json", Key: "small"})
+	require.NoError(t, err)
+	require.Equal(t, "1", out)
+}
+
+func TestYAMLReadGivesInfinitiesAndNaNAsStrings(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"f.yaml": "up: .inf\ndown: -.inf\nnone: .nan\n"})
+	out, err := call(t, YAMLRead(ws), StructuredReadArgs{Path: "f.yaml"})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"up": ".inf", "down": "-.inf", "none": ".nan"}`, out)
+}
+
+func TestKeyPathErrorOfAWriteHasTheWholeKey(t *testing.T) {
+	ws := newTestWorkspace(t)
+	writeFiles(t, ws.Root(), map[string]string{"c.json": `{"servers": [1, 2]}`, "c.yaml": "servers: [1, 2]\n"})
+	for _, c := range []struct {
+		tool tools.Tool
+		path string
+	}{{JSONWrite(ws), "c.json"}, {YAMLWrite(ws), "c.yaml"}} {
+		_, err := call(t, c.tool, StructuredWriteArgs{Path: c.path, Key: "servers.5", Value: json.RawMessage(`3`)})
+		var ke *KeyPathError
+		require.ErrorAs(t, err, &ke, c.path)
+		require.Equal(t, KeyPathError{Key: "servers.5", At: "5"}, *ke, c.path)
 	}
 }
