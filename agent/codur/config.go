@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -108,12 +109,17 @@ type CLIConfig struct {
 // MCPServer is an MCP server whose tools are added to Codur's: a command
 // speaking MCP over stdio, or the URL of a streamable HTTP server.
 type MCPServer struct {
-	// Command, Args and Env start a stdio server (in the workspace).
+	// Command, Args and Env start a stdio server (in the workspace). Env
+	// entries are "NAME=value", or "NAME" to pass this process's value, as
+	// a CLI agent's are.
 	Command string   `yaml:"command"`
 	Args    []string `yaml:"args"`
 	Env     []string `yaml:"env"`
-	// URL is the endpoint of a streamable HTTP server.
-	URL string `yaml:"url"`
+	// URL is the endpoint of a streamable HTTP server, and Headers are
+	// sent with every request to it; $NAME and ${NAME} in a header's value
+	// are this process's variables ("Authorization: Bearer ${MCP_TOKEN}").
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"`
 }
 
 // Runtime are the limits of a run.
@@ -178,6 +184,9 @@ func ParseConfig(data []byte) (Config, error) {
 		if (s.Command == "") == (s.URL == "") {
 			return Config{}, fmt.Errorf("codur: config: MCP server %q needs exactly one of command and url", name)
 		}
+		if len(s.Headers) > 0 && s.URL == "" {
+			return Config{}, fmt.Errorf("codur: config: MCP server %q: headers need a url", name)
+		}
 	}
 	return c, nil
 }
@@ -201,12 +210,11 @@ func (c Config) Registry(ctx context.Context, newModel ModelFactory) (*Registry,
 			errs = append(errs, fmt.Errorf("profile %s: %w", name, err))
 			continue
 		}
-		errs = append(errs, r.Register(AgentInfo{Ref: "llm:" + name, Description: p.Description, Detail: p.Model}, &ModelAgent{Model: m}))
+		errs = append(errs, r.Register(profileInfo(name, p), &ModelAgent{Model: m}))
 	}
 	for _, name := range sortedKeys(c.Agents) {
 		a := c.Agents[name]
-		detail := strings.TrimSpace(a.Command + " " + strings.Join(a.Args, " "))
-		errs = append(errs, r.Register(AgentInfo{Ref: "agent:" + name, Description: a.Description, Detail: detail},
+		errs = append(errs, r.Register(agentInfo(name, a),
 			&CLIAgent{Command: a.Command, Args: a.Args, Timeout: a.Timeout, Env: a.Env, Prompt: a.PromptInput, MaxArgPrompt: a.MaxArgPrompt,
 				NoNetwork: a.Network != nil && !*a.Network, RunOptions: c.agentRunOptions(a)}))
 	}
@@ -214,6 +222,32 @@ func (c Config) Registry(ctx context.Context, newModel ModelFactory) (*Registry,
 		return nil, fmt.Errorf("codur: config: %w", err)
 	}
 	return r, nil
+}
+
+// AgentInfos lists the agents of the configuration as [Config.Registry]
+// registers them, sorted by reference, without making their models: it
+// needs no API key.
+func (c Config) AgentInfos() []AgentInfo {
+	var out []AgentInfo
+	for _, name := range sortedKeys(c.Profiles) {
+		out = append(out, profileInfo(name, c.Profiles[name]))
+	}
+	for _, name := range sortedKeys(c.Agents) {
+		out = append(out, agentInfo(name, c.Agents[name]))
+	}
+	slices.SortFunc(out, func(a, b AgentInfo) int { return strings.Compare(a.Ref, b.Ref) })
+	return out
+}
+
+// profileInfo describes the profile name, "llm:<name>".
+func profileInfo(name string, p Profile) AgentInfo {
+	return AgentInfo{Ref: "llm:" + name, Description: p.Description, Detail: p.Model}
+}
+
+// agentInfo describes the CLI agent name, "agent:<name>".
+func agentInfo(name string, a CLIConfig) AgentInfo {
+	detail := strings.TrimSpace(a.Command + " " + strings.Join(a.Args, " "))
+	return AgentInfo{Ref: "agent:" + name, Description: a.Description, Detail: detail}
 }
 
 // ParseSandboxMode reads a sandbox setting: "auto" or "" (the default),

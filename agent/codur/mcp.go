@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/agentgraph/agentgraph/tools"
 	"github.com/agentgraph/agentgraph/tools/mcp"
@@ -30,9 +31,12 @@ func (c Config) MCPTools(ctx context.Context, dir string) ([]tools.Tool, func() 
 		var s *mcp.Session
 		var err error
 		if srv.URL != "" {
+			for _, k := range sortedKeys(srv.Headers) {
+				opts = append(opts, mcp.WithHeader(k, os.ExpandEnv(srv.Headers[k])))
+			}
 			s, err = mcp.ConnectHTTP(ctx, srv.URL, opts...)
 		} else {
-			opts = append(opts, mcp.WithDir(dir), mcp.WithEnv(srv.Env...))
+			opts = append(opts, mcp.WithDir(dir), mcp.WithEnv(cliEnv(srv.Env)...))
 			s, err = mcp.ConnectStdio(ctx, srv.Command, srv.Args, opts...)
 		}
 		if err != nil {

@@ -61,3 +61,48 @@ func TestMCPToolsWithoutServers(t *testing.T) {
 	require.Empty(t, ts)
 	require.NoError(t, closeMCP())
 }
+
+func TestMCPServerOfTheConfigGetsItsHeaders(t *testing.T) {
+	t.Setenv("CODUR_TEST_MCP_TOKEN", "t0ken")
+	s := sdk.NewServer(&sdk.Implementation{Name: "guarded", Version: "v1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "shout", Description: "Upper-case a text."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in shoutIn) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "LOUD " + in.Text}}}, nil, nil
+		})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer t0ken" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	for _, tc := range []struct {
+		name, headers string
+		ok            bool
+	}{
+		{"with the header", `headers: {Authorization: "Bearer ${CODUR_TEST_MCP_TOKEN}"}`, true},
+		{"without", ``, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			entry := `url: "` + srv.URL + `"`
+			if tc.headers != "" {
+				entry += ", " + tc.headers
+			}
+			cfg, err := codur.ParseConfig([]byte("mcp_servers:\n  guarded: {" + entry + "}\n"))
+			require.NoError(t, err)
+			ts, closeMCP, err := cfg.MCPTools(t.Context(), t.TempDir())
+			if !tc.ok {
+				require.ErrorContains(t, err, "guarded")
+				return
+			}
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, closeMCP()) })
+			require.NotEmpty(t, ts)
+		})
+	}
+	_, err := codur.ParseConfig([]byte("mcp_servers:\n  local: {command: srv, headers: {A: b}}\n"))
+	require.ErrorContains(t, err, "headers need a url")
+}

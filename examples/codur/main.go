@@ -471,6 +471,17 @@ func agentsCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
+	if mf.config != "" {
+		// The configuration's agents are listed without making their
+		// models: no API key is needed.
+		cfg, err := mf.loadConfig()
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitError
+		}
+		printAgents(stdout, cfg.AgentInfos(), *asJSON)
+		return exitOK
+	}
 	var reg *codur.Registry
 	if mf.offline() {
 		fmt.Fprintln(stderr, "codur: no model configured; showing the offline registry")
@@ -482,35 +493,29 @@ func agentsCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	} else {
 		var err error
-		if mf.config != "" {
-			cfg, lerr := mf.loadConfig()
-			if lerr != nil {
-				fmt.Fprintln(stderr, "codur:", lerr)
-				return exitError
-			}
-			reg, err = cfg.Registry(ctx, nil)
-		} else {
-			_, reg, _, _, _, err = mf.setup(ctx, ".")
-		}
-		if err != nil {
+		if _, reg, _, _, _, err = mf.setup(ctx, "."); err != nil {
 			fmt.Fprintln(stderr, "codur:", err)
 			return exitError
 		}
 	}
-	list := reg.List()
-	if *asJSON {
+	printAgents(stdout, reg.List(), *asJSON)
+	return exitOK
+}
+
+// printAgents prints the agents one a line, or as JSON.
+func printAgents(w io.Writer, list []codur.AgentInfo, asJSON bool) {
+	if asJSON {
 		b, _ := json.MarshalIndent(list, "", "  ")
-		fmt.Fprintln(stdout, string(b))
-		return exitOK
+		fmt.Fprintln(w, string(b))
+		return
 	}
 	for _, a := range list {
-		fmt.Fprintf(stdout, "%-20s %s", a.Ref, a.Detail)
+		fmt.Fprintf(w, "%-20s %s", a.Ref, a.Detail)
 		if a.Description != "" {
-			fmt.Fprintf(stdout, " — %s", a.Description)
+			fmt.Fprintf(w, " — %s", a.Description)
 		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintln(w)
 	}
-	return exitOK
 }
 
 func graphCommand(stdout, stderr io.Writer) int {

@@ -103,3 +103,12 @@ func TestSandboxFlagIsCheckedAndShown(t *testing.T) {
 	require.Contains(t, out, "(--sandbox off)")
 	require.Contains(t, out, "1/1 passed")
 }
+
+func TestAgentsOfAConfigNeedNoAPIKey(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	cfg := filepath.Join(t.TempDir(), "codur.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("default_agent: llm:coder\nprofiles:\n  coder: {model: \"openai:gpt-4o-mini\"}\n"), 0o644))
+	code, out, errOut := runCmd(t, "agents", "--config", cfg)
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "llm:coder            openai:gpt-4o-mini\n", out)
+}
