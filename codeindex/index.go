@@ -52,6 +52,8 @@ type Index struct {
 	root, dir string
 	cfg       config
 
+	lock *os.File // the folder's lock file, held until Close (see lockFolder)
+
 	mu     sync.RWMutex
 	closed bool
 	kw     bleve.Index
@@ -67,7 +69,11 @@ type Index struct {
 // Open opens the index of root, creating an empty one if the index folder
 // (root/.coderag unless [WithDir]) holds none. Opening reads the manifest and
 // opens the keyword index; the vectors are read on first use. Call
-// [Index.Update] to index the files, and Close when done.
+// [Index.Update] to index the files, and Close when done. An Index holds
+// its folder locked (flock, where the platform has it) from before Open
+// looks at it until Close: another Open of the folder, in this process or
+// another, fails with a *LockedError after 2 s, and never starts afresh a
+// folder whose first Update is still running.
 func Open(ctx context.Context, root string, opts ...Option) (*Index, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -95,11 +101,27 @@ func Open(ctx context.Context, root string, opts ...Option) (*Index, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("codeindex: open: %w", err)
 	}
+	lock, err := lockFolder(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := open(root, dir, cfg)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	ix.lock = lock
+	return ix, nil
+}
+
+// open is Open once the folder dir is locked.
+func open(root, dir string, cfg config) (*Index, error) {
 	ix := &Index{root: root, dir: dir, cfg: cfg}
 	manPath := filepath.Join(dir, manifestFile)
 	_, statErr := os.Stat(manPath)
 	fresh := errors.Is(statErr, fs.ErrNotExist)
-	ix.man, err = loadManifest(manPath)
+	man, err := loadManifest(manPath)
+	ix.man = man
 	if errors.Is(err, errOldVersion) {
 		// Written by an older version of this package: rebuilt from
 		// scratch by the next Update, as a folder without a manifest is.
@@ -176,6 +198,15 @@ func keywordMapping() mapping.IndexMapping {
 // Root returns the absolute path of the indexed directory.
 func (ix *Index) Root() string { return ix.root }
 
+// Files returns how many files the index holds: 0 for an index whose
+// first Update has not finished (never run, or stopped half-way, when
+// Open starts it afresh), as for an empty tree.
+func (ix *Index) Files() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.man.Files)
+}
+
 // Dir returns the absolute path of the index folder.
 func (ix *Index) Dir() string { return ix.dir }
 
@@ -187,7 +218,12 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
-	if err := ix.kw.Close(); err != nil {
+	err := ix.kw.Close()
+	if ix.lock != nil {
+		// After the keyword index: the folder is left consistent first.
+		err = errors.Join(err, ix.lock.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("codeindex: close: %w", err)
 	}
 	return nil

@@ -389,3 +389,26 @@ func TestASecondOpenOfAHeldFolderFailsInsteadOfWaitingForEver(t *testing.T) {
 	require.NoError(t, err, "once closed, the folder opens again")
 	require.NoError(t, again.Close())
 }
+
+func TestASecondOpenDuringTheFirstIndexingLeavesItAlone(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Alpha greets.\nfunc Alpha() {}\n"), 0o644))
+	// The first Index has no manifest yet: its first Update is to come.
+	first, err := codeindex.Open(t.Context(), root)
+	require.NoError(t, err)
+	t.Cleanup(func() { first.Close() })
+	require.Zero(t, first.Files())
+
+	// Another Index of the folder must not start it afresh under it.
+	_, err = codeindex.Open(t.Context(), root)
+	var locked *codeindex.LockedError
+	require.ErrorAs(t, err, &locked)
+
+	st, err := first.Update(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Added)
+	require.Equal(t, 1, first.Files())
+	hits, err := first.Search(t.Context(), "Alpha", codeindex.WithMode(codeindex.BM25))
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+}
