@@ -312,3 +312,21 @@ func TestAskCutsTheFindingOfAStepThatReadsHugeFiles(t *testing.T) {
 	require.Contains(t, refinery, "chars truncated ...]")
 	require.Contains(t, refinery, "big.txt is a generated file.", "the executor's answer ends the finding and is kept")
 }
+
+func TestSearchOfAnIndexNeverFinishedSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nfunc Dial() {}\n"), 0o644))
+	// What an interrupted first `coderag index` leaves: the folder, and no
+	// manifest.
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, codeindex.DefaultDir), 0o755))
+	r := runCLI(t, "search", "dial", "--dir", dir)
+	require.Equal(t, exitError, r.code, r)
+	require.Contains(t, r.stderr, "holds no file: it was never finished")
+	require.Contains(t, r.stderr, "run: coderag index "+dir)
+
+	r = runCLI(t, "index", dir)
+	require.Equal(t, exitOK, r.code, r)
+	r = runCLI(t, "search", "dial", "--dir", dir)
+	require.Equal(t, exitOK, r.code, r)
+	require.Contains(t, r.stdout, "a.go")
+}

@@ -162,10 +162,18 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// errNotIndexed is returned for a directory that has no index.
-type errNotIndexed struct{ dir string }
+// errNotIndexed is returned for a directory that has no index, or an
+// empty one (empty says which).
+type errNotIndexed struct {
+	dir   string
+	empty bool
+}
 
 func (e errNotIndexed) Error() string {
+	if e.empty {
+		return fmt.Sprintf("the index of %s holds no file: it was never finished (an interrupted coderag index leaves it empty), "+
+			"or there is nothing to index; run: coderag index %s", e.dir, e.dir)
+	}
 	return fmt.Sprintf("%s has no index (no %s folder); run: coderag index %s", e.dir, codeindex.DefaultDir, e.dir)
 }
 
@@ -174,7 +182,7 @@ func (e errNotIndexed) Error() string {
 // lockIndex; w tells about the wait).
 func openExisting(ctx context.Context, dir string, w io.Writer) (*codeindex.Index, error) {
 	if _, err := os.Stat(filepath.Join(dir, codeindex.DefaultDir)); errors.Is(err, fs.ErrNotExist) {
-		return nil, errNotIndexed{dir}
+		return nil, errNotIndexed{dir: dir}
 	}
 	unlock, err := lockIndex(ctx, dir, false, w)
 	if err != nil {
@@ -184,6 +192,10 @@ func openExisting(ctx context.Context, dir string, w io.Writer) (*codeindex.Inde
 	ix, err := codeindex.Open(ctx, dir)
 	if err != nil {
 		return nil, damaged(dir, err)
+	}
+	if ix.Files() == 0 {
+		ix.Close()
+		return nil, errNotIndexed{dir: dir, empty: true}
 	}
 	return ix, nil
 }
