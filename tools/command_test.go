@@ -183,3 +183,29 @@ func TestRunTestsWithSandboxRequiredRunsNothingWhereThereIsNone(t *testing.T) {
 	_, err := RunTests(context.Background(), ws, "", WithSandbox(SandboxRequired), withSandboxInfo(SandboxInfo{Reason: "test: no bwrap"}))
 	require.ErrorIs(t, err, ErrSandboxUnavailable)
 }
+
+func TestRunnerInstallShowsTheRunnersDirectoryBelowHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CARGO_HOME", "")
+	t.Setenv("RUSTUP_HOME", filepath.Join(home, "rust"))
+	tests := []struct {
+		name, exe, framework string
+		dirs, env            []string
+	}{
+		{"system runner", "/usr/bin/pytest", FrameworkPytest, nil, nil},
+		{"pyenv", filepath.Join(home, ".pyenv/shims/pytest"), FrameworkPytest, []string{filepath.Join(home, ".pyenv")}, nil},
+		{"pip --user, not the rest of ~/.local", filepath.Join(home, ".local/bin/pytest"), FrameworkPytest,
+			[]string{filepath.Join(home, ".local/bin"), filepath.Join(home, ".local/lib")}, nil},
+		{"rustup's cargo", filepath.Join(home, ".cargo/bin/cargo"), FrameworkCargo,
+			[]string{filepath.Join(home, ".cargo"), filepath.Join(home, "rust")},
+			[]string{"CARGO_HOME=" + filepath.Join(home, ".cargo"), "RUSTUP_HOME=" + filepath.Join(home, "rust")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dirs, env := runnerInstall(tc.exe, tc.framework)
+			require.Equal(t, tc.dirs, dirs)
+			require.Equal(t, tc.env, env)
+		})
+	}
+}

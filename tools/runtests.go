@@ -495,25 +495,33 @@ func runPytest(ctx context.Context, ws *Workspace, cfg *config, projectDir, targ
 // runnerInstall returns the directories, besides the system ones, that a
 // test runner at exe needs to see in the sandbox, read-only, and the
 // variables that point it at them: the directory right below HOME that
-// holds it when it is installed there (~/.cargo, ~/.pyenv, ~/.bun,
-// ~/.local, …), and for cargo the toolchains of rustup (CARGO_HOME and
-// RUSTUP_HOME, ~/.cargo and ~/.rustup by default), since the run's HOME
-// is not this user's.
+// holds it when it is installed there (~/.cargo, ~/.pyenv, ~/.bun, …;
+// of ~/.local only bin and lib), and for cargo the toolchains of rustup
+// (CARGO_HOME and RUSTUP_HOME, ~/.cargo and ~/.rustup by default), since
+// the run's HOME is not this user's.
 func runnerInstall(exe, framework string) (dirs, env []string) {
 	home, err := os.UserHomeDir()
 	if err != nil || home == "" || home == "/" {
 		return nil, nil
 	}
-	below := func(p string) string {
+	below := func(p string) []string {
 		rel, err := filepath.Rel(home, p)
 		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-			return ""
+			return nil
 		}
-		return filepath.Join(home, strings.Split(rel, string(filepath.Separator))[0])
+		top := strings.Split(rel, string(filepath.Separator))[0]
+		if top == ".local" {
+			// pip's and pipx's programs and libraries, not the rest of
+			// ~/.local (~/.local/share holds keyrings and tokens).
+			return []string{filepath.Join(home, top, "bin"), filepath.Join(home, top, "lib")}
+		}
+		return []string{filepath.Join(home, top)}
 	}
 	for _, p := range []string{exe, evalSymlinks(exe)} {
-		if d := below(p); d != "" && !slices.Contains(dirs, d) {
-			dirs = append(dirs, d)
+		for _, d := range below(p) {
+			if !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
 		}
 	}
 	if framework == FrameworkCargo {
@@ -522,7 +530,9 @@ func runnerInstall(exe, framework string) (dirs, env []string) {
 			if dir == "" {
 				dir = filepath.Join(home, v.dflt)
 			}
-			dirs = append(dirs, dir)
+			if !slices.Contains(dirs, dir) {
+				dirs = append(dirs, dir)
+			}
 			env = append(env, v.name+"="+dir)
 		}
 	}
