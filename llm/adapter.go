@@ -217,6 +217,9 @@ func (a *adapter) try(ctx context.Context, n int, msgs []llms.MessageContent, ba
 	actx = withWatchdog(actx, w)
 
 	resp, err = a.lc.GenerateContent(actx, msgs, callOpts...)
+	if ferr := obs.failure(); err != nil && ferr != nil {
+		err = ferr
+	}
 	streamed = gate.close()
 	w.close()
 	if ctx.Err() == nil {

@@ -39,6 +39,9 @@ import (
 //     hands each one to langchaingo whole, just before the chunk that
 //     finishes the choice. Text deltas pass through unchanged and
 //     immediately.
+//   - It reads the JSON answer of a server that does not stream, given
+//     a streaming call (one with a token sink), as a stream of one chunk:
+//     langchaingo would find no event in it and return an empty answer.
 //
 // base nil means [http.DefaultTransport].
 func WrapTransport(base http.RoundTripper) http.RoundTripper {
@@ -67,6 +70,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if w != nil && resp.Body != nil {
 		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w, ok: resp.StatusCode/100 == 2}
 	}
+	if resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/chat/completions") &&
+		w != nil && w.stream && isJSON(resp.Header) {
+		// A server that does not stream: its answer, in the form the
+		// streaming client reads.
+		body, jerr := jsonAsEventStream(resp.Body)
+		if jerr != nil {
+			if obs, ok := req.Context().Value(obsKey{}).(*httpObservation); ok {
+				obs.fail(jerr) // the adapter reports it, not the client's rewording
+			}
+			return nil, jerr
+		}
+		resp.Body = body
+		resp.Header.Set("Content-Type", "text/event-stream")
+	}
 	if resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/chat/completions") && isEventStream(resp.Header) {
 		resp.Body = newSSENormalizer(resp.Body)
 		resp.ContentLength = -1
@@ -87,6 +104,7 @@ type httpObservation struct {
 	mu     sync.Mutex
 	status int
 	header http.Header
+	err    error // an answer the transport could not read (see fail)
 }
 
 type obsKey struct{}
@@ -101,6 +119,21 @@ func (o *httpObservation) set(status int, h http.Header) {
 	defer o.mu.Unlock()
 	o.status = status
 	o.header = h.Clone()
+}
+
+// fail records that the answer could not be read, for the adapter to
+// report as the attempt's error (clients reword transport errors).
+func (o *httpObservation) fail(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.err = err
+}
+
+// failure returns what fail recorded, or nil.
+func (o *httpObservation) failure() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 func (o *httpObservation) get() (int, http.Header) {
