@@ -113,6 +113,7 @@ type ToolNode struct {
 	set            *Set
 	callTimeout    time.Duration
 	maxConcurrency int
+	maxCalls       int
 	failOnError    bool
 	logger         *slog.Logger
 	limits         callLimits // WithMaxConcurrency across the tasks of one message
@@ -139,6 +140,18 @@ func WithCallTimeout(d time.Duration) ToolNodeOption {
 // separate tasks). [ToolNode.RunCalls] bounds only the calls it is given.
 func WithMaxConcurrency(limit int) ToolNodeOption {
 	return func(n *ToolNode) { n.maxConcurrency = max(limit, 0) }
+}
+
+// WithMaxCalls bounds how many tool calls of one message run: the calls
+// past the first limit are not run and get the tool message "Error: not
+// run: at most <limit> tool calls are run per message; call <tool> again
+// if you still need it.", so that a model asking for a thousand reads at
+// once does not get them (and every call still has its answer, as
+// providers require). Zero or less (the default) runs them all. It bounds
+// the calls [ToolNode.Run] and [ToolNode.RunCalls] are given: a copy made
+// by [SplitCalls] holds one call, and each is run.
+func WithMaxCalls(limit int) ToolNodeOption {
+	return func(n *ToolNode) { n.maxCalls = max(limit, 0) }
 }
 
 // WithFailOnError makes a tool that returns an error, panics or times out
@@ -224,6 +237,17 @@ func (n *ToolNode) runCalls(ctx context.Context, calls []llms.ToolCall, msgID st
 		return nil, nil
 	}
 	out := make([]state.Message, len(calls))
+	if n.maxCalls > 0 && len(calls) > n.maxCalls {
+		for i, c := range calls[n.maxCalls:] {
+			var name string
+			if c.FunctionCall != nil {
+				name = c.FunctionCall.Name
+			}
+			out[n.maxCalls+i] = state.Tool(c.ID, name, fmt.Sprintf(
+				"Error: not run: at most %d tool calls are run per message; call %s again if you still need it.", n.maxCalls, name))
+		}
+		calls = calls[:n.maxCalls]
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	if n.maxConcurrency > 0 {
 		g.SetLimit(n.maxConcurrency) // starts them in call order

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -398,4 +399,27 @@ func TestNodeRunsInAGraph(t *testing.T) {
 		texts = append(texts, string(m.Role)+":"+m.Text())
 	}
 	require.Equal(t, []string{"human:hi", "ai:", "tool:echo: ping", "ai:done"}, texts)
+}
+
+func TestToolNodeWithMaxCallsAnswersTheCallsPastTheLimitWithoutRunningThem(t *testing.T) {
+	var ran atomic.Int32
+	counted := fnTool("count", func(ctx context.Context) (string, error) {
+		return fmt.Sprint(ran.Add(1)), nil
+	})
+	n := newNode(t, []tools.Tool{counted}, tools.WithMaxCalls(2))
+	var calls []llms.ToolCall
+	for i := range 5 {
+		calls = append(calls, state.ToolCall(fmt.Sprintf("c%d", i), "count", `{}`))
+	}
+	out, err := n.Run(t.Context(), aiCalls(calls...))
+	require.NoError(t, err)
+	require.Equal(t, int32(2), ran.Load())
+	got := contents(t, out)
+	require.Len(t, got, 5, "every call has its answer")
+	for i, c := range got {
+		require.Equal(t, fmt.Sprintf("c%d", i), c[0])
+		if i >= 2 {
+			require.Equal(t, "Error: not run: at most 2 tool calls are run per message; call count again if you still need it.", c[2])
+		}
+	}
 }

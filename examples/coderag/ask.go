@@ -14,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // askCommand is `coderag ask "question"`.
@@ -83,7 +84,8 @@ func askCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return fail(stderr, err)
 	}
-	g, err := planexec.New(model, cb.agentTools(), planexec.WithMaxFindingLength(maxFindingLength))
+	g, err := planexec.New(model, cb.agentTools(), planexec.WithMaxFindingLength(maxFindingLength),
+		planexec.WithToolNodeOptions(tools.WithMaxCalls(maxCallsPerTurn)))
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -103,6 +105,10 @@ func askCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // step may read several files, each up to maxToolOutput, and its finding
 // goes into every later prompt.
 const maxFindingLength = 60_000
+
+// maxCallsPerTurn bounds the tool calls of one model turn that run; the
+// others are answered "not run" (tools.WithMaxCalls).
+const maxCallsPerTurn = 8
 
 // printDemoNotice says that the run is the offline demo, with a scripted
 // model, and how to use a real one.
