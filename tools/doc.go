@@ -55,6 +55,11 @@
 //   - web_fetch (WebFetch): a page as text; private and loopback addresses
 //     are refused (*PrivateAddressError).
 //
+// RunCommand runs any program the way bash_exec runs a command — for an
+// agent that starts programs on a model's behalf: an external coding CLI,
+// the program a model wrote — and WithGoCaches lets sandboxed go reuse
+// this machine's toolchain and caches, read-only.
+//
 // Package tools/structured reads and writes JSON, YAML and INI files
 // (confined the same way), and package tools/mcp turns the tools of MCP
 // servers into Tools.
