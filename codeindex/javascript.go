@@ -84,20 +84,12 @@ func ChunkJavaScript(path string, src []byte, window, overlap int) ([]Chunk, err
 	if lang == nil {
 		return nil, fmt.Errorf("codeindex: %s is not a JavaScript or TypeScript file", path)
 	}
-	p := sitter.NewParser()
-	defer p.Close()
-	if err := p.SetLanguage(lang); err != nil {
-		return nil, fmt.Errorf("codeindex: javascript grammar: %w", err)
-	}
-	tree := p.Parse(src, nil)
-	if tree == nil {
-		return nil, &ParseError{Path: path, Err: fmt.Errorf("tree-sitter returned no tree")}
+	tree, err := parseTree(path, src, lang, "javascript")
+	if err != nil {
+		return nil, err
 	}
 	defer tree.Close()
 	root := tree.RootNode()
-	if root.HasError() {
-		return nil, &ParseError{Path: path, Err: fmt.Errorf("syntax error near line %d", firstErrorLine(root))}
-	}
 	lines := splitLines(src)
 	j := &jsChunker{path: path, src: src, mod: JSModule(path), lines: lines, covered: make([]bool, len(lines)+2)}
 	for i := uint(0); i < root.NamedChildCount(); i++ {

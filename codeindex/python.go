@@ -59,20 +59,12 @@ func PythonModule(path string) string {
 // If tree-sitter finds a syntax error, ChunkPython returns a *[ParseError]
 // and no chunks.
 func ChunkPython(path string, src []byte, window, overlap int) ([]Chunk, error) {
-	p := sitter.NewParser()
-	defer p.Close()
-	if err := p.SetLanguage(pythonLanguage); err != nil {
-		return nil, fmt.Errorf("codeindex: python grammar: %w", err)
-	}
-	tree := p.Parse(src, nil)
-	if tree == nil {
-		return nil, &ParseError{Path: path, Err: fmt.Errorf("tree-sitter returned no tree")}
+	tree, err := parseTree(path, src, pythonLanguage, "python")
+	if err != nil {
+		return nil, err
 	}
 	defer tree.Close()
 	root := tree.RootNode()
-	if root.HasError() {
-		return nil, &ParseError{Path: path, Err: fmt.Errorf("python syntax error near line %d", firstErrorLine(root))}
-	}
 
 	lines := splitLines(src)
 	covered := make([]bool, len(lines)+2)
@@ -594,4 +586,25 @@ func sortNameCalls(calls []NameCall) []NameCall {
 			cmp.Compare(a.Caller, b.Caller), cmp.Compare(a.Callee, b.Callee))
 	})
 	return slices.Compact(calls)
+}
+
+// parseTree parses src, the file path, with the tree-sitter grammar lang
+// (named what in errors). A syntax error is a *[ParseError]. The caller
+// closes the tree.
+func parseTree(path string, src []byte, lang *sitter.Language, what string) (*sitter.Tree, error) {
+	p := sitter.NewParser()
+	defer p.Close()
+	if err := p.SetLanguage(lang); err != nil {
+		return nil, fmt.Errorf("codeindex: %s grammar: %w", what, err)
+	}
+	tree := p.Parse(src, nil)
+	if tree == nil {
+		return nil, &ParseError{Path: path, Err: fmt.Errorf("tree-sitter returned no tree")}
+	}
+	if root := tree.RootNode(); root.HasError() {
+		line := firstErrorLine(root)
+		tree.Close()
+		return nil, &ParseError{Path: path, Err: fmt.Errorf("%s syntax error near line %d", what, line)}
+	}
+	return tree, nil
 }
