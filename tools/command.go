@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +110,7 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 	env = append(env, c.Env...)
 
 	name, args := c.Args[0], c.Args[1:]
+	var extra []*os.File
 	if info.Available {
 		sb := sandbox{
 			bwrap:         info.Path,
@@ -118,23 +120,48 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 			home:          cfg.home,
 			readOnlyPaths: readOnly,
 			writablePaths: cfg.writablePaths,
+			tmpSize:       info.tmpSize,
 		}
 		a := sb.args()
+		if !cfg.vcsWrites {
+			// Version-control metadata stays read-only (see
+			// WithVCSWrites): a command that wrote .git/config or
+			// .git/hooks would run its code in the next git command on
+			// the host. It is bound from a descriptor opened without
+			// following a symlink, so a .git swapped for a symlink never
+			// binds what it points to.
+			for _, meta := range vcsMetadataNames {
+				p := filepath.Join(ws.Root(), meta)
+				f := openNoFollow(p)
+				if f == nil {
+					continue
+				}
+				defer f.Close()
+				a = append(a, "--ro-bind-fd", strconv.Itoa(3+len(extra)), p)
+				extra = append(extra, f)
+			}
+		}
+		if f := seccompFile(); f != nil {
+			defer f.Close()
+			a = append(a, "--seccomp", strconv.Itoa(3+len(extra)))
+			extra = append(extra, f)
+		}
 		if dir != ws.Root() {
 			a = append(a, "--chdir", dir) // the last --chdir wins
 		}
 		name, args = info.Path, append(append(a, "--"), c.Args...)
 	}
 	res, err := process.Run(ctx, process.Command{
-		Name:     name,
-		Args:     args,
-		Dir:      dir,
-		Env:      env,
-		ClearEnv: true,
-		Timeout:  timeout,
-		Stdin:    c.Stdin,
-		Stdout:   c.Stdout,
-		Stderr:   c.Stderr,
+		Name:       name,
+		Args:       args,
+		Dir:        dir,
+		Env:        env,
+		ClearEnv:   true,
+		Timeout:    timeout,
+		Stdin:      c.Stdin,
+		ExtraFiles: extra,
+		Stdout:     c.Stdout,
+		Stderr:     c.Stderr,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

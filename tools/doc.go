@@ -141,11 +141,16 @@
 // command) works, commands, test runs and programs run in a
 // sandbox, SandboxStatus says whether it does, and WithSandbox can require
 // it or turn it off. In the sandbox the workspace is the only writable
-// directory besides a private /tmp and HOME; /usr, /bin, /lib*, /etc and
-// /opt are read-only; the rest of the file system, home directories
+// directory besides a private /tmp (1 GiB where bwrap can bound it) and
+// HOME, and the workspace's version-control metadata (.git, .hg, ... at
+// its root) is read-only unless WithVCSWrites allows writing it; /usr,
+// /bin, /lib*, /etc and /opt are read-only, and so are /proc/sys,
+// /proc/sysrq-trigger, /proc/irq and /proc/bus; the rest of the file system, home directories
 // included, is absent; /etc/shadow and host keys are masked; there is no
-// network (WithNetwork allows it); the command has no capabilities, its own
-// pid, IPC and UTS namespaces, and dies with this process. Sandboxed or
+// network (WithNetwork allows it); the kernel's keyrings are out of reach
+// (a seccomp filter, on amd64 and arm64); the command has no
+// capabilities, its own pid, IPC and UTS namespaces, and dies with this
+// process. Sandboxed or
 // not, the command gets a scrubbed environment (secret-looking variables
 // such as OPENAI_API_KEY never pass unless WithEnv names them exactly) and
 // every process it started is killed when it exits, times out or is
@@ -172,7 +177,10 @@
 //   - Inside the sandbox the command can still read the workspace, the
 //     system directories and /etc (passwd, hosts, ...), and with WithNetwork
 //     send them anywhere. bubblewrap shares the kernel: it is not a virtual
-//     machine.
+//     machine. WithNetwork shares this machine's network namespace: the
+//     command reaches its loopback services and abstract Unix sockets too.
+//   - Nothing bounds a command's number of processes, memory or disk use
+//     in the workspace: a fork bomb slows the machine until the time limit.
 //   - os.Root does not stop at mount points or bind mounts inside the
 //     workspace, and the file tools follow symlinks that stay inside it.
 //   - web_search sends the model's queries to the search engine.

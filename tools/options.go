@@ -160,6 +160,9 @@ func WithLiteSearchURL(u string) Option {
 // files), at any depth and in any letter case. The default, false, refuses
 // such writes with *ProtectedPathError, because a model that can write
 // .git/config or .git/hooks can make the next git command run anything.
+// It also sets whether the version-control metadata at the workspace's
+// root is writable in the sandbox of bash_exec, run_tests and RunCommand
+// (read-only by default: a coding CLI that commits needs it true).
 func WithVCSWrites(allow bool) Option {
 	return func(c *config) { c.vcsWrites = allow }
 }

@@ -252,7 +252,17 @@ func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (
 	sub := *cfg
 	sub.inheritEnv = true
 	sub.goCaches = cfg.goCaches || run.framework == FrameworkGo
-	dirs, env := runnerInstall(exe, run.framework)
+	installed := exe
+	if root := ws.Root(); within(root, exe) || within(root, evalSymlinks(exe)) {
+		// A runner found in the workspace (PATH holds a directory of it,
+		// such as an activated .venv) is the model's code: neither the
+		// directory below HOME holding it nor its symlink's target is
+		// bound.
+		installed = ""
+	}
+	dirs, env := runnerInstall(installed, run.framework)
+	// A directory holding the workspace would show its siblings.
+	dirs = slices.DeleteFunc(dirs, func(d string) bool { return within(d, ws.Root()) })
 	sub.readOnlyPaths = slices.Concat(cfg.readOnlyPaths, []string{exe}, dirs)
 	sub.writablePaths = slices.Concat(cfg.writablePaths, run.writable)
 	res, err := runCommand(ctx, ws, &sub, Command{
@@ -476,7 +486,7 @@ func runPytest(ctx context.Context, ws *Workspace, cfg *config, projectDir, targ
 		if report, _, err = attempt(args); err != nil {
 			return nil, nil, err
 		}
-	} else if data, err := os.ReadFile(reportPath); err == nil {
+	} else if data, err := readRunFile(reportPath); err == nil {
 		var jr pyJSONReport
 		if json.Unmarshal(data, &jr) == nil && jr.Summary != nil {
 			exit, out := report.ExitCode, report.Output
@@ -490,6 +500,42 @@ func runPytest(ctx context.Context, ws *Workspace, cfg *config, projectDir, targ
 		rec = readPytestRecord(recPath, report.ExitCode)
 	}
 	return report, rec, nil
+}
+
+// maxRunFileBytes bounds a file a test run writes for this process to
+// read.
+const maxRunFileBytes = 64 << 20
+
+// openRunFile opens path, a file in a directory the (sandboxed) test run
+// could write, for reading: through an os.Root on that directory, so that
+// a symlink the tests left there naming a file outside it (/dev/zero, a
+// FIFO, a secret of this machine) is refused; without blocking on a FIFO;
+// and only if it is a regular file.
+func openRunFile(path string) (*os.File, error) {
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(filepath.Base(path), os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return f, nil
+}
+
+// readRunFile reads at most maxRunFileBytes of the file openRunFile opens.
+func readRunFile(path string) ([]byte, error) {
+	f, err := openRunFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxRunFileBytes))
 }
 
 // runnerInstall returns the directories, besides the system ones, that a

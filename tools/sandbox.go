@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -84,6 +86,10 @@ type SandboxInfo struct {
 	// ProcessTree says how a command's processes are found and killed when
 	// it ends, inside the sandbox or not.
 	ProcessTree string
+
+	// tmpSize reports that bwrap bounds the private /tmp (--size, since
+	// bubblewrap 0.8).
+	tmpSize bool
 }
 
 // String describes the sandbox in a sentence fit for a start-up message.
@@ -121,15 +127,17 @@ var probeSandbox = sync.OnceValue(func() SandboxInfo {
 	defer os.RemoveAll(dir)
 	var failures []string
 	for _, userNS := range []bool{false, true} {
-		sb := sandbox{bwrap: bwrap, userNS: userNS, workspace: dir}
-		args := append(sb.args(), "--", "true")
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput()
-		cancel()
-		if err == nil {
-			return SandboxInfo{Available: true, Path: bwrap, UserNamespace: userNS}
+		for _, tmpSize := range []bool{true, false} {
+			sb := sandbox{bwrap: bwrap, userNS: userNS, workspace: dir, tmpSize: tmpSize}
+			args := append(sb.args(), "--", "true")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput()
+			cancel()
+			if err == nil {
+				return SandboxInfo{Available: true, Path: bwrap, UserNamespace: userNS, tmpSize: tmpSize}
+			}
+			failures = append(failures, fmt.Sprintf("%v: %s", err, strings.TrimSpace(string(out))))
 		}
-		failures = append(failures, fmt.Sprintf("%v: %s", err, strings.TrimSpace(string(out))))
 	}
 	return SandboxInfo{Path: bwrap, Reason: "bwrap does not work here: " + strings.Join(failures, "; ")}
 })
@@ -137,6 +145,10 @@ var probeSandbox = sync.OnceValue(func() SandboxInfo {
 // sandboxHome is HOME inside the sandbox when WithHome is not set: a
 // directory of the sandbox's private /tmp.
 const sandboxHome = "/tmp/home"
+
+// sandboxTmpSize bounds the sandbox's private /tmp, a tmpfs in memory
+// that would otherwise take up to half of it, per command.
+const sandboxTmpSize = 1 << 30
 
 // systemDirs are bound read-only into the sandbox where they exist
 // (symlinks, as in merged-/usr systems, are recreated as symlinks).
@@ -155,6 +167,7 @@ type sandbox struct {
 	home          string // "" for sandboxHome in the private /tmp
 	readOnlyPaths []string
 	writablePaths []string
+	tmpSize       bool // bound /tmp to sandboxTmpSize
 }
 
 // args returns bwrap's options, up to the command.
@@ -194,7 +207,18 @@ func (s sandbox) args() []string {
 		// /etc/resolv.conf often links there.
 		a = append(a, "--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve")
 	}
-	a = append(a, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	// bwrap leaves /proc/sys and /proc/sysrq-trigger writable when it runs
+	// as root (without a user namespace, or with root mapped to root):
+	// cover them, and /proc/irq and /proc/bus, with read-only binds, or a
+	// command as uid 0 could set kernel.core_pattern, a program the host
+	// kernel runs as root.
+	a = append(a, "--dev", "/dev", "--proc", "/proc",
+		"--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+		"--ro-bind-try", "/proc/irq", "/proc/irq", "--ro-bind-try", "/proc/bus", "/proc/bus")
+	if s.tmpSize {
+		a = append(a, "--size", strconv.Itoa(sandboxTmpSize))
+	}
+	a = append(a, "--tmpfs", "/tmp")
 	for _, p := range s.readOnlyPaths {
 		a = append(a, "--ro-bind-try", p, p)
 	}
@@ -257,6 +281,14 @@ func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []st
 	if sandboxed {
 		env = append(env, "TMPDIR=/tmp")
 	}
+	if cfg.inheritEnv {
+		// A password in a URL (DATABASE_URL=postgres://u:pw@db/x) is a
+		// secret under any name.
+		environ = slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+			name, value, _ := strings.Cut(kv, "=")
+			return urlWithPassword.MatchString(value) && !slices.Contains(cfg.envAllow, name)
+		})
+	}
 	return passEnv(env, environ, func(name string) bool {
 		if name == "HOME" || (sandboxed && name == "TMPDIR") {
 			return false
@@ -267,6 +299,10 @@ func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []st
 		return envAllowed(name, allow)
 	})
 }
+
+// urlWithPassword matches a URL with a password in its user information
+// (scheme://user:password@host).
+var urlWithPassword = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`)
 
 // passEnv appends to env the variables of environ whose names keep
 // accepts, and PATH=defaultPath if that leaves no PATH.

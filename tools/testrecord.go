@@ -272,7 +272,7 @@ func recordPytest(run *testRun, dir string, ro RecordOptions) (recPath string, a
 
 // readPytestRecord reads the plugin's file; nil if the plugin did not run.
 func readPytestRecord(path string, exitCode int) *TestRecord {
-	f, err := os.Open(path)
+	f, err := openRunFile(path)
 	if err != nil {
 		return nil
 	}
@@ -280,7 +280,7 @@ func readPytestRecord(path string, exitCode int) *TestRecord {
 	rec := &TestRecord{Tests: []RecordedTest{}}
 	index := map[string]int{}
 	started := false
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, maxRunFileBytes))
 	sc.Buffer(make([]byte, 64*1024), maxParsedLineBytes)
 	for sc.Scan() {
 		var entry [2]string

@@ -32,6 +32,9 @@ type Command struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// ExtraFiles are passed on as file descriptors 3, 4, … (see
+	// exec.Cmd.ExtraFiles).
+	ExtraFiles []*os.File
 }
 
 // Result is the outcome of a process that ran.
@@ -81,6 +84,7 @@ func run(ctx context.Context, c Command, useCgroup bool) (Result, error) {
 		}
 		cmd.Env = append(env[:len(env):len(env)], t.env()...)
 		cmd.Stdin = c.Stdin
+		cmd.ExtraFiles = c.ExtraFiles
 		cmd.Stdout = out.stdoutW
 		cmd.Stderr = out.stderrW
 		cmd.WaitDelay = WaitDelay
