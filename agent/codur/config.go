@@ -32,6 +32,7 @@ import (
 //	    network: true                # the default; false cuts it in the sandbox
 //	    read_only_paths: [/opt/claude]
 //	    writable_paths: [/home/me/.claude]
+//	    vcs_writes: true             # it commits: .git writable in the sandbox
 //	sandbox: auto                   # auto | required | off: CLI agents and verified programs
 //	mcp_servers:
 //	  files: {command: my-mcp-server, args: ["--root", "."]}
@@ -104,6 +105,11 @@ type CLIConfig struct {
 	ReadOnlyPaths []string `yaml:"read_only_paths"`
 	WritablePaths []string `yaml:"writable_paths"`
 	Home          string   `yaml:"home"`
+	// VCSWrites lets the CLI write the workspace's .git in the sandbox
+	// (it commits); by default it is read-only there, so that the CLI
+	// cannot plant a hook or setting the user's next git command runs
+	// (tools.WithVCSWrites).
+	VCSWrites bool `yaml:"vcs_writes"`
 }
 
 // MCPServer is an MCP server whose tools are added to Codur's: a command
@@ -285,6 +291,9 @@ func (c Config) agentRunOptions(a CLIConfig) []tools.Option {
 	}
 	if a.Home != "" {
 		opts = append(opts, tools.WithHome(a.Home))
+	}
+	if a.VCSWrites {
+		opts = append(opts, tools.WithVCSWrites(true))
 	}
 	return opts
 }

@@ -110,7 +110,10 @@ const (
 // npm prefix under HOME) or one that keeps its login in HOME needs those
 // directories in RunOptions (tools.WithReadOnlyPaths,
 // tools.WithWritablePaths, tools.WithHome); the configuration file's
-// read_only_paths, writable_paths and home set them. Where there is no
+// read_only_paths, writable_paths and home set them. The workspace's .git
+// is read-only in the sandbox, so that the CLI cannot plant a hook the
+// user's next git command runs; a CLI that commits needs
+// tools.WithVCSWrites(true) (vcs_writes). Where there is no
 // sandbox the CLI is a process of this user started in the workspace, and
 // can read and write whatever this user can — unless RunOptions holds
 // tools.WithSandbox(tools.SandboxRequired), which refuses to run it
