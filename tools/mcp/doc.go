@@ -73,6 +73,7 @@
 // read_mcp_resource over one or more sessions, picked by name
 // ([WithName]; by default the server's own name): for agents that discover
 // what the servers offer at run time instead of having every tool bound.
+// The listing is cut to the sum of the listed servers' output limits.
 //
 // # Concurrency and limits
 //

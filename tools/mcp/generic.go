@@ -158,7 +158,12 @@ func (g *generic) list(ctx context.Context, a listArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(b), nil
+	// Each server listed brings up to its output limit (WithOutputLimit).
+	limit := 0
+	for _, s := range sessions {
+		limit += s.limit
+	}
+	return tools.Truncate(string(b), limit), nil
 }
 
 func (g *generic) call(ctx context.Context, a callArgs) (string, error) {

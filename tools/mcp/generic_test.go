@@ -171,3 +171,13 @@ func TestGenericToolsRefuseBadSessions(t *testing.T) {
 		})
 	}
 }
+
+func TestListMCPToolsIsCutToTheServersOutputLimits(t *testing.T) {
+	web := connectHTTP(t, newHooks(), mcp.WithName("web"), mcp.WithOutputLimit(300))
+	g := genericTools(t, web)
+	out, err := g[mcp.ListToolsName].Call(context.Background(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	require.Contains(t, out, "chars truncated ...]")
+	require.LessOrEqual(t, len([]rune(out)), 300+len("\n[... 100000 chars truncated ...]\n"))
+	require.Contains(t, out, `"server": "web"`, "the listing's beginning is kept")
+}
