@@ -207,7 +207,7 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	mode, err := mf.sandboxMode()
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return exitUsage
 	}
 	if mf.offline() {
@@ -220,17 +220,17 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	dir, err := filepath.Abs(*cwd)
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return exitError
 	}
 	ws, err := tools.NewWorkspace(dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return exitError
 	}
 	planner, reg, opts, mcpTools, closeMCP, err := mf.setup(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return exitError
 	}
 	defer closeMCP()
@@ -244,13 +244,13 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	g, err := codur.New(planner, reg, append(codur.DefaultTools(ws, run...), mcpTools...), opts...)
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return exitError
 	}
 	var final codur.State
 	for ev, err := range g.Stream(ctx, codur.Input(task, false), graph.WithStreamModes(graph.ModeValues|graph.ModeCustom)) {
 		if err != nil {
-			fmt.Fprintln(stderr, "codur:", err)
+			printError(stderr, err)
 			return exitError
 		}
 		if s, ok := ev.Payload.(codur.State); ok {
@@ -366,7 +366,7 @@ func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		return exitUsage
 	}
 	if _, err := mf.sandboxMode(); err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return exitUsage
 	}
 	if mf.offline() {
@@ -392,12 +392,12 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 		chs, err = challenge.Load(dirs...)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return 0, exitError
 	}
 	mode, err := mf.sandboxMode()
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return 0, exitError
 	}
 	fmt.Fprintf(stdout, "%s (--sandbox %s)\n", tools.SandboxStatus(), mode)
@@ -420,7 +420,7 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 			// MCP servers apply to every challenge, as to a task.
 			cfg, err := mf.loadConfig()
 			if err != nil {
-				fmt.Fprintln(stderr, "codur:", err)
+				printError(stderr, err)
 				return 0, exitError
 			}
 			opts = append(opts, challenge.WithCodurOptions(cfg.Options()...), challenge.WithTools(cfg.MCPTools))
@@ -438,14 +438,14 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 	}
 	rep, err := challenge.Run(ctx, chs, setup, opts...)
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return 0, exitError
 	}
 	md := rep.Markdown()
 	fmt.Fprint(stdout, md)
 	if mdPath != "" {
 		if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
-			fmt.Fprintln(stderr, "codur:", err)
+			printError(stderr, err)
 			return 0, exitError
 		}
 	}
@@ -455,7 +455,7 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 			err = os.WriteFile(jsonPath, b, 0o644)
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "codur:", err)
+			printError(stderr, err)
 			return 0, exitError
 		}
 	}
@@ -476,7 +476,7 @@ func agentsCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// models: no API key is needed.
 		cfg, err := mf.loadConfig()
 		if err != nil {
-			fmt.Fprintln(stderr, err)
+			printError(stderr, err)
 			return exitError
 		}
 		printAgents(stdout, cfg.AgentInfos(), *asJSON)
@@ -488,13 +488,13 @@ func agentsCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		reg = codur.NewRegistry()
 		if err := reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent, Description: "scripted offline model", Detail: "scripted"},
 			&codur.ModelAgent{Model: llm.NewScripted()}); err != nil {
-			fmt.Fprintln(stderr, "codur:", err)
+			printError(stderr, err)
 			return exitError
 		}
 	} else {
 		var err error
 		if _, reg, _, _, _, err = mf.setup(ctx, "."); err != nil {
-			fmt.Fprintln(stderr, "codur:", err)
+			printError(stderr, err)
 			return exitError
 		}
 	}
@@ -523,14 +523,24 @@ func graphCommand(stdout, stderr io.Writer) int {
 	reg := codur.NewRegistry()
 	err := reg.Register(codur.AgentInfo{Ref: codur.DefaultAgent}, &codur.ModelAgent{Model: m})
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return exitError
 	}
 	g, err := codur.New(m, reg, nil)
 	if err != nil {
-		fmt.Fprintln(stderr, "codur:", err)
+		printError(stderr, err)
 		return exitError
 	}
 	fmt.Fprint(stdout, g.Mermaid())
 	return exitOK
+}
+
+// printError prints err on w, prefixed "codur: " unless it says so
+// already (the errors of package codur do).
+func printError(w io.Writer, err error) {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "codur:") {
+		msg = "codur: " + msg
+	}
+	fmt.Fprintln(w, msg)
 }
