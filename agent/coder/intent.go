@@ -53,15 +53,22 @@ type Decision struct {
 	// Reason explains the decision in a sentence, e.g. why a model answer
 	// was not used.
 	Reason string `json:"reason,omitempty"`
+	// ModelReason is the reason the model gave with its choice
+	// (SourceModel), if any.
+	ModelReason string `json:"model_reason,omitempty"`
 }
 
 // Why returns a short explanation for display: "pattern run-command
-// (0.90)", "model", or "fallback: …".
+// (0.90)", "model" (with the model's reason when it gave one: "model:
+// the user asks to change a file"), or "fallback: …".
 func (d Decision) Why() string {
 	switch d.Source {
 	case SourcePattern:
 		return fmt.Sprintf("pattern %s (%.2f)", d.Pattern, d.Confidence)
 	case SourceModel:
+		if d.ModelReason != "" {
+			return "model: " + d.ModelReason
+		}
 		return "model"
 	}
 	return "fallback: " + d.Reason

@@ -73,6 +73,7 @@ func (a *Agent) classify(ctx context.Context, request string, low Decision, ok b
 		"type": "object",
 		"properties": map[string]any{
 			"intent": map[string]any{"type": "string", "enum": names, "description": "The intent of the request."},
+			"reason": map[string]any{"type": "string", "description": "Why, in a few words."},
 		},
 		"required": []string{"intent"},
 	})
@@ -96,10 +97,10 @@ func (a *Agent) classify(ctx context.Context, request string, low Decision, ok b
 		}
 		return fallback(fmt.Sprintf("the model could not classify the request (%v)", err)), nil
 	}
-	answer := modelIntent(resp.Message)
+	answer, why := modelIntent(resp.Message)
 	if _, known := a.byName[Intent(answer)]; known {
 		return Decision{Intent: Intent(answer), Confidence: 1, Source: SourceModel,
-			Reason: "the model classified the request as " + answer}, nil
+			Reason: "the model classified the request as " + answer, ModelReason: prompt.TruncateHead(why, maxModelReason)}, nil
 	}
 	shown := answer
 	if shown == "" {
@@ -108,32 +109,36 @@ func (a *Agent) classify(ctx context.Context, request string, low Decision, ok b
 	return fallback(fmt.Sprintf("the model answered %q, which is not an intent", prompt.TruncateHead(shown, 80))), nil
 }
 
-// modelIntent extracts the intent from the classifier's answer: the
-// argument of a choose_intent call, the "intent" of a JSON object in the
-// text, or the text itself when it is one word.
-func modelIntent(m state.Message) string {
+// maxModelReason bounds the model's reason kept in a Decision.
+const maxModelReason = 200
+
+// modelIntent extracts the intent from the classifier's answer, and the
+// reason it gave if any: the arguments of a choose_intent call, the
+// "intent" and "reason" of a JSON object in the text, or the text itself
+// when it is one word.
+func modelIntent(m state.Message) (intent, reason string) {
+	type answer struct {
+		Intent *string `json:"intent"`
+		Reason string  `json:"reason"`
+	}
 	for _, c := range m.ToolCalls() {
 		if c.FunctionCall == nil || c.FunctionCall.Name != chooseIntentTool {
 			continue
 		}
-		var args struct {
-			Intent string `json:"intent"`
-		}
-		if json.Unmarshal([]byte(c.FunctionCall.Arguments), &args) == nil {
-			return strings.TrimSpace(args.Intent)
+		var args answer
+		if json.Unmarshal([]byte(c.FunctionCall.Arguments), &args) == nil && args.Intent != nil {
+			return strings.TrimSpace(*args.Intent), strings.TrimSpace(args.Reason)
 		}
 	}
 	text := strings.TrimSpace(m.Text())
-	if v, err := modeljson.Parse[struct {
-		Intent *string `json:"intent"`
-	}](text); err == nil && v.Intent != nil {
-		return strings.TrimSpace(*v.Intent)
+	if v, err := modeljson.Parse[answer](text); err == nil && v.Intent != nil {
+		return strings.TrimSpace(*v.Intent), strings.TrimSpace(v.Reason)
 	}
 	word := strings.ToLower(strings.Trim(text, " \t\n`'\".:"))
 	if word != "" && !strings.ContainsAny(word, " \t\n") {
-		return word
+		return word, ""
 	}
-	return ""
+	return "", ""
 }
 
 // generate calls the model from a node and reports the call.

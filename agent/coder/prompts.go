@@ -45,7 +45,7 @@ func DefaultPrompts() Prompts {
 
 {intents}
 
-Call the choose_intent tool with the intent. If you cannot call tools, answer with a JSON object and nothing else: {"intent": "<one of the intents>"}.`,
+Call the choose_intent tool with the intent and, in a few words, why. If you cannot call tools, answer with a JSON object and nothing else: {"intent": "<one of the intents>", "reason": "<why>"}.`,
 		PickFiles: `You help a coding assistant decide which files of a project to read for a request: to answer a question, or to make a change. These are the project's files:
 
 {listing}

@@ -255,3 +255,25 @@ func TestAFailingCustomIntentIsAnsweredAfterThreeRuns(t *testing.T) {
 	require.Equal(t, map[string]int{"flaky": 3}, res.Working.RetryCount)
 	require.Equal(t, `Sorry, I could not complete the step "flaky": it failed 3 times. The last error was: boom`, res.Answer)
 }
+
+func TestTheModelsReasonForItsChoiceIsShown(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply llm.Reply
+		why   string
+	}{
+		{"tool call", llm.Reply{ToolCalls: []llms.ToolCall{{FunctionCall: &llms.FunctionCall{Name: "choose_intent",
+			Arguments: `{"intent": "profile", "reason": "the user states a preference"}`}}}}, "model: the user states a preference"},
+		{"JSON", text(`{"intent": "profile", "reason": "a preference"}`), "model: a preference"},
+		{"no reason", text(`profile`), "model"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAgent(t, llm.NewScripted(tc.reply), goSample(t))
+			res, err := a.Ask(t.Context(), "t1", "hmm, tabs please")
+			require.NoError(t, err)
+			require.Equal(t, coder.IntentProfile, res.Route.Intent)
+			require.Equal(t, tc.why, res.Route.Why())
+		})
+	}
+}

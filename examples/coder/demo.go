@@ -68,7 +68,7 @@ func demoModel() *llm.Scripted {
 			"which is why TestTotal (cart_test.go) fails."},
 		// "the cart total comes out too low": the route node's classifier.
 		llm.Reply{ToolCalls: []llms.ToolCall{{Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: "choose_intent", Arguments: `{"intent":"edit"}`}}}},
+			FunctionCall: &llms.FunctionCall{Name: "choose_intent", Arguments: `{"intent":"edit","reason":"a bug report: the total is wrong, so the code needs a fix"}`}}}},
 		llm.Reply{Text: `["cart.go", "cart_test.go"]`}, // the files to edit: the request names none
 		// The edit node, attempt 1: a wrong fix (the tests catch it).
 		patch("Start counting at the first item.", buggyLoop, wrongLoop),
