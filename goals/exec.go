@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"time"
@@ -37,7 +38,8 @@ type processResult struct {
 	output   string // stdout and stderr, at most MaxOutputChars characters
 }
 
-// runProcess runs p in its own process group with stdin empty. A non-zero
+// runProcess runs p in its own process group with stdin empty and this
+// process's environment less its secrets (tools.ScrubEnv). A non-zero
 // exit is a normal result, and so is being killed at p.timeout. It returns
 // a *ToolNotFoundError if the program is missing and an error wrapping
 // ctx.Err() if ctx is done.
@@ -50,7 +52,10 @@ func runProcess(ctx context.Context, p program) (processResult, error) {
 		return processResult{}, &ToolNotFoundError{Goal: p.goal, Tool: p.name, Err: err}
 	}
 	out := newCapBuffer(4 * MaxOutputChars)
-	c := process.Command{Name: path, Args: p.args, Dir: p.dir, Timeout: p.timeout, Stdout: out, Stderr: out}
+	// The command runs code the agent wrote (a test, a harness, the
+	// project): this process's secrets stay out of its environment.
+	c := process.Command{Name: path, Args: p.args, Dir: p.dir, Env: tools.ScrubEnv(os.Environ()), ClearEnv: true,
+		Timeout: p.timeout, Stdout: out, Stderr: out}
 	if p.stdout != nil {
 		c.Stdout = p.stdout
 	}

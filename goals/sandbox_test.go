@@ -49,3 +49,13 @@ func TestTestGoalRunsTheTestsInTheSandboxUnlessToldOtherwise(t *testing.T) {
 		})
 	}
 }
+
+func TestGoalCommandsDoNotGetThisProcesssSecrets(t *testing.T) {
+	t.Setenv("AGENTGRAPH_TEST_API_KEY", "sk-secret")
+	t.Setenv("AGENTGRAPH_TEST_DB", "postgres://app:hunter2@db/x")
+	t.Setenv("AGENTGRAPH_TEST_VISIBLE", "yes")
+	dir := project(t, nil)
+	g := newGoal(t, goals.GoalShell, goals.Config{Command: `test -z "$AGENTGRAPH_TEST_API_KEY" && test -z "$AGENTGRAPH_TEST_DB" && test "$AGENTGRAPH_TEST_VISIBLE" = yes`})
+	res := check(t, g, dir)
+	require.True(t, res.Achieved, res.Details.Output)
+}

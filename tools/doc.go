@@ -172,8 +172,9 @@
 //     written, in the same sandbox (see RunTests), and so do the goals'
 //     test checks, which go through RunTestsRecorded; without the sandbox
 //     they run unconfined, with this process's environment less its
-//     secrets. The goals' other commands (builds, linters, a shell
-//     command goal) run unconfined.
+//     secrets (ScrubEnv). The goals' other commands (make test, builds,
+//     linters, a shell command goal, an eval harness) run unconfined, with
+//     that environment too.
 //   - Inside the sandbox the command can still read the workspace, the
 //     system directories and /etc (passwd, hosts, ...), and with WithNetwork
 //     send them anywhere. bubblewrap shares the kernel: it is not a virtual

@@ -282,22 +282,33 @@ func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []st
 		env = append(env, "TMPDIR=/tmp")
 	}
 	if cfg.inheritEnv {
-		// A password in a URL (DATABASE_URL=postgres://u:pw@db/x) is a
-		// secret under any name.
+		// Everything but the secrets, and those WithEnv names exactly.
 		environ = slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
-			name, value, _ := strings.Cut(kv, "=")
-			return urlWithPassword.MatchString(value) && !slices.Contains(cfg.envAllow, name)
+			name, _, _ := strings.Cut(kv, "=")
+			return SecretEnvVar(kv) && !slices.Contains(cfg.envAllow, name)
 		})
 	}
 	return passEnv(env, environ, func(name string) bool {
 		if name == "HOME" || (sandboxed && name == "TMPDIR") {
 			return false
 		}
-		if cfg.inheritEnv {
-			return !SecretEnvName(name) || slices.Contains(cfg.envAllow, name)
-		}
-		return envAllowed(name, allow)
+		return cfg.inheritEnv || envAllowed(name, allow)
 	})
+}
+
+// SecretEnvVar reports whether an environment entry ("NAME=value") looks
+// like it holds a secret: its name does (see SecretEnvName), or its value
+// is a URL with a password in it (DATABASE_URL=postgres://u:pw@db/x).
+func SecretEnvVar(kv string) bool {
+	name, value, _ := strings.Cut(kv, "=")
+	return SecretEnvName(name) || urlWithPassword.MatchString(value)
+}
+
+// ScrubEnv returns environ without the entries that look like they hold
+// secrets (see SecretEnvVar): the environment to give a program a model
+// wrote when it needs the rest of this process's.
+func ScrubEnv(environ []string) []string {
+	return slices.DeleteFunc(slices.Clone(environ), SecretEnvVar)
 }
 
 // urlWithPassword matches a URL with a password in its user information
