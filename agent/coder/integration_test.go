@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -114,4 +115,26 @@ func TestFullRunOverAnOpenAICompatibleServer(t *testing.T) {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	require.Len(t, srv.systems, 3)
+}
+
+func TestAModelDownForAllItsAttemptsIsNotCalledAgainByANodeRerun(t *testing.T) {
+	var mu sync.Mutex
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		http.Error(w, `{"error":{"message":"overloaded","type":"server_error"}}`, http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	model, err := llm.New(t.Context(), "openai-compatible:test-model@"+srv.URL+"/v1",
+		llm.WithMaxAttempts(3), llm.WithBackoff(time.Millisecond, time.Millisecond))
+	require.NoError(t, err)
+	a := newAgent(t, model, goSample(t))
+	res, err := a.Ask(t.Context(), "t1", "what does Sum do in calc.go?")
+	require.NoError(t, err, "the request ends with an answer saying what failed")
+	require.Equal(t, coder.OutcomeError, res.Outcome)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, 3, hits, "the model's own attempts, and no node rerun on top of them")
 }

@@ -74,9 +74,10 @@ func (a *Agent) logNodes(next graph.CommandFunc[State]) graph.CommandFunc[State]
 
 // worthRerunning reports whether another run of a node might heal err:
 // not when the model's provider refused the request itself (a bad
-// request, a bad key, a missing model), which the model package already
-// retried if it could.
+// request, a bad key, a missing model), nor when the model package has
+// already retried the call (a server down or overloaded for all its
+// attempts): running the node again would multiply those attempts.
 func worthRerunning(err error) bool {
 	var le *llm.Error
-	return !errors.As(err, &le) || le.Retryable
+	return !errors.As(err, &le) || (le.Retryable && le.Attempts <= 1)
 }
