@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -56,4 +57,17 @@ func TestAStreamingCallAnsweredWithJSONThatIsNoCompletionFails(t *testing.T) {
 		WithTokenSink(func(context.Context, string) {}))
 	require.ErrorContains(t, err, "answered a streaming request with JSON that is not a chat completion")
 	require.Equal(t, 1, fs.hits(), "an answer that cannot be read is not asked for again")
+}
+
+func TestAStreamingCallAnsweredWithJSONLabelledAsAnEventStreamGetsItsAnswer(t *testing.T) {
+	fs := newFakeServer(t, func(w http.ResponseWriter, r *http.Request, hit int, body []byte) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "\n"+nonStreamingAnswer)
+	})
+	m := openAIModel(t, fs)
+	resp, err := m.Generate(context.Background(), []state.Message{state.Human("Weather in Paris and Rome?")},
+		WithTools([]llms.Tool{weatherTool}), WithTokenSink(func(context.Context, string) {}))
+	require.NoError(t, err)
+	require.Equal(t, "Checking.", resp.Message.Text())
+	require.Len(t, resp.Message.ToolCalls(), 2)
 }

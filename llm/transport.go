@@ -70,8 +70,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if w != nil && resp.Body != nil {
 		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w, ok: resp.StatusCode/100 == 2}
 	}
-	if resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/chat/completions") &&
-		w != nil && w.stream && isJSON(resp.Header) {
+	jsonBody := w != nil && w.stream && isJSON(resp.Header)
+	if !jsonBody && w != nil && w.stream && resp.StatusCode == http.StatusOK && resp.Body != nil &&
+		strings.HasSuffix(req.URL.Path, "/chat/completions") && isEventStream(resp.Header) {
+		// Some servers label their JSON answer text/event-stream.
+		resp.Body, jsonBody = peekJSONObject(resp.Body)
+	}
+	if resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/chat/completions") && jsonBody {
 		// A server that does not stream: its answer, in the form the
 		// streaming client reads.
 		body, jerr := jsonAsEventStream(resp.Body)
@@ -90,6 +95,29 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Header.Del("Content-Length")
 	}
 	return resp, err
+}
+
+// peekJSONObject reports whether body, past leading white space, starts
+// with "{" (a JSON object, not an event stream), and returns the body to
+// read in its place.
+func peekJSONObject(body io.ReadCloser) (io.ReadCloser, bool) {
+	br := bufio.NewReader(body)
+	rc := struct {
+		io.Reader
+		io.Closer
+	}{br, body}
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			return rc, false
+		}
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			_, _ = br.ReadByte()
+			continue
+		}
+		return rc, b[0] == '{'
+	}
 }
 
 func isEventStream(h http.Header) bool {
