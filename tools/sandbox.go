@@ -242,18 +242,20 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 
 // secretWords mark secret-looking variable names; see SecretEnvName.
 var (
-	secretWords    = []string{"API_KEY", "APIKEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE_KEY", "ACCESS_KEY", "COOKIE"}
-	secretSuffixes = []string{"_TOKEN", "_KEY", "_AUTH", "_PAT"}
+	secretWords    = []string{"API_KEY", "APIKEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE_KEY", "ACCESS_KEY", "COOKIE"}
+	secretSuffixes = []string{"_TOKEN", "_KEY", "_AUTH", "_PAT", "_PASS", "_PWD"}
 )
 
 // SecretEnvName reports whether an environment variable's name looks like
 // it holds a secret: it contains API_KEY, APIKEY, SECRET, PASSWORD,
-// PASSWD, CREDENTIAL, PRIVATE_KEY, ACCESS_KEY or COOKIE, ends in _TOKEN,
-// _KEY, _AUTH or _PAT, or is TOKEN (letter case ignored). bash_exec never
+// PASSWD, PASSPHRASE, CREDENTIAL, PRIVATE_KEY, ACCESS_KEY or COOKIE, ends
+// in _TOKEN, _KEY, _AUTH, _PAT, _PASS or _PWD (MYSQL_PWD), or is TOKEN or
+// SSH_AUTH_SOCK (the agent's socket signs as the user; letter case
+// ignored). bash_exec never
 // passes such variables on unless WithEnv names them exactly.
 func SecretEnvName(name string) bool {
 	upper := strings.ToUpper(name)
-	if upper == "TOKEN" {
+	if upper == "TOKEN" || upper == "SSH_AUTH_SOCK" {
 		return true
 	}
 	for _, s := range secretSuffixes {
@@ -298,10 +300,12 @@ func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []st
 
 // SecretEnvVar reports whether an environment entry ("NAME=value") looks
 // like it holds a secret: its name does (see SecretEnvName), or its value
-// is a URL with a password in it (DATABASE_URL=postgres://u:pw@db/x).
+// is a URL with a password in it (DATABASE_URL=postgres://u:pw@db/x) or an
+// HTTP(S) URL with any user information, which there is a token
+// (https://ghp_…@github.com/o/r.git, a Sentry DSN).
 func SecretEnvVar(kv string) bool {
 	name, value, _ := strings.Cut(kv, "=")
-	return SecretEnvName(name) || urlWithPassword.MatchString(value)
+	return SecretEnvName(name) || urlWithPassword.MatchString(value) || httpURLWithUser.MatchString(value)
 }
 
 // ScrubEnv returns environ without the entries that look like they hold
@@ -314,6 +318,10 @@ func ScrubEnv(environ []string) []string {
 // urlWithPassword matches a URL with a password in its user information
 // (scheme://user:password@host).
 var urlWithPassword = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`)
+
+// httpURLWithUser matches an http or https URL with user information
+// (https://token@host).
+var httpURLWithUser = regexp.MustCompile(`(?i)\bhttps?://[^/?#@\s]+@`)
 
 // passEnv appends to env the variables of environ whose names keep
 // accepts, and PATH=defaultPath if that leaves no PATH.
