@@ -139,7 +139,7 @@ func (g *generic) list(ctx context.Context, a listArgs) (string, error) {
 		}
 		sessions = []*Session{s}
 	}
-	out := make([]serverListing, 0, len(sessions))
+	parts := make([]string, 0, len(sessions))
 	for _, s := range sessions {
 		ts, err := s.ListTools(ctx)
 		if err != nil {
@@ -152,18 +152,19 @@ func (g *generic) list(ctx context.Context, a listArgs) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		out = append(out, serverListing{Server: s.Name(), Instructions: s.Instructions(), Tools: ts, Resources: rs})
+		b, err := json.MarshalIndent(serverListing{Server: s.Name(), Instructions: s.Instructions(), Tools: ts, Resources: rs}, "  ", "  ")
+		if err != nil {
+			return "", err
+		}
+		// Each server's listing is cut to its own output limit
+		// (WithOutputLimit), so that one with many tools cannot push
+		// the others out of the answer.
+		parts = append(parts, tools.Truncate(string(b), s.limit))
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return "", err
+	if len(parts) == 0 {
+		return "[]", nil
 	}
-	// Each server listed brings up to its output limit (WithOutputLimit).
-	limit := 0
-	for _, s := range sessions {
-		limit += s.limit
-	}
-	return tools.Truncate(string(b), limit), nil
+	return "[\n  " + strings.Join(parts, ",\n  ") + "\n]", nil
 }
 
 func (g *generic) call(ctx context.Context, a callArgs) (string, error) {

@@ -3,9 +3,12 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/tools"
@@ -178,6 +181,28 @@ func TestListMCPToolsIsCutToTheServersOutputLimits(t *testing.T) {
 	out, err := g[mcp.ListToolsName].Call(context.Background(), json.RawMessage(`{}`))
 	require.NoError(t, err)
 	require.Contains(t, out, "chars truncated ...]")
-	require.LessOrEqual(t, len([]rune(out)), 300+len("\n[... 100000 chars truncated ...]\n"))
+	require.LessOrEqual(t, len([]rune(out)), 300+len("\n[... 100000 chars truncated ...]\n")+len("[\n  \n]"))
 	require.Contains(t, out, `"server": "web"`, "the listing's beginning is kept")
+}
+
+func TestAServerWithManyToolsDoesNotPushAnotherOutOfTheListing(t *testing.T) {
+	hog := newTestServer(newHooks())
+	for i := range 300 {
+		hog.AddTool(&sdk.Tool{Name: fmt.Sprintf("hog_%d", i), Description: strings.Repeat("x", 100),
+			InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{}, nil
+			})
+	}
+	first, err := mcp.ConnectHTTP(context.Background(), startHTTP(t, hog), mcp.WithName("hog"), mcp.WithOutputLimit(2000))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = first.Close() })
+	middle := connectHTTP(t, newHooks(), mcp.WithName("web"), mcp.WithOutputLimit(2000))
+	last, err := mcp.ConnectHTTP(context.Background(), startHTTP(t, hog), mcp.WithName("hog2"), mcp.WithOutputLimit(2000))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = last.Close() })
+	out, err := genericTools(t, first, middle, last)[mcp.ListToolsName].Call(context.Background(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	require.Contains(t, out, `"server": "web"`)
+	require.Contains(t, out, `"name": "echo"`)
 }
