@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -100,7 +101,7 @@ func (a *Agent) classify(ctx context.Context, request string, low Decision, ok b
 	answer, why := modelIntent(resp.Message)
 	if _, known := a.byName[Intent(answer)]; known {
 		return Decision{Intent: Intent(answer), Confidence: 1, Source: SourceModel,
-			Reason: "the model classified the request as " + answer, ModelReason: prompt.TruncateHead(why, maxModelReason)}, nil
+			Reason: "the model classified the request as " + answer, ModelReason: prompt.TruncateHead(oneLine(why), maxModelReason)}, nil
 	}
 	shown := answer
 	if shown == "" {
@@ -111,6 +112,15 @@ func (a *Agent) classify(ctx context.Context, request string, low Decision, ok b
 
 // maxModelReason bounds the model's reason kept in a Decision.
 const maxModelReason = 200
+
+// oneLine returns s with its control characters (newlines, terminal
+// escapes) and runs of white space turned into single spaces: the model's
+// reason is printed on one line of a terminal.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+	}), " ")
+}
 
 // modelIntent extracts the intent from the classifier's answer, and the
 // reason it gave if any: the arguments of a choose_intent call, the

@@ -266,6 +266,8 @@ func TestTheModelsReasonForItsChoiceIsShown(t *testing.T) {
 			Arguments: `{"intent": "profile", "reason": "the user states a preference"}`}}}}, "model: the user states a preference"},
 		{"JSON", text(`{"intent": "profile", "reason": "a preference"}`), "model: a preference"},
 		{"no reason", text(`profile`), "model"},
+		{"control characters", llm.Reply{ToolCalls: []llms.ToolCall{{FunctionCall: &llms.FunctionCall{Name: "choose_intent",
+			Arguments: `{"intent": "profile", "reason": "a\u001b[2J\n\tpreference\u0007"}`}}}}, "model: a [2J preference"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
