@@ -122,8 +122,9 @@ type MCPServer struct {
 	Args    []string `yaml:"args"`
 	Env     []string `yaml:"env"`
 	// URL is the endpoint of a streamable HTTP server, and Headers are
-	// sent with every request to it; $NAME and ${NAME} in a header's value
-	// are this process's variables ("Authorization: Bearer ${MCP_TOKEN}").
+	// sent with every request to it; ${NAME} in a header's value is this
+	// process's variable NAME, which must be set ("Authorization: Bearer
+	// ${MCP_TOKEN}"); any other "$" is kept as written.
 	URL     string            `yaml:"url"`
 	Headers map[string]string `yaml:"headers"`
 }

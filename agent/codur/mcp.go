@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 
 	"github.com/agentgraph/agentgraph/tools"
 	"github.com/agentgraph/agentgraph/tools/mcp"
@@ -32,7 +34,12 @@ func (c Config) MCPTools(ctx context.Context, dir string) ([]tools.Tool, func() 
 		var err error
 		if srv.URL != "" {
 			for _, k := range sortedKeys(srv.Headers) {
-				opts = append(opts, mcp.WithHeader(k, os.ExpandEnv(srv.Headers[k])))
+				v, herr := expandHeader(srv.Headers[k])
+				if herr != nil {
+					_ = closeAll()
+					return nil, nil, fmt.Errorf("codur: MCP server %s: header %s: %w", name, k, herr)
+				}
+				opts = append(opts, mcp.WithHeader(k, v))
 			}
 			s, err = mcp.ConnectHTTP(ctx, srv.URL, opts...)
 		} else {
@@ -60,4 +67,26 @@ func (c Config) MCPTools(ctx context.Context, dir string) ([]tools.Tool, func() 
 		return nil, nil, fmt.Errorf("codur: %w", err)
 	}
 	return append(ts, generic...), closeAll, nil
+}
+
+// headerVar is a ${NAME} reference in a header's value.
+var headerVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandHeader replaces each ${NAME} in v with this process's variable
+// NAME; any other "$" is kept as written (a token may hold one). A NAME
+// that is not set is an error rather than an empty credential.
+func expandHeader(v string) (string, error) {
+	var missing []string
+	out := headerVar.ReplaceAllStringFunc(v, func(ref string) string {
+		name := ref[2 : len(ref)-1]
+		val, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return val
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("variable %s is not set", strings.Join(missing, ", "))
+	}
+	return out, nil
 }

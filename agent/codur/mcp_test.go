@@ -71,7 +71,7 @@ func TestMCPServerOfTheConfigGetsItsHeaders(t *testing.T) {
 		})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer t0ken" {
+		if r.Header.Get("Authorization") != "Bearer t0ken" && r.Header.Get("Authorization") != "Basic pa$$w0rd$x" {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -82,9 +82,12 @@ func TestMCPServerOfTheConfigGetsItsHeaders(t *testing.T) {
 	for _, tc := range []struct {
 		name, headers string
 		ok            bool
+		err           string
 	}{
-		{"with the header", `headers: {Authorization: "Bearer ${CODUR_TEST_MCP_TOKEN}"}`, true},
-		{"without", ``, false},
+		{"with the header", `headers: {Authorization: "Bearer ${CODUR_TEST_MCP_TOKEN}"}`, true, ""},
+		{"without", ``, false, ""},
+		{"a dollar kept as written", `headers: {Authorization: "Basic pa$$w0rd$x"}`, true, ""},
+		{"an unset variable", `headers: {Authorization: "Bearer ${CODUR_TEST_MCP_UNSET}"}`, false, "variable CODUR_TEST_MCP_UNSET is not set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			entry := `url: "` + srv.URL + `"`
@@ -96,6 +99,7 @@ func TestMCPServerOfTheConfigGetsItsHeaders(t *testing.T) {
 			ts, closeMCP, err := cfg.MCPTools(t.Context(), t.TempDir())
 			if !tc.ok {
 				require.ErrorContains(t, err, "guarded")
+				require.ErrorContains(t, err, tc.err)
 				return
 			}
 			require.NoError(t, err)
