@@ -105,6 +105,12 @@ func Open(ctx context.Context, root string, opts ...Option) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.rebuild {
+		if err := clearFolder(dir); err != nil {
+			lock.Close()
+			return nil, err
+		}
+	}
 	ix, err := open(root, dir, cfg)
 	if err != nil {
 		lock.Close()
@@ -112,6 +118,24 @@ func Open(ctx context.Context, root string, opts ...Option) (*Index, error) {
 	}
 	ix.lock = lock
 	return ix, nil
+}
+
+// clearFolder deletes what the index folder dir holds but its lock file,
+// which the caller holds and others may be waiting on.
+func clearFolder(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("codeindex: rebuild: %w", err)
+	}
+	for _, e := range entries {
+		if e.Name() == lockFile {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("codeindex: rebuild: %w", err)
+		}
+	}
+	return nil
 }
 
 // open is Open once the folder dir is locked.

@@ -412,3 +412,31 @@ func TestASecondOpenDuringTheFirstIndexingLeavesItAlone(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
 }
+
+func TestWithRebuildIndexesADamagedFolderAgain(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Alpha greets.\nfunc Alpha() {}\n"), 0o644))
+	ix, err := codeindex.Open(t.Context(), root)
+	require.NoError(t, err)
+	_, err = ix.Update(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, ix.Close())
+	manifest := filepath.Join(root, codeindex.DefaultDir, "manifest.gob")
+	data, err := os.ReadFile(manifest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(manifest, data[:len(data)/2], 0o644))
+
+	_, err = codeindex.Open(t.Context(), root)
+	require.Error(t, err, "a truncated manifest is not read as an index")
+
+	ix, err = codeindex.Open(t.Context(), root, codeindex.WithRebuild())
+	require.NoError(t, err)
+	defer ix.Close()
+	require.Zero(t, ix.Files())
+	st, err := ix.Update(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Added)
+	hits, err := ix.Search(t.Context(), "Alpha", codeindex.WithMode(codeindex.BM25))
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+}

@@ -18,6 +18,7 @@ type Option func(*config)
 
 type config struct {
 	dir             string
+	rebuild         bool
 	embedder        Embedder
 	window, overlap int
 	maxFileSize     int64
@@ -56,6 +57,12 @@ func WithMaxFileSize(n int64) Option { return func(c *config) { c.maxFileSize = 
 // WithTestdata indexes testdata directories too; by default they are skipped,
 // as vendor, node_modules and version-control folders always are.
 func WithTestdata(include bool) Option { return func(c *config) { c.testdata = include } }
+
+// WithRebuild makes Open delete what the index folder holds, once it
+// holds the folder's lock and before it reads anything there, so that
+// the next Update indexes every file again: the way out of a damaged
+// index (a truncated manifest, garbage in the vector or keyword files).
+func WithRebuild() Option { return func(c *config) { c.rebuild = true } }
 
 // WithProgress calls fn after each file [Index.Update] looks at, from the
 // goroutine that called Update.
