@@ -93,7 +93,7 @@ func (w *lockWatcher) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(p)
-	if strings.Contains(w.buf.String(), "waiting for another coderag process") {
+	if strings.Contains(w.buf.String(), "waiting for another process using the index") {
 		w.once.Do(func() { close(w.waiting) })
 	}
 	return len(p), nil
@@ -118,8 +118,8 @@ func TestCommandsWaitForAnIndexingInProgress(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := sampleDir(t)
 			// This test plays the first `coderag index` of dir: it holds
-			// the lock while it builds the index, as another process would.
-			unlock, err := lockIndex(t.Context(), dir, true, nil)
+			// the index open while it builds it, as another process would.
+			ix, err := codeindex.Open(t.Context(), dir)
 			require.NoError(t, err)
 
 			var out bytes.Buffer
@@ -135,12 +135,9 @@ func TestCommandsWaitForAnIndexingInProgress(t *testing.T) {
 			// Without the wait, codeindex.Open of the second command would
 			// find a folder without a manifest and delete the keyword
 			// index built here.
-			ix, err := codeindex.Open(t.Context(), dir)
-			require.NoError(t, err)
 			_, err = ix.Update(t.Context())
 			require.NoError(t, err)
 			require.NoError(t, ix.Close())
-			unlock()
 
 			require.Equal(t, exitOK, <-done, errw.String())
 			require.Contains(t, out.String(), tt.want)
@@ -150,9 +147,9 @@ func TestCommandsWaitForAnIndexingInProgress(t *testing.T) {
 
 func TestWaitingForTheLockEndsWithTheContext(t *testing.T) {
 	dir := sampleDir(t)
-	unlock, err := lockIndex(t.Context(), dir, true, nil)
+	ix, err := codeindex.Open(t.Context(), dir)
 	require.NoError(t, err)
-	defer unlock()
+	defer ix.Close()
 
 	ctx, cancel := context.WithCancel(t.Context())
 	var out bytes.Buffer
@@ -162,7 +159,7 @@ func TestWaitingForTheLockEndsWithTheContext(t *testing.T) {
 	<-errw.waiting
 	cancel()
 	require.Equal(t, exitError, <-done)
-	require.Contains(t, errw.String(), "lock the index: context canceled")
+	require.Contains(t, errw.String(), "context canceled")
 }
 
 func TestIndexRebuildRepairsADamagedIndex(t *testing.T) {

@@ -55,21 +55,14 @@ func index(ctx context.Context, dir string, rebuild bool, progress func(codeinde
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory", dir)
 	}
-	unlock, err := lockIndex(ctx, dir, true, errw)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if rebuild {
-		if err := clearIndex(dir); err != nil {
-			return nil, err
-		}
-	}
 	var opts []codeindex.Option
 	if progress != nil {
 		opts = append(opts, codeindex.WithProgress(progress))
 	}
-	ix, err := codeindex.Open(ctx, dir, opts...)
+	if rebuild {
+		opts = append(opts, codeindex.WithRebuild())
+	}
+	ix, err := openWaiting(ctx, dir, errw, opts...)
 	if err != nil {
 		return nil, damaged(dir, err)
 	}
@@ -85,25 +78,6 @@ func index(ctx context.Context, dir string, rebuild bool, progress func(codeinde
 		ix.Root(), st.Files, st.Chunks, st.Added, st.Changed, st.Unchanged, st.Removed, st.Skipped,
 		elapsed.Round(100*time.Microsecond), float64(seen)/max(elapsed.Seconds(), 1e-6))
 	return ix, nil
-}
-
-// clearIndex deletes what the index folder of dir holds, but the lock
-// file, which the caller holds and other processes may be waiting on.
-func clearIndex(dir string) error {
-	folder := filepath.Join(dir, codeindex.DefaultDir)
-	entries, err := os.ReadDir(folder)
-	if err != nil {
-		return fmt.Errorf("rebuild: %w", err)
-	}
-	for _, e := range entries {
-		if e.Name() == lockFile {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(folder, e.Name())); err != nil {
-			return fmt.Errorf("rebuild: %w", err)
-		}
-	}
-	return nil
 }
 
 // damagedError is an error opening or updating an index that may be
@@ -178,18 +152,13 @@ func (e errNotIndexed) Error() string {
 }
 
 // openExisting opens the index of dir, which must have been built by
-// `coderag index`, waiting while a coderag process indexes dir (see
-// lockIndex; w tells about the wait).
+// `coderag index`, waiting while another process holds it (see
+// openWaiting; w tells about the wait).
 func openExisting(ctx context.Context, dir string, w io.Writer) (*codeindex.Index, error) {
 	if _, err := os.Stat(filepath.Join(dir, codeindex.DefaultDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, errNotIndexed{dir: dir}
 	}
-	unlock, err := lockIndex(ctx, dir, false, w)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	ix, err := codeindex.Open(ctx, dir)
+	ix, err := openWaiting(ctx, dir, w)
 	if err != nil {
 		return nil, damaged(dir, err)
 	}
@@ -300,4 +269,22 @@ func callsCommand(ctx context.Context, cmd string, args []string, stdout, stderr
 	}
 	fmt.Fprint(stdout, formatCalls(cmd, pos[0], calls))
 	return exitOK
+}
+
+// openWaiting opens the index of dir with opts, waiting while another
+// Index holds its folder — another coderag process indexing or asking,
+// which codeindex.Open reports as a *codeindex.LockedError after 2 s —
+// and saying so once on w (if not nil). The wait ends with ctx.
+func openWaiting(ctx context.Context, dir string, w io.Writer, opts ...codeindex.Option) (*codeindex.Index, error) {
+	told := false
+	for {
+		ix, err := codeindex.Open(ctx, dir, opts...)
+		if _, locked := errors.AsType[*codeindex.LockedError](err); !locked {
+			return ix, err
+		}
+		if !told && w != nil {
+			fmt.Fprintf(w, "coderag: waiting for another process using the index of %s\n", dir)
+			told = true
+		}
+	}
 }

@@ -18,8 +18,9 @@
 // the files looked at per second. --rebuild deletes the index first: an
 // index that cannot be read (a damaged DIR/.coderag) is reported with
 // that advice. coderag processes on one folder take turns: while one
-// indexes it, another `index`, `ask` or `search` waits (a lock file in
-// DIR/.coderag, with flock(2); not on systems without it).
+// indexes or asks, another `index`, `ask` or `search` waits (codeindex
+// holds the folder under flock(2) while an index is open; not on systems
+// without it).
 //
 // `coderag search` queries the index of --dir (default: the current
 // directory): hybrid (the default: BM25 and vector scores, min-max
