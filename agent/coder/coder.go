@@ -481,11 +481,9 @@ func (a *Agent) Input(ctx context.Context, thread, request string) (State, error
 	if err != nil {
 		return State{}, fmt.Errorf("coder: thread %s: %w", thread, err)
 	}
-	var in State
-	resetWorking(&in)
+	in := RequestStart(snap.Values.Turn.Get() + 1)
 	in.Thread.Set(thread)
 	in.Request.Set(request)
-	in.Turn.Set(snap.Values.Turn.Get() + 1)
 	return in, nil
 }
 

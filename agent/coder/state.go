@@ -73,8 +73,14 @@ type State struct {
 	History state.Value[[]Exchange]
 }
 
-// resetWorking writes the zero working memory and request outcome on in.
-func resetWorking(in *State) {
+// RequestStart returns the writes that start request number turn of a
+// thread: the turn, and the working memory and the last request's outcome
+// emptied. [Agent.Input] is them plus the thread and the request; a
+// program that drives the graph itself (a server that takes only the
+// request from its client) applies them at the route node.
+func RequestStart(turn int) State {
+	var in State
+	in.Turn.Set(turn)
 	in.Route.Set(Decision{})
 	in.Files.Set(nil)
 	in.Answer.Set("")
@@ -88,6 +94,7 @@ func resetWorking(in *State) {
 	in.Halted.Set(false)
 	in.Memory.Overwrite(middleware.WorkingMemory{})
 	in.Activity.Set("")
+	return in
 }
 
 // CachedFile is a file's content in the session's file cache.

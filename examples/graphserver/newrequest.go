@@ -5,7 +5,6 @@ import (
 	"reflect"
 
 	"github.com/agentgraph/agentgraph/agent/coder"
-	"github.com/agentgraph/agentgraph/agent/middleware"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/state"
 )
@@ -21,7 +20,7 @@ func newRequest(next graph.CommandFunc[coder.State]) graph.CommandFunc[coder.Sta
 		if graph.NodeName(ctx) != coder.RouteNode {
 			return next(ctx, s)
 		}
-		reset := requestReset(s.Turn.Get() + 1)
+		reset := coder.RequestStart(s.Turn.Get() + 1)
 		in := s
 		apply(&in, reset, false)
 		cmd, err := next(ctx, in)
@@ -31,28 +30,6 @@ func newRequest(next graph.CommandFunc[coder.State]) graph.CommandFunc[coder.Sta
 		apply(&cmd.Update, reset, true)
 		return cmd, nil
 	}
-}
-
-// requestReset returns the writes that start request number turn: the
-// working memory and the outcome of the last request emptied (the fields
-// coder.Agent.Input resets).
-func requestReset(turn int) coder.State {
-	var r coder.State
-	r.Turn.Set(turn)
-	r.Route.Set(coder.Decision{})
-	r.Files.Set(nil)
-	r.Answer.Set("")
-	r.Outcome.Set("")
-	r.Cached.Set(false)
-	r.Edits.Set(nil)
-	r.Attempt.Set(0)
-	r.Attempts.Set(nil)
-	r.Tests.Set(nil)
-	r.Baseline.Set(nil)
-	r.Halted.Set(false)
-	r.Memory.Overwrite(middleware.WorkingMemory{})
-	r.Activity.Set("")
-	return r
 }
 
 // apply puts reset's writes on dst. With after, dst holds a node's
