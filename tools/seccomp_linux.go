@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"runtime"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -76,10 +77,13 @@ func seccompFilter() []byte {
 	return out
 }
 
+// seccompProgram is seccompFilter's program, built once.
+var seccompProgram = sync.OnceValue(seccompFilter)
+
 // seccompFile returns a file from which bwrap reads seccompFilter's
 // program, or nil.
 func seccompFile() *os.File {
-	prog := seccompFilter()
+	prog := seccompProgram()
 	if prog == nil {
 		return nil
 	}
