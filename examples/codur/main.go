@@ -215,7 +215,7 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stdout, "Your task %q was not run; the bundled challenges show every phase instead.\n\n", task)
 		// A demonstration: its impossible challenge fails by design, and
 		// the task itself did not run, so only a broken run is an error.
-		_, code := runChallenges(ctx, nil, 2, "", "", *verbose, &mf, stdout, stderr)
+		_, code := runChallenges(ctx, nil, 2, "", "", *verbose, mode, &mf, stdout, stderr)
 		return code
 	}
 	dir, err := filepath.Abs(*cwd)
@@ -365,14 +365,15 @@ func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return exitUsage
 	}
-	if _, err := mf.sandboxMode(); err != nil {
+	mode, err := mf.sandboxMode()
+	if err != nil {
 		printError(stderr, err)
 		return exitUsage
 	}
 	if mf.offline() {
 		fmt.Fprint(stdout, offlineNotice+"\n")
 	}
-	failed, code := runChallenges(ctx, dirs, *jobs, *report, *jsonOut, *verbose, &mf, stdout, stderr)
+	failed, code := runChallenges(ctx, dirs, *jobs, *report, *jsonOut, *verbose, mode, &mf, stdout, stderr)
 	if code == exitOK && failed > 0 {
 		fmt.Fprintf(stderr, "codur: %d challenge(s) failed\n", failed)
 		return exitError
@@ -382,8 +383,10 @@ func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 
 // runChallenges runs the challenges of dirs (the bundled ones when none),
 // prints and writes the report, and returns how many failed; code is
-// exitError when the run itself could not be made.
-func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPath string, verbose bool, mf *modelFlags, stdout, stderr io.Writer) (failed, code int) {
+// exitError when the run itself could not be made. mode confines
+// bash_exec and the verified programs.
+func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPath string, verbose bool, mode tools.SandboxMode,
+	mf *modelFlags, stdout, stderr io.Writer) (failed, code int) {
 	var chs []challenge.Challenge
 	var err error
 	if len(dirs) == 0 {
@@ -391,11 +394,6 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 	} else {
 		chs, err = challenge.Load(dirs...)
 	}
-	if err != nil {
-		printError(stderr, err)
-		return 0, exitError
-	}
-	mode, err := mf.sandboxMode()
 	if err != nil {
 		printError(stderr, err)
 		return 0, exitError
