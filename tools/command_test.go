@@ -209,3 +209,16 @@ func TestRunnerInstallShowsTheRunnersDirectoryBelowHome(t *testing.T) {
 		})
 	}
 }
+
+func TestParseSandboxModeReadsWhatStringWrites(t *testing.T) {
+	for _, m := range []SandboxMode{SandboxAuto, SandboxRequired, SandboxOff} {
+		got, err := ParseSandboxMode(strings.ToUpper(m.String()))
+		require.NoError(t, err)
+		require.Equal(t, m, got)
+	}
+	got, err := ParseSandboxMode("")
+	require.NoError(t, err)
+	require.Equal(t, SandboxAuto, got)
+	_, err = ParseSandboxMode("sometimes")
+	require.EqualError(t, err, `sandbox "sometimes": want auto, required or off`)
+}

@@ -50,6 +50,21 @@ func (m SandboxMode) String() string {
 	}
 }
 
+// ParseSandboxMode reads a mode by its name, as String writes it: "auto"
+// (or "", the default), "required" or "off", in any letter case.
+func ParseSandboxMode(s string) (SandboxMode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return SandboxAuto, nil
+	case "required":
+		return SandboxRequired, nil
+	case "off":
+		return SandboxOff, nil
+	default:
+		return SandboxAuto, fmt.Errorf("sandbox %q: want auto, required or off", s)
+	}
+}
+
 // ErrSandboxUnavailable is wrapped by the error bash_exec returns when
 // WithSandbox(SandboxRequired) is set and the machine has no sandbox.
 var ErrSandboxUnavailable = errors.New("no sandbox available")

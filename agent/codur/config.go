@@ -184,7 +184,7 @@ func ParseConfig(data []byte) (Config, error) {
 			return Config{}, fmt.Errorf("codur: config: agent %q: max_arg_prompt %d is negative", name, a.MaxArgPrompt)
 		}
 	}
-	if _, err := ParseSandboxMode(c.Sandbox); err != nil {
+	if _, err := tools.ParseSandboxMode(c.Sandbox); err != nil {
 		return Config{}, fmt.Errorf("codur: config: %w", err)
 	}
 	for name, s := range c.MCPServers {
@@ -257,26 +257,11 @@ func agentInfo(name string, a CLIConfig) AgentInfo {
 	return AgentInfo{Ref: "agent:" + name, Description: a.Description, Detail: detail}
 }
 
-// ParseSandboxMode reads a sandbox setting: "auto" or "" (the default),
-// "required" or "off".
-func ParseSandboxMode(s string) (tools.SandboxMode, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "auto":
-		return tools.SandboxAuto, nil
-	case "required":
-		return tools.SandboxRequired, nil
-	case "off":
-		return tools.SandboxOff, nil
-	default:
-		return tools.SandboxAuto, fmt.Errorf("sandbox %q: want auto, required or off", s)
-	}
-}
-
 // RunOptions returns the tools.RunCommand options the configuration sets
 // for the programs verification runs ([Verifier.RunOptions]): its
 // sandbox mode.
 func (c Config) RunOptions() []tools.Option {
-	mode, _ := ParseSandboxMode(c.Sandbox) // checked by ParseConfig
+	mode, _ := tools.ParseSandboxMode(c.Sandbox) // checked by ParseConfig
 	return []tools.Option{tools.WithSandbox(mode)}
 }
 

@@ -43,6 +43,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // Exit codes.
@@ -118,8 +120,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fs.Usage()
 		return exitUsage
 	}
-	if _, ok := sandboxModes[o.sandbox]; !ok {
-		fmt.Fprintf(stderr, "coder: --sandbox %q: want auto, required or off\n", o.sandbox)
+	if _, err := tools.ParseSandboxMode(o.sandbox); err != nil {
+		fmt.Fprintf(stderr, "coder: --%v\n", err)
 		return exitUsage
 	}
 	if strings.TrimSpace(o.session) == "" {

@@ -20,13 +20,6 @@ import (
 	"github.com/agentgraph/agentgraph/tools"
 )
 
-// sandboxModes are the values of --sandbox.
-var sandboxModes = map[string]tools.SandboxMode{
-	"auto":     tools.SandboxAuto,
-	"required": tools.SandboxRequired,
-	"off":      tools.SandboxOff,
-}
-
 // maxModelCalls bounds the model calls of one request.
 const maxModelCalls = 30
 
@@ -82,7 +75,7 @@ func openWith(ctx context.Context, model llm.Model, o options, out io.Writer, op
 		return nil, err
 	}
 	s.closers = append(s.closers, st.Close)
-	mode := sandboxModes[o.sandbox]
+	mode, _ := tools.ParseSandboxMode(o.sandbox) // checked by run
 	fmt.Fprintf(out, "%s (--sandbox %s)\n", tools.SandboxStatus(), mode)
 	// A request makes a handful of model calls; a runaway one (a model
 	// that keeps failing the auto-fix loop's tests, say) stops at

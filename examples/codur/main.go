@@ -113,7 +113,7 @@ func (m *modelFlags) sandboxMode() (tools.SandboxMode, error) {
 		}
 		setting = cfg.Sandbox
 	}
-	mode, err := codur.ParseSandboxMode(setting)
+	mode, err := tools.ParseSandboxMode(setting)
 	if err != nil {
 		return tools.SandboxAuto, fmt.Errorf("--sandbox: %w", err)
 	}
