@@ -70,26 +70,30 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if w != nil && resp.Body != nil {
 		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w, ok: resp.StatusCode/100 == 2}
 	}
-	jsonBody := w != nil && w.stream && isJSON(resp.Header)
-	if !jsonBody && w != nil && w.stream && resp.StatusCode == http.StatusOK && resp.Body != nil &&
-		strings.HasSuffix(req.URL.Path, "/chat/completions") && isEventStream(resp.Header) {
-		// Some servers label their JSON answer text/event-stream.
-		resp.Body, jsonBody = peekJSONObject(resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Body == nil || !strings.HasSuffix(req.URL.Path, "/chat/completions") {
+		return resp, err
 	}
-	if resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/chat/completions") && jsonBody {
-		// A server that does not stream: its answer, in the form the
-		// streaming client reads.
-		body, jerr := jsonAsEventStream(resp.Body)
-		if jerr != nil {
-			if obs, ok := req.Context().Value(obsKey{}).(*httpObservation); ok {
-				obs.fail(jerr) // the adapter reports it, not the client's rewording
-			}
-			return nil, jerr
+	if w != nil && w.stream {
+		// A server that does not stream answers a streaming call with
+		// JSON, sometimes labelled text/event-stream: the answer, in the
+		// form the streaming client reads.
+		jsonBody := isJSON(resp.Header)
+		if !jsonBody && isEventStream(resp.Header) {
+			resp.Body, jsonBody = peekJSONObject(resp.Body)
 		}
-		resp.Body = body
-		resp.Header.Set("Content-Type", "text/event-stream")
+		if jsonBody {
+			body, jerr := jsonAsEventStream(resp.Body)
+			if jerr != nil {
+				if obs, ok := req.Context().Value(obsKey{}).(*httpObservation); ok {
+					obs.fail(jerr) // the adapter reports it, not the client's rewording
+				}
+				return nil, jerr
+			}
+			resp.Body = body
+			resp.Header.Set("Content-Type", "text/event-stream")
+		}
 	}
-	if resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/chat/completions") && isEventStream(resp.Header) {
+	if isEventStream(resp.Header) {
 		resp.Body = newSSENormalizer(resp.Body)
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
