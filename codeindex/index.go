@@ -144,8 +144,8 @@ func open(root, dir string, cfg config) (*Index, error) {
 	manPath := filepath.Join(dir, manifestFile)
 	_, statErr := os.Stat(manPath)
 	fresh := errors.Is(statErr, fs.ErrNotExist)
-	man, err := loadManifest(manPath)
-	ix.man = man
+	var err error
+	ix.man, err = loadManifest(manPath)
 	if errors.Is(err, errOldVersion) {
 		// Written by an older version of this package: rebuilt from
 		// scratch by the next Update, as a folder without a manifest is.
