@@ -41,9 +41,8 @@ type runParams struct {
 	input                       json.RawMessage // nil or null: continue from the checkpoint
 	command                     *commandBody
 	modes                       map[string]bool
-	subgraphs                   bool // stream subgraph events too
-	before, after               []string
-	hasBefore, hasAfter         bool
+	subgraphs                   bool     // stream subgraph events too
+	before, after               []string // nil: not given, so the compiled breakpoints hold
 	metadata                    map[string]any
 	recursionLimit              int
 }
@@ -392,10 +391,10 @@ func (a *adapter[S]) runOptions(p runParams) []graph.RunOption {
 	if p.checkpointID != "" {
 		opts = append(opts, graph.WithCheckpointID(p.checkpointID))
 	}
-	if p.hasBefore {
+	if p.before != nil {
 		opts = append(opts, graph.WithInterruptBefore(p.before...))
 	}
-	if p.hasAfter {
+	if p.after != nil {
 		opts = append(opts, graph.WithInterruptAfter(p.after...))
 	}
 	if p.subgraphs {

@@ -129,23 +129,23 @@ func parseModes(raw json.RawMessage) (map[string]bool, []string, error) {
 	return modes, list, nil
 }
 
-func parseNodes(raw json.RawMessage, field string) ([]string, bool, error) {
+func parseNodes(raw json.RawMessage, field string) ([]string, error) {
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 || string(b) == "null" {
-		return nil, false, nil
+		return nil, nil
 	}
 	var one string
 	if json.Unmarshal(b, &one) == nil {
 		if one != "*" {
-			return nil, false, errorf(http.StatusUnprocessableEntity, "%s must be \"*\" or a list of node names", field)
+			return nil, errorf(http.StatusUnprocessableEntity, "%s must be \"*\" or a list of node names", field)
 		}
-		return []string{"*"}, true, nil
+		return []string{"*"}, nil
 	}
-	var list []string
+	list := []string{} // given, even empty: not nil
 	if err := json.Unmarshal(b, &list); err != nil {
-		return nil, false, errorf(http.StatusUnprocessableEntity, "%s must be \"*\" or a list of node names", field)
+		return nil, errorf(http.StatusUnprocessableEntity, "%s must be \"*\" or a list of node names", field)
 	}
-	return list, true, nil
+	return list, nil
 }
 
 // errStrategy is the reply to a run refused by the reject strategy.
@@ -160,8 +160,6 @@ type runSpec struct {
 	modeList  []string
 	before    []string
 	after     []string
-	hasBefore bool
-	hasAfter  bool
 	strategy  string
 	assistant *assistant
 }
@@ -187,10 +185,10 @@ func (s *Server) parseRun(r *http.Request) (*runSpec, error) {
 	if body.Webhook != "" || body.AfterSeconds != 0 {
 		return nil, errorf(http.StatusUnprocessableEntity, "webhook and after_seconds are not supported by this server yet")
 	}
-	if sp.before, sp.hasBefore, err = parseNodes(body.InterruptBefore, "interrupt_before"); err != nil {
+	if sp.before, err = parseNodes(body.InterruptBefore, "interrupt_before"); err != nil {
 		return nil, err
 	}
-	if sp.after, sp.hasAfter, err = parseNodes(body.InterruptAfter, "interrupt_after"); err != nil {
+	if sp.after, err = parseNodes(body.InterruptAfter, "interrupt_after"); err != nil {
 		return nil, err
 	}
 	sp.strategy = cmp.Or(body.MultitaskStrategy, "reject")
@@ -276,7 +274,7 @@ func (s *Server) newRun(r *http.Request, streaming bool) (*run, error) {
 		return nil, err
 	}
 	stateless, tid, body, strategy, a := sp.stateless, sp.tid, &sp.body, sp.strategy, sp.assistant
-	modes, modeList, before, after, hasBefore, hasAfter := sp.modes, sp.modeList, sp.before, sp.after, sp.hasBefore, sp.hasAfter
+	modes, modeList, before, after := sp.modes, sp.modeList, sp.before, sp.after
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -318,7 +316,7 @@ func (s *Server) newRun(r *http.Request, streaming bool) (*run, error) {
 	rn.params = runParams{
 		thread: tid, runID: rn.ID, checkpointID: string(cmp.Or(body.CheckpointID, body.Checkpoint)),
 		input: body.Input, command: body.Command, modes: modes, subgraphs: body.StreamSubgraphs,
-		before: before, after: after, hasBefore: hasBefore, hasAfter: hasAfter,
+		before: before, after: after,
 		metadata: md, recursionLimit: body.Config.RecursionLimit,
 	}
 	t.Metadata["graph_id"] = a.GraphID

@@ -205,7 +205,7 @@ func (s *Server) params(rec RunRecord) (runKwargs, graphAdapter, runParams, erro
 	p := runParams{
 		thread: rec.ThreadID, runID: rec.ID, checkpointID: kw.CheckpointID,
 		input: kw.Input, command: kw.Command, modes: modes, subgraphs: kw.StreamSubgraphs,
-		before: kw.InterruptBefore, after: kw.InterruptAfter, hasBefore: kw.InterruptBefore != nil, hasAfter: kw.InterruptAfter != nil,
+		before: kw.InterruptBefore, after: kw.InterruptAfter,
 		metadata:       checkpointMetadata(kw.Config.Configurable.GraphID, rec.AssistantID, rec.ThreadID, rec.Metadata),
 		recursionLimit: kw.Config.RecursionLimit,
 	}
@@ -681,12 +681,6 @@ func (s *Server) sharedNewRun(r *http.Request) (RunRecord, *runSpec, error) {
 		CheckpointID: string(cmp.Or(body.CheckpointID, body.Checkpoint)), Stateless: sp.stateless}
 	if sp.stateless {
 		kw.OnCompletion = cmp.Or(body.OnCompletion, "delete")
-	}
-	if sp.hasBefore && kw.InterruptBefore == nil {
-		kw.InterruptBefore = []string{}
-	}
-	if sp.hasAfter && kw.InterruptAfter == nil {
-		kw.InterruptAfter = []string{}
 	}
 	cf := &kw.Config.Configurable
 	cf.ThreadID, cf.RunID, cf.GraphID, cf.AssistantID = sp.tid, rec.ID, a.GraphID, a.ID
