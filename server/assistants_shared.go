@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -204,17 +203,8 @@ func (s *Server) sharedSearchAssistants(w http.ResponseWriter, r *http.Request) 
 		fail(w, err)
 		return
 	}
-	setPageHeaders(w, total, offset, len(out))
+	setPages(w, total, limit, offset)
 	writeJSON(w, http.StatusOK, out)
-}
-
-// setPageHeaders sets the pagination headers of a page of n items from
-// offset on, of total in all, as paginate does.
-func setPageHeaders(w http.ResponseWriter, total, offset, n int) {
-	w.Header().Set("X-Pagination-Total", strconv.Itoa(total))
-	if end := offset + n; n > 0 && end < total {
-		w.Header().Set("X-Pagination-Next", strconv.Itoa(end))
-	}
 }
 
 func (s *Server) sharedCountAssistants(w http.ResponseWriter, r *http.Request) {
@@ -311,7 +301,7 @@ func (s *Server) sharedAssistantVersions(w http.ResponseWriter, r *http.Request)
 		}
 		out = append(out, v)
 	}
-	setPageHeaders(w, total, offset, len(out))
+	setPages(w, total, limit, offset)
 	writeJSON(w, http.StatusOK, out)
 }
 

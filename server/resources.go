@@ -168,15 +168,11 @@ func (p page) bounds(def int) (limit, offset int, err error) {
 // paginate cuts items to [offset, offset+limit) and sets the pagination
 // headers.
 func paginate[T any](w http.ResponseWriter, items []T, limit, offset int) []T {
-	w.Header().Set("X-Pagination-Total", strconv.Itoa(len(items)))
+	setPages(w, len(items), limit, offset)
 	if offset >= len(items) {
 		return []T{}
 	}
-	end := min(offset+limit, len(items))
-	if end < len(items) {
-		w.Header().Set("X-Pagination-Next", strconv.Itoa(end))
-	}
-	return items[offset:end]
+	return items[offset:min(offset+limit, len(items))]
 }
 
 // ---- assistants ----
@@ -554,8 +550,7 @@ func (s *Server) threadGraph(ctx context.Context, id string) (*thread, graphAdap
 		if err != nil {
 			return nil, nil, err
 		}
-		name, _ := t.Metadata["graph_id"].(string)
-		return nil, s.cfg.graphs[name], nil
+		return nil, s.graphOf(t.Metadata), nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -563,8 +558,7 @@ func (s *Server) threadGraph(ctx context.Context, id string) (*thread, graphAdap
 	if err != nil {
 		return nil, nil, err
 	}
-	name, _ := t.Metadata["graph_id"].(string)
-	return t, s.cfg.graphs[name], nil
+	return t, s.graphOf(t.Metadata), nil
 }
 
 func (s *Server) getThreadState(w http.ResponseWriter, r *http.Request) {

@@ -640,8 +640,7 @@ func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request)
 		fail(w, err)
 		return
 	}
-	name, _ := t.Metadata["graph_id"].(string)
-	g := s.cfg.graphs[name]
+	g := s.graphOf(t.Metadata)
 	if g == nil {
 		fail(w, errNoGraph(id))
 		return
