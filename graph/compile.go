@@ -461,15 +461,7 @@ func (g *Graph[S]) fingerprint() string {
 // "*" expanded), each list sorted. A runner that drives the graph's steps
 // itself (package temporal's workflows) honours them with it.
 func (g *Graph[S]) Breakpoints() (before, after []string) {
-	list := func(m map[string]bool) []string {
-		var out []string
-		for n := range m {
-			out = append(out, n)
-		}
-		slices.Sort(out)
-		return out
-	}
-	return list(g.interruptBefore), list(g.interruptAfter)
+	return slices.Sorted(maps.Keys(g.interruptBefore)), slices.Sorted(maps.Keys(g.interruptAfter))
 }
 
 // MaxConcurrency returns how many tasks of a step the graph's runs run at

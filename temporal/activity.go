@@ -60,7 +60,7 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 	// retried start finds the input saved, a retried step a thread past
 	// the checkpoint it was to step from.
 	planned := req.Plan && (req.Start && ours || req.From != "" && before.CheckpointID != req.From)
-	keep := w.keep(req.Plan && !req.Start, req.Plan || req.Limit == 1)
+	filter := eventFilter{merge: req.Plan && !req.Start, oneStep: req.Plan || req.Limit == 1}
 	var runErr error
 	switch {
 	case req.Report || planned:
@@ -72,7 +72,7 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 		if req.Limit > 1 && !req.Plan {
 			opts = append(opts, graph.WithRecursionLimit(req.Limit))
 		}
-		runErr = w.run(ctx, req.Thread, &input, nil, opts, keep(false))
+		runErr = w.run(ctx, req.Thread, &input, nil, opts, filter.keep)
 	default:
 		cmd, err := resumeCommand[S](req.Answers, before.Interrupts)
 		if err != nil {
@@ -86,7 +86,7 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 		// A Resume starts with a values event of the state it resumes
 		// from; at the boundary between two activities of a run it is
 		// not news.
-		runErr = w.run(ctx, req.Thread, nil, &cmd, opts, keep(len(cmd.ResumeMap) == 0))
+		runErr = w.run(ctx, req.Thread, nil, &cmd, opts, filter.continuing(len(cmd.ResumeMap) == 0))
 	}
 	var (
 		intr *graph.Interrupted
@@ -135,11 +135,11 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 	res.Tasks = tasks(after)
 	if nested {
 		for _, tk := range after.Tasks {
-			if !tk.Done && !slices.Contains(res.Before, tk.Name) {
+			if !tk.Done {
 				res.Before = append(res.Before, tk.Name)
 			}
 		}
-		slices.Sort(res.Before)
+		res.Before = sortedSet(res.Before)
 	}
 	if intr == nil && !res.Done && len(after.Interrupts) > 0 && !req.Report && !planned {
 		return StepResult{}, errf("temporal: thread %s has pending interrupts but the run did not pause", req.Thread)
@@ -207,26 +207,31 @@ func (w *Workflow[S]) run(ctx context.Context, thread string, input *S, cmd *gra
 	return nil
 }
 
-// keep returns the event filter of a step activity. merge drops the
+// eventFilter is the event filter of a step activity. merge drops the
 // updates of tasks that ran in activities of their own (they sent them);
-// oneStep drops the breakpoint that ends the activity. The filter it
-// returns drops, when continuation is set, the values event a Resume
-// starts with: at the boundary between two activities it is not news.
-func (w *Workflow[S]) keep(merge, oneStep bool) func(continuation bool) func(bool, graph.Event) bool {
-	return func(continuation bool) func(bool, graph.Event) bool {
-		return func(first bool, ev graph.Event) bool {
-			switch {
-			case first && continuation && ev.Mode == graph.ModeValues:
-				return false
-			case merge && ev.Mode == graph.ModeUpdates && ev.Cached && ev.Namespace == "":
-				return false
-			}
-			if _, ok := ev.Payload.(graph.Breakpoint); ok && oneStep && ev.Mode == graph.ModeInterrupts {
-				return false
-			}
-			return true
-		}
+// oneStep drops the breakpoint that ends the activity; continuation drops
+// the values event a Resume starts with: at the boundary between two
+// activities it is not news.
+type eventFilter struct {
+	merge, oneStep, continuation bool
+}
+
+// continuing returns the filter with continuation set as given.
+func (f eventFilter) continuing(continuation bool) func(bool, graph.Event) bool {
+	f.continuation = continuation
+	return f.keep
+}
+
+// keep reports whether the run's event ev (first: the run's first) is sent.
+func (f eventFilter) keep(first bool, ev graph.Event) bool {
+	switch {
+	case first && f.continuation && ev.Mode == graph.ModeValues:
+		return false
+	case f.merge && ev.Mode == graph.ModeUpdates && ev.Cached && ev.Namespace == "":
+		return false
 	}
+	_, breakpoint := ev.Payload.(graph.Breakpoint)
+	return !(breakpoint && f.oneStep && ev.Mode == graph.ModeInterrupts)
 }
 
 // resumeCommand answers the pending interrupts among answers (those not

@@ -262,13 +262,7 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 			}
 			status.Interrupts, answers = raised, nil
 			if len(raised) == 0 && len(stopped) > 0 {
-				status.Before = nil
-				for _, n := range stopped {
-					if !slices.Contains(status.Before, n) {
-						status.Before = append(status.Before, n)
-					}
-				}
-				slices.Sort(status.Before)
+				status.Before = sortedSet(stopped)
 				continue // waits, then runs the stopped tasks on
 			}
 			status.Before = nil
@@ -291,10 +285,17 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 func breakpointHits(set map[string]bool, nodes []string) []string {
 	var hit []string
 	for _, n := range nodes {
-		if set[n] && !slices.Contains(hit, n) {
+		if set[n] {
 			hit = append(hit, n)
 		}
 	}
-	slices.Sort(hit)
-	return hit
+	return sortedSet(hit)
+}
+
+// sortedSet returns names sorted, each once, in a new slice (nil for
+// none).
+func sortedSet(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
