@@ -314,7 +314,13 @@ func (a *agents) build(researchModel, retraiModel llm.Model) error {
 	if err != nil {
 		return err
 	}
-	a.retrai, err = agtemporal.New(retraiWorkflow, rg, retraiTemporalOptions()...)
+	// retrAI's workflow takes the package's defaults. Its act step has a
+	// task per tool call of the model's turn, which must run one after the
+	// other, in call order ("patch the file, then run the tests"); its
+	// graph says so with graph.WithMaxConcurrency(1), and the workflow
+	// keeps to it, starting each task activity when the one before
+	// finished.
+	a.retrai, err = agtemporal.New(retraiWorkflow, rg)
 	return err
 }
 

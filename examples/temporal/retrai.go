@@ -15,7 +15,6 @@ import (
 	"github.com/agentgraph/agentgraph/goals"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
-	agtemporal "github.com/agentgraph/agentgraph/temporal"
 )
 
 // retraiWorkflow is the Temporal workflow type the retrAI agent is
@@ -143,11 +142,3 @@ func printRetraiResult(out io.Writer, s retrai.State) {
 	}
 	fmt.Fprintf(out, "project: %s\n", s.Cwd.Get())
 }
-
-// retraiTemporalOptions returns the options of retrAI's workflow: the
-// package's defaults. retrAI's act step has a task per tool call of the
-// model's turn, which must run one after the other, in call order ("patch
-// the file, then run the tests"; two patches of one file must not race);
-// its graph says so with graph.WithMaxConcurrency(1), and the workflow
-// keeps to it, starting each task activity when the one before finished.
-func retraiTemporalOptions() []agtemporal.Option { return nil }

@@ -182,7 +182,7 @@ func TestRetraiOnTheSDKTestsuite(t *testing.T) {
 	t.Cleanup(func() { saver.Close() })
 	g, err := newRetrai(newRetraiOfflineModel(), saver)
 	require.NoError(t, err)
-	w, err := agtemporal.New(retraiWorkflow, g, retraiTemporalOptions()...)
+	w, err := agtemporal.New(retraiWorkflow, g)
 	require.NoError(t, err)
 
 	env := newTestEnv()
@@ -388,7 +388,7 @@ func TestRetraiToolCallsRunInCallOrderOnTemporal(t *testing.T) {
 	t.Cleanup(func() { saver.Close() })
 	g, err := newRetrai(orderModel{}, saver, retrai.WithTools(toolsFor))
 	require.NoError(t, err)
-	w, err := agtemporal.New(retraiWorkflow, g, retraiTemporalOptions()...)
+	w, err := agtemporal.New(retraiWorkflow, g)
 	require.NoError(t, err)
 
 	env := newTestEnv()
