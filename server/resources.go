@@ -643,6 +643,18 @@ func (s *Server) updateThreadState(w http.ResponseWriter, r *http.Request) {
 	writeStateUpdated(w, id, cid)
 }
 
+// interruptsByTask returns the pending interrupts of the state's tasks,
+// by task id: a thread's "interrupts".
+func (st *threadState) interruptsByTask() map[string][]apiInterrupt {
+	in := map[string][]apiInterrupt{}
+	for _, tk := range st.Tasks {
+		if len(tk.Interrupts) > 0 {
+			in[tk.ID] = tk.Interrupts
+		}
+	}
+	return in
+}
+
 // refreshThread copies the thread's latest state into its values and
 // interrupts and sets its status; runErr is the error of the run that
 // just ended ("" for none).
@@ -653,12 +665,7 @@ func (s *Server) refreshThread(ctx context.Context, t *thread, g graphAdapter, r
 	t.UpdatedAt = s.cfg.now()
 	if err == nil {
 		t.Values = normalize(st.Values)
-		t.Interrupts = map[string][]apiInterrupt{}
-		for _, tk := range st.Tasks {
-			if len(tk.Interrupts) > 0 {
-				t.Interrupts[tk.ID] = tk.Interrupts
-			}
-		}
+		t.Interrupts = st.interruptsByTask()
 	}
 	switch {
 	case t.active != nil:

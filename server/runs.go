@@ -435,21 +435,10 @@ func (s *Server) execute(ctx context.Context, rn *run) {
 
 	s.mu.Lock()
 	var runErr string
-	switch {
-	case rn.cancelled != "":
-		rn.Status = runInterrupted
-	case err != nil && !isPause(err):
-		rn.Status = runError
-		var ae *apiError
-		name := "Error"
-		if errors.As(err, &ae) {
-			name = "ValidationError"
-		}
-		rn.errData = &runErrorData{Error: name, Message: err.Error()}
+	rn.Status, rn.errData = runOutcome(rn.cancelled != "", err, false)
+	if rn.errData != nil {
 		runErr = err.Error()
 		rn.appendLocked("error", rn.errData)
-	default:
-		rn.Status = runSuccess
 	}
 	rn.UpdatedAt = s.cfg.now()
 	t := rn.thread
@@ -481,6 +470,25 @@ func (s *Server) execute(ctx context.Context, rn *run) {
 	s.mu.Unlock()
 }
 
+// runOutcome says how a run ended: interrupted when it was cancelled,
+// error (with the error's data, a ValidationError for an *apiError or
+// when invalid is set) when it failed other than by pausing, else
+// success.
+func runOutcome(cancelled bool, err error, invalid bool) (string, *runErrorData) {
+	switch {
+	case cancelled:
+		return runInterrupted, nil
+	case err != nil && !isPause(err):
+		name := "Error"
+		if _, ok := errors.AsType[*apiError](err); ok || invalid {
+			name = "ValidationError"
+		}
+		return runError, &runErrorData{Error: name, Message: err.Error()}
+	default:
+		return runSuccess, nil
+	}
+}
+
 // prepare readies rn to run: after a rollback it starts from the
 // checkpoint the rolled-back run started from (on a thread that had none,
 // the thread's checkpoints are deleted), and it records where it starts
@@ -491,29 +499,44 @@ func (s *Server) prepare(rn *run) error {
 	reset := rn.thread.resetTo
 	rn.thread.resetTo = nil
 	s.mu.Unlock()
-	if reset != nil && rn.params.checkpointID == "" {
+	start, err := s.startPoint(ctx, rn.graph, rn.ThreadID, rn.ID, reset, &rn.params.checkpointID)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	rn.startCheckpoint = start
+	s.mu.Unlock()
+	return nil
+}
+
+// startPoint readies the thread tid for run runID, which starts (not
+// resumes) from *checkpointID ("" for the latest): after a rollback
+// (reset not nil) with no checkpoint asked for, it starts from the
+// checkpoint the rolled-back run started from, *reset — or, on a thread
+// that had none, the thread's checkpoints are deleted. It returns the
+// checkpoint the run starts from ("" for none).
+func (s *Server) startPoint(ctx context.Context, g graphAdapter, tid, runID string, reset, checkpointID *string) (string, error) {
+	if reset != nil && *checkpointID == "" {
 		if *reset != "" {
-			rn.params.checkpointID = *reset
+			*checkpointID = *reset
 		} else {
 			del, ok := s.cfg.saver.(checkpoint.ThreadDeleter)
 			if !ok {
-				return errors.New("server: rolling back the first run of a thread needs WithCheckpointer with a saver that deletes threads")
+				return "", errors.New("server: rolling back the first run of a thread needs WithCheckpointer with a saver that deletes threads")
 			}
-			if err := del.DeleteThread(ctx, rn.ThreadID); err != nil {
-				return fmt.Errorf("server: rolling back thread %s: %w", rn.ThreadID, err)
+			if err := del.DeleteThread(ctx, tid); err != nil {
+				return "", fmt.Errorf("server: rolling back thread %s: %w", tid, err)
 			}
 		}
 	}
-	st, err := rn.graph.state(ctx, rn.ThreadID, rn.params.checkpointID)
+	st, err := g.state(ctx, tid, *checkpointID)
 	if err != nil {
-		return fmt.Errorf("server: reading the state run %s starts from: %w", rn.ID, err)
+		return "", fmt.Errorf("server: reading the state run %s starts from: %w", runID, err)
 	}
-	s.mu.Lock()
-	if st.Checkpoint != nil {
-		rn.startCheckpoint = st.Checkpoint.CheckpointID
+	if st.Checkpoint == nil {
+		return "", nil
 	}
-	s.mu.Unlock()
-	return nil
+	return st.Checkpoint.CheckpointID, nil
 }
 
 // cancel stops rn: a pending run is taken off its queue, a running one is

@@ -334,20 +334,9 @@ func (s *Server) executeClaim(c *Claim) {
 	}
 	res := RunResult{Result: lastValues}
 	var runErr *runErrorData
-	switch {
-	case cancelled.Load() != nil:
-		res.Status = runInterrupted
-	case err != nil && !isPause(err):
-		res.Status = runError
-		name := "Error"
-		var ae *apiError
-		if errors.As(err, &ae) || perr != nil {
-			name = "ValidationError"
-		}
-		runErr = &runErrorData{Error: name, Message: err.Error()}
+	res.Status, runErr = runOutcome(cancelled.Load() != nil, err, perr != nil)
+	if runErr != nil {
 		res.Result, _ = json.Marshal(map[string]any{"__error__": runErr})
-	default:
-		res.Status = runSuccess
 	}
 	if res.Result == nil {
 		res.Result = json.RawMessage("null")
@@ -433,26 +422,9 @@ func (s *Server) runClaimed(ctx context.Context, c *Claim, g graphAdapter, p run
 // thread that had none, the thread's checkpoints are deleted), and it
 // records where it starts itself.
 func (s *Server) startClaimed(ctx context.Context, c *Claim, g graphAdapter, p *runParams) error {
-	if c.ResetTo != nil && p.checkpointID == "" {
-		if *c.ResetTo != "" {
-			p.checkpointID = *c.ResetTo
-		} else {
-			del, ok := s.cfg.saver.(checkpoint.ThreadDeleter)
-			if !ok {
-				return errors.New("server: rolling back the first run of a thread needs WithCheckpointer with a saver that deletes threads")
-			}
-			if err := del.DeleteThread(ctx, c.Run.ThreadID); err != nil {
-				return fmt.Errorf("server: rolling back thread %s: %w", c.Run.ThreadID, err)
-			}
-		}
-	}
-	st, err := g.state(ctx, c.Run.ThreadID, p.checkpointID)
+	start, err := s.startPoint(ctx, g, c.Run.ThreadID, c.Run.ID, c.ResetTo, &p.checkpointID)
 	if err != nil {
-		return fmt.Errorf("server: reading the state run %s starts from: %w", c.Run.ID, err)
-	}
-	start := ""
-	if st.Checkpoint != nil {
-		start = st.Checkpoint.CheckpointID
+		return err
 	}
 	return s.cfg.backend.StartRun(ctx, c, start)
 }
@@ -466,13 +438,7 @@ func (s *Server) latestState(ctx context.Context, g graphAdapter, tid string, fa
 		if b, err := json.Marshal(normalize(st.Values)); err == nil {
 			ts.Values = b
 		}
-		in := map[string][]apiInterrupt{}
-		for _, tk := range st.Tasks {
-			if len(tk.Interrupts) > 0 {
-				in[tk.ID] = tk.Interrupts
-			}
-		}
-		if b, err := json.Marshal(in); err == nil {
+		if b, err := json.Marshal(st.interruptsByTask()); err == nil {
 			ts.Interrupts = b
 		}
 	}
