@@ -177,10 +177,10 @@ func paginate[T any](w http.ResponseWriter, items []T, limit, offset int) []T {
 
 // ---- assistants ----
 
-// resolveAssistant returns the assistant with the given id, or the
-// system assistant of the graph so named. With a Backend, an assistant
-// other than the graphs' own is read from it (see sharedResolveAssistant).
-func (s *Server) resolveAssistant(ctx context.Context, id string) (*assistant, error) {
+// resolveAssistant returns the assistant in memory with the given id, or
+// the system assistant of the graph so named; the caller holds s.mu.
+// With a Backend, memory holds only the graphs' own (see runAssistant).
+func (s *Server) resolveAssistant(id string) (*assistant, error) {
 	id = assistantKey(id)
 	if a, ok := s.assistants[id]; ok {
 		return a, nil
@@ -188,10 +188,21 @@ func (s *Server) resolveAssistant(ctx context.Context, id string) (*assistant, e
 	if _, ok := s.cfg.graphs[id]; ok {
 		return s.assistants[graphAssistantID(id)], nil
 	}
-	if s.cfg.backend != nil {
-		return s.sharedResolveAssistant(ctx, id)
-	}
 	return nil, errorf(http.StatusNotFound, "No assistant found for %q", id)
+}
+
+// runAssistant resolves the assistant a run or a drawing names: from
+// memory, else, with a Backend, from it (see sharedResolveAssistant). It
+// holds s.mu for the lookup in memory only, never while it reads the
+// Backend.
+func (s *Server) runAssistant(ctx context.Context, id string) (*assistant, error) {
+	s.mu.Lock()
+	a, err := s.resolveAssistant(id)
+	s.mu.Unlock()
+	if err == nil || s.cfg.backend == nil {
+		return a, err
+	}
+	return s.sharedResolveAssistant(ctx, assistantKey(id))
 }
 
 // assistantKey returns id lower-cased when it is a UUID, so that a UUID
@@ -272,7 +283,7 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
+	a, err := s.resolveAssistant(r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -357,9 +368,7 @@ func writeRaw(w http.ResponseWriter, b []byte, err error) {
 }
 
 func (s *Server) assistantAdapter(r *http.Request) (graphAdapter, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
+	a, err := s.runAssistant(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
@@ -820,7 +829,7 @@ func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
+	a, err := s.resolveAssistant(r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -852,7 +861,7 @@ func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
+	a, err := s.resolveAssistant(r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -905,7 +914,7 @@ func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
+	a, err := s.resolveAssistant(r.PathValue("id"))
 	s.mu.Unlock()
 	if err != nil {
 		fail(w, err)
@@ -922,7 +931,7 @@ func (s *Server) setLatestVersion(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.Context(), r.PathValue("id"))
+	a, err := s.resolveAssistant(r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return

@@ -222,9 +222,8 @@ func (s *Server) parseRun(r *http.Request) (*runSpec, error) {
 		}
 	}
 	if s.cfg.backend != nil {
-		// Reading an assistant may read the Backend: not under s.mu
-		// (s.assistants holds the graphs' own alone, fixed by New).
-		if sp.assistant, err = s.resolveAssistant(r.Context(), body.AssistantID); err != nil {
+		// Reading an assistant may read the Backend: not under s.mu.
+		if sp.assistant, err = s.runAssistant(r.Context(), body.AssistantID); err != nil {
 			return nil, err
 		}
 	}
@@ -234,7 +233,7 @@ func (s *Server) parseRun(r *http.Request) (*runSpec, error) {
 		return nil, errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
 	if sp.assistant == nil {
-		if sp.assistant, err = s.resolveAssistant(r.Context(), body.AssistantID); err != nil {
+		if sp.assistant, err = s.resolveAssistant(body.AssistantID); err != nil {
 			return nil, err
 		}
 	}
