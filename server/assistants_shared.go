@@ -53,35 +53,19 @@ func toVersion(rec AssistantRecord) (assistantVersion, error) {
 // sharedAssistant reads the assistant id names: a graph's own from
 // memory, any other from the Backend.
 func (s *Server) sharedAssistant(ctx context.Context, id string) (a *assistant, system bool, err error) {
-	id = assistantKey(id)
 	s.mu.Lock()
-	a, ok := s.assistants[id]
-	if !ok {
-		if _, isGraph := s.cfg.graphs[id]; isGraph {
-			a, ok = s.assistants[graphAssistantID(id)], true
-		}
-	}
+	a, err = s.resolveAssistant(id)
 	s.mu.Unlock()
-	if ok {
+	if err == nil {
 		return a, true, nil
 	}
-	rec, err := s.cfg.backend.Assistant(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, false, errorf(http.StatusNotFound, "No assistant found for %q", id)
-	}
-	if err != nil {
-		return nil, false, backendError(err)
-	}
-	a, err = toAssistant(rec)
+	a, err = s.backendAssistant(ctx, assistantKey(id))
 	return a, false, err
 }
 
-// sharedResolveAssistant reads an assistant other than the graphs' own
-// from the Backend for resolveAssistant: for a run, or the graph drawn.
-// This process must serve its graph.
-func (s *Server) sharedResolveAssistant(ctx context.Context, id string) (*assistant, error) {
-	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
-	defer cancel()
+// backendAssistant reads the assistant id from the Backend: a 404 when
+// it has none.
+func (s *Server) backendAssistant(ctx context.Context, id string) (*assistant, error) {
 	rec, err := s.cfg.backend.Assistant(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, errorf(http.StatusNotFound, "No assistant found for %q", id)
@@ -89,10 +73,23 @@ func (s *Server) sharedResolveAssistant(ctx context.Context, id string) (*assist
 	if err != nil {
 		return nil, backendError(err)
 	}
-	if _, ok := s.cfg.graphs[rec.GraphID]; !ok {
-		return nil, errorf(http.StatusConflict, "assistant %s is of graph %q, which this server does not serve", id, rec.GraphID)
-	}
 	return toAssistant(rec)
+}
+
+// sharedResolveAssistant reads an assistant other than the graphs' own
+// from the Backend for runAssistant: for a run, or the graph drawn.
+// This process must serve its graph.
+func (s *Server) sharedResolveAssistant(ctx context.Context, id string) (*assistant, error) {
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	a, err := s.backendAssistant(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := s.cfg.graphs[a.GraphID]; !ok {
+		return nil, errorf(http.StatusConflict, "assistant %s is of graph %q, which this server does not serve", id, a.GraphID)
+	}
+	return a, nil
 }
 
 // contextJSON encodes an assistant's context ({} when nil).
