@@ -236,8 +236,12 @@ func showValue(v any) any {
 	case state.Message:
 		return showMessage(x)
 	case []state.Message:
-		return showRawMessages(messageListShape, mustJSON(x))
-	case state.Messages:
+		out := make([]any, len(x))
+		for i, m := range x {
+			out[i] = showMessage(m)
+		}
+		return out
+	case state.Messages: // its encoding may hold removals
 		return showRawMessages(messageListShape, mustJSON(x))
 	}
 	t := reflect.TypeOf(v)
