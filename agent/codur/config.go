@@ -223,7 +223,7 @@ func (c Config) Registry(ctx context.Context, newModel ModelFactory) (*Registry,
 		a := c.Agents[name]
 		errs = append(errs, r.Register(agentInfo(name, a),
 			&CLIAgent{Command: a.Command, Args: a.Args, Timeout: a.Timeout, Env: a.Env, Prompt: a.PromptInput, MaxArgPrompt: a.MaxArgPrompt,
-				NoNetwork: a.Network != nil && !*a.Network, RunOptions: c.agentRunOptions(a)}))
+				RunOptions: c.agentRunOptions(a)}))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("codur: config: %w", err)
@@ -277,6 +277,9 @@ func (c Config) agentRunOptions(a CLIConfig) []tools.Option {
 	}
 	if a.Home != "" {
 		opts = append(opts, tools.WithHome(a.Home))
+	}
+	if a.Network != nil {
+		opts = append(opts, tools.WithNetwork(*a.Network))
 	}
 	if a.VCSWrites {
 		opts = append(opts, tools.WithVCSWrites(true))

@@ -106,8 +106,9 @@ const (
 // rest of the file system (this user's home included) is absent apart
 // from the read-only system directories (/usr, /etc, /opt, …) and the
 // CLI's own executable. It has the network, which a coding CLI needs to
-// reach its model, unless NoNetwork is set. A CLI installed elsewhere (an
-// npm prefix under HOME) or one that keeps its login in HOME needs those
+// reach its model, unless RunOptions holds tools.WithNetwork(false) (the
+// configuration's network: false). A CLI installed elsewhere (an npm
+// prefix under HOME) or one that keeps its login in HOME needs those
 // directories in RunOptions (tools.WithReadOnlyPaths,
 // tools.WithWritablePaths, tools.WithHome); the configuration file's
 // read_only_paths, writable_paths and home set them. The workspace's .git
@@ -135,10 +136,8 @@ type CLIAgent struct {
 	// MaxArgPrompt is the longest prompt PromptAuto passes as an argument
 	// (DefaultMaxArgPrompt if zero).
 	MaxArgPrompt int
-	// NoNetwork takes the network away from the CLI in the sandbox.
-	NoNetwork bool
 	// RunOptions are options of tools.RunCommand for each run, after the
-	// defaults (sandbox where available, network unless NoNetwork).
+	// defaults (sandbox where available, network).
 	RunOptions []tools.Option
 }
 
@@ -231,7 +230,7 @@ func (a *CLIAgent) Run(ctx context.Context, req Request) (*Reply, error) {
 	if err != nil {
 		return nil, fmt.Errorf("codur: agent command %s: %w", a.Command, err)
 	}
-	opts := []tools.Option{tools.WithNetwork(!a.NoNetwork)}
+	opts := []tools.Option{tools.WithNetwork(true)}
 	command := a.Command
 	if !strings.ContainsRune(command, filepath.Separator) {
 		if exe, err := exec.LookPath(command); err == nil && filepath.IsAbs(exe) {
