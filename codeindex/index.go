@@ -483,8 +483,8 @@ func (u *updater) flush() error {
 			id := f.rel + "#" + strconv.Itoa(j)
 			e.Chunks[j] = chunkMeta{ID: id, Symbol: c.Symbol, Kind: c.Kind, StartLine: c.StartLine, EndLine: c.EndLine}
 			doc := map[string]any{"path": c.Path, "symbol": c.Symbol, "kind": string(c.Kind), "content": c.Content}
-			if h, ok := head(c); ok {
-				doc["head"] = h
+			if c.Head != "" {
+				doc["head"] = c.Head
 			}
 			if err := b.Index(id, doc); err != nil {
 				return fmt.Errorf("codeindex: index %s: %w", id, err)
@@ -515,25 +515,20 @@ const embedTextVersion = "text-v3" // v2: a Go definition is embedded by its hea
 
 // embedText is what the embedder sees of a chunk: its symbol, its path and
 // its content, or for a definition (Go, Python, JavaScript, TypeScript)
-// only its head (see [head]).
+// only its head ([Chunk].Head). What a definition is for is said in its
+// name, its doc comment or docstring and its signature; its body says
+// how, in tokens (err, nil, i, self, its helpers' names) that outnumber and
+// dilute the others. So the embedder sees the head alone, and the keyword
+// index has it as a field of its own, "head", beside the whole content: a
+// query word in the doc comment or signature counts in both. Chunks
+// without a head (const and var groups, package clauses, module code,
+// line windows) are embedded and indexed whole.
 func embedText(c Chunk) string {
 	content := c.Content
-	if h, ok := head(c); ok {
-		content = h
+	if c.Head != "" {
+		content = c.Head
 	}
 	return c.Symbol + "\n" + c.Path + "\n" + content
-}
-
-// head returns the head of a definition ([Chunk].Head): what it is for
-// is said in its name, its doc comment or docstring and its signature; its
-// body says how, in tokens (err, nil, i, self, its helpers' names) that
-// outnumber and dilute the others. So the embedder sees the head alone,
-// and the keyword index has it as a field of its own, "head", beside the
-// whole content: a query word in the doc comment or signature counts in
-// both. Chunks without a head (const and var groups, package clauses,
-// module code, line windows) are embedded and indexed whole.
-func head(c Chunk) (string, bool) {
-	return c.Head, c.Head != ""
 }
 
 // skipDirs are never descended into.

@@ -146,12 +146,12 @@ func isTestFile(p string) bool {
 // broken by chunk ID.
 func fuse(sc searchConfig, kw, vec []scored) []scored {
 	sum := map[string]float64{}
-	found := map[string]float64{} // how many rankings of non-zero weight returned the chunk
+	found := map[string]float64{} // FuseMNZ: how many rankings of non-zero weight returned the chunk
 	for _, l := range []struct {
 		w    float64
 		hits []scored
 	}{{sc.bm25Weight, kw}, {sc.vecWeight, vec}} {
-		if l.w > 0 {
+		if sc.fusion == FuseMNZ && l.w > 0 {
 			for _, h := range l.hits {
 				found[h.id]++
 			}
