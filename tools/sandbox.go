@@ -142,7 +142,8 @@ var probeSandbox = sync.OnceValue(func() SandboxInfo {
 	defer os.RemoveAll(dir)
 	var failures []string
 	for _, userNS := range []bool{false, true} {
-		for _, tmpSize := range []bool{true, false} {
+		tmpSize := true
+		for {
 			sb := sandbox{bwrap: bwrap, userNS: userNS, workspace: dir, tmpSize: tmpSize}
 			args := append(sb.args(), "--", "true")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -152,6 +153,12 @@ var probeSandbox = sync.OnceValue(func() SandboxInfo {
 				return SandboxInfo{Available: true, Path: bwrap, UserNamespace: userNS, tmpSize: tmpSize}
 			}
 			failures = append(failures, fmt.Sprintf("%v: %s", err, strings.TrimSpace(string(out))))
+			// A bwrap older than 0.8 does not know --size: only then is it
+			// worth trying again without it.
+			if !tmpSize || !strings.Contains(string(out), "--size") {
+				break
+			}
+			tmpSize = false
 		}
 	}
 	return SandboxInfo{Path: bwrap, Reason: "bwrap does not work here: " + strings.Join(failures, "; ")}
