@@ -56,27 +56,12 @@ func (a *Agent) edit(ctx context.Context, s State) (State, error) {
 			a.refuse(ctx, &out, s, EditNode, IntentEdit, m.outside)
 			return out, nil
 		}
-		targets = unique(m.existing, m.missing)
-		if len(targets) < a.cfg.maxFiles {
-			targets = unique(targets, a.search(ctx, identifiers(req), a.cfg.maxFiles))
+		// A file the request names but that does not exist yet is one to
+		// create.
+		var err error
+		if targets, err = a.chooseFiles(ctx, &out, s, unique(m.existing, m.missing)); err != nil {
+			return State{}, err
 		}
-		if len(targets) == 0 {
-			targets = previousFiles(ctx, &out, s)
-		}
-		if len(targets) == 0 {
-			// The request names no file the agent could find: the model
-			// picks the files to edit from the listing, as plan_read
-			// does for a question, so that it sees them before editing.
-			picked, err := a.pickFiles(ctx, req)
-			if err != nil {
-				if ctx.Err() != nil {
-					return State{}, ctx.Err()
-				}
-				note(ctx, &out, "error", "picking files: "+err.Error())
-			}
-			targets = picked
-		}
-		targets = targets[:min(len(targets), a.cfg.maxFiles)]
 	}
 	// Re-read the files from disk at every attempt (not from the cache).
 	var existing []string

@@ -235,26 +235,40 @@ func (a *Agent) planRead(ctx context.Context, s State) (State, error) {
 		a.refuse(ctx, &out, s, PlanReadNode, IntentRead, m.outside)
 		return out, nil
 	}
-	files := m.existing
+	files, err := a.chooseFiles(ctx, &out, s, m.existing)
+	if err != nil {
+		return State{}, err
+	}
+	out.Files.Set(files)
+	return out, nil
+}
+
+// chooseFiles returns the files a request works on, at most maxFiles:
+// named, the files it names; then those a search for its identifiers
+// finds; else the files of the request it refers back to; else — the
+// request names no file the agent could find — those the model picks
+// from the listing, so that it sees them before answering or editing. It
+// fails only when ctx is done; notes go on out.
+func (a *Agent) chooseFiles(ctx context.Context, out *State, s State, named []string) ([]string, error) {
+	req := s.Request.Get()
+	files := named
 	if len(files) < a.cfg.maxFiles {
 		files = unique(files, a.search(ctx, identifiers(req), a.cfg.maxFiles))
 	}
 	if len(files) == 0 {
-		files = previousFiles(ctx, &out, s)
+		files = previousFiles(ctx, out, s)
 	}
 	if len(files) == 0 {
 		picked, err := a.pickFiles(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
-				return State{}, ctx.Err()
+				return nil, ctx.Err()
 			}
-			note(ctx, &out, "error", "picking files: "+err.Error())
+			note(ctx, out, "error", "picking files: "+err.Error())
 		}
 		files = picked
 	}
-	files = files[:min(len(files), a.cfg.maxFiles)]
-	out.Files.Set(files)
-	return out, nil
+	return files[:min(len(files), a.cfg.maxFiles)], nil
 }
 
 // previousFiles returns, for a request that refers to what came before
