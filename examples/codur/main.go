@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/agentgraph/agentgraph/agent/codur"
@@ -84,6 +85,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // modelFlags are the flags choosing the models.
 type modelFlags struct {
 	config, model, sandbox string
+
+	loaded sync.Once // loadConfig reads the file once, for every challenge
+	cfg    codur.Config
+	cfgErr error
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
@@ -92,13 +97,16 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.sandbox, "sandbox", "", "auto|required|off: how CLI agents, verified programs and bash_exec are confined (default: the config's sandbox, else auto)")
 }
 
-// loadConfig reads --config, with --sandbox over its sandbox setting.
+// loadConfig reads --config, with --sandbox over its sandbox setting,
+// once.
 func (m *modelFlags) loadConfig() (codur.Config, error) {
-	cfg, err := codur.LoadConfig(m.config)
-	if err == nil && m.sandbox != "" {
-		cfg.Sandbox = m.sandbox
-	}
-	return cfg, err
+	m.loaded.Do(func() {
+		m.cfg, m.cfgErr = codur.LoadConfig(m.config)
+		if m.cfgErr == nil && m.sandbox != "" {
+			m.cfg.Sandbox = m.sandbox
+		}
+	})
+	return m.cfg, m.cfgErr
 }
 
 // sandboxMode returns how the programs a run starts (CLI agents,
