@@ -122,12 +122,9 @@ func Open(ctx context.Context, url string, cfg Config) (*pgxpool.Pool, error) {
 		}
 		return nil, &ConnectError{Host: host, Err: err}
 	}
-	if err := migrate(ctx, pool, cfg); err != nil {
+	if err := Migrate(ctx, pool, cfg); err != nil {
 		pool.Close()
-		if _, ok := errors.AsType[*SchemaVersionError](err); ok {
-			return nil, err
-		}
-		return nil, fmt.Errorf("migrate: %w", err)
+		return nil, err
 	}
 	return pool, nil
 }
@@ -139,8 +136,19 @@ func lockKey(name string) int64 {
 	return int64(h.Sum64())
 }
 
-// migrate brings the schema recorded in cfg.MigrationsTable up to
-// len(cfg.Migrations), holding the advisory lock cfg.Lock.
+// Migrate brings the schema of pool's database recorded in
+// cfg.MigrationsTable up to len(cfg.Migrations), in one transaction
+// holding the advisory lock cfg.Lock (cfg's connection settings are not
+// used: the pool is the caller's). A schema recorded with a newer version
+// fails with a [*SchemaVersionError].
+func Migrate(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
+	err := migrate(ctx, pool, cfg)
+	if _, ok := errors.AsType[*SchemaVersionError](err); ok || err == nil {
+		return err
+	}
+	return fmt.Errorf("migrate: %w", err)
+}
+
 func migrate(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 	table, migrations := cfg.MigrationsTable, cfg.Migrations
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {

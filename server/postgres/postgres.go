@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 
 	"github.com/agentgraph/agentgraph/server"
 )
@@ -27,14 +28,7 @@ var _ server.Backend = (*Backend)(nil)
 
 // SchemaVersionError is returned by [New] for a schema written by a newer
 // version of this package.
-type SchemaVersionError struct {
-	Found, Supported int
-}
-
-// Error describes the mismatch.
-func (e *SchemaVersionError) Error() string {
-	return fmt.Sprintf("server/postgres: the database has schema version %d, newer than version %d known to this program; upgrade the program", e.Found, e.Supported)
-}
+type SchemaVersionError = pgdb.SchemaVersionError
 
 // New returns a Backend on pool's database, creating or migrating its
 // tables first. The pool stays the caller's to close.
@@ -42,12 +36,12 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Backend, error) {
 	if pool == nil {
 		return nil, errors.New("server/postgres: New: nil pool")
 	}
-	if err := migrate(ctx, pool); err != nil {
-		var sv *SchemaVersionError
-		if errors.As(err, &sv) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("server/postgres: migrate: %w", err)
+	err := pgdb.Migrate(ctx, pool, pgdb.Config{Lock: "agentgraph/server/postgres migrate", MigrationsTable: migrationsTable, Migrations: migrations})
+	if _, ok := errors.AsType[*SchemaVersionError](err); ok {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server/postgres: %w", err)
 	}
 	return &Backend{pool: pool}, nil
 }
@@ -131,44 +125,6 @@ var migrations = [][]string{{
 }}
 
 const migrationsTable = "agentgraph_server_schema_migrations"
-
-func lockKey(name string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return int64(h.Sum64())
-}
-
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey("agentgraph/server/postgres migrate")); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+migrationsTable+` (
-			version    integer PRIMARY KEY,
-			applied_at timestamptz NOT NULL DEFAULT now()
-		)`); err != nil {
-			return err
-		}
-		var cur int
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+migrationsTable).Scan(&cur); err != nil {
-			return err
-		}
-		if cur > len(migrations) {
-			return &SchemaVersionError{Found: cur, Supported: len(migrations)}
-		}
-		for v := cur + 1; v <= len(migrations); v++ {
-			for _, stmt := range migrations[v-1] {
-				if _, err := tx.Exec(ctx, stmt); err != nil {
-					return fmt.Errorf("migration %d: %w", v, err)
-				}
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+migrationsTable+` (version) VALUES ($1)`, v); err != nil {
-				return fmt.Errorf("migration %d: %w", v, err)
-			}
-		}
-		return nil
-	})
-}
 
 // ---- threads ----
 
