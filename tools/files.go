@@ -9,10 +9,12 @@ import (
 	"strings"
 )
 
+// MaxReadBytes is the largest file file_read returns whole, and the most
+// output it returns for a line range; of a larger file it returns the
+// beginning when asked from a line.
+const MaxReadBytes = 200 << 10
+
 const (
-	// maxReadBytes is the largest file file_read returns whole, and the
-	// most output it returns for a line range.
-	maxReadBytes = 200 << 10
 	// maxPatchBytes is the largest file file_patch edits.
 	maxPatchBytes = 10 << 20
 	// defaultListDepth is file_list's default depth.
@@ -98,7 +100,7 @@ func readFile(ctx context.Context, ws *Workspace, cfg *config, args FileReadArgs
 	}
 	defer f.Close()
 	ranged := args.StartLine > 0 || args.EndLine > 0
-	if !ranged && fi.Size() > maxReadBytes {
+	if !ranged && fi.Size() > MaxReadBytes {
 		return "", fmt.Errorf("file_read: %s is %d bytes, over the 200 KB limit; read it in parts with start_line and end_line, or search it with grep", args.Path, fi.Size())
 	}
 	binary, err := sniffBinary(f)
@@ -113,7 +115,7 @@ func readFile(ctx context.Context, ws *Workspace, cfg *config, args FileReadArgs
 	var b strings.Builder
 	lines, lastShown := 0, 0
 	truncated := false
-	err = eachLine(f, maxReadBytes, func(n int, line []byte) bool {
+	err = eachLine(f, MaxReadBytes, func(n int, line []byte) bool {
 		lines = n
 		if n%1024 == 0 && ctx.Err() != nil {
 			return false
@@ -124,7 +126,7 @@ func readFile(ctx context.Context, ws *Workspace, cfg *config, args FileReadArgs
 		if args.EndLine > 0 && n > args.EndLine {
 			return false
 		}
-		if b.Len()+len(line) > maxReadBytes {
+		if b.Len()+len(line) > MaxReadBytes {
 			truncated = true
 			return false
 		}

@@ -89,7 +89,7 @@ func TestFileReadCapsRangeOutput(t *testing.T) {
 	writeFiles(t, ws.Root(), map[string]string{"big.txt": big})
 	out, err := call(t, FileRead(ws), FileReadArgs{Path: "big.txt", StartLine: 1})
 	require.NoError(t, err)
-	require.LessOrEqual(t, len(out), maxReadBytes+200)
+	require.LessOrEqual(t, len(out), MaxReadBytes+200)
 	require.Contains(t, out, "[output truncated at 200 KB after line 203; continue with start_line=204]")
 }
 

@@ -347,10 +347,6 @@ func unique(lists ...[]string) []string {
 	return out
 }
 
-// maxWholeRead is the largest file file_read returns whole; of a larger
-// file it returns the beginning.
-const maxWholeRead = 200 << 10
-
 // largeFileHash returns the hex SHA-256 of the whole workspace file rel
 // when it is larger than file_read returns whole ("" otherwise): the hash
 // of what was read would not change when the file changes past it.
@@ -366,7 +362,7 @@ func (a *Agent) largeFileHash(rel string) (string, error) {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || fi.Size() <= maxWholeRead {
+	if err != nil || fi.Size() <= tools.MaxReadBytes {
 		return "", err
 	}
 	h := sha256.New()

@@ -45,9 +45,9 @@ type StructuredWriteArgs struct {
 	Value json.RawMessage `json:"value" jsonschema:"required" jsonschema_description:"The value to write, as JSON (object, array, string, number, boolean or null)."`
 }
 
-// maxOutput is the longest text json_read and yaml_read return, as
-// file_read's limit: a larger value is an error that asks for a key path.
-const maxOutput = 200 << 10
+// maxOutput is the longest text json_read and yaml_read return, file_read's
+// limit: a larger value is an error that asks for a key path.
+const maxOutput = tools.MaxReadBytes
 
 // structuredFormat is a data format the json_* and yaml_* tools handle.
 type structuredFormat struct {
