@@ -5,10 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // stateEnv names the base folder of the default memory folders, as the
@@ -62,36 +62,21 @@ func memoryFolder(root, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	resolved, err := resolvePath(dir)
+	// The project's workspace decides what is inside it, as for the
+	// agent's file tools: symlinks followed, dangling ones included.
+	ws, err := tools.NewWorkspace(root)
 	if err != nil {
 		return "", err
 	}
-	if rel, err := filepath.Rel(root, resolved); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", &memoryInProjectError{Memory: resolved, Project: root}
+	inside, err := ws.Resolve(dir)
+	if err == nil {
+		return "", &memoryInProjectError{Memory: inside, Project: ws.Root()}
 	}
-	if err := os.MkdirAll(resolved, 0o700); err != nil {
+	if _, outside := errors.AsType[*tools.OutsideWorkspaceError](err); !outside {
 		return "", err
 	}
-	return resolved, nil
-}
-
-// resolvePath returns the absolute path p with the symlinks of its longest
-// existing prefix resolved (the rest does not exist yet).
-func resolvePath(p string) (string, error) {
-	var rest []string
-	for {
-		r, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(append([]string{r}, rest...)...), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return "", err
-		}
-		rest = append([]string{filepath.Base(p)}, rest...)
-		p = parent
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
 	}
+	return filepath.EvalSymlinks(dir)
 }
