@@ -3,9 +3,6 @@ package codeindex
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -36,62 +33,30 @@ import (
 // (node_modules among them) and hidden folders are not read; nor are files
 // over [DefaultMaxFileSize] or with a syntax error.
 func JSCalls(ctx context.Context, root string) (*NameCallGraph, error) {
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	p := sitter.NewParser()
+	defer p.Close()
+	defs := map[string]nameDef{}
+	var sites []callSite
+	skip := func(string, string) bool { return false }
+	match := func(path string) bool { return jsLanguage(path) != nil }
+	err := sourceFiles(ctx, root, skip, match, func(rel string, src []byte) error {
+		if err := p.SetLanguage(jsLanguage(rel)); err != nil {
+			return fmt.Errorf("javascript grammar: %w", err)
 		}
-		if d.IsDir() {
-			if path != root && (skipDirs[d.Name()] || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
+		tree := p.Parse(src, nil)
+		if tree == nil {
 			return nil
 		}
-		if d.Type().IsRegular() && jsLanguage(path) != nil {
-			files = append(files, path)
+		defer tree.Close()
+		if !tree.RootNode().HasError() {
+			sc := jsScan{rel: rel, mod: JSModule(rel), src: src, defs: defs}
+			sc.walk(tree.RootNode(), sc.mod, sc.mod, "")
+			sites = append(sites, sc.sites...)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("codeindex: javascript calls: %w", err)
-	}
-	p := sitter.NewParser()
-	defer p.Close()
-	defs := map[string]nameDef{}
-	var sites []callSite
-	for _, abs := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("codeindex: javascript calls: %w", err)
-		}
-		fi, err := os.Stat(abs)
-		if err != nil {
-			return nil, fmt.Errorf("codeindex: javascript calls: %w", err)
-		}
-		if fi.Size() > DefaultMaxFileSize {
-			continue
-		}
-		src, err := os.ReadFile(abs)
-		if err != nil {
-			return nil, fmt.Errorf("codeindex: javascript calls: %w", err)
-		}
-		rel, err := filepath.Rel(root, abs)
-		if err != nil {
-			return nil, fmt.Errorf("codeindex: javascript calls: %w", err)
-		}
-		rel = filepath.ToSlash(rel)
-		if err := p.SetLanguage(jsLanguage(rel)); err != nil {
-			return nil, fmt.Errorf("codeindex: javascript grammar: %w", err)
-		}
-		tree := p.Parse(src, nil)
-		if tree == nil {
-			continue
-		}
-		if !tree.RootNode().HasError() && !isBinary(src) {
-			sc := jsScan{rel: rel, mod: JSModule(rel), src: src, defs: defs}
-			sc.walk(tree.RootNode(), sc.mod, sc.mod, "")
-			sites = append(sites, sc.sites...)
-		}
-		tree.Close()
 	}
 	return newNameCallGraph(defs, sites), nil
 }

@@ -321,6 +321,37 @@ func PythonCalls(ctx context.Context, root string) (*NameCallGraph, error) {
 
 	defs := map[string]nameDef{}
 	var sites []callSite
+	skip := func(path, name string) bool {
+		if name == "__pycache__" {
+			return true
+		}
+		_, err := os.Stat(filepath.Join(path, "pyvenv.cfg")) // a virtual environment
+		return err == nil
+	}
+	match := func(path string) bool { return strings.HasSuffix(path, ".py") }
+	err := sourceFiles(ctx, root, skip, match, func(rel string, src []byte) error {
+		tree := p.Parse(src, nil)
+		if tree == nil {
+			return nil
+		}
+		defer tree.Close()
+		sites = append(sites, scanPython(rel, src, tree, q, qc, defs)...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("codeindex: python calls: %w", err)
+	}
+	return newNameCallGraph(defs, sites), nil
+}
+
+// sourceFiles calls fn with the path relative to root (slash-separated)
+// and the content of each regular file under root that match accepts,
+// in lexical order, leaving out the folders the index skips, hidden ones,
+// those skip names (given the folder's path and name; root itself is
+// never skipped), files over [DefaultMaxFileSize] and binary ones. It
+// stops at fn's first error, or when ctx is done.
+func sourceFiles(ctx context.Context, root string, skip func(path, name string) bool, match func(path string) bool,
+	fn func(rel string, src []byte) error) error {
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -328,54 +359,46 @@ func PythonCalls(ctx context.Context, root string) (*NameCallGraph, error) {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != root && (skipDirs[name] || name == "__pycache__" || strings.HasPrefix(name, ".")) {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "pyvenv.cfg")); err == nil && path != root {
+			if path != root && (skipDirs[name] || strings.HasPrefix(name, ".") || skip(path, name)) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && strings.HasSuffix(path, ".py") {
+		if d.Type().IsRegular() && match(path) {
 			files = append(files, path)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("codeindex: python calls: %w", err)
+		return err
 	}
 	for _, abs := range files {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("codeindex: python calls: %w", err)
+			return err
 		}
 		fi, err := os.Stat(abs)
 		if err != nil {
-			return nil, fmt.Errorf("codeindex: python calls: %w", err)
+			return err
 		}
 		if fi.Size() > DefaultMaxFileSize {
 			continue
 		}
 		src, err := os.ReadFile(abs)
 		if err != nil {
-			return nil, fmt.Errorf("codeindex: python calls: %w", err)
+			return err
 		}
 		if isBinary(src) {
 			continue
 		}
 		rel, err := filepath.Rel(root, abs)
 		if err != nil {
-			return nil, fmt.Errorf("codeindex: python calls: %w", err)
+			return err
 		}
-		rel = filepath.ToSlash(rel)
-		tree := p.Parse(src, nil)
-		if tree == nil {
-			continue
+		if err := fn(filepath.ToSlash(rel), src); err != nil {
+			return err
 		}
-		sites = append(sites, scanPython(rel, src, tree, q, qc, defs)...)
-		tree.Close()
 	}
-
-	return newNameCallGraph(defs, sites), nil
+	return nil
 }
 
 // newNameCallGraph resolves call sites against the definitions found
