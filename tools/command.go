@@ -25,6 +25,12 @@ type Command struct {
 	// Dir is the working directory, a path in the workspace ("" for its
 	// root); one outside it is refused, as the file tools refuse it.
 	Dir string
+	// ShowProgram makes the program visible, read-only, in the sandbox
+	// wherever it is installed (a coding CLI under HOME, a test runner):
+	// a name without a slash is looked up in this process's PATH first,
+	// and the executable found is run. A program of the system
+	// directories or of the workspace is visible anyway.
+	ShowProgram bool
 	// Env are more "NAME=value" variables, added as given to the scrubbed
 	// environment RunCommand builds (see BashExec); a secret the program
 	// needs goes here.
@@ -108,6 +114,12 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		}
 	}
 	env = append(env, c.Env...)
+	if c.ShowProgram {
+		if exe, ok := hostProgram(c.Args[0]); ok {
+			c.Args = append([]string{exe}, c.Args[1:]...)
+			readOnly = append(readOnly[:len(readOnly):len(readOnly)], exe)
+		}
+	}
 
 	name, args := c.Args[0], c.Args[1:]
 	var extra []*os.File
@@ -170,6 +182,21 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		return CommandResult{}, err
 	}
 	return CommandResult{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Sandboxed: info.Available}, nil
+}
+
+// hostProgram returns the absolute path of the program name on this
+// machine: name itself when absolute, else as found in this process's
+// PATH. ok is false for a relative path (the workspace's) and a name
+// not found.
+func hostProgram(name string) (string, bool) {
+	if !strings.ContainsRune(name, filepath.Separator) {
+		exe, err := exec.LookPath(name)
+		if err != nil {
+			return "", false
+		}
+		name = exe
+	}
+	return name, filepath.IsAbs(name)
 }
 
 // goEnv is the Go toolchain of this machine, as `go env` reports it.

@@ -263,14 +263,15 @@ func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (
 	dirs, env := runnerInstall(installed, run.framework)
 	// A directory holding the workspace would show its siblings.
 	dirs = slices.DeleteFunc(dirs, func(d string) bool { return within(d, ws.Root()) })
-	sub.readOnlyPaths = slices.Concat(cfg.readOnlyPaths, []string{exe}, dirs)
+	sub.readOnlyPaths = slices.Concat(cfg.readOnlyPaths, dirs)
 	sub.writablePaths = slices.Concat(cfg.writablePaths, run.writable)
 	res, err := runCommand(ctx, ws, &sub, Command{
-		Args:   append([]string{exe}, run.args...),
-		Dir:    run.dir,
-		Env:    slices.Concat(env, run.env),
-		Stdout: stdout,
-		Stderr: stderr,
+		Args:        append([]string{exe}, run.args...),
+		ShowProgram: true,
+		Dir:         run.dir,
+		Env:         slices.Concat(env, run.env),
+		Stdout:      stdout,
+		Stderr:      stderr,
 	}, cfg.testTimeout)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -230,26 +228,15 @@ func (a *CLIAgent) Run(ctx context.Context, req Request) (*Reply, error) {
 	if err != nil {
 		return nil, fmt.Errorf("codur: agent command %s: %w", a.Command, err)
 	}
-	opts := []tools.Option{tools.WithNetwork(true)}
-	command := a.Command
-	if !strings.ContainsRune(command, filepath.Separator) {
-		if exe, err := exec.LookPath(command); err == nil && filepath.IsAbs(exe) {
-			command = exe
-		}
-	}
-	if filepath.IsAbs(command) {
-		// The executable stays visible in the sandbox wherever it is. (A
-		// relative path is the workspace's, visible anyway.)
-		opts = append(opts, tools.WithReadOnlyPaths(command))
-	}
-	opts = append(append(opts, a.RunOptions...), tools.WithTimeout(timeout))
+	opts := append(append([]tools.Option{tools.WithNetwork(true)}, a.RunOptions...), tools.WithTimeout(timeout))
 	var stdout, stderr bytes.Buffer
 	res, err := tools.RunCommand(ctx, ws, tools.Command{
-		Args:   append([]string{command}, args...),
-		Env:    cliEnv(a.Env),
-		Stdin:  stdin,
-		Stdout: &limitWriter{w: &stdout, n: maxCLIOutput},
-		Stderr: &limitWriter{w: &stderr, n: 64 << 10},
+		Args:        append([]string{a.Command}, args...),
+		ShowProgram: true, // the CLI is visible in the sandbox wherever it is installed
+		Env:         cliEnv(a.Env),
+		Stdin:       stdin,
+		Stdout:      &limitWriter{w: &stdout, n: maxCLIOutput},
+		Stderr:      &limitWriter{w: &stderr, n: 64 << 10},
 	}, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
