@@ -57,6 +57,23 @@ func NewSet(tools ...Tool) (*Set, error) {
 // validName matches the tool names accepted by the major LLM APIs.
 var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
+// CheckSchema reports whether schema can be a tool's parameters for the
+// model providers: a JSON object whose "type" is "object". Its error reads
+// after the schema's name ("parameters schema has type …").
+func CheckSchema(schema json.RawMessage) error {
+	var v struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(schema, &v); err != nil {
+		return fmt.Errorf("schema is not a JSON object: %w", err)
+	}
+	if v.Type != "object" {
+		b, _ := json.Marshal(v.Type)
+		return fmt.Errorf("schema has type %s, want \"object\"", b)
+	}
+	return nil
+}
+
 // Add registers t. It returns *DuplicateToolError if a tool with the same
 // name is already registered, and an error if the name is not made of 1 to 64
 // letters, digits, '_' or '-', or if Parameters is not a JSON object schema.
@@ -68,14 +85,8 @@ func (s *Set) Add(t Tool) error {
 	if !validName.MatchString(name) {
 		return fmt.Errorf("tools: invalid tool name %q: use 1-64 letters, digits, '_' or '-'", name)
 	}
-	var schema struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(t.Parameters(), &schema); err != nil {
-		return fmt.Errorf("tools: tool %q: parameters are not a JSON schema object: %w", name, err)
-	}
-	if schema.Type != "object" {
-		return fmt.Errorf("tools: tool %q: parameters schema has type %q, want \"object\"", name, schema.Type)
+	if err := CheckSchema(t.Parameters()); err != nil {
+		return fmt.Errorf("tools: tool %q: parameters %w", name, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

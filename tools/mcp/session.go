@@ -312,8 +312,8 @@ func (s *Session) Tools(ctx context.Context) ([]tools.Tool, error) {
 			}
 			return nil, fmt.Errorf("mcp server %s: tools %q and %q are both named %q", s.name, other, info.Name, name)
 		}
-		if err := objectSchema(info.InputSchema); err != nil {
-			return nil, fmt.Errorf("mcp server %s: tool %q: %w", s.name, info.Name, err)
+		if err := tools.CheckSchema(info.InputSchema); err != nil {
+			return nil, fmt.Errorf("mcp server %s: tool %q: input %w", s.name, info.Name, err)
 		}
 		seen[name] = info.Name
 		out = append(out, &remoteTool{s: s, info: info, name: name})
@@ -567,22 +567,6 @@ func schemaJSON(schema any) json.RawMessage {
 		}
 	}
 	return b
-}
-
-// objectSchema checks that schema, as schemaJSON returns it, is of type
-// "object".
-func objectSchema(schema json.RawMessage) error {
-	var v struct {
-		Type any `json:"type"`
-	}
-	if err := json.Unmarshal(schema, &v); err != nil {
-		return fmt.Errorf("input schema: %w", err)
-	}
-	if v.Type != "object" {
-		b, _ := json.Marshal(v.Type)
-		return fmt.Errorf("input schema has type %s, want \"object\"", b)
-	}
-	return nil
 }
 
 // MaxJSONReply is the largest HTTP reply of type application/json a
