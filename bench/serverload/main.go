@@ -17,6 +17,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -320,36 +321,47 @@ func (c *client) do(ctx context.Context, i int, method, path string, body, out a
 		if p.dead.Load() {
 			continue
 		}
-		req, err := http.NewRequestWithContext(ctx, method, p.addr+path, strings.NewReader(string(raw)))
-		if err != nil {
-			return err
+		status, b, err := c.send(ctx, p, method, path, raw)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
 		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := c.http.Do(req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+		if err != nil || status >= 500 {
 			c.retries.Add(1)
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode >= 500 {
-			c.retries.Add(1)
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		if resp.StatusCode >= 300 {
-			return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
-		}
-		if out != nil {
-			return json.Unmarshal(b, out)
-		}
-		return nil
+		return decode(method, path, status, b, out)
 	}
 	return fmt.Errorf("%s %s: %w", method, path, errGone)
+}
+
+// send sends one request with the JSON body raw to p and reads the
+// answer; a status of 0 with an error is a request that got no answer.
+func (c *client) send(ctx context.Context, p *child, method, path string, raw []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, p.addr+path, bytes.NewReader(raw))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// decode turns a non-5xx answer into out (when not nil), or an error for
+// a status of 300 or more.
+func decode(method, path string, status int, b []byte, out any) error {
+	if status >= 300 {
+		return fmt.Errorf("%s %s: %d %s", method, path, status, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
 }
 
 type runRef struct {
@@ -401,24 +413,14 @@ func (c *client) postOnce(ctx context.Context, i int, path string, body, out any
 		if p.dead.Load() {
 			continue
 		}
-		req, err := http.NewRequestWithContext(ctx, "POST", p.addr+path, strings.NewReader(string(raw)))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := c.http.Do(req)
-		if err != nil {
+		status, b, err := c.send(ctx, p, "POST", path, raw)
+		if status == 0 && err != nil {
 			return fmt.Errorf("%w: %w", errLost, err)
 		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode >= 500 {
-			return fmt.Errorf("%w: %d %s %v", errLost, resp.StatusCode, b, err)
+		if err != nil || status >= 500 {
+			return fmt.Errorf("%w: %d %s %v", errLost, status, b, err)
 		}
-		if resp.StatusCode >= 300 {
-			return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, b)
-		}
-		return json.Unmarshal(b, out)
+		return decode("POST", path, status, b, out)
 	}
 	return errGone
 }
