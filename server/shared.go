@@ -242,38 +242,7 @@ func (s *Server) executeClaim(c *Claim) {
 	hbStop, hbDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(hbDone)
-		every := s.cfg.heartbeat()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		lastOK := time.Now()
-		for {
-			select {
-			case <-hbStop:
-				return
-			case <-t.C:
-			case <-lr.poke:
-			}
-			ctx, stop := context.WithTimeout(context.Background(), every)
-			why, err := b.RenewLease(ctx, c, s.cfg.leaseTTL)
-			stop()
-			switch {
-			case err == nil:
-				lastOK = time.Now()
-				if why != "" && cancelled.CompareAndSwap(nil, &why) {
-					cancel(errors.New(why))
-				}
-			case errors.Is(err, ErrLeaseLost):
-				lost.Store(true)
-				cancel(err)
-				return
-			case time.Since(lastOK) > s.cfg.leaseTTL/2:
-				// Another process may take the run over at lastOK+ttl:
-				// stop well before.
-				lost.Store(true)
-				cancel(fmt.Errorf("%w: not renewed since %v: %w", ErrLeaseLost, lastOK.Format(time.RFC3339Nano), err))
-				return
-			}
-		}
+		s.keepLease(c, lr.poke, hbStop, cancel, &cancelled, &lost)
 	}()
 
 	var lastValues json.RawMessage
@@ -413,6 +382,45 @@ func (s *Server) runClaimed(ctx context.Context, c *Claim, g graphAdapter, p run
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		case <-time.After(s.cfg.heartbeat()):
+		}
+	}
+}
+
+// keepLease renews the lease of claim c every heartbeat, and at once when
+// poked, until stop is closed. A cancellation the Backend reports (from
+// any process) is recorded in cancelled and cancels the run; a lease lost,
+// or not renewed for half its TTL (another process may take the run over
+// at the TTL), sets lost and cancels the run.
+func (s *Server) keepLease(c *Claim, poke, stop <-chan struct{}, cancel context.CancelCauseFunc,
+	cancelled *atomic.Pointer[string], lost *atomic.Bool) {
+	every := s.cfg.heartbeat()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		case <-poke:
+		}
+		ctx, done := context.WithTimeout(context.Background(), every)
+		why, err := s.cfg.backend.RenewLease(ctx, c, s.cfg.leaseTTL)
+		done()
+		switch {
+		case err == nil:
+			lastOK = time.Now()
+			if why != "" && cancelled.CompareAndSwap(nil, &why) {
+				cancel(errors.New(why))
+			}
+		case errors.Is(err, ErrLeaseLost):
+			lost.Store(true)
+			cancel(err)
+			return
+		case time.Since(lastOK) > s.cfg.leaseTTL/2:
+			lost.Store(true)
+			cancel(fmt.Errorf("%w: not renewed since %v: %w", ErrLeaseLost, lastOK.Format(time.RFC3339Nano), err))
+			return
 		}
 	}
 }
