@@ -31,6 +31,7 @@ type runConfig struct {
 	checkpointID string
 	runID        string
 	limit        int
+	limitSet     bool // WithRecursionLimit was given (a subgraph's run inherits its parent's limit otherwise)
 	modes        Mode
 	subgraphs    bool
 	maxConc      int
@@ -95,8 +96,13 @@ func WithCheckpointID(id string) RunOption {
 func WithRunID(id string) RunOption { return runOption(func(c *runConfig) { c.runID = id }) }
 
 // WithRecursionLimit bounds the number of supersteps of the run (the step
-// applying the input counts); see [DefaultRecursionLimit].
-func WithRecursionLimit(n int) RunOption { return runOption(func(c *runConfig) { c.limit = n }) }
+// applying the input counts); see [DefaultRecursionLimit]. As in LangGraph,
+// the limit also bounds the run of each subgraph the run calls (counted in
+// the subgraph's own steps), unless the subgraph was compiled with a limit
+// of its own ([WithRunDefaults]).
+func WithRecursionLimit(n int) RunOption {
+	return runOption(func(c *runConfig) { c.limit, c.limitSet = n, true })
+}
 
 // WithStreamModes selects what Stream and StreamResume yield (default
 // [ModeUpdates]).

@@ -10,10 +10,10 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 )
 
-// A replay from an older checkpoint saves a "fork" copy of it: same step,
-// so the replayed tasks keep their step and the fork's pending writes
-// (here an interrupt) belong to the tasks it runs next.
-func TestReplayForkKeepsTheStepOfTheCheckpointItCopies(t *testing.T) {
+// A replay from an older checkpoint saves a "fork" copy of it, one step
+// after it (as LangGraph numbers it), and the fork's pending writes (here
+// an interrupt) belong to the tasks it runs next.
+func TestReplayForkIsTheStepAfterTheCheckpointItCopies(t *testing.T) {
 	b := graph.New[deadEndState]()
 	b.AddNode("a", logNode("a"))
 	b.AddNode("ask", func(ctx context.Context, s deadEndState) (deadEndState, error) {
@@ -41,7 +41,7 @@ func TestReplayForkKeepsTheStepOfTheCheckpointItCopies(t *testing.T) {
 	fork, err := g.GetState(t.Context(), th)
 	require.NoError(t, err)
 	require.Equal(t, "fork", fork.Metadata.Source)
-	require.Equal(t, paused.Metadata.Step, fork.Metadata.Step)
+	require.Equal(t, paused.Metadata.Step+1, fork.Metadata.Step)
 	require.Equal(t, []string{"ask"}, fork.Next)
 	require.Len(t, fork.Interrupts, 1, "the fork shows the replayed task's interrupt")
 }

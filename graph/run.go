@@ -253,6 +253,11 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			l.cfg.thread = n.threadID
 		}
 		l.cfg.durability = n.durability
+		if !l.cfg.limitSet && n.limit > 0 {
+			// As in LangGraph, the parent run's recursion limit bounds
+			// its subgraphs' runs, unless they were compiled with their own.
+			l.cfg.limit = n.limit
+		}
 		if l.cfg.abandoned == nil {
 			l.cfg.abandoned = n.abandoned
 		}
@@ -260,7 +265,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			l.sink, l.modes = n.emit, n.modes
 		}
 	}
-	l.shared = &runShared{ns: l.ns, thread: l.cfg.thread, saver: l.saver, modes: l.modes,
+	l.shared = &runShared{ns: l.ns, thread: l.cfg.thread, saver: l.saver, modes: l.modes, limit: l.cfg.limit,
 		subgraphs: l.cfg.subgraphs, durability: l.cfg.durability, parents: l.parents, abandoned: l.cfg.abandoned}
 	if l.sink != nil {
 		l.emitFn = l.emit
@@ -431,6 +436,9 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 		if cmd.ResumeMap == nil && len(pending) > 1 {
 			return fmt.Errorf("%w (%d pending)", ErrAmbiguousResume, len(pending))
 		}
+		if err := l.checkAnswers(cmd); err != nil {
+			return err
+		}
 	}
 	if l.nested != nil && l.nested.resume != nil {
 		l.resume = l.nested.resume
@@ -442,9 +450,13 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 		// again, and the history forks.
 		l.restored = nil
 		if src := tuple.Metadata.Source; src != "update" && src != "fork" {
-			if err := l.saveAt(ctx, "fork", tuple.Metadata.Step); err != nil {
+			// The fork is the step after the checkpoint it copies, and the
+			// replayed tasks run in the step after the fork, as LangGraph
+			// numbers them (fork@s+1, then loop@s+2, …).
+			if err := l.save(ctx, "fork"); err != nil {
 				return err
 			}
+			l.step++
 		}
 	}
 	if l.g.writesAny(&cmd.Update) || len(cmd.Goto) > 0 || len(cmd.Sends) > 0 {
@@ -733,6 +745,16 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 		}
 	}
 	if firstErr != nil {
+		if l.saver != nil {
+			// A sibling that interrupted before the failure keeps its
+			// question pending beside the error, as in LangGraph: the
+			// snapshot shows both, and a resume answers it.
+			for _, t := range todo {
+				if t != firstErr && t.interrupted() {
+					_ = l.putWrites(context.WithoutCancel(ctx), t.hdr.ID(), t)
+				}
+			}
+		}
 		return l.fail(ctx, firstErr)
 	}
 	if werr != nil {

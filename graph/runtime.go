@@ -18,6 +18,7 @@ type runtimeKey struct{}
 // runShared is what every task of a run shares.
 type runShared struct {
 	stop       int // the step past the recursion limit
+	limit      int // the run's recursion limit, which its subgraphs inherit
 	ns         string
 	thread     string
 	saver      checkpoint.Saver
@@ -41,6 +42,7 @@ type nestedInfo struct {
 	durability Durability
 	parents    map[string]string
 	abandoned  *sync.WaitGroup
+	limit      int
 }
 
 // nested describes the task to a graph run inside it.
@@ -54,7 +56,7 @@ func (rt *taskCtx) nested() *nestedInfo {
 	return &nestedInfo{
 		ns: joinNS(sh.ns, rt.hdr.name+":"+rt.hdr.ID()), threadID: sh.thread, saver: sh.saver,
 		resuming: rt.hdr.resuming, resume: rt.hdr.resumeInput(), emit: rt.emit, modes: sh.modes,
-		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents, abandoned: sh.abandoned,
+		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents, abandoned: sh.abandoned, limit: sh.limit,
 	}
 }
 
@@ -369,6 +371,12 @@ func (s *interruptSignal) Error() string {
 // returns an error wrapping [ErrNoCheckpointer] and naming the node, and
 // the node's task fails with it (even if the node drops it).
 func Interrupt(ctx context.Context, payload any) (any, error) {
+	return interrupt(ctx, payload, "")
+}
+
+// interrupt is Interrupt recording what the node waits for (see
+// Interruption.Want).
+func interrupt(ctx context.Context, payload any, want string) (any, error) {
 	rt := runtimeFrom(ctx)
 	if rt == nil {
 		return nil, errors.New("graph: Interrupt called outside a graph node")
@@ -399,17 +407,21 @@ func Interrupt(ctx context.Context, payload any) (any, error) {
 		sp.answers = append(sp.answers, v)
 		return v, nil
 	}
-	in := Interruption{ID: id, Value: payload, Node: rt.hdr.name, Namespace: rt.hdr.run.ns}
+	in := Interruption{ID: id, Value: payload, Node: rt.hdr.name, Namespace: rt.hdr.run.ns, Want: want}
 	sp.raised = append(sp.raised, in)
 	sp.paused = true
 	return nil, &interruptSignal{in: in}
 }
 
 // InterruptAs is [Interrupt] with the resume value converted to T (through
-// JSON when it is not a T already, as after a checkpoint round trip).
+// JSON when it is not a T already, as after a checkpoint round trip). The
+// interrupt records what a T decodes from ([Interruption.Want]), so that
+// [Graph.Resume] refuses an answer of another shape — "yes" for a bool —
+// with a [*ResumeTypeError] before it is used, and the question stays
+// pending.
 func InterruptAs[T any](ctx context.Context, payload any) (T, error) {
 	var zero T
-	v, err := Interrupt(ctx, payload)
+	v, err := interrupt(ctx, payload, wantOf[T]())
 	if err != nil {
 		return zero, err
 	}
