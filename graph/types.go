@@ -100,6 +100,12 @@ type Interruption struct {
 	Node string `json:"node"`
 	// Namespace is the subgraph path of the node ("" for the root graph).
 	Namespace string `json:"ns,omitempty"`
+	// Want is what the node waits for, when it asked with [InterruptAs]:
+	// the JSON Schema (type, properties, items, additionalProperties) of
+	// the values its T decodes from. [Graph.Resume] refuses an answer that
+	// does not fit with a [*ResumeTypeError], and the interrupt stays
+	// pending.
+	Want string `json:"want,omitempty"`
 }
 
 // Decode stores the interrupt's payload in the value v points to: as is
