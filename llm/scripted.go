@@ -56,11 +56,27 @@ type Scripted struct {
 	replies []Reply
 	next    int
 	calls   []Call
+	byTurn  bool // see NewScriptedByTurn
 }
 
-// NewScripted returns a model that answers with replies, in order.
+// NewScripted returns a model that answers with replies, in order: the
+// i-th call made to this value gets the i-th reply. A process that
+// restarts starts the script again; see [NewScriptedByTurn] for a script
+// that survives a restart.
 func NewScripted(replies ...Reply) *Scripted {
 	return &Scripted{replies: append([]Reply(nil), replies...)}
+}
+
+// NewScriptedByTurn returns a model that chooses its reply by the
+// conversation, not by how often it was called: a call whose messages
+// hold n assistant messages gets replies[n]. A demo or test whose process
+// is restarted mid-conversation — a run resumed from its checkpoint after a
+// crash, a human approval answered the next day — goes on with the reply
+// the conversation is at, and a node re-run after a failure gets the same
+// reply again. A conversation with as many assistant messages as there are
+// replies fails with a [*ScriptExhaustedError].
+func NewScriptedByTurn(replies ...Reply) *Scripted {
+	return &Scripted{replies: append([]Reply(nil), replies...), byTurn: true}
 }
 
 // ScriptExhaustedError is returned by [Scripted.Generate] when it is called
@@ -134,6 +150,15 @@ func (s *Scripted) generate(ctx context.Context, msgs []state.Message, cfg CallO
 	s.mu.Lock()
 	s.calls = append(s.calls, rec)
 	callNo := len(s.calls)
+	if s.byTurn {
+		turn := 0
+		for _, m := range msgs {
+			if m.Role == llms.ChatMessageTypeAI {
+				turn++
+			}
+		}
+		s.next = turn
+	}
 	if s.next >= len(s.replies) {
 		n := len(s.replies)
 		s.mu.Unlock()
@@ -202,7 +227,8 @@ func (s *Scripted) Calls() []Call {
 	return append([]Call(nil), s.calls...)
 }
 
-// Remaining returns the number of replies not used yet.
+// Remaining returns the number of replies not used yet (for a script by
+// turn, those after the last turn answered).
 func (s *Scripted) Remaining() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
