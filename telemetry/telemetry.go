@@ -62,7 +62,8 @@ const (
 	AttrTaskID = attribute.Key("graph.task_id")
 	// AttrAttempts is how many times the node ran (retries included).
 	AttrAttempts = attribute.Key("graph.attempts")
-	// AttrInterrupted is set on a task or run that paused on an interrupt.
+	// AttrInterrupted is set on a task, run or tool call that paused on an
+	// interrupt (such a span ends without an error status).
 	AttrInterrupted = attribute.Key("graph.interrupted")
 
 	// AttrProvider is the provider serving the model: "openai",
@@ -405,6 +406,11 @@ func (t *tracer) toolStart(ctx context.Context, call tools.CallInfo) context.Con
 
 func (t *tracer) toolEnd(ctx context.Context, call tools.CallInfo, out string, err error) {
 	if c, _ := ctx.Value(toolSpanKey{}).(callSpan); c.span != nil {
+		if graph.IsInterrupt(err) {
+			// A tool that asks a human pauses; it has not failed.
+			c.span.SetAttributes(AttrInterrupted.Bool(true))
+			err = nil
+		}
 		end(c.span, err)
 	}
 }
