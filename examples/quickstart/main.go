@@ -85,7 +85,11 @@ func run(ctx context.Context, topic string, ask bool) error {
 		if err != nil {
 			return err
 		}
-		if ev.Node != "" {
+		switch {
+		case ev.Node == "":
+		case len(ev.Interrupts) > 0:
+			fmt.Printf("step %d: %s paused\n", ev.Step, ev.Node)
+		default:
 			fmt.Printf("step %d: %s finished\n", ev.Step, ev.Node)
 		}
 	}
