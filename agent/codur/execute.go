@@ -213,11 +213,23 @@ func (a *agent) runTools(ctx context.Context, s State) (State, error) {
 	return out, nil
 }
 
-// review is the "review" node.
+// review is the "review" node. It first puts back the protected files
+// (the expected outputs) an agent changed, and says so in the
+// conversation; then it verifies, repairs, and loops or ends.
 func (a *agent) review(ctx context.Context, s State) (State, error) {
 	it := s.Iterations.Get() + 1
 	out := State{Iterations: state.Set(it)}
 	v := a.cfg.verifier
+	var restored []string
+	if v != nil {
+		var err error
+		if restored, err = v.Restore(); err != nil {
+			return State{}, fmt.Errorf("codur: %s: %w", ReviewNode, err)
+		}
+		for _, p := range restored {
+			out.Restored.Append(p)
+		}
+	}
 	if v == nil || !shouldVerify(s) {
 		if s.FinalResponse.Get() == "" {
 			out.FinalResponse = state.Set(s.AgentOutput.Get())
@@ -228,9 +240,18 @@ func (a *agent) review(ctx context.Context, s State) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("codur: %s: %w", ReviewNode, err)
 	}
-	graph.StreamWriter(ctx)(Verification{Iteration: it, Passed: res.Passed, Expected: v.Expected, Actual: res.Actual, ExitCode: res.ExitCode})
+	ev := Verification{Iteration: it, Passed: res.Passed, Case: res.Case, Hidden: res.Hidden, Actual: res.Actual, ExitCode: res.ExitCode,
+		Runs: res.Runs, Restored: restored}
+	if res.TimedOut {
+		ev.TimedOut = res.Timeout
+	}
+	if !res.Hidden {
+		ev.Expected = res.Expected
+	}
+	graph.StreamWriter(ctx)(ev)
 	if res.Passed {
 		out.Verified = state.Set(true)
+		out.Solved = state.Set(a.solution(s, it))
 		out.FinalResponse = state.Set(s.AgentOutput.Get())
 		return decide(ctx, Decision{Phase: PhaseReview, Action: ActionEnd, Reason: "verification passed"}, out), nil
 	}
@@ -239,18 +260,54 @@ func (a *agent) review(ctx context.Context, s State) (State, error) {
 	} else if name != "" {
 		out.Verified = state.Set(true)
 		out.Repairs.Append(name)
+		out.Solved = state.Set(Solution{By: SolvedByRepair, Iteration: it, Phase: s.DecidedBy.Get(), Repair: name})
 		out.FinalResponse = state.Set("Fixed by the local repair " + name + ".")
 		return decide(ctx, Decision{Phase: PhaseReview, Action: ActionEnd, Reason: fmt.Sprintf("local repair %s fixed it (%d candidates tried)", name, tried)}, out), nil
 	}
-	msg := a.verificationMessage(v, res, s.Failures.Get(), it)
-	out.Failures.Append(firstLine(res, v))
+	msg := a.verificationMessage(v, res, s.Failures.Get(), it, restored)
+	out.Failures.Append(firstLine(res))
 	out.Verified = state.Set(false)
 	out.Messages.Overwrite(a.cfg.pruning.Prune(append(s.Messages.List(), state.Human(msg))))
 	if it >= a.cfg.maxIterations {
-		out.FinalResponse = state.Set(fmt.Sprintf("Gave up after %d iterations: the output still does not match.", it))
+		out.FinalResponse = state.Set(fmt.Sprintf("Gave up after %d iterations: %s.", it, failureSummary(res)))
 		return decide(ctx, Decision{Phase: PhaseReview, Action: ActionEnd, Reason: fmt.Sprintf("iteration limit of %d reached", a.cfg.maxIterations)}, out), nil
 	}
-	return decide(ctx, Decision{Phase: PhaseReview, Action: ActionContinue, Reason: "verification failed"}, out), nil
+	return decide(ctx, Decision{Phase: PhaseReview, Action: ActionContinue, Reason: "verification failed: " + failureSummary(res)}, out), nil
+}
+
+// failureSummary says in a few words why a verification failed: a
+// timeout with its limit, or an output mismatch (of which case).
+func failureSummary(res Outcome) string {
+	what := "the output does not match"
+	if res.TimedOut {
+		what = fmt.Sprintf("the program timed out (time limit %s)", res.Timeout)
+	} else if res.ExitCode != 0 {
+		what = fmt.Sprintf("the program failed with exit status %d", res.ExitCode)
+	}
+	switch {
+	case res.Hidden:
+		what += " on hidden case " + res.Case
+	case res.Case != "":
+		what += " on case " + res.Case
+	}
+	return what
+}
+
+// solution attributes the passing verification of iteration it to what
+// routed it: the agent delegated to, a model planning phase's tool calls,
+// or the textual pre-plan's.
+func (a *agent) solution(s State, it int) Solution {
+	phase := s.DecidedBy.Get()
+	sol := Solution{Iteration: it, Phase: phase}
+	switch {
+	case s.NextAction.Get() == ActionTool && phase == PhaseTextual:
+		sol.By = SolvedByPrePlan
+	case s.NextAction.Get() == ActionTool:
+		sol.By = SolvedByPlanner
+	default:
+		sol.By, sol.Agent = SolvedByAgent, s.SelectedAgent.Get()
+	}
+	return sol
 }
 
 // shouldVerify reports whether the review checks the program (the review
@@ -309,7 +366,14 @@ func (a *agent) repair(ctx context.Context, v *Verifier, hint string) (string, i
 	if timeout <= 0 || timeout > repairRunTimeout {
 		timeout = repairRunTimeout
 	}
+	deadline := time.Now().Add(a.cfg.repairTime)
 	for i, c := range cands {
+		if left := time.Until(deadline); left <= 0 {
+			graph.StreamWriter(ctx)(RepairAttempted{Tried: i, Partial: sc.Partial, OutOfTime: a.cfg.repairTime})
+			return "", i, nil
+		} else if left < timeout {
+			timeout = left
+		}
 		if err := scratchRoot.WriteFile(v.Program, []byte(c.Source), mode); err != nil {
 			return "", i, err
 		}
@@ -375,12 +439,26 @@ const repairRunTimeout = 5 * time.Second
 const maxMessageLines = 30
 
 // verificationMessage builds the message that starts the next iteration.
-func (a *agent) verificationMessage(v *Verifier, res Outcome, earlier []string, it int) string {
+// A hidden case's input and expected output are not in it.
+func (a *agent) verificationMessage(v *Verifier, res Outcome, earlier []string, it int, restored []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (attempt %d of %d): the output does not match the expected output.\n\n", VerificationHeader, it, a.cfg.maxIterations)
-	fmt.Fprintf(&b, "=== Expected Output ===\n%s\n\n", clipLines(v.Expected))
-	fmt.Fprintf(&b, "=== Actual Output ===\n%s\n\n", clipLines(res.Actual))
-	if strings.TrimSpace(res.Stderr) != "" || res.ExitCode != 0 {
+	fmt.Fprintf(&b, "%s (attempt %d of %d): %s.\n\n", VerificationHeader, it, a.cfg.maxIterations, failureSummary(res))
+	if len(restored) > 0 {
+		fmt.Fprintf(&b, "=== Protected Files ===\nYou changed %s; the original was put back. The expected output is fixed: change the program, never the expected output.\n\n", strings.Join(restored, ", "))
+	}
+	switch {
+	case res.Hidden:
+		fmt.Fprintf(&b, "=== Hidden Case %s ===\nThe program passed the visible run but not this case, whose input and expected output are not shown: make the program correct for every input, not for the one shown.\n\n", res.Case)
+	default:
+		if res.Case != "" {
+			fmt.Fprintf(&b, "=== Case %s ===\nArguments: %q\n\n", res.Case, v.caseArgs(res.Case))
+		}
+		fmt.Fprintf(&b, "=== Expected Output ===\n%s\n\n", clipLines(res.Expected))
+		fmt.Fprintf(&b, "=== Actual Output ===\n%s\n\n", clipLines(res.Actual))
+	}
+	if res.TimedOut {
+		fmt.Fprintf(&b, "=== Timeout ===\nThe program was killed after its time limit of %s: look for a loop that never ends or a read that waits for input.\n\n", res.Timeout)
+	} else if strings.TrimSpace(res.Stderr) != "" || res.ExitCode != 0 {
 		fmt.Fprintf(&b, "=== Error/Exception (exit status %d) ===\n%s\n\n", res.ExitCode, clipLines(res.Stderr))
 	}
 	if code, _, root, ok := readProgram(v); ok {
@@ -400,13 +478,30 @@ func (a *agent) verificationMessage(v *Verifier, res Outcome, earlier []string, 
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("=== Action ===\nAnalyze the output mismatch and fix the implementation. Do not repeat an earlier attempt.")
+	b.WriteString("=== Action ===\nAnalyze the failure and fix the implementation. Do not repeat an earlier attempt.")
 	return b.String()
 }
 
+// caseArgs returns the arguments of the case name.
+func (v *Verifier) caseArgs(name string) []string {
+	for _, c := range v.Cases {
+		if c.Name == name {
+			return c.Args
+		}
+	}
+	return nil
+}
+
 // firstLine summarises a failure for the list of attempts.
-func firstLine(res Outcome, v *Verifier) string {
-	exp, act := strings.Split(normalizeOutput(v.Expected), "\n"), strings.Split(normalizeOutput(res.Actual), "\n")
+func firstLine(res Outcome) string {
+	if res.TimedOut || res.Hidden {
+		return failureSummary(res)
+	}
+	prefix := ""
+	if res.Case != "" {
+		prefix = "case " + res.Case + ": "
+	}
+	exp, act := strings.Split(normalizeOutput(res.Expected), "\n"), strings.Split(normalizeOutput(res.Actual), "\n")
 	for i := 0; i < max(len(exp), len(act)); i++ {
 		var e, g string
 		if i < len(exp) {
@@ -416,10 +511,10 @@ func firstLine(res Outcome, v *Verifier) string {
 			g = act[i]
 		}
 		if e != g {
-			return fmt.Sprintf("line %d: expected %q, got %q (exit status %d)", i+1, e, g, res.ExitCode)
+			return fmt.Sprintf("%sline %d: expected %q, got %q (exit status %d)", prefix, i+1, e, g, res.ExitCode)
 		}
 	}
-	return fmt.Sprintf("exit status %d", res.ExitCode)
+	return fmt.Sprintf("%sexit status %d", prefix, res.ExitCode)
 }
 
 // clipLines keeps the first maxMessageLines lines of s.
