@@ -2,6 +2,8 @@ package codur
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +45,9 @@ func (a *agent) execute(ctx context.Context, s State) (State, error) {
 	if !ok {
 		return State{}, &UnknownAgentError{Ref: ref}
 	}
+	if _, ok := ag.(Autonomous); ok {
+		return a.executeAutonomous(ctx, ref, ag, s)
+	}
 	sys := fill(a.cfg.prompts.Agent, map[string]string{"workspace": a.cfg.dir, "tools": toolDescriptions(a.tools)})
 	res, err := a.toolLoop(ctx, ref, ag, append([]state.Message{state.System(sys)}, s.Messages.List()...))
 	if err != nil {
@@ -53,6 +58,48 @@ func (a *agent) execute(ctx context.Context, s State) (State, error) {
 		out.Messages.Append(state.Human("Tool results of your last attempt:\n" + res.ToolResults))
 	}
 	out.Messages.Append(state.AI(res.Answer))
+	return out, nil
+}
+
+// executeAutonomous runs an [Autonomous] agent once, on the task, the
+// planner's step and the last verification failure; its output is its
+// answer, never searched for tool calls. A CLI that timed out is not an
+// error of the run: its partial output is the answer, and the review
+// checks what it did to the workspace.
+func (a *agent) executeAutonomous(ctx context.Context, ref string, ag Agent, s State) (State, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task: %s", s.Task.Get())
+	if plan := strings.TrimSpace(s.Plan.Get()); plan != "" {
+		fmt.Fprintf(&b, "\n\nPlan: %s", plan)
+	}
+	if a.cfg.dir != "" {
+		fmt.Fprintf(&b, "\n\nWork in the current directory (the workspace); make the changes yourself.")
+	}
+	msgs := s.Messages.List()
+	for i := len(msgs) - 1; i > 0; i-- {
+		if t := msgs[i].Text(); msgs[i].Role == llms.ChatMessageTypeHuman && strings.HasPrefix(t, VerificationHeader) {
+			fmt.Fprintf(&b, "\n\n%s", t)
+			break
+		}
+	}
+	graph.StreamWriter(ctx)(ToolRound{Agent: ref, Round: 1})
+	reply, err := ag.Run(ctx, Request{Messages: []state.Message{state.Human(b.String())}, Dir: a.cfg.dir})
+	var answer string
+	var ce *CLIError
+	switch {
+	case err == nil:
+		answer = strings.TrimSpace(reply.Message.Text())
+	case errors.As(err, &ce) && ce.TimedOut && ctx.Err() == nil:
+		answer = strings.TrimSpace(ce.Output + fmt.Sprintf("\n[the agent was stopped at its time limit of %s; the above is what it wrote until then]", ce.Timeout))
+	default:
+		return State{}, fmt.Errorf("codur: %s: agent %s: %w", ExecuteNode, ref, err)
+	}
+	out := State{AgentOutput: state.Set(answer)}
+	if reply != nil {
+		u := reply.Usage
+		out.Tokens = state.Delta(max(u.TotalTokens, u.PromptTokens+u.CompletionTokens))
+	}
+	out.Messages.Append(state.AI(answer))
 	return out, nil
 }
 
@@ -255,9 +302,12 @@ func (a *agent) review(ctx context.Context, s State) (State, error) {
 		out.FinalResponse = state.Set(s.AgentOutput.Get())
 		return decide(ctx, Decision{Phase: PhaseReview, Action: ActionEnd, Reason: "verification passed"}, out), nil
 	}
-	if name, tried, err := a.repair(ctx, v, s.AgentOutput.Get()); err != nil {
+	name, tried, searched, err := a.repair(ctx, v, s.AgentOutput.Get(), s.RepairSearched.Get())
+	if err != nil {
 		return State{}, fmt.Errorf("codur: %s: %w", ReviewNode, err)
-	} else if name != "" {
+	}
+	out.RepairSearched = state.Set(searched)
+	if name != "" {
 		out.Verified = state.Set(true)
 		out.Repairs.Append(name)
 		out.Solved = state.Set(Solution{By: SolvedByRepair, Iteration: it, Phase: s.DecidedBy.Get(), Repair: name})
@@ -331,7 +381,9 @@ func shouldVerify(s State) bool {
 // repair runs the local repair search, the patterns hint (the agent's
 // answer) points at first; it returns the name of the repair that made
 // the output match, which is then written to the program, or "" with the
-// program unchanged. The candidates only ever run in a scratch copy (see
+// program unchanged, and the digest of the program searched. A program
+// whose digest is skip — the one an earlier review searched in vain — is
+// not searched again. The candidates only ever run in a scratch copy (see
 // newScratch): the user's program is written once, atomically, with the
 // candidate that passed — an interrupted search leaves it as it was. A
 // workspace too large to copy, even the program's own directory, is not
@@ -339,15 +391,28 @@ func shouldVerify(s State) bool {
 // an os.Root on the directory, and only when it is a regular file with
 // one link: an agent that replaced it with a symlink or a hard link to a
 // file elsewhere does not get that file rewritten.
-func (a *agent) repair(ctx context.Context, v *Verifier, hint string) (string, int, error) {
+func (a *agent) repair(ctx context.Context, v *Verifier, hint, skip string) (name string, tried int, digest string, err error) {
 	if a.cfg.repairBudget == 0 || len(a.cfg.repairs) == 0 || v.Program == "" {
-		return "", 0, nil
+		return "", 0, "", nil
 	}
 	orig, mode, root, ok := readProgram(v)
 	if !ok {
-		return "", 0, nil // nothing safe to repair
+		return "", 0, "", nil // nothing safe to repair
 	}
 	defer root.Close()
+	sum := sha256.Sum256(orig)
+	digest = hex.EncodeToString(sum[:])
+	if digest == skip {
+		graph.StreamWriter(ctx)(RepairAttempted{Skipped: "the program is unchanged since the last search, which found no repair"})
+		return "", 0, digest, nil
+	}
+	name, tried, err = a.searchRepairs(ctx, v, orig, mode, root, hint)
+	return name, tried, digest, err
+}
+
+// searchRepairs runs the candidates of orig in a scratch copy, up to the
+// first that passes, which it writes to the program in root.
+func (a *agent) searchRepairs(ctx context.Context, v *Verifier, orig []byte, mode os.FileMode, root *os.Root, hint string) (string, int, error) {
 	sc, err := newScratch(v)
 	if errors.Is(err, ErrWorkspaceTooLarge) {
 		graph.StreamWriter(ctx)(RepairAttempted{Skipped: "the workspace is too large for a scratch copy, and the user's files are never mutated in place"})

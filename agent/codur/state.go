@@ -88,6 +88,9 @@ type State struct {
 	// Solved says what made the last verification pass (zero when none
 	// did).
 	Solved state.Value[Solution]
+	// RepairSearched is the SHA-256 (hex) of the program the last local
+	// repair search ran on: an unchanged program is not searched again.
+	RepairSearched state.Value[string]
 	// Restored are the protected files (expected outputs) an agent
 	// changed and the review put back, one entry a time it did.
 	Restored state.Append[string]
@@ -146,19 +149,20 @@ func (s Solution) String() string {
 // the program whatever the task says.
 func Input(task string, verify bool) State {
 	in := State{
-		Task:          state.Set(task),
-		Messages:      state.Msgs(state.Human(task)),
-		NextAction:    state.Set(ActionContinue),
-		DecidedBy:     state.Set(Phase("")),
-		SelectedAgent: state.Set(""),
-		ToolCalls:     state.Set[[]ToolCall](nil),
-		AgentOutput:   state.Set(""),
-		FinalResponse: state.Set(""),
-		Iterations:    state.Set(0),
-		Verify:        state.Set(verify),
-		Verified:      state.Set(false),
-		Plan:          state.Set(""),
-		Solved:        state.Set(Solution{}),
+		Task:           state.Set(task),
+		Messages:       state.Msgs(state.Human(task)),
+		NextAction:     state.Set(ActionContinue),
+		DecidedBy:      state.Set(Phase("")),
+		SelectedAgent:  state.Set(""),
+		ToolCalls:      state.Set[[]ToolCall](nil),
+		AgentOutput:    state.Set(""),
+		FinalResponse:  state.Set(""),
+		Iterations:     state.Set(0),
+		Verify:         state.Set(verify),
+		Verified:       state.Set(false),
+		Plan:           state.Set(""),
+		RepairSearched: state.Set(""),
+		Solved:         state.Set(Solution{}),
 	}
 	return in
 }

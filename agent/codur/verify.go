@@ -456,15 +456,17 @@ func normalizeOutput(s string) string {
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
 }
 
-// limitWriter keeps the first n bytes written to it and drops the rest.
+// limitWriter keeps the first n bytes written to it and counts the
+// dropped rest.
 type limitWriter struct {
-	w *bytes.Buffer
-	n int
+	w       *bytes.Buffer
+	n       int
+	dropped int
 }
 
 func (l *limitWriter) Write(p []byte) (int, error) {
-	if room := l.n - l.w.Len(); room > 0 {
-		l.w.Write(p[:min(room, len(p))])
-	}
+	keep := min(max(l.n-l.w.Len(), 0), len(p))
+	l.w.Write(p[:keep])
+	l.dropped += len(p) - keep
 	return len(p), nil
 }
