@@ -46,8 +46,10 @@ const (
 	// search runs per review.
 	DefaultRepairBudget = 120
 	// DefaultRepairTime bounds the local repair search of one review:
-	// with the verification's runs, it bounds an iteration's time.
-	DefaultRepairTime = time.Minute
+	// with the verification's runs, it bounds an iteration's time. (The
+	// search also stops once three candidates have run over their time
+	// limit.)
+	DefaultRepairTime = 2 * time.Minute
 	// DefaultAgent is the agent delegated to when neither the planner nor
 	// the options name one.
 	DefaultAgent = "llm:default"

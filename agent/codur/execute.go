@@ -432,6 +432,7 @@ func (a *agent) searchRepairs(ctx context.Context, v *Verifier, orig []byte, mod
 		timeout = repairRunTimeout
 	}
 	deadline := time.Now().Add(a.cfg.repairTime)
+	timedOut := 0
 	for i, c := range cands {
 		if left := time.Until(deadline); left <= 0 {
 			graph.StreamWriter(ctx)(RepairAttempted{Tried: i, Partial: sc.Partial, OutOfTime: a.cfg.repairTime})
@@ -445,6 +446,12 @@ func (a *agent) searchRepairs(ctx context.Context, v *Verifier, orig []byte, mod
 		res, err := v.runIn(ctx, sc.Dir, timeout)
 		if err != nil {
 			return "", i + 1, err
+		}
+		if res.TimedOut {
+			if timedOut++; timedOut == maxTimedOutCandidates {
+				graph.StreamWriter(ctx)(RepairAttempted{Tried: i + 1, Partial: sc.Partial, Skipped: fmt.Sprintf("%d candidates ran over their time limit of %s: the search stopped", timedOut, timeout)})
+				return "", i + 1, nil
+			}
 		}
 		if res.Passed {
 			if err := writeAtomic(root, v.Program, []byte(c.Source), mode); err != nil {
@@ -499,6 +506,10 @@ func readProgram(v *Verifier) (data []byte, mode os.FileMode, root *os.Root, ok 
 // repairRunTimeout bounds one run of a repair candidate: a mutation can
 // make a loop endless.
 const repairRunTimeout = 5 * time.Second
+
+// maxTimedOutCandidates stops a repair search whose candidates time out:
+// the program's loop is most likely endless whatever the mutation.
+const maxTimedOutCandidates = 3
 
 // maxMessageLines bounds each section of the verification message.
 const maxMessageLines = 30

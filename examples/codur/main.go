@@ -526,7 +526,11 @@ func runChallenges(ctx context.Context, dirs []string, cf challengeFlags, mode t
 	if cf.baseline {
 		// The same challenges, tools and limits, with a model that
 		// changes nothing: what passes then is not the model's.
-		base, err := challenge.Run(ctx, chs, challenge.Null, append(opts, challenge.WithModelName("baseline (a model that changes nothing)"))...)
+		// One iteration is enough: the null model's next ones would see
+		// the same workspace, verify the same, and skip the repair search
+		// of the same program.
+		base, err := challenge.Run(ctx, chs, challenge.Null, challenge.WithToolOptions(tools.WithSandbox(mode)), challenge.WithParallel(cf.jobs),
+			challenge.WithCodurOptions(codur.WithMaxIterations(1)), challenge.WithModelName("baseline (a model that changes nothing)"))
 		if err != nil {
 			printError(stderr, err)
 			return 0, exitError
