@@ -137,6 +137,9 @@ func Load(dirs ...string) ([]Challenge, error) {
 	var all []Challenge
 	for _, d := range dirs {
 		chs, err := LoadFS(os.DirFS(d), ".")
+		if le, ok := errors.AsType[*LoadError](err); ok && le.Challenge == "." {
+			le.Challenge = filepath.Base(filepath.Clean(d))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("challenge: %s: %w", d, err)
 		}
