@@ -364,7 +364,7 @@ func TestNullModelPassesOnlyWhatIsNotTheModels(t *testing.T) {
 		"copy_config":         "",
 		"discount_percent":    challenge.ByRepair,
 		"fstring_greeting":    challenge.ByRepair,
-		"go_off_by_one":       "",
+		"go_off_by_one":       challenge.ByRepair,
 		"impossible":          "",
 		"missing_case":        "",
 		"move_file":           challenge.ByPrePlan,
@@ -375,15 +375,15 @@ func TestNullModelPassesOnlyWhatIsNotTheModels(t *testing.T) {
 		"show_program":        challenge.AlreadyCorrect,
 		"skip_guard":          challenge.ByRepair,
 		"two_bugs":            challenge.ByRepair,
-		"wrong_condition":     "",
+		"wrong_condition":     challenge.ByRepair,
 		"wrong_formula":       "",
 	}, got)
-	require.Equal(t, 8, rep.Passed)
-	require.Equal(t, []int{0, 6, 1, 1}, []int{rep.ByModel, rep.ByRepair, rep.ByPrePlan, rep.AlreadyCorrect})
+	require.Equal(t, 10, rep.Passed)
+	require.Equal(t, []int{0, 8, 1, 1}, []int{rep.ByModel, rep.ByRepair, rep.ByPrePlan, rep.AlreadyCorrect})
 	raw, err := rep.JSON()
 	require.NoError(t, err)
 	require.Contains(t, string(raw), `"by_model": 0,`)
-	require.Contains(t, string(raw), `"by_repair": 6,`)
+	require.Contains(t, string(raw), `"by_repair": 8,`)
 	require.Contains(t, string(raw), `"attribution": "already_correct"`)
 }
 
