@@ -446,8 +446,12 @@ func (r *Report) Markdown() string {
 		if res.Passed {
 			result = "pass"
 		}
+		note := res.Error
+		if len(res.Restored) > 0 {
+			note = strings.TrimSpace(note + " (restored after the agent changed them: " + strings.Join(res.Restored, ", ") + ")")
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s |\n", res.Name, result, mdCell(res.SolvedBy), res.Iterations, res.Tokens,
-			res.Duration.Round(time.Millisecond), res.DecidedBy, mdCell(res.Error))
+			res.Duration.Round(time.Millisecond), res.DecidedBy, mdCell(note))
 	}
 	return b.String()
 }
