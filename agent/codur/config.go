@@ -129,7 +129,7 @@ type MCPServer struct {
 	Headers map[string]string `yaml:"headers"`
 	// ConnectTimeout bounds the server's start, handshake and tool
 	// listing ("10s"; mcp.DefaultConnectTimeout, 30 s, if zero);
-	// CallTimeout each call (mcp.DefaultCallTimeout, 60 s, if zero).
+	// CallTimeout each call (mcp.DefaultCallTimeout, 5 min, if zero).
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	CallTimeout    time.Duration `yaml:"call_timeout"`
 }

@@ -45,7 +45,7 @@ func (e *MCPServersError) Unwrap() []error {
 //
 // Each server has connect_timeout (default mcp.DefaultConnectTimeout) to
 // start and answer the handshake and list its tools, and call_timeout
-// (default mcp.DefaultCallTimeout) for each call. A server that fails is
+// (default mcp.DefaultCallTimeout, 5 min) for each call. A server that fails is
 // left out: the tools of the others are returned, with a usable close,
 // and with an [*MCPServersError] naming each server that failed and why.
 // Any other error comes with no tools.

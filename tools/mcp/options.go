@@ -18,9 +18,10 @@ const DefaultTerminateTimeout = 5 * time.Second
 const DefaultConnectTimeout = 30 * time.Second
 
 // DefaultCallTimeout bounds each request of a session — a tool call, a
-// listing, a resource read (see [WithCallTimeout]); the official
-// TypeScript client's default is the same.
-const DefaultCallTimeout = 60 * time.Second
+// listing, a resource read (see [WithCallTimeout]): long enough for a
+// tool that builds or tests, short enough that a hung server does not
+// stall a run.
+const DefaultCallTimeout = 5 * time.Minute
 
 // Option configures a [Session]. The connect functions use the settings that
 // apply to their transport and ignore the others.
