@@ -52,8 +52,7 @@ func TestAnExpectedOutputEditIsRevertedAndFailsEveryInvocation(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.py"), []byte("def add(a, b):\n    return a - b\n\n\nprint(add(2, 3))\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "expected.txt"), []byte("5\n"), 0o644))
 	for invocation := 1; invocation <= 2; invocation++ {
-		code, out, errOut := runCmd(t, "fix add in main.py", "--cwd", dir, "--model", "openai-compatible:m@"+srv.URL+"/v1",
-)
+		code, out, errOut := runCmd(t, "fix add in main.py", "--cwd", dir, "--model", "openai-compatible:m@"+srv.URL+"/v1")
 		require.Equal(t, exitError, code, "invocation %d passes with the bug still there:\n%s\n%s", invocation, out, errOut)
 		require.Contains(t, out, "expected.txt was changed by the agent: restored", "invocation %d", invocation)
 		b, err := os.ReadFile(filepath.Join(dir, "expected.txt"))
@@ -64,4 +63,3 @@ func TestAnExpectedOutputEditIsRevertedAndFailsEveryInvocation(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(b), "a - b", "the bug is still there")
 }
-
