@@ -127,9 +127,9 @@ type MCPServer struct {
 	// ${MCP_TOKEN}"); any other "$" is kept as written.
 	URL     string            `yaml:"url"`
 	Headers map[string]string `yaml:"headers"`
-	// ConnectTimeout bounds the server's start, handshake and tool
-	// listing ("10s"; mcp.DefaultConnectTimeout, 30 s, if zero);
-	// CallTimeout each call (mcp.DefaultCallTimeout, 5 min, if zero).
+	// ConnectTimeout bounds the server's start and handshake ("10s";
+	// mcp.DefaultConnectTimeout, 30 s, if zero); CallTimeout each request,
+	// the tool listing included (mcp.DefaultCallTimeout, 5 min, if zero).
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	CallTimeout    time.Duration `yaml:"call_timeout"`
 }

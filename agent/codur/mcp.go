@@ -43,11 +43,12 @@ func (e *MCPServersError) Unwrap() []error {
 // them. Close the sessions with the returned function when done. With no
 // server configured it returns no tools and a no-op close.
 //
-// Each server has connect_timeout (default mcp.DefaultConnectTimeout) to
-// start and answer the handshake and list its tools, and call_timeout
-// (default mcp.DefaultCallTimeout, 5 min) for each call. A server that fails is
-// left out: the tools of the others are returned, with a usable close,
-// and with an [*MCPServersError] naming each server that failed and why.
+// Each server has connect_timeout (default mcp.DefaultConnectTimeout,
+// 30 s) to start and answer the handshake, and call_timeout (default
+// mcp.DefaultCallTimeout, 5 min) for each request, its tool listing
+// included. A server that fails is left out: the tools of the others are
+// returned, with a usable close, and with an [*MCPServersError] naming
+// each server that failed and why.
 // Any other error comes with no tools.
 func (c Config) MCPTools(ctx context.Context, dir string) ([]tools.Tool, func() error, error) {
 	var sessions []*mcp.Session
