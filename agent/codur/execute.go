@@ -302,7 +302,7 @@ func (a *agent) review(ctx context.Context, s State) (State, error) {
 		out.FinalResponse = state.Set(s.AgentOutput.Get())
 		return decide(ctx, Decision{Phase: PhaseReview, Action: ActionEnd, Reason: "verification passed"}, out), nil
 	}
-	name, tried, searched, err := a.repair(ctx, v, s.AgentOutput.Get(), s.RepairSearched.Get())
+	name, tried, searched, err := a.repair(ctx, v, res, s.AgentOutput.Get(), s.RepairSearched.Get())
 	if err != nil {
 		return State{}, fmt.Errorf("codur: %s: %w", ReviewNode, err)
 	}
@@ -391,7 +391,7 @@ func shouldVerify(s State) bool {
 // an os.Root on the directory, and only when it is a regular file with
 // one link: an agent that replaced it with a symlink or a hard link to a
 // file elsewhere does not get that file rewritten.
-func (a *agent) repair(ctx context.Context, v *Verifier, hint, skip string) (name string, tried int, digest string, err error) {
+func (a *agent) repair(ctx context.Context, v *Verifier, failed Outcome, hint, skip string) (name string, tried int, digest string, err error) {
 	if a.cfg.repairBudget == 0 || len(a.cfg.repairs) == 0 || v.Program == "" {
 		return "", 0, "", nil
 	}
@@ -406,13 +406,17 @@ func (a *agent) repair(ctx context.Context, v *Verifier, hint, skip string) (nam
 		graph.StreamWriter(ctx)(RepairAttempted{Skipped: "the program is unchanged since the last search, which found no repair"})
 		return "", 0, digest, nil
 	}
-	name, tried, err = a.searchRepairs(ctx, v, orig, mode, root, hint)
+	name, tried, err = a.searchRepairs(ctx, v, failed, orig, mode, root, hint)
 	return name, tried, digest, err
 }
 
 // searchRepairs runs the candidates of orig in a scratch copy, up to the
-// first that passes, which it writes to the program in root.
-func (a *agent) searchRepairs(ctx context.Context, v *Verifier, orig []byte, mode os.FileMode, root *os.Root, hint string) (string, int, error) {
+// first that passes, which it writes to the program in root. A candidate
+// has repairRunTimeout, or three times the failed verification's run when
+// that took longer (a compiled program on a loaded machine), within the
+// verifier's own limit. When the program itself ran over its time limit,
+// the search stops after maxTimedOutCandidates candidates did too.
+func (a *agent) searchRepairs(ctx context.Context, v *Verifier, failed Outcome, orig []byte, mode os.FileMode, root *os.Root, hint string) (string, int, error) {
 	sc, err := newScratch(v)
 	if errors.Is(err, ErrWorkspaceTooLarge) {
 		graph.StreamWriter(ctx)(RepairAttempted{Skipped: "the workspace is too large for a scratch copy, and the user's files are never mutated in place"})
@@ -427,10 +431,11 @@ func (a *agent) searchRepairs(ctx context.Context, v *Verifier, orig []byte, mod
 	}
 	defer scratchRoot.Close()
 	cands := Candidates(string(orig), HintedRepairs(a.cfg.repairs, hint), a.cfg.repairBudget)
-	timeout := v.Timeout
-	if timeout <= 0 || timeout > repairRunTimeout {
-		timeout = repairRunTimeout
+	limit := v.Timeout
+	if limit <= 0 {
+		limit = DefaultVerifyTimeout
 	}
+	timeout := min(max(repairRunTimeout, 3*failed.Duration), limit)
 	deadline := time.Now().Add(a.cfg.repairTime)
 	timedOut := 0
 	for i, c := range cands {
@@ -447,7 +452,7 @@ func (a *agent) searchRepairs(ctx context.Context, v *Verifier, orig []byte, mod
 		if err != nil {
 			return "", i + 1, err
 		}
-		if res.TimedOut {
+		if res.TimedOut && failed.TimedOut {
 			if timedOut++; timedOut == maxTimedOutCandidates {
 				graph.StreamWriter(ctx)(RepairAttempted{Tried: i + 1, Partial: sc.Partial, Skipped: fmt.Sprintf("%d candidates ran over their time limit of %s: the search stopped", timedOut, timeout)})
 				return "", i + 1, nil
@@ -507,8 +512,9 @@ func readProgram(v *Verifier) (data []byte, mode os.FileMode, root *os.Root, ok 
 // make a loop endless.
 const repairRunTimeout = 5 * time.Second
 
-// maxTimedOutCandidates stops a repair search whose candidates time out:
-// the program's loop is most likely endless whatever the mutation.
+// maxTimedOutCandidates stops the repair search of a program that ran
+// over its time limit once that many candidates did too: its loop is most
+// likely endless whatever the mutation.
 const maxTimedOutCandidates = 3
 
 // maxMessageLines bounds each section of the verification message.

@@ -249,8 +249,10 @@ type Outcome struct {
 	// TimedOut reports a program stopped by the timeout, Timeout.
 	TimedOut bool
 	Timeout  time.Duration
-	// Runs counts the runs made.
-	Runs int
+	// Runs counts the runs made; Duration is how long the run reported
+	// took.
+	Runs     int
+	Duration time.Duration
 }
 
 // Run verifies the program: the plain run, then each case, in a scratch
@@ -311,7 +313,9 @@ func (v *Verifier) runCase(ctx context.Context, dir string, timeout time.Duratio
 	if c.Stdin != "" {
 		cmd.Stdin = strings.NewReader(c.Stdin)
 	}
+	start := time.Now()
 	res, err := tools.RunCommand(ctx, ws, cmd, opts...)
+	elapsed := time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Outcome{}, ctx.Err()
@@ -319,7 +323,7 @@ func (v *Verifier) runCase(ctx context.Context, dir string, timeout time.Duratio
 		return Outcome{}, fmt.Errorf("codur: run %s: %w", strings.Join(v.Command, " "), err)
 	}
 	out := Outcome{Case: c.Name, Hidden: c.Hidden, Expected: c.Expected, Actual: stdout.String(), Stderr: stderr.String(),
-		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Runs: 1}
+		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Runs: 1, Duration: elapsed}
 	if res.TimedOut {
 		out.Timeout = timeout
 		out.Stderr += fmt.Sprintf("\n[timed out: killed after the time limit of %s]", timeout)
