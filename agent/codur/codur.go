@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
@@ -44,6 +45,11 @@ const (
 	// DefaultRepairBudget bounds the candidate programs the local repair
 	// search runs per review.
 	DefaultRepairBudget = 120
+	// DefaultRepairTime bounds the local repair search of one review:
+	// with the verification's runs, it bounds an iteration's time. (The
+	// search also stops once three candidates have run over their time
+	// limit.)
+	DefaultRepairTime = 2 * time.Minute
 	// DefaultAgent is the agent delegated to when neither the planner nor
 	// the options name one.
 	DefaultAgent = "llm:default"
@@ -81,6 +87,7 @@ type config struct {
 	verifier      *Verifier
 	repairs       []RepairPattern
 	repairBudget  int
+	repairTime    time.Duration
 	dir           string
 	callOpts      []llm.CallOption
 	compileOpts   []graph.CompileOption
@@ -179,6 +186,11 @@ func WithRepairs(patterns ...RepairPattern) Option {
 // [DefaultRepairBudget]); 0 turns local repair off.
 func WithRepairBudget(n int) Option { return func(c *config) { c.repairBudget = n } }
 
+// WithRepairTime bounds the time of the local repair search of one
+// review (default [DefaultRepairTime]); the candidates not run by then
+// are not.
+func WithRepairTime(d time.Duration) Option { return func(c *config) { c.repairTime = d } }
+
 // WithWorkspace sets the directory CLI agents run in (default: the
 // verifier's directory).
 func WithWorkspace(dir string) Option { return func(c *config) { c.dir = dir } }
@@ -215,6 +227,7 @@ func New(planner llm.Model, reg *Registry, ts []tools.Tool, opts ...Option) (*gr
 		textCalls:     true,
 		repairs:       DefaultRepairs(),
 		repairBudget:  DefaultRepairBudget,
+		repairTime:    DefaultRepairTime,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -232,6 +245,8 @@ func New(planner llm.Model, reg *Registry, ts []tools.Tool, opts ...Option) (*gr
 		return nil, &OptionError{"WithPrePlanConfidence", cfg.confidence}
 	case cfg.repairBudget < 0:
 		return nil, &OptionError{"WithRepairBudget", cfg.repairBudget}
+	case cfg.repairTime <= 0:
+		return nil, &OptionError{"WithRepairTime", cfg.repairTime}
 	}
 	if need := neededRecursion(cfg.maxIterations); cfg.recursion < need {
 		if cfg.recursionSet && cfg.iterSet {
@@ -244,8 +259,15 @@ func New(planner llm.Model, reg *Registry, ts []tools.Tool, opts ...Option) (*gr
 	if reg == nil {
 		reg = NewRegistry()
 	}
-	if cfg.dir == "" && cfg.verifier != nil {
-		cfg.dir = cfg.verifier.Dir
+	if cfg.verifier != nil {
+		if cfg.dir == "" {
+			cfg.dir = cfg.verifier.Dir
+		}
+		// The expected outputs as they are now are the ones that count:
+		// an agent's edit of them is put back by every review.
+		if err := cfg.verifier.Snapshot(); err != nil {
+			return nil, err
+		}
 	}
 	cfg.prompts = cfg.prompts.withDefaults()
 	set, err := tools.NewSet(ts...)

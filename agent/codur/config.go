@@ -36,7 +36,7 @@ import (
 //	sandbox: auto                   # auto | required | off: CLI agents and verified programs
 //	mcp_servers:
 //	  files: {command: my-mcp-server, args: ["--root", "."]}
-//	  remote: {url: "http://localhost:8080/mcp"}
+//	  remote: {url: "http://localhost:8080/mcp", connect_timeout: 10s, call_timeout: 2m}
 //	runtime:
 //	  max_iterations: 10
 //	  max_tool_rounds: 5
@@ -127,6 +127,11 @@ type MCPServer struct {
 	// ${MCP_TOKEN}"); any other "$" is kept as written.
 	URL     string            `yaml:"url"`
 	Headers map[string]string `yaml:"headers"`
+	// ConnectTimeout bounds the server's start and handshake ("10s";
+	// mcp.DefaultConnectTimeout, 30 s, if zero); CallTimeout each request,
+	// the tool listing included (mcp.DefaultCallTimeout, 5 min, if zero).
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	CallTimeout    time.Duration `yaml:"call_timeout"`
 }
 
 // Runtime are the limits of a run.
@@ -193,6 +198,9 @@ func ParseConfig(data []byte) (Config, error) {
 		}
 		if len(s.Headers) > 0 && s.URL == "" {
 			return Config{}, fmt.Errorf("codur: config: MCP server %q: headers need a url", name)
+		}
+		if s.ConnectTimeout < 0 || s.CallTimeout < 0 {
+			return Config{}, fmt.Errorf("codur: config: MCP server %q: negative timeout", name)
 		}
 	}
 	return c, nil

@@ -35,14 +35,22 @@
 //     mapped to this SDK's; optionally ([WithToolCallExtraction]) the
 //     planner model extracts the calls of an answer that only describes
 //     them.
-//   - review verifies every run that went through the planner or an agent
+//   - review first puts back the protected files (expected.txt and the
+//     cases, snapshotted before the first iteration) an agent changed,
+//     and reports it ([Verification].Restored, [State].Restored). It
+//     verifies every run that went through the planner or an agent
 //     (an explicit file operation of a pre-plan phase is not, unless the
 //     run asks for it) with a [Verifier]: it runs main.py or main.go in a
-//     scratch copy of the workspace without expected.txt, and compares
-//     with expected.txt read once at the start. It tries cheap local
+//     scratch copy of the workspace without the expected outputs, and
+//     compares with expected.txt read once at the start — and runs every
+//     [Case] too (arguments, input, expected output; hidden ones are never
+//     shown to the agent). A pass is attributed ([State].Solved): the
+//     agent, a planning model's tool calls, the textual pre-plan, or a
+//     local repair. On failure it tries cheap local
 //     repairs first ([DefaultRepairs]: 13 mutation patterns, alone and in
 //     pairs, those the agent's answer hints at first, within
-//     [DefaultRepairBudget] runs), each in the scratch copy, never on the
+//     [DefaultRepairBudget] runs and [DefaultRepairTime], not again on an
+//     unchanged program), each in the scratch copy, never on the
 //     user's files; and on failure appends the structured
 //     verification message (expected, actual, error, current code, earlier
 //     attempts, action), prunes the conversation with the [PruningPolicy],
@@ -58,7 +66,9 @@
 //
 // A [Registry] holds the agents: [ModelAgent]s ("llm:<profile>") and
 // [CLIAgent]s ("agent:<name>", an external coding CLI, its stdout the
-// answer). A CLI agent, like the program verification runs, goes through
+// answer). A CLI agent is [Autonomous]: it gets the task and the
+// planner's step, not the tool-calling prompt, runs once per delegation,
+// and its output is never searched for tool calls nor executed. A CLI agent, like the program verification runs, goes through
 // tools.RunCommand: confined to the workspace in the bubblewrap sandbox
 // where the machine has one (Config's sandbox: auto, required or off),
 // with a minimal environment and its process tree killed when it ends. [Config] (YAML,

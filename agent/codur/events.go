@@ -1,6 +1,10 @@
 package codur
 
-import "github.com/agentgraph/agentgraph/events"
+import (
+	"time"
+
+	"github.com/agentgraph/agentgraph/events"
+)
 
 // The kinds of Codur's own events, beside the SDK's (see package events).
 // Its nodes write them with graph.StreamWriter; events.Bridge publishes
@@ -58,10 +62,21 @@ type Verification struct {
 	Iteration int `json:"iteration"`
 	// Passed reports matching output.
 	Passed bool `json:"passed"`
+	// Case names the failing case ("" for the plain run, or when all
+	// passed); Hidden reports a hidden one, whose Expected is left empty.
+	Case   string `json:"case,omitempty"`
+	Hidden bool   `json:"hidden,omitempty"`
 	// Expected and Actual are the outputs, ExitCode the program's status.
 	Expected string `json:"expected"`
 	Actual   string `json:"actual"`
 	ExitCode int    `json:"exit_code"`
+	// TimedOut is the time limit of a program killed by it, 0 otherwise.
+	TimedOut time.Duration `json:"timed_out_ns,omitempty"`
+	// Runs counts the program's runs (the plain one and the cases).
+	Runs int `json:"runs"`
+	// Restored are the protected files (expected outputs) the agent
+	// changed, which the review put back before verifying.
+	Restored []string `json:"restored,omitempty"`
 }
 
 // EventKind implements events.Payload.
@@ -76,6 +91,9 @@ type RepairAttempted struct {
 	// Partial reports candidates run in a copy of the program's own
 	// directory only: the workspace was too large to copy whole.
 	Partial bool `json:"partial,omitempty"`
+	// OutOfTime is the repair search's time limit when it ran out before
+	// the last candidate (see WithRepairTime), 0 otherwise.
+	OutOfTime time.Duration `json:"out_of_time_ns,omitempty"`
 	// Skipped says why no candidate ran, when none did (a workspace too
 	// large to copy: candidates never run on the user's files).
 	Skipped string `json:"skipped,omitempty"`

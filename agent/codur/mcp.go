@@ -12,11 +12,44 @@ import (
 	"github.com/agentgraph/agentgraph/tools/mcp"
 )
 
+// MCPServersError reports the MCP servers that could not be reached:
+// [Config.MCPTools] returns it beside the tools of the others.
+type MCPServersError struct {
+	// Failed maps a server's name to why it failed.
+	Failed map[string]error
+}
+
+// Error implements error.
+func (e *MCPServersError) Error() string {
+	var parts []string
+	for _, name := range sortedKeys(e.Failed) {
+		parts = append(parts, fmt.Sprintf("MCP server %s: %v", name, e.Failed[name]))
+	}
+	return "codur: " + strings.Join(parts, "; ") + " (the run goes on without its tools)"
+}
+
+// Unwrap returns the servers' errors.
+func (e *MCPServersError) Unwrap() []error {
+	var errs []error
+	for _, name := range sortedKeys(e.Failed) {
+		errs = append(errs, e.Failed[name])
+	}
+	return errs
+}
+
 // MCPTools connects to the configuration's MCP servers (stdio servers run
 // in dir) and returns their tools, each named "<server>__<tool>", plus the
 // generic list_mcp_tools, call_mcp_tool and read_mcp_resource over all of
 // them. Close the sessions with the returned function when done. With no
 // server configured it returns no tools and a no-op close.
+//
+// Each server has connect_timeout (default mcp.DefaultConnectTimeout,
+// 30 s) to start and answer the handshake, and call_timeout (default
+// mcp.DefaultCallTimeout, 5 min) for each request, its tool listing
+// included. A server that fails is left out: the tools of the others are
+// returned, with a usable close, and with an [*MCPServersError] naming
+// each server that failed and why.
+// Any other error comes with no tools.
 func (c Config) MCPTools(ctx context.Context, dir string) ([]tools.Tool, func() error, error) {
 	var sessions []*mcp.Session
 	closeAll := func() error {
@@ -27,9 +60,11 @@ func (c Config) MCPTools(ctx context.Context, dir string) ([]tools.Tool, func() 
 		return errors.Join(errs...)
 	}
 	var ts []tools.Tool
+	failed := map[string]error{}
 	for _, name := range sortedKeys(c.MCPServers) {
 		srv := c.MCPServers[name]
-		opts := []mcp.Option{mcp.WithName(name), mcp.WithToolPrefix(name + "__")}
+		opts := []mcp.Option{mcp.WithName(name), mcp.WithToolPrefix(name + "__"),
+			mcp.WithConnectTimeout(srv.ConnectTimeout), mcp.WithCallTimeout(srv.CallTimeout)}
 		var s *mcp.Session
 		var err error
 		if srv.URL != "" {
@@ -46,27 +81,43 @@ func (c Config) MCPTools(ctx context.Context, dir string) ([]tools.Tool, func() 
 			opts = append(opts, mcp.WithDir(dir), mcp.WithEnv(cliEnv(srv.Env)...))
 			s, err = mcp.ConnectStdio(ctx, srv.Command, srv.Args, opts...)
 		}
-		if err != nil {
+		if ctx.Err() != nil {
+			if s != nil {
+				_ = s.Close()
+			}
 			_ = closeAll()
-			return nil, nil, fmt.Errorf("codur: MCP server %s: %w", name, err)
+			return nil, nil, ctx.Err()
 		}
-		sessions = append(sessions, s)
+		if err != nil {
+			failed[name] = err
+			continue
+		}
 		st, err := s.Tools(ctx)
 		if err != nil {
-			_ = closeAll()
-			return nil, nil, fmt.Errorf("codur: MCP server %s: %w", name, err)
+			_ = s.Close()
+			if ctx.Err() != nil {
+				_ = closeAll()
+				return nil, nil, ctx.Err()
+			}
+			failed[name] = err
+			continue
 		}
+		sessions = append(sessions, s)
 		ts = append(ts, st...)
 	}
+	var partial error
+	if len(failed) > 0 {
+		partial = &MCPServersError{Failed: failed}
+	}
 	if len(sessions) == 0 {
-		return nil, func() error { return nil }, nil
+		return nil, func() error { return nil }, partial
 	}
 	generic, err := mcp.GenericTools(sessions...)
 	if err != nil {
 		_ = closeAll()
 		return nil, nil, fmt.Errorf("codur: %w", err)
 	}
-	return append(ts, generic...), closeAll, nil
+	return append(ts, generic...), closeAll, partial
 }
 
 // headerVar is a ${NAME} reference in a header's value.

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/agent/codur"
 	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/tools/mcp"
 )
 
 type shoutIn struct {
@@ -109,4 +112,36 @@ func TestMCPServerOfTheConfigGetsItsHeaders(t *testing.T) {
 	}
 	_, err := codur.ParseConfig([]byte("mcp_servers:\n  local: {command: srv, headers: {A: b}}\n"))
 	require.ErrorContains(t, err, "headers need a url")
+}
+
+func TestMCPServerThatFailsIsNamedAndTheOthersToolsRemain(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "shouter", Version: "v1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "shout", Description: "Upper-case a text."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in shoutIn) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "LOUD " + in.Text}}}, nil, nil
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	// "mute" reads the handshake and never answers: its connect time
+	// limit ends it.
+	cfg, err := codur.ParseConfig([]byte("mcp_servers:\n  loud: {url: \"" + srv.URL + "\"}\n" +
+		"  mute: {command: sh, args: [\"-c\", \"cat > /dev/null\"], connect_timeout: 300ms}\n" +
+		"  gone: {command: /nonexistent/mcp-server}\n"))
+	require.NoError(t, err)
+	ts, closeMCP, err := cfg.MCPTools(t.Context(), t.TempDir())
+	var partial *codur.MCPServersError
+	require.ErrorAs(t, err, &partial)
+	require.Len(t, partial.Failed, 2)
+	var te *mcp.TimeoutError
+	require.ErrorAs(t, partial.Failed["mute"], &te)
+	require.Equal(t, 300*time.Millisecond, te.Limit)
+	require.ErrorIs(t, partial.Failed["gone"], os.ErrNotExist)
+	require.ErrorContains(t, err, "MCP server mute: ")
+	require.ErrorContains(t, err, "(the run goes on without its tools)")
+	var names []string
+	for _, tl := range ts {
+		names = append(names, tl.Name())
+	}
+	require.ElementsMatch(t, []string{"loud__shout", "list_mcp_tools", "call_mcp_tool", "read_mcp_resource"}, names)
+	require.NoError(t, closeMCP())
 }

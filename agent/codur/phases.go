@@ -354,6 +354,7 @@ func (a *agent) llmPlan(ctx context.Context, s State) (State, error) {
 		}
 		d.Action, d.Agent = ActionDelegate, ref
 		out.SelectedAgent = state.Set(ref)
+		out.Plan = state.Set(strings.TrimSpace(ans.Reasoning))
 	case act == "tool":
 		calls := a.detect.fromValue(map[string]any{"tool_calls": rawToAny(ans.ToolCalls)})
 		if len(calls) == 0 {

@@ -47,6 +47,18 @@ type Reply struct {
 	Usage llm.Usage
 }
 
+// Autonomous is implemented by an [Agent] that works on the workspace by
+// itself, with tools of its own — a coding CLI ([CLIAgent]). Codur gives
+// it the task (with the planner's step and the last verification
+// failure), not its own tool-calling prompt and tool list; runs it once
+// per delegation; and takes its output as its answer: the output is never
+// searched for tool calls, nor executed.
+type Autonomous interface {
+	Agent
+	// Autonomous marks the agent; Codur does not call it.
+	Autonomous()
+}
+
 // ModelAgent is an [Agent] backed by a chat model; it binds the tools.
 type ModelAgent struct {
 	Model llm.Model
@@ -90,13 +102,16 @@ const (
 )
 
 // CLIAgent is an [Agent] that runs an external coding CLI as a
-// subprocess, in the workspace, once per round: the prompt (the
-// conversation as text) replaces "{prompt}" in Args, or is the last
-// argument when no argument has the placeholder; on standard input (see
-// [PromptInput]), an argument that is just "{prompt}" is dropped and the
-// placeholder removed from the others. Its standard output is the answer;
-// tool calls are found in it by the [Detector]. Every process the command
-// started is killed when it exits or times out.
+// subprocess, in the workspace. It is [Autonomous]: Codur runs it once per
+// delegation, with the task as its prompt. The prompt (the conversation
+// as text) replaces "{prompt}" in Args, or is the last argument when no
+// argument has the placeholder; on standard input (see [PromptInput]), an
+// argument that is just "{prompt}" is dropped and the placeholder removed
+// from the others. Its standard output is the answer — never executed:
+// the CLI changes the workspace itself. Output past 1 MiB is cut, with a
+// marker saying so. Every process the command started is killed when it
+// exits or times out; a CLI that times out returns a [*CLIError] holding
+// what it wrote until then.
 //
 // The CLI runs through [tools.RunCommand], confined to the workspace: in
 // the bubblewrap sandbox where the machine has one, the workspace is the
@@ -158,21 +173,29 @@ func cliEnv(extra []string) []string {
 type CLIError struct {
 	Command  string
 	ExitCode int
+	// TimedOut reports a CLI killed at its time limit, Timeout.
 	TimedOut bool
+	Timeout  time.Duration
 	// Stderr is the end of what it wrote on its standard error.
 	Stderr string
+	// Output is what it wrote on its standard output (its partial answer
+	// when it timed out), cut as an answer is.
+	Output string
 }
 
 // Error implements error.
 func (e *CLIError) Error() string {
 	if e.TimedOut {
-		return fmt.Sprintf("codur: agent command %s timed out", e.Command)
+		return fmt.Sprintf("codur: agent command %s timed out (time limit %s)", e.Command, e.Timeout)
 	}
 	return fmt.Sprintf("codur: agent command %s exited with status %d: %s", e.Command, e.ExitCode, strings.TrimSpace(e.Stderr))
 }
 
 // maxCLIOutput bounds what is kept of a CLI agent's output.
 const maxCLIOutput = 1 << 20
+
+// Autonomous implements [Autonomous].
+func (a *CLIAgent) Autonomous() {}
 
 // Run implements [Agent].
 func (a *CLIAgent) Run(ctx context.Context, req Request) (*Reply, error) {
@@ -230,12 +253,13 @@ func (a *CLIAgent) Run(ctx context.Context, req Request) (*Reply, error) {
 	}
 	opts := append(append([]tools.Option{tools.WithNetwork(true)}, a.RunOptions...), tools.WithTimeout(timeout))
 	var stdout, stderr bytes.Buffer
+	out := &limitWriter{w: &stdout, n: maxCLIOutput}
 	res, err := tools.RunCommand(ctx, ws, tools.Command{
 		Args:        append([]string{a.Command}, args...),
 		ShowProgram: true, // the CLI is visible in the sandbox wherever it is installed
 		Env:         cliEnv(a.Env),
 		Stdin:       stdin,
-		Stdout:      &limitWriter{w: &stdout, n: maxCLIOutput},
+		Stdout:      out,
 		Stderr:      &limitWriter{w: &stderr, n: 64 << 10},
 	}, opts...)
 	if err != nil {
@@ -244,14 +268,22 @@ func (a *CLIAgent) Run(ctx context.Context, req Request) (*Reply, error) {
 		}
 		return nil, fmt.Errorf("codur: agent command %s: %w", a.Command, err)
 	}
+	answer := strings.TrimSpace(stdout.String())
+	if out.dropped > 0 {
+		answer += fmt.Sprintf("\n[output truncated: the CLI wrote %d bytes; the first %d are kept]", out.n+out.dropped, out.n)
+	}
 	if res.TimedOut || res.ExitCode != 0 {
 		tail := stderr.String()
 		if len(tail) > 2000 {
 			tail = tail[len(tail)-2000:]
 		}
-		return nil, &CLIError{Command: a.Command, ExitCode: res.ExitCode, TimedOut: res.TimedOut, Stderr: tail}
+		ce := &CLIError{Command: a.Command, ExitCode: res.ExitCode, TimedOut: res.TimedOut, Stderr: tail, Output: answer}
+		if res.TimedOut {
+			ce.Timeout = timeout
+		}
+		return nil, ce
 	}
-	return &Reply{Message: state.AI(strings.TrimSpace(stdout.String()))}, nil
+	return &Reply{Message: state.AI(answer)}, nil
 }
 
 // promptText renders a conversation as the text given to a CLI agent.

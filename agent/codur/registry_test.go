@@ -28,28 +28,71 @@ func standIn(t *testing.T, body string) string {
 	return p
 }
 
-const fixerScript = `case "$2" in
-  *"Tool results:"*) echo "Done: fixed main.py in $(pwd)";;
-  *) printf '%s\n' '{"tool": "write_file", "args": {"path": "main.py", "content": "print(2)\n"}}';;
-esac
+// quoterScript stands in for a coding CLI that answers by quoting a tool
+// call in Codur's text format, without doing anything: it counts its
+// runs and keeps its prompt in the workspace.
+const quoterScript = `echo run >> calls.log
+printf '%s' "$2" > prompt.seen
+printf '%s\n' 'You could run: {"tool": "write_file", "args": {"path": "main.py", "content": "print(2)\n"}}'
 `
 
-func TestCLIAgentFixesTheProgramThroughTheToolLoop(t *testing.T) {
+func TestCLIAgentOutputIsItsAnswerNeverExecutedAndItRunsOnce(t *testing.T) {
 	dir, ws := workspace(t, map[string]string{"main.py": "print(1)\n", "expected.txt": "2\n"})
 	v, err := codur.DetectVerifier(dir)
 	require.NoError(t, err)
-	planner := llm.NewScripted(preCode, text(`{"action": "delegate", "agent": "agent:fixer"}`))
+	planner := llm.NewScripted(preCode, text(`{"action": "delegate", "agent": "agent:quoter", "reasoning": "print 2 instead of 1"}`))
 	reg := codur.NewRegistry()
-	require.NoError(t, reg.Register(codur.AgentInfo{Ref: "agent:fixer"},
-		&codur.CLIAgent{Command: standIn(t, fixerScript), Args: []string{"--print", "{prompt}"}}))
-	g, err := codur.New(planner, reg, codur.DefaultTools(ws), codur.WithVerifier(v), codur.WithRepairBudget(0), codur.WithDefaultAgent("agent:fixer"))
+	require.NoError(t, reg.Register(codur.AgentInfo{Ref: "agent:quoter"},
+		&codur.CLIAgent{Command: standIn(t, quoterScript), Args: []string{"--print", "{prompt}"}}))
+	g, err := codur.New(planner, reg, codur.DefaultTools(ws), codur.WithVerifier(v), codur.WithRepairBudget(0),
+		codur.WithDefaultAgent("agent:quoter"), codur.WithMaxIterations(1))
+	require.NoError(t, err)
+	r := run(t, g, codur.Input("fix main.py", false))
+	require.NoError(t, r.err)
+	require.False(t, r.out.Verified.Get())
+	require.Equal(t, "print(1)\n", readFile(t, dir, "main.py"), "the quoted write_file was not run")
+	require.Equal(t, "run\n", readFile(t, dir, "calls.log"), "the CLI ran once")
+	require.Len(t, r.rounds, 1)
+	require.Empty(t, r.rounds[0].Format, "its output is not searched for tool calls")
+	prompt := readFile(t, dir, "prompt.seen")
+	require.Equal(t, "Task: fix main.py\n\nPlan: print 2 instead of 1\n\nWork in the current directory (the workspace); make the changes yourself.", prompt,
+		"the task and the plan's step, not Codur's tool-calling prompt")
+}
+
+func TestCLIAgentOutputPastTheLimitCarriesAMarker(t *testing.T) {
+	dir, _ := workspace(t, nil)
+	a := &codur.CLIAgent{Command: standIn(t, "head -c 1100000 /dev/zero | tr '\\0' a\n")}
+	reply, err := a.Run(t.Context(), codur.Request{Messages: []state.Message{state.Human("task")}, Dir: dir})
+	require.NoError(t, err)
+	out := reply.Message.Text()
+	require.True(t, strings.HasSuffix(out, "\n[output truncated: the CLI wrote 1100000 bytes; the first 1048576 are kept]"), out[len(out)-120:])
+}
+
+func TestTimedOutCLIAgentKeepsItsPartialOutput(t *testing.T) {
+	dir, ws := workspace(t, map[string]string{"main.py": "print(1)\n", "expected.txt": "2\n"})
+	cli := &codur.CLIAgent{Command: standIn(t, "echo 'print(2)' > main.py\necho 'fixed main.py, now checking'\nsleep 30\n"), Timeout: 500 * time.Millisecond}
+	_, err := cli.Run(t.Context(), codur.Request{Messages: []state.Message{state.Human("task")}, Dir: dir})
+	var ce *codur.CLIError
+	require.ErrorAs(t, err, &ce)
+	require.True(t, ce.TimedOut)
+	require.Equal(t, "fixed main.py, now checking", ce.Output)
+	require.ErrorContains(t, err, "timed out (time limit 500ms)")
+
+	// In a run, the partial output is the answer, and the review checks
+	// what the CLI did before it was stopped.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.py"), []byte("print(1)\n"), 0o644))
+	v, err := codur.DetectVerifier(dir)
+	require.NoError(t, err)
+	reg := codur.NewRegistry()
+	require.NoError(t, reg.Register(codur.AgentInfo{Ref: "agent:slow"}, cli))
+	g, err := codur.New(llm.NewScripted(preCode, text(`{"action": "delegate", "agent": "agent:slow"}`)), reg, codur.DefaultTools(ws),
+		codur.WithVerifier(v), codur.WithRepairBudget(0), codur.WithDefaultAgent("agent:slow"), codur.WithMaxIterations(1))
 	require.NoError(t, err)
 	r := run(t, g, codur.Input("fix main.py", false))
 	require.NoError(t, r.err)
 	require.True(t, r.out.Verified.Get())
-	require.Equal(t, "Done: fixed main.py in "+ws.Root(), r.out.FinalResponse.Get())
-	require.Equal(t, "print(2)\n", readFile(t, dir, "main.py"))
-	require.Equal(t, codur.FormatJSON, r.rounds[0].Format)
+	require.Equal(t, "fixed main.py, now checking\n[the agent was stopped at its time limit of 500ms; the above is what it wrote until then]", r.out.FinalResponse.Get())
+	require.Equal(t, codur.Solution{By: codur.SolvedByAgent, Iteration: 1, Agent: "agent:slow", Phase: codur.PhasePlan}, r.out.Solved.Get())
 }
 
 func TestCLIAgentErrors(t *testing.T) {

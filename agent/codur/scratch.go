@@ -38,14 +38,14 @@ type scratch struct {
 }
 
 // newScratch copies v.Dir into a new temporary directory, without the
-// expected output file (expected.txt and v.ExpectedFile): the whole tree
+// expected output files (expected.txt, v.ExpectedFile and v.Protected): the whole tree
 // when it is within the bounds, else the regular files of the program's
 // own directory, at the same place. It fails with ErrWorkspaceTooLarge
 // when neither fits. The caller removes the copy with Close.
 func newScratch(v *Verifier) (*scratch, error) {
 	hidden := map[string]struct{}{"expected.txt": {}}
-	if v.ExpectedFile != "" {
-		hidden[filepath.Clean(v.ExpectedFile)] = struct{}{}
+	for _, p := range v.protected() {
+		hidden[p] = struct{}{}
 	}
 	for _, partial := range []bool{false, true} {
 		if partial && v.Program == "" {

@@ -1,6 +1,8 @@
 package codur
 
 import (
+	"fmt"
+
 	"github.com/agentgraph/agentgraph/state"
 )
 
@@ -80,23 +82,87 @@ type State struct {
 	Failures state.Append[string]
 	// Tokens counts the tokens of every model call of the run.
 	Tokens state.Sum[int]
+	// Plan is the full planning's reasoning for the current iteration
+	// (the step a CLI agent is given with the task).
+	Plan state.Value[string]
+	// Solved says what made the last verification pass (zero when none
+	// did).
+	Solved state.Value[Solution]
+	// RepairSearched is the SHA-256 (hex) of the program the last local
+	// repair search ran on: an unchanged program is not searched again.
+	RepairSearched state.Value[string]
+	// Restored are the protected files (expected outputs) an agent
+	// changed and the review put back, one entry a time it did.
+	Restored state.Append[string]
+}
+
+// Solver is what made a verification pass.
+type Solver string
+
+// The solvers.
+const (
+	// SolvedByAgent is an agent delegated to (Solution.Agent), a model or
+	// a CLI.
+	SolvedByAgent Solver = "agent"
+	// SolvedByPlanner is the tool calls of a model planning phase (the
+	// full planning, or the quick classification): Solution.Phase.
+	SolvedByPlanner Solver = "planner"
+	// SolvedByPrePlan is the tool calls of the textual pre-plan: a
+	// pattern on the task's wording, no model.
+	SolvedByPrePlan Solver = "pre_plan"
+	// SolvedByRepair is a local repair (Solution.Repair), no model.
+	SolvedByRepair Solver = "repair"
+)
+
+// Solution says what made a run's verification pass, and when.
+type Solution struct {
+	// By is the solver.
+	By Solver `json:"by"`
+	// Iteration is the review that passed, from 1.
+	Iteration int `json:"iteration"`
+	// Agent is the agent's reference, for SolvedByAgent.
+	Agent string `json:"agent,omitempty"`
+	// Phase is the phase that routed the iteration.
+	Phase Phase `json:"phase,omitempty"`
+	// Repair names the local repair, for SolvedByRepair.
+	Repair string `json:"repair,omitempty"`
+}
+
+// String describes the solution: "agent llm:default on iteration 2",
+// "local repair off_by_one_range on iteration 1" …; "" for the zero
+// Solution.
+func (s Solution) String() string {
+	switch s.By {
+	case SolvedByAgent:
+		return fmt.Sprintf("agent %s on iteration %d", s.Agent, s.Iteration)
+	case SolvedByPlanner:
+		return fmt.Sprintf("the %s model's tool calls on iteration %d", s.Phase, s.Iteration)
+	case SolvedByPrePlan:
+		return fmt.Sprintf("the textual pre-plan's tool calls on iteration %d", s.Iteration)
+	case SolvedByRepair:
+		return fmt.Sprintf("local repair %s on iteration %d", s.Repair, s.Iteration)
+	}
+	return ""
 }
 
 // Input returns the input of a run on task. verify makes the review check
 // the program whatever the task says.
 func Input(task string, verify bool) State {
 	in := State{
-		Task:          state.Set(task),
-		Messages:      state.Msgs(state.Human(task)),
-		NextAction:    state.Set(ActionContinue),
-		DecidedBy:     state.Set(Phase("")),
-		SelectedAgent: state.Set(""),
-		ToolCalls:     state.Set[[]ToolCall](nil),
-		AgentOutput:   state.Set(""),
-		FinalResponse: state.Set(""),
-		Iterations:    state.Set(0),
-		Verify:        state.Set(verify),
-		Verified:      state.Set(false),
+		Task:           state.Set(task),
+		Messages:       state.Msgs(state.Human(task)),
+		NextAction:     state.Set(ActionContinue),
+		DecidedBy:      state.Set(Phase("")),
+		SelectedAgent:  state.Set(""),
+		ToolCalls:      state.Set[[]ToolCall](nil),
+		AgentOutput:    state.Set(""),
+		FinalResponse:  state.Set(""),
+		Iterations:     state.Set(0),
+		Verify:         state.Set(verify),
+		Verified:       state.Set(false),
+		Plan:           state.Set(""),
+		RepairSearched: state.Set(""),
+		Solved:         state.Set(Solution{}),
 	}
 	return in
 }

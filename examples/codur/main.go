@@ -4,7 +4,7 @@
 // tries cheap local repairs and loops with the verification failure.
 //
 //	codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--sandbox MODE] [--verbose]
-//	codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--sandbox MODE] [--report FILE.md] [--json FILE.json]
+//	codur challenge [DIR…] [-j N] [--baseline] [--config FILE] [--model SPEC] [--sandbox MODE] [--report FILE.md] [--json FILE.json]
 //	codur agents [--config FILE] [--model SPEC] [--json]
 //	codur graph
 //
@@ -14,11 +14,18 @@
 // offline: `codur "task"` and `codur challenge` run the bundled challenges
 // on a SCRIPTED model whose replies are canned (the tools, the program
 // runs, the verification and the local repairs are real), and say so.
+//
+// The challenge report says what solved each challenge — the model or an
+// agent (on which iteration), a local repair, the textual pre-plan, or
+// nothing: the program was already correct — and counts each;
+// --baseline runs the same challenges again with a model that changes
+// nothing and prints its counts beside.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,8 +61,9 @@ const usage = `codur — a three-phase planning coding assistant.
 
 Usage:
   codur "task" [--cwd DIR] [--config FILE] [--model SPEC] [--sandbox auto|required|off] [--verbose]
-  codur challenge [DIR…] [-j N] [--config FILE] [--model SPEC] [--sandbox auto|required|off] [--report FILE.md] [--json FILE.json]
-                            run challenges (default: the bundled ones)
+  codur challenge [DIR…] [-j N] [--baseline] [--config FILE] [--model SPEC] [--sandbox auto|required|off] [--report FILE.md] [--json FILE.json]
+                            run challenges (default: the bundled ones);
+                            --baseline also runs them with a model that changes nothing
   codur agents [--config FILE] [--model SPEC] [--json]
                             list the agents the planner can delegate to
   codur graph               print the graph as a Mermaid flowchart
@@ -170,18 +178,42 @@ func (m *modelFlags) models(ctx context.Context) (llm.Model, *codur.Registry, *c
 }
 
 // setup returns the planner, the registry, the options and the MCP tools
-// of the flags for the workspace dir.
-func (m *modelFlags) setup(ctx context.Context, dir string) (llm.Model, *codur.Registry, []codur.Option, []tools.Tool, func() error, error) {
+// of the flags for the workspace dir. An MCP server that cannot be
+// reached is reported on stderr, and the run goes on without its tools.
+func (m *modelFlags) setup(ctx context.Context, dir string, stderr io.Writer) (llm.Model, *codur.Registry, []codur.Option, []tools.Tool, func() error, error) {
 	noop := func() error { return nil }
 	planner, reg, cfg, err := m.models(ctx)
 	if err != nil || cfg == nil {
 		return planner, reg, nil, nil, noop, err
 	}
-	mcpTools, closeMCP, err := cfg.MCPTools(ctx, dir)
+	mcpTools, closeMCP, err := mcpTools(cfg, stderr)(ctx, dir)
 	if err != nil {
 		return nil, nil, nil, nil, noop, err
 	}
 	return planner, reg, cfg.Options(), mcpTools, closeMCP, nil
+}
+
+// sandboxLine says how the programs a run starts are confined, "no
+// sandbox" first when they are not.
+func sandboxLine(mode tools.SandboxMode) string {
+	if mode == tools.SandboxOff {
+		return "no sandbox (--sandbox off): CLI agents, bash_exec and the verified programs run unconfined, as this user, with the network"
+	}
+	return fmt.Sprintf("%s (--sandbox %s)", tools.SandboxStatus(), mode)
+}
+
+// mcpTools is cfg.MCPTools, which reports the MCP servers that could
+// not be reached on stderr, once, and goes on with the others' tools.
+func mcpTools(cfg *codur.Config, stderr io.Writer) challenge.ToolSource {
+	var once sync.Once
+	return func(ctx context.Context, dir string) ([]tools.Tool, func() error, error) {
+		ts, closeMCP, err := cfg.MCPTools(ctx, dir)
+		if partial, ok := errors.AsType[*codur.MCPServersError](err); ok {
+			once.Do(func() { printError(stderr, partial) })
+			err = nil
+		}
+		return ts, closeMCP, err
+	}
 }
 
 const offlineNotice = `No model configured (--config, --model or $CODUR_MODEL): running OFFLINE on a
@@ -218,12 +250,13 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		printError(stderr, err)
 		return exitUsage
 	}
+	fmt.Fprintln(stdout, sandboxLine(mode))
 	if mf.offline() {
 		fmt.Fprint(stdout, offlineNotice)
 		fmt.Fprintf(stdout, "Your task %q was not run; the bundled challenges show every phase instead.\n\n", task)
 		// A demonstration: its impossible challenge fails by design, and
 		// the task itself did not run, so only a broken run is an error.
-		_, code := runChallenges(ctx, nil, 2, "", "", *verbose, mode, &mf, stdout, stderr)
+		_, code := runChallenges(ctx, nil, challengeFlags{jobs: 2, verbose: *verbose}, mode, &mf, stdout, stderr)
 		return code
 	}
 	dir, err := filepath.Abs(*cwd)
@@ -236,19 +269,36 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		printError(stderr, err)
 		return exitError
 	}
-	planner, reg, opts, mcpTools, closeMCP, err := mf.setup(ctx, dir)
+	planner, reg, opts, mcpTools, closeMCP, err := mf.setup(ctx, dir, stderr)
 	if err != nil {
 		printError(stderr, err)
 		return exitError
 	}
 	defer closeMCP()
 	opts = append(opts, codur.WithWorkspace(dir))
-	fmt.Fprintf(stdout, "%s (--sandbox %s)\n", tools.SandboxStatus(), mode)
 	run := []tools.Option{tools.WithSandbox(mode)}
-	if v, err := codur.DetectVerifier(dir); err == nil {
+	v, err := codur.DetectVerifier(dir)
+	switch {
+	case err == nil:
 		v.RunOptions = run
 		opts = append(opts, codur.WithVerifier(v))
-		fmt.Fprintf(stdout, "verifying with: %s (expected.txt)\n", strings.Join(v.Command, " "))
+		cases := ""
+		if len(v.Cases) > 0 {
+			cases = fmt.Sprintf(" and %d cases", len(v.Cases))
+		}
+		fmt.Fprintf(stdout, "verifying with: %s (expected.txt%s)\n", strings.Join(v.Command, " "), cases)
+		// Whatever ends the run, the expected outputs an agent changed
+		// are put back: the next invocation verifies against the same.
+		defer func() {
+			if restored, err := v.Restore(); err != nil {
+				printError(stderr, err)
+			} else if len(restored) > 0 {
+				fmt.Fprintf(stdout, "restored %s: an agent had changed it\n", strings.Join(restored, ", "))
+			}
+		}()
+	case !errors.Is(err, codur.ErrNoProgram):
+		printError(stderr, err)
+		return exitError
 	}
 	g, err := codur.New(planner, reg, append(codur.DefaultTools(ws, run...), mcpTools...), opts...)
 	if err != nil {
@@ -306,11 +356,24 @@ func printEvent(w io.Writer, p any, verbose bool) {
 	case events.ToolResult:
 		fmt.Fprintf(w, "    %s → %s\n", e.Name, clip(e.Result, verbose))
 	case codur.Verification:
-		status := "FAILED"
-		if e.Passed {
-			status = "passed"
+		for _, p := range e.Restored {
+			fmt.Fprintf(w, "  %s was changed by the agent: restored\n", p)
 		}
-		fmt.Fprintf(w, "  verification %d %s\n", e.Iteration, status)
+		status := "FAILED"
+		switch {
+		case e.Passed:
+			status = "passed"
+		case e.TimedOut > 0:
+			status = fmt.Sprintf("FAILED: timeout (time limit %s)", e.TimedOut)
+		}
+		if !e.Passed && e.Case != "" {
+			kind := "case"
+			if e.Hidden {
+				kind = "hidden case"
+			}
+			status += fmt.Sprintf(" (%s %s)", kind, e.Case)
+		}
+		fmt.Fprintf(w, "  verification %d %s (%d runs)\n", e.Iteration, status, e.Runs)
 	case codur.RepairAttempted:
 		switch {
 		case e.Skipped != "":
@@ -321,6 +384,8 @@ func printEvent(w io.Writer, p any, verbose bool) {
 		}
 		if e.Fixed != "" {
 			fmt.Fprintf(w, "  local repair %s fixed it (%d candidates)\n", e.Fixed, e.Tried)
+		} else if e.OutOfTime > 0 {
+			fmt.Fprintf(w, "  no local repair among %d candidates (out of its time, %s)\n", e.Tried, e.OutOfTime)
 		} else {
 			fmt.Fprintf(w, "  no local repair among %d candidates\n", e.Tried)
 		}
@@ -365,10 +430,12 @@ func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.SetOutput(stderr)
 	var mf modelFlags
 	mf.register(fs)
-	jobs := fs.Int("j", 2, "challenges run at once")
-	report := fs.String("report", "", "write the Markdown report to this file")
-	jsonOut := fs.String("json", "", "write the JSON report to this file")
-	verbose := fs.Bool("verbose", false, "print each result as it comes")
+	var cf challengeFlags
+	fs.IntVar(&cf.jobs, "j", 2, "challenges run at once")
+	fs.StringVar(&cf.report, "report", "", "write the Markdown report to this file")
+	fs.StringVar(&cf.json, "json", "", "write the JSON report to this file")
+	fs.BoolVar(&cf.verbose, "verbose", false, "print each result as it comes")
+	fs.BoolVar(&cf.baseline, "baseline", false, "also run the challenges with a model that changes nothing, and report its score beside")
 	dirs, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -378,10 +445,11 @@ func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		printError(stderr, err)
 		return exitUsage
 	}
+	fmt.Fprintln(stdout, sandboxLine(mode))
 	if mf.offline() {
 		fmt.Fprint(stdout, offlineNotice+"\n")
 	}
-	failed, code := runChallenges(ctx, dirs, *jobs, *report, *jsonOut, *verbose, mode, &mf, stdout, stderr)
+	failed, code := runChallenges(ctx, dirs, cf, mode, &mf, stdout, stderr)
 	if code == exitOK && failed > 0 {
 		fmt.Fprintf(stderr, "codur: %d challenge(s) failed\n", failed)
 		return exitError
@@ -389,11 +457,20 @@ func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	return code
 }
 
+// challengeFlags are the flags of codur challenge.
+type challengeFlags struct {
+	jobs         int
+	report, json string
+	verbose      bool
+	baseline     bool
+}
+
 // runChallenges runs the challenges of dirs (the bundled ones when none),
-// prints and writes the report, and returns how many failed; code is
-// exitError when the run itself could not be made. mode confines
-// bash_exec and the verified programs.
-func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPath string, verbose bool, mode tools.SandboxMode,
+// and with cf.baseline again with the null model, prints and writes the
+// report, and returns how many failed; code is exitError when the run
+// itself could not be made. mode confines bash_exec and the verified
+// programs.
+func runChallenges(ctx context.Context, dirs []string, cf challengeFlags, mode tools.SandboxMode,
 	mf *modelFlags, stdout, stderr io.Writer) (failed, code int) {
 	var chs []challenge.Challenge
 	var err error
@@ -406,7 +483,6 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 		printError(stderr, err)
 		return 0, exitError
 	}
-	fmt.Fprintf(stdout, "%s (--sandbox %s)\n", tools.SandboxStatus(), mode)
 	setup, name := challenge.Setup(challenge.Offline), "scripted (offline)"
 	// The sandbox mode applies to bash_exec and to the verified programs.
 	opts := []challenge.Option{challenge.WithToolOptions(tools.WithSandbox(mode))}
@@ -429,26 +505,41 @@ func runChallenges(ctx context.Context, dirs []string, jobs int, mdPath, jsonPat
 				printError(stderr, err)
 				return 0, exitError
 			}
-			opts = append(opts, challenge.WithCodurOptions(cfg.Options()...), challenge.WithTools(cfg.MCPTools))
+			opts = append(opts, challenge.WithCodurOptions(cfg.Options()...), challenge.WithTools(mcpTools(&cfg, stderr)))
 		}
 	}
-	opts = append(opts, challenge.WithParallel(jobs), challenge.WithModelName(name))
-	if verbose {
+	opts = append(opts, challenge.WithParallel(cf.jobs))
+	if cf.verbose {
 		opts = append(opts, challenge.WithProgress(func(r challenge.Result) {
-			status := "FAIL"
+			status := "FAIL: " + r.Error
 			if r.Passed {
-				status = "pass"
+				status = "pass: " + r.SolvedBy
 			}
-			fmt.Fprintf(stdout, "%s %s (%d iterations, decided by %s)\n", status, r.Name, r.Iterations, r.DecidedBy)
+			fmt.Fprintf(stdout, "%s %s (%d iterations, decided by %s)\n", r.Name, status, r.Iterations, r.DecidedBy)
 		}))
 	}
-	rep, err := challenge.Run(ctx, chs, setup, opts...)
+	rep, err := challenge.Run(ctx, chs, setup, append(opts, challenge.WithModelName(name))...)
 	if err != nil {
 		printError(stderr, err)
 		return 0, exitError
 	}
+	if cf.baseline {
+		// The same challenges, tools and limits, with a model that
+		// changes nothing: what passes then is not the model's.
+		// One iteration is enough: the null model's next ones would see
+		// the same workspace, verify the same, and skip the repair search
+		// of the same program.
+		base, err := challenge.Run(ctx, chs, challenge.Null, challenge.WithToolOptions(tools.WithSandbox(mode)), challenge.WithParallel(cf.jobs),
+			challenge.WithCodurOptions(codur.WithMaxIterations(1)), challenge.WithModelName("baseline (a model that changes nothing)"))
+		if err != nil {
+			printError(stderr, err)
+			return 0, exitError
+		}
+		rep.Baseline = base
+	}
 	md := rep.Markdown()
 	fmt.Fprint(stdout, md)
+	mdPath, jsonPath := cf.report, cf.json
 	if mdPath != "" {
 		if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
 			printError(stderr, err)
@@ -499,7 +590,7 @@ func agentsCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	} else {
 		var err error
-		if _, reg, _, _, _, err = mf.setup(ctx, "."); err != nil {
+		if _, reg, _, _, _, err = mf.setup(ctx, ".", stderr); err != nil {
 			printError(stderr, err)
 			return exitError
 		}

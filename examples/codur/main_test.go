@@ -112,3 +112,38 @@ func TestAgentsOfAConfigNeedNoAPIKey(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	require.Equal(t, "llm:coder            openai:gpt-4o-mini\n", out)
 }
+
+func TestChallengeBaselineIsPrintedBesideTheScore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sum")
+	for name, content := range map[string]string{
+		"prompt.txt":   "Fix the bug in main.py: it should print the sum of 1 to n.",
+		"main.py":      "import sys\n\nn = int(sys.argv[1]) if len(sys.argv) > 1 else 10\nprint(sum(range(1, n)))\n",
+		"expected.txt": "55\n",
+		"offline.json": `[{"text": "{\"task_type\": \"code_change\", \"confidence\": 0.95, \"action\": \"plan\"}"}, {"text": "{\"action\": \"delegate\", \"agent\": \"llm:default\"}"},
+			{"text": "", "tool_calls": [{"name": "file_patch", "args": {"path": "main.py", "old_text": "range(1, n)", "new_text": "range(1, n + 1)"}}]}, {"text": "Fixed."}]`,
+		"cases/four/args":         "4\n",
+		"cases/four/expected.txt": "10\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, out, errOut := runCmd(t, "challenge", dir, "--baseline", "--json", js)
+	require.Equal(t, exitOK, code, "%s\n%s", out, errOut)
+	require.Contains(t, out, "Model: scripted (offline) — 1/1 passed (100%): 1 by the model, 0 by local repairs, 0 by the textual pre-plan, 0 already correct")
+	require.Contains(t, out, "Baseline: baseline (a model that changes nothing) — 1/1 passed (100%): 0 by the model, 1 by local repairs, 0 by the textual pre-plan, 0 already correct")
+	b, err := os.ReadFile(js)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"baseline": {`)
+}
+
+func TestSandboxOffSaysNoSandboxFirst(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ok")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for name, content := range map[string]string{"prompt.txt": "show main.py", "main.py": "print(1)\n", "expected.txt": "1\n", "offline.json": "[]"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	_, out, _ := runCmd(t, "challenge", dir, "--sandbox", "off")
+	first, _, _ := strings.Cut(out, "\n")
+	require.True(t, strings.HasPrefix(first, "no sandbox (--sandbox off)"), first)
+}

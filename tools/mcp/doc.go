@@ -44,9 +44,11 @@
 //	ts, err := fs.Tools(ctx)
 //	g, err := agent.NewReAct(model, append(ts, tools.Coding(ws)...))
 //
-// A call's result is text for the model: text content as it is, other
-// content described ("[image: image/png, 1024 bytes]"), structured content
-// as JSON, cut to [WithOutputLimit] characters (default
+// A call's result is text for the model, in one representation: text
+// content as it is, other content described ("[image: image/png, 1024
+// bytes]"), and structured content as JSON only when there is no content
+// (a tool that returns structured content gives it as text too; sending
+// both would double the result), cut to [WithOutputLimit] characters (default
 // [tools.DefaultOutputLimit]; the first and last halves are kept around a
 // "[... N chars truncated ...]" marker). Failures are told apart with errors.As and errors.Is:
 //
@@ -61,6 +63,9 @@
 //   - [ErrConnectionClosed]: the session was closed, or the connection
 //     lost (the call that finds it broken included); for a stdio server that died the error also holds an
 //     [*ExitError] with its exit status and the end of its standard error;
+//   - [*TimeoutError]: no answer within the call time limit
+//     ([WithCallTimeout], default [DefaultCallTimeout]); the server is sent
+//     a cancellation notice and the session stays usable;
 //   - ctx.Err(): the call's context ended; the server is sent a
 //     cancellation notice.
 //
@@ -91,11 +96,13 @@
 // none) and a reply of type application/json to [MaxJSONReply] (16 MiB),
 // with the same outcome.
 //
-// The connect functions return as soon as ctx ends, even when the server
-// does not answer (the go-sdk would wait up to 5 s to deliver its
-// cancellation notice). A stdio server that fails to connect (it exits,
-// writes something other than MCP on its standard output, or does not
-// answer before ctx ends) is killed at once, and the error quotes the
+// The connect functions return as soon as ctx ends or the connect time
+// limit passes ([WithConnectTimeout], default [DefaultConnectTimeout]: a
+// server that never answers the handshake fails with a [*TimeoutError]),
+// even when the server does not answer (the go-sdk would wait up to 5 s
+// to deliver its cancellation notice). A stdio server that fails to
+// connect (it exits, writes something other than MCP on its standard
+// output, or does not answer in time) is killed at once, and the error quotes the
 // start of what it wrote and the end of its standard error. Close ends
 // calls in progress (they fail with
 // [ErrConnectionClosed]). Over HTTP, the go-sdk's Close then waits up to

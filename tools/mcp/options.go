@@ -13,6 +13,16 @@ import (
 // killing it.
 const DefaultTerminateTimeout = 5 * time.Second
 
+// DefaultConnectTimeout bounds the connection and initialize handshake of
+// a session (see [WithConnectTimeout]).
+const DefaultConnectTimeout = 30 * time.Second
+
+// DefaultCallTimeout bounds each request of a session — a tool call, a
+// listing, a resource read (see [WithCallTimeout]): long enough for a
+// tool that builds or tests, short enough that a hung server does not
+// stall a run.
+const DefaultCallTimeout = 5 * time.Minute
+
 // Option configures a [Session]. The connect functions use the settings that
 // apply to their transport and ignore the others.
 type Option func(*config)
@@ -23,7 +33,9 @@ type config struct {
 	clientName string
 	clientVer  string
 
-	outputLimit int
+	outputLimit    int
+	connectTimeout time.Duration
+	callTimeout    time.Duration
 
 	// stdio.
 	env          []string
@@ -40,12 +52,14 @@ type config struct {
 
 func newConfig(opts []Option) *config {
 	c := &config{
-		clientName:   "agentgraph",
-		clientVer:    "v0",
-		terminate:    DefaultTerminateTimeout,
-		outputLimit:  tools.DefaultOutputLimit,
-		stderrTailSz: 4096,
-		header:       http.Header{},
+		clientName:     "agentgraph",
+		clientVer:      "v0",
+		terminate:      DefaultTerminateTimeout,
+		outputLimit:    tools.DefaultOutputLimit,
+		connectTimeout: DefaultConnectTimeout,
+		callTimeout:    DefaultCallTimeout,
+		stderrTailSz:   4096,
+		header:         http.Header{},
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -78,6 +92,31 @@ func WithOutputLimit(chars int) Option {
 	return func(c *config) {
 		if chars > 0 {
 			c.outputLimit = chars
+		}
+	}
+}
+
+// WithConnectTimeout bounds the connection and the initialize handshake
+// (default [DefaultConnectTimeout]): a server that has not answered by
+// then fails the connect with a [*TimeoutError] (a stdio server is
+// killed). Non-positive values are ignored.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.connectTimeout = d
+		}
+	}
+}
+
+// WithCallTimeout bounds each request of the session (default
+// [DefaultCallTimeout]): a tool call, a listing or a resource read that
+// has no answer by then is cancelled — the server is told — and fails
+// with a [*TimeoutError]; the session stays usable. Non-positive values
+// are ignored.
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.callTimeout = d
 		}
 	}
 }

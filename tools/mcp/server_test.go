@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,6 +37,9 @@ const (
 	sleeperEnv = "AGENTGRAPH_MCP_TEST_SLEEPER"
 	// crashEnv: print "boom" on stderr and exit with status 7 at once.
 	crashEnv = "AGENTGRAPH_MCP_TEST_CRASH"
+	// muteEnv: read standard input and never answer, not even the
+	// initialize request.
+	muteEnv = "AGENTGRAPH_MCP_TEST_MUTE"
 )
 
 func TestMain(m *testing.M) {
@@ -43,6 +47,10 @@ func TestMain(m *testing.M) {
 	case os.Getenv(crashEnv) == "1":
 		fmt.Fprintln(os.Stderr, "boom")
 		os.Exit(7)
+	case os.Getenv(muteEnv) == "1":
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		time.Sleep(time.Hour)
+		os.Exit(0)
 	case os.Getenv(sleeperEnv) == "1":
 		time.Sleep(time.Hour)
 		os.Exit(0)
@@ -76,6 +84,16 @@ func runStdioServer() int {
 	}
 	return 0
 }
+
+// fileText is the file the read_file tool returns: 5,998 characters over
+// 95 lines with quotes and tabs, which JSON escapes.
+var fileText = func() string {
+	var b strings.Builder
+	for i := 1; b.Len() < 5998-70; i++ {
+		fmt.Fprintf(&b, "line %02d:\t\"quoted\" text of a source file, padded to length %s\n", i, strings.Repeat("-", 8))
+	}
+	return b.String() + strings.Repeat("x", 5998-b.Len())
+}()
 
 // serverHooks let in-process tests see what the server does.
 type serverHooks struct {
@@ -146,6 +164,10 @@ func newTestServer(h *serverHooks) *sdk.Server {
 	s.AddTool(&sdk.Tool{Name: "structured_only", Description: "Returns structured content only.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{}, StructuredContent: map[string]any{"ok": true, "n": 2}}, nil
+		})
+	s.AddTool(&sdk.Tool{Name: "read_file", Description: "Returns a file as text and as structured content, as server-filesystem does.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fileText}}, StructuredContent: map[string]any{"content": fileText}}, nil
 		})
 	s.AddTool(&sdk.Tool{Name: "block", Description: "Blocks until cancelled.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -39,6 +39,8 @@ type Session struct {
 	proc   *process // nil unless the server is a subprocess
 	limit  int      // characters of a result returned; see WithOutputLimit
 
+	callTimeout time.Duration // see WithCallTimeout
+
 	// lost is closed once the go-sdk's connection has ended, for whatever
 	// reason: Close, the server hanging up, or an unreadable message.
 	lost chan struct{}
@@ -54,12 +56,48 @@ type Session struct {
 // errSessionClosed is the error of calls ended by Close.
 var errSessionClosed = fmt.Errorf("session closed: %w", ErrConnectionClosed)
 
-// begin returns the context of a call made with ctx: it ends when ctx does
-// or when the session is closed. end releases it.
-func (s *Session) begin(ctx context.Context) (callCtx context.Context, end func()) {
-	callCtx, cancel := context.WithCancel(ctx)
+// begin returns the context of a call of method made with ctx: it ends
+// when ctx does, when the session is closed, or at the call time limit
+// (see [WithCallTimeout]), with a [*TimeoutError] as its cause. end
+// releases it.
+func (s *Session) begin(ctx context.Context, method string) (callCtx context.Context, end func()) {
+	callCtx, cancelTimeout := context.WithTimeoutCause(ctx, s.callTimeout, &TimeoutError{Server: s.name, Method: method, Limit: s.callTimeout})
+	callCtx, cancel := context.WithCancel(callCtx)
 	stop := context.AfterFunc(s.closed, cancel)
-	return callCtx, func() { stop(); cancel() }
+	return callCtx, func() { stop(); cancel(); cancelTimeout() }
+}
+
+// TimeoutError reports an MCP server that did not answer in time: the
+// initialize handshake within the connect time limit ([WithConnectTimeout])
+// or a request within the call time limit ([WithCallTimeout]). The request
+// is cancelled (the server is told). errors.Is(err,
+// context.DeadlineExceeded) holds.
+type TimeoutError struct {
+	// Server names the server: the session's name, or the command or URL
+	// when connecting.
+	Server string
+	// Method is the request: "initialize", "tools/call NAME", "tools/list" …
+	Method string
+	// Limit is the time limit.
+	Limit time.Duration
+}
+
+// Error implements error.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("mcp server %s: no answer to %s within %s", e.Server, e.Method, e.Limit)
+}
+
+// Unwrap returns context.DeadlineExceeded.
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// timedOut returns callCtx's *TimeoutError when the call ended at its time
+// limit (and not because ctx, the caller's, ended).
+func timedOut(ctx, callCtx context.Context) (*TimeoutError, bool) {
+	var te *TimeoutError
+	if ctx.Err() == nil && errors.As(context.Cause(callCtx), &te) {
+		return te, true
+	}
+	return nil, false
 }
 
 // ToolError is the error result of a tool call: the server ran the tool and
@@ -105,7 +143,7 @@ func (e *RPCError) Unwrap() error { return e.err }
 // initializes it. Use [ConnectStdio] and [ConnectHTTP] for the usual
 // transports.
 func Connect(ctx context.Context, t sdk.Transport, opts ...Option) (*Session, error) {
-	return connect(ctx, t, nil, newConfig(opts))
+	return connect(ctx, t, nil, newConfig(opts), "mcp")
 }
 
 // ConnectHTTP connects to the MCP server at url over the streamable HTTP
@@ -134,23 +172,34 @@ func ConnectHTTP(ctx context.Context, url string, opts ...Option) (*Session, err
 	// MaxEventSize is set explicitly: the go-sdk's streamable client reads
 	// its zero value as no limit at all, not as DefaultMaxEventSize.
 	t := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxEventSize: sdk.DefaultMaxEventSize}
-	s, err := connect(ctx, t, nil, cfg)
+	s, err := connect(ctx, t, nil, cfg, url)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connect to %s: %w", url, err)
 	}
 	return s, nil
 }
 
-func connect(ctx context.Context, t sdk.Transport, proc *process, cfg *config) (*Session, error) {
+// connect initializes a session over t within the connect time limit;
+// server names the server in a *TimeoutError.
+func connect(ctx context.Context, t sdk.Transport, proc *process, cfg *config, server string) (*Session, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: cfg.clientName, Version: cfg.clientVer}, nil)
+	if cfg.name != "" {
+		server = cfg.name
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.connectTimeout, &TimeoutError{Server: server, Method: "initialize", Limit: cfg.connectTimeout})
+	defer cancel()
 	cs, err := connectClient(ctx, client, t)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
+		if ctxErr := parent.Err(); ctxErr != nil {
 			return nil, ctxErr
+		}
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
 		}
 		return nil, err
 	}
-	s := &Session{name: cfg.name, prefix: cfg.prefix, cs: cs, proc: proc, limit: cfg.outputLimit, lost: make(chan struct{})}
+	s := &Session{name: cfg.name, prefix: cfg.prefix, cs: cs, proc: proc, limit: cfg.outputLimit, callTimeout: cfg.callTimeout, lost: make(chan struct{})}
 	s.closed, s.close = context.WithCancel(context.Background())
 	go func() {
 		_ = cs.Wait()
@@ -256,10 +305,13 @@ func (s *Session) ListTools(ctx context.Context) ([]ToolInfo, error) {
 		if page == maxListPages {
 			return nil, fmt.Errorf("mcp server %s: tools/list: more than %d pages", s.name, maxListPages)
 		}
-		callCtx, end := s.begin(ctx)
+		callCtx, end := s.begin(ctx, "tools/list")
 		res, err := s.cs.ListTools(callCtx, params)
 		end()
 		if err != nil {
+			if te, ok := timedOut(ctx, callCtx); ok {
+				return nil, te
+			}
 			return nil, s.wrap(ctx, "tools/list", err)
 		}
 		for _, t := range res.Tools {
@@ -351,9 +403,10 @@ func toolName(name string) string {
 //   - text content is returned as is, several contents joined by newlines;
 //   - other content is described, e.g. "[image: image/png, 1024 bytes]",
 //     and an embedded text resource is given with its text;
-//   - structured content is added as JSON, unless a text content already
-//     holds the same JSON (as servers written for older clients do); it is
-//     the whole result when there is no content.
+//   - structured content is the result, as JSON, only when there is no
+//     content: the model gets one representation, not the same data twice
+//     (the specification has a tool that returns structured content also
+//     give it as text).
 //
 // Arguments that are not a JSON object are a [*tools.ArgumentError]; a
 // result marked as an error is a [*ToolError] with the server's message; an
@@ -361,7 +414,9 @@ func toolName(name string) string {
 // that died is an [*ExitError] (with [ErrConnectionClosed]); a call that
 // fails because the connection broke, e.g. on a reply over the stdio
 // transport's 16 MiB limit, wraps [ErrConnectionClosed]; a done ctx
-// returns ctx.Err() (and the server is told the call is cancelled).
+// returns ctx.Err() (and the server is told the call is cancelled); a
+// call with no answer within the call time limit ([WithCallTimeout]) is a
+// [*TimeoutError].
 func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (string, error) {
 	return s.callTool(ctx, name, name, args)
 }
@@ -374,11 +429,15 @@ func (s *Session) callTool(ctx context.Context, shownName, name string, args jso
 	if err != nil {
 		return "", &tools.ArgumentError{Tool: shownName, Err: err}
 	}
-	callCtx, end := s.begin(ctx)
+	method := "tools/call " + name
+	callCtx, end := s.begin(ctx, method)
 	defer end()
 	res, err := s.cs.CallTool(callCtx, &sdk.CallToolParams{Name: name, Arguments: obj})
 	if err != nil {
-		return "", s.wrap(ctx, fmt.Sprintf("tools/call %s", name), err)
+		if te, ok := timedOut(ctx, callCtx); ok {
+			return "", te
+		}
+		return "", s.wrap(ctx, method, err)
 	}
 	text := tools.Truncate(resultText(res.Content, res.StructuredContent), s.limit)
 	if res.IsError {
@@ -398,10 +457,13 @@ func (s *Session) ReadResource(ctx context.Context, uri string) (string, error) 
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	callCtx, end := s.begin(ctx)
+	callCtx, end := s.begin(ctx, "resources/read "+uri)
 	defer end()
 	res, err := s.cs.ReadResource(callCtx, &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
+		if te, ok := timedOut(ctx, callCtx); ok {
+			return "", te
+		}
 		return "", s.wrap(ctx, "resources/read "+uri, err)
 	}
 	parts := make([]string, 0, len(res.Contents))
@@ -439,10 +501,13 @@ func (s *Session) ListResources(ctx context.Context) ([]ResourceInfo, error) {
 		if page == maxListPages {
 			return nil, fmt.Errorf("mcp server %s: resources/list: more than %d pages", s.name, maxListPages)
 		}
-		callCtx, end := s.begin(ctx)
+		callCtx, end := s.begin(ctx, "resources/list")
 		res, err := s.cs.ListResources(callCtx, params)
 		end()
 		if err != nil {
+			if te, ok := timedOut(ctx, callCtx); ok {
+				return nil, te
+			}
 			return nil, s.wrap(ctx, "resources/list", err)
 		}
 		for _, r := range res.Resources {

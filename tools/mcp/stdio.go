@@ -63,8 +63,10 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // configure the process. The server runs in its own process group (on
 // Unix), which [Session.Close] terminates.
 //
-// ctx bounds the start and the initialization only; the server runs until
-// the session is closed or it exits. When the connect fails, the server's
+// ctx and the connect time limit ([WithConnectTimeout], default
+// [DefaultConnectTimeout]) bound the start and the initialization only —
+// a server that never answers the handshake fails with a [*TimeoutError]
+// — and the server runs until the session is closed or it exits. When the connect fails, the server's
 // process group is killed at once (not after [WithTerminateTimeout]) and
 // the error quotes the start of what the server wrote on its standard
 // output and the end of its standard error.
@@ -82,7 +84,7 @@ func ConnectStdio(ctx context.Context, command string, args []string, opts ...Op
 		return nil, fmt.Errorf("mcp: start %s: %w", command, err)
 	}
 	t := &sdk.IOTransport{Reader: &stdoutReader{p}, Writer: &stdinCloser{p}}
-	s, err := connect(ctx, t, p, cfg)
+	s, err := connect(ctx, t, p, cfg, name)
 	if err != nil {
 		// The go-sdk closed the connection, and so killed the process,
 		// already (a server that failed to connect is not waited for);

@@ -33,16 +33,17 @@ func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (string, er
 	return t.s.callTool(ctx, t.name, t.info.Name, args)
 }
 
-// resultText renders a tool result's content for a model.
+// resultText renders a tool result for a model, in one representation:
+// its content when it has any (the MCP specification has a tool that
+// returns structured content give it as text content too), else its
+// structured content as JSON.
 func resultText(content []sdk.Content, structured any) string {
-	parts := make([]string, 0, len(content)+1)
-	var texts []string
+	parts := make([]string, 0, len(content))
 	for _, c := range content {
 		switch c := c.(type) {
 		case nil:
 		case *sdk.TextContent:
 			parts = append(parts, c.Text)
-			texts = append(texts, c.Text)
 		case *sdk.ImageContent:
 			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes]", orUnknown(c.MIMEType), len(c.Data)))
 		case *sdk.AudioContent:
@@ -57,9 +58,9 @@ func resultText(content []sdk.Content, structured any) string {
 			parts = append(parts, fmt.Sprintf("[%T content]", c))
 		}
 	}
-	if structured != nil {
-		if b, err := json.Marshal(structured); err == nil && !containsJSON(texts, b) {
-			parts = append(parts, string(b))
+	if len(parts) == 0 && structured != nil {
+		if b, err := json.Marshal(structured); err == nil {
+			return string(b)
 		}
 	}
 	return strings.Join(parts, "\n")
@@ -72,25 +73,6 @@ func resourceText(c *sdk.ResourceContents) string {
 		return fmt.Sprintf("[blob: %s, %s, %d bytes]", c.URI, orUnknown(c.MIMEType), len(c.Blob))
 	}
 	return c.Text
-}
-
-// containsJSON reports whether one of texts is the JSON value b.
-func containsJSON(texts []string, b []byte) bool {
-	var want any
-	if json.Unmarshal(b, &want) != nil {
-		return false
-	}
-	wantNorm, _ := json.Marshal(want)
-	for _, t := range texts {
-		var got any
-		if json.Unmarshal([]byte(t), &got) != nil {
-			continue
-		}
-		if gotNorm, _ := json.Marshal(got); bytes.Equal(gotNorm, wantNorm) {
-			return true
-		}
-	}
-	return false
 }
 
 func orUnknown(mime string) string {

@@ -1,3 +1,6 @@
+import sys
+
+
 def grade(score):
     if score > 90:
         return "A"
@@ -6,5 +9,5 @@ def grade(score):
     return "C"
 
 
-for s in [95, 90, 85, 80, 70]:
+for s in [int(a) for a in sys.argv[1:]] or [95, 90, 85, 80, 70]:
     print(s, grade(s))

@@ -1,4 +1,6 @@
-price = 100.0
+import sys
+
+price = float(sys.argv[1]) if len(sys.argv) > 1 else 100.0
 discount = 0.2
 final = price * (1 - discount / 100)
 print(f"{final:.2f}")

@@ -1,3 +1,6 @@
+import sys
+
+
 def total(n):
     s = 0
     for i in range(1, n):
@@ -5,4 +8,4 @@ def total(n):
     return s
 
 
-print(total(10))
+print(total(int(sys.argv[1]) if len(sys.argv) > 1 else 10))

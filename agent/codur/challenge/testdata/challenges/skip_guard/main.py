@@ -1,4 +1,6 @@
-values = [3, -1, 4, -1, 5]
+import sys
+
+values = [int(a) for a in sys.argv[1:]] or [3, -1, 4, -1, 5]
 count = 0
 total = 0
 for v in values:
