@@ -242,7 +242,10 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
-	err := ix.kw.Close()
+	ix.vmu.Lock()
+	err := ix.vec.close() // searches hold ix.mu: none reads the mapping now
+	ix.vmu.Unlock()
+	err = errors.Join(err, ix.kw.Close())
 	if ix.lock != nil {
 		// After the keyword index: the folder is left consistent first.
 		err = errors.Join(err, ix.lock.Close())
@@ -304,6 +307,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	if reembed {
 		vec = newFlatIndex()
 		ix.vmu.Lock()
+		ix.vec.close()
 		ix.vec = vec
 		ix.vmu.Unlock()
 	}
