@@ -355,10 +355,13 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		}
 		st.Removed = len(gone)
 	}
-	if u.dirty || len(gone) > 0 || reembed {
+	if u.dirty || len(gone) > 0 || reembed || vec.v1 {
+		// A version 1 file is rewritten in the current format, which is
+		// mapped instead of read on the next Open.
 		if err := vec.save(filepath.Join(ix.dir, vectorFile)); err != nil {
 			return st, err
 		}
+		vec.v1 = false
 		ix.man.Embedder = embID
 		if err := ix.man.save(filepath.Join(ix.dir, manifestFile)); err != nil {
 			return st, err

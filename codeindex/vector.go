@@ -37,6 +37,7 @@ type flatIndex struct {
 	vecs []float32 // rows()*dim
 	row  map[string]int
 
+	v1     bool        // read from a version 1 file
 	mapped *mappedFile // non-nil while mapped
 	n      int         // rows, while mapped
 	idOffs []byte      // while mapped: n+1 little-endian uint64 offsets into idData
@@ -389,7 +390,12 @@ func loadFlatIndex(path string) (*flatIndex, error) {
 	}
 	switch string(magic) {
 	case vectorMagicV1:
-		return readFlatIndexV1(bufio.NewReaderSize(fi, 1<<20), bad)
+		f, err := readFlatIndexV1(bufio.NewReaderSize(fi, 1<<20), bad)
+		if err != nil {
+			return nil, err
+		}
+		f.v1 = true
+		return f, nil
 	case vectorMagic:
 	default:
 		return nil, bad(errors.New("not a vector file of this format"))
