@@ -2,14 +2,17 @@
 // that answers a developer's question, over code nobody here wrote: packages
 // of the Go toolchain's own source under $(go env GOROOT)/src.
 //
-// A labelled set ([Set], stored in testdata/questions.json) pairs natural
-// language questions with the symbols of the functions that answer them, in
-// codeindex's symbol format ("http.CanonicalHeaderKey",
-// "textproto.(*Reader).ReadMIMEHeader", "time.Time.Format"). [Run] indexes
-// the set's packages and reports, for each search mode, recall@1, recall@5
-// and MRR@10 at symbol granularity (a hit counts when its symbol is one of
-// the labels) and, for reference, at file granularity (a hit counts when its
-// file defines one of the labels).
+// A labelled set ([Set], stored in testdata/*.json) pairs natural language
+// questions with the functions that answer them, in codeindex's symbol
+// format ("http.CanonicalHeaderKey", "textproto.(*Reader).ReadMIMEHeader",
+// "time.Time.Format"), either by symbol alone (answering in the set's
+// packages) or bound to the defining file ([Answer]). [OpenCorpus] indexes
+// the whole of GOROOT/src, as a user would, and [Corpus.Evaluate] asks a
+// set of it; [Run] indexes only the set's packages (the first sets'
+// protocol). Both report, for each search mode, recall@1, recall@5,
+// recall@10 and MRR@10 at symbol granularity (a hit counts when it is one
+// of the answers) and at file granularity (a hit counts when it is in an
+// answer's file).
 //
 // The test TestRetrievalEvaluation and the command coderag-eval print the
 // table; see README.md for the numbers and how to re-run them.
