@@ -95,9 +95,11 @@
 // test, and outnumber it. The evaluation in codeindex/evaluation measures
 // what these choices give on questions over Go's own source, on the
 // question set they were developed with and on two held-out sets over
-// other packages (its README says how they were kept apart): hybrid puts
-// the answering function in the top 5 for 87 %, 96 % and 89 % of the
-// questions (BM25 81 %, 88 %, 94 %; vector 85 %, 73 %, 78 %). Run it with
+// other packages (its README says how they were kept apart): with only
+// each set's packages indexed, hybrid puts the answering function in the
+// top 5 for 87 %, 96 % and 89 % of the questions (BM25 81 %, 88 %, 94 %;
+// vector 85 %, 73 %, 78 %); with the whole of GOROOT/src indexed, for 70 %,
+// 69 % and 56 %. Run it with
 //
 //	go run ./codeindex/cmd/coderag-eval [-corpus packages] [-set codeindex/evaluation/testdata/holdout.json]
 //
