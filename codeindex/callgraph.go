@@ -34,6 +34,7 @@ type CallGraph struct {
 	byString  map[string][]*ssa.Function // "(*example.com/pkg.T).M"
 	byName    map[string][]*ssa.Function // "M"
 	instances map[*ssa.Function][]*ssa.Function
+	failed    *LoadError // packages left out, nil when every package loaded
 }
 
 // A Call is one call site.
@@ -43,10 +44,19 @@ type Call struct {
 	Caller  string `json:"caller"`  // the named function enclosing the call site
 	Callee  string `json:"callee"`  // the function called
 	Dynamic bool   `json:"dynamic"` // resolved through an interface or function value
+	// Unresolved marks a dynamic call that no function of the loaded
+	// packages can be the target of: a method of an interface none of them
+	// implements ("io.Writer.Write"), or a function value of a signature no
+	// function of theirs has. Callee names the interface method or the
+	// value ("func value f").
+	Unresolved bool `json:"unresolved,omitempty"`
 }
 
 // A LoadError reports Go packages that could not be loaded or type-checked.
 type LoadError struct {
+	// Packages are the import paths of the packages with errors, sorted.
+	Packages []string
+	// Errors are their errors.
 	Errors []packages.Error
 }
 
@@ -59,7 +69,11 @@ func (e *LoadError) Error() string {
 	if len(e.Errors) > 3 {
 		more = fmt.Sprintf(" (and %d more)", len(e.Errors)-3)
 	}
-	return "codeindex: load packages: " + strings.Join(msgs, "; ") + more
+	in := ""
+	if len(e.Packages) > 0 {
+		in = " (in " + strings.Join(e.Packages, ", ") + ")"
+	}
+	return "codeindex: load packages: " + strings.Join(msgs, "; ") + more + in
 }
 
 // An UnknownFunctionError reports a name that matches no function.
@@ -74,6 +88,12 @@ func (e *UnknownFunctionError) Error() string {
 // LoadCallGraph loads the Go packages matching patterns ("./..." if none) in
 // the module at root, with the go command, and builds their call graph. Load
 // and build take about a second per hundred packages of dependencies.
+//
+// Packages that do not load or type-check are left out, and the graph is
+// built from the others: [CallGraph.LoadErrors] says which were left out
+// (their calls, and calls into them, are missing). LoadCallGraph fails
+// with a [*LoadError] only when none of the packages matching patterns
+// loaded.
 func LoadCallGraph(ctx context.Context, root string, patterns ...string) (*CallGraph, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
@@ -87,15 +107,22 @@ func LoadCallGraph(ctx context.Context, root string, patterns ...string) (*CallG
 	if err != nil {
 		return nil, fmt.Errorf("codeindex: load packages: %w", err)
 	}
-	var errs []packages.Error
-	packages.Visit(pkgs, nil, func(p *packages.Package) { errs = append(errs, p.Errors...) })
-	if len(errs) > 0 {
-		return nil, &LoadError{Errors: errs}
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("codeindex: load packages: %w", err)
 	}
-	prog, _ := ssautil.AllPackages(pkgs, ssa.InstantiateGenerics)
+	var failed LoadError
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if len(p.Errors) > 0 || p.IllTyped {
+			failed.Packages = append(failed.Packages, p.PkgPath)
+			failed.Errors = append(failed.Errors, p.Errors...)
+		}
+	})
+	slices.Sort(failed.Packages)
+	// ssautil builds every package that type-checked and skips the others.
+	prog, built := ssautil.AllPackages(pkgs, ssa.InstantiateGenerics)
+	if len(failed.Packages) > 0 && !slices.ContainsFunc(built, func(p *ssa.Package) bool { return p != nil }) {
+		return nil, &failed
+	}
 	prog.Build()
 	g := &CallGraph{
 		root:      root,
@@ -104,6 +131,9 @@ func LoadCallGraph(ctx context.Context, root string, patterns ...string) (*CallG
 		byString:  map[string][]*ssa.Function{},
 		byName:    map[string][]*ssa.Function{},
 		instances: map[*ssa.Function][]*ssa.Function{},
+	}
+	if len(failed.Packages) > 0 {
+		g.failed = &failed
 	}
 	for fn := range g.cg.Nodes {
 		if fn == nil {
@@ -122,6 +152,10 @@ func LoadCallGraph(ctx context.Context, root string, patterns ...string) (*CallG
 	}
 	return g, nil
 }
+
+// LoadErrors reports the packages left out of the graph because they did
+// not load or type-check, or returns nil when none was.
+func (g *CallGraph) LoadErrors() *LoadError { return g.failed }
 
 // lookup resolves a name: a symbol as the index writes it ("pkg.(*T).M"),
 // else a full SSA name ("(*example.com/pkg.T).M"), else a bare name ("M",
@@ -173,7 +207,9 @@ func (g *CallGraph) Callees(name string) ([]Call, error) {
 			bodies = append(bodies, bodies[i].AnonFuncs...)
 		}
 		for _, body := range bodies {
+			resolved := map[ssa.CallInstruction]bool{}
 			for _, e := range g.outEdges(body) {
+				resolved[e.Site] = true
 				if callee := e.Callee.Func; callee.Parent() != nil && enclosing(callee) == fn {
 					continue // a call of its own function literal
 				}
@@ -181,9 +217,62 @@ func (g *CallGraph) Callees(name string) ([]Call, error) {
 					calls = append(calls, c)
 				}
 			}
+			calls = append(calls, g.unresolved(body, resolved)...)
 		}
 	}
 	return sortCalls(calls), nil
+}
+
+// unresolved returns the dynamic calls of body that have no edge in the
+// graph (none of resolved): CHA found no function they could call.
+func (g *CallGraph) unresolved(body *ssa.Function, resolved map[ssa.CallInstruction]bool) []Call {
+	var out []Call
+	for _, b := range body.Blocks {
+		for _, instr := range b.Instrs {
+			site, ok := instr.(ssa.CallInstruction)
+			if !ok || resolved[site] || !site.Pos().IsValid() {
+				continue
+			}
+			common := site.Common()
+			if common.StaticCallee() != nil {
+				continue
+			}
+			if _, builtin := common.Value.(*ssa.Builtin); builtin {
+				continue
+			}
+			pos := body.Prog.Fset.Position(site.Pos())
+			rel, err := filepath.Rel(g.root, pos.Filename)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				continue
+			}
+			out = append(out, Call{
+				Path:       filepath.ToSlash(rel),
+				Line:       pos.Line,
+				Caller:     funcSymbol(enclosing(body)),
+				Callee:     dynamicCallee(common),
+				Dynamic:    true,
+				Unresolved: true,
+			})
+		}
+	}
+	return out
+}
+
+// dynamicCallee names what a dynamic call calls: "pkg.Iface.Method" for a
+// method of a named interface, "interface{...}.Method" for an unnamed one,
+// "func value f" for a function value.
+func dynamicCallee(c *ssa.CallCommon) string {
+	if c.IsInvoke() {
+		t := c.Value.Type()
+		if n, ok := t.(*types.Named); ok {
+			if p := n.Obj().Pkg(); p != nil {
+				return p.Name() + "." + n.Obj().Name() + "." + c.Method.Name()
+			}
+			return n.Obj().Name() + "." + c.Method.Name()
+		}
+		return types.TypeString(t, func(p *types.Package) string { return p.Name() }) + "." + c.Method.Name()
+	}
+	return "func value " + c.Value.Name()
 }
 
 // inEdges returns the edges into fn, looking through synthetic wrappers

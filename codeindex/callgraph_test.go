@@ -84,3 +84,55 @@ func TestLoadCallGraphReportsBrokenPackages(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	require.NotEmpty(t, le.Errors)
 }
+
+func TestLoadCallGraphBuildsAPartialGraphAndSaysWhichPackagesFailed(t *testing.T) {
+	t.Setenv("GOWORK", "off")
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"go.mod":           "module example.com/part\n\ngo 1.26\n",
+		"good/good.go":     "package good\n\nfunc A() int { return B() }\n\nfunc B() int { return 1 }\n",
+		"broken/broken.go": "package broken\n\nfunc F() int { return undefined }\n",
+	})
+	g, err := codeindex.LoadCallGraph(context.Background(), dir)
+	require.NoError(t, err)
+	le := g.LoadErrors()
+	require.NotNil(t, le)
+	require.Equal(t, []string{"example.com/part/broken"}, le.Packages)
+	require.ErrorContains(t, le, "undefined")
+	got, err := g.Callers("good.B")
+	require.NoError(t, err)
+	require.Equal(t, []codeindex.Call{{Path: "good/good.go", Line: 3, Caller: "good.A", Callee: "good.B"}}, got)
+	_, err = g.Callers("broken.F")
+	require.ErrorAs(t, err, new(*codeindex.UnknownFunctionError))
+}
+
+func TestCallGraphWithEveryPackageLoadedHasNoLoadErrors(t *testing.T) {
+	require.Nil(t, loadFixture(t).LoadErrors())
+}
+
+func TestCalleesListUnresolvedDynamicCalls(t *testing.T) {
+	t.Setenv("GOWORK", "off")
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"go.mod": "module example.com/dyn\n\ngo 1.26\n",
+		"dyn.go": `package dyn
+
+// Sink has no implementation anywhere.
+type Sink interface{ Put(v int) }
+
+func Send(s Sink, f func(string, bool) float64) {
+	s.Put(1)
+	_ = f("x", true)
+	_ = len("abc")
+}
+`,
+	})
+	g, err := codeindex.LoadCallGraph(context.Background(), dir)
+	require.NoError(t, err)
+	got, err := g.Callees("dyn.Send")
+	require.NoError(t, err)
+	require.Equal(t, []codeindex.Call{
+		{Path: "dyn.go", Line: 7, Caller: "dyn.Send", Callee: "dyn.Sink.Put", Dynamic: true, Unresolved: true},
+		{Path: "dyn.go", Line: 8, Caller: "dyn.Send", Callee: "func value f", Dynamic: true, Unresolved: true},
+	}, got)
+}

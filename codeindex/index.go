@@ -68,7 +68,8 @@ type Index struct {
 
 // Open opens the index of root, creating an empty one if the index folder
 // (root/.coderag unless [WithDir]) holds none. Opening reads the manifest and
-// opens the keyword index; the vectors are read on first use. Call
+// opens the keyword index; the vector file is mapped (read, where files
+// cannot be mapped) on first use and unmapped by Close. Call
 // [Index.Update] to index the files, and Close when done. An Index holds
 // its folder locked (flock, where the platform has it) from before Open
 // looks at it until Close: another Open of the folder, in this process or
@@ -242,7 +243,10 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
-	err := ix.kw.Close()
+	ix.vmu.Lock()
+	err := ix.vec.close() // searches hold ix.mu: none reads the mapping now
+	ix.vmu.Unlock()
+	err = errors.Join(err, ix.kw.Close())
 	if ix.lock != nil {
 		// After the keyword index: the folder is left consistent first.
 		err = errors.Join(err, ix.lock.Close())
@@ -304,6 +308,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	if reembed {
 		vec = newFlatIndex()
 		ix.vmu.Lock()
+		ix.vec.close()
 		ix.vec = vec
 		ix.vmu.Unlock()
 	}
@@ -351,10 +356,13 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		}
 		st.Removed = len(gone)
 	}
-	if u.dirty || len(gone) > 0 || reembed {
+	if u.dirty || len(gone) > 0 || reembed || vec.v1 {
+		// A version 1 file is rewritten in the current format, which is
+		// mapped instead of read on the next Open.
 		if err := vec.save(filepath.Join(ix.dir, vectorFile)); err != nil {
 			return st, err
 		}
+		vec.v1 = false
 		ix.man.Embedder = embID
 		if err := ix.man.save(filepath.Join(ix.dir, manifestFile)); err != nil {
 			return st, err

@@ -1,6 +1,8 @@
 package codeindex
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -300,4 +302,43 @@ func TestAKeywordQueryLeavesOutStopWords(t *testing.T) {
 	} {
 		require.Equal(t, tt.want, keywordText(tt.q), tt.q)
 	}
+}
+
+func TestUpdateRewritesAVersion1VectorFileInTheCurrentFormat(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// F adds.\nfunc F(x, y int) int { return x + y }\n"), 0o644))
+	ix, err := Open(t.Context(), root)
+	require.NoError(t, err)
+	_, err = ix.Update(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, ix.Close())
+
+	// Write the same vectors back in format 1.
+	path := filepath.Join(root, DefaultDir, vectorFile)
+	f, err := loadFlatIndex(path)
+	require.NoError(t, err)
+	f.materialize()
+	b := append([]byte(vectorMagicV1), binary.LittleEndian.AppendUint32(nil, uint32(f.dim))...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(f.rows()))
+	for r, id := range f.ids {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(id)))
+		b = append(b, id...)
+		for _, x := range f.vecs[r*f.dim : (r+1)*f.dim] {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		}
+	}
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+
+	ix, err = Open(t.Context(), root)
+	require.NoError(t, err)
+	hits, err := ix.Search(t.Context(), "adds", WithMode(Vector))
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	st, err := ix.Update(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Unchanged)
+	require.NoError(t, ix.Close())
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, vectorMagic, string(data[:len(vectorMagic)]))
 }

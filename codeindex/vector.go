@@ -15,22 +15,87 @@ import (
 	"sync"
 )
 
-// vectorMagic starts the flat vector file; the digit is its format version.
-const vectorMagic = "CIVEC1\n"
+// vectorMagic starts the flat vector file; the digit is its format
+// version. Version 2 keeps the vectors in one block, so that the file can
+// be mapped into memory and searched without being read: see
+// [flatIndex.save]. Version 1 files (vectorMagicV1) are still read.
+const (
+	vectorMagic   = "CIVEC2\n"
+	vectorMagicV1 = "CIVEC1\n"
+)
 
 // flatIndex is an exact (brute-force) cosine index: vectors are stored
 // L2-normalised, so cosine similarity is a dot product.
+//
+// An index loaded from a version 2 file is mapped: vecs is the file's
+// vector block, mapped read-only, and the ids are read from the file's
+// id block when asked for (id), so opening it reads nothing but the
+// header. The first change (add, remove) copies it into memory.
 type flatIndex struct {
 	dim  int
-	ids  []string
-	vecs []float32 // len(ids)*dim
+	ids  []string  // nil while mapped
+	vecs []float32 // rows()*dim
 	row  map[string]int
+
+	v1     bool        // read from a version 1 file
+	mapped *mappedFile // non-nil while mapped
+	n      int         // rows, while mapped
+	idOffs []byte      // while mapped: n+1 little-endian uint64 offsets into idData
+	idData []byte      // while mapped: the ids, one after another
 }
 
 func newFlatIndex() *flatIndex { return &flatIndex{row: map[string]int{}} }
 
+// rows returns the number of vectors.
+func (f *flatIndex) rows() int {
+	if f.mapped != nil {
+		return f.n
+	}
+	return len(f.ids)
+}
+
+// id returns the id of row r.
+func (f *flatIndex) id(r int) string {
+	if f.mapped == nil {
+		return f.ids[r]
+	}
+	lo := binary.LittleEndian.Uint64(f.idOffs[8*r:])
+	hi := binary.LittleEndian.Uint64(f.idOffs[8*r+8:])
+	return string(f.idData[lo:hi])
+}
+
+// materialize copies a mapped index into memory, so that it can change,
+// and unmaps the file.
+func (f *flatIndex) materialize() {
+	if f.mapped == nil {
+		return
+	}
+	ids := make([]string, f.n)
+	row := make(map[string]int, f.n)
+	for r := range ids {
+		ids[r] = f.id(r)
+		row[ids[r]] = r
+	}
+	vecs := slices.Clone(f.vecs)
+	m := f.mapped
+	*f = flatIndex{dim: f.dim, ids: ids, vecs: vecs, row: row}
+	m.close()
+}
+
+// close releases the file a mapped index reads from; the index must not
+// be used afterwards unless it was materialized.
+func (f *flatIndex) close() error {
+	if f == nil || f.mapped == nil {
+		return nil
+	}
+	m := f.mapped
+	*f = flatIndex{dim: f.dim, row: map[string]int{}}
+	return m.close()
+}
+
 // add inserts or replaces the vector of id; vec is normalised in place.
 func (f *flatIndex) add(id string, vec []float32) error {
+	f.materialize()
 	if f.dim == 0 {
 		f.dim = len(vec)
 	}
@@ -50,6 +115,7 @@ func (f *flatIndex) add(id string, vec []float32) error {
 
 // remove deletes id, moving the last row into its place.
 func (f *flatIndex) remove(id string) {
+	f.materialize()
 	r, ok := f.row[id]
 	if !ok {
 		return
@@ -79,7 +145,7 @@ type scored struct {
 // by up to GOMAXPROCS goroutines whose top-n lists are merged. The result is
 // the one a full sort by rankCompare would give.
 func (f *flatIndex) search(q []float32, n int) ([]scored, error) {
-	return f.searchWorkers(q, n, searchWorkers(len(f.ids)))
+	return f.searchWorkers(q, n, searchWorkers(f.rows()))
 }
 
 // parallelRows is the least number of rows each goroutine of the scan gets:
@@ -96,7 +162,7 @@ func searchWorkers(rows int) int {
 
 // searchWorkers is search with the scan split across workers goroutines.
 func (f *flatIndex) searchWorkers(q []float32, n, workers int) ([]scored, error) {
-	if len(f.ids) == 0 || n <= 0 {
+	if f.rows() == 0 || n <= 0 {
 		return nil, nil
 	}
 	if len(q) != f.dim {
@@ -104,7 +170,7 @@ func (f *flatIndex) searchWorkers(q []float32, n, workers int) ([]scored, error)
 	}
 	q = slices.Clone(q)
 	normalize(q)
-	rows := len(f.ids)
+	rows := f.rows()
 	n = min(n, rows)
 	workers = max(1, min(workers, rows))
 	var best []rowScore
@@ -121,11 +187,11 @@ func (f *flatIndex) searchWorkers(q []float32, n, workers int) ([]scored, error)
 		best = slices.Concat(parts...)
 	}
 	slices.SortFunc(best, func(a, b rowScore) int {
-		return rankCompare(a.score, f.ids[a.row], b.score, f.ids[b.row])
+		return rankCompare(a.score, f.id(a.row), b.score, f.id(b.row))
 	})
 	out := make([]scored, min(n, len(best)))
 	for i := range out {
-		out[i] = scored{id: f.ids[best[i].row], score: best[i].score}
+		out[i] = scored{id: f.id(best[i].row), score: best[i].score}
 	}
 	return out, nil
 }
@@ -158,7 +224,7 @@ func (f *flatIndex) topRows(q []float32, n, lo, hi int) []rowScore {
 			return
 		}
 		root := h.s[0]
-		if s < root.score || rankCompare(s, f.ids[r], root.score, f.ids[root.row]) >= 0 {
+		if s < root.score || rankCompare(s, f.id(r), root.score, f.id(root.row)) >= 0 {
 			return
 		}
 		h.s[0] = rowScore{s, r}
@@ -215,7 +281,7 @@ type rowHeap struct {
 // after reports whether s[i] ranks after s[j].
 func (h *rowHeap) after(i, j int) bool {
 	a, b := h.s[i], h.s[j]
-	return rankCompare(a.score, h.f.ids[a.row], b.score, h.f.ids[b.row]) > 0
+	return rankCompare(a.score, h.f.id(a.row), b.score, h.f.id(b.row)) > 0
 }
 
 func (h *rowHeap) up(i int) {
@@ -247,7 +313,15 @@ func (h *rowHeap) down(i int) {
 }
 
 // save writes the index to path atomically (a temporary file renamed over
-// path).
+// path), in format version 2, little-endian:
+//
+//	"CIVEC2\n" (7 bytes), a zero byte, dim uint32, n uint32, 8 zero bytes
+//	n*dim float32 vectors, row after row          (from offset 24)
+//	n+1 uint64 offsets of the ids in the id block (the first is 0)
+//	the id block: the ids, one after another
+//
+// The vectors start at a multiple of 8 bytes, so a mapped file can be
+// read as []float32 in place.
 func (f *flatIndex) save(path string) (err error) {
 	tmp, err := os.CreateTemp(dirOf(path), ".vectors-*")
 	if err != nil {
@@ -259,19 +333,28 @@ func (f *flatIndex) save(path string) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	n := f.rows()
 	w := bufio.NewWriterSize(tmp, 1<<20)
-	w.WriteString(vectorMagic)
-	hdr := binary.LittleEndian.AppendUint32(nil, uint32(f.dim))
-	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(f.ids)))
+	hdr := append([]byte(vectorMagic), 0)
+	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(f.dim))
+	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(n))
+	hdr = append(hdr, make([]byte, vectorHeader-len(hdr))...)
 	w.Write(hdr)
 	buf := make([]byte, 4*f.dim)
-	for r, id := range f.ids {
-		w.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(id))))
-		w.WriteString(id)
+	for r := range n {
 		for i, x := range f.vecs[r*f.dim : (r+1)*f.dim] {
 			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
 		}
 		w.Write(buf)
+	}
+	var off uint64
+	w.Write(binary.LittleEndian.AppendUint64(nil, 0))
+	for r := range n {
+		off += uint64(len(f.id(r)))
+		w.Write(binary.LittleEndian.AppendUint64(nil, off))
+	}
+	for r := range n {
+		w.WriteString(f.id(r))
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("codeindex: save vectors: %w", err)
@@ -285,8 +368,12 @@ func (f *flatIndex) save(path string) (err error) {
 	return nil
 }
 
-// loadFlatIndex reads an index written by save; a missing file is an empty
-// index.
+// vectorHeader is the length of a version 2 file's header.
+const vectorHeader = 24
+
+// loadFlatIndex opens an index written by save; a missing file is an empty
+// index. A version 2 file is mapped, not read (see flatIndex), where the
+// platform can map files and is little-endian; a version 1 file is read.
 func loadFlatIndex(path string) (*flatIndex, error) {
 	fi, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -296,15 +383,90 @@ func loadFlatIndex(path string) (*flatIndex, error) {
 		return nil, fmt.Errorf("codeindex: load vectors: %w", err)
 	}
 	defer fi.Close()
-	r := bufio.NewReaderSize(fi, 1<<20)
 	bad := func(err error) error { return &CorruptError{File: path, Err: err} }
 	magic := make([]byte, len(vectorMagic))
-	if _, err := io.ReadFull(r, magic); err != nil {
+	if _, err := io.ReadFull(fi, magic); err != nil {
 		return nil, bad(err)
 	}
-	if string(magic) != vectorMagic {
+	switch string(magic) {
+	case vectorMagicV1:
+		f, err := readFlatIndexV1(bufio.NewReaderSize(fi, 1<<20), bad)
+		if err != nil {
+			return nil, err
+		}
+		f.v1 = true
+		return f, nil
+	case vectorMagic:
+	default:
 		return nil, bad(errors.New("not a vector file of this format"))
 	}
+	st, err := fi.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("codeindex: load vectors: %w", err)
+	}
+	m, err := mapFile(fi, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("codeindex: load vectors: %w", err)
+	}
+	f, err := parseFlatIndex(m)
+	if err != nil {
+		m.close()
+		return nil, bad(err)
+	}
+	return f, nil
+}
+
+// parseFlatIndex checks the layout of the version 2 file m holds and
+// returns the index reading from it.
+func parseFlatIndex(m *mappedFile) (*flatIndex, error) {
+	data := m.data
+	if len(data) < vectorHeader {
+		return nil, io.ErrUnexpectedEOF
+	}
+	dim := uint64(binary.LittleEndian.Uint32(data[8:]))
+	n := uint64(binary.LittleEndian.Uint32(data[12:]))
+	size := uint64(len(data))
+	if dim > 1<<20 || n > 1<<31 { // so that the sizes below cannot overflow
+		return nil, fmt.Errorf("implausible size: %d vectors of %d dimensions", n, dim)
+	}
+	vecEnd := vectorHeader + 4*dim*n
+	if vecEnd+8*(n+1) > size {
+		return nil, errors.New("the vectors and id offsets do not fit in the file")
+	}
+	idOffs := data[vecEnd : vecEnd+8*(n+1)]
+	idData := data[vecEnd+8*(n+1):]
+	prev := uint64(0)
+	if binary.LittleEndian.Uint64(idOffs) != 0 {
+		return nil, errors.New("the first id offset is not 0")
+	}
+	for r := uint64(1); r <= n; r++ {
+		off := binary.LittleEndian.Uint64(idOffs[8*r:])
+		if off < prev || off > uint64(len(idData)) {
+			return nil, fmt.Errorf("id %d is out of the file", r-1)
+		}
+		prev = off
+	}
+	if prev != uint64(len(idData)) {
+		return nil, errors.New("bytes after the last id")
+	}
+	f := &flatIndex{dim: int(dim), n: int(n), mapped: m, idOffs: idOffs, idData: idData}
+	if n == 0 {
+		f.vecs = nil
+	} else if v, ok := m.float32s(vectorHeader, int(dim*n)); ok {
+		f.vecs = v
+	} else {
+		// Not mappable in place (big-endian, or no mapping): decode.
+		f.vecs = make([]float32, dim*n)
+		for i := range f.vecs {
+			f.vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[vectorHeader+4*i:]))
+		}
+	}
+	return f, nil
+}
+
+// readFlatIndexV1 reads the rest of a version 1 file, after its magic:
+// dim and n, then per row the id's length, the id and the vector.
+func readFlatIndexV1(r *bufio.Reader, bad func(error) error) (*flatIndex, error) {
 	var hdr [8]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, bad(err)
@@ -312,8 +474,8 @@ func loadFlatIndex(path string) (*flatIndex, error) {
 	f := newFlatIndex()
 	f.dim = int(binary.LittleEndian.Uint32(hdr[:4]))
 	n := int(binary.LittleEndian.Uint32(hdr[4:]))
-	f.ids = make([]string, 0, n)
-	f.vecs = make([]float32, 0, n*f.dim)
+	f.ids = make([]string, 0, min(n, 1<<20))
+	f.vecs = make([]float32, 0, min(n*f.dim, 1<<26))
 	buf := make([]byte, 4*f.dim)
 	for range n {
 		if _, err := io.ReadFull(r, hdr[:4]); err != nil {

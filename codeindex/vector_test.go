@@ -2,9 +2,13 @@ package codeindex
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -157,5 +161,112 @@ func TestFlatSearchOrdersNaNLikeFullSort(t *testing.T) {
 				require.Equal(t, want[i].id, got[i].id, "n=%d workers=%d", n, workers)
 			}
 		}
+	}
+}
+
+// savedAndLoaded saves f and loads it back, mapped.
+func savedAndLoaded(t *testing.T, f *flatIndex) *flatIndex {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), vectorFile)
+	require.NoError(t, f.save(path))
+	g, err := loadFlatIndex(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { g.close() })
+	return g
+}
+
+func TestAMappedIndexSearchesAsTheIndexItWasSavedFrom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for _, ties := range []bool{false, true} {
+		f := randomIndex(t, rng, 5000, 16, ties)
+		g := savedAndLoaded(t, f)
+		if runtime.GOOS != "windows" && runtime.GOOS != "plan9" && littleEndian {
+			require.NotNil(t, g.mapped, "the file is mapped, not read")
+			require.Nil(t, g.ids, "no id is read on open")
+		}
+		require.Equal(t, f.rows(), g.rows())
+		for range 20 {
+			q := make([]float32, 16)
+			for i := range q {
+				q[i] = float32(rng.NormFloat64())
+			}
+			for _, workers := range []int{1, 2} {
+				want, err := f.searchWorkers(q, 10, workers)
+				require.NoError(t, err)
+				got, err := g.searchWorkers(q, 10, workers)
+				require.NoError(t, err)
+				require.Empty(t, gocmp.Diff(want, got, gocmp.AllowUnexported(scored{})))
+			}
+		}
+	}
+}
+
+func TestAMappedIndexIsCopiedIntoMemoryBeforeItChanges(t *testing.T) {
+	f := newFlatIndex()
+	require.NoError(t, f.add("x", []float32{3, 4}))
+	require.NoError(t, f.add("y", []float32{0, 2}))
+	g := savedAndLoaded(t, f)
+	require.NoError(t, g.add("z", []float32{1, 0}))
+	g.remove("x")
+	require.Nil(t, g.mapped)
+	got, err := g.search([]float32{1, 0}, 5)
+	require.NoError(t, err)
+	require.Empty(t, gocmp.Diff([]scored{{"z", 1}, {"y", 0}}, got, gocmp.AllowUnexported(scored{})))
+}
+
+func TestAVersion1VectorFileIsStillRead(t *testing.T) {
+	var b []byte
+	b = append(b, vectorMagicV1...)
+	b = binary.LittleEndian.AppendUint32(b, 2)
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	b = append(b, 'x')
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(0.6))
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(0.8))
+	path := filepath.Join(t.TempDir(), vectorFile)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	f, err := loadFlatIndex(path)
+	require.NoError(t, err)
+	got, err := f.search([]float32{0, 1}, 1)
+	require.NoError(t, err)
+	require.Equal(t, "x", got[0].id)
+	require.InDelta(t, 0.8, got[0].score, 1e-6)
+}
+
+func TestLoadFlatIndexRejectsHostileLayouts(t *testing.T) {
+	f := newFlatIndex()
+	require.NoError(t, f.add("xy", []float32{1, 0}))
+	require.NoError(t, f.add("z", []float32{0, 1}))
+	path := filepath.Join(t.TempDir(), vectorFile)
+	require.NoError(t, f.save(path))
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	offs := vectorHeader + 4*2*2 // the id offsets
+	tests := []struct {
+		name   string
+		change func([]byte) []byte
+	}{
+		{"huge row count", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[12:], math.MaxUint32); return b }},
+		{"huge dimension", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], math.MaxUint32); return b }},
+		{"more rows than the file holds", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[12:], 3); return b }},
+		{"an id offset past the end", func(b []byte) []byte { binary.LittleEndian.PutUint64(b[offs+8:], 1<<40); return b }},
+		{"decreasing id offsets", func(b []byte) []byte {
+			binary.LittleEndian.PutUint64(b[offs+8:], 3)
+			binary.LittleEndian.PutUint64(b[offs+16:], 2)
+			return b
+		}},
+		{"first offset not zero", func(b []byte) []byte { binary.LittleEndian.PutUint64(b[offs:], 1); return b }},
+		{"trailing bytes", func(b []byte) []byte { return append(b, 'q') }},
+		{"cut in the header", func(b []byte) []byte { return b[:10] }},
+		{"cut in the ids", func(b []byte) []byte { return b[:len(b)-1] }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), vectorFile)
+			require.NoError(t, os.WriteFile(p, tt.change(slices.Clone(good)), 0o644))
+			_, err := loadFlatIndex(p)
+			var ce *CorruptError
+			require.ErrorAs(t, err, &ce)
+		})
 	}
 }

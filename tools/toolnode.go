@@ -147,9 +147,14 @@ func WithMaxConcurrency(limit int) ToolNodeOption {
 // run: at most <limit> tool calls are run per message; call <tool> again
 // if you still need it.", so that a model asking for a thousand reads at
 // once does not get them (and every call still has its answer, as
-// providers require). Zero or less (the default) runs them all. It bounds
-// the calls [ToolNode.Run] and [ToolNode.RunCalls] are given: a copy made
-// by [SplitCalls] holds one call, and each is run.
+// providers require). Zero or less (the default) runs them all.
+//
+// The bound is on the calls of one model message however they are
+// scheduled: all together ([Condition], [ToolNode.RunCalls]) or one per task
+// ([SendCondition], [SendCalls]), where each copy [SplitCalls] makes says
+// which call of the message it holds, and [ToolNode.Run] answers a copy
+// holding a call past the limit "not run" without running it. In both
+// cases the calls run are the first limit in the message's order.
 func WithMaxCalls(limit int) ToolNodeOption {
 	return func(n *ToolNode) { n.maxCalls = max(limit, 0) }
 }
@@ -217,10 +222,26 @@ func (n *ToolNode) Run(ctx context.Context, msgs []state.Message) ([]state.Messa
 	if last.Role != llms.ChatMessageTypeAI {
 		return nil, fmt.Errorf("%w (it is a %q message)", ErrNoAIMessage, last.Role)
 	}
-	if n.maxConcurrency > 0 && last.ID != "" {
-		return n.runCalls(ctx, last.ToolCalls(), last.ID)
+	calls := last.ToolCalls()
+	if pos, total, ok := splitPosition(last); ok && len(calls) == 1 && n.maxCalls > 0 && pos >= n.maxCalls && total > n.maxCalls {
+		// One call of a message past the first maxCalls, in a task of its
+		// own: it is not run, as it would not be if the calls ran together.
+		return []state.Message{n.notRun(calls[0])}, nil
 	}
-	return n.RunCalls(ctx, last.ToolCalls())
+	if n.maxConcurrency > 0 && last.ID != "" {
+		return n.runCalls(ctx, calls, last.ID)
+	}
+	return n.RunCalls(ctx, calls)
+}
+
+// notRun is the tool message of a call past the WithMaxCalls limit.
+func (n *ToolNode) notRun(c llms.ToolCall) state.Message {
+	var name string
+	if c.FunctionCall != nil {
+		name = c.FunctionCall.Name
+	}
+	return state.Tool(c.ID, name, fmt.Sprintf(
+		"Error: not run: at most %d tool calls are run per message; call %s again if you still need it.", n.maxCalls, name))
 }
 
 // RunCalls runs calls concurrently and returns one tool message per call,
@@ -239,12 +260,7 @@ func (n *ToolNode) runCalls(ctx context.Context, calls []llms.ToolCall, msgID st
 	out := make([]state.Message, len(calls))
 	if n.maxCalls > 0 && len(calls) > n.maxCalls {
 		for i, c := range calls[n.maxCalls:] {
-			var name string
-			if c.FunctionCall != nil {
-				name = c.FunctionCall.Name
-			}
-			out[n.maxCalls+i] = state.Tool(c.ID, name, fmt.Sprintf(
-				"Error: not run: at most %d tool calls are run per message; call %s again if you still need it.", n.maxCalls, name))
+			out[n.maxCalls+i] = n.notRun(c)
 		}
 		calls = calls[:n.maxCalls]
 	}
@@ -454,10 +470,12 @@ func Condition[S any](get func(S) state.Messages, toolsNode string) graph.Router
 }
 
 // SplitCalls returns, for each tool call of m in order, a copy of m that
-// holds only that call: m's role, ID and name, and the call as its only
-// part (m's text is left out). Each is the message a task running one call
-// needs; [ToolNode.Run] runs the one call of such a copy, and recognises
-// the copies of one message by its ID (see [WithMaxConcurrency]).
+// holds only that call: m's role, ID and name, a text saying which call of
+// how many it is ("tools.SplitCalls: call 3 of 12"; m's own text is left
+// out), and the call. Each is the message a task running one call needs;
+// [ToolNode.Run] runs the one call of such a copy, recognises the copies of
+// one message by its ID (see [WithMaxConcurrency]), and by their position
+// answers those past [WithMaxCalls]' limit without running them.
 func SplitCalls(m state.Message) []state.Message {
 	calls := m.ToolCalls()
 	if len(calls) == 0 {
@@ -466,12 +484,37 @@ func SplitCalls(m state.Message) []state.Message {
 	out := make([]state.Message, len(calls))
 	for i, c := range calls {
 		out[i] = state.Message{
-			MessageContent: llms.MessageContent{Role: m.Role, Parts: []llms.ContentPart{c}},
-			ID:             m.ID,
-			Name:           m.Name,
+			MessageContent: llms.MessageContent{Role: m.Role, Parts: []llms.ContentPart{
+				llms.TextContent{Text: fmt.Sprintf(splitFormat, i+1, len(calls))}, c,
+			}},
+			ID:   m.ID,
+			Name: m.Name,
 		}
 	}
 	return out
+}
+
+// splitFormat is the text of a SplitCalls copy: its call's 1-based position
+// in the message, and the message's number of calls.
+const splitFormat = "tools.SplitCalls: call %d of %d"
+
+// splitPosition returns the 0-based position of the call a SplitCalls copy
+// holds and the number of calls of the message it was split from; ok is
+// false when m is not such a copy.
+func splitPosition(m state.Message) (pos, total int, ok bool) {
+	if len(m.Parts) != 2 {
+		return 0, 0, false
+	}
+	t, isText := m.Parts[0].(llms.TextContent)
+	if !isText {
+		return 0, 0, false
+	}
+	var one int
+	if k, err := fmt.Sscanf(t.Text, splitFormat, &one, &total); err != nil || k != 2 ||
+		t.Text != fmt.Sprintf(splitFormat, one, total) || one < 1 || one > total {
+		return 0, 0, false
+	}
+	return one - 1, total, true
 }
 
 // SendCalls returns one [graph.Send] to node per tool call of m, in the

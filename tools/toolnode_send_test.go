@@ -49,7 +49,7 @@ func TestSplitCalls(t *testing.T) {
 	for i, m := range got {
 		require.Equal(t, llms.ChatMessageTypeAI, m.Role)
 		require.Equal(t, "msg-1", m.ID, "the copies keep the message's ID")
-		require.Empty(t, m.Text(), "the text is left out")
+		require.Equal(t, fmt.Sprintf("tools.SplitCalls: call %d of 2", i+1), m.Text(), "the text says which call it holds, not the message's")
 		require.Equal(t, []llms.ToolCall{ai.ToolCalls()[i]}, m.ToolCalls())
 	}
 	require.Len(t, ai.Parts, 3, "m is not modified")
@@ -241,4 +241,50 @@ func TestMaxConcurrencyHoldsAcrossSendTasks(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2+len(calls)+1, out.Messages.Len())
 	require.LessOrEqual(t, peak, limit)
+}
+
+func TestMaxCallsHoldsAcrossSendTasks(t *testing.T) {
+	var ran atomic.Int32
+	counted := fnTool("count", func(ctx context.Context) (string, error) {
+		ran.Add(1)
+		return "ran", nil
+	})
+	var calls []llms.ToolCall
+	for i := range 12 {
+		calls = append(calls, state.ToolCall(fmt.Sprint("c", i), "count", `{}`))
+	}
+	g := sendGraph(t, newNode(t, []tools.Tool{counted}, tools.WithMaxCalls(8)), calls)
+	out, err := g.Invoke(t.Context(), msgState{Messages: state.Msgs(state.Human("go"))})
+	require.NoError(t, err)
+	require.Equal(t, int32(8), ran.Load(), "12 calls in one message, each its own task: 8 run")
+	got := contents(t, out.Messages.List()[2:14])
+	for i, c := range got {
+		require.Equal(t, fmt.Sprint("c", i), c[0], "in call order")
+		if i < 8 {
+			require.Equal(t, "ran", c[2])
+		} else {
+			require.Equal(t, "Error: not run: at most 8 tool calls are run per message; call count again if you still need it.", c[2])
+		}
+	}
+}
+
+func TestMaxCallsIgnoresATextThatOnlyLooksLikeASplitPosition(t *testing.T) {
+	var ran atomic.Int32
+	counted := fnTool("count", func(ctx context.Context) (string, error) {
+		ran.Add(1)
+		return "ran", nil
+	})
+	n := newNode(t, []tools.Tool{counted}, tools.WithMaxCalls(1))
+	for _, text := range []string{
+		"tools.SplitCalls: call 5 of 3",  // past its own total
+		"tools.SplitCalls: call 0 of 3",  // positions are 1-based
+		"tools.SplitCalls: call 02 of 3", // not as SplitCalls writes it
+		"tools.SplitCalls: call 2 of 3 please",
+		"call 2 of 3",
+	} {
+		out, err := n.Run(t.Context(), []state.Message{state.AI(text, state.ToolCall("c", "count", `{}`))})
+		require.NoError(t, err)
+		require.Equal(t, "ran", contents(t, out)[0][2], text)
+	}
+	require.Equal(t, int32(5), ran.Load())
 }

@@ -709,3 +709,33 @@ func TestMaxFindingLengthCutsTheMiddleOfAFinding(t *testing.T) {
 		})
 	}
 }
+
+func TestMaxCallsOfTheToolsNodeBoundsTheCallsOfOneExecutorTurn(t *testing.T) {
+	var lib library
+	var calls []llms.ToolCall
+	for i := range 12 {
+		calls = append(calls, state.ToolCall(fmt.Sprint("c", i), "lookup", fmt.Sprintf(`{"topic":"t%d"}`, i)))
+	}
+	model := llm.NewScripted(
+		plan("Look up everything"),
+		llm.Reply{ToolCalls: calls},
+		text("Looked up eight."),
+		decide(planexec.Finish, "enough"),
+		text("answer"),
+	)
+	g, err := planexec.New(model, []tools.Tool{lib.tool()}, planexec.WithToolNodeOptions(tools.WithMaxCalls(8)))
+	require.NoError(t, err)
+
+	_, _, err = run(t, g, "Everything?")
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"}, lib.got(), "each call is a task of its own; the first 8 run")
+	var notRun []string
+	for _, m := range model.Calls()[2].Messages {
+		for _, r := range m.ToolResults() {
+			if strings.HasPrefix(r.Content, "Error: not run: at most 8 tool calls") {
+				notRun = append(notRun, r.ToolCallID)
+			}
+		}
+	}
+	require.Equal(t, []string{"c8", "c9", "c10", "c11"}, notRun)
+}

@@ -3,6 +3,8 @@ package evaluation_test
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,28 +37,86 @@ func TestScore(t *testing.T) {
 }
 
 func TestRanks(t *testing.T) {
-	defs := map[string][]string{"http.Get": {"net/http/client.go"}, "http.Post": {"net/http/client.go"}}
+	get := evaluation.Answer{File: "net/http/client.go", Symbol: "http.Get"}
+	post := evaluation.Answer{File: "net/http/client.go", Symbol: "http.Post"}
 	hits := []codeindex.Hit{
 		{Path: "net/http/server.go", Symbol: "http.Serve"},
 		{Path: "net/http/client.go", Symbol: "http.Post"},
+		{Path: "vendor/net/http/client.go", Symbol: "http.Get"},
 		{Path: "net/http/client.go", Symbol: "http.Get"},
 	}
 	tests := []struct {
 		name          string
-		symbols       []string
+		answers       []evaluation.Answer
 		wantSym, want int
 	}{
-		{"symbol after a same-file hit", []string{"http.Get"}, 3, 2},
-		{"any label counts", []string{"http.Get", "http.Post"}, 2, 2},
-		{"unknown label", []string{"http.Head"}, 0, 0},
+		{"symbol after a same-file hit", []evaluation.Answer{get}, 4, 2},
+		{"any answer counts", []evaluation.Answer{get, post}, 2, 2},
+		{"a twin in another file is not the answer", []evaluation.Answer{{File: "net/http/other.go", Symbol: "http.Get"}}, 0, 0},
+		{"no answer", nil, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, f := evaluation.Ranks(hits, tt.symbols, defs)
+			s, f := evaluation.Ranks(hits, tt.answers)
 			require.Equal(t, tt.wantSym, s)
 			require.Equal(t, tt.want, f)
 		})
 	}
+}
+
+func TestResolve(t *testing.T) {
+	defs := map[string][]string{
+		"http.Get":  {"net/http/client.go", "cmd/vendor/x/net/http/client.go"},
+		"json.Open": {"encoding/json/a.go"},
+	}
+	s := &evaluation.Set{Packages: []string{"net/http"}, Questions: []evaluation.Question{
+		{Question: "symbol alone answers in the set's packages only", Symbols: []string{"http.Get"}},
+		{Question: "answer in its file", Answers: []evaluation.Answer{{File: "cmd/vendor/x/net/http/client.go", Symbol: "http.Get"}}},
+		{Question: "answer in a file that does not define it", Answers: []evaluation.Answer{{File: "net/http/server.go", Symbol: "http.Get"}}},
+		{Question: "symbol defined only outside the packages", Symbols: []string{"json.Open"}},
+	}}
+	answers, bad := evaluation.Resolve(s, defs)
+	require.Equal(t, [][]evaluation.Answer{
+		{{File: "net/http/client.go", Symbol: "http.Get"}},
+		{{File: "cmd/vendor/x/net/http/client.go", Symbol: "http.Get"}},
+		nil,
+		nil,
+	}, answers)
+	require.Equal(t, []string{
+		`"answer in a file that does not define it": http.Get in net/http/server.go`,
+		`"symbol defined only outside the packages": json.Open`,
+	}, bad)
+}
+
+func TestLoadSetRejectsUnknownFieldsAndEmptyAnswers(t *testing.T) {
+	tests := []struct{ name, json string }{
+		{"misspelt field", `{"goroot_packages":["a"],"questions":[{"question":"q","answer":[{"file":"a/b.go","symbol":"a.B"}]}]}`},
+		{"no labels", `{"goroot_packages":["a"],"questions":[{"question":"q"}]}`},
+		{"answer without file", `{"goroot_packages":["a"],"questions":[{"question":"q","answers":[{"symbol":"a.B"}]}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "set.json")
+			require.NoError(t, os.WriteFile(f, []byte(tt.json), 0o644))
+			_, err := evaluation.LoadSet(f)
+			require.Error(t, err)
+		})
+	}
+}
+
+// TestDescriptiveSetLabelsExist checks every label of the frozen
+// descriptive set against this machine's GOROOT: each answer's file
+// defines its symbol. Only the answers' files are chunked.
+func TestDescriptiveSetLabelsExist(t *testing.T) {
+	goroot, err := evaluation.GOROOTSrc()
+	require.NoError(t, err)
+	s, err := evaluation.LoadSet("testdata/descriptive.json")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(s.Questions), 60)
+	defs, err := evaluation.FileDefinitions(goroot, s)
+	require.NoError(t, err)
+	_, bad := evaluation.Resolve(s, defs)
+	require.Empty(t, bad)
 }
 
 // TestRetrievalEvaluation indexes the GOROOT packages of each labelled set

@@ -124,7 +124,7 @@ func (c *codebase) calls(ctx context.Context, cmd, name string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSuffix(formatCalls(cmd, name, calls), "\n"), nil
+	return strings.TrimSuffix(formatCalls(cmd, name, calls)+cg.note(), "\n"), nil
 }
 
 // renamed returns t under the name name, with t's description and

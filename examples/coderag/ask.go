@@ -136,6 +136,12 @@ func printDemoNotice(w io.Writer, dir, asked string) {
 type printer struct {
 	w       io.Writer
 	verbose bool
+	// calls are the tool calls of the model's last turn whose results are
+	// not printed yet, in call order; results holds those that arrived
+	// before an earlier call's. Results are printed in call order, each
+	// under its call, however the calls finish.
+	calls   []events.ToolCall
+	results map[string]events.ToolResult
 }
 
 // What is shown of a plan, a tool result and a finding when not verbose:
@@ -152,28 +158,39 @@ const (
 func (p *printer) Publish(ev events.Event) {
 	switch d := ev.Data.(type) {
 	case planexec.PlanMade:
+		p.flushCalls()
 		note := ""
 		if d.Fallback {
 			note = " (the model's plan was not usable JSON: one generic step)"
 		}
-		fmt.Fprintf(p.w, "\nplan, iteration %d of at most %d%s:\n", d.Iteration, d.MaxIterations, note)
-		steps := d.Steps
-		if !p.verbose && len(steps) > planPreviewSteps {
-			steps = steps[:planPreviewSteps]
+		// Only the plan's first step runs in an iteration; the planner plans
+		// the rest again in the light of what it found (see planexec).
+		fmt.Fprintf(p.w, "\nplan, iteration %d of at most %d%s: %d step(s); this iteration runs the first, then the planner plans again\n",
+			d.Iteration, d.MaxIterations, note, len(d.Steps))
+		if len(d.Steps) == 0 {
+			break
 		}
-		for i, s := range steps {
-			fmt.Fprintf(p.w, "  %d. %s\n", i+1, p.step(s))
+		fmt.Fprintf(p.w, "  next: %s\n", p.step(d.Steps[0]))
+		later := d.Steps[1:]
+		if !p.verbose {
+			if len(later) > 0 {
+				fmt.Fprintf(p.w, "  (%d later step(s) foreseen, not run unless planned again; --verbose shows them)\n", len(later))
+			}
+			break
 		}
-		if more := len(d.Steps) - len(steps); more > 0 {
-			fmt.Fprintf(p.w, "  … %d more steps (--verbose shows all)\n", more)
+		for i, s := range later {
+			fmt.Fprintf(p.w, "  later %d. %s\n", i+2, s)
 		}
 	case planexec.StepStarted:
-		fmt.Fprintf(p.w, "\nstep %d/%d: %s\n", d.Index, d.Total, p.step(d.Step))
+		p.flushCalls()
+		fmt.Fprintf(p.w, "\nstep (iteration %d): %s\n", d.Iteration, p.step(d.Step))
 	case events.ToolCall:
 		fmt.Fprintf(p.w, "  → %s %s\n", d.Name, d.Args)
+		p.calls = append(p.calls, d)
 	case events.ToolResult:
-		fmt.Fprintf(p.w, "  ← %s:\n%s", d.Name, p.preview(d.Result, resultPreviewLines, "      "))
+		p.result(d)
 	case planexec.FindingRecorded:
+		p.flushCalls()
 		if p.verbose {
 			fmt.Fprintf(p.w, "finding %q:\n%s", d.Key, p.preview(d.Text, 0, "    "))
 			break
@@ -199,6 +216,41 @@ func (p *printer) Publish(ev events.Event) {
 	case events.Error:
 		fmt.Fprintf(p.w, "\nerror: %s\n", d.Message)
 	}
+}
+
+// result prints r under its call once the results of every call before
+// it are printed; until then it is kept.
+func (p *printer) result(r events.ToolResult) {
+	if !slices.ContainsFunc(p.calls, func(c events.ToolCall) bool { return c.ID == r.ID }) {
+		// A result of no call seen: print it as it is.
+		fmt.Fprintf(p.w, "  ← %s:\n%s", r.Name, p.preview(r.Result, resultPreviewLines, "      "))
+		return
+	}
+	if p.results == nil {
+		p.results = map[string]events.ToolResult{}
+	}
+	p.results[r.ID] = r
+	for len(p.calls) > 0 {
+		c := p.calls[0]
+		r, ok := p.results[c.ID]
+		if !ok {
+			return
+		}
+		delete(p.results, c.ID)
+		p.calls = p.calls[1:]
+		fmt.Fprintf(p.w, "  ← %s %s:\n%s", c.Name, oneLine(c.Args, stepPreviewRunes), p.preview(r.Result, resultPreviewLines, "      "))
+	}
+}
+
+// flushCalls prints the results kept for calls whose earlier calls have
+// no result, and forgets the calls: a new step or plan begins.
+func (p *printer) flushCalls() {
+	for _, c := range p.calls {
+		if r, ok := p.results[c.ID]; ok {
+			fmt.Fprintf(p.w, "  ← %s %s:\n%s", c.Name, oneLine(c.Args, stepPreviewRunes), p.preview(r.Result, resultPreviewLines, "      "))
+		}
+	}
+	p.calls, p.results = nil, nil
 }
 
 // step returns a plan step on one line, cut to stepPreviewRunes runes

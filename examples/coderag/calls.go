@@ -83,7 +83,9 @@ type callSite struct {
 	// alone.
 	Approximate bool `json:"approximate"`
 	// Unresolved marks such a call of nothing defined under the root (a
-	// builtin, a library function): Callee is the called expression.
+	// builtin, a library function): Callee is the called expression. For Go
+	// it is codeindex.Call's own field: a dynamic call no loaded function
+	// can be the target of.
 	Unresolved bool `json:"unresolved,omitempty"`
 }
 
@@ -104,7 +106,7 @@ func (g *callGraphs) query(cmd, name string) ([]callSite, error) {
 		}
 		known = known || err == nil
 		for _, c := range calls {
-			sites = append(sites, callSite{Call: c})
+			sites = append(sites, callSite{Call: c, Unresolved: c.Unresolved})
 		}
 	}
 	for _, ng := range g.byName {
@@ -127,7 +129,29 @@ func (g *callGraphs) query(cmd, name string) ([]callSite, error) {
 	if g.goErr != nil {
 		return nil, fmt.Errorf("%w in the Python and JavaScript files, and the Go packages could not be loaded: %w", unknown, g.goErr)
 	}
+	if le := g.goLoadErrors(); le != nil {
+		return nil, fmt.Errorf("%w; some Go packages could not be loaded and are left out of the call graph: %w", unknown, le)
+	}
 	return nil, unknown
+}
+
+// goLoadErrors returns the Go packages left out of a partial Go graph, or
+// nil.
+func (g *callGraphs) goLoadErrors() *codeindex.LoadError {
+	if g.golang == nil {
+		return nil
+	}
+	return g.golang.LoadErrors()
+}
+
+// note says which Go packages the answer could not look into, or is "".
+func (g *callGraphs) note() string {
+	le := g.goLoadErrors()
+	if le == nil {
+		return ""
+	}
+	return fmt.Sprintf("note: the Go call graph is partial: %d package(s) did not load and are left out, so calls in or into them are missing: %s\n",
+		len(le.Packages), strings.Join(le.Packages, ", "))
 }
 
 // isUnknown reports whether err is a *codeindex.UnknownFunctionError.
@@ -155,8 +179,11 @@ func formatCalls(cmd, name string, calls []callSite) string {
 		if c.Approximate {
 			notes = append(notes, "approximate: resolved by name")
 		}
-		if c.Unresolved {
+		switch {
+		case c.Unresolved && c.Approximate:
 			notes = append(notes, "not defined under the root")
+		case c.Unresolved:
+			notes = append(notes, "unresolved: no implementation or matching function in the loaded packages")
 		}
 		note := ""
 		if len(notes) > 0 {

@@ -157,3 +157,31 @@ func TestCallersAndCalleesOfATypeScriptProject(t *testing.T) {
 	require.Contains(t, r.stdout, "src/pricing.ts:6")
 	require.Contains(t, r.stdout, "percentOff  (approximate: resolved by name)")
 }
+
+func TestCallersInAModuleWithABrokenPackageAnswerAndSayWhatIsMissing(t *testing.T) {
+	t.Setenv("GOWORK", "off")
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":           "module example.com/part\n\ngo 1.26\n",
+		"good/good.go":     "package good\n\ntype Sink interface{ Put(int) }\n\nfunc A(s Sink) int { s.Put(1); return B() }\n\nfunc B() int { return 1 }\n",
+		"broken/broken.go": "package broken\n\nfunc F() int { return undefined }\n",
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	}
+	r := runCLI(t, "callers", "good.B", "--dir", dir)
+	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, "good/good.go:5  in good.A: calls good.B\n", r.stdout)
+	require.Contains(t, r.stderr, "the Go call graph is partial: 1 package(s) did not load and are left out, so calls in or into them are missing: example.com/part/broken")
+
+	r = runCLI(t, "callees", "good.A", "--dir", dir)
+	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, "good/good.go:5  in good.A: calls good.B\n"+
+		"good/good.go:5  in good.A: calls good.Sink.Put  (dynamic: through an interface, a function value or an attribute; unresolved: no implementation or matching function in the loaded packages)\n", r.stdout)
+
+	r = runCLI(t, "callers", "broken.F", "--dir", dir)
+	require.Equal(t, exitError, r.code, r)
+	require.Contains(t, r.stderr, `no function named "broken.F"; some Go packages could not be loaded and are left out of the call graph: codeindex: load packages:`)
+}

@@ -162,14 +162,14 @@ func TestAskOfflineRunsTheScriptedAgentOnARealIndex(t *testing.T) {
 		"--model openai:gpt-4o", "OPENAI_API_KEY", "openai-compatible:<model>@<base URL>",
 		"is not the one the script answers",
 		"4 files, 13 chunks",
-		"plan, iteration 1 of at most 10:\n  1. Find the code that applies the coupon discount",
-		"step 1/1: ",
+		"plan, iteration 1 of at most 10: 1 step(s); this iteration runs the first, then the planner plans again\n  next: Find the code that applies the coupon discount",
+		"step (iteration 1): Find the code",
 		`→ search_codebase {"query":"checkout coupon discount","limit":5}`,
 		// The real results of the real tools:
 		"pricing/pricing.go:13-29  func pricing.Discount",
 		"→ read_file {\"path\":\"pricing/pricing.go\"}",
 		"// Package pricing holds the shop's coupon and shipping rules.",
-		"← get_callers:\n      cart/cart.go:46  in cart.Checkout: calls pricing.Discount",
+		"← get_callers {\"name\":\"pricing.Discount\"}:\n      cart/cart.go:46  in cart.Checkout: calls pricing.Discount",
 		`finding "step_1: Find the code`,
 		"decision: FINISH",
 		"answer:\n## Coupon discounts at checkout",
@@ -346,7 +346,7 @@ func TestAskWithAModelOverHTTP(t *testing.T) {
 	r := runCLI(t, "ask", "Who computes shipping?", "--dir", dir, "--model", "openai-compatible:test-model@"+ts.URL+"/v1")
 	require.Equal(t, exitOK, r.code, r)
 	require.NotContains(t, r.stdout, "SCRIPTED")
-	require.Contains(t, r.stdout, "← get_callers:\n      cart/cart.go:51  in cart.Checkout: calls pricing.Shipping", r)
+	require.Contains(t, r.stdout, "← get_callers {\"name\":\"pricing.Shipping\"}:\n      cart/cart.go:51  in cart.Checkout: calls pricing.Shipping", r)
 	require.Contains(t, r.stdout, "answer:\nCheckout adds pricing.Shipping.", r)
 
 	// The executor's model was offered the five tools.

@@ -216,7 +216,7 @@ func TestIndexOfAMissingDirectoryCreatesNothing(t *testing.T) {
 	require.NoDirExists(t, dir)
 }
 
-func TestPrinterShortensALongPlanUnlessVerbose(t *testing.T) {
+func TestPrinterShowsOnlyTheStepBeingRunUnlessVerbose(t *testing.T) {
 	steps := make([]string, 1000)
 	for i := range steps {
 		steps[i] = fmt.Sprintf("step %d %s", i, strings.Repeat("x", 300))
@@ -226,8 +226,8 @@ func TestPrinterShortensALongPlanUnlessVerbose(t *testing.T) {
 		wantLines int // of the plan, after its heading
 		wantLast  string
 	}{
-		{false, planPreviewSteps + 1, "  … 990 more steps (--verbose shows all)"},
-		{true, 1000, "  1000. " + steps[999]},
+		{false, 2, "  (999 later step(s) foreseen, not run unless planned again; --verbose shows them)"},
+		{true, 1000, "  later 1000. " + steps[999]},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("verbose=%v", tt.verbose), func(t *testing.T) {
@@ -235,14 +235,50 @@ func TestPrinterShortensALongPlanUnlessVerbose(t *testing.T) {
 			p := &printer{w: &out, verbose: tt.verbose}
 			p.Publish(events.Event{Data: planexec.PlanMade{Iteration: 1, MaxIterations: 10, Steps: steps}})
 			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-			require.Equal(t, "plan, iteration 1 of at most 10:", lines[1])
+			require.Equal(t, "plan, iteration 1 of at most 10: 1000 step(s); this iteration runs the first, then the planner plans again", lines[1])
 			require.Len(t, lines[2:], tt.wantLines)
 			require.Equal(t, tt.wantLast, lines[len(lines)-1])
 			if !tt.verbose {
-				require.Equal(t, "  1. step 0 "+strings.Repeat("x", stepPreviewRunes-len("step 0 "))+"…", lines[2])
+				require.Equal(t, "  next: step 0 "+strings.Repeat("x", stepPreviewRunes-len("step 0 "))+"…", lines[2])
 			}
 		})
 	}
+}
+
+func TestPrinterPairsEachToolResultWithItsCallInCallOrder(t *testing.T) {
+	var out bytes.Buffer
+	p := &printer{w: &out}
+	p.Publish(events.Event{Data: planexec.StepStarted{Iteration: 2, Index: 1, Total: 3, Step: "Read the files"}})
+	for _, c := range []events.ToolCall{
+		{ID: "a", Name: "read_file", Args: `{"path":"a.go"}`},
+		{ID: "b", Name: "read_file", Args: `{"path":"b.go"}`},
+		{ID: "c", Name: "read_file", Args: `{"path":"c.go"}`},
+	} {
+		p.Publish(events.Event{Data: c})
+	}
+	// They finish in the reverse order.
+	for _, id := range []string{"c", "b", "a"} {
+		p.Publish(events.Event{Data: events.ToolResult{ID: id, Name: "read_file", Result: "text of " + id}})
+	}
+	require.Equal(t, "\nstep (iteration 2): Read the files\n"+
+		"  → read_file {\"path\":\"a.go\"}\n"+
+		"  → read_file {\"path\":\"b.go\"}\n"+
+		"  → read_file {\"path\":\"c.go\"}\n"+
+		"  ← read_file {\"path\":\"a.go\"}:\n      text of a\n"+
+		"  ← read_file {\"path\":\"b.go\"}:\n      text of b\n"+
+		"  ← read_file {\"path\":\"c.go\"}:\n      text of c\n", out.String())
+	require.NotContains(t, out.String(), "1/3", "only the step being run is shown, not its place in a plan that is made again")
+}
+
+func TestPrinterShowsResultsKeptBehindACallWithoutResultWhenTheStepEnds(t *testing.T) {
+	var out bytes.Buffer
+	p := &printer{w: &out}
+	p.Publish(events.Event{Data: events.ToolCall{ID: "a", Name: "search_codebase", Args: `{"query":"x"}`}})
+	p.Publish(events.Event{Data: events.ToolCall{ID: "b", Name: "read_file", Args: `{"path":"b.go"}`}})
+	p.Publish(events.Event{Data: events.ToolResult{ID: "b", Name: "read_file", Result: "text of b"}})
+	require.NotContains(t, out.String(), "text of b", "kept until a's result")
+	p.Publish(events.Event{Data: planexec.FindingRecorded{Key: "step_1: x", Text: "done"}})
+	require.Contains(t, out.String(), "  ← read_file {\"path\":\"b.go\"}:\n      text of b\n")
 }
 
 func TestAskCancelledMidRunLeavesTheIndexUsable(t *testing.T) {

@@ -258,6 +258,8 @@ func callsCommand(ctx context.Context, cmd string, args []string, stdout, stderr
 	if err != nil {
 		return fail(stderr, err)
 	}
+	fmt.Fprint(stderr, cg.note())
+	fmt.Fprint(stderr, cg.note())
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		for _, c := range calls {

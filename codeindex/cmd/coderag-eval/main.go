@@ -1,15 +1,18 @@
-// Command coderag-eval runs codeindex's retrieval evaluation: it indexes the
-// GOROOT packages of a labelled question set (by default
-// codeindex/evaluation/testdata/questions.json) and prints recall@1,
-// recall@5 and MRR@10 of bm25, vector (the offline hashing embedder) and
-// hybrid search, at symbol and at file granularity.
+// Command coderag-eval runs codeindex's retrieval evaluation: it asks the
+// labelled question sets of codeindex/evaluation/testdata of an index and
+// prints recall@1, recall@5, recall@10 and MRR@10 of bm25, vector (the
+// offline hashing embedder) and hybrid search, at symbol and at file
+// granularity, for every set separately.
+//
+// By default the index is of the whole of $(go env GOROOT)/src, tests
+// included, as a user would index it, and every set is asked of it
+// (-corpus goroot); -corpus packages indexes only each set's own packages,
+// the protocol of the first sets. Indexing the whole GOROOT takes about a
+// minute of two cores; -index DIR keeps that index between runs.
 //
 // Usage, from the repository root:
 //
-//	go run ./codeindex/cmd/coderag-eval [-set FILE] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-v]
-//
-// -set codeindex/evaluation/testdata/holdout.json (or holdout2.json) asks a
-// held-out set, over other packages (see codeindex/evaluation/README.md).
+//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-v]
 package main
 
 import (
@@ -17,80 +20,188 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentgraph/agentgraph/codeindex"
 	"github.com/agentgraph/agentgraph/codeindex/evaluation"
 )
 
+// sets are the bundled question sets, in report order.
+var sets = []string{"questions.json", "holdout.json", "holdout2.json", "descriptive.json"}
+
+type options struct {
+	sets      []string
+	corpus    string
+	index     string
+	check     bool
+	fusion    codeindex.Fusion
+	k         float64
+	wb, wv    float64
+	testsLast bool
+	verbose   bool
+}
+
 func main() {
-	set := flag.String("set", defaultSet(), "labelled question set (JSON)")
+	set := flag.String("set", strings.Join(defaultSets(), ","), "labelled question sets (JSON), comma-separated")
+	corpus := flag.String("corpus", "goroot", "what is indexed: goroot (the whole of GOROOT/src, every set) or packages (each set's packages alone)")
+	index := flag.String("index", "", "keep the whole-GOROOT index in this folder and reuse it (default: a temporary folder)")
+	check := flag.Bool("check", false, "only check that every label names a definition of GOROOT/src, without indexing")
 	fusion := flag.String("fusion", codeindex.FuseMNZ.String(), "how hybrid search merges its rankings: mnz, minmax or rrf")
 	k := flag.Float64("k", codeindex.DefaultRRFK, "k of reciprocal rank fusion (with -fusion rrf)")
 	weights := flag.String("weights", "1,1", "weights of the bm25 and vector rankings in hybrid search")
 	testsLast := flag.Bool("tests-last", true, "rank test files' chunks after the others (codeindex.WithTestsLast)")
 	verbose := flag.Bool("v", false, "also print the rank of the answering symbol per question")
 	flag.Parse()
-	if err := run(*set, *fusion, *k, *weights, *testsLast, *verbose); err != nil {
-		fmt.Fprintln(os.Stderr, "coderag-eval:", err)
-		os.Exit(1)
-	}
-}
-
-// defaultSet finds the bundled question set from the repository root or
-// from the codeindex module.
-func defaultSet() string {
-	for _, p := range []string{"codeindex/evaluation/testdata/questions.json", "evaluation/testdata/questions.json"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
+	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, verbose: *verbose}
+	if err := o.parse(*fusion, *weights); err == nil {
+		err = run(o)
+		if err == nil {
+			return
 		}
+		fmt.Fprintln(os.Stderr, "coderag-eval:", err)
+	} else {
+		fmt.Fprintln(os.Stderr, "coderag-eval:", err)
 	}
-	return "codeindex/evaluation/testdata/questions.json"
+	os.Exit(1)
 }
 
-func run(setFile, fusion string, k float64, weights string, testsLast, verbose bool) error {
-	fu, err := codeindex.ParseFusion(fusion)
-	if err != nil {
+// defaultSets finds the bundled question sets from the repository root or
+// from the codeindex module.
+func defaultSets() []string {
+	dir := "codeindex/evaluation/testdata"
+	if _, err := os.Stat(dir); err != nil {
+		dir = "evaluation/testdata"
+	}
+	out := make([]string, len(sets))
+	for i, s := range sets {
+		out[i] = filepath.Join(dir, s)
+	}
+	return out
+}
+
+func (o *options) parse(fusion, weights string) error {
+	var err error
+	if o.fusion, err = codeindex.ParseFusion(fusion); err != nil {
 		return fmt.Errorf("-fusion: %w", err)
 	}
 	ws := strings.Split(weights, ",")
 	if len(ws) != 2 {
 		return fmt.Errorf("-weights %q: want two numbers, bm25,vector", weights)
 	}
-	wb, err := strconv.ParseFloat(ws[0], 64)
-	if err != nil {
+	if o.wb, err = strconv.ParseFloat(ws[0], 64); err != nil {
 		return fmt.Errorf("-weights: %w", err)
 	}
-	wv, err := strconv.ParseFloat(ws[1], 64)
-	if err != nil {
+	if o.wv, err = strconv.ParseFloat(ws[1], 64); err != nil {
 		return fmt.Errorf("-weights: %w", err)
 	}
-	s, err := evaluation.LoadSet(setFile)
-	if err != nil {
-		return err
+	if o.corpus != "goroot" && o.corpus != "packages" {
+		return fmt.Errorf("-corpus %q: want goroot or packages", o.corpus)
+	}
+	return nil
+}
+
+func run(o options) error {
+	ctx := context.Background()
+	var loaded []*evaluation.Set
+	for _, f := range o.sets {
+		s, err := evaluation.LoadSet(f)
+		if err != nil {
+			return err
+		}
+		loaded = append(loaded, s)
 	}
 	goroot, err := evaluation.GOROOTSrc()
 	if err != nil {
 		return err
+	}
+	if o.check {
+		defs, err := evaluation.Definitions(goroot)
+		if err != nil {
+			return err
+		}
+		bad := 0
+		for i, s := range loaded {
+			answers, unknown := evaluation.Resolve(s, defs)
+			for _, u := range unknown {
+				fmt.Printf("%s: unknown label %s\n", o.sets[i], u)
+			}
+			bad += len(unknown)
+			fmt.Printf("%s: %d questions, %d acceptable answers, %d packages\n", o.sets[i], len(s.Questions), count(answers), len(packagesOf(answers)))
+		}
+		if bad > 0 {
+			return fmt.Errorf("%d labels name no definition of %s", bad, goroot)
+		}
+		return nil
 	}
 	work, err := os.MkdirTemp("", "coderag-eval")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	res, _, err := evaluation.Run(context.Background(), s, goroot, work, codeindex.WithFusion(fu), codeindex.WithRRFK(k), codeindex.WithWeights(wb, wv), codeindex.WithTestsLast(testsLast))
-	if err != nil {
-		return err
+	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast)}
+	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; tests last: %v; MRR over the top %d\n",
+		o.fusion, o.k, o.wb, o.wv, o.testsLast, evaluation.Limit)
+
+	var corpus *evaluation.Corpus
+	if o.corpus == "goroot" {
+		dir := o.index
+		if dir == "" {
+			dir = filepath.Join(work, "goroot.coderag")
+		}
+		if corpus, err = evaluation.OpenCorpus(ctx, goroot, dir); err != nil {
+			return err
+		}
+		defer corpus.Close()
+		fmt.Printf("corpus: the whole of %s: %d files, %d chunks; open and update took %s (%d files indexed, %d unchanged)\n",
+			goroot, corpus.Stats.Files, corpus.Stats.Chunks, corpus.Build.Round(time.Millisecond), corpus.Stats.Added+corpus.Stats.Changed, corpus.Stats.Unchanged)
 	}
-	fmt.Printf("GOROOT/src packages: %s\nhybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; tests last: %v; MRR over the top %d\n\n",
-		strings.Join(s.Packages, " "), fu, k, wb, wv, testsLast, evaluation.Limit)
-	if err := evaluation.WriteTable(os.Stdout, len(s.Questions), res); err != nil {
-		return err
-	}
-	if verbose {
-		fmt.Println()
-		return evaluation.WriteRanks(os.Stdout, s, res)
+	for i, s := range loaded {
+		fmt.Printf("\n%s", o.sets[i])
+		if s.Frozen != "" {
+			fmt.Printf(" (frozen %s)", s.Frozen)
+		}
+		var res []evaluation.Result
+		if corpus != nil {
+			fmt.Println()
+			res, err = corpus.Evaluate(ctx, s, sopts...)
+		} else {
+			fmt.Printf(", over its GOROOT/src packages alone: %s\n", strings.Join(s.Packages, " "))
+			res, _, err = evaluation.Run(ctx, s, goroot, work, sopts...)
+		}
+		if err != nil {
+			return err
+		}
+		if err := evaluation.WriteTable(os.Stdout, len(s.Questions), res); err != nil {
+			return err
+		}
+		if o.verbose {
+			fmt.Println()
+			if err := evaluation.WriteRanks(os.Stdout, s, res); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+func count(answers [][]evaluation.Answer) int {
+	n := 0
+	for _, as := range answers {
+		n += len(as)
+	}
+	return n
+}
+
+// packagesOf returns the directories of the answers' files.
+func packagesOf(answers [][]evaluation.Answer) map[string]bool {
+	pkgs := map[string]bool{}
+	for _, as := range answers {
+		for _, a := range as {
+			pkgs[filepath.Dir(a.File)] = true
+		}
+	}
+	return pkgs
 }

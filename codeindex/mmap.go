@@ -1,0 +1,47 @@
+package codeindex
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+	"unsafe"
+)
+
+// A mappedFile is the content of a file, mapped into memory where the
+// platform can (mmap_unix.go) and read otherwise.
+type mappedFile struct {
+	data  []byte
+	unmap func() error // nil when data was read
+}
+
+// readMapped reads the size bytes of f, for when it cannot be mapped.
+func readMapped(f *os.File, size int64) (*mappedFile, error) {
+	data := make([]byte, size)
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {
+		return nil, err
+	}
+	return &mappedFile{data: data}, nil
+}
+
+// float32s returns the n little-endian float32s at offset off of the file
+// in place, when the machine is little-endian and they are aligned.
+func (m *mappedFile) float32s(off, n int) ([]float32, bool) {
+	b := m.data[off : off+4*n]
+	if !littleEndian || uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n), true
+}
+
+// close unmaps the file; the slices it gave must not be used afterwards.
+func (m *mappedFile) close() error {
+	if m.unmap == nil {
+		return nil
+	}
+	unmap := m.unmap
+	m.unmap, m.data = nil, nil
+	return unmap()
+}
+
+// littleEndian reports whether the machine stores numbers little-endian.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
