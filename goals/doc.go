@@ -94,10 +94,13 @@
 // (a Go package, a pytest file, a cargo run) are judged once it runs. A
 // run in which no test ran never reaches the goal, whatever the baseline.
 //
-// With Config.ProtectTests (protect_tests: true in .retrai.yml) the
-// baseline also records the SHA-256 of every test file ([IsTestFile]), and
-// a check fails, naming the files, when one of them was changed or
-// deleted; new test files are allowed.
+// Test files are protected by default: the baseline also records the
+// SHA-256 of every test file ([IsTestFile]), and a check fails, naming the
+// files and telling the model to restore them, when one of them was
+// changed in any way — an expected value, a weakened assertion, an
+// emptied test body — or deleted; new test files are allowed.
+// Config.AllowTestEdits (protect_tests: false in .retrai.yml) turns that
+// off, for projects whose agent is meant to edit tests.
 //
 // A goal given no Baseline in State takes one from its first check of a run
 // (by RunID, when set, and directory), kept in memory: it misses what the
