@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -213,7 +212,8 @@ func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path s
 // execTestRun runs run and builds its report. It also returns the raw
 // (capped) combined output for callers that need to inspect it.
 func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (*TestReport, string, error) {
-	exe, err := exec.LookPath(run.name)
+	// Never a runner planted in the project (see LookPathOutside).
+	exe, err := LookPathOutside(os.Getenv("PATH"), ws.Root(), run.name)
 	if err != nil {
 		return nil, "", fmt.Errorf("run_tests: %s not found: %w", run.name, err)
 	}
@@ -442,9 +442,9 @@ func runPytest(ctx context.Context, ws *Workspace, cfg *config, projectDir, targ
 	reportPath := filepath.Join(tmp, "report.json") // pytest creates it; its presence means success
 
 	name, baseArgs := "pytest", []string(nil)
-	if _, err := exec.LookPath("pytest"); err != nil {
+	if _, err := LookPathOutside(os.Getenv("PATH"), ws.Root(), "pytest"); err != nil {
 		for _, py := range []string{"python3", "python"} {
-			if _, err := exec.LookPath(py); err == nil {
+			if _, err := LookPathOutside(os.Getenv("PATH"), ws.Root(), py); err == nil {
 				name, baseArgs = py, []string{"-m", "pytest"}
 				break
 			}
