@@ -33,7 +33,9 @@ type BashArgs struct {
 // Sandboxed or not, the command gets a scrubbed environment (PATH, LANG,
 // LC_*, TERM, TZ, USER, LOGNAME, plus WithEnv's; never a secret-looking
 // variable such as OPENAI_API_KEY unless named exactly, see SecretEnvName)
-// with HOME set to a fresh directory (or WithHome's), stdin is closed, and
+// with HOME set to a fresh directory (or WithHome's) and the build caches
+// of go, pip and npm in a persistent, writable directory of their own (see
+// WithCacheDir), stdin is closed, and
 // when it ends, times out (WithTimeout, default 60 s; the model may ask for
 // up to WithMaxTimeout) or ctx is done, every process it started is killed,
 // including background jobs and processes that called setsid. How
@@ -58,7 +60,7 @@ func BashExec(ws *Workspace, opts ...Option) Tool {
 		"and background processes are killed when the command ends. " +
 		"stdin is closed, so do not run interactive programs. Long output is truncated in the middle."
 	if cfg.sandbox != SandboxOff && cfg.sandboxInfo().Available {
-		desc += " Commands run in a sandbox: only the workspace, /tmp and $HOME are writable"
+		desc += " Commands run in a sandbox: only the workspace, /tmp, $HOME and the build caches are writable"
 		if !cfg.network {
 			desc += ", and there is no network access"
 		}

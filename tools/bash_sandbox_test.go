@@ -63,8 +63,8 @@ func TestBashKillsEveryProcessItStarted(t *testing.T) {
 		{"setsid after normal exit", "setsid", "exit 0", 0, false},
 		{"double-forked setsid after normal exit", "setsid -f", "exit 2", 0, false},
 		{"nohup after normal exit", "nohup", "exit 0", 0, false},
-		{"background job on timeout", "", "wait", 300 * time.Millisecond, true},
-		{"setsid on timeout", "setsid", "sleep 600", 300 * time.Millisecond, true},
+		{"background job on timeout", "", "wait", 3 * time.Second, true},
+		{"setsid on timeout", "setsid", "sleep 600", 3 * time.Second, true},
 	}
 	for _, mode := range bashModes(t) {
 		t.Run(mode.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,11 +107,16 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		home = dir
 	}
 	env := commandEnv(os.Environ(), cfg, home, info.Available)
+	caches, err := cfg.openCaches(ws)
+	if err != nil {
+		return CommandResult{}, err
+	}
+	env = append(env, caches.env()...)
+	env = append(env, goEnvironment(cfg, caches, ws.Root(), info.Available)...)
 	readOnly := cfg.readOnlyPaths
 	if cfg.goCaches {
 		if g, err := hostGoEnv(); err == nil {
-			env = append(env, g.env(info.Available)...)
-			readOnly = append(readOnly[:len(readOnly):len(readOnly)], g.GOROOT, g.GOCACHE, g.GOMODCACHE)
+			readOnly = append(readOnly[:len(readOnly):len(readOnly)], g.GOROOT, g.GOMODCACHE)
 		}
 	}
 	env = append(env, c.Env...)
@@ -131,7 +137,7 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 			workspace:     ws.Root(),
 			home:          cfg.home,
 			readOnlyPaths: readOnly,
-			writablePaths: cfg.writablePaths,
+			writablePaths: slices.Concat(cfg.writablePaths, caches.dirs()),
 			tmpSize:       info.tmpSize,
 		}
 		a := sb.args()
@@ -206,18 +212,33 @@ type goEnv struct {
 	GOPROXY, GOSUMDB, GOPRIVATE, GONOPROXY, GONOSUMDB, GOINSECURE, GOFLAGS string
 }
 
-// env returns the variables that point a command's go at this machine's
-// toolchain, caches and module settings, and keep it from fetching
-// another toolchain; in the sandbox, where the module cache is
-// read-only, also from fetching a module.
-func (g goEnv) env(sandboxed bool) []string {
-	env := []string{"GOROOT=" + g.GOROOT, "GOCACHE=" + g.GOCACHE, "GOMODCACHE=" + g.GOMODCACHE, "GOTOOLCHAIN=local",
-		"GOFLAGS=" + g.GOFLAGS, "GOSUMDB=" + g.GOSUMDB, "GOPRIVATE=" + g.GOPRIVATE, "GONOPROXY=" + g.GONOPROXY,
-		"GONOSUMDB=" + g.GONOSUMDB, "GOINSECURE=" + g.GOINSECURE}
-	if sandboxed {
-		return append(env, "GOPROXY=off")
+// goEnvironment returns the variables that point a command's go at its
+// build cache and module cache. With WithGoCaches, go is this machine's
+// (GOROOT), with its module settings, and fetches no other toolchain;
+// its module cache is this machine's, read-only in the sandbox, where go
+// therefore fetches no module (GOPROXY=off) nor changes go.mod
+// (-mod=readonly). Unsandboxed, the build cache is this machine's too;
+// in the sandbox it is the writable one of the cache directory, never
+// this machine's. Without WithGoCaches, GOCACHE and GOPATH (and so the
+// module cache) are in the cache directory, and in the sandbox without
+// network go neither tries to fetch a module nor changes go.mod.
+func goEnvironment(cfg *config, b buildCaches, root string, sandboxed bool) []string {
+	g, err := hostGoEnv()
+	if cfg.goCaches && err == nil {
+		env := []string{"GOROOT=" + g.GOROOT, "GOMODCACHE=" + g.GOMODCACHE, "GOTOOLCHAIN=local",
+			"GOSUMDB=" + g.GOSUMDB, "GOPRIVATE=" + g.GOPRIVATE, "GONOPROXY=" + g.GONOPROXY,
+			"GONOSUMDB=" + g.GONOSUMDB, "GOINSECURE=" + g.GOINSECURE}
+		if !sandboxed {
+			return append(env, "GOCACHE="+g.GOCACHE, "GOFLAGS="+g.GOFLAGS, "GOPROXY="+g.GOPROXY)
+		}
+		return append(env, "GOCACHE="+b.dir(cacheGoBuild), "GOFLAGS="+goFlagsReadOnly(g.GOFLAGS, root), "GOPROXY=off")
 	}
-	return append(env, "GOPROXY="+g.GOPROXY)
+	gopath := b.dir(cacheGoPath)
+	env := []string{"GOCACHE=" + b.dir(cacheGoBuild), "GOPATH=" + gopath, "GOMODCACHE=" + filepath.Join(gopath, "pkg", "mod")}
+	if sandboxed && !cfg.network {
+		env = append(env, "GOFLAGS="+goFlagsReadOnly(g.GOFLAGS, root), "GOPROXY=off")
+	}
+	return env
 }
 
 // hostGoEnv asks this machine's go for its root and caches, once.

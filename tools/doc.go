@@ -58,7 +58,10 @@
 // RunCommand runs any program the way bash_exec runs a command — for an
 // agent that starts programs on a model's behalf: an external coding CLI,
 // the program a model wrote — and WithGoCaches lets sandboxed go reuse
-// this machine's toolchain and caches, read-only.
+// this machine's toolchain and module cache, read-only. Build caches (Go's
+// GOCACHE, pip's, npm's) persist per workspace in a writable directory
+// outside it (WithCacheDir, DefaultCacheDir), shared by every command run
+// there; this machine's own Go build cache is never writable to them.
 //
 // Package tools/structured reads and writes JSON, YAML and INI files
 // (confined the same way), and package tools/mcp turns the tools of MCP
@@ -142,7 +145,7 @@
 // sandbox, SandboxStatus says whether it does, and WithSandbox can require
 // it or turn it off. In the sandbox the workspace is the only writable
 // directory besides a private /tmp (1 GiB where bwrap can bound it) and
-// HOME, and the workspace's version-control metadata (.git, .hg, ... at
+// HOME and the build caches (see WithCacheDir), and the workspace's version-control metadata (.git, .hg, ... at
 // its root) is read-only unless WithVCSWrites allows writing it; /usr,
 // /bin, /lib*, /etc and /opt are read-only, and so are /proc/sys,
 // /proc/sysrq-trigger, /proc/irq and /proc/bus; the rest of the file system, home directories

@@ -113,7 +113,9 @@ func RunTestsTool(ws *Workspace, opts ...Option) Tool {
 // has one, seeing the workspace, the system directories, the runner's own
 // installation (the directory below HOME holding it, such as ~/.cargo or
 // ~/.pyenv, and rustup's toolchains for cargo), and Go's toolchain and
-// caches read-only (see WithGoCaches); with SandboxRequired and no
+// module cache read-only (see WithGoCaches), with the writable build
+// caches of the cache directory (see WithCacheDir), so that a second run
+// of unchanged code reuses what the first compiled; with SandboxRequired and no
 // sandbox nothing runs and the error wraps ErrSandboxUnavailable. Unlike
 // bash_exec's commands they get this process's environment, less its
 // secret-looking variables (see SecretEnvName) and with a HOME of their
