@@ -14,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint"
 	cpsqlite "github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/internal/sandboxnote"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/store"
 	stsqlite "github.com/agentgraph/agentgraph/store/sqlite"
@@ -76,7 +77,7 @@ func openWith(ctx context.Context, model llm.Model, o options, out io.Writer, op
 	}
 	s.closers = append(s.closers, st.Close)
 	mode, _ := tools.ParseSandboxMode(o.sandbox) // checked by run
-	fmt.Fprintf(out, "%s (--sandbox %s)\n", tools.SandboxStatus(), mode)
+	fmt.Fprint(out, sandboxnote.Lines(tools.SandboxStatus(), mode))
 	// A request makes a handful of model calls; a runaway one (a model
 	// that keeps failing the auto-fix loop's tests, say) stops at
 	// maxModelCalls, with an error the user sees.
