@@ -403,7 +403,7 @@ func (a *Agent) runTests(ctx context.Context, s State, attempt int, baseline *go
 		return TestOutcome{Goal: g.Name(), Reason: "the tests could not run: " + err.Error(),
 			Failure: err.Error(), NumFailed: 1}, true, nil
 	}
-	o := TestOutcome{Goal: g.Name(), Passed: res.Achieved, Reason: res.Reason,
+	o := TestOutcome{Goal: g.Name(), Passed: res.Achieved, Reason: res.Reason, TimedOut: res.Details.TimedOut,
 		NumPassed: res.Details.Passed, NumFailed: res.Details.Failed}
 	if !res.Achieved {
 		var b strings.Builder

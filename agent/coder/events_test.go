@@ -238,3 +238,22 @@ func TestAQuestionAboutUnreadableFilesIsNotAnsweredBlind(t *testing.T) {
 	require.Contains(t, res.Answer, "data.bin: file_read: data.bin looks like a binary file")
 	require.Empty(t, model.Calls())
 }
+
+// A command killed at its time limit did not do what was asked: its
+// outcome says so, where a command that exits non-zero is still a command
+// that ran.
+func TestACommandThatTimedOutEndsTimedOut(t *testing.T) {
+	tests := []struct {
+		request, outcome string
+	}{
+		{"run sleep 30", coder.OutcomeTimedOut},
+		{"run false", coder.OutcomeCommand},
+	}
+	for _, tc := range tests {
+		t.Run(tc.request, func(t *testing.T) {
+			a := newAgent(t, llm.NewScripted(), goSample(t), coder.WithCommandTimeout(time.Second))
+			_, res := customEvents(t, a, "t1", tc.request)
+			require.Equal(t, tc.outcome, res.Outcome, res.Answer)
+		})
+	}
+}

@@ -83,7 +83,8 @@ func openWith(ctx context.Context, model llm.Model, o options, out io.Writer, op
 	// maxModelCalls, with an error the user sees.
 	model = middleware.WrapModel(model, middleware.ModelCallLimit(middleware.WithRunLimit(maxModelCalls)))
 	opts = append([]coder.Option{coder.WithStore(st), coder.WithCheckpointer(saver),
-		coder.WithToolOptions(tools.WithSandbox(mode)), coder.WithCompileOptions(middleware.RunScope())}, opts...)
+		coder.WithToolOptions(tools.WithSandbox(mode)), coder.WithCompileOptions(middleware.RunScope()),
+		coder.WithCommandTimeout(o.commandTimeout)}, opts...)
 	s.agent, err = coder.New(model, root, opts...)
 	if err != nil {
 		s.close()
@@ -128,7 +129,7 @@ func (s *session) ask(ctx context.Context, request string) (coder.Result, error)
 // asked: -p exits with exitError after them.
 func failed(res coder.Result) bool {
 	switch res.Outcome {
-	case coder.OutcomeError, coder.OutcomeTestsFail, coder.OutcomeRefused:
+	case coder.OutcomeError, coder.OutcomeTestsFail, coder.OutcomeRefused, coder.OutcomeTimedOut:
 		return true
 	}
 	return false
