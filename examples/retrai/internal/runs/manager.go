@@ -624,13 +624,16 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 	sk.run = run
 	launched = true
 	dropLease() // for the graph to take
-	if w, ok := sandboxnote.Warning(tools.SandboxStatus(), m.sandbox); ok {
+	if w, ok := sandboxnote.Warning(sandboxStatus(), m.sandbox); ok {
 		// Never a silent fallback: whoever follows the run sees it.
 		m.publish(id, w)
 	}
 	go m.run(runCtx, ex, run, g, sk, cmd)
 	return nil
 }
+
+// sandboxStatus is tools.SandboxStatus, replaced by tests.
+var sandboxStatus = tools.SandboxStatus
 
 // build returns the agent graph of run.
 func (m *Manager) build(ctx context.Context, run Run) (*graph.Graph[retrai.State], error) {
