@@ -106,6 +106,19 @@
 // (by RunID, when set, and directory), kept in memory: it misses what the
 // agent did before that check and does not survive a restart.
 //
+// # What a check runs, and what it shows
+//
+// The programs of a check (go, pytest, npm, make, bash, …) are looked up
+// on PATH without its entries inside the project (tools.LookPathOutside),
+// and the commands a check runs get that PATH too: a program planted in
+// the project, put first on PATH by, say, direnv's PATH_add bin, is never
+// taken for the toolchain. The output of every goal built by [New] —
+// Reason, Details and a Baseline's Summary — has the values of this
+// process's environment replaced by "[redacted]" (but for PATH, HOME,
+// LANG and the toolchains' variables, when they do not look like
+// secrets), so that a test printing its environment or /proc/*/environ
+// shows the model no key.
+//
 // # Registry
 //
 // [Register] adds goals under new names (a name registered twice is an
