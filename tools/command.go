@@ -51,7 +51,21 @@ type CommandResult struct {
 	TimedOut bool
 	// Sandboxed reports that it ran in the bubblewrap sandbox.
 	Sandboxed bool
+	// LimitHit names the resource limit (see WithLimits) the program
+	// reached, LimitProcs, LimitMemory or LimitFileSize, or is "".
+	LimitHit string
+	// Limit describes that limit and what it did, for a person or a
+	// model: "the memory limit of 4 GiB was reached: the kernel killed a
+	// process".
+	Limit string
 }
+
+// The resource limits a command can reach (CommandResult.LimitHit).
+const (
+	LimitProcs    = "processes"
+	LimitMemory   = "memory"
+	LimitFileSize = "file size"
+)
 
 // RunCommand runs a program in the workspace the way bash_exec runs
 // a command (see BashExec): in the bubblewrap sandbox where the machine
@@ -106,7 +120,8 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		defer removeTree(dir)
 		home = dir
 	}
-	env := commandEnv(os.Environ(), cfg, home, info.Available)
+	environ := os.Environ()
+	env := commandEnv(environ, cfg, home, info.Available, ws.Root())
 	caches, err := cfg.openCaches(ws)
 	if err != nil {
 		return CommandResult{}, err
@@ -120,11 +135,38 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		}
 	}
 	env = append(env, c.Env...)
+	// What the program writes may reach a model: the values of this
+	// process's environment that the program was not given are hidden.
+	redactor := NewRedactor(environ, cfg.envAllow...)
+	stdout, stderr := newRedactWriter(redactor, c.Stdout), newRedactWriter(redactor, c.Stderr)
+	if c.Stdout != nil && sameWriter(c.Stdout, c.Stderr) {
+		// One writer for both, as process.Run (and os/exec) write it:
+		// never concurrently.
+		stderr = stdout
+	}
+	for _, w := range []io.Writer{stdout, stderr} {
+		if rw, ok := w.(*redactWriter); ok {
+			defer rw.flush()
+		}
+	}
 	if c.ShowProgram {
 		if exe, ok := hostProgram(c.Args[0]); ok {
 			c.Args = append([]string{exe}, c.Args[1:]...)
 			readOnly = append(readOnly[:len(readOnly):len(readOnly)], exe)
 		}
+	}
+
+	limits := DefaultLimits
+	if cfg.limitsSet {
+		limits = cfg.limits
+	}
+	cgroups := newLimitCgroups(limits)
+	defer cgroups.remove()
+	cgroupProcs, cgroupMemory := cgroups.applies()
+	if rl := rlimitArgs(limits, cfg.limitsSet, cgroupProcs, cgroupMemory); len(rl) > 0 && prlimitPath() != "" {
+		// prlimit, a system program, sets the rlimits and executes the
+		// program, inside the sandbox when there is one.
+		c.Args = slices.Concat([]string{prlimitPath()}, rl, []string{"--"}, c.Args)
 	}
 
 	name, args := c.Args[0], c.Args[1:]
@@ -133,6 +175,7 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		sb := sandbox{
 			bwrap:         info.Path,
 			userNS:        info.UserNamespace,
+			dropRoot:      info.DropsRoot,
 			network:       cfg.network,
 			workspace:     ws.Root(),
 			home:          cfg.home,
@@ -169,6 +212,7 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		}
 		name, args = info.Path, append(append(a, "--"), c.Args...)
 	}
+	name, args = cgroups.wrap(name, args)
 	res, err := process.Run(ctx, process.Command{
 		Name:       name,
 		Args:       args,
@@ -178,8 +222,8 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		Timeout:    timeout,
 		Stdin:      c.Stdin,
 		ExtraFiles: extra,
-		Stdout:     c.Stdout,
-		Stderr:     c.Stderr,
+		Stdout:     stdout,
+		Stderr:     stderr,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -187,7 +231,20 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		}
 		return CommandResult{}, err
 	}
-	return CommandResult{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Sandboxed: info.Available}, nil
+	out := CommandResult{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Sandboxed: info.Available}
+	procs, memory := cgroups.exceeded()
+	switch {
+	case memory:
+		out.LimitHit = LimitMemory
+		out.Limit = fmt.Sprintf("the memory limit of %s was reached: the kernel killed a process", sizeString(limits.MemoryBytes))
+	case procs:
+		out.LimitHit = LimitProcs
+		out.Limit = fmt.Sprintf("the limit of %d processes and threads was reached: starting more failed", limits.Procs)
+	case limits.FileBytes > 0 && fileSizeKill(res.Signal, res.ExitCode):
+		out.LimitHit = LimitFileSize
+		out.Limit = fmt.Sprintf("the file size limit of %s was reached: a process writing beyond it was killed (SIGXFSZ)", sizeString(limits.FileBytes))
+	}
+	return out, nil
 }
 
 // hostProgram returns the absolute path of the program name on this
@@ -229,7 +286,11 @@ func goEnvironment(cfg *config, b buildCaches, root string, sandboxed bool) []st
 			"GOSUMDB=" + g.GOSUMDB, "GOPRIVATE=" + g.GOPRIVATE, "GONOPROXY=" + g.GONOPROXY,
 			"GONOSUMDB=" + g.GONOSUMDB, "GOINSECURE=" + g.GOINSECURE}
 		if !sandboxed {
-			return append(env, "GOCACHE="+g.GOCACHE, "GOFLAGS="+g.GOFLAGS, "GOPROXY="+g.GOPROXY)
+			env = append(env, "GOCACHE="+g.GOCACHE, "GOFLAGS="+g.GOFLAGS)
+			if !SecretEnvVar("GOPROXY=" + g.GOPROXY) { // a proxy URL with a token is not passed on
+				env = append(env, "GOPROXY="+g.GOPROXY)
+			}
+			return env
 		}
 		return append(env, "GOCACHE="+b.dir(cacheGoBuild), "GOFLAGS="+goFlagsReadOnly(g.GOFLAGS, root), "GOPROXY=off")
 	}

@@ -54,7 +54,8 @@ type config struct {
 	writablePaths []string
 	goCaches      bool
 	cacheDir      string // "" for DefaultCacheDir
-	inheritEnv    bool   // run_tests: this process's environment but its secrets
+	limits        Limits
+	limitsSet     bool // WithLimits was given
 	commandAllow  []*regexp.Regexp
 	commandDeny   []*regexp.Regexp
 	sandboxInfo   func() SandboxInfo // SandboxStatus, replaced in tests
@@ -191,12 +192,15 @@ func WithNetwork(allow bool) Option {
 }
 
 // WithEnv passes more variables of this process's environment to
-// bash_exec and RunCommand commands, by name or by path.Match pattern ("GO*", "LC_*").
-// Variables whose names look like secrets (containing API_KEY, SECRET,
-// PASSWORD, TOKEN, CREDENTIAL, ...; see SecretEnvName) pass only when
+// bash_exec, run_tests and RunCommand commands, by name or by path.Match
+// pattern ("GO*", "LC_*"), and leaves their values unredacted in what the
+// commands print (see NewRedactor). Variables that look like secrets (a
+// name containing API_KEY, SECRET, PASSWORD, TOKEN, CREDENTIAL, ..., see
+// SecretEnvName; a URL with a password, see SecretEnvVar) pass only when
 // named exactly, never through a pattern. The defaults are PATH, LANG,
-// LANGUAGE, LC_*, TERM, TZ, USER and LOGNAME (and TMPDIR without the
-// sandbox); HOME is always set by bash_exec (see WithHome).
+// LANGUAGE, LC_*, TERM, TZ, USER, LOGNAME and the toolchains' variables
+// (see BashExec), and TMPDIR without the sandbox; HOME is always set by
+// bash_exec (see WithHome).
 func WithEnv(names ...string) Option {
 	return func(c *config) { c.envAllow = append(c.envAllow, names...) }
 }

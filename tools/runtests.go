@@ -76,7 +76,8 @@ func RunTestsTool(ws *Workspace, opts ...Option) Tool {
 		"run_tests",
 		"Run the project's tests and return a JSON report with the numbers of passed, failed and skipped tests, "+
 			"the failing tests with their output, the exit code and the (truncated) output. "+
-			"The framework (go, pytest, cargo, npm, bun) is detected automatically unless given.",
+			"The framework (go, pytest, cargo, npm, bun) is detected automatically unless given. "+
+			sandboxSentence(cfg),
 		func(ctx context.Context, args RunTestsArgs) (string, error) {
 			report, _, err := runTests(ctx, ws, cfg, args.Framework, args.Path, nil)
 			if err != nil {
@@ -116,11 +117,12 @@ func RunTestsTool(ws *Workspace, opts ...Option) Tool {
 // module cache read-only (see WithGoCaches), with the writable build
 // caches of the cache directory (see WithCacheDir), so that a second run
 // of unchanged code reuses what the first compiled; with SandboxRequired and no
-// sandbox nothing runs and the error wraps ErrSandboxUnavailable. Unlike
-// bash_exec's commands they get this process's environment, less its
-// secret-looking variables (see SecretEnvName) and with a HOME of their
-// own. A runner that needs the network to fetch dependencies needs
-// WithNetwork.
+// sandbox nothing runs and the error wraps ErrSandboxUnavailable. Like
+// bash_exec's commands they get an environment by allowlist (see
+// BashExec; a variable a test needs is named with WithEnv) with a HOME of
+// their own, and the values of this process's other variables are
+// redacted from their output (see NewRedactor). A runner that needs the
+// network to fetch dependencies needs WithNetwork.
 func RunTests(ctx context.Context, ws *Workspace, framework string, opts ...Option) (*TestReport, error) {
 	report, _, err := runTests(ctx, ws, newConfig(opts), framework, "", nil)
 	return report, err
@@ -249,10 +251,9 @@ func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (
 	// The tests are code the model may have written: they run as
 	// bash_exec runs a command, in the sandbox where there is one, with
 	// the runner's installation, go's toolchain and caches, and the run's
-	// own files (such as pytest's report) visible, and with this
-	// process's environment but its secrets and HOME.
+	// own files (such as pytest's report) visible, with bash_exec's
+	// environment.
 	sub := *cfg
-	sub.inheritEnv = true
 	sub.goCaches = cfg.goCaches || run.framework == FrameworkGo
 	installed := exe
 	if root := ws.Root(); within(root, exe) || within(root, evalSymlinks(exe)) {
@@ -290,6 +291,9 @@ func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (
 	parser.finish(report)
 	mu.Unlock()
 	raw := combined.String(maxFailureChars * 4)
+	if res.Limit != "" {
+		report.Failures = append([]TestFailure{{Name: "limit", Output: "the test run stopped: " + res.Limit + " (see WithLimits)"}}, report.Failures...)
+	}
 	if res.TimedOut {
 		report.Failures = append([]TestFailure{{
 			Name:   "timeout",
