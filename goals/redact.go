@@ -1,64 +1,24 @@
 package goals
 
 import (
-	"cmp"
 	"context"
 	"os"
-	"path"
-	"slices"
-	"strings"
 
 	"github.com/agentgraph/agentgraph/tools"
 )
 
-// redacted replaces a secret in a check's output.
-const redacted = "[redacted]"
-
-// minRedactLen is the length from which a value of the environment is
-// hidden: shorter ones ("1", "true") are too common to hide.
-const minRedactLen = 8
-
-// visibleEnv are the variables whose values a check's output may show:
-// the ones commands get, and a few that are no secret.
-var visibleEnv = []string{
-	"PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "USER", "LOGNAME", "TMPDIR",
-	"PWD", "OLDPWD", "SHELL", "HOSTNAME", "SHLVL", "_", "EDITOR", "VISUAL", "PAGER",
-	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "GOOS", "GOARCH",
-	"PYTHONPATH", "VIRTUAL_ENV", "CARGO_HOME", "RUSTUP_HOME", "NODE_PATH",
-}
-
-// newRedactor returns the function that replaces, in a check's output,
-// every value of this process's environment that is at least 8
-// characters long by [redacted], unless its variable is one of visibleEnv
-// and its value does not look like a secret (tools.SecretEnvVar). A test
-// the model wrote may print its environment or read /proc/*/environ: the
-// values of this process's secrets never reach the model that way.
+// newRedactor returns the function that hides this process's secrets in
+// a check's output: tools.NewRedactor of this process's environment,
+// which replaces by [redacted] every value at least 8 characters long but
+// those of the variables commands are meant to see (PATH, HOME, LANG, the
+// toolchains' …) that do not look like secrets. A test the model wrote
+// may print its environment or read /proc/*/environ: the values of this
+// process's secrets never reach the model that way.
 //
 // It is read at every check, so that a variable set after the goal was
 // built is hidden too.
 func newRedactor() func(string) string {
-	var values []string
-	for _, kv := range os.Environ() {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || len(value) < minRedactLen {
-			continue
-		}
-		if slices.ContainsFunc(visibleEnv, func(p string) bool { ok, _ := path.Match(p, name); return ok }) && !tools.SecretEnvVar(kv) {
-			continue
-		}
-		values = append(values, value)
-	}
-	if len(values) == 0 {
-		return func(s string) string { return s }
-	}
-	// Longest first, so that a value holding another is replaced whole.
-	slices.SortFunc(values, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
-	values = slices.Compact(values)
-	pairs := make([]string, 0, 2*len(values))
-	for _, v := range values {
-		pairs = append(pairs, v, redacted)
-	}
-	return strings.NewReplacer(pairs...).Replace
+	return tools.NewRedactor(os.Environ()).Redact
 }
 
 // redactResult hides the environment's secrets in the text of res.
