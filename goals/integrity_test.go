@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/goals"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // removed, as a file's new content, deletes the file.
@@ -704,7 +705,8 @@ OUT
 `
 	fakeBin(t, map[string]string{"pytest": script})
 	dir := project(t, map[string]string{"pytest.ini": ""})
-	g := newGoal(t, goals.GoalPytest, goals.Config{})
+	// Commands get only the variables they are given.
+	g := newGoal(t, goals.GoalPytest, goals.Config{TestOptions: []tools.Option{tools.WithEnv("RECORD")}})
 	t.Setenv("RECORD", "1")
 	base, err := g.(goals.Baseliner).Baseline(context.Background(), dir)
 	require.NoError(t, err)
