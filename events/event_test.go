@@ -34,6 +34,7 @@ func TestEachPayloadTypeHasItsKind(t *testing.T) {
 		{events.Interrupt{}, "interrupt"},
 		{events.Custom{}, "custom"},
 		{events.Error{}, "error"},
+		{events.SandboxWarning{}, "sandbox_warning"},
 		{checked{}, "test.checked"},
 		{events.Raw{Kind: "other.kind"}, "other.kind"},
 	}
@@ -82,6 +83,7 @@ func TestEventJSONRoundTrip(t *testing.T) {
 		{"breakpoint", events.Interrupt{Breakpoint: events.BreakpointAfter}},
 		{"custom", events.Custom{Value: []any{"a", float64(1), nil}}},
 		{"error", events.Error{Message: "boom"}},
+		{"sandbox warning", events.SandboxWarning{Mode: "auto", Reason: "bwrap (package bubblewrap) is not installed"}},
 		{"unknown kind", events.Raw{Kind: "other.kind", Data: json.RawMessage(`{"n":1}`)}},
 		{"unknown kind without data", events.Raw{Kind: "other.kind"}},
 	}

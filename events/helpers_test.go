@@ -45,16 +45,17 @@ func drain(t *testing.T, sub *events.Subscription) []item {
 
 // payloads are a payload of each SDK kind, for test events.
 var payloads = map[events.Kind]events.Payload{
-	events.KindRunStarted:  events.RunStarted{},
-	events.KindRunEnded:    events.RunEnded{Status: events.StatusCompleted},
-	events.KindNodeStarted: events.NodeStarted{},
-	events.KindNodeEnded:   events.NodeEnded{},
-	events.KindModelCall:   events.ModelCall{Model: "m"},
-	events.KindToolCall:    events.ToolCall{ID: "c1", Name: "shell"},
-	events.KindToolResult:  events.ToolResult{ID: "c1", Name: "shell"},
-	events.KindInterrupt:   events.Interrupt{ID: "i1"},
-	events.KindCustom:      events.Custom{Value: "x"},
-	events.KindError:       events.Error{Message: "boom"},
+	events.KindRunStarted:     events.RunStarted{},
+	events.KindRunEnded:       events.RunEnded{Status: events.StatusCompleted},
+	events.KindNodeStarted:    events.NodeStarted{},
+	events.KindNodeEnded:      events.NodeEnded{},
+	events.KindModelCall:      events.ModelCall{Model: "m"},
+	events.KindToolCall:       events.ToolCall{ID: "c1", Name: "shell"},
+	events.KindToolResult:     events.ToolResult{ID: "c1", Name: "shell"},
+	events.KindInterrupt:      events.Interrupt{ID: "i1"},
+	events.KindCustom:         events.Custom{Value: "x"},
+	events.KindError:          events.Error{Message: "boom"},
+	events.KindSandboxWarning: events.SandboxWarning{Mode: "auto", Reason: "no bwrap"},
 }
 
 // ev builds a test event of kind stamped with t0.

@@ -28,6 +28,9 @@ const (
 	KindCustom Kind = "custom"
 	// KindError is the kind of [Error]; sinks treat it as severe.
 	KindError Kind = "error"
+	// KindSandboxWarning is the kind of [SandboxWarning]; [LogTo] logs
+	// it as a warning.
+	KindSandboxWarning Kind = "sandbox_warning"
 )
 
 // RunStarted reports that a run started (or resumed): [Bridge] publishes
@@ -189,6 +192,22 @@ type Error struct {
 // EventKind implements [Payload].
 func (Error) EventKind() Kind { return KindError }
 
+// SandboxWarning warns that the commands an agent runs (bash_exec,
+// run_tests, goal checks) are NOT sandboxed: the sandbox mode is auto and
+// no sandbox works on this machine, so they run unconfined, with this
+// process's rights, files and network. A program that starts an agent in
+// that state publishes one, so that whoever watches the run sees it.
+type SandboxWarning struct {
+	// Mode is the sandbox mode in force, such as "auto".
+	Mode string `json:"mode"`
+	// Reason says why there is no sandbox, such as "bwrap (package
+	// bubblewrap) is not installed".
+	Reason string `json:"reason"`
+}
+
+// EventKind implements [Payload].
+func (SandboxWarning) EventKind() Kind { return KindSandboxWarning }
+
 // decodePayload decodes the data of an event of kind k: into the SDK's
 // payload type of k, or else as a [Raw].
 func decodePayload(k Kind, data json.RawMessage) (Payload, error) {
@@ -213,6 +232,8 @@ func decodePayload(k Kind, data json.RawMessage) (Payload, error) {
 		return decode[Custom](data)
 	case KindError:
 		return decode[Error](data)
+	case KindSandboxWarning:
+		return decode[SandboxWarning](data)
 	}
 	if len(data) == 0 || string(data) == "null" {
 		data = nil

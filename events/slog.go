@@ -13,7 +13,8 @@ import (
 const LogMessage = "agent event"
 
 // LogTo consumes sub and logs each event to logger: at Error level for
-// [KindError] events and at Info level otherwise. The record's time is the
+// [KindError] events, at Warn level for [KindSandboxWarning] events and at
+// Info level otherwise. The record's time is the
 // event's Time, its message is [LogMessage], and it carries the attributes
 // kind, run_id and step, namespace, node and task when they are set, and
 // data, the payload (a [slog.LogValuer] payload logs its LogValue). Lost
@@ -52,8 +53,11 @@ func LogTo(ctx context.Context, logger *slog.Logger, sub *Subscription) error {
 
 // eventLevel is the level ev is logged at.
 func eventLevel(ev Event) slog.Level {
-	if ev.Kind() == KindError {
+	switch ev.Kind() {
+	case KindError:
 		return slog.LevelError
+	case KindSandboxWarning:
+		return slog.LevelWarn
 	}
 	return slog.LevelInfo
 }

@@ -42,6 +42,7 @@ func TestSlogSinkLevels(t *testing.T) {
 		wantLevel string
 	}{
 		{events.KindError, "ERROR"},
+		{events.KindSandboxWarning, "WARN"},
 		{events.KindNodeStarted, "INFO"},
 		{events.KindToolCall, "INFO"},
 		{events.KindRunEnded, "INFO"},

@@ -63,8 +63,8 @@ type Baseline struct {
 	Ran     int `json:"ran"`
 	Skipped int `json:"skipped"`
 	// Files maps each test file (slash-separated, relative to the
-	// project) to the SHA-256 of its content, hex-encoded. It is recorded
-	// with Config.ProtectTests only.
+	// project) to the SHA-256 of its content, hex-encoded. It is not
+	// recorded with Config.AllowTestEdits.
 	Files map[string]string `json:"files,omitempty"`
 	// Summary is the Reason of the baseline's test run, such as
 	// "go-test: 1 of 3 tests failed: example.com/m.TestSum".
@@ -267,10 +267,13 @@ func (in *integrity) failures() []Failure {
 		fs = append(fs, Failure{Name: u, Output: "its tests could not run at the baseline, and none of them ran now (tests deleted?)"})
 	}
 	for _, f := range in.changed {
-		fs = append(fs, Failure{Name: f, Output: "protected test file changed since the baseline (protect_tests)"})
+		fs = append(fs, Failure{Name: f, Output: "protected test file changed since the run started. Test files are protected: " +
+			"a changed expected value, assertion or test body no longer checks what the test checked, so it cannot count as a fix. " +
+			"Restore the file to its content at the start of the run and fix the code under test instead."})
 	}
 	for _, f := range in.deleted {
-		fs = append(fs, Failure{Name: f, Output: "protected test file deleted since the baseline (protect_tests)"})
+		fs = append(fs, Failure{Name: f, Output: "protected test file deleted since the run started. Test files are protected: " +
+			"restore the file and fix the code under test instead."})
 	}
 	for _, n := range in.notes {
 		fs = append(fs, Failure{Name: "baseline", Output: n})
@@ -305,6 +308,9 @@ func (in *integrity) reason() string {
 		"%d units could not run their tests at the baseline, and none of them ran now (tests deleted?): %s")
 	group(in.changed, "protected test file %s was changed", "%d protected test files were changed: %s")
 	group(in.deleted, "protected test file %s was deleted", "%d protected test files were deleted: %s")
+	if len(in.changed)+len(in.deleted) > 0 {
+		parts[len(parts)-1] += " (test files may not be changed: restore them and fix the code under test)"
+	}
 	parts = append(parts, in.notes...)
 	return strings.Join(parts, "; ")
 }
@@ -405,11 +411,11 @@ type testRun func(ctx context.Context, cwd string, baseline bool) (*observation,
 // embed it.
 type baselined struct {
 	goal    string
-	protect bool // Config.ProtectTests
+	protect bool // !Config.AllowTestEdits
 	cache   baselineCache
 }
 
-// record records the test files (with Config.ProtectTests), then runs the
+// record records the test files (unless Config.AllowTestEdits), then runs the
 // tests and records what they showed.
 func (b *baselined) record(ctx context.Context, cwd string, run testRun) (*Baseline, error) {
 	files, err := b.testFiles(cwd)
@@ -445,8 +451,8 @@ func (b *baselined) check(ctx context.Context, st State, cwd string, run testRun
 	return withIntegrity(b.goal, res, checkIntegrity(base, o, files)), o, nil
 }
 
-// testFiles hashes the project's test files with Config.ProtectTests, and
-// returns nil without.
+// testFiles hashes the project's test files when they are protected (not
+// Config.AllowTestEdits), and returns nil otherwise.
 func (b *baselined) testFiles(cwd string) (map[string]string, error) {
 	if !b.protect {
 		return nil, nil

@@ -37,7 +37,7 @@ const ConfigFile = ".retrai.yml"
 //	hitl_enabled: false
 //	command: ./check.sh      # shell: the command that must exit 0
 //	timeout: 5m              # per check (or per run): a Go duration or seconds
-//	protect_tests: true      # test goals: editing a test file fails the goal
+//	protect_tests: false     # test goals: let the agent edit test files (default true)
 //	perf:
 //	  command: ./bench.sh    # default: command
 //	  max_seconds: 1.5
@@ -74,13 +74,15 @@ type Config struct {
 	// zero means DefaultTimeout. In the file it is a Go duration ("90s",
 	// "5m") or a number of seconds.
 	Timeout time.Duration `yaml:"-"`
-	// ProtectTests makes the test goals (go-test, pytest, cargo-test,
-	// npm-test, bun-test, make-test) fail when a test file that existed at
-	// the baseline (see [Baseliner]) was changed or deleted, naming the
-	// files; adding test files stays allowed. The baseline must be taken
-	// with the setting on: it then records the files' hashes.
-	// [IsTestFile] says which files are test files.
-	ProtectTests bool `yaml:"protect_tests"`
+	// AllowTestEdits lets the agent change the project's test files
+	// (protect_tests: false in the file). By default the test goals
+	// (go-test, pytest, cargo-test, npm-test, bun-test, make-test)
+	// protect them: a check fails, naming the files and saying why, when
+	// a test file that existed at the baseline (see [Baseliner]) was
+	// changed in any way (an expected value, an assertion, a test body)
+	// or deleted; adding test files stays allowed. [IsTestFile] says
+	// which files are test files.
+	AllowTestEdits bool `yaml:"-"`
 	// Perf configures perf-check.
 	Perf PerfConfig `yaml:"perf"`
 	// SQL configures sql-benchmark.
@@ -157,8 +159,9 @@ type EvalConfig struct {
 
 // fileConfig is the shape of .retrai.yml.
 type fileConfig struct {
-	Config  `yaml:",inline"`
-	Timeout yamlDuration `yaml:"timeout"`
+	Config       `yaml:",inline"`
+	Timeout      yamlDuration `yaml:"timeout"`
+	ProtectTests *bool        `yaml:"protect_tests"` // nil: the default, true
 }
 
 // yamlDuration decodes a Go duration string or a number of seconds.
@@ -214,6 +217,7 @@ func LoadConfig(dir string) (*Config, bool, error) {
 	}
 	cfg := fc.Config
 	cfg.Timeout = time.Duration(fc.Timeout)
+	cfg.AllowTestEdits = fc.ProtectTests != nil && !*fc.ProtectTests
 	return &cfg, true, nil
 }
 
@@ -243,17 +247,22 @@ var unknownFieldRe = regexp.MustCompile(`field (\S+) not found in type \S+\.(\w+
 // configKeys lists the keys of the sections of .retrai.yml, by the name of
 // the type that holds them, for the messages about unknown keys.
 var configKeys = map[string]func() []string{
-	"fileConfig": func() []string { return append(yamlKeys(reflect.TypeFor[Config]()), "timeout") },
+	"fileConfig": func() []string { return yamlKeys(reflect.TypeFor[fileConfig]()) },
 	"PerfConfig": func() []string { return yamlKeys(reflect.TypeFor[PerfConfig]()) },
 	"SQLConfig":  func() []string { return yamlKeys(reflect.TypeFor[SQLConfig]()) },
 	"EvalConfig": func() []string { return yamlKeys(reflect.TypeFor[EvalConfig]()) },
 }
 
-// yamlKeys returns the YAML keys of the fields of the struct type t.
+// yamlKeys returns the YAML keys of the fields of the struct type t, and
+// of the structs it inlines, sorted.
 func yamlKeys(t reflect.Type) []string {
 	var keys []string
 	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			keys = append(keys, yamlKeys(f.Type)...)
+			continue
+		}
 		if name != "" && name != "-" {
 			keys = append(keys, name)
 		}

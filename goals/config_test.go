@@ -19,6 +19,28 @@ func TestLoadConfigReportsAbsentFile(t *testing.T) {
 	require.Nil(t, cfg)
 }
 
+// Test files are protected unless the file says protect_tests: false.
+func TestLoadConfigProtectsTestsUnlessTurnedOff(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file      string
+		allowEdit bool
+	}{
+		{"goal: go-test\n", false},
+		{"protect_tests: true\n", false},
+		{"protect_tests: false\n", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			cfg, ok, err := goals.LoadConfig(project(t, map[string]string{".retrai.yml": tc.file}))
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, tc.allowEdit, cfg.AllowTestEdits)
+		})
+	}
+}
+
 func TestLoadConfigReadsAllSettings(t *testing.T) {
 	t.Parallel()
 	dir := project(t, map[string]string{".retrai.yml": `
@@ -28,7 +50,7 @@ max_iterations: 20
 hitl_enabled: true
 command: ./check.sh
 timeout: 90s
-protect_tests: true
+protect_tests: false
 perf:
   command: ./bench.sh
   max_seconds: 1.5
@@ -50,7 +72,7 @@ eval:
 	require.True(t, ok)
 	want := &goals.Config{
 		Goal: "sql-benchmark", Model: "claude-sonnet-4-6", MaxIterations: 20, HITLEnabled: true,
-		Command: "./check.sh", Timeout: 90 * time.Second, ProtectTests: true,
+		Command: "./check.sh", Timeout: 90 * time.Second, AllowTestEdits: true,
 		Perf: goals.PerfConfig{Command: "./bench.sh", MaxSeconds: 1.5, Runs: 7},
 		SQL: goals.SQLConfig{Driver: "sqlite", DSN: "data/bench.db", Query: "SELECT 1", QueryFile: "query.sql",
 			MaxMS: 50, Runs: 3, ExpectedRows: new(42)},

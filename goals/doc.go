@@ -94,14 +94,30 @@
 // (a Go package, a pytest file, a cargo run) are judged once it runs. A
 // run in which no test ran never reaches the goal, whatever the baseline.
 //
-// With Config.ProtectTests (protect_tests: true in .retrai.yml) the
-// baseline also records the SHA-256 of every test file ([IsTestFile]), and
-// a check fails, naming the files, when one of them was changed or
-// deleted; new test files are allowed.
+// Test files are protected by default: the baseline also records the
+// SHA-256 of every test file ([IsTestFile]), and a check fails, naming the
+// files and telling the model to restore them, when one of them was
+// changed in any way — an expected value, a weakened assertion, an
+// emptied test body — or deleted; new test files are allowed.
+// Config.AllowTestEdits (protect_tests: false in .retrai.yml) turns that
+// off, for projects whose agent is meant to edit tests.
 //
 // A goal given no Baseline in State takes one from its first check of a run
 // (by RunID, when set, and directory), kept in memory: it misses what the
 // agent did before that check and does not survive a restart.
+//
+// # What a check runs, and what it shows
+//
+// The programs of a check (go, pytest, npm, make, bash, …) are looked up
+// on PATH without its entries inside the project (tools.LookPathOutside),
+// and the commands a check runs get that PATH too: a program planted in
+// the project, put first on PATH by, say, direnv's PATH_add bin, is never
+// taken for the toolchain. The output of every goal built by [New] —
+// Reason, Details and a Baseline's Summary — has the values of this
+// process's environment replaced by "[redacted]" (but for PATH, HOME,
+// LANG and the toolchains' variables, when they do not look like
+// secrets), so that a test printing its environment or /proc/*/environ
+// shows the model no key.
 //
 // # Registry
 //

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,8 @@ type processResult struct {
 }
 
 // runProcess runs p in its own process group with stdin empty and this
-// process's environment less its secrets (tools.ScrubEnv). A non-zero
+// process's environment less its secrets (tools.ScrubEnv) and less the
+// PATH entries inside p.dir (tools.PathListOutside). A non-zero
 // exit is a normal result, and so is being killed at p.timeout. It returns
 // a *ToolNotFoundError if the program is missing and an error wrapping
 // ctx.Err() if ctx is done.
@@ -47,14 +49,20 @@ func runProcess(ctx context.Context, p program) (processResult, error) {
 	if err := ctx.Err(); err != nil {
 		return processResult{}, fmt.Errorf("goals: %s: %w", p.goal, err)
 	}
-	path, err := exec.LookPath(p.name)
+	// The program and every program it runs by name come from PATH
+	// without its entries inside the project: a bin/go the agent planted
+	// there is never the toolchain.
+	searchPath := tools.PathListOutside(os.Getenv("PATH"), p.dir)
+	path, err := tools.LookPathOutside(searchPath, p.dir, p.name)
 	if err != nil {
 		return processResult{}, &ToolNotFoundError{Goal: p.goal, Tool: p.name, Err: err}
 	}
 	out := newCapBuffer(4 * MaxOutputChars)
 	// The command runs code the agent wrote (a test, a harness, the
 	// project): this process's secrets stay out of its environment.
-	c := process.Command{Name: path, Args: p.args, Dir: p.dir, Env: tools.ScrubEnv(os.Environ()), ClearEnv: true,
+	env := slices.DeleteFunc(tools.ScrubEnv(os.Environ()), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
+	env = append(env, "PATH="+searchPath)
+	c := process.Command{Name: path, Args: p.args, Dir: p.dir, Env: env, ClearEnv: true,
 		Timeout: p.timeout, Stdout: out, Stderr: out}
 	if p.stdout != nil {
 		c.Stdout = p.stdout
@@ -86,7 +94,7 @@ func runProcess(ctx context.Context, p program) (processResult, error) {
 // where bash is missing.
 func shellProcess(goal, dir, command string, timeout time.Duration) program {
 	shell := "bash"
-	if _, err := exec.LookPath(shell); err != nil {
+	if _, err := tools.LookPathOutside(os.Getenv("PATH"), dir, shell); err != nil {
 		shell = "sh"
 	}
 	return program{goal: goal, dir: dir, name: shell, args: []string{"-c", command}, timeout: timeout}

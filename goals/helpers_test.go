@@ -2,6 +2,7 @@ package goals_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/goals"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // writeFiles creates files (slash-separated paths relative to root) and
@@ -41,9 +43,16 @@ func fakeBin(t *testing.T, scripts map[string]string) {
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
-// newGoal builds the goal name with cfg.
+// testCacheDir is the build cache directory of the tests' sandboxed test
+// runs: shared by their many projects (and kept between runs), so that
+// each does not compile the standard library anew in a cache of its own.
+var testCacheDir = filepath.Join(os.TempDir(), fmt.Sprintf("agentgraph-goals-test-cache-%d", os.Geteuid()))
+
+// newGoal builds the goal name with cfg, its test runs sharing
+// testCacheDir.
 func newGoal(t testing.TB, name string, cfg goals.Config) goals.Goal {
 	t.Helper()
+	cfg.TestOptions = append([]tools.Option{tools.WithCacheDir(testCacheDir)}, cfg.TestOptions...)
 	g, err := goals.New(name, cfg)
 	require.NoError(t, err)
 	require.Equal(t, name, g.Name())

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/goals"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // removed, as a file's new content, deletes the file.
@@ -20,8 +21,10 @@ const removed = "\x00removed"
 // integrityCase is a change an agent might make after the baseline, and
 // what the goal's check must say about it.
 type integrityCase struct {
-	name     string
-	protect  bool              // Config.ProtectTests
+	name string
+	// protect runs the case with test files protected, as by default;
+	// the other cases run with Config.AllowTestEdits.
+	protect  bool
 	change   map[string]string // files to write, or remove
 	achieved bool
 	reason   string
@@ -48,7 +51,7 @@ func (s integritySuite) run(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			dir := project(t, s.files)
-			g := newGoal(t, s.goal, goals.Config{ProtectTests: tc.protect})
+			g := newGoal(t, s.goal, goals.Config{AllowTestEdits: !tc.protect})
 			bl, ok := g.(goals.Baseliner)
 			require.True(t, ok, "%s records a baseline", s.goal)
 			base, err := bl.Baseline(ctx, dir)
@@ -163,20 +166,40 @@ func TestGoTestIntegrity(t *testing.T) {
 				achieved: true, reason: "go-test: all 3 tests passed",
 			},
 			{
-				name: "edited test, protected", protect: true,
+				name: "edited test, by default", protect: true,
 				change:   map[string]string{"calc_test.go": strings.Replace(goCalcTest, "!= 3", "!= -1", 1)},
-				reason:   "go-test: protected test file calc_test.go was changed",
+				reason:   "go-test: protected test file calc_test.go was changed (test files may not be changed: restore them and fix the code under test)",
 				failures: []string{"calc_test.go"},
 			},
 			{
-				name:     "edited test, not protected",
+				name: "weakened assertion, by default", protect: true,
+				change:   map[string]string{"calc_test.go": strings.Replace(goCalcTest, "t.Fatalf", "t.Logf", 1)},
+				reason:   "go-test: protected test file calc_test.go was changed (test files may not be changed: restore them and fix the code under test)",
+				failures: []string{"calc_test.go"},
+			},
+			{
+				name: "emptied test body, by default", protect: true,
+				change: map[string]string{"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {}\n"},
+				reason: "go-test: protected test file calc_test.go was changed (test files may not be changed: restore them and fix the code under test)",
+			},
+			{
+				name: "fix and edited test, by default", protect: true,
+				change: map[string]string{"calc.go": goCalcFixed, "other_test.go": strings.Replace(goOtherTest, "t.Fatal", "t.Log", 1)},
+				reason: "go-test: protected test file other_test.go was changed (test files may not be changed: restore them and fix the code under test)",
+			},
+			{
+				name: "genuine fix, by default", protect: true, change: map[string]string{"calc.go": goCalcFixed},
+				achieved: true, reason: "go-test: all 2 tests passed",
+			},
+			{
+				name:     "edited test, test edits allowed",
 				change:   map[string]string{"calc_test.go": strings.Replace(goCalcTest, "!= 3", "!= -1", 1)},
 				achieved: true, reason: "go-test: all 2 tests passed",
 			},
 			{
-				name: "deleted test, protected", protect: true,
+				name: "deleted test, by default", protect: true,
 				change:   map[string]string{"calc_test.go": removed},
-				reason:   "go-test: example.com/calc.TestAdd was in the baseline but did not run (deleted or renamed?); protected test file calc_test.go was deleted",
+				reason:   "go-test: example.com/calc.TestAdd was in the baseline but did not run (deleted or renamed?); protected test file calc_test.go was deleted (test files may not be changed: restore them and fix the code under test)",
 				failures: []string{"example.com/calc.TestAdd", "calc_test.go"},
 			},
 		},
@@ -295,9 +318,19 @@ func TestPytestIntegrity(t *testing.T) {
 				achieved: true, reason: "pytest: all 3 tests passed",
 			},
 			{
-				name: "edited test, protected", protect: true,
+				name: "weakened assertion, by default", protect: true,
+				change: map[string]string{"test_calc.py": strings.Replace(pyCalcTest, "assert add(1, 2) == 3", "assert add(1, 2) is not None", 1)},
+				reason: "pytest: protected test file test_calc.py was changed (test files may not be changed: restore them and fix the code under test)",
+			},
+			{
+				name: "emptied test body, by default", protect: true,
+				change: map[string]string{"test_calc.py": "def test_add():\n    pass\n"},
+				reason: "pytest: protected test file test_calc.py was changed (test files may not be changed: restore them and fix the code under test)",
+			},
+			{
+				name: "edited test, by default", protect: true,
 				change:   map[string]string{"test_calc.py": strings.Replace(pyCalcTest, "== 3", "== -1", 1)},
-				reason:   "pytest: protected test file test_calc.py was changed",
+				reason:   "pytest: protected test file test_calc.py was changed (test files may not be changed: restore them and fix the code under test)",
 				failures: []string{"test_calc.py"},
 			},
 		},
@@ -383,9 +416,9 @@ func TestCargoTestIntegrity(t *testing.T) {
 				achieved: true, reason: "cargo-test: all 4 tests passed",
 			},
 			{
-				name: "edited test, protected", protect: true,
+				name: "edited test, by default", protect: true,
 				change:   map[string]string{"tests/add.rs": strings.Replace(rustAddTest, "3);", "-1);", 1)},
-				reason:   "cargo-test: protected test file tests/add.rs was changed",
+				reason:   "cargo-test: protected test file tests/add.rs was changed (test files may not be changed: restore them and fix the code under test)",
 				failures: []string{"tests/add.rs"},
 			},
 		},
@@ -443,9 +476,9 @@ func TestNpmTestIntegrity(t *testing.T) {
 				achieved: true, reason: "npm-test: all 3 tests passed",
 			},
 			{
-				name: "edited test, protected", protect: true,
+				name: "edited test, by default", protect: true,
 				change:   map[string]string{"calc.test.js": strings.Replace(jsCalcTest, "3);", "-1);", 1)},
-				reason:   "npm-test: protected test file calc.test.js was changed",
+				reason:   "npm-test: protected test file calc.test.js was changed (test files may not be changed: restore them and fix the code under test)",
 				failures: []string{"calc.test.js"},
 			},
 		},
@@ -486,9 +519,9 @@ func TestBunTestIntegrity(t *testing.T) {
 				reason: "bun-test: 1 test ran, 2 at the baseline (tests deleted or no longer run?)",
 			},
 			{
-				name: "edited test, protected", protect: true,
+				name: "edited test, by default", protect: true,
 				change:   map[string]string{"calc.test.ts": strings.Replace(bunCalcTest, "toBe(3)", "toBe(-1)", 1)},
-				reason:   "bun-test: protected test file calc.test.ts was changed",
+				reason:   "bun-test: protected test file calc.test.ts was changed (test files may not be changed: restore them and fix the code under test)",
 				failures: []string{"calc.test.ts"},
 			},
 		},
@@ -534,9 +567,9 @@ func TestMakeTestIntegrity(t *testing.T) {
 				achieved: true, reason: "make-test: make test exited 0",
 			},
 			{
-				name: "edited test, protected", protect: true,
+				name: "edited test, by default", protect: true,
 				change:   map[string]string{"calc_test.go": strings.Replace(goCalcTest, "!= 3", "!= -1", 1)},
-				reason:   "make-test: protected test file calc_test.go was changed",
+				reason:   "make-test: protected test file calc_test.go was changed (test files may not be changed: restore them and fix the code under test)",
 				failures: []string{"calc_test.go"},
 			},
 		},
@@ -575,7 +608,7 @@ func TestTestGoalTakesBaselineAtFirstCheckWithoutOne(t *testing.T) {
 	requireGo(t)
 	ctx := context.Background()
 	dir := project(t, goCalcFiles())
-	g := newGoal(t, goals.GoalGoTest, goals.Config{})
+	g := newGoal(t, goals.GoalGoTest, goals.Config{AllowTestEdits: true})
 	st := goals.State{RunID: "run-1", Iteration: 1, MaxIterations: 10}
 
 	res, err := g.Check(ctx, st, dir)
@@ -637,7 +670,7 @@ func TestGoTestBaselineRecordsTestsAndTestFiles(t *testing.T) {
 	t.Parallel()
 	requireGo(t)
 	dir := project(t, goCalcFiles())
-	g := newGoal(t, goals.GoalGoTest, goals.Config{ProtectTests: true})
+	g := newGoal(t, goals.GoalGoTest, goals.Config{})
 	base, err := g.(goals.Baseliner).Baseline(context.Background(), dir)
 	require.NoError(t, err)
 	require.Len(t, base.Files["calc_test.go"], 64, "a hex SHA-256")
@@ -672,7 +705,8 @@ OUT
 `
 	fakeBin(t, map[string]string{"pytest": script})
 	dir := project(t, map[string]string{"pytest.ini": ""})
-	g := newGoal(t, goals.GoalPytest, goals.Config{})
+	// Commands get only the variables they are given.
+	g := newGoal(t, goals.GoalPytest, goals.Config{TestOptions: []tools.Option{tools.WithEnv("RECORD")}})
 	t.Setenv("RECORD", "1")
 	base, err := g.(goals.Baseliner).Baseline(context.Background(), dir)
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ func newMakeTestGoal(cfg Config) (Goal, error) {
 	if err := checkTimeout(GoalMakeTest, &cfg); err != nil {
 		return nil, err
 	}
-	return &makeTestGoal{baselined: baselined{goal: GoalMakeTest, protect: cfg.ProtectTests}, timeout: cfg.timeout()}, nil
+	return &makeTestGoal{baselined: baselined{goal: GoalMakeTest, protect: !cfg.AllowTestEdits}, timeout: cfg.timeout()}, nil
 }
 
 func (g *makeTestGoal) Name() string { return GoalMakeTest }
@@ -32,8 +32,8 @@ The numbers of tests that ran and that were skipped, as the test runners print t
 Fix the code under test rather than the tests or the Makefile: do not delete, skip or weaken tests, and do not change the test target to hide failures.`, g.timeout, protectPrompt(g.protect))
 }
 
-// Baseline implements Baseliner: it records the test files (with
-// Config.ProtectTests), then runs make test and records the test counts
+// Baseline implements Baseliner: it records the test files (unless
+// Config.AllowTestEdits), then runs make test and records the test counts
 // of its output.
 func (g *makeTestGoal) Baseline(ctx context.Context, cwd string) (*Baseline, error) {
 	return g.record(ctx, cwd, g.run)

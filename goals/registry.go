@@ -40,6 +40,14 @@ func Register(name string, factory Factory) error {
 // *UnknownGoalError for an unregistered name, and the factory's error as
 // is (a *SettingError for the built-in goals) when cfg does not suit the
 // goal. cfg.Goal is not consulted: name decides.
+//
+// The goal's results, which a model reads, hide this process's secrets:
+// every value of its environment at least 8 characters long is replaced
+// by "[redacted]" in Reason, Details.Command, Details.Output and
+// Details.Failures (and in a Baseline's Summary), unless its variable is
+// one commands are meant to see (PATH, HOME, LANG, GOPATH, …) and it does
+// not look like a secret: a test that prints its environment or reads
+// /proc/*/environ shows the model no key.
 func New(name string, cfg Config) (Goal, error) {
 	registry.RLock()
 	factory, ok := registry.factories[name]
@@ -47,7 +55,12 @@ func New(name string, cfg Config) (Goal, error) {
 	if !ok {
 		return nil, &UnknownGoalError{Name: name, Known: Names()}
 	}
-	return factory(cfg)
+	g, err := factory(cfg)
+	if err != nil || g == nil {
+		return g, err
+	}
+	// Its output reaches a model: never a secret of this process's.
+	return redact(g), nil
 }
 
 // Names returns the registered goal names, sorted.

@@ -12,9 +12,9 @@ import (
 	"strings"
 )
 
-// MaxTestFiles bounds the test files a baseline records with
-// Config.ProtectTests; the first ones in lexical order of their paths are
-// kept.
+// MaxTestFiles bounds the test files a baseline records to protect them
+// (see Config.AllowTestEdits); the first ones in lexical order of their
+// paths are kept.
 const MaxTestFiles = 5000
 
 // testDirs are directories all of whose files are test files.
@@ -36,8 +36,8 @@ var jsTestExts = map[string]bool{
 }
 
 // IsTestFile reports whether the file at rel, a slash-separated path
-// relative to the project directory, is a test file for
-// Config.ProtectTests:
+// relative to the project directory, is a test file, which the test goals
+// protect (see Config.AllowTestEdits):
 //
 //   - Go: *_test.go;
 //   - Python: test_*.py, *_test.py, conftest.py;

@@ -43,7 +43,7 @@ func newTestGoalFactory(name string) Factory {
 		if err := checkTimeout(name, &cfg); err != nil {
 			return nil, err
 		}
-		return &testGoal{baselined: baselined{goal: name, protect: cfg.ProtectTests}, spec: spec, timeout: cfg.timeout(), opts: cfg.TestOptions}, nil
+		return &testGoal{baselined: baselined{goal: name, protect: !cfg.AllowTestEdits}, spec: spec, timeout: cfg.timeout(), opts: cfg.TestOptions}, nil
 	}
 }
 
@@ -60,16 +60,17 @@ Fix the code under test, not the tests: do not delete, skip or weaken tests, and
 		g.spec.project, g.spec.command, g.timeout, protectPrompt(g.protect))
 }
 
-// protectPrompt is the sentence of the prompts about Config.ProtectTests.
+// protectPrompt is the sentence of the prompts about protected test
+// files (see Config.AllowTestEdits).
 func protectPrompt(protect bool) string {
 	if !protect {
 		return ""
 	}
-	return " Test files are protected: changing or deleting a test file that existed when the run started fails the goal (test files: *_test.go, test_*.py, *_test.py, conftest.py, *.test.* and *.spec.* scripts, and everything under tests, test, __tests__, spec and testdata directories)."
+	return " Test files are protected: changing a test file that existed when the run started in any way (an expected value, an assertion, a test body) or deleting it fails the goal, so restore any test file you changed (test files: *_test.go, test_*.py, *_test.py, conftest.py, *.test.* and *.spec.* scripts, and everything under tests, test, __tests__, spec and testdata directories)."
 }
 
-// Baseline implements Baseliner: it records the test files (with
-// Config.ProtectTests), then runs the tests and records which ran. The
+// Baseline implements Baseliner: it records the test files (unless
+// Config.AllowTestEdits), then runs the tests and records which ran. The
 // run keeps going past failures where the runner can (cargo test
 // --no-fail-fast, pytest --continue-on-collection-errors), so that the
 // record is complete.

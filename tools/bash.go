@@ -30,21 +30,56 @@ type BashArgs struct {
 // WithSandbox(SandboxRequired) a machine without the sandbox refuses every
 // command; with SandboxOff the sandbox is never used.
 //
-// Sandboxed or not, the command gets a scrubbed environment (PATH, LANG,
-// LC_*, TERM, TZ, USER, LOGNAME, plus WithEnv's; never a secret-looking
-// variable such as OPENAI_API_KEY unless named exactly, see SecretEnvName)
-// with HOME set to a fresh directory (or WithHome's), stdin is closed, and
+// Sandboxed or not, the command gets an environment by allowlist: PATH
+// (without its entries inside the workspace or relative ones, where a
+// model could plant a go or a python), LANG, LANGUAGE, LC_*, TERM, TZ,
+// USER, LOGNAME, the toolchains' variables (GOFLAGS, GOPATH, GOROOT,
+// GOPROXY, ..., PYTHONPATH, VIRTUAL_ENV, CARGO_HOME, NODE_PATH,
+// JAVA_HOME, ...), plus WithEnv's, and nothing else; a secret-looking one
+// (a name such as OPENAI_API_KEY, see SecretEnvName, or a value such as a
+// URL with a password, see SecretEnvVar) passes only when WithEnv names
+// it exactly. Whatever the command prints, the values of this process's
+// other variables are replaced by [redacted] (see NewRedactor) before
+// the result is returned, so that a command reading /proc/*/environ
+// shows no secret of this process either;
+// with HOME set to a fresh directory (or WithHome's) and the build caches
+// of go, pip and npm in a persistent, writable directory of their own (see
+// WithCacheDir), stdin is closed, and
 // when it ends, times out (WithTimeout, default 60 s; the model may ask for
 // up to WithMaxTimeout) or ctx is done, every process it started is killed,
 // including background jobs and processes that called setsid. How
 // thoroughly that works without the sandbox is described by
 // SandboxStatus().ProcessTree.
 //
+// Each command is bounded by WithLimits (DefaultLimits: 2,048 processes
+// and threads, 4 GiB of memory, 4 GiB per file; see Limits for how and
+// where each applies); the first line of the result says which limit a
+// command reached.
+//
 // The result holds the exit code, stdout and stderr; a non-zero exit code
 // is a normal result, not an error, and so is a timeout. Output is capped
 // at WithOutputLimit characters (default 8,000) keeping head and tail.
 // Cancellation of ctx returns ctx.Err(). Commands ruled out by
 // WithCommandAllow or WithCommandDeny return *CommandRefusedError.
+//
+// Run by root, sandboxed commands do not run as root: they run as
+// SandboxUID and SandboxGID in a user namespace of their own, with no
+// capabilities and no way to make further user namespaces
+// (SandboxStatus().DropsRoot; where the kernel refuses the user
+// namespace they run as uid 0 without capabilities). The kernel still
+// sees them as root, the owner of the workspace, which is what keeps it
+// writable to them, and of root's files, which it would let them read.
+// So every file (and directory) of the directories they see read-only —
+// the system directories, WithReadOnlyPaths', the toolchains — that not
+// everyone may read is hidden: an empty file or directory is bound over
+// it. The rule and its limits: the trees are scanned once per process (the
+// system directories while SandboxStatus probes), so a file made
+// root-only later in a tree already scanned is not hidden; a root-only
+// directory that holds the workspace or a writable path stays visible;
+// and the writable paths (the workspace, HOME, the caches, WithWritablePaths')
+// are not scanned: what root keeps there is readable, and writable, as
+// root's workspace is. Resource limits that the kernel does not apply to
+// root (the number of processes) come from a cgroup (see WithLimits).
 //
 // Without the sandbox the command can read and write anything this
 // process can, use the network and read this process's environment through
@@ -57,13 +92,7 @@ func BashExec(ws *Workspace, opts ...Option) Tool {
 		"Commands are killed after timeout_seconds (default " + fmt.Sprint(int(cfg.timeout.Seconds())) + "), " +
 		"and background processes are killed when the command ends. " +
 		"stdin is closed, so do not run interactive programs. Long output is truncated in the middle."
-	if cfg.sandbox != SandboxOff && cfg.sandboxInfo().Available {
-		desc += " Commands run in a sandbox: only the workspace, /tmp and $HOME are writable"
-		if !cfg.network {
-			desc += ", and there is no network access"
-		}
-		desc += "."
-	}
+	desc += " " + sandboxSentence(cfg)
 	return New("bash_exec", desc,
 		func(ctx context.Context, args BashArgs) (string, error) {
 			return runBash(ctx, ws, cfg, args)
@@ -100,6 +129,9 @@ func runBash(ctx context.Context, ws *Workspace, cfg *config, args BashArgs) (st
 	fmt.Fprintf(&b, "exit code: %d", res.ExitCode)
 	if res.TimedOut {
 		fmt.Fprintf(&b, " (timed out after %s; all its processes were killed)", timeout)
+	}
+	if res.Limit != "" {
+		fmt.Fprintf(&b, " (%s)", res.Limit)
 	}
 	b.WriteString("\n")
 	out, errOut := stdout.String(outBudget), stderr.String(errBudget)

@@ -63,8 +63,8 @@ func TestBashKillsEveryProcessItStarted(t *testing.T) {
 		{"setsid after normal exit", "setsid", "exit 0", 0, false},
 		{"double-forked setsid after normal exit", "setsid -f", "exit 2", 0, false},
 		{"nohup after normal exit", "nohup", "exit 0", 0, false},
-		{"background job on timeout", "", "wait", 300 * time.Millisecond, true},
-		{"setsid on timeout", "setsid", "sleep 600", 300 * time.Millisecond, true},
+		{"background job on timeout", "", "wait", 3 * time.Second, true},
+		{"setsid on timeout", "setsid", "sleep 600", 3 * time.Second, true},
 	}
 	for _, mode := range bashModes(t) {
 		t.Run(mode.name, func(t *testing.T) {
@@ -331,8 +331,9 @@ func TestBashDescriptionTellsTheModelAboutTheSandbox(t *testing.T) {
 	}{
 		{"sandboxed", []Option{sandboxed}, "no network access", ""},
 		{"sandboxed with network", []Option{sandboxed, WithNetwork(true)}, "run in a sandbox", "no network"},
-		{"no sandbox", []Option{none}, "", "sandbox"},
-		{"sandbox off", []Option{sandboxed, WithSandbox(SandboxOff)}, "", "sandbox"},
+		{"no sandbox", []Option{none}, "WARNING: commands are NOT sandboxed", "run in a sandbox"},
+		{"sandbox off", []Option{sandboxed, WithSandbox(SandboxOff)}, "WARNING: commands are NOT sandboxed", "run in a sandbox"},
+		{"sandbox required where there is none", []Option{none, WithSandbox(SandboxRequired)}, "every command is refused", "run in a sandbox"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -422,5 +423,35 @@ func TestSecretEnvName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.secret, SecretEnvName(tt.name), tt.name)
+	}
+}
+
+func TestSandboxWarningSaysWhenCommandsAreNotSandboxed(t *testing.T) {
+	t.Parallel()
+	available := SandboxInfo{Available: true, Path: "/usr/bin/bwrap"}
+	missing := SandboxInfo{Reason: "bwrap (package bubblewrap) is not installed"}
+	tests := []struct {
+		name     string
+		mode     SandboxMode
+		info     SandboxInfo
+		contains string
+	}{
+		{"auto with a sandbox", SandboxAuto, available, ""},
+		{"auto without a sandbox", SandboxAuto, missing, "NOT sandboxed"},
+		{"off", SandboxOff, available, "the sandbox is off"},
+		{"required without a sandbox", SandboxRequired, missing, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sandboxWarning(tt.mode, tt.info)
+			if tt.contains == "" {
+				require.Empty(t, got)
+				return
+			}
+			require.Contains(t, got, tt.contains)
+			if !tt.info.Available {
+				require.Contains(t, got, tt.info.Reason)
+			}
+		})
 	}
 }

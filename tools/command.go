@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,21 @@ type CommandResult struct {
 	TimedOut bool
 	// Sandboxed reports that it ran in the bubblewrap sandbox.
 	Sandboxed bool
+	// LimitHit names the resource limit (see WithLimits) the program
+	// reached, LimitProcs, LimitMemory or LimitFileSize, or is "".
+	LimitHit string
+	// Limit describes that limit and what it did, for a person or a
+	// model: "the memory limit of 4 GiB was reached: the kernel killed a
+	// process".
+	Limit string
 }
+
+// The resource limits a command can reach (CommandResult.LimitHit).
+const (
+	LimitProcs    = "processes"
+	LimitMemory   = "memory"
+	LimitFileSize = "file size"
+)
 
 // RunCommand runs a program in the workspace the way bash_exec runs
 // a command (see BashExec): in the bubblewrap sandbox where the machine
@@ -105,20 +120,53 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		defer removeTree(dir)
 		home = dir
 	}
-	env := commandEnv(os.Environ(), cfg, home, info.Available)
+	environ := os.Environ()
+	env := commandEnv(environ, cfg, home, info.Available, ws.Root())
+	caches, err := cfg.openCaches(ws)
+	if err != nil {
+		return CommandResult{}, err
+	}
+	env = append(env, caches.env()...)
+	env = append(env, goEnvironment(cfg, caches, ws.Root(), info.Available)...)
 	readOnly := cfg.readOnlyPaths
 	if cfg.goCaches {
 		if g, err := hostGoEnv(); err == nil {
-			env = append(env, g.env(info.Available)...)
-			readOnly = append(readOnly[:len(readOnly):len(readOnly)], g.GOROOT, g.GOCACHE, g.GOMODCACHE)
+			readOnly = append(readOnly[:len(readOnly):len(readOnly)], g.GOROOT, g.GOMODCACHE)
 		}
 	}
 	env = append(env, c.Env...)
+	// What the program writes may reach a model: the values of this
+	// process's environment that the program was not given are hidden.
+	redactor := NewRedactor(environ, cfg.envAllow...)
+	stdout, stderr := newRedactWriter(redactor, c.Stdout), newRedactWriter(redactor, c.Stderr)
+	if c.Stdout != nil && sameWriter(c.Stdout, c.Stderr) {
+		// One writer for both, as process.Run (and os/exec) write it:
+		// never concurrently.
+		stderr = stdout
+	}
+	for _, w := range []io.Writer{stdout, stderr} {
+		if rw, ok := w.(*redactWriter); ok {
+			defer rw.flush()
+		}
+	}
 	if c.ShowProgram {
 		if exe, ok := hostProgram(c.Args[0]); ok {
 			c.Args = append([]string{exe}, c.Args[1:]...)
 			readOnly = append(readOnly[:len(readOnly):len(readOnly)], exe)
 		}
+	}
+
+	limits := DefaultLimits
+	if cfg.limitsSet {
+		limits = cfg.limits
+	}
+	cgroups := newLimitCgroups(limits)
+	defer cgroups.remove()
+	cgroupProcs, cgroupMemory := cgroups.applies()
+	if rl := rlimitArgs(limits, cfg.limitsSet, cgroupProcs, cgroupMemory); len(rl) > 0 && prlimitPath() != "" {
+		// prlimit, a system program, sets the rlimits and executes the
+		// program, inside the sandbox when there is one.
+		c.Args = slices.Concat([]string{prlimitPath()}, rl, []string{"--"}, c.Args)
 	}
 
 	name, args := c.Args[0], c.Args[1:]
@@ -127,11 +175,12 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		sb := sandbox{
 			bwrap:         info.Path,
 			userNS:        info.UserNamespace,
+			dropRoot:      info.DropsRoot,
 			network:       cfg.network,
 			workspace:     ws.Root(),
 			home:          cfg.home,
 			readOnlyPaths: readOnly,
-			writablePaths: cfg.writablePaths,
+			writablePaths: slices.Concat(cfg.writablePaths, caches.dirs()),
 			tmpSize:       info.tmpSize,
 		}
 		a := sb.args()
@@ -163,6 +212,7 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		}
 		name, args = info.Path, append(append(a, "--"), c.Args...)
 	}
+	name, args = cgroups.wrap(name, args)
 	res, err := process.Run(ctx, process.Command{
 		Name:       name,
 		Args:       args,
@@ -172,8 +222,8 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		Timeout:    timeout,
 		Stdin:      c.Stdin,
 		ExtraFiles: extra,
-		Stdout:     c.Stdout,
-		Stderr:     c.Stderr,
+		Stdout:     stdout,
+		Stderr:     stderr,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -181,7 +231,20 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 		}
 		return CommandResult{}, err
 	}
-	return CommandResult{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Sandboxed: info.Available}, nil
+	out := CommandResult{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Sandboxed: info.Available}
+	procs, memory := cgroups.exceeded()
+	switch {
+	case memory:
+		out.LimitHit = LimitMemory
+		out.Limit = fmt.Sprintf("the memory limit of %s was reached: the kernel killed a process", sizeString(limits.MemoryBytes))
+	case procs:
+		out.LimitHit = LimitProcs
+		out.Limit = fmt.Sprintf("the limit of %d processes and threads was reached: starting more failed", limits.Procs)
+	case limits.FileBytes > 0 && fileSizeKill(res.Signal, res.ExitCode):
+		out.LimitHit = LimitFileSize
+		out.Limit = fmt.Sprintf("the file size limit of %s was reached: a process writing beyond it was killed (SIGXFSZ)", sizeString(limits.FileBytes))
+	}
+	return out, nil
 }
 
 // hostProgram returns the absolute path of the program name on this
@@ -206,18 +269,37 @@ type goEnv struct {
 	GOPROXY, GOSUMDB, GOPRIVATE, GONOPROXY, GONOSUMDB, GOINSECURE, GOFLAGS string
 }
 
-// env returns the variables that point a command's go at this machine's
-// toolchain, caches and module settings, and keep it from fetching
-// another toolchain; in the sandbox, where the module cache is
-// read-only, also from fetching a module.
-func (g goEnv) env(sandboxed bool) []string {
-	env := []string{"GOROOT=" + g.GOROOT, "GOCACHE=" + g.GOCACHE, "GOMODCACHE=" + g.GOMODCACHE, "GOTOOLCHAIN=local",
-		"GOFLAGS=" + g.GOFLAGS, "GOSUMDB=" + g.GOSUMDB, "GOPRIVATE=" + g.GOPRIVATE, "GONOPROXY=" + g.GONOPROXY,
-		"GONOSUMDB=" + g.GONOSUMDB, "GOINSECURE=" + g.GOINSECURE}
-	if sandboxed {
-		return append(env, "GOPROXY=off")
+// goEnvironment returns the variables that point a command's go at its
+// build cache and module cache. With WithGoCaches, go is this machine's
+// (GOROOT), with its module settings, and fetches no other toolchain;
+// its module cache is this machine's, read-only in the sandbox, where go
+// therefore fetches no module (GOPROXY=off) nor changes go.mod
+// (-mod=readonly). Unsandboxed, the build cache is this machine's too;
+// in the sandbox it is the writable one of the cache directory, never
+// this machine's. Without WithGoCaches, GOCACHE and GOPATH (and so the
+// module cache) are in the cache directory, and in the sandbox without
+// network go neither tries to fetch a module nor changes go.mod.
+func goEnvironment(cfg *config, b buildCaches, root string, sandboxed bool) []string {
+	g, err := hostGoEnv()
+	if cfg.goCaches && err == nil {
+		env := []string{"GOROOT=" + g.GOROOT, "GOMODCACHE=" + g.GOMODCACHE, "GOTOOLCHAIN=local",
+			"GOSUMDB=" + g.GOSUMDB, "GOPRIVATE=" + g.GOPRIVATE, "GONOPROXY=" + g.GONOPROXY,
+			"GONOSUMDB=" + g.GONOSUMDB, "GOINSECURE=" + g.GOINSECURE}
+		if !sandboxed {
+			env = append(env, "GOCACHE="+g.GOCACHE, "GOFLAGS="+g.GOFLAGS)
+			if !SecretEnvVar("GOPROXY=" + g.GOPROXY) { // a proxy URL with a token is not passed on
+				env = append(env, "GOPROXY="+g.GOPROXY)
+			}
+			return env
+		}
+		return append(env, "GOCACHE="+b.dir(cacheGoBuild), "GOFLAGS="+goFlagsReadOnly(g.GOFLAGS, root), "GOPROXY=off")
 	}
-	return append(env, "GOPROXY="+g.GOPROXY)
+	gopath := b.dir(cacheGoPath)
+	env := []string{"GOCACHE=" + b.dir(cacheGoBuild), "GOPATH=" + gopath, "GOMODCACHE=" + filepath.Join(gopath, "pkg", "mod")}
+	if sandboxed && !cfg.network {
+		env = append(env, "GOFLAGS="+goFlagsReadOnly(g.GOFLAGS, root), "GOPROXY=off")
+	}
+	return env
 }
 
 // hostGoEnv asks this machine's go for its root and caches, once.

@@ -58,7 +58,10 @@
 // RunCommand runs any program the way bash_exec runs a command — for an
 // agent that starts programs on a model's behalf: an external coding CLI,
 // the program a model wrote — and WithGoCaches lets sandboxed go reuse
-// this machine's toolchain and caches, read-only.
+// this machine's toolchain and module cache, read-only. Build caches (Go's
+// GOCACHE, pip's, npm's) persist per workspace in a writable directory
+// outside it (WithCacheDir, DefaultCacheDir), shared by every command run
+// there; this machine's own Go build cache is never writable to them.
 //
 // Package tools/structured reads and writes JSON, YAML and INI files
 // (confined the same way), and package tools/mcp turns the tools of MCP
@@ -142,7 +145,7 @@
 // sandbox, SandboxStatus says whether it does, and WithSandbox can require
 // it or turn it off. In the sandbox the workspace is the only writable
 // directory besides a private /tmp (1 GiB where bwrap can bound it) and
-// HOME, and the workspace's version-control metadata (.git, .hg, ... at
+// HOME and the build caches (see WithCacheDir), and the workspace's version-control metadata (.git, .hg, ... at
 // its root) is read-only unless WithVCSWrites allows writing it; /usr,
 // /bin, /lib*, /etc and /opt are read-only, and so are /proc/sys,
 // /proc/sysrq-trigger, /proc/irq and /proc/bus; the rest of the file system, home directories
@@ -151,8 +154,11 @@
 // (a seccomp filter, on amd64 and arm64); the command has no
 // capabilities, its own pid, IPC and UTS namespaces, and dies with this
 // process. Sandboxed or
-// not, the command gets a scrubbed environment (secret-looking variables
-// such as OPENAI_API_KEY never pass unless WithEnv names them exactly) and
+// not, the command gets an environment by allowlist (PATH without the
+// workspace's entries, locale, terminal, the toolchains' variables, and
+// WithEnv's; secret-looking variables such as OPENAI_API_KEY never pass
+// unless WithEnv names them exactly), the values of this process's other
+// variables are redacted from its output (NewRedactor, Redact), and
 // every process it started is killed when it exits, times out or is
 // cancelled, background jobs and setsid daemons included: in the sandbox
 // by its pid namespace, outside it by a cgroup where this process may
@@ -161,6 +167,11 @@
 // (SandboxStatus().ProcessTree says which). WithCommandAllow and
 // WithCommandDeny steer the model away from commands; they are a
 // convenience, not a boundary.
+//
+// Run by root, sandboxed commands run as SandboxUID in a user namespace
+// of their own, and the files of the directories they see that not
+// everyone may read are hidden from them (see BashExec for the rule and
+// its limits).
 //
 // What is not confined:
 //
@@ -171,17 +182,22 @@
 //   - run_tests runs the workspace's tests, code the model may have
 //     written, in the same sandbox (see RunTests), and so do the goals'
 //     test checks, which go through RunTestsRecorded; without the sandbox
-//     they run unconfined, with this process's environment less its
-//     secrets (ScrubEnv). The goals' other commands (make test, builds,
-//     linters, a shell command goal, an eval harness) run unconfined, with
-//     that environment too.
+//     they run unconfined, with bash_exec's environment by allowlist. The
+//     goals' other commands (make test, builds, linters, a shell command
+//     goal, an eval harness) run unconfined, with this process's
+//     environment less its secret-looking variables (ScrubEnv); their
+//     output goes through Redact before a model reads it.
 //   - Inside the sandbox the command can still read the workspace, the
 //     system directories and /etc (passwd, hosts, ...), and with WithNetwork
 //     send them anywhere. bubblewrap shares the kernel: it is not a virtual
 //     machine. WithNetwork shares this machine's network namespace: the
 //     command reaches its loopback services and abstract Unix sockets too.
-//   - Nothing bounds a command's number of processes, memory or disk use
-//     in the workspace: a fork bomb slows the machine until the time limit.
+//   - Limits (WithLimits, DefaultLimits) bound a command's processes and
+//     memory through cgroup v1 pids and memory hierarchies where this
+//     process may make cgroups (as root), else only when set explicitly,
+//     as rlimits; and the size of each file it writes (RLIMIT_FSIZE, through
+//     the prlimit program where installed). Nothing bounds the total it
+//     writes into the workspace: many files each below the limit add up.
 //   - os.Root does not stop at mount points or bind mounts inside the
 //     workspace, and the file tools follow symlinks that stay inside it.
 //   - web_search sends the model's queries to the search engine.

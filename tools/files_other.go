@@ -16,3 +16,6 @@ func linkCount(fi fs.FileInfo) uint64 { return 1 }
 
 // openedPath reports that the path of an open file is not known here.
 func openedPath(f *os.File) (string, bool) { return "", false }
+
+// ownedByMe reports true: file owners are not checked here.
+func ownedByMe(fi fs.FileInfo) bool { return true }

@@ -30,3 +30,10 @@ func openedPath(f *os.File) (string, bool) {
 	}
 	return p, true
 }
+
+// ownedByMe reports whether the file fi describes belongs to this
+// process's effective user.
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Geteuid()
+}

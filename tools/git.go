@@ -68,7 +68,7 @@ func gitEnv(home string) []string {
 		"GIT_PAGER=cat", "PAGER=cat", "GIT_EDITOR=:",
 		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1", "LC_ALL=C",
 	}
-	return passEnv(env, os.Environ(), func(name string) bool { return slices.Contains(gitEnvAllow, name) })
+	return passEnv(env, os.Environ(), func(_, name string) bool { return slices.Contains(gitEnvAllow, name) })
 }
 
 // UnsafeRepositoryError is returned by the git tools when the repository's

@@ -53,7 +53,9 @@ type config struct {
 	readOnlyPaths []string
 	writablePaths []string
 	goCaches      bool
-	inheritEnv    bool // run_tests: this process's environment but its secrets
+	cacheDir      string // "" for DefaultCacheDir
+	limits        Limits
+	limitsSet     bool // WithLimits was given
 	commandAllow  []*regexp.Regexp
 	commandDeny   []*regexp.Regexp
 	sandboxInfo   func() SandboxInfo // SandboxStatus, replaced in tests
@@ -190,20 +192,23 @@ func WithNetwork(allow bool) Option {
 }
 
 // WithEnv passes more variables of this process's environment to
-// bash_exec and RunCommand commands, by name or by path.Match pattern ("GO*", "LC_*").
-// Variables whose names look like secrets (containing API_KEY, SECRET,
-// PASSWORD, TOKEN, CREDENTIAL, ...; see SecretEnvName) pass only when
+// bash_exec, run_tests and RunCommand commands, by name or by path.Match
+// pattern ("GO*", "LC_*"), and leaves their values unredacted in what the
+// commands print (see NewRedactor). Variables that look like secrets (a
+// name containing API_KEY, SECRET, PASSWORD, TOKEN, CREDENTIAL, ..., see
+// SecretEnvName; a URL with a password, see SecretEnvVar) pass only when
 // named exactly, never through a pattern. The defaults are PATH, LANG,
-// LANGUAGE, LC_*, TERM, TZ, USER and LOGNAME (and TMPDIR without the
-// sandbox); HOME is always set by bash_exec (see WithHome).
+// LANGUAGE, LC_*, TERM, TZ, USER, LOGNAME and the toolchains' variables
+// (see BashExec), and TMPDIR without the sandbox; HOME is always set by
+// bash_exec (see WithHome).
 func WithEnv(names ...string) Option {
 	return func(c *config) { c.envAllow = append(c.envAllow, names...) }
 }
 
 // WithHome sets the HOME directory of bash_exec and RunCommand commands; in the sandbox
 // it is writable. By default each command gets a new empty HOME, removed
-// when it ends, so caches (Go's build cache and module cache, pip's, npm's)
-// start empty every time; a persistent directory keeps them.
+// when it ends; the build caches of go, pip and npm persist anyway, in the
+// cache directory (see WithCacheDir).
 func WithHome(dir string) Option {
 	return func(c *config) { c.home = dir }
 }
@@ -224,15 +229,16 @@ func WithWritablePaths(paths ...string) Option {
 }
 
 // WithGoCaches points the go command of bash_exec and RunCommand at this
-// machine's Go toolchain, build cache and module cache (as `go env`
-// reports them), so that go build, go test and go run reuse what is
-// already compiled and downloaded instead of starting from an empty HOME
-// (16 s for a hello world here, against half a second). In the sandbox the
-// three are read-only: a command can read them, including what other
-// projects compiled, but cannot change them, and go fetches no module
-// (GOPROXY=off). Without the sandbox they are this user's, writable as
-// ever. GOTOOLCHAIN=local is set either way. Where go is missing the
-// option does nothing.
+// machine's Go toolchain (GOROOT) and module cache (as `go env` reports
+// them), so that go build, go test and go run use the modules already
+// downloaded here. In the sandbox both are read-only, go fetches no
+// module (GOPROXY=off) and does not change go.mod (GOFLAGS gains
+// -mod=readonly unless the workspace vendors its modules); the build cache
+// is the writable, persistent one of the cache directory (see
+// WithCacheDir), never this machine's, which a command could otherwise
+// poison for every later build here. Without the sandbox the three are
+// this user's, writable as ever. GOTOOLCHAIN=local is set either way.
+// Where go is missing the option does nothing. run_tests sets it for go.
 func WithGoCaches() Option {
 	return func(c *config) { c.goCaches = true }
 }
@@ -252,4 +258,21 @@ func WithCommandAllow(patterns ...*regexp.Regexp) Option {
 // WithCommandAllow.
 func WithCommandDeny(patterns ...*regexp.Regexp) Option {
 	return func(c *config) { c.commandDeny = append(c.commandDeny, patterns...) }
+}
+
+// WithCacheDir sets the directory of the persistent build caches of
+// bash_exec, run_tests and RunCommand commands: Go's build cache
+// (GOCACHE), pip's (PIP_CACHE_DIR), npm's (npm_config_cache), other
+// tools' (XDG_CACHE_HOME) and, without WithGoCaches, GOPATH with its
+// module cache, each in a subdirectory created as needed. In the sandbox
+// they are writable, so that a build or test run twice reuses what the
+// first compiled or downloaded. The default, DefaultCacheDir, is a
+// directory of the user's cache directory named after the workspace; an
+// agent with a state directory of its own may put it there. The caches
+// are as trusted as the workspace: any command run in the workspace can
+// write them. The directory may not hold the workspace or this machine's
+// own Go build cache (see *CacheDirError), which sandboxed commands never
+// write.
+func WithCacheDir(dir string) Option {
+	return func(c *config) { c.cacheDir = dir }
 }

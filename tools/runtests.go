@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -77,7 +76,8 @@ func RunTestsTool(ws *Workspace, opts ...Option) Tool {
 		"run_tests",
 		"Run the project's tests and return a JSON report with the numbers of passed, failed and skipped tests, "+
 			"the failing tests with their output, the exit code and the (truncated) output. "+
-			"The framework (go, pytest, cargo, npm, bun) is detected automatically unless given.",
+			"The framework (go, pytest, cargo, npm, bun) is detected automatically unless given. "+
+			sandboxSentence(cfg),
 		func(ctx context.Context, args RunTestsArgs) (string, error) {
 			report, _, err := runTests(ctx, ws, cfg, args.Framework, args.Path, nil)
 			if err != nil {
@@ -114,12 +114,15 @@ func RunTestsTool(ws *Workspace, opts ...Option) Tool {
 // has one, seeing the workspace, the system directories, the runner's own
 // installation (the directory below HOME holding it, such as ~/.cargo or
 // ~/.pyenv, and rustup's toolchains for cargo), and Go's toolchain and
-// caches read-only (see WithGoCaches); with SandboxRequired and no
-// sandbox nothing runs and the error wraps ErrSandboxUnavailable. Unlike
-// bash_exec's commands they get this process's environment, less its
-// secret-looking variables (see SecretEnvName) and with a HOME of their
-// own. A runner that needs the network to fetch dependencies needs
-// WithNetwork.
+// module cache read-only (see WithGoCaches), with the writable build
+// caches of the cache directory (see WithCacheDir), so that a second run
+// of unchanged code reuses what the first compiled; with SandboxRequired and no
+// sandbox nothing runs and the error wraps ErrSandboxUnavailable. Like
+// bash_exec's commands they get an environment by allowlist (see
+// BashExec; a variable a test needs is named with WithEnv) with a HOME of
+// their own, and the values of this process's other variables are
+// redacted from their output (see NewRedactor). A runner that needs the
+// network to fetch dependencies needs WithNetwork.
 func RunTests(ctx context.Context, ws *Workspace, framework string, opts ...Option) (*TestReport, error) {
 	report, _, err := runTests(ctx, ws, newConfig(opts), framework, "", nil)
 	return report, err
@@ -213,7 +216,8 @@ func runTests(ctx context.Context, ws *Workspace, cfg *config, framework, path s
 // execTestRun runs run and builds its report. It also returns the raw
 // (capped) combined output for callers that need to inspect it.
 func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (*TestReport, string, error) {
-	exe, err := exec.LookPath(run.name)
+	// Never a runner planted in the project (see LookPathOutside).
+	exe, err := LookPathOutside(os.Getenv("PATH"), ws.Root(), run.name)
 	if err != nil {
 		return nil, "", fmt.Errorf("run_tests: %s not found: %w", run.name, err)
 	}
@@ -247,10 +251,9 @@ func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (
 	// The tests are code the model may have written: they run as
 	// bash_exec runs a command, in the sandbox where there is one, with
 	// the runner's installation, go's toolchain and caches, and the run's
-	// own files (such as pytest's report) visible, and with this
-	// process's environment but its secrets and HOME.
+	// own files (such as pytest's report) visible, with bash_exec's
+	// environment.
 	sub := *cfg
-	sub.inheritEnv = true
 	sub.goCaches = cfg.goCaches || run.framework == FrameworkGo
 	installed := exe
 	if root := ws.Root(); within(root, exe) || within(root, evalSymlinks(exe)) {
@@ -288,6 +291,9 @@ func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (
 	parser.finish(report)
 	mu.Unlock()
 	raw := combined.String(maxFailureChars * 4)
+	if res.Limit != "" {
+		report.Failures = append([]TestFailure{{Name: "limit", Output: "the test run stopped: " + res.Limit + " (see WithLimits)"}}, report.Failures...)
+	}
 	if res.TimedOut {
 		report.Failures = append([]TestFailure{{
 			Name:   "timeout",
@@ -442,9 +448,9 @@ func runPytest(ctx context.Context, ws *Workspace, cfg *config, projectDir, targ
 	reportPath := filepath.Join(tmp, "report.json") // pytest creates it; its presence means success
 
 	name, baseArgs := "pytest", []string(nil)
-	if _, err := exec.LookPath("pytest"); err != nil {
+	if _, err := LookPathOutside(os.Getenv("PATH"), ws.Root(), "pytest"); err != nil {
 		for _, py := range []string{"python3", "python"} {
-			if _, err := exec.LookPath(py); err == nil {
+			if _, err := LookPathOutside(os.Getenv("PATH"), ws.Root(), py); err == nil {
 				name, baseArgs = py, []string{"-m", "pytest"}
 				break
 			}

@@ -93,9 +93,20 @@ type SandboxInfo struct {
 	Available bool
 	// Path is the bwrap executable, if found.
 	Path string
-	// UserNamespace reports that bwrap needs a user namespace
-	// (--unshare-user) here, as it does when it runs unprivileged.
+	// UserNamespace reports that commands run in a user namespace of
+	// their own (--unshare-user): always where bwrap runs unprivileged, and
+	// where this process runs as root and the kernel allows it.
 	UserNamespace bool
+	// UID is the user id commands run as inside the sandbox:
+	// SandboxUID when this process runs as root (and then in its own user
+	// namespace, see DropsRoot), else this process's.
+	UID int
+	// DropsRoot reports that this process runs as root and the commands
+	// do not: they run as SandboxUID in a user namespace of their own
+	// with no capabilities, and every file and directory of the
+	// directories they see (read-only) that not everyone may read is
+	// hidden from them. See BashExec for the limits of this.
+	DropsRoot bool
 	// Reason says why the sandbox is not available.
 	Reason string
 	// ProcessTree says how a command's processes are found and killed when
@@ -110,8 +121,14 @@ type SandboxInfo struct {
 // String describes the sandbox in a sentence fit for a start-up message.
 func (s SandboxInfo) String() string {
 	if s.Available {
+		user := fmt.Sprintf("commands run as uid %d", s.UID)
+		if s.DropsRoot {
+			user += " (not root) in their own user namespace, root-only files hidden"
+		} else if s.UID == 0 {
+			user += " (root, without capabilities; root-only files hidden)"
+		}
 		return fmt.Sprintf("bash_exec sandbox: bubblewrap (%s): workspace writable, system directories read-only, "+
-			"no network unless allowed, scrubbed environment, whole process tree killed when a command ends", s.Path)
+			"no network unless allowed, scrubbed environment, %s, whole process tree killed when a command ends", s.Path, user)
 	}
 	return fmt.Sprintf("bash_exec sandbox: NONE (%s): commands can read and write anything this process can and use the network; "+
 		"process tree: %s", s.Reason, s.ProcessTree)
@@ -141,16 +158,37 @@ var probeSandbox = sync.OnceValue(func() SandboxInfo {
 	}
 	defer os.RemoveAll(dir)
 	var failures []string
-	for _, userNS := range []bool{false, true} {
+	root := os.Geteuid() == 0
+	if root {
+		// Commands will need the root-only files of the system
+		// directories masked: find them while the probe runs.
+		for _, d := range systemDirs {
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				go rootOnlyIn(d)
+			}
+		}
+	}
+	tries := []sandbox{{userNS: false}, {userNS: true}}
+	if root {
+		// As root, commands run as SandboxUID in a user namespace of
+		// their own where the kernel allows it, as root without
+		// capabilities where it does not.
+		tries = []sandbox{{userNS: true, dropRoot: true}, {userNS: false}}
+	}
+	for _, try := range tries {
 		tmpSize := true
 		for {
-			sb := sandbox{bwrap: bwrap, userNS: userNS, workspace: dir, tmpSize: tmpSize}
+			sb := sandbox{bwrap: bwrap, userNS: try.userNS, dropRoot: try.dropRoot, workspace: dir, tmpSize: tmpSize, noMasks: true}
 			args := append(sb.args(), "--", "true")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput()
 			cancel()
 			if err == nil {
-				return SandboxInfo{Available: true, Path: bwrap, UserNamespace: userNS, tmpSize: tmpSize}
+				uid := os.Geteuid()
+				if try.dropRoot {
+					uid = SandboxUID
+				}
+				return SandboxInfo{Available: true, Path: bwrap, UserNamespace: try.userNS, UID: uid, DropsRoot: try.dropRoot, tmpSize: tmpSize}
 			}
 			failures = append(failures, fmt.Sprintf("%v: %s", err, strings.TrimSpace(string(out))))
 			// A bwrap older than 0.8 does not know --size: only then is it
@@ -190,6 +228,11 @@ type sandbox struct {
 	readOnlyPaths []string
 	writablePaths []string
 	tmpSize       bool // bound /tmp to sandboxTmpSize
+	// dropRoot runs the command as SandboxUID, with no further user
+	// namespaces (this process is root; needs userNS).
+	dropRoot bool
+	// noMasks leaves out the masks of root-only files (the probe).
+	noMasks bool
 }
 
 // args returns bwrap's options, up to the command.
@@ -203,6 +246,9 @@ func (s sandbox) args() []string {
 	}
 	if s.userNS {
 		a = append(a, "--unshare-user")
+		if s.dropRoot {
+			a = append(a, "--uid", strconv.Itoa(SandboxUID), "--gid", strconv.Itoa(SandboxGID), "--disable-userns")
+		}
 	}
 	if !s.network {
 		a = append(a, "--unshare-net")
@@ -244,6 +290,20 @@ func (s sandbox) args() []string {
 	for _, p := range s.readOnlyPaths {
 		a = append(a, "--ro-bind-try", p, p)
 	}
+	if os.Geteuid() == 0 && !s.noMasks {
+		// The command's processes are host root (kuid 0) even as
+		// SandboxUID, only without capabilities: the owner of root's
+		// files, which the kernel lets it read. Hide those that not
+		// everyone may read.
+		trees := slices.Clone(s.readOnlyPaths)
+		for _, dir := range systemDirs {
+			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+				trees = append(trees, dir)
+			}
+		}
+		keep := slices.Concat([]string{s.workspace, s.home}, s.writablePaths)
+		a = append(a, maskArgs(trees, slices.DeleteFunc(keep, func(p string) bool { return p == "" }))...)
+	}
 	for _, p := range s.writablePaths {
 		a = append(a, "--bind-try", p, p)
 	}
@@ -258,6 +318,15 @@ func (s sandbox) args() []string {
 
 // defaultEnvAllow are the variables bash_exec passes on by default.
 var defaultEnvAllow = []string{"PATH", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "USER", "LOGNAME"}
+
+// toolchainEnv are the toolchains' variables commands get too (some are
+// then replaced: GOCACHE by the cache directory's, see WithCacheDir).
+var toolchainEnv = []string{
+	"GOFLAGS", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOPRIVATE", "GONOPROXY", "GONOSUMDB",
+	"GOSUMDB", "GOINSECURE", "GOTOOLCHAIN", "GOOS", "GOARCH", "GOAMD64", "GOARM64", "CGO_ENABLED",
+	"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX",
+	"CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "NODE_PATH", "JAVA_HOME",
+}
 
 // defaultPath is PATH when this process has none.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -293,11 +362,14 @@ func SecretEnvName(name string) bool {
 	return false
 }
 
-// commandEnv returns the environment of a bash_exec command: the allowed
-// variables of environ (with cfg.inheritEnv, all but the secret-looking
-// ones not named exactly), HOME=home and, in the sandbox, TMPDIR=/tmp.
-func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []string {
-	allow := slices.Concat(defaultEnvAllow, cfg.envAllow)
+// commandEnv returns the environment of a bash_exec, run_tests or
+// RunCommand command, by allowlist: the variables of environ named in
+// defaultEnvAllow, toolchainEnv or WithEnv (a secret-looking one, see
+// SecretEnvVar, only when WithEnv names it exactly), PATH without its
+// entries inside the workspace at root or relative ones, HOME=home and,
+// in the sandbox, TMPDIR=/tmp.
+func commandEnv(environ []string, cfg *config, home string, sandboxed bool, root string) []string {
+	allow := slices.Concat(defaultEnvAllow, toolchainEnv, cfg.envAllow)
 	if !sandboxed {
 		allow = append(allow, "TMPDIR")
 	}
@@ -305,19 +377,36 @@ func commandEnv(environ []string, cfg *config, home string, sandboxed bool) []st
 	if sandboxed {
 		env = append(env, "TMPDIR=/tmp")
 	}
-	if cfg.inheritEnv {
-		// Everything but the secrets, and those WithEnv names exactly.
-		environ = slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
-			name, _, _ := strings.Cut(kv, "=")
-			return SecretEnvVar(kv) && !slices.Contains(cfg.envAllow, name)
-		})
-	}
-	return passEnv(env, environ, func(name string) bool {
-		if name == "HOME" || (sandboxed && name == "TMPDIR") {
+	env = passEnv(env, environ, func(kv, name string) bool {
+		if name == "HOME" || (sandboxed && name == "TMPDIR") || !envAllowed(name, allow) {
 			return false
 		}
-		return cfg.inheritEnv || envAllowed(name, allow)
+		// A value that looks secret passes only when named exactly.
+		return !SecretEnvVar(kv) || slices.Contains(cfg.envAllow, name)
 	})
+	for i, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			env[i] = "PATH=" + pathOutside(p, root)
+		}
+	}
+	return env
+}
+
+// pathOutside returns the PATH list without its entries inside the
+// workspace at root (where a model could plant a go or a python) and its
+// relative ones (".", "", "bin"), which name the working directory's.
+func pathOutside(list, root string) string {
+	var keep []string
+	for _, dir := range filepath.SplitList(list) {
+		if !filepath.IsAbs(dir) || within(root, dir) || within(root, evalSymlinks(dir)) {
+			continue
+		}
+		keep = append(keep, dir)
+	}
+	if len(keep) == 0 {
+		return defaultPath
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
 // SecretEnvVar reports whether an environment entry ("NAME=value") looks
@@ -345,13 +434,13 @@ var urlWithPassword = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:
 // (https://token@host).
 var httpURLWithUser = regexp.MustCompile(`(?i)\bhttps?://[^/?#@\s]+@`)
 
-// passEnv appends to env the variables of environ whose names keep
-// accepts, and PATH=defaultPath if that leaves no PATH.
-func passEnv(env, environ []string, keep func(name string) bool) []string {
+// passEnv appends to env the entries of environ that keep accepts, and
+// PATH=defaultPath if that leaves no PATH.
+func passEnv(env, environ []string, keep func(kv, name string) bool) []string {
 	hasPath := false
 	for _, kv := range environ {
 		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || !keep(name) {
+		if !ok || name == "" || !keep(kv, name) {
 			continue
 		}
 		hasPath = hasPath || name == "PATH"
@@ -397,4 +486,47 @@ func checkCommand(cfg *config, command string) error {
 		}
 	}
 	return &CommandRefusedError{Command: command}
+}
+
+// notSandboxed is what the model is told when its commands are not
+// sandboxed.
+const notSandboxed = "WARNING: commands are NOT sandboxed: they run with all the rights of the agent's process, " +
+	"can read and change any file it can, and can use the network."
+
+// sandboxSentence tells the model how its commands are confined.
+func sandboxSentence(cfg *config) string {
+	if cfg.sandbox == SandboxOff || !cfg.sandboxInfo().Available {
+		if cfg.sandbox == SandboxRequired {
+			return "Commands run only in a sandbox, and there is none on this machine: every command is refused."
+		}
+		return notSandboxed
+	}
+	s := "Commands run in a sandbox: only the workspace, /tmp, $HOME and the build caches are writable"
+	if !cfg.network {
+		s += ", and there is no network access"
+	}
+	return s + "."
+}
+
+// SandboxWarning returns the warning to show people (in a CLI banner, a
+// start-up log line, an event) when the commands of bash_exec, run_tests
+// and RunCommand run with mode will not be sandboxed on this machine:
+// with SandboxOff, or with SandboxAuto where SandboxStatus finds no
+// sandbox (the reason is included). It returns "" when they will be
+// sandboxed, and with SandboxRequired, where they will not run at all
+// without a sandbox (each call fails with ErrSandboxUnavailable).
+func SandboxWarning(mode SandboxMode) string {
+	return sandboxWarning(mode, SandboxStatus())
+}
+
+func sandboxWarning(mode SandboxMode, info SandboxInfo) string {
+	switch {
+	case mode == SandboxOff:
+		return "WARNING: the sandbox is off: commands the model runs can read and change anything this process can and use the network"
+	case mode == SandboxRequired || info.Available:
+		return ""
+	default:
+		return "WARNING: no sandbox (" + info.Reason + "): commands the model runs are NOT sandboxed and can read and change anything this process can and use the network; " +
+			"install bubblewrap, or require the sandbox to refuse to run without it"
+	}
 }

@@ -113,16 +113,16 @@ func TestSandboxBoundsItsPrivateTmp(t *testing.T) {
 	require.Equal(t, int64(sandboxTmpSize>>10), kib)
 }
 
-func TestTestsDoNotGetPasswordsInURLs(t *testing.T) {
-	cfg := newConfig([]Option{WithEnv("KEEP_URL")})
-	cfg.inheritEnv = true
+func TestCommandsGetPasswordsInURLsOnlyWhenNamedExactly(t *testing.T) {
+	cfg := newConfig([]Option{WithEnv("KEEP_URL", "DB_*", "MIRROR_URL")})
 	env := commandEnv([]string{
-		"DATABASE_URL=postgres://app:hunter2@db:5432/x",
+		"DB_URL=postgres://app:hunter2@db:5432/x",
 		"KEEP_URL=postgres://app:named@db/x",
-		"PLAIN_URL=https://example.com/a:b@c",
 		"MIRROR_URL=postgres://app@db/x",
-	}, cfg, "/home", true)
-	require.NotContains(t, strings.Join(env, "\n"), "hunter2")
+		"UNLISTED=plain",
+	}, cfg, "/home", true, "/work/ws")
+	require.NotContains(t, strings.Join(env, "\n"), "hunter2", "a pattern does not pass a password")
+	require.NotContains(t, strings.Join(env, "\n"), "UNLISTED")
 	require.Contains(t, env, "KEEP_URL=postgres://app:named@db/x", "named exactly, it passes")
 	require.Contains(t, env, "MIRROR_URL=postgres://app@db/x")
 }

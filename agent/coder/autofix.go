@@ -289,26 +289,35 @@ func describeEdits(rs []EditResult) string {
 // testGoal returns the workspace's test goal, detected by goals.Detect
 // (go-test, pytest, …); ok is false when the workspace has no tests.
 // Goals are kept by name, so that a goal's baseline of a request lasts.
-func (a *Agent) testGoal() (goals.Goal, bool) {
+func (a *Agent) testGoal() (goals.Goal, bool) { return a.testGoalOf(false) }
+
+// testGoalOf is testGoal, with goals.Config.AllowTestEdits set to
+// allowTestEdits: a baseline it takes then protects the test files, or
+// not.
+func (a *Agent) testGoalOf(allowTestEdits bool) (goals.Goal, bool) {
 	name, _, err := goals.Detect(a.ws.Root())
 	if err != nil {
 		return nil, false
 	}
+	key := name
+	if allowTestEdits {
+		key += "\x00tests editable"
+	}
 	a.goalMu.Lock()
 	defer a.goalMu.Unlock()
-	if g, ok := a.goals[name]; ok {
+	if g, ok := a.goals[key]; ok {
 		return g, g != nil
 	}
-	g, err := goals.New(name, goals.Config{Timeout: a.cfg.testTimeout, TestOptions: a.cfg.toolOpts})
+	g, err := goals.New(name, goals.Config{Timeout: a.cfg.testTimeout, TestOptions: a.cfg.toolOpts, AllowTestEdits: allowTestEdits})
 	if err != nil {
-		a.goals[name] = nil
+		a.goals[key] = nil
 		return nil, false
 	}
 	if _, ok := g.(goals.Baseliner); !ok { // not a test goal
-		a.goals[name] = nil
+		a.goals[key] = nil
 		return nil, false
 	}
-	a.goals[name] = g
+	a.goals[key] = g
 	return g, true
 }
 
@@ -329,12 +338,22 @@ func appliedAny(attempts []AttemptRecord) bool {
 // not count as failing.
 var removesTests = regexp.MustCompile(`(?i)\b(delete|remove|drop|rename|skip|disable)\s+(the\s+|a\s+|an\s+|this\s+|that\s+|these\s+|those\s+|all\s+(the\s+)?)?([\w.-]+\s+){0,2}?(tests?\b|(?-i:Test[A-Z_0-9]))`)
 
+// changesTests matches the requests that ask to write or change tests:
+// their baseline leaves the test files unprotected, so that the edits
+// asked for do not count as failing. Any other request's baseline
+// protects them (see goals.Config.AllowTestEdits): an edit that changes a
+// test file — an expected value, an assertion, a test body — fails the
+// tests, and the model is told to restore it.
+var changesTests = regexp.MustCompile(`(?i)\b(add|write|update|change|edit|extend|modify|improve|adjust|rewrite|cover)\b.*(\btests?\b|\btesting\b|_test\.|\btest_|(?-i:Test[A-Z_0-9]))`)
+
 // takeBaseline records the workspace's tests in out.Baseline before a
 // request's first edit is applied, when the auto-fix loop will run them
 // (replacing the baseline of an earlier request, if any): a later
 // test run then fails when a test of the baseline is gone (deleted,
 // renamed or skipped) rather than passing without it. A request that
-// asks to remove tests takes none (see removesTests). A baseline that
+// asks to remove tests takes none (see removesTests); one that asks to
+// change tests leaves the test files unprotected (see changesTests). A
+// baseline that
 // cannot be taken is noted and the loop goes on without one; an error is
 // returned only when ctx is done.
 func (a *Agent) takeBaseline(ctx context.Context, out *State, req string) error {
@@ -342,7 +361,7 @@ func (a *Agent) takeBaseline(ctx context.Context, out *State, req string) error 
 	if !a.cfg.autoFix || removesTests.MatchString(req) {
 		return nil
 	}
-	g, ok := a.testGoal()
+	g, ok := a.testGoalOf(changesTests.MatchString(req))
 	if !ok {
 		return nil
 	}
@@ -384,7 +403,7 @@ func (a *Agent) runTests(ctx context.Context, s State, attempt int, baseline *go
 		return TestOutcome{Goal: g.Name(), Reason: "the tests could not run: " + err.Error(),
 			Failure: err.Error(), NumFailed: 1}, true, nil
 	}
-	o := TestOutcome{Goal: g.Name(), Passed: res.Achieved, Reason: res.Reason,
+	o := TestOutcome{Goal: g.Name(), Passed: res.Achieved, Reason: res.Reason, TimedOut: res.Details.TimedOut,
 		NumPassed: res.Details.Passed, NumFailed: res.Details.Failed}
 	if !res.Achieved {
 		var b strings.Builder

@@ -269,3 +269,35 @@ func TestARequestToDeleteATestMayDeleteIt(t *testing.T) {
 	require.Equal(t, coder.OutcomeTestsPass, res.Outcome, res.Answer)
 	require.Equal(t, 1, res.Attempts)
 }
+
+// An edit that weakens the failing test's assertion instead of fixing the
+// code does not pass: the test files are protected by default, and the
+// model is told to restore the file.
+func TestAnEditThatWeakensTheFailingTestDoesNotPass(t *testing.T) {
+	dir := goSample(t)
+	writeFile(t, dir, "calc_test.go", sampleTests)
+	weakened := strings.Replace(sampleTests, `t.Fatalf("Sum = %d, want 6", got)`, `t.Logf("Sum = %d", got)`, 1)
+	model := llm.NewScripted(
+		pickBoth,
+		write("calc_test.go", weakened),
+		expectPrompt(write("calc_test.go", weakened+"\n"), "protected test file calc_test.go was changed", "restore"),
+		write("calc_test.go", weakened),
+	)
+	a := newAgent(t, model, dir)
+	res, err := a.Ask(t.Context(), "t1", "make the tests pass")
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeTestsFail, res.Outcome, res.Answer)
+	require.Equal(t, 3, res.Attempts)
+	require.Contains(t, res.Tests.Reason, "protected test file calc_test.go was changed")
+	require.Zero(t, model.Remaining())
+}
+
+// A request that asks for a test may change the test files.
+func TestARequestToAddATestMayEditTheTestFile(t *testing.T) {
+	dir := goSample(t)
+	model := llm.NewScripted(write("calc_test.go", sampleTests), rightFix)
+	a := newAgent(t, model, dir)
+	res, err := a.Ask(t.Context(), "t1", "add a test of Sum(nil) to calc_test.go")
+	require.NoError(t, err)
+	require.Equal(t, coder.OutcomeTestsPass, res.Outcome, res.Answer)
+}

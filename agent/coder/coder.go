@@ -239,7 +239,7 @@ type Agent struct {
 	fileRead, filePatch, fileWrite, bash tools.Tool
 
 	goalMu sync.Mutex
-	goals  map[string]goals.Goal // by name; nil for a goal that is not a test goal
+	goals  map[string]goals.Goal // by name and AllowTestEdits (see testGoalOf); nil for a goal that is not a test goal
 }
 
 // New returns the agent for the workspace directory dir, on model. It

@@ -163,7 +163,7 @@ func TestCommandsAreKilledAtTheTimeout(t *testing.T) {
 	a := newAgent(t, llm.NewScripted(), goSample(t), coder.WithCommandTimeout(time.Second))
 	res, err := a.Ask(t.Context(), "t1", "run sleep 30")
 	require.NoError(t, err)
-	require.Equal(t, coder.OutcomeCommand, res.Outcome)
+	require.Equal(t, coder.OutcomeTimedOut, res.Outcome, "a command killed at its time limit did not do what was asked")
 	require.Contains(t, res.Answer, "timed out after 1s")
 }
 
@@ -237,4 +237,11 @@ func TestAQuestionAboutUnreadableFilesIsNotAnsweredBlind(t *testing.T) {
 	require.Contains(t, res.Answer, "I could not read the files this question is about")
 	require.Contains(t, res.Answer, "data.bin: file_read: data.bin looks like a binary file")
 	require.Empty(t, model.Calls())
+}
+
+// A command that exits non-zero is still a command that ran.
+func TestACommandThatFailsEndsAsACommand(t *testing.T) {
+	a := newAgent(t, llm.NewScripted(), goSample(t), coder.WithCommandTimeout(time.Second))
+	_, res := customEvents(t, a, "t1", "run false")
+	require.Equal(t, coder.OutcomeCommand, res.Outcome, res.Answer)
 }

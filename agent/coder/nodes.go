@@ -625,7 +625,11 @@ func (a *Agent) runCommand(ctx context.Context, s State) (State, error) {
 		}
 		if ok {
 			out.Tests.Set(&res)
-			a.finish(ctx, &out, s, IntentRunCommand, testSummary(res), OutcomeCommand)
+			outcome := OutcomeCommand
+			if res.TimedOut {
+				outcome = OutcomeTimedOut
+			}
+			a.finish(ctx, &out, s, IntentRunCommand, testSummary(res), outcome)
 			return out, nil
 		}
 	}
@@ -654,9 +658,17 @@ func (a *Agent) runCommand(ctx context.Context, s State) (State, error) {
 		return out, nil
 	}
 	note(ctx, &out, "tool", cmd+": "+firstLine(res))
-	a.finish(ctx, &out, s, IntentRunCommand, "$ "+cmd+"\n"+res, OutcomeCommand)
+	outcome := OutcomeCommand
+	if bashTimedOut.MatchString(res) {
+		outcome = OutcomeTimedOut
+	}
+	a.finish(ctx, &out, s, IntentRunCommand, "$ "+cmd+"\n"+res, outcome)
 	return out, nil
 }
+
+// bashTimedOut matches the first line of the result of bash_exec for a
+// command killed at its time limit.
+var bashTimedOut = regexp.MustCompile(`\Aexit code: -?\d+ \(timed out after `)
 
 // commandFromModel asks the model for the command of a request.
 func (a *Agent) commandFromModel(ctx context.Context, req string) (string, error) {

@@ -156,6 +156,8 @@ type TestOutcome struct {
 	Passed bool `json:"passed"`
 	// Reason is the check's one-line summary.
 	Reason string `json:"reason"`
+	// TimedOut reports that the test run was killed at its time limit.
+	TimedOut bool `json:"timed_out,omitempty"`
 	// NumPassed and NumFailed count tests.
 	NumPassed int `json:"num_passed"`
 	NumFailed int `json:"num_failed"`
@@ -179,8 +181,12 @@ const (
 	OutcomeTestsFail = "tests_fail"
 	// OutcomeNoEdit: no edit could be applied (no tests to run).
 	OutcomeNoEdit = "no_edit"
-	// OutcomeCommand: a command ran (whatever its exit code).
+	// OutcomeCommand: a command ran (whatever its exit code), or the
+	// tests ran to the end.
 	OutcomeCommand = "command"
+	// OutcomeTimedOut: the command, or the test run, of a run_command
+	// request was killed at its time limit: it did not do what was asked.
+	OutcomeTimedOut = "timed_out"
 	// OutcomeRefused: the request named a path outside the workspace.
 	OutcomeRefused = "refused"
 	// OutcomeError: a node failed for good, or none of the files a

@@ -3,6 +3,7 @@ package retrai_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,11 @@ func rmTool(dir string) func(string) ([]tools.Tool, error) {
 	}
 }
 
+// sharedCache has the tests' sandboxed go test runs share one build cache
+// (kept between runs), so that each project does not compile the
+// standard library anew.
+var sharedCache = []tools.Option{tools.WithCacheDir(filepath.Join(os.TempDir(), fmt.Sprintf("agentgraph-retrai-test-cache-%d", os.Geteuid())))}
+
 // The baseline lives in the checkpointed state: a resumed run, in a new
 // process with a new goal, is still held to it.
 func TestBaselineSurvivesResume(t *testing.T) {
@@ -57,7 +63,7 @@ func TestBaselineSurvivesResume(t *testing.T) {
 	saver := checkpoint.NewMemory()
 	thread := graph.WithThread("resume")
 	newGraph := func(replies ...llm.Reply) *graph.Graph[retrai.State] {
-		goal, err := goals.New(goals.GoalGoTest, goals.Config{})
+		goal, err := goals.New(goals.GoalGoTest, goals.Config{TestOptions: sharedCache})
 		require.NoError(t, err)
 		g, err := retrai.New(llm.NewScripted(replies...), goal, retrai.WithTools(rmTool(dir)), retrai.WithCheckpointer(saver))
 		require.NoError(t, err)
@@ -72,14 +78,15 @@ func TestBaselineSurvivesResume(t *testing.T) {
 	out, err := g.Resume(t.Context(), graph.Command[retrai.State]{Resume: "approve"}, thread)
 	require.NoError(t, err)
 	require.Equal(t, retrai.OutcomeFailed, out.Outcome())
-	require.Equal(t, "go-test: example.com/calc.TestAdd was in the baseline but did not run (deleted or renamed?)", out.GoalReason.Get())
+	require.Equal(t, "go-test: example.com/calc.TestAdd was in the baseline but did not run (deleted or renamed?); "+
+		"protected test file calc_test.go was deleted (test files may not be changed: restore them and fix the code under test)", out.GoalReason.Get())
 }
 
 // A model that deletes the failing test does not reach a test goal: the
 // baseline was taken before its first step.
 func TestDeletingTheFailingTestDoesNotReachTheGoal(t *testing.T) {
 	dir := calcProject(t)
-	goal, err := goals.New(goals.GoalGoTest, goals.Config{})
+	goal, err := goals.New(goals.GoalGoTest, goals.Config{TestOptions: sharedCache})
 	require.NoError(t, err)
 	model := llm.NewScripted(llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "rm", `{"path":"calc_test.go"}`)}})
 	g, err := retrai.New(model, goal, retrai.WithTools(rmTool(dir)))
@@ -89,7 +96,8 @@ func TestDeletingTheFailingTestDoesNotReachTheGoal(t *testing.T) {
 	out, err := invoke(t, g, &rec, retrai.Input(retrai.Run{RunID: "run-1", Cwd: dir, MaxIterations: 1}))
 	require.NoError(t, err)
 	require.Equal(t, retrai.OutcomeFailed, out.Outcome())
-	require.Equal(t, "go-test: example.com/calc.TestAdd was in the baseline but did not run (deleted or renamed?)", out.GoalReason.Get())
+	require.Equal(t, "go-test: example.com/calc.TestAdd was in the baseline but did not run (deleted or renamed?); "+
+		"protected test file calc_test.go was deleted (test files may not be changed: restore them and fix the code under test)", out.GoalReason.Get())
 	require.Equal(t, 2, out.GoalBaseline.Get().NumTests())
 	require.Equal(t, []retrai.BaselineRecorded{{Summary: out.GoalBaseline.Get().Summary}}, ofType[retrai.BaselineRecorded](&rec))
 	require.Equal(t, []string{"run_started", "node_started:baseline", "retrai.baseline_recorded", "node_ended:baseline"}, rec.kinds()[:4],

@@ -218,6 +218,7 @@ type Option func(*config)
 type config struct {
 	saver       checkpoint.Saver
 	toolsFor    func(cwd string) ([]tools.Tool, error)
+	toolOpts    []tools.Option
 	compileOpts []graph.CompileOption
 	callOpts    []llm.CallOption
 	outputChars int
@@ -238,6 +239,14 @@ func WithCheckpointer(s checkpoint.Saver) Option {
 // tool output limit.
 func WithTools(toolsFor func(cwd string) ([]tools.Tool, error)) Option {
 	return func(c *config) { c.toolsFor = toolsFor }
+}
+
+// WithToolOptions adds options to the default tools (see WithTools),
+// after the output limit: tools.WithSandbox(tools.SandboxRequired), say,
+// refuses commands where the machine has no sandbox. It has no effect
+// with WithTools.
+func WithToolOptions(opts ...tools.Option) Option {
+	return func(c *config) { c.toolOpts = append(c.toolOpts, opts...) }
 }
 
 // WithCompileOptions adds options to the graph's compilation (hooks,
@@ -359,13 +368,13 @@ func New(model llm.Model, goal goals.Goal, opts ...Option) (*graph.Graph[State],
 		}
 	}
 	if cfg.toolsFor == nil {
-		limit := cfg.outputChars
+		topts := append([]tools.Option{tools.WithOutputLimit(cfg.outputChars)}, cfg.toolOpts...)
 		cfg.toolsFor = func(cwd string) ([]tools.Tool, error) {
 			ws, err := tools.NewWorkspace(cwd)
 			if err != nil {
 				return nil, err
 			}
-			return tools.Coding(ws, tools.WithOutputLimit(limit)), nil
+			return tools.Coding(ws, topts...), nil
 		}
 	}
 	r := &agent{model: model, goal: goal, cfg: cfg, nodes: map[string]*tools.ToolNode{}}

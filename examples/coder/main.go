@@ -43,7 +43,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/agentgraph/agentgraph/agent/coder"
 	"github.com/agentgraph/agentgraph/tools"
 )
 
@@ -88,6 +90,8 @@ type options struct {
 	verbose bool
 	sandbox string
 	memory  string
+	// commandTimeout bounds each command of a run_command request.
+	commandTimeout time.Duration
 }
 
 // run runs the command line args and returns the exit code.
@@ -107,7 +111,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.StringVar(&o.spec, "model", "", "model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, openai-compatible:<model>@<base URL> (default: $"+modelEnv+"; none: the offline demo)")
 	fs.StringVar(&o.session, "session", "default", "the conversation to continue (a thread saved in the memory folder's sessions.db)")
 	fs.StringVar(&o.memory, "memory", "", "the folder of the session and memory databases, outside the project (default: a folder per project under $"+stateEnv+"/coder or ~/.local/state/coder)")
-	fs.StringVar(&o.prompt, "p", "", "run this one request and exit")
+	fs.StringVar(&o.prompt, "p", "", "run this one request and exit (exit status 1 when it failed: an error, failing tests, a refused path, a command that timed out)")
+	fs.DurationVar(&o.commandTimeout, "command-timeout", coder.DefaultCommandTimeout, "time limit of each command a request runs")
 	fs.BoolVar(&o.verbose, "verbose", false, "also show each node as it runs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint"
 	cpsqlite "github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/internal/sandboxnote"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/store"
 	stsqlite "github.com/agentgraph/agentgraph/store/sqlite"
@@ -76,13 +77,14 @@ func openWith(ctx context.Context, model llm.Model, o options, out io.Writer, op
 	}
 	s.closers = append(s.closers, st.Close)
 	mode, _ := tools.ParseSandboxMode(o.sandbox) // checked by run
-	fmt.Fprintf(out, "%s (--sandbox %s)\n", tools.SandboxStatus(), mode)
+	fmt.Fprint(out, sandboxnote.Lines(tools.SandboxStatus(), mode))
 	// A request makes a handful of model calls; a runaway one (a model
 	// that keeps failing the auto-fix loop's tests, say) stops at
 	// maxModelCalls, with an error the user sees.
 	model = middleware.WrapModel(model, middleware.ModelCallLimit(middleware.WithRunLimit(maxModelCalls)))
 	opts = append([]coder.Option{coder.WithStore(st), coder.WithCheckpointer(saver),
-		coder.WithToolOptions(tools.WithSandbox(mode)), coder.WithCompileOptions(middleware.RunScope())}, opts...)
+		coder.WithToolOptions(tools.WithSandbox(mode)), coder.WithCompileOptions(middleware.RunScope()),
+		coder.WithCommandTimeout(o.commandTimeout)}, opts...)
 	s.agent, err = coder.New(model, root, opts...)
 	if err != nil {
 		s.close()
@@ -127,7 +129,7 @@ func (s *session) ask(ctx context.Context, request string) (coder.Result, error)
 // asked: -p exits with exitError after them.
 func failed(res coder.Result) bool {
 	switch res.Outcome {
-	case coder.OutcomeError, coder.OutcomeTestsFail, coder.OutcomeRefused:
+	case coder.OutcomeError, coder.OutcomeTestsFail, coder.OutcomeRefused, coder.OutcomeTimedOut:
 		return true
 	}
 	return false

@@ -39,6 +39,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/codur"
 	"github.com/agentgraph/agentgraph/agent/codur/challenge"
 	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/internal/sandboxnote"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/tools"
@@ -276,6 +277,7 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	defer closeMCP()
 	opts = append(opts, codur.WithWorkspace(dir))
+	fmt.Fprint(stdout, sandboxnote.Lines(tools.SandboxStatus(), mode))
 	run := []tools.Option{tools.WithSandbox(mode)}
 	v, err := codur.DetectVerifier(dir)
 	switch {
@@ -483,6 +485,7 @@ func runChallenges(ctx context.Context, dirs []string, cf challengeFlags, mode t
 		printError(stderr, err)
 		return 0, exitError
 	}
+	fmt.Fprint(stdout, sandboxnote.Lines(tools.SandboxStatus(), mode))
 	setup, name := challenge.Setup(challenge.Offline), "scripted (offline)"
 	// The sandbox mode applies to bash_exec and to the verified programs.
 	opts := []challenge.Option{challenge.WithToolOptions(tools.WithSandbox(mode))}

@@ -160,8 +160,9 @@ func confine(g goals.Goal, workspace string) goals.Goal {
 }
 
 // serveGraphs builds the four graphs on the models, the workspaces and
-// the storage, and returns them as server options.
-func serveGraphs(ms models, ws *workspaces, st *storage) ([]server.Option, error) {
+// the storage, with the commands, tests and goal checks of retrai and
+// coder confined by sandbox, and returns them as server options.
+func serveGraphs(ms models, ws *workspaces, st *storage, sandbox tools.SandboxMode) ([]server.Option, error) {
 	withSaver := graph.WithCheckpointer(st.saver)
 
 	react, err := agent.NewReAct(ms.react, []tools.Tool{addTool()},
@@ -171,7 +172,7 @@ func serveGraphs(ms models, ws *workspaces, st *storage) ([]server.Option, error
 		return nil, fmt.Errorf("react: %w", err)
 	}
 
-	goal, err := detectGoal(ws.retrai)
+	goal, err := detectGoal(ws.retrai, sandbox)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +187,7 @@ func serveGraphs(ms models, ws *workspaces, st *storage) ([]server.Option, error
 			if err != nil {
 				return nil, err
 			}
-			return tools.Coding(w), nil
+			return tools.Coding(w, tools.WithSandbox(sandbox)), nil
 		}))
 	if err != nil {
 		return nil, fmt.Errorf("retrai: %w", err)
@@ -203,7 +204,7 @@ func serveGraphs(ms models, ws *workspaces, st *storage) ([]server.Option, error
 	}
 
 	c, err := coder.New(ms.coder, ws.coder, coder.WithCheckpointer(st.saver), coder.WithStore(st.store),
-		coder.WithNodeMiddleware(newRequest))
+		coder.WithNodeMiddleware(newRequest), coder.WithToolOptions(tools.WithSandbox(sandbox)))
 	if err != nil {
 		return nil, fmt.Errorf("coder: %w", err)
 	}
@@ -217,8 +218,8 @@ func serveGraphs(ms models, ws *workspaces, st *storage) ([]server.Option, error
 }
 
 // detectGoal returns the goal of the project in dir: the one its
-// .retrai.yml names, else the one detected.
-func detectGoal(dir string) (goals.Goal, error) {
+// .retrai.yml names, else the one detected, its tests confined by sandbox.
+func detectGoal(dir string, sandbox tools.SandboxMode) (goals.Goal, error) {
 	cfg, _, err := goals.LoadConfig(dir)
 	if err != nil {
 		return nil, fmt.Errorf("retrai: %w", err)
@@ -226,6 +227,7 @@ func detectGoal(dir string) (goals.Goal, error) {
 	if cfg == nil {
 		cfg = &goals.Config{}
 	}
+	cfg.TestOptions = append(cfg.TestOptions, tools.WithSandbox(sandbox))
 	name := cfg.Goal
 	if name == "" {
 		if name, _, err = goals.Detect(dir); err != nil {

@@ -11,7 +11,8 @@
 // Usage:
 //
 //	graphserver [--addr 127.0.0.1:2024] [--db graphserver.db] [--model SPEC]
-//	            [--workspace DIR] (--token TOKEN | --insecure-loopback)
+//	            [--workspace DIR] [--sandbox required|auto|off]
+//	            (--token TOKEN | --insecure-loopback)
 //
 // The model comes from --model, a spec of llm.New ("openai:gpt-4o-mini",
 // "anthropic:claude-sonnet-4-5", "openai-compatible:<model>@<base URL>").
@@ -19,6 +20,11 @@
 // so: canned wording whose answers are functions of the conversation
 // alone, so runs can come in any order, over real tools on temporary
 // copies of the bundled sample projects (examples/retrai/samples).
+//
+// The commands, tests and goal checks of retrai and coder run in the
+// bubblewrap sandbox, which is required by default: where the machine has
+// none they are refused (--sandbox auto runs them unconfined instead, and
+// the start-up lines say so in a WARNING).
 //
 // Threads live in SQLite (--db): checkpoints, the store and the
 // server's thread and run records share the file, so all of them survive
@@ -41,7 +47,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentgraph/agentgraph/examples/internal/sandboxnote"
 	"github.com/agentgraph/agentgraph/server"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // Exit codes.
@@ -70,6 +78,7 @@ type options struct {
 	token     string
 	loopback  bool
 	postgres  string
+	sandbox   tools.SandboxMode
 }
 
 const usage = `graphserver — the agents of this repository behind the LangGraph Server API.
@@ -100,6 +109,14 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.token, "token", "", "bearer token clients must send (default: $"+tokenEnv+")")
 	fs.BoolVar(&o.loopback, "insecure-loopback", false, "serve loopback clients without a token (server.WithoutAuthLoopbackOnly)")
 	fs.StringVar(&o.postgres, "postgres", "", "PostgreSQL URL of the checkpoints, the store, and the threads and runs, instead of --db: several graphserver processes on one database share them")
+	// The coding graphs run what clients ask for: without a sandbox they
+	// run no command unless --sandbox says otherwise.
+	o.sandbox = tools.SandboxRequired
+	fs.Func("sandbox", "auto|required|off: how the commands, tests and goal checks of retrai and coder are confined; required refuses them where there is no sandbox (default required)", func(v string) error {
+		mode, err := tools.ParseSandboxMode(v)
+		o.sandbox = mode
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -155,7 +172,7 @@ func serve(ctx context.Context, o options, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.close()) }()
-	opts, err := serveGraphs(ms, ws, st)
+	opts, err := serveGraphs(ms, ws, st, o.sandbox)
 	if err != nil {
 		return err
 	}
@@ -219,5 +236,8 @@ func printBanner(w io.Writer, o options, ms models, ws *workspaces, st *storage,
 		auth = "no token, loopback clients only (--insecure-loopback)"
 	}
 	fmt.Fprintf(w, "graphserver: graphs %s, %s, %s, %s; storage %s; %s\n", reactGraph, retraiGraph, researchGraph, coderGraph, st.where, auth)
+	for _, line := range strings.Split(strings.TrimSuffix(sandboxnote.Lines(tools.SandboxStatus(), o.sandbox), "\n"), "\n") {
+		fmt.Fprintf(w, "graphserver: %s\n", line)
+	}
 	fmt.Fprintf(w, "graphserver: listening on http://%s\n", addr)
 }

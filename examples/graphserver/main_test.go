@@ -21,6 +21,7 @@ import (
 	"github.com/agentgraph/agentgraph/internal/openaitest"
 	"github.com/agentgraph/agentgraph/llm"
 	"github.com/agentgraph/agentgraph/state"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 const testToken = "t0ken"
@@ -344,6 +345,7 @@ func TestUsageErrors(t *testing.T) {
 		{"no token", nil, "no token"},
 		{"token and loopback", []string{"--token", "x", "--insecure-loopback"}, "exclude each other"},
 		{"argument", []string{"--token", "x", "serve"}, "unexpected argument"},
+		{"sandbox", []string{"--token", "x", "--sandbox", "sometimes"}, "want auto, required or off"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -411,4 +413,29 @@ func mustJSON(t *testing.T, v any) string {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// The coding graphs (retrai, coder) run commands for any client: the
+// sandbox is required unless --sandbox says otherwise, and the start-up
+// lines say which.
+func TestTheSandboxIsRequiredByDefault(t *testing.T) {
+	tests := []struct {
+		args []string
+		mode tools.SandboxMode
+	}{
+		{nil, tools.SandboxRequired},
+		{[]string{"--sandbox", "auto"}, tools.SandboxAuto},
+		{[]string{"--sandbox", "off"}, tools.SandboxOff},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode.String(), func(t *testing.T) {
+			var stderr bytes.Buffer
+			o, err := parse(append([]string{"--insecure-loopback"}, tt.args...), &stderr)
+			require.NoError(t, err, stderr.String())
+			require.Equal(t, tt.mode, o.sandbox)
+			var banner bytes.Buffer
+			printBanner(&banner, o, models{offline: true}, &workspaces{}, &storage{where: "test.db"}, "127.0.0.1:1")
+			require.Contains(t, banner.String(), "graphserver: "+tools.SandboxStatus().String()+" (--sandbox "+tt.mode.String()+")")
+		})
+	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 	"github.com/agentgraph/agentgraph/goals"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // goalDescriptions describe the built-in goals in a few words.
@@ -121,7 +122,7 @@ func runsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		return exitNotDone
 	}
-	opts, err := managerOptions(*db, false)
+	opts, err := managerOptions(*db, false, tools.SandboxAuto) // runs no run
 	if err != nil {
 		return fail(err)
 	}

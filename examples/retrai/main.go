@@ -2,10 +2,10 @@
 // code, runs commands, patches files — until a goal such as "every test
 // passes" is achieved.
 //
-//	retrai run [--goal G] [--model M] [--max-iterations N] [--hitl] [--cwd DIR] [--db FILE|URL] [--allow-config-endpoint]
+//	retrai run [--goal G] [--model M] [--max-iterations N] [--hitl] [--cwd DIR] [--db FILE|URL] [--sandbox MODE] [--allow-config-endpoint]
 //	retrai run --resume RUN_ID [--db FILE|URL]
 //	retrai tui [run flags]
-//	retrai serve [--addr 127.0.0.1:8484] [--token T] [--db FILE|URL] [--allow-config-endpoint]
+//	retrai serve [--addr 127.0.0.1:8484] [--token T] [--db FILE|URL] [--sandbox MODE] [--allow-config-endpoint]
 //	retrai runs [--db FILE|URL] [RUN_ID]
 //	retrai goals [--cwd DIR]
 //	retrai graph
@@ -46,6 +46,13 @@
 // another process cannot be resumed a second time, and one whose process
 // died (kill -9, a power cut) shows as interrupted once its lease expires,
 // after 30 s. ($RETRAI_LEASE_TTL changes that time; it is meant for tests.)
+//
+// The agent's commands, its tests and the goal checks run in the
+// bubblewrap sandbox (--sandbox, see tools.SandboxMode). `retrai run`
+// defaults to auto, which runs them unconfined where the machine has no
+// sandbox, and then says so: a WARNING line at start and a
+// sandbox_warning event in every run. `retrai serve` defaults to
+// required: where there is no sandbox it refuses them.
 //
 // `retrai tui` is `retrai run` in a terminal UI: the run's events live, a
 // status line (iteration, goal, tokens), a and x to approve or abort a

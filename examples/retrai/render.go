@@ -75,6 +75,8 @@ func (r *renderer) render(ev events.Event) {
 		}
 	case events.Error:
 		fmt.Fprintf(r.w, "  ! error: %s\n", clip(oneLine(p.Message), 300))
+	case events.SandboxWarning:
+		fmt.Fprintf(r.w, "  ! WARNING: commands are NOT sandboxed (sandbox %s: %s)\n", p.Mode, p.Reason)
 	case runs.ModelProgress:
 		if line := modelLine(p); line != "" {
 			fmt.Fprintf(r.w, "  %s\n", line)

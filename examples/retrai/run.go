@@ -15,10 +15,12 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/internal/sandboxnote"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
 	"github.com/agentgraph/agentgraph/goals"
 	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // demoPrefix marks the model spec of the offline demo's runs: "demo:<sample>".
@@ -42,6 +44,7 @@ const (
 // runFlags are the flags of `retrai run`.
 type runFlags struct {
 	goal, model, cwd, db, resume string
+	sandbox                      tools.SandboxMode
 	maxIterations                int
 	hitl                         bool
 	allowConfigEndpoint          bool
@@ -70,6 +73,11 @@ func parseRunFlagsOf(cmd, about string, args []string, stderr io.Writer) (*runFl
 	fs.StringVar(&f.db, "db", "", "SQLite file or postgres:// URL for runs and checkpoints (default "+runs.DefaultDB()+")")
 	fs.StringVar(&f.resume, "resume", "", "resume the run with this ID (see retrai runs) instead of starting one; it keeps its settings")
 	fs.BoolVar(&f.allowConfigEndpoint, "allow-config-endpoint", false, "let the project's "+goals.ConfigFile+" choose the model's endpoint (a base URL in its model), where your API key is sent; also $"+allowEndpointEnv+"=1")
+	fs.Func("sandbox", "auto|required|off: how the agent's commands, tests and goal checks are confined; auto runs them unconfined, with a warning, where there is no sandbox (default auto)", func(v string) error {
+		mode, err := tools.ParseSandboxMode(v)
+		f.sandbox = mode
+		return err
+	})
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: retrai %s [flags]\n\n%s\n\nFlags:\n", cmd, about)
 		fs.PrintDefaults()
@@ -101,10 +109,10 @@ func parseRunFlagsOf(cmd, about string, args []string, stderr io.Writer) (*runFl
 	return f, nil
 }
 
-// managerOptions returns the options of the runs manager of db; it reads
-// $RETRAI_LEASE_TTL.
-func managerOptions(db string, allowConfigEndpoint bool) (runs.Options, error) {
-	opts := runs.Options{DB: db, Models: models, AllowConfigEndpoint: allowConfigEndpoint}
+// managerOptions returns the options of the runs manager of db, whose
+// runs' commands are confined by sandbox; it reads $RETRAI_LEASE_TTL.
+func managerOptions(db string, allowConfigEndpoint bool, sandbox tools.SandboxMode) (runs.Options, error) {
+	opts := runs.Options{DB: db, Models: models, AllowConfigEndpoint: allowConfigEndpoint, Sandbox: sandbox}
 	if v := strings.TrimSpace(os.Getenv(leaseTTLEnv)); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -147,6 +155,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		printDemoNotice(stdout, demo, run.Cwd, displayDB(m.DB()), false)
 	}
 	printHeader(stdout, run, displayModel(run.Model), displayDB(m.DB()))
+	fmt.Fprint(stdout, sandboxnote.Lines(tools.SandboxStatus(), f.sandbox)+"\n")
 
 	final, err := drive(ctx, m, run, f.resume != "", bufio.NewReader(stdin), !isTerminal(stdin), stdout)
 	if err != nil {
@@ -206,7 +215,7 @@ func openRun(ctx context.Context, f *runFlags, stdout, stderr io.Writer) (m *run
 			return fail(err)
 		}
 	}
-	opts, err := managerOptions(f.db, f.allowConfigEndpoint)
+	opts, err := managerOptions(f.db, f.allowConfigEndpoint, f.sandbox)
 	if err != nil {
 		return fail(err)
 	}

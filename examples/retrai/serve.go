@@ -21,8 +21,10 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/internal/sandboxnote"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 	"github.com/agentgraph/agentgraph/goals"
+	"github.com/agentgraph/agentgraph/tools"
 )
 
 // defaultServeAddr is where `retrai serve` listens by default: loopback
@@ -41,6 +43,14 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	token := fs.String("token", "", fmt.Sprintf("bearer token the API requires, at least %d characters (default: a random one, printed at start)", minTokenLen))
 	db := fs.String("db", "", "SQLite file or postgres:// URL for runs and checkpoints (default "+runs.DefaultDB()+")")
 	allowEndpoint := fs.Bool("allow-config-endpoint", false, "let a project's "+goals.ConfigFile+" choose the model's endpoint (a base URL in its model), where your API key is sent; also $"+allowEndpointEnv+"=1")
+	// A server runs whatever its clients ask for: no sandbox, no
+	// commands, unless --sandbox says otherwise.
+	sandbox := tools.SandboxRequired
+	fs.Func("sandbox", "auto|required|off: how the runs' commands, tests and goal checks are confined; required refuses them where there is no sandbox (default required)", func(v string) error {
+		mode, err := tools.ParseSandboxMode(v)
+		sandbox = mode
+		return err
+	})
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: retrai serve [flags]\n\nServes the run API (/api/…) and the dashboard (/).\n\nFlags:")
 		fs.PrintDefaults()
@@ -70,7 +80,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		*allowEndpoint = true
 	}
 
-	opts, err := managerOptions(*db, *allowEndpoint)
+	opts, err := managerOptions(*db, *allowEndpoint, sandbox)
 	if err != nil {
 		fmt.Fprintln(stderr, "retrai:", err)
 		return exitUsage
@@ -98,6 +108,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stdout, "retrai serve: listening on %s (db %s)\n  dashboard: http://%s/?token=%s\n  API:       curl -H 'Authorization: Bearer %s' http://%s/api/runs\n",
 		ln.Addr(), displayDB(m.DB()), host, *token, *token, host)
+	fmt.Fprint(stdout, "  "+strings.ReplaceAll(strings.TrimSuffix(sandboxnote.Lines(tools.SandboxStatus(), sandbox), "\n"), "\n", "\n  ")+"\n")
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		fmt.Fprintln(stdout, "  warning: not a loopback address — anyone who can reach it and has the token can run commands on this machine")
 	}

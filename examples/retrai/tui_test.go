@@ -498,6 +498,8 @@ func TestRenderShowsProgress(t *testing.T) {
 		{"a failed tool call", ev(events.ToolResult{ID: "c1", Name: "bash_exec", Result: "Error: bash_exec is not a valid tool"}),
 			"  ✗ bash_exec  → Error: bash_exec is not a valid tool\n"},
 		{"a model answer without text", ev(events.ModelCall{ToolCalls: 2, TotalTokens: 10}), ""},
+		{"a fallback to no sandbox", ev(events.SandboxWarning{Mode: "auto", Reason: "bwrap (package bubblewrap) is not installed"}),
+			"  ! WARNING: commands are NOT sandboxed (sandbox auto: bwrap (package bubblewrap) is not installed)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -44,6 +45,8 @@ type Result struct {
 	// TimedOut reports that the command's own timeout expired and its
 	// process tree was killed.
 	TimedOut bool
+	// Signal is the signal that killed the process, 0 if it exited.
+	Signal syscall.Signal
 }
 
 // Run runs c (with stdin closed unless c.Stdin is set) and kills its whole
@@ -108,6 +111,12 @@ func run(ctx context.Context, c Command, useCgroup bool) (Result, error) {
 	res := Result{TimedOut: errors.Is(runCtx.Err(), context.DeadlineExceeded)}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(interface {
+			Signaled() bool
+			Signal() syscall.Signal
+		}); ok && ws.Signaled() {
+			res.Signal = ws.Signal()
+		}
 	}
 	var exitErr *exec.ExitError
 	switch {

@@ -52,8 +52,8 @@ func TestRunKillsWholeTree(t *testing.T) {
 		{"setsid child after normal exit", "setsid", "exit 3", 0, false},
 		{"double-forked setsid child after normal exit", "setsid -f", "exit 0", 0, false},
 		{"nohup child after normal exit", "nohup", "exit 0", 0, false},
-		{"setsid child on timeout", "setsid", "sleep 600", 200 * time.Millisecond, false},
-		{"background child on timeout", "", "wait", 200 * time.Millisecond, false},
+		{"setsid child on timeout", "setsid", "sleep 600", 3 * time.Second, false},
+		{"background child on timeout", "", "wait", 3 * time.Second, false},
 		{"setsid child on cancel", "setsid", "sleep 600", 0, true},
 	}
 	for _, mode := range containments(t) {

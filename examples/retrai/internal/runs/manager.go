@@ -16,6 +16,7 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/events"
+	"github.com/agentgraph/agentgraph/examples/internal/sandboxnote"
 	"github.com/agentgraph/agentgraph/goals"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/llm"
@@ -45,6 +46,13 @@ type Options struct {
 	// process died still counts as live before it can be resumed. Zero:
 	// graph.DefaultLeaseTTL.
 	LeaseTTL time.Duration
+	// Sandbox is how the agent's commands, tests and goal checks are
+	// confined (tools.WithSandbox): auto (the zero value) runs them in the
+	// sandbox where the machine has one and unconfined, with an
+	// events.SandboxWarning at the start of every execution, where it has
+	// none; required refuses them there. It applies to the default tools
+	// (not to Tools) and to the test goals' runs.
+	Sandbox tools.SandboxMode
 	// AllowConfigEndpoint lets the model of a project's .retrai.yml name
 	// its endpoint (a base URL); without it Create refuses such a model
 	// with ErrConfigEndpoint. A model given in Config is never refused.
@@ -76,6 +84,7 @@ type Manager struct {
 	leaser    checkpoint.Leaser // the saver's leases; nil if it has none
 	leaseTTL  time.Duration
 	allowEP   bool
+	sandbox   tools.SandboxMode
 	closeSave func() error
 	bus       *events.Bus
 	ownBus    bool
@@ -106,6 +115,7 @@ func Open(ctx context.Context, opts Options) (*Manager, error) {
 		bus:       opts.Bus,
 		leaseTTL:  opts.LeaseTTL,
 		allowEP:   opts.AllowConfigEndpoint,
+		sandbox:   opts.Sandbox,
 		active:    map[string]*execution{},
 	}
 	if m.leaseTTL <= 0 {
@@ -614,9 +624,16 @@ func (m *Manager) execute(ctx context.Context, id string, resume bool, decision 
 	sk.run = run
 	launched = true
 	dropLease() // for the graph to take
+	if w, ok := sandboxnote.Warning(sandboxStatus(), m.sandbox); ok {
+		// Never a silent fallback: whoever follows the run sees it.
+		m.publish(id, w)
+	}
 	go m.run(runCtx, ex, run, g, sk, cmd)
 	return nil
 }
+
+// sandboxStatus is tools.SandboxStatus, replaced by tests.
+var sandboxStatus = tools.SandboxStatus
 
 // build returns the agent graph of run.
 func (m *Manager) build(ctx context.Context, run Run) (*graph.Graph[retrai.State], error) {
@@ -624,6 +641,7 @@ func (m *Manager) build(ctx context.Context, run Run) (*graph.Graph[retrai.State
 	if err != nil {
 		return nil, err
 	}
+	fileCfg.TestOptions = append(fileCfg.TestOptions, tools.WithSandbox(m.sandbox))
 	goal, err := goals.New(run.Goal, fileCfg)
 	if err != nil {
 		return nil, err
@@ -635,6 +653,7 @@ func (m *Manager) build(ctx context.Context, run Run) (*graph.Graph[retrai.State
 	opts := []retrai.Option{
 		retrai.WithCheckpointer(m.saver),
 		retrai.WithCompileOptions(graph.WithLeaseTTL(m.leaseTTL)),
+		retrai.WithToolOptions(tools.WithSandbox(m.sandbox)),
 	}
 	if m.tools != nil {
 		opts = append(opts, retrai.WithTools(m.tools))
