@@ -1,13 +1,10 @@
 package tools
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -74,38 +71,23 @@ func (b buildCaches) env() []string {
 }
 
 // DefaultCacheDir returns the cache directory bash_exec, run_tests and
-// RunCommand use for a workspace at root when WithCacheDir is not given:
-// agentgraph/sandbox/NAME-HASH under the user's cache directory
-// (os.UserCacheDir, such as ~/.cache), where NAME is the workspace
-// directory's name and HASH a digest of its absolute path, so that every
-// command run in the same workspace, by any tool and any process of this
-// user, shares the caches, and commands of different workspaces do not.
-// Where the user has no cache directory, it is under os.TempDir in a
-// directory named after the user id.
-func DefaultCacheDir(root string) (string, error) {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return "", err
-	}
+// RunCommand use when WithCacheDir is not given: agentgraph/sandbox under
+// the user's cache directory (os.UserCacheDir, such as ~/.cache), or,
+// where the user has none, under os.TempDir in a directory named after
+// the user id. It is shared by every sandboxed command of this user,
+// whatever its workspace, so that the standard library and the modules
+// compiled once serve every project (a new project's first go test
+// otherwise compiles them again: half a minute of CPU). The price: a
+// command of one project can plant build results that commands of
+// another then use (in their sandbox). An agent serving projects that
+// must not affect one another gives each its own WithCacheDir.
+func DefaultCacheDir() (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil || !filepath.IsAbs(base) {
 		base = filepath.Join(os.TempDir(), fmt.Sprintf("agentgraph-cache-%d", os.Geteuid()))
 	}
-	sum := sha256.Sum256([]byte(abs))
-	name := unsafeNameChars.ReplaceAllString(filepath.Base(abs), "_")
-	if len(name) > 40 {
-		name = name[:40]
-	}
-	return filepath.Join(base, "agentgraph", "sandbox", name+"-"+hex.EncodeToString(sum[:8])), nil
+	return filepath.Join(base, "agentgraph", "sandbox"), nil
 }
-
-// unsafeNameChars are the characters a workspace's name loses in its
-// cache directory's name.
-var unsafeNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
-
-// defaultCacheDir is DefaultCacheDir, replaced in tests so that their
-// many workspaces share one cache.
-var defaultCacheDir = DefaultCacheDir
 
 // openCaches returns the build caches of commands in ws, creating the
 // directories (0700) as needed. The directory must be this user's, not a
@@ -114,7 +96,7 @@ var defaultCacheDir = DefaultCacheDir
 func (c *config) openCaches(ws *Workspace) (buildCaches, error) {
 	dir := c.cacheDir
 	if dir == "" {
-		d, err := defaultCacheDir(ws.Root())
+		d, err := DefaultCacheDir()
 		if err != nil {
 			return buildCaches{}, &CacheDirError{Dir: ws.Root(), Reason: "cannot name the default cache directory", Err: err}
 		}

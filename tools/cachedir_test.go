@@ -120,19 +120,30 @@ func TestCacheDirMayNotBeTheHostsGoCacheOrHoldTheWorkspace(t *testing.T) {
 	}
 }
 
-func TestDefaultCacheDirIsPerWorkspaceUnderTheUsersCacheDir(t *testing.T) {
+func TestDefaultCacheDirIsUnderTheUsersCacheDir(t *testing.T) {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		t.Skipf("no user cache directory: %v", err)
 	}
-	a1, err := DefaultCacheDir("/work/projects/a")
+	dir, err := DefaultCacheDir()
 	require.NoError(t, err)
-	a2, err := DefaultCacheDir("/work/projects/a/")
+	require.Equal(t, filepath.Join(base, "agentgraph", "sandbox"), dir)
+}
+
+func TestCommandsOfTwoWorkspacesShareTheDefaultCaches(t *testing.T) {
+	t.Parallel()
+	var gocache []string
+	for range 2 {
+		ws := newTestWorkspace(t)
+		var out bytes.Buffer
+		res, err := RunCommand(context.Background(), ws, Command{Args: []string{"sh", "-c", `echo "$GOCACHE"`}, Stdout: &out}, WithSandbox(SandboxOff))
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitCode)
+		gocache = append(gocache, strings.TrimSpace(out.String()))
+	}
+	dir, err := DefaultCacheDir()
 	require.NoError(t, err)
-	b, err := DefaultCacheDir("/work/other/a")
+	real, err := filepath.EvalSymlinks(dir)
 	require.NoError(t, err)
-	require.Equal(t, a1, a2)
-	require.NotEqual(t, a1, b, "two workspaces of the same name have their own caches")
-	require.Equal(t, filepath.Join(base, "agentgraph", "sandbox"), filepath.Dir(a1))
-	require.True(t, strings.HasPrefix(filepath.Base(a1), "a-"), a1)
+	require.Equal(t, []string{filepath.Join(real, "go-build"), filepath.Join(real, "go-build")}, gocache)
 }

@@ -59,9 +59,10 @@
 // agent that starts programs on a model's behalf: an external coding CLI,
 // the program a model wrote — and WithGoCaches lets sandboxed go reuse
 // this machine's toolchain and module cache, read-only. Build caches (Go's
-// GOCACHE, pip's, npm's) persist per workspace in a writable directory
-// outside it (WithCacheDir, DefaultCacheDir), shared by every command run
-// there; this machine's own Go build cache is never writable to them.
+// GOCACHE, pip's, npm's) persist in a writable directory outside the
+// workspace (WithCacheDir; by default DefaultCacheDir, shared by this
+// user's commands); this machine's own Go build cache is never writable
+// to them.
 //
 // Package tools/structured reads and writes JSON, YAML and INI files
 // (confined the same way), and package tools/mcp turns the tools of MCP

@@ -266,12 +266,13 @@ func WithCommandDeny(patterns ...*regexp.Regexp) Option {
 // tools' (XDG_CACHE_HOME) and, without WithGoCaches, GOPATH with its
 // module cache, each in a subdirectory created as needed. In the sandbox
 // they are writable, so that a build or test run twice reuses what the
-// first compiled or downloaded. The default, DefaultCacheDir, is a
-// directory of the user's cache directory named after the workspace; an
-// agent with a state directory of its own may put it there. The caches
-// are as trusted as the workspace: any command run in the workspace can
-// write them. The directory may not hold the workspace or this machine's
-// own Go build cache (see *CacheDirError), which sandboxed commands never
+// first compiled or downloaded. The default, DefaultCacheDir, is one
+// directory of the user's cache directory shared by all workspaces; an
+// agent with a state directory of its own may put it there, one per
+// project to keep projects from affecting one another. The caches are as
+// trusted as the commands that share them: any of them can write them.
+// The directory may not hold the workspace or this machine's own Go
+// build cache (see *CacheDirError), which sandboxed commands never
 // write.
 func WithCacheDir(dir string) Option {
 	return func(c *config) { c.cacheDir = dir }
