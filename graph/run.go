@@ -272,7 +272,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if l.sink != nil {
 		l.emitFn = l.emit
 	} else {
-		l.emitFn = func(Event) {}
+		l.emitFn = noEmit // (a func literal here allocates: generic code)
 	}
 	if l.saver != nil && l.cfg.thread == "" {
 		return ErrNoThread

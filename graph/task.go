@@ -408,7 +408,7 @@ func (a *apart[S]) detach(t *task[S], returned bool) {
 func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 	emit, watch := noEmit, l.watch
 	// The task's context, or one a middleware derived from it.
-	if e := runtimeFrom(ctx); e != nil && e.hdr.env != nil && e.hdr.env.run == t.hdr.env.run {
+	if e := runtimeFrom(ctx); e != nil && e == t.env {
 		emit = e.hdr.env.emit
 	}
 	n := t.node
