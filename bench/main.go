@@ -6,6 +6,16 @@
 //	go build -o bench/agentgraph-bench ./bench
 //	EXTRA_PEERS="agentgraph|$PWD/bench|./agentgraph-bench|" REPS=5 bench/peers/run.sh
 //
+// For W1–W4 it measures two phases of one process (see
+// bench/workload.Protocol.Run): the harness's protocol (warm-up invokes,
+// then the measured ones), which in a fresh process is the cold phase —
+// before the first garbage collection every allocation is fresh memory —
+// printed under the harness's metric names (per_node, …), and the steady
+// phase, once the collector has cycled, printed with a steady_ prefix
+// (steady_per_node, …). Each phase also prints the heap bytes and
+// allocations per invoke (bytes_per_invoke, allocs_per_invoke) and the
+// collections it saw (gcs).
+//
 // It exits 2 when a result fails validation and 3 for an unknown workload.
 package main
 
@@ -13,42 +23,27 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"syscall"
-	"time"
 
 	"github.com/agentgraph/agentgraph/bench/workload"
 	"github.com/agentgraph/agentgraph/checkpoint"
 )
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// report prints a phase's figures: metric, the wall time per unit, and
+// metric_cpu, the CPU time per unit, with prefix before the metric's name
+// ("" for the cold phase, which is the harness's protocol, "steady_" for
+// the steady one), then the bytes and allocations per invoke.
+func report(w, prefix, metric string, f workload.Figures, units int) {
+	reportTime(w, prefix, metric, f, units)
+	fmt.Printf("agentgraph %s %sbytes_per_invoke %.0f B\n", w, prefix, f.BytesPerInvoke())
+	fmt.Printf("agentgraph %s %sallocs_per_invoke %.1f count\n", w, prefix, f.AllocsPerInvoke())
+	fmt.Printf("agentgraph %s %sgcs %d count\n", w, prefix, f.GCs)
 }
 
-// measure runs warm warm-up invokes, then n timed ones, and returns wall
-// and CPU time of the timed region.
-func measure(warm, n int, invoke func() error) (wall, cpu time.Duration, err error) {
-	for range warm {
-		if err := invoke(); err != nil {
-			return 0, 0, err
-		}
-	}
-	c0, t0 := cpuTime(), time.Now()
-	for range n {
-		if err := invoke(); err != nil {
-			return 0, 0, err
-		}
-	}
-	return time.Since(t0), cpuTime() - c0, nil
-}
-
-// report prints metric, the wall time per count, and metric_cpu, the CPU
-// time per count.
-func report(w, metric string, wall, cpu time.Duration, count int) {
-	perUS := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(count) }
-	fmt.Printf("agentgraph %s %s %.4g us\n", w, metric, perUS(wall))
-	fmt.Printf("agentgraph %s %s_cpu %.4g us\n", w, metric, perUS(cpu))
+// reportTime prints metric and metric_cpu (see report).
+func reportTime(w, prefix, metric string, f workload.Figures, units int) {
+	wall, cpu := f.Per(units)
+	fmt.Printf("agentgraph %s %s%s %.4g us\n", w, prefix, metric, wall)
+	fmt.Printf("agentgraph %s %s%s_cpu %.4g us\n", w, prefix, metric, cpu)
 }
 
 func main() {
@@ -58,48 +53,17 @@ func main() {
 	}
 	w := os.Args[1]
 	ctx := context.Background()
-	var (
-		wall, cpu time.Duration
-		err       error
-	)
+	var err error
 	switch w {
-	case "W1":
-		g, e := workload.W1()
-		if e != nil {
-			fail(e)
-		}
-		wall, cpu, err = measure(200, 2000, func() error { return workload.RunW1(ctx, g) })
-		if err == nil {
-			report(w, "per_invoke", wall, cpu, 2000)
-			report(w, "per_node", wall, cpu, 2000*workload.W1Nodes)
-		}
-	case "W2":
-		g, e := workload.W2()
-		if e != nil {
-			fail(e)
-		}
-		wall, cpu, err = measure(1, 1, func() error { return workload.RunW2(ctx, g) })
-		if err == nil {
-			report(w, "per_superstep", wall, cpu, workload.W2Steps)
-		}
-	case "W3":
-		g, e := workload.W3()
-		if e != nil {
-			fail(e)
-		}
-		wall, cpu, err = measure(50, 500, func() error { return workload.RunW3(ctx, g) })
-		if err == nil {
-			report(w, "per_invoke", wall, cpu, 500)
-		}
-	case "W4":
-		g, e := workload.W4()
-		if e != nil {
-			fail(e)
-		}
-		wall, cpu, err = measure(2, 20, func() error { return workload.RunW4(ctx, g) })
-		if err == nil {
-			report(w, "per_invoke", wall, cpu, 20)
-			report(w, "per_send", wall, cpu, 20*workload.W4Sends)
+	case "W1", "W2", "W3", "W4":
+		p, _ := workload.ProtocolOf(w)
+		var ph workload.Phases
+		if ph, err = p.Run(ctx); err == nil {
+			if w == "W1" || w == "W4" {
+				reportTime(w, "", "per_invoke", ph.Cold, 1)
+			}
+			report(w, "", p.Metric, ph.Cold, p.Units)
+			report(w, "steady_", p.Metric, ph.Steady, p.Units)
 		}
 	case "W5":
 		saver := &workload.CountingSaver{Saver: checkpoint.NewMemory()}
@@ -109,9 +73,10 @@ func main() {
 		}
 		if err = workload.RunW5(ctx, g); err == nil {
 			before := saver.Puts.Load()
-			wall, cpu, err = measure(0, 1, func() error { return workload.RunW5(ctx, g) })
+			var f workload.Figures
+			f, err = workload.Measure(1, func() error { return workload.RunW5(ctx, g) })
 			if err == nil {
-				report(w, "per_superstep", wall, cpu, workload.W5Steps)
+				report(w, "", "per_superstep", f, workload.W5Steps)
 				fmt.Printf("agentgraph %s checkpoints_written %d count\n", w, saver.Puts.Load()-before)
 			}
 		}

@@ -39,12 +39,17 @@ func TestAKeptContextReadsTheSameValuesForeverWithoutARace(t *testing.T) {
 		stream graph.Mode // 0: Invoke
 		saver  bool
 		fanOut bool // the keeping nodes run in one concurrent step
+		// limits gives every run another recursion limit, so that runs
+		// share no settings (and a context reads its own run's).
+		limits bool
 	}{
 		{name: "invoke"},
 		{name: "invoke with checkpointer", saver: true},
 		{name: "stream custom and messages", stream: graph.ModeCustom | graph.ModeMessages | graph.ModeUpdates},
 		{name: "concurrent step", fanOut: true},
 		{name: "concurrent step streaming", fanOut: true, stream: graph.ModeCustom | graph.ModeUpdates | graph.ModeTasks},
+		{name: "runs with other limits", limits: true},
+		{name: "concurrent steps of runs with other limits", fanOut: true, limits: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var (
@@ -105,8 +110,12 @@ func TestAKeptContextReadsTheSameValuesForeverWithoutARace(t *testing.T) {
 			g, err := b.Compile(opts...)
 			require.NoError(t, err)
 			for i := range 3 { // later runs reuse the pooled run state
+				run = nil
 				if tt.saver {
-					run = []graph.RunOption{graph.WithThread(fmt.Sprint(i))}
+					run = append(run, graph.WithThread(fmt.Sprint(i)))
+				}
+				if tt.limits {
+					run = append(run, graph.WithRecursionLimit(10+i))
 				}
 				if tt.stream == 0 {
 					out, err := g.Invoke(t.Context(), S{}, run...)

@@ -71,6 +71,7 @@ type loop[S any] struct {
 	frLast   []byte    // the frontier of the last checkpoint made
 	cpStep   int
 	fork     bool         // the next checkpoint saved branches off an older one
+	in       S            // Invoke's input (a field: a parameter would escape)
 	lease    *threadLease // the thread's lease, held by a root run
 	restored map[string]*restoredTask[S]
 	resume   *resumeInput
@@ -81,6 +82,13 @@ type loop[S any] struct {
 	nested *nestedInfo
 
 	shared *runShared
+	// lastShared is the shared settings of the loop's previous run, reused
+	// when the next run's are the same (see share).
+	lastShared *runShared
+	// ctx is the run's context, from which its inline tasks' contexts
+	// derive; env is what they share (see taskEnv).
+	ctx    context.Context
+	env    *taskEnv
 	emitFn func(Event)
 	pool   []*task[S]
 	npool  int
@@ -142,7 +150,7 @@ func (g *Graph[S]) release(l *loop[S]) {
 	*l = loop[S]{
 		versions: l.versions, saved: l.saved, pool: l.pool,
 		tasks: l.tasks[:0], wbuf: l.wbuf[:0], todo: l.todo[:0], envs: l.envs, frBuf: l.frBuf[:0],
-		spare: buf(l.spare), fr: buf(l.fr),
+		spare: buf(l.spare), fr: buf(l.fr), lastShared: l.lastShared,
 	}
 	g.loops.Put(l)
 }
@@ -156,7 +164,8 @@ func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 		return input, err
 	}
 	l := g.newLoop(opts)
-	err := l.run(ctx, &input, nil)
+	l.in = input
+	err := l.run(ctx, &l.in, nil)
 	out := l.output()
 	g.release(l)
 	return out, err
@@ -241,7 +250,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if l.cfg.limit < 1 {
 		return fmt.Errorf("graph: recursion limit must be at least 1, got %d", l.cfg.limit)
 	}
-	if rt := runtimeFrom(ctx); rt != nil && rt.hdr.run != nil {
+	if rt := runtimeFrom(ctx); rt != nil && rt.hdr.env != nil {
 		n := rt.nested()
 		l.nested = n
 		l.parents = n.parents
@@ -265,12 +274,10 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			l.sink, l.modes = n.emit, n.modes
 		}
 	}
-	l.shared = &runShared{ns: l.ns, thread: l.cfg.thread, saver: l.saver, modes: l.modes, limit: l.cfg.limit,
-		subgraphs: l.cfg.subgraphs, durability: l.cfg.durability, parents: l.parents, abandoned: l.cfg.abandoned}
 	if l.sink != nil {
 		l.emitFn = l.emit
 	} else {
-		l.emitFn = func(Event) {}
+		l.emitFn = noEmit // (a func literal here allocates: generic code)
 	}
 	if l.saver != nil && l.cfg.thread == "" {
 		return ErrNoThread
@@ -303,6 +310,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			defer func() { h.RunEnd(ctx, info, err) }()
 		}
 	}
+	l.ctx, l.env = ctx, nil
 	if l.saver != nil {
 		// Closed before RunEnd sees the run's error: what could not be
 		// saved is part of it.
@@ -363,6 +371,10 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 			tuple = t
 		}
 	}
+	if tuple != nil {
+		metaStep = tuple.Metadata.Step
+	}
+	l.share(metaStep + 1 + l.cfg.limit + 1)
 	// Time travel: the first checkpoint follows the one asked for, which
 	// need not be the thread's latest.
 	l.fork = l.cfg.checkpointID != ""
@@ -379,7 +391,6 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 	}
 	l.step = metaStep + 1
 	l.stop = l.step + l.cfg.limit + 1
-	l.shared.stop = l.stop
 	if cmd == nil && l.nested != nil && l.nested.resuming && tuple != nil {
 		// A subgraph whose parent task is re-run resumes instead of
 		// restarting.
@@ -401,6 +412,25 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 	}
 	l.step++
 	return nil
+}
+
+// share sets the run's shared settings, stop being its last step: those
+// of the loop's previous run when they are the same (they never change
+// once made, so the contexts that run's nodes kept read the same values),
+// or new ones.
+func (l *loop[S]) share(stop int) {
+	sh := runShared{stop: stop, ns: l.ns, thread: l.cfg.thread, saver: l.saver, modes: l.modes, limit: l.cfg.limit,
+		subgraphs: l.cfg.subgraphs, durability: l.cfg.durability, parents: l.parents, abandoned: l.cfg.abandoned}
+	// Settings with a saver or parents (not comparable) are always new.
+	if p := l.lastShared; p != nil && sh.saver == nil && p.saver == nil && sh.parents == nil && p.parents == nil &&
+		sh.stop == p.stop && sh.limit == p.limit && sh.ns == p.ns && sh.thread == p.thread && sh.modes == p.modes &&
+		sh.subgraphs == p.subgraphs && sh.durability == p.durability && sh.abandoned == p.abandoned {
+		l.shared = p
+		return
+	}
+	p := new(runShared) // sh stays on the stack when reused
+	*p = sh
+	l.shared, l.lastShared = p, p
 }
 
 func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd *Command[S]) error {
@@ -648,7 +678,7 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 		return nil
 	case 1:
 		t := todo[0]
-		l.execute(ctx, t, l.emitFn)
+		l.execute(ctx, t, nil)
 		if t.err != nil {
 			return l.fail(ctx, t)
 		}
@@ -686,6 +716,13 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 			}
 		}
 	}
+	// The step's tasks share one env (see taskEnv): the scheduler's
+	// context and the step's sink.
+	var env *taskEnv
+	if len(todo) > 0 && todo[0].hdr.env != nil {
+		e := todo[0].hdr.env
+		env = &taskEnv{Context: s.ctx, run: e.run, emit: emit, cp: e.cp}
+	}
 	s.Each(len(todo), func(sctx context.Context, i int) error {
 		t := todo[i]
 		returned := false
@@ -695,7 +732,7 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 				t.goexited()
 			}
 		}()
-		l.execute(sctx, t, emit)
+		l.execute(sctx, t, env)
 		returned = true
 		if t.err == nil && t.done && l.saver != nil {
 			// Saved even if a sibling fails meanwhile: that is what

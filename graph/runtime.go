@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 type runtimeKey struct{}
@@ -47,57 +48,83 @@ type nestedInfo struct {
 
 // nested describes the task to a graph run inside it.
 func (rt *taskCtx) nested() *nestedInfo {
-	sh := rt.hdr.run
+	sh := rt.hdr.env.run
 	parents := make(map[string]string, len(sh.parents)+1)
 	for k, v := range sh.parents {
 		parents[k] = v
 	}
-	parents[sh.ns] = rt.hdr.cp
+	parents[sh.ns] = rt.hdr.env.cp
 	return &nestedInfo{
-		ns: joinNS(sh.ns, rt.hdr.name+":"+rt.hdr.ID()), threadID: sh.thread, saver: sh.saver,
-		resuming: rt.hdr.resuming, resume: rt.hdr.resumeInput(), emit: rt.emit, modes: sh.modes,
+		ns: joinNS(sh.ns, rt.hdr.nodeName()+":"+rt.hdr.ID()), threadID: sh.thread, saver: sh.saver,
+		resuming: rt.hdr.resuming, resume: rt.hdr.resumeInput(), emit: rt.hdr.env.emit, modes: sh.modes,
 		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents, abandoned: sh.abandoned, limit: sh.limit,
 	}
 }
 
-// taskCtx is a task's context: the run's context plus what the node can
-// read about its task, in one object handed out by the loop's slab (see
-// loop.newEnv) and never handed out twice. Nothing it holds changes once
-// handed out (the scratchpad is guarded by its own mutex), and what it
-// points to is not reused: a context kept by the node's goroutines after
-// the node returned reads the same values for ever, without a data race.
-// It is kept small, as every task gets one.
-type taskCtx struct {
+// taskEnv is what the contexts of tasks share: the context they derive
+// from, the run's shared settings, the sink of their stream events and the
+// checkpoint their step starts from. Nothing in it changes once it is
+// made: a run's inline tasks share one until the next checkpoint (see
+// loop.taskEnv), a concurrent step's tasks one of their own (see
+// runConcurrent), and a task whose hook derived a context gets one alone.
+type taskEnv struct {
 	context.Context
-	hdr  taskHeader
+	run  *runShared
 	emit func(Event)
+	cp   string
 }
+
+// taskCtx is a task's context: its header, which reaches what it shares
+// with other tasks (the run's context among it) through its env. Every
+// task gets a new one, handed out by the loop's slab (see loop.newEnv) and
+// never handed out twice. Nothing it holds changes once handed out (the
+// scratchpad is guarded by its own mutex), and what it points to is not
+// reused: a context kept by the node's goroutines after the node returned
+// reads the same values for ever, without a data race. It is kept small
+// (48 bytes), as every task gets one and, in a process whose garbage
+// collector has not cycled yet, every byte of it is memory touched for the
+// first time.
+type taskCtx struct {
+	hdr taskHeader
+}
+
+func (c *taskCtx) Deadline() (time.Time, bool) { return c.hdr.env.Deadline() }
+func (c *taskCtx) Done() <-chan struct{}       { return c.hdr.env.Done() }
+func (c *taskCtx) Err() error                  { return c.hdr.env.Err() }
 
 func (c *taskCtx) Value(key any) any {
 	if _, ok := key.(runtimeKey); ok {
 		return c
 	}
-	return c.Context.Value(key)
+	return c.hdr.env.Value(key)
 }
 
 // taskHeader identifies a task; its ID is computed when first asked for.
 // Its identity is written before the task runs and only read after. A
 // header is made for every task (see loop.newEnv), so it is kept small:
-// the interrupt bookkeeping, which most tasks never need, is made on first
-// use (see scratch).
+// what the tasks of a step share is in env, the name points to the node's,
+// and the interrupt bookkeeping, which most tasks never need, is made on
+// first use (see scratch).
 type taskHeader struct {
+	env  *taskEnv               // nil for a command's task, which no node sees
+	name *string                // the node's name (nil: "")
 	id   atomic.Pointer[string] // computed when first asked for
-	cp   string
-	run  *runShared // the run's shared settings (its namespace among them)
-	name string
+	// sp is the task's interrupt bookkeeping, nil until needed.
+	sp   atomic.Pointer[scratchpad]
 	step int
 	idx  int32
 	push bool
 	// resuming is set when the task has pending writes: a subgraph in it
 	// resumes.
 	resuming bool
-	// sp is the task's interrupt bookkeeping, nil until needed.
-	sp atomic.Pointer[scratchpad]
+}
+
+// nodeName returns the name of the task's node.
+func (h *taskHeader) nodeName() string {
+	if h.name == nil {
+		return ""
+	}
+	return *h.name
 }
 
 // scratch returns the task's scratchpad, making it on first use (a
@@ -177,11 +204,11 @@ func (h *taskHeader) ID() string {
 	if h.push {
 		kind = "push"
 	}
-	ns := ""
-	if h.run != nil {
-		ns = h.run.ns
+	ns, cp := "", ""
+	if h.env != nil {
+		ns, cp = h.env.run.ns, h.env.cp
 	}
-	id := hashID(h.cp + "|" + ns + "|" + strconv.Itoa(h.step) + "|" + h.name + "|" + kind + "|" + strconv.Itoa(int(h.idx)))
+	id := hashID(cp + "|" + ns + "|" + strconv.Itoa(h.step) + "|" + h.nodeName() + "|" + kind + "|" + strconv.Itoa(int(h.idx)))
 	h.id.CompareAndSwap(nil, &id) // a racing caller computed the same
 	return id
 }
@@ -212,7 +239,7 @@ func Step(ctx context.Context) int {
 // gracefully when it gets low. It returns -1 outside a node.
 func RemainingSteps(ctx context.Context) int {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.hdr.run.stop - rt.hdr.step
+		return rt.hdr.env.run.stop - rt.hdr.step
 	}
 	return -1
 }
@@ -229,7 +256,7 @@ func TaskID(ctx context.Context) string {
 // NodeName returns the name of the calling node, or "" outside a node.
 func NodeName(ctx context.Context) string {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.hdr.name
+		return rt.hdr.nodeName()
 	}
 	return ""
 }
@@ -262,10 +289,10 @@ func MessageWriter(ctx context.Context) func(MessageChunk) {
 // ones of the call to writer.
 func writer[T any](ctx context.Context, mode Mode) func(T) {
 	rt := runtimeFrom(ctx)
-	if rt == nil || rt.hdr.run.modes&mode == 0 {
+	if rt == nil || rt.hdr.env.run.modes&mode == 0 {
 		return func(T) {}
 	}
-	emit, ev := rt.emit, Event{Mode: mode, Namespace: rt.hdr.run.ns, Step: rt.hdr.step, Node: rt.hdr.name, TaskID: rt.hdr.ID()}
+	emit, ev := rt.hdr.env.emit, Event{Mode: mode, Namespace: rt.hdr.env.run.ns, Step: rt.hdr.step, Node: rt.hdr.nodeName(), TaskID: rt.hdr.ID()}
 	return func(payload T) {
 		ev := ev
 		ev.Payload = payload
@@ -387,11 +414,11 @@ func interrupt(ctx context.Context, payload any, want string) (any, error) {
 	if sp.detached {
 		return nil, errDetached
 	}
-	if rt.hdr.run.saver == nil {
+	if rt.hdr.env.run.saver == nil {
 		sp.paused = true
 		// Named: the node may wrap or log it. (Its task then fails with
 		// errInterruptRefused, in a NodeError naming the node.)
-		return nil, fmt.Errorf("graph: node %s %w", rt.hdr.name, errInterruptRefused)
+		return nil, fmt.Errorf("graph: node %s %w", rt.hdr.nodeName(), errInterruptRefused)
 	}
 	idx := sp.counter
 	sp.counter++
@@ -407,7 +434,7 @@ func interrupt(ctx context.Context, payload any, want string) (any, error) {
 		sp.answers = append(sp.answers, v)
 		return v, nil
 	}
-	in := Interruption{ID: id, Value: payload, Node: rt.hdr.name, Namespace: rt.hdr.run.ns, Want: want}
+	in := Interruption{ID: id, Value: payload, Node: rt.hdr.nodeName(), Namespace: rt.hdr.env.run.ns, Want: want}
 	sp.raised = append(sp.raised, in)
 	sp.paused = true
 	return nil, &interruptSignal{in: in}

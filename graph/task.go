@@ -62,28 +62,42 @@ func (t *task[S]) goexited() {
 }
 
 // taskContext returns the context t's node runs with: t's own, never
-// written again once handed out.
-func (l *loop[S]) taskContext(ctx context.Context, t *task[S], emit func(Event)) context.Context {
+// written again once handed out. Its env is the one t was prepared with,
+// unless the task runs under another context or sink than that env's:
+// env, the one of a concurrent step, or ctx, when a hook derived it
+// (derived).
+func (l *loop[S]) taskContext(ctx context.Context, t *task[S], env *taskEnv, derived bool) context.Context {
 	e := t.env
 	if e == nil {
 		return ctx // the input task's, which no user code sees
 	}
-	e.Context = ctx
-	e.emit = emit
+	if derived {
+		from := t.hdr.env
+		if env != nil {
+			from = env
+		}
+		env = &taskEnv{Context: ctx, run: from.run, emit: from.emit, cp: from.cp}
+	}
+	if env != nil {
+		e.hdr.env = env
+	}
 	return e
 }
 
 // execute runs one task with its retry policy, timeout and cache, and
-// resolves where it goes next. A node (or a branch) that calls
-// runtime.Goexit on the calling goroutine ends it; the task is marked
-// failed on the way out (see goexited) for the hooks and runConcurrent.
-func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
+// resolves where it goes next. Its context derives from env's, or, when
+// env is nil, from the one t was prepared with (the run's, which is ctx).
+// A node (or a branch) that calls runtime.Goexit on the calling goroutine
+// ends it; the task is marked failed on the way out (see goexited) for the
+// hooks and runConcurrent.
+func (l *loop[S]) execute(ctx context.Context, t *task[S], env *taskEnv) {
 	// Once the task ended, a goroutine of its node that kept the context
 	// can no longer interrupt it.
 	defer t.hdr.detach()
+	derived := false
 	if h := l.g.hooks; h != nil && h.TaskStart != nil && t.name != Start {
 		info := TaskRun{Node: t.name, TaskID: t.hdr.ID(), Step: l.step, Namespace: l.ns}
-		ctx = h.TaskStart(ctx, info)
+		ctx, derived = h.TaskStart(ctx, info), true
 		if h.TaskEnd != nil {
 			defer func() {
 				t.goexited()
@@ -92,7 +106,7 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], emit func(Event)) {
 			}()
 		}
 	}
-	ctx = l.taskContext(ctx, t, emit)
+	ctx = l.taskContext(ctx, t, env, derived)
 	if t.name == Start {
 		t.out = *l.fr.input
 		t.done = true
@@ -309,6 +323,7 @@ func (l *loop[S]) attempt(ctx context.Context, t *task[S]) (err error) {
 // returns then is dropped.
 type apart[S any] struct {
 	env   taskCtx // with the attempt's own copy of the task's header
+	share taskEnv // env's env: the attempt's context and sink
 	input S
 	in    any
 	out   S
@@ -393,8 +408,8 @@ func (a *apart[S]) detach(t *task[S], returned bool) {
 func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 	emit, watch := noEmit, l.watch
 	// The task's context, or one a middleware derived from it.
-	if e := runtimeFrom(ctx); e != nil && e.hdr.run == t.hdr.run {
-		emit = e.emit
+	if e := runtimeFrom(ctx); e != nil && e == t.env {
+		emit = e.hdr.env.emit
 	}
 	n := t.node
 	parent := ctx
@@ -418,7 +433,8 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		nodeEmit = a.emit
 	}
 	h, th := &a.env.hdr, t.hdr // h computes the same ID as th, if asked
-	h.cp, h.run, h.step, h.name, h.push, h.idx, h.resuming = th.cp, th.run, th.step, th.name, th.push, th.idx, th.resuming
+	h.env, h.step, h.name, h.push, h.idx, h.resuming = &a.share, th.step, th.name, th.push, th.idx, th.resuming
+	a.share.run, a.share.cp = th.env.run, th.env.cp
 	// Clipped: an Interrupt of the node appends to a copy, never to the
 	// task's array.
 	if tsp := th.sp.Load(); tsp != nil {
@@ -427,7 +443,7 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		hsp.answers, hsp.resume = slices.Clip(tsp.answers), tsp.resume
 		tsp.mu.Unlock()
 	}
-	a.env.Context, a.env.emit = ctx, nodeEmit
+	a.share.Context, a.share.emit = ctx, nodeEmit
 	go a.run(n)
 	for waiting := true; waiting; {
 		var abandon error
@@ -448,7 +464,7 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 			waiting = false
 		default:
 			a.detach(t, false)
-			if wg := t.hdr.run.abandoned; wg != nil {
+			if wg := t.hdr.env.run.abandoned; wg != nil {
 				wg.Add(1)
 				go func() {
 					<-a.done

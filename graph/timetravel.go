@@ -287,8 +287,9 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 				}
 			}
 		}
-		rctx := &taskCtx{Context: ctx, emit: func(Event) {}}
-		rctx.hdr.name, rctx.hdr.step, rctx.hdr.run = asNode, l.step, &runShared{ns: l.ns, stop: l.step + 1}
+		rctx := &taskCtx{}
+		rctx.hdr.env = &taskEnv{Context: ctx, run: &runShared{ns: l.ns, stop: l.step + 1}, emit: noEmit}
+		rctx.hdr.name, rctx.hdr.step = &asNode, l.step
 		tk := &task[S]{hdr: &rctx.hdr, name: asNode, node: g.nodes[asNode], input: l.vals, out: values}
 		if asNode == Start {
 			l.fr.input = &values

@@ -116,3 +116,20 @@ func BenchmarkW5CheckpointedLoop(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*workload.W5Steps), "ns/step")
 }
+
+// TestW2AllocatesOneSmallRecordPerStep bounds the bytes a step allocates
+// in steady state: a superstep of one inline task allocates only its node's
+// context (48 bytes, from a slab; see graph's loop.newEnv). In a fresh
+// process every byte a step allocates is memory touched for the first
+// time, which is what made early invokes several times slower than later
+// ones (BenchmarkPhases measures it).
+func TestW2AllocatesOneSmallRecordPerStep(t *testing.T) {
+	g, err := workload.W2()
+	require.NoError(t, err)
+	require.NoError(t, workload.RunW2(ctx, g))
+	const runs = 3
+	f, err := workload.Measure(runs, func() error { return workload.RunW2(ctx, g) })
+	require.NoError(t, err)
+	perStep := f.BytesPerInvoke() / workload.W2Steps
+	require.LessOrEqual(t, perStep, 56.0, "bytes allocated per step")
+}
