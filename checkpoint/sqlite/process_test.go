@@ -33,3 +33,7 @@ func TestLeaseHolderKilled(t *testing.T) { durabilitytest.LeaseHolderKilled(t, d
 // TestLeaseChild is the child process of TestLeaseHolderKilled; run on its
 // own it is skipped.
 func TestLeaseChild(t *testing.T) { durabilitytest.LeaseChild(t, durabilitytest.SQLite) }
+
+// TestPausedHolder: a holder SIGSTOPped past its lease is fenced once
+// another process took its thread over (-pause.trials=50 for the measure).
+func TestPausedHolder(t *testing.T) { durabilitytest.PausedHolder(t, durabilitytest.SQLite) }
