@@ -46,8 +46,8 @@ type threadLease struct {
 // would make every node run on a goroutine of its own): the run stops at
 // its next checkpoint instead (see lostErr). A run that did not see its
 // lease lost — paused past its time to live, it woke up after another
-// process took the thread over — writes through the saver's fenced view
-// (see fenced), which refuses its next write with a
+// process took the thread over — writes under its lease (see fenced), and
+// the saver refuses its next write with a
 // *checkpoint.FencedError: the run ends with it, and nothing it computed
 // since becomes visible.
 func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, thread, runID string) (*threadLease, error) {
@@ -76,19 +76,16 @@ func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, thr
 	return tl, nil
 }
 
-// fenced returns saver as the holder of tl writes to it: when the saver
-// can fence writes (see [checkpoint.Fencer]), a view that refuses every
-// write once another process took the thread over or the lease was
-// released; saver itself otherwise.
+// fenced returns saver as the holder of tl writes to it: each write
+// carries the lease (see [checkpoint.Fenced]), so that a saver that leases
+// refuses it once another process took the thread over or the lease was
+// released. A saver wrapped by another stays fenced as long as the wrapper
+// passes the write's context on.
 func (tl *threadLease) fenced(saver checkpoint.Saver) checkpoint.Saver {
-	f, ok := saver.(checkpoint.Fencer)
-	if !ok {
-		return saver
-	}
 	tl.mu.Lock()
 	lease := tl.lease
 	tl.mu.Unlock()
-	return f.Fence(lease)
+	return checkpoint.Fenced(saver, lease)
 }
 
 // renew extends the lease and schedules the next renewal. A renewal that

@@ -8,15 +8,15 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint"
 )
 
-// The fencing cases run only for savers that implement both
-// [checkpoint.Leaser] and [checkpoint.Fencer].
+// The fencing cases run for savers that implement [checkpoint.Leaser]:
+// a Leaser must fence the writes made under a lease (see
+// [checkpoint.WithLease]). They write through [checkpoint.Fenced] views.
 var fenceCases = []testCase{
 	{
 		name:        "fence-grows",
 		explanation: "a lease's Fence grows with every acquisition of its thread — after a release and after an expiry — so a later holder always has a greater one",
 		run: func(e *env) {
 			s := e.leaser()
-			e.fencer()
 			a := e.acquire(s, "t1", "alice", longTTL)
 			require.NoError(e.t, s.ReleaseLease(e.ctx, a))
 			b := e.acquire(s, "t1", "bob", shortTTL)
@@ -30,7 +30,7 @@ var fenceCases = []testCase{
 		explanation: "the holder of a thread's lease writes through its fenced view as through the saver: Put, PutWrites and DeleteThread succeed and read back",
 		run: func(e *env) {
 			s := e.leaser()
-			f := e.fencer().Fence(e.acquire(s, "t1", "alice", longTTL))
+			f := e.fence(e.acquire(s, "t1", "alice", longTTL))
 			th := e.thread("t1", "")
 			a := th.putOn(f, nil, false, meta("input", -1), map[string]string{"x": `1`})
 			b := th.putOn(f, a, false, meta("loop", 0), map[string]string{"x": `2`})
@@ -66,7 +66,7 @@ var fenceCases = []testCase{
 		run: func(e *env) {
 			s := e.leaser()
 			l := e.acquire(s, "t1", "alice", longTTL)
-			f := e.fencer().Fence(l)
+			f := e.fence(l)
 			th := e.thread("t1", "")
 			a := th.putOn(f, nil, false, meta("input", -1), map[string]string{"x": `1`})
 			require.NoError(e.t, s.ReleaseLease(e.ctx, l))
@@ -78,7 +78,7 @@ var fenceCases = []testCase{
 			// CopyThread into a thread through the view of its released
 			// lease copies nothing.
 			l3 := e.acquire(s, "t3", "alice", longTTL)
-			f3 := e.fencer().Fence(l3)
+			f3 := e.fence(l3)
 			require.NoError(e.t, s.ReleaseLease(e.ctx, l3))
 			require.ErrorIs(e.t, checkpoint.CopyThread(e.ctx, f3, "t1", "t3"), checkpoint.ErrLeaseLost)
 			require.Empty(e.t, e.list("t3", checkpoint.ListOptions{}))
@@ -88,7 +88,7 @@ var fenceCases = []testCase{
 		name:        "fence-other-thread",
 		explanation: "a fenced view writes only to its lease's thread: a Put or PutWrites to another thread fails and stores nothing",
 		run: func(e *env) {
-			f := e.fencer().Fence(e.acquire(e.leaser(), "t1", "alice", longTTL))
+			f := e.fence(e.acquire(e.leaser(), "t1", "alice", longTTL))
 			cp, _ := e.thread("t2", "").next(nil, meta("input", -1), map[string]string{"x": `1`})
 			require.Error(e.t, f.Put(e.ctx, cp))
 			require.Error(e.t, f.PutWrites(e.ctx, checkpoint.Ref{ThreadID: "t2", ID: cp.ID}, []checkpoint.Write{{TaskID: "t", Channel: "x", Value: []byte(`1`)}}))
@@ -98,33 +98,21 @@ var fenceCases = []testCase{
 	},
 }
 
-// fencer returns the saver as a [checkpoint.Fencer], or skips the test.
-func (e *env) fencer() checkpoint.Fencer {
-	f, ok := e.s.(checkpoint.Fencer)
-	if !ok {
-		e.t.Skip("saver does not implement checkpoint.Fencer")
-	}
-	return f
-}
+// fence returns the saver as seen by the holder of lease.
+func (e *env) fence(lease checkpoint.Lease) checkpoint.Saver { return checkpoint.Fenced(e.s, lease) }
 
 // requireStaleRefused: alice takes t1 through old, writes, and lets her
 // lease expire; bob takes it over through cur and writes; every write of
 // alice's is then refused and changes nothing, and bob writes on.
 func (e *env) requireStaleRefused(old, cur checkpoint.Leaser) {
 	e.t.Helper()
-	oldF := e.fencer()
-	curF, ok := cur.(checkpoint.Fencer)
-	require.True(e.t, ok, "%T does not implement checkpoint.Fencer", cur)
-	if f, ok := old.(checkpoint.Fencer); ok {
-		oldF = f
-	}
 	a := e.acquire(old, "t1", "alice", shortTTL)
-	fa := oldF.Fence(a)
+	fa := checkpoint.Fenced(old.(checkpoint.Saver), a)
 	th := e.thread("t1", "")
 	first := th.putOn(fa, nil, false, meta("input", -1), map[string]string{"x": `1`})
 
 	b := e.acquireEventually(cur, "t1", "bob", longTTL)
-	fb := curF.Fence(b)
+	fb := checkpoint.Fenced(cur.(checkpoint.Saver), b)
 	second := th.putOn(fb, first, false, meta("loop", 0), map[string]string{"x": `2`})
 	before := e.list("t1", checkpoint.ListOptions{})
 

@@ -244,10 +244,10 @@ func scanPaths(rows pgx.Rows, withData bool) (map[string][]deltas.Blob, error) {
 // back. The lock, the reads and (when no channel changed) the write are
 // sent as one batch, so the checks add no round trip.
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
-	return s.put(ctx, cp, nil)
+	return s.put(ctx, cp, leaseOf(ctx, cp.ThreadID))
 }
 
-// put is Put, fenced by lease unless it is nil (see [Saver.Fence]).
+// put is Put, fenced by lease unless it is nil (see checkpoint.WithLease).
 func (s *Saver) put(ctx context.Context, cp *checkpoint.Checkpoint, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put: %w", err)
@@ -361,7 +361,7 @@ func threadLockKey(thread, ns string) int64 {
 // PutWrites implements [checkpoint.Saver]. All writes are stored in one
 // transaction.
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
-	return s.putWrites(ctx, ref, writes, nil)
+	return s.putWrites(ctx, ref, writes, leaseOf(ctx, ref.ThreadID))
 }
 
 // putWrites is PutWrites, fenced by lease unless it is nil.
@@ -492,7 +492,7 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 // thread's checkpoints, values and pending writes in every namespace, in
 // one transaction.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	return s.deleteThread(ctx, threadID, nil)
+	return s.deleteThread(ctx, threadID, leaseOf(ctx, threadID))
 }
 
 // deleteThread is DeleteThread, fenced by lease unless it is nil.

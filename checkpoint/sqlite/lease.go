@@ -102,7 +102,7 @@ func readLease(tx sqlitedb.Tx, thread string) (leaseRow, error) {
 }
 
 // checkFence returns a [*checkpoint.FencedError] unless lease is the
-// current lease of its thread. It runs in the write transaction of the
+// current lease of its thread (see [checkpoint.WithLease]). It runs in the write transaction of the
 // write it fences, which holds the database's write lock: no lease can
 // change hands before that write commits.
 func checkFence(tx sqlitedb.Tx, lease checkpoint.Lease) error {
@@ -152,6 +152,15 @@ func (s *Saver) ReleaseLease(ctx context.Context, lease checkpoint.Lease) error 
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint/sqlite: release lease of thread %q: %w", lease.ThreadID, err)
+	}
+	return nil
+}
+
+// leaseOf returns the lease ctx carries for a write to thread, nil for
+// none: the write is then fenced by it (see [checkpoint.WithLease]).
+func leaseOf(ctx context.Context, thread string) *checkpoint.Lease {
+	if l, ok := checkpoint.LeaseFrom(ctx, thread); ok {
+		return &l
 	}
 	return nil
 }

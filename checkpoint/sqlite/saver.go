@@ -288,10 +288,10 @@ const (
 // process writes between the checks and the writes: the checks are
 // race-free.
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
-	return s.put(ctx, cp, nil)
+	return s.put(ctx, cp, leaseOf(ctx, cp.ThreadID))
 }
 
-// put is Put, fenced by lease unless it is nil (see [Saver.Fence]).
+// put is Put, fenced by lease unless it is nil (see checkpoint.WithLease).
 func (s *Saver) put(ctx context.Context, cp *checkpoint.Checkpoint, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put: %w", err)
@@ -375,7 +375,7 @@ func parentConflict(tx sqlitedb.Tx, cp *checkpoint.Checkpoint) error {
 // PutWrites implements [checkpoint.Saver]. All writes are stored in one
 // transaction.
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
-	return s.putWrites(ctx, ref, writes, nil)
+	return s.putWrites(ctx, ref, writes, leaseOf(ctx, ref.ThreadID))
 }
 
 // putWrites is PutWrites, fenced by lease unless it is nil.
@@ -541,7 +541,7 @@ var deleteThread = []string{
 // thread's checkpoints, values and pending writes in every namespace, in
 // one transaction.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	return s.deleteThread(ctx, threadID, nil)
+	return s.deleteThread(ctx, threadID, leaseOf(ctx, threadID))
 }
 
 // deleteThread is DeleteThread, fenced by lease unless it is nil.
