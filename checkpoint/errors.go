@@ -90,6 +90,10 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 //
 // A lease is not part of the thread's data: [ThreadDeleter.DeleteThread]
 // leaves it held.
+//
+// A holder can only notice that it lost its lease when it next runs; one
+// that was paused past its time to live may still believe it holds the
+// thread. Savers that also implement [Fencer] refuse that holder's writes.
 type Leaser interface {
 	// AcquireLease takes the lease of threadID for holder (a description
 	// of who holds it, shown to others) for ttl. When another lease of the
@@ -114,6 +118,10 @@ type Lease struct {
 	// Token is unique to this acquisition: it, not Holder, identifies the
 	// lease, so two runs with the same Holder never share one.
 	Token string
+	// Fence is the lease's fencing token: it grows with every acquisition
+	// of the thread's lease, so a later holder always has a greater Fence
+	// than every earlier one (see [Fencer]).
+	Fence int64
 	// Expires is when the lease expires unless renewed, by the saver's
 	// clock.
 	Expires time.Time

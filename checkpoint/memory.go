@@ -197,6 +197,10 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
 	if cp.ThreadID == "" || cp.ID == "" {
 		return fmt.Errorf("checkpoint: put needs a thread ID and a checkpoint ID")
 	}
+	return m.fenced(ctx, cp.ThreadID, func() error { return m.put(cp) })
+}
+
+func (m *Memory) put(cp *Checkpoint) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.ns(cp.ThreadID, cp.Namespace, true)
@@ -248,6 +252,10 @@ func (m *Memory) PutWrites(ctx context.Context, ref Ref, writes []Write) error {
 	if ref.ThreadID == "" || ref.ID == "" {
 		return fmt.Errorf("checkpoint: put writes needs a thread ID and a checkpoint ID")
 	}
+	return m.fenced(ctx, ref.ThreadID, func() error { m.putWrites(ref, writes); return nil })
+}
+
+func (m *Memory) putWrites(ref Ref, writes []Write) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.ns(ref.ThreadID, ref.Namespace, true)
@@ -263,7 +271,6 @@ func (m *Memory) PutWrites(ctx context.Context, ref Ref, writes []Write) error {
 		}
 		ws[k] = w
 	}
-	return nil
 }
 
 // List implements [Saver].
@@ -327,11 +334,13 @@ func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.threads, threadID)
-	if m.lastThread == threadID {
-		m.last = nil
-	}
-	return nil
+	return m.fenced(ctx, threadID, func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.threads, threadID)
+		if m.lastThread == threadID {
+			m.last = nil
+		}
+		return nil
+	})
 }

@@ -18,7 +18,10 @@ type leaseTable struct {
 }
 
 type memLease struct {
+	// token is "" once the lease is released; the entry stays, so that
+	// fence keeps growing.
 	holder, token string
+	fence         int64
 	// expires carries a monotonic clock reading: wall clock jumps do
 	// not move it.
 	expires time.Time
@@ -34,15 +37,16 @@ func (m *Memory) AcquireLease(ctx context.Context, threadID, holder string, ttl 
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := time.Now()
-	if cur, ok := t.m[threadID]; ok && now.Before(cur.expires) {
+	cur := t.m[threadID]
+	if cur.token != "" && now.Before(cur.expires) {
 		return Lease{}, &LeaseHeldError{ThreadID: threadID, Holder: cur.holder, Expires: cur.expires}
 	}
 	if t.m == nil {
 		t.m = make(map[string]memLease)
 	}
-	l := memLease{holder: holder, token: NewLeaseToken(), expires: now.Add(ttl)}
+	l := memLease{holder: holder, token: NewLeaseToken(), fence: cur.fence + 1, expires: now.Add(ttl)}
 	t.m[threadID] = l
-	return Lease{ThreadID: threadID, Holder: holder, Token: l.token, Expires: l.expires}, nil
+	return Lease{ThreadID: threadID, Holder: holder, Token: l.token, Fence: l.fence, Expires: l.expires}, nil
 }
 
 // RenewLease implements [Leaser].
@@ -54,7 +58,7 @@ func (m *Memory) RenewLease(ctx context.Context, lease Lease, ttl time.Duration)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cur, ok := t.m[lease.ThreadID]
-	if !ok || cur.token != lease.Token {
+	if !ok || cur.token == "" || cur.token != lease.Token {
 		return Lease{}, fmt.Errorf("%w: thread %q was released or taken over since", ErrLeaseLost, lease.ThreadID)
 	}
 	cur.expires = time.Now().Add(ttl)
@@ -71,8 +75,8 @@ func (m *Memory) ReleaseLease(ctx context.Context, lease Lease) error {
 	t := &m.leases
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if cur, ok := t.m[lease.ThreadID]; ok && cur.token == lease.Token {
-		delete(t.m, lease.ThreadID)
+	if cur, ok := t.m[lease.ThreadID]; ok && cur.token != "" && cur.token == lease.Token {
+		t.m[lease.ThreadID] = memLease{fence: cur.fence}
 	}
 	return nil
 }

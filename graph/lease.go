@@ -44,8 +44,12 @@ type threadLease struct {
 //
 // A lost lease does not cancel the run's context (a cancellable context
 // would make every node run on a goroutine of its own): the run stops at
-// its next checkpoint instead (see lostErr), and a write that raced the
-// new holder is refused by the saver's parent check.
+// its next checkpoint instead (see lostErr). A run that did not see its
+// lease lost — paused past its time to live, it woke up after another
+// process took the thread over — writes under its lease (see fenced), and
+// the saver refuses its next write with a
+// *checkpoint.FencedError: the run ends with it, and nothing it computed
+// since becomes visible.
 func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, thread, runID string) (*threadLease, error) {
 	leaser, ok := saver.(checkpoint.Leaser)
 	if !ok || g.leaseTTL <= 0 || thread == "" {
@@ -70,6 +74,18 @@ func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, thr
 	tl.timer = time.AfterFunc(tl.ttl/3, tl.renew)
 	tl.mu.Unlock()
 	return tl, nil
+}
+
+// fenced returns saver as the holder of tl writes to it: each write
+// carries the lease (see [checkpoint.Fenced]), so that a saver that leases
+// refuses it once another process took the thread over or the lease was
+// released. A saver wrapped by another stays fenced as long as the wrapper
+// passes the write's context on.
+func (tl *threadLease) fenced(saver checkpoint.Saver) checkpoint.Saver {
+	tl.mu.Lock()
+	lease := tl.lease
+	tl.mu.Unlock()
+	return checkpoint.Fenced(saver, lease)
 }
 
 // renew extends the lease and schedules the next renewal. A renewal that

@@ -255,3 +255,77 @@ func TestALongRunRenewsItsLease(t *testing.T) {
 	close(release)
 	require.NoError(t, <-done)
 }
+
+// unrenewingSaver cannot renew its leases (a transient error each time):
+// its holder is as good as paused, and does not learn that it lost its
+// lease.
+type unrenewingSaver struct {
+	*checkpoint.Memory
+}
+
+func (s unrenewingSaver) RenewLease(context.Context, checkpoint.Lease, time.Duration) (checkpoint.Lease, error) {
+	return checkpoint.Lease{}, errors.New("renewal did not reach the saver")
+}
+
+// A run that wakes up after its thread was taken over — it could not
+// renew, so it never saw its lease lost — is refused at its next write
+// with a *checkpoint.FencedError, and ends with it; nothing it computed
+// lands, and the new holder's run succeeded (no ConflictError).
+func TestPausedHolderIsFencedAndTheNewHolderRunsOn(t *testing.T) {
+	mem := checkpoint.NewMemory()
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	paused := blockingGraph(t, unrenewingSaver{mem}, entered, release, graph.WithLeaseTTL(50*time.Millisecond))
+	done := make(chan error, 1)
+	go func() {
+		_, err := paused.Invoke(t.Context(), leaseState{}, graph.WithThread("t1"), graph.WithRunID("paused"))
+		done <- err
+	}()
+	<-entered
+
+	// Its lease expires; another process takes the thread over and runs.
+	other := blockingGraph(t, mem, nil, nil, graph.WithLeaseTTL(time.Hour))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := other.Invoke(t.Context(), leaseState{}, graph.WithThread("t1"), graph.WithRunID("other"))
+		if err == nil {
+			break
+		}
+		_, held := errors.AsType[*checkpoint.LeaseHeldError](err)
+		require.True(t, held, "the new holder's run: %v", err)
+		require.True(t, time.Now().Before(deadline), "the paused holder's lease never expired")
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	close(release) // the paused holder wakes up
+	err := <-done
+	fe, ok := errors.AsType[*checkpoint.FencedError](err)
+	require.True(t, ok, "the paused holder's run: %v; want a *checkpoint.FencedError", err)
+	require.ErrorIs(t, err, checkpoint.ErrLeaseLost)
+	require.Empty(t, fe.Holder, "the new holder's run ended and released the thread")
+	require.Greater(t, fe.Current, fe.Fence, "the thread was leased again since")
+
+	snap, err := other.GetState(t.Context(), graph.WithThread("t1"))
+	require.NoError(t, err)
+	require.Equal(t, 1, snap.Values.N.Get(), "only the new holder's step counted")
+	require.Equal(t, "other", snap.Metadata.RunID, "the latest checkpoint is the new holder's")
+	// What the paused run wrote before it lost its lease comes first;
+	// its task's writes, made after, are nowhere.
+	var firstOther string
+	var pausedIDs []string
+	for tup, err := range mem.List(t.Context(), "t1", checkpoint.ListOptions{}) {
+		require.NoError(t, err)
+		switch tup.Metadata.RunID {
+		case "other":
+			firstOther = tup.ID // newest first: ends at the oldest
+		case "paused":
+			pausedIDs = append(pausedIDs, tup.ID)
+			require.Empty(t, tup.PendingWrites, "pending writes against the paused run's checkpoint %s", tup.ID)
+		default:
+			t.Fatalf("checkpoint %s of run %q", tup.ID, tup.Metadata.RunID)
+		}
+	}
+	require.NotEmpty(t, pausedIDs)
+	for _, id := range pausedIDs {
+		require.Less(t, id, firstOther, "a checkpoint of the paused run after the takeover")
+	}
+}

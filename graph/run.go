@@ -296,6 +296,10 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 		}
 		if lease != nil {
 			l.lease = lease
+			// Every write of the run, its subgraphs' included, is
+			// fenced by the lease.
+			l.saver = lease.fenced(l.saver)
+			l.shared.saver = l.saver
 			defer func() {
 				if lost := lease.release(ctx); lost != nil && !errors.Is(err, checkpoint.ErrLeaseLost) {
 					err = saverFailed(lost, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/liveness"
 )
 
 // Leases are rows of agentgraph_leases, not session-level advisory locks
@@ -22,18 +23,32 @@ import (
 var _ checkpoint.Leaser = (*Saver)(nil)
 
 const (
-	// acquireLease inserts a lease, or takes over one that expired, and
-	// returns its expiry; it returns no row when the lease is held. $4 is
-	// the time to live in microseconds.
-	acquireLease = `INSERT INTO agentgraph_leases AS l (thread_id, holder, token, expires_at)
-		VALUES ($1, $2, $3, clock_timestamp() + $4::bigint * interval '1 microsecond')
-		ON CONFLICT (thread_id) DO UPDATE SET holder = excluded.holder, token = excluded.token, expires_at = excluded.expires_at
-		WHERE l.expires_at <= clock_timestamp()
-		RETURNING expires_at`
-	selectLease = `SELECT holder, expires_at FROM agentgraph_leases WHERE thread_id = $1`
+	// acquireLease inserts a lease, or takes over one that expired, was
+	// released, or whose holder is dead ($8 is its token, "" for none),
+	// and returns its expiry and fence; it returns no row when the lease
+	// is held. $4 is the time to live in microseconds. The fence grows
+	// with every acquisition: a released lease keeps its row, with an
+	// empty token.
+	acquireLease = `INSERT INTO agentgraph_leases AS l (thread_id, holder, token, expires_at, fence, host, pid, pid_start)
+		VALUES ($1, $2, $3, clock_timestamp() + $4::bigint * interval '1 microsecond', 1, $5, $6, $7)
+		ON CONFLICT (thread_id) DO UPDATE SET holder = excluded.holder, token = excluded.token, expires_at = excluded.expires_at,
+			fence = l.fence + 1, host = excluded.host, pid = excluded.pid, pid_start = excluded.pid_start
+		WHERE l.expires_at <= clock_timestamp() OR l.token = '' OR l.token = $8
+		RETURNING expires_at, fence`
+	selectLease = `SELECT holder, token, expires_at, host, pid, pid_start FROM agentgraph_leases WHERE thread_id = $1`
 	renewLease  = `UPDATE agentgraph_leases SET expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
 		WHERE thread_id = $1 AND token = $2 RETURNING expires_at`
-	releaseLease = `DELETE FROM agentgraph_leases WHERE thread_id = $1 AND token = $2`
+	releaseLease = `UPDATE agentgraph_leases SET holder = '', token = '', expires_at = to_timestamp(0)
+		WHERE thread_id = $1 AND token = $2 AND token <> ''`
+	// selectFence reads the thread's lease for a fenced write, locking
+	// the row until the write's transaction ends: a takeover (an update
+	// of the row) waits for the write to commit or roll back.
+	selectFence = `SELECT holder, token, fence FROM agentgraph_leases WHERE thread_id = $1 FOR SHARE`
+	// fenceIdleTimeout bounds how long a fenced write's transaction may
+	// sit idle (its process paused between two of its statements) while
+	// it holds the lease row: the server then ends the session, the
+	// transaction rolls back, and a takeover waiting for the row goes on.
+	fenceIdleTimeout = `SET LOCAL idle_in_transaction_session_timeout = '5s'`
 )
 
 // maxAcquireAttempts bounds the attempts of AcquireLease when the lease it
@@ -50,13 +65,19 @@ const maxAcquireAttempts = 3
 // A lease is not part of the thread's data: [Saver.DeleteThread] leaves
 // it, so that deleting a thread never lets a second run start on it while
 // a run still holds it.
+//
+// A lease records the process that took it (see internal/liveness): a
+// lease whose holder process is dead on the host of the caller is taken
+// over at once, not after its time to live.
 func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl time.Duration) (checkpoint.Lease, error) {
 	if err := checkpoint.CheckLeaseArgs(ctx, threadID, ttl); err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: acquire lease: %w", err)
 	}
 	l := checkpoint.Lease{ThreadID: threadID, Holder: holder, Token: checkpoint.NewLeaseToken()}
+	me := liveness.Self()
+	dead := ""
 	for attempt := 1; ; attempt++ {
-		err := s.pool.QueryRow(ctx, acquireLease, threadID, holder, l.Token, micros(ttl)).Scan(&l.Expires)
+		err := s.pool.QueryRow(ctx, acquireLease, threadID, holder, l.Token, micros(ttl), me.Host, me.PID, me.Start, dead).Scan(&l.Expires, &l.Fence)
 		if err == nil {
 			return l, nil
 		}
@@ -64,7 +85,15 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl t
 			return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: acquire lease of thread %q: %w", threadID, err)
 		}
 		held := &checkpoint.LeaseHeldError{ThreadID: threadID}
-		err = s.pool.QueryRow(ctx, selectLease, threadID).Scan(&held.Holder, &held.Expires)
+		var token string
+		var proc liveness.Proc
+		err = s.pool.QueryRow(ctx, selectLease, threadID).Scan(&held.Holder, &token, &held.Expires, &proc.Host, &proc.PID, &proc.Start)
+		if err == nil && token != "" && token != dead && liveness.Dead(proc) && attempt < maxAcquireAttempts {
+			// Its holder died on this host: take it over now, unless
+			// another process did first (the update names its token).
+			dead = token
+			continue
+		}
 		if err == nil {
 			return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: acquire lease of thread %q: %w", threadID, held)
 		}
@@ -110,4 +139,42 @@ func micros(d time.Duration) int64 {
 		us++
 	}
 	return us
+}
+
+// leaseOf returns the lease ctx carries for a write to thread, nil for
+// none: the write is then fenced by it (see [checkpoint.WithLease]).
+func leaseOf(ctx context.Context, thread string) *checkpoint.Lease {
+	if l, ok := checkpoint.LeaseFrom(ctx, thread); ok {
+		return &l
+	}
+	return nil
+}
+
+// queueFence queues the fence check of lease (nothing when it is nil) as
+// the first statements of b, and returns a function that, once b was sent
+// and closed, returns the [*checkpoint.FencedError] of a lease that is not
+// current, for the caller to roll its transaction back. The check reads
+// the lease row FOR SHARE, in the same batch as the write (no extra round
+// trip): a takeover, which updates the row, waits until the write commits
+// or rolls back. A write whose process pauses while it holds the row holds
+// a takeover up for at most 5s (fenceIdleTimeout).
+func queueFence(b *pgx.Batch, lease *checkpoint.Lease) func() error {
+	if lease == nil {
+		return func() error { return nil }
+	}
+	b.Queue(fenceIdleTimeout)
+	var holder, token string
+	var fence int64
+	b.Queue(selectFence, lease.ThreadID).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&holder, &token, &fence); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		return nil
+	})
+	return func() error {
+		if token == "" || token != lease.Token {
+			return &checkpoint.FencedError{ThreadID: lease.ThreadID, Fence: lease.Fence, Holder: holder, Current: fence}
+		}
+		return nil
+	}
 }

@@ -148,6 +148,14 @@ var migrations = [][]string{{
 		token      text NOT NULL,
 		expires_at timestamptz NOT NULL
 	)`,
+}, {
+	// Version 3: fencing tokens (fence grows with every acquisition; a
+	// released lease keeps its row with an empty token) and the process
+	// that holds the lease (host, pid, pid_start: see internal/liveness).
+	`ALTER TABLE agentgraph_leases ADD COLUMN fence bigint NOT NULL DEFAULT 0,
+		ADD COLUMN host text NOT NULL DEFAULT '',
+		ADD COLUMN pid integer NOT NULL DEFAULT 0,
+		ADD COLUMN pid_start bigint NOT NULL DEFAULT 0`,
 }}
 
 // SchemaVersion is the schema version this package writes.

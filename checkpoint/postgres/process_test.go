@@ -36,3 +36,7 @@ func TestLeaseHolderKilled(t *testing.T) {
 // TestLeaseChild is the child process of TestLeaseHolderKilled; run on its
 // own it is skipped.
 func TestLeaseChild(t *testing.T) { durabilitytest.LeaseChild(t, durabilitytest.Postgres) }
+
+// TestPausedHolder: a holder SIGSTOPped past its lease is fenced once
+// another process took its thread over (-pause.trials=50 for the measure).
+func TestPausedHolder(t *testing.T) { durabilitytest.PausedHolder(t, durabilitytest.Postgres) }

@@ -244,6 +244,11 @@ func scanPaths(rows pgx.Rows, withData bool) (map[string][]deltas.Blob, error) {
 // back. The lock, the reads and (when no channel changed) the write are
 // sent as one batch, so the checks add no round trip.
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	return s.put(ctx, cp, leaseOf(ctx, cp.ThreadID))
+}
+
+// put is Put, fenced by lease unless it is nil (see checkpoint.WithLease).
+func (s *Saver) put(ctx context.Context, cp *checkpoint.Checkpoint, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put: %w", err)
 	}
@@ -272,6 +277,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		// The lock and the reads are separate statements: a statement
 		// that took the lock would read with the snapshot it started with.
 		b := &pgx.Batch{}
+		fenced := queueFence(b, lease)
 		b.Queue(lockThread, threadLockKey(cp.ThreadID, cp.Namespace))
 		var latest string
 		if !cp.Fork {
@@ -285,6 +291,9 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		// conflict is checked once the batch is read (an error returned by
 		// a callback would drop the connection's prepared statements).
 		conflict := func() error {
+			if err := fenced(); err != nil {
+				return err
+			}
 			if cp.Fork || latest == cp.ParentID {
 				return nil
 			}
@@ -352,6 +361,11 @@ func threadLockKey(thread, ns string) int64 {
 // PutWrites implements [checkpoint.Saver]. All writes are stored in one
 // transaction.
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
+	return s.putWrites(ctx, ref, writes, leaseOf(ctx, ref.ThreadID))
+}
+
+// putWrites is PutWrites, fenced by lease unless it is nil.
+func (s *Saver) putWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put writes: %w", err)
 	}
@@ -362,6 +376,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		return nil
 	}
 	b := &pgx.Batch{}
+	fenced := queueFence(b, lease)
 	for _, w := range writes {
 		q := insertWriteIgnore
 		if w.Idx < 0 {
@@ -370,7 +385,10 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		b.Queue(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, sqlsaver.NotNull(w.Value))
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, b).Close()
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return fenced() // written before the check is read; a refusal rolls it back
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint/postgres: put writes thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
@@ -474,15 +492,24 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 // thread's checkpoints, values and pending writes in every namespace, in
 // one transaction.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	return s.deleteThread(ctx, threadID, leaseOf(ctx, threadID))
+}
+
+// deleteThread is DeleteThread, fenced by lease unless it is nil.
+func (s *Saver) deleteThread(ctx context.Context, threadID string, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: delete thread: %w", err)
 	}
 	b := &pgx.Batch{}
+	fenced := queueFence(b, lease)
 	for _, table := range []string{"agentgraph_checkpoints", "agentgraph_blobs", "agentgraph_writes"} {
 		b.Queue(`DELETE FROM `+table+` WHERE thread_id = $1`, threadID)
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, b).Close()
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return fenced()
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint/postgres: delete thread %q: %w", threadID, err)

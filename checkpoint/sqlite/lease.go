@@ -2,10 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/liveness"
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 )
 
@@ -13,13 +16,19 @@ var _ checkpoint.Leaser = (*Saver)(nil)
 
 const (
 	// acquireLease inserts a lease, or takes over one that expired (?5 is
-	// the time now); it changes no row when the lease is held.
-	acquireLease = `INSERT INTO leases (thread_id, holder, token, expires_at) VALUES (?1, ?2, ?3, ?4)
-		ON CONFLICT (thread_id) DO UPDATE SET holder = excluded.holder, token = excluded.token, expires_at = excluded.expires_at
-		WHERE leases.expires_at <= ?5`
-	selectLease  = `SELECT holder, expires_at FROM leases WHERE thread_id = ?`
+	// the time now), was released, or whose holder is dead (?9 is its
+	// token, "" for none); it returns the new lease's fence, and no row
+	// when the lease is held. The fence grows with every acquisition: a
+	// released lease keeps its row, with an empty token.
+	acquireLease = `INSERT INTO leases (thread_id, holder, token, expires_at, fence, host, pid, pid_start)
+		VALUES (?1, ?2, ?3, ?4, 1, ?6, ?7, ?8)
+		ON CONFLICT (thread_id) DO UPDATE SET holder = excluded.holder, token = excluded.token, expires_at = excluded.expires_at,
+			fence = leases.fence + 1, host = excluded.host, pid = excluded.pid, pid_start = excluded.pid_start
+		WHERE leases.expires_at <= ?5 OR leases.token = '' OR leases.token = ?9
+		RETURNING fence`
+	selectLease  = `SELECT holder, token, fence, expires_at, host, pid, pid_start FROM leases WHERE thread_id = ?`
 	renewLease   = `UPDATE leases SET expires_at = ? WHERE thread_id = ? AND token = ?`
-	releaseLease = `DELETE FROM leases WHERE thread_id = ? AND token = ?`
+	releaseLease = `UPDATE leases SET holder = '', token = '', expires_at = 0 WHERE thread_id = ? AND token = ? AND token <> ''`
 )
 
 // AcquireLease implements [checkpoint.Leaser] in one write transaction.
@@ -34,36 +43,77 @@ const (
 // A lease is not part of the thread's data: [Saver.DeleteThread] leaves
 // it, so that deleting a thread never lets a second run start on it while
 // a run still holds it.
+//
+// A lease records the process that took it (see internal/liveness): a
+// lease whose holder process is dead — on this host, the only one that
+// shares the file — is taken over at once, not after its time to live.
 func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl time.Duration) (checkpoint.Lease, error) {
 	if err := checkpoint.CheckLeaseArgs(ctx, threadID, ttl); err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/sqlite: acquire lease: %w", err)
 	}
 	l := checkpoint.Lease{ThreadID: threadID, Holder: holder, Token: checkpoint.NewLeaseToken()}
+	me := liveness.Self()
 	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
 		now := time.Now()
 		exp := now.Add(ttl).UnixNano()
-		res, err := tx.Exec(acquireLease, threadID, holder, l.Token, exp, now.UnixNano())
+		take := func(dead string) error {
+			return tx.QueryRow(acquireLease, threadID, holder, l.Token, exp, now.UnixNano(), me.Host, me.PID, me.Start, dead).Scan(&l.Fence)
+		}
+		err := take("")
+		if err == nil || !errors.Is(err, sql.ErrNoRows) {
+			l.Expires = time.Unix(0, exp)
+			return err
+		}
+		cur, err := readLease(tx, threadID)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 1 {
+		if liveness.Dead(cur.proc) {
+			// Its holder died on this host: no need to wait for its
+			// time to live. (The write lock is held: the row is as read.)
 			l.Expires = time.Unix(0, exp)
-			return nil
+			return take(cur.token)
 		}
-		held := &checkpoint.LeaseHeldError{ThreadID: threadID}
-		var heldExp int64
-		if err := tx.QueryRow(selectLease, threadID).Scan(&held.Holder, &heldExp); err != nil {
-			return err
-		}
-		held.Expires = time.Unix(0, heldExp)
-		return held
+		return &checkpoint.LeaseHeldError{ThreadID: threadID, Holder: cur.holder, Expires: time.Unix(0, cur.expires)}
 	})
 	if err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/sqlite: acquire lease of thread %q: %w", threadID, err)
 	}
 	return l, nil
+}
+
+// leaseRow is a row of the leases table.
+type leaseRow struct {
+	holder, token string
+	fence         int64
+	expires       int64
+	proc          liveness.Proc
+}
+
+// readLease reads the lease row of thread; a thread never leased has the
+// zero leaseRow.
+func readLease(tx sqlitedb.Tx, thread string) (leaseRow, error) {
+	var r leaseRow
+	err := tx.QueryRow(selectLease, thread).Scan(&r.holder, &r.token, &r.fence, &r.expires, &r.proc.Host, &r.proc.PID, &r.proc.Start)
+	if errors.Is(err, sql.ErrNoRows) {
+		return leaseRow{}, nil
+	}
+	return r, err
+}
+
+// checkFence returns a [*checkpoint.FencedError] unless lease is the
+// current lease of its thread (see [checkpoint.WithLease]). It runs in the write transaction of the
+// write it fences, which holds the database's write lock: no lease can
+// change hands before that write commits.
+func checkFence(tx sqlitedb.Tx, lease checkpoint.Lease) error {
+	cur, err := readLease(tx, lease.ThreadID)
+	if err != nil {
+		return err
+	}
+	if cur.token == "" || cur.token != lease.Token {
+		return &checkpoint.FencedError{ThreadID: lease.ThreadID, Fence: lease.Fence, Holder: cur.holder, Current: cur.fence}
+	}
+	return nil
 }
 
 // RenewLease implements [checkpoint.Leaser].
@@ -102,6 +152,15 @@ func (s *Saver) ReleaseLease(ctx context.Context, lease checkpoint.Lease) error 
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint/sqlite: release lease of thread %q: %w", lease.ThreadID, err)
+	}
+	return nil
+}
+
+// leaseOf returns the lease ctx carries for a write to thread, nil for
+// none: the write is then fenced by it (see [checkpoint.WithLease]).
+func leaseOf(ctx context.Context, thread string) *checkpoint.Lease {
+	if l, ok := checkpoint.LeaseFrom(ctx, thread); ok {
+		return &l
 	}
 	return nil
 }

@@ -157,6 +157,14 @@ var migrations = [][]string{{
 			token      TEXT NOT NULL,
 			expires_at INTEGER NOT NULL
 		)`,
+}, {
+	// Version 3: fencing tokens (fence grows with every acquisition; a
+	// released lease keeps its row with an empty token) and the process
+	// that holds the lease (host, pid, pid_start: see internal/liveness).
+	`ALTER TABLE leases ADD COLUMN fence INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE leases ADD COLUMN host TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE leases ADD COLUMN pid INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE leases ADD COLUMN pid_start INTEGER NOT NULL DEFAULT 0`,
 }}
 
 // SchemaVersion is the schema version this package writes.

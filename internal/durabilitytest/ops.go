@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,6 +62,26 @@ func blockGraph(t testing.TB, saver checkpoint.Saver, block func(context.Context
 	return g
 }
 
+// spinGraph is Start → step (N+1) → step … → End once N reaches limit;
+// step calls started each time it runs.
+func spinGraph(t testing.TB, saver checkpoint.Saver, limit *atomic.Int64, started func(), opts ...graph.CompileOption) *graph.Graph[counter] {
+	b := graph.New[counter]()
+	b.AddNode("step", func(_ context.Context, s counter) (counter, error) {
+		started()
+		return counter{N: state.Set(s.N.Get() + 1), Runs: state.Delta(1)}, nil
+	})
+	b.AddEdge(graph.Start, "step")
+	b.AddConditionalEdges("step", func(_ context.Context, s counter) (string, error) {
+		if int64(s.N.Get()) >= limit.Load() {
+			return graph.End, nil
+		}
+		return "step", nil
+	})
+	g, err := b.Compile(append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
+	require.NoError(t, err)
+	return g
+}
+
 // request is what the parent asks of an ops child.
 type request struct {
 	// Op is hello, invoke, resume, update, get or rmw.
@@ -101,7 +122,9 @@ type reply struct {
 type outcome struct {
 	N int `json:"n"`
 	// Kind is "" (success), "lease" (a *checkpoint.LeaseHeldError),
-	// "conflict" (checkpoint.ErrConflict) or "other".
+	// "conflict" (checkpoint.ErrConflict), "fenced" (a
+	// *checkpoint.FencedError), "lost" (another error wrapping
+	// checkpoint.ErrLeaseLost) or "other".
 	Kind   string `json:"kind,omitempty"`
 	Err    string `json:"err,omitempty"`
 	Holder string `json:"holder,omitempty"`
@@ -116,6 +139,10 @@ func classify(err error) outcome {
 		return outcome{Kind: "lease", Err: err.Error(), Holder: held.Holder}
 	case errors.Is(err, checkpoint.ErrConflict):
 		return outcome{Kind: "conflict", Err: err.Error()}
+	case errors.As(err, new(*checkpoint.FencedError)):
+		return outcome{Kind: "fenced", Err: err.Error()}
+	case errors.Is(err, checkpoint.ErrLeaseLost):
+		return outcome{Kind: "lost", Err: err.Error()}
 	}
 	return outcome{Kind: "other", Err: err.Error()}
 }
@@ -161,6 +188,13 @@ func opsChild(t *testing.T, b Backend) {
 		return context.Cause(ctx)
 	}, opts...)
 
+	var spinLimit atomic.Int64
+	var spinStarted atomic.Bool
+	spin := spinGraph(t, saver, &spinLimit, func() {
+		if spinStarted.CompareAndSwap(false, true) {
+			send(reply{Event: "spinning"})
+		}
+	}, opts...)
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -216,6 +250,29 @@ func opsChild(t *testing.T, b Backend) {
 			snap, err := g.GetState(ctx, ro...)
 			require.NoError(t, err)
 			r.ID, r.ReadN = snap.CheckpointID, snap.Values.N.Get()
+		case "spin", "spin-resume":
+			// The spin graph's run, one checkpoint a step: Invoke (spin)
+			// until N reaches Count, or Resume (spin-resume) for Count
+			// more steps.
+			limit := int64(req.Count)
+			if req.Op == "spin-resume" {
+				snap, err := spin.GetState(ctx, graph.WithThread(req.Thread))
+				require.NoError(t, err)
+				limit += int64(snap.Values.N.Get())
+			}
+			spinLimit.Store(limit)
+			spinStarted.Store(false)
+			ro = append(ro, graph.WithRecursionLimit(1<<30))
+			var s counter
+			if req.Op == "spin" {
+				s, err = spin.Invoke(ctx, in, ro...)
+			} else {
+				s, err = spin.Resume(ctx, graph.Command[counter]{}, ro...)
+			}
+			r.outcome = classify(err)
+			if err == nil {
+				r.N = s.N.Get()
+			}
 		case "rmw":
 			for range req.Count {
 				s, err := g.Invoke(ctx, counter{}, ro...)

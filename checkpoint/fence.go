@@ -1,0 +1,146 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"iter"
+)
+
+// Fencing: a holder that lost its thread's lease — paused past its time to
+// live (a stop-the-world pause, SIGSTOP, a suspended VM) while another
+// process took the thread over — must never write to the thread again,
+// whatever it believes about its lease when it wakes up.
+//
+// A write made under a lease carries it in its context ([WithLease]). A
+// [Leaser] saver checks, in the transaction that makes the write (not by a
+// check before it), that the lease of the context is still the current
+// lease of the written thread, and refuses the write with a [*FencedError]
+// otherwise: once the thread was taken over or the lease released, nothing
+// written under the old lease lands. A lease that expired but was not taken
+// over is still current (as for [Leaser.RenewLease]). Put, PutWrites and
+// DeleteThread are fenced; a write to another thread than the lease's is
+// not. Each write is checked on its own, so a saver that commits several
+// writes in one transaction can refuse one of them and keep the others.
+//
+// The lease travels in the context rather than as an argument so that a
+// saver wrapped by another (for metrics, faults, logging) stays fenced as
+// long as the wrapper passes the context on.
+
+type leaseKey struct{}
+
+// WithLease returns a copy of ctx that carries lease: the writes to
+// lease.ThreadID made with it are fenced by lease (see [Fenced]).
+func WithLease(ctx context.Context, lease Lease) context.Context {
+	return context.WithValue(ctx, leaseKey{}, lease)
+}
+
+// LeaseFrom returns the lease ctx carries for writes to thread, if any: a
+// [Leaser] saver fences the write with it. It is for saver
+// implementations.
+func LeaseFrom(ctx context.Context, thread string) (Lease, bool) {
+	l, ok := ctx.Value(leaseKey{}).(Lease)
+	if !ok || l.ThreadID != thread {
+		return Lease{}, false
+	}
+	return l, true
+}
+
+// Fenced returns a view of s for the holder of lease: its reads are s's,
+// and its writes are made with [WithLease], so a [Leaser] saver refuses
+// them with a [*FencedError] once lease is no longer the thread's current
+// lease. A write to another thread through the view fails. The view
+// implements [ThreadDeleter] when s does, so [CopyThread] into the leased
+// thread through it is fenced too.
+func Fenced(s Saver, lease Lease) Saver {
+	f := fencedSaver{s, lease}
+	if d, ok := s.(ThreadDeleter); ok {
+		return fencedDeleter{f, d}
+	}
+	return f
+}
+
+// FencedError is returned by a write made under a lease (see [WithLease])
+// that is no longer the thread's current lease: the thread was taken over,
+// or the lease released, since the lease was acquired. It matches
+// [ErrLeaseLost] with [errors.Is].
+type FencedError struct {
+	ThreadID string
+	// Fence is the fencing token of the refused write's lease.
+	Fence int64
+	// Holder holds the thread's lease now, "" when nobody does (the lease
+	// was released); Current is the thread's latest fencing token.
+	Holder  string
+	Current int64
+}
+
+func (e *FencedError) Error() string {
+	if e.Holder == "" {
+		return fmt.Sprintf("checkpoint: thread %q: write refused: its lease (fence %d) was released or taken over since, and nobody holds the thread now (fence %d)", e.ThreadID, e.Fence, e.Current)
+	}
+	return fmt.Sprintf("checkpoint: thread %q: write refused: its lease (fence %d) was taken over by %s (fence %d)", e.ThreadID, e.Fence, e.Holder, e.Current)
+}
+
+// Is reports whether target is [ErrLeaseLost].
+func (e *FencedError) Is(target error) bool { return target == ErrLeaseLost }
+
+// fencedSaver is the view [Fenced] returns.
+type fencedSaver struct {
+	s     Saver
+	lease Lease
+}
+
+func (f fencedSaver) Get(ctx context.Context, ref Ref) (*Tuple, error) { return f.s.Get(ctx, ref) }
+
+func (f fencedSaver) List(ctx context.Context, threadID string, opts ListOptions) iter.Seq2[*Tuple, error] {
+	return f.s.List(ctx, threadID, opts)
+}
+
+func (f fencedSaver) Put(ctx context.Context, cp *Checkpoint) error {
+	if err := f.check(cp.ThreadID); err != nil {
+		return err
+	}
+	return f.s.Put(WithLease(ctx, f.lease), cp)
+}
+
+func (f fencedSaver) PutWrites(ctx context.Context, ref Ref, writes []Write) error {
+	if err := f.check(ref.ThreadID); err != nil {
+		return err
+	}
+	return f.s.PutWrites(WithLease(ctx, f.lease), ref, writes)
+}
+
+func (f fencedSaver) check(thread string) error {
+	if thread == f.lease.ThreadID {
+		return nil
+	}
+	return fmt.Errorf("checkpoint: a write to thread %q through the lease of thread %q", thread, f.lease.ThreadID)
+}
+
+type fencedDeleter struct {
+	fencedSaver
+	d ThreadDeleter
+}
+
+func (f fencedDeleter) DeleteThread(ctx context.Context, threadID string) error {
+	if err := f.check(threadID); err != nil {
+		return err
+	}
+	return f.d.DeleteThread(WithLease(ctx, f.lease), threadID)
+}
+
+// fenced runs write, a write to thread made with ctx, under the lock of
+// m's leases, first checking the lease ctx carries for thread, if any.
+func (m *Memory) fenced(ctx context.Context, thread string, write func() error) error {
+	lease, ok := LeaseFrom(ctx, thread)
+	if !ok {
+		return write()
+	}
+	t := &m.leases
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cur := t.m[thread]
+	if cur.token == "" || cur.token != lease.Token {
+		return &FencedError{ThreadID: thread, Fence: lease.Fence, Holder: cur.holder, Current: cur.fence}
+	}
+	return write()
+}
