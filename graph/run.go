@@ -298,8 +298,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			l.lease = lease
 			// Every write of the run, its subgraphs' included, is
 			// fenced by the lease.
-			l.saver = lease.fenced(l.saver)
-			l.shared.saver = l.saver
+			l.saver = lease.fenced(l.saver) // load shares it with the tasks (see share)
 			defer func() {
 				if lost := lease.release(ctx); lost != nil && !errors.Is(err, checkpoint.ErrLeaseLost) {
 					err = saverFailed(lost, err)

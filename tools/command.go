@@ -136,8 +136,9 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 	}
 	env = append(env, c.Env...)
 	// What the program writes may reach a model: the values of this
-	// process's environment that the program was not given are hidden.
-	redactor := NewRedactor(environ, cfg.envAllow...)
+	// process's environment that the program was not given are hidden
+	// (those c.Env gives it were given on purpose).
+	redactor := NewRedactor(environ, givenNames(environ, cfg.envAllow, c.Env)...)
 	stdout, stderr := newRedactWriter(redactor, c.Stdout), newRedactWriter(redactor, c.Stderr)
 	if c.Stdout != nil && sameWriter(c.Stdout, c.Stderr) {
 		// One writer for both, as process.Run (and os/exec) write it:
@@ -326,3 +327,25 @@ var hostGoEnv = sync.OnceValues(func() (goEnv, error) {
 	}
 	return g, nil
 })
+
+// givenNames returns the names of environ's variables a command is given:
+// allow, the names c.Env sets, and those whose value c.Env passes under
+// another name.
+func givenNames(environ, allow, given []string) []string {
+	if len(given) == 0 {
+		return allow
+	}
+	names := slices.Clone(allow)
+	values := make(map[string]bool, len(given))
+	for _, kv := range given {
+		name, value, _ := strings.Cut(kv, "=")
+		names = append(names, name)
+		values[value] = true
+	}
+	for _, kv := range environ {
+		if name, value, ok := strings.Cut(kv, "="); ok && values[value] {
+			names = append(names, name)
+		}
+	}
+	return names
+}

@@ -87,3 +87,29 @@ func TestNoSecretOfThisProcessReachesAToolResult(t *testing.T) {
 		})
 	}
 }
+
+// A value the command is given on purpose (Command.Env), even one of this
+// process's environment under another name, is not hidden from its
+// output; the rest still is.
+func TestAValueGivenToTheCommandIsNotRedacted(t *testing.T) {
+	t.Setenv("AGENTGRAPH_TEST_GIVEN", "given-on-purpose")
+	t.Setenv("AGENTGRAPH_TEST_SECRET", "sk_live_not-for-the-model")
+	ws := newTestWorkspace(t)
+	var out bytes.Buffer
+	_, err := RunCommand(context.Background(), ws, Command{
+		Args:   []string{"bash", "-c", `echo "$PASSED $AGENTGRAPH_TEST_SECRET_COPY"`},
+		Env:    []string{"PASSED=" + os.Getenv("AGENTGRAPH_TEST_GIVEN"), "AGENTGRAPH_TEST_SECRET_COPY=sk_live_not-for-the-model"},
+		Stdout: &out,
+	}, WithSandbox(SandboxOff))
+	require.NoError(t, err)
+	require.Equal(t, "given-on-purpose sk_live_not-for-the-model\n", out.String())
+
+	out.Reset()
+	_, err = RunCommand(context.Background(), ws, Command{
+		Args:   []string{"bash", "-c", `echo "$PASSED"; echo sk_live_not-for-the-model`},
+		Env:    []string{"PASSED=given-on-purpose"},
+		Stdout: &out,
+	}, WithSandbox(SandboxOff))
+	require.NoError(t, err)
+	require.Equal(t, "given-on-purpose\n"+Redacted+"\n", out.String())
+}
