@@ -94,7 +94,15 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl t
 			dead = token
 			continue
 		}
+		if err == nil && token == "" && attempt < maxAcquireAttempts {
+			// Released since the acquire statement (a released lease
+			// keeps its row, with its fence, and no token): try again.
+			continue
+		}
 		if err == nil {
+			if token == "" {
+				held.Holder = "other processes (taken and released again while this one asked, 3 times)"
+			}
 			return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: acquire lease of thread %q: %w", threadID, held)
 		}
 		// No row: the holder released the lease since; try again, unless
