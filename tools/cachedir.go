@@ -62,8 +62,14 @@ func (b buildCaches) dirs() []string {
 // env returns the variables pointing the tools at the caches, but for
 // GOCACHE and GOPATH, which depend on WithGoCaches and the sandbox (see
 // goEnvironment).
+//
+// Python writes no bytecode: a .pyc is trusted when its source has the
+// same size and modification second, so a fix written within a second of
+// the last run, as an agent writes them (a - b → a + b), would be tested
+// as the old code.
 func (b buildCaches) env() []string {
 	return []string{
+		"PYTHONDONTWRITEBYTECODE=1",
 		"PIP_CACHE_DIR=" + b.dir(cachePip),
 		"npm_config_cache=" + b.dir(cacheNpm),
 		"XDG_CACHE_HOME=" + b.dir(cacheXDG),
