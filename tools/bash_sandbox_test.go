@@ -425,33 +425,3 @@ func TestSecretEnvName(t *testing.T) {
 		require.Equal(t, tt.secret, SecretEnvName(tt.name), tt.name)
 	}
 }
-
-func TestSandboxWarningSaysWhenCommandsAreNotSandboxed(t *testing.T) {
-	t.Parallel()
-	available := SandboxInfo{Available: true, Path: "/usr/bin/bwrap"}
-	missing := SandboxInfo{Reason: "bwrap (package bubblewrap) is not installed"}
-	tests := []struct {
-		name     string
-		mode     SandboxMode
-		info     SandboxInfo
-		contains string
-	}{
-		{"auto with a sandbox", SandboxAuto, available, ""},
-		{"auto without a sandbox", SandboxAuto, missing, "NOT sandboxed"},
-		{"off", SandboxOff, available, "the sandbox is off"},
-		{"required without a sandbox", SandboxRequired, missing, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := sandboxWarning(tt.mode, tt.info)
-			if tt.contains == "" {
-				require.Empty(t, got)
-				return
-			}
-			require.Contains(t, got, tt.contains)
-			if !tt.info.Available {
-				require.Contains(t, got, tt.info.Reason)
-			}
-		})
-	}
-}

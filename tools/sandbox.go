@@ -507,26 +507,3 @@ func sandboxSentence(cfg *config) string {
 	}
 	return s + "."
 }
-
-// SandboxWarning returns the warning to show people (in a CLI banner, a
-// start-up log line, an event) when the commands of bash_exec, run_tests
-// and RunCommand run with mode will not be sandboxed on this machine:
-// with SandboxOff, or with SandboxAuto where SandboxStatus finds no
-// sandbox (the reason is included). It returns "" when they will be
-// sandboxed, and with SandboxRequired, where they will not run at all
-// without a sandbox (each call fails with ErrSandboxUnavailable).
-func SandboxWarning(mode SandboxMode) string {
-	return sandboxWarning(mode, SandboxStatus())
-}
-
-func sandboxWarning(mode SandboxMode, info SandboxInfo) string {
-	switch {
-	case mode == SandboxOff:
-		return "WARNING: the sandbox is off: commands the model runs can read and change anything this process can and use the network"
-	case mode == SandboxRequired || info.Available:
-		return ""
-	default:
-		return "WARNING: no sandbox (" + info.Reason + "): commands the model runs are NOT sandboxed and can read and change anything this process can and use the network; " +
-			"install bubblewrap, or require the sandbox to refuse to run without it"
-	}
-}
