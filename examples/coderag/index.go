@@ -259,7 +259,6 @@ func callsCommand(ctx context.Context, cmd string, args []string, stdout, stderr
 		return fail(stderr, err)
 	}
 	fmt.Fprint(stderr, cg.note())
-	fmt.Fprint(stderr, cg.note())
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		for _, c := range calls {
