@@ -194,15 +194,6 @@ func (m *modelFlags) setup(ctx context.Context, dir string, stderr io.Writer) (l
 	return planner, reg, cfg.Options(), mcpTools, closeMCP, nil
 }
 
-// sandboxLine says how the programs a run starts are confined, "no
-// sandbox" first when they are not.
-func sandboxLine(mode tools.SandboxMode) string {
-	if mode == tools.SandboxOff {
-		return "no sandbox (--sandbox off): CLI agents, bash_exec and the verified programs run unconfined, as this user, with the network"
-	}
-	return fmt.Sprintf("%s (--sandbox %s)", tools.SandboxStatus(), mode)
-}
-
 // mcpTools is cfg.MCPTools, which reports the MCP servers that could
 // not be reached on stderr, once, and goes on with the others' tools.
 func mcpTools(cfg *codur.Config, stderr io.Writer) challenge.ToolSource {
@@ -251,7 +242,7 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		printError(stderr, err)
 		return exitUsage
 	}
-	fmt.Fprintln(stdout, sandboxLine(mode))
+	fmt.Fprint(stdout, sandboxnote.Lines(tools.SandboxStatus(), mode))
 	if mf.offline() {
 		fmt.Fprint(stdout, offlineNotice)
 		fmt.Fprintf(stdout, "Your task %q was not run; the bundled challenges show every phase instead.\n\n", task)
@@ -277,7 +268,6 @@ func taskCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	defer closeMCP()
 	opts = append(opts, codur.WithWorkspace(dir))
-	fmt.Fprint(stdout, sandboxnote.Lines(tools.SandboxStatus(), mode))
 	run := []tools.Option{tools.WithSandbox(mode)}
 	v, err := codur.DetectVerifier(dir)
 	switch {
@@ -447,7 +437,7 @@ func challengeCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		printError(stderr, err)
 		return exitUsage
 	}
-	fmt.Fprintln(stdout, sandboxLine(mode))
+	fmt.Fprint(stdout, sandboxnote.Lines(tools.SandboxStatus(), mode))
 	if mf.offline() {
 		fmt.Fprint(stdout, offlineNotice+"\n")
 	}
@@ -485,7 +475,6 @@ func runChallenges(ctx context.Context, dirs []string, cf challengeFlags, mode t
 		printError(stderr, err)
 		return 0, exitError
 	}
-	fmt.Fprint(stdout, sandboxnote.Lines(tools.SandboxStatus(), mode))
 	setup, name := challenge.Setup(challenge.Offline), "scripted (offline)"
 	// The sandbox mode applies to bash_exec and to the verified programs.
 	opts := []challenge.Option{challenge.WithToolOptions(tools.WithSandbox(mode))}

@@ -16,11 +16,15 @@ func Fallback(info tools.SandboxInfo, mode tools.SandboxMode) bool {
 	return mode == tools.SandboxAuto && !info.Available
 }
 
-// Lines returns the start-up lines about the sandbox: info's sentence and
-// the mode, then a WARNING line when mode falls back to no sandbox, or an
-// error line when mode requires a sandbox that is not there. Each line
-// ends in a newline.
+// Lines returns the start-up lines about the sandbox: with mode off, that
+// there is none; else info's sentence and the mode, then a WARNING line
+// when mode falls back to no sandbox, or an error line when mode requires
+// a sandbox that is not there. Each line ends in a newline.
 func Lines(info tools.SandboxInfo, mode tools.SandboxMode) string {
+	if mode == tools.SandboxOff {
+		return "no sandbox (--sandbox off): the agent's commands, tests and programs run unconfined, with this process's " +
+			"rights, files and network\n"
+	}
 	s := fmt.Sprintf("%s (--sandbox %s)\n", info, mode)
 	switch {
 	case Fallback(info, mode):
