@@ -435,7 +435,11 @@ func TestTheSandboxIsRequiredByDefault(t *testing.T) {
 			require.Equal(t, tt.mode, o.sandbox)
 			var banner bytes.Buffer
 			printBanner(&banner, o, models{offline: true}, &workspaces{}, &storage{where: "test.db"}, "127.0.0.1:1")
-			require.Contains(t, banner.String(), "graphserver: "+tools.SandboxStatus().String()+" (--sandbox "+tt.mode.String()+")")
+			want := "graphserver: " + tools.SandboxStatus().String() + " (--sandbox " + tt.mode.String() + ")"
+			if tt.mode == tools.SandboxOff {
+				want = "graphserver: no sandbox (--sandbox off)"
+			}
+			require.Contains(t, banner.String(), want)
 		})
 	}
 }
