@@ -344,7 +344,13 @@ var removesTests = regexp.MustCompile(`(?i)\b(delete|remove|drop|rename|skip|dis
 // protects them (see goals.Config.AllowTestEdits): an edit that changes a
 // test file — an expected value, an assertion, a test body — fails the
 // tests, and the model is told to restore it.
-var changesTests = regexp.MustCompile(`(?i)\b(add|write|update|change|edit|extend|modify|improve|adjust|rewrite|cover)\b.*(\btests?\b|\btesting\b|_test\.|\btest_|(?-i:Test[A-Z_0-9]))`)
+//
+// The test must be the verb's object — at most two words after it and
+// its determiner, as removesTests reads them — not merely named later in
+// the request: "change Sum so that the tests pass" protects them.
+var changesTests = regexp.MustCompile(`(?i)\b(add|write|update|change|edit|extend|modify|improve|adjust|rewrite|cover)\s+` +
+	`(the\s+|a\s+|an\s+|new\s+|more\s+|some\s+|this\s+|that\s+|these\s+|those\s+|all\s+(the\s+)?)?([\w.-]+\s+){0,2}?` +
+	`(tests?\b|testing\b|\S*_test\.\w+|test_\w+|(?-i:Test[A-Z_0-9]))`)
 
 // takeBaseline records the workspace's tests in out.Baseline before a
 // request's first edit is applied, when the auto-fix loop will run them
