@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -209,8 +210,8 @@ func (s *shape) check(v any, path string) error {
 			return mismatch()
 		}
 		if _, err := n.Int64(); err != nil {
-			if _, err := fmt.Sscan(n.String(), new(uint64)); err != nil {
-				return mismatch()
+			if _, err := strconv.ParseUint(n.String(), 10, 64); err != nil {
+				return mismatch() // a fraction, an exponent, or out of range
 			}
 		}
 	case "array":

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -126,4 +127,27 @@ func TestPayloadAsReadsThePayloadBackAfterACheckpoint(t *testing.T) {
 	d, err := graph.PayloadAs[decision](snap.Interrupts[0])
 	require.NoError(t, err)
 	require.Equal(t, decision{Note: "refund", Tags: []int{1, 2}}, d)
+}
+
+// An integer's answer is a whole number: 1.5 and 1e3 are refused before
+// the node would fail to read them.
+func TestResumeRefusesAFractionForAnInteger(t *testing.T) {
+	for _, answer := range []any{1.5, "1e3", json.Number("1e3")} {
+		saver := checkpoint.NewMemory()
+		g := newApproval(t, saver, func(n int, s *approvalState) { s.Approved.Set(n > 0) })
+		th := graph.WithThread("t")
+		_, err := g.Invoke(t.Context(), approvalState{}, th)
+		require.Error(t, err)
+		_, err = g.Resume(t.Context(), graph.Command[approvalState]{Resume: answer}, th)
+		var rte *graph.ResumeTypeError
+		require.ErrorAs(t, err, &rte, "%v", answer)
+	}
+	saver := checkpoint.NewMemory()
+	g := newApproval(t, saver, func(n int, s *approvalState) { s.Approved.Set(n > 0) })
+	th := graph.WithThread("t")
+	_, err := g.Invoke(t.Context(), approvalState{}, th)
+	require.Error(t, err)
+	out, err := g.Resume(t.Context(), graph.Command[approvalState]{Resume: 3}, th)
+	require.NoError(t, err)
+	require.True(t, out.Approved.Get())
 }
