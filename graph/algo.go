@@ -336,19 +336,8 @@ func recoverTo(err *error) {
 
 // applyOwn merges t's own writes onto *dst (a branch's view).
 func (l *loop[S]) applyOwn(t *task[S], dst *S) error {
-	sc := l.g.sc
-	p, q := unsafe.Pointer(dst), unsafe.Pointer(&t.out)
-	for fi := range sc.fields {
-		c := sc.ch(q, fi)
-		if !c.Written() {
-			continue
-		}
-		t.one[0] = c
-		err := sc.ch(p, fi).MergeWrites(t.one[:])
-		t.one[0] = nil
-		if err != nil {
-			return &InvalidUpdateError{Field: sc.fields[fi].name, Writers: []string{t.name}, Err: err}
-		}
+	if fi, err := l.g.sc.mergeWritten(unsafe.Pointer(dst), unsafe.Pointer(&t.out), &t.one); err != nil {
+		return &InvalidUpdateError{Field: l.g.sc.fields[fi].name, Writers: []string{t.name}, Err: err}
 	}
 	return nil
 }

@@ -105,6 +105,47 @@ func viewOf(t reflect.Type) fieldview.Locator[state.Channel] {
 	return view
 }
 
+// schemas holds the schema of each state type, made once (see schemaOf).
+var schemas sync.Map // reflect.Type → schemaEntry
+
+type schemaEntry struct {
+	sc       *schema
+	problems []string
+}
+
+// schemaOf is newSchema made once per state type: every graph of S, and
+// UpdateAs, share it (a schema never changes once made).
+func schemaOf[S any]() (*schema, []string) {
+	t := reflect.TypeFor[S]()
+	if e, ok := schemas.Load(t); ok {
+		e := e.(schemaEntry)
+		return e.sc, e.problems
+	}
+	sc, problems := newSchema[S]()
+	e, _ := schemas.LoadOrStore(t, schemaEntry{sc: sc, problems: problems})
+	return e.(schemaEntry).sc, e.(schemaEntry).problems
+}
+
+// mergeWritten merges each field written in *src onto the same field of
+// *dst, through the field's reducer. On a failure it stops and returns
+// the field's index and the error; else -1. one holds the one write
+// merged at a time, so that merging allocates nothing.
+func (sc *schema) mergeWritten(dst, src unsafe.Pointer, one *[1]stateChannel) (int, error) {
+	for fi := range sc.fields {
+		c := sc.ch(src, fi)
+		if !c.Written() {
+			continue
+		}
+		one[0] = c
+		err := sc.ch(dst, fi).MergeWrites(one[:])
+		one[0] = nil
+		if err != nil {
+			return fi, err
+		}
+	}
+	return -1, nil
+}
+
 // ch returns field i of *s as a Channel: what calling Channel on the field
 // would return, without reflection on every write of every step.
 func (sc *schema) ch(s unsafe.Pointer, i int) state.Channel {
@@ -203,7 +244,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		}
 	}
 	problems := slices.Clone(b.problems)
-	sc, sp := newSchema[S]()
+	sc, sp := schemaOf[S]()
 	problems = append(problems, sp...)
 
 	known := func(n string) bool { return n == End || b.nodes[n] != nil }

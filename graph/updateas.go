@@ -2,11 +2,7 @@ package graph
 
 import (
 	"fmt"
-	"reflect"
-	"sync"
 	"unsafe"
-
-	"github.com/agentgraph/agentgraph/state"
 )
 
 // UpdateAs returns what the task of an updates event ([ModeUpdates]) wrote,
@@ -36,40 +32,13 @@ func UpdateAs[S any](ev Event) (S, error) {
 	if !ok {
 		return out, fmt.Errorf("graph: the updates event of node %s (namespace %q) carries a %T, not a %T", ev.Node, ev.Namespace, ev.Payload, out)
 	}
-	sc, err := schemaFor[S]()
-	if err != nil {
-		return out, err
+	sc, problems := schemaOf[S]()
+	if len(problems) > 0 {
+		return out, &CompileError{Problems: problems}
 	}
-	src, dst := unsafe.Pointer(&in), unsafe.Pointer(&out)
-	for fi := range sc.fields {
-		w := sc.ch(src, fi)
-		if !w.Written() {
-			continue
-		}
-		if err := sc.ch(dst, fi).MergeWrites([]state.Channel{w}); err != nil {
-			return out, fmt.Errorf("graph: applying node %s's write of field %s: %w", ev.Node, sc.fields[fi].name, err)
-		}
+	var one [1]stateChannel
+	if fi, err := sc.mergeWritten(unsafe.Pointer(&out), unsafe.Pointer(&in), &one); err != nil {
+		return out, fmt.Errorf("graph: applying node %s's write of field %s: %w", ev.Node, sc.fields[fi].name, err)
 	}
 	return out, nil
-}
-
-// schemas caches each state type's schema for UpdateAs.
-var schemas sync.Map // reflect.Type → *schema or error
-
-func schemaFor[S any]() (*schema, error) {
-	t := reflect.TypeFor[S]()
-	if v, ok := schemas.Load(t); ok {
-		if err, bad := v.(error); bad {
-			return nil, err
-		}
-		return v.(*schema), nil
-	}
-	sc, problems := newSchema[S]()
-	if len(problems) > 0 {
-		err := &CompileError{Problems: problems}
-		schemas.Store(t, err)
-		return nil, err
-	}
-	schemas.Store(t, sc)
-	return sc, nil
 }
