@@ -377,7 +377,9 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 	if tuple != nil {
 		metaStep = tuple.Metadata.Step
 	}
-	l.share(metaStep + 1 + l.cfg.limit + 1)
+	l.step = metaStep + 1
+	l.stop = l.step + l.cfg.limit + 1
+	l.share(l.stop)
 	// Time travel: the first checkpoint follows the one asked for, which
 	// need not be the thread's latest.
 	l.fork = l.cfg.checkpointID != ""
@@ -385,15 +387,12 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 		if err := l.restore(tuple); err != nil {
 			return err
 		}
-		metaStep = tuple.Metadata.Step
 		if l.nested != nil && l.nested.resuming || cmd != nil {
 			if err := l.restorePending(tuple); err != nil {
 				return err
 			}
 		}
 	}
-	l.step = metaStep + 1
-	l.stop = l.step + l.cfg.limit + 1
 	if cmd == nil && l.nested != nil && l.nested.resuming && tuple != nil {
 		// A subgraph whose parent task is re-run resumes instead of
 		// restarting.
