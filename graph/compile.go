@@ -210,7 +210,10 @@ func WithCheckpointer(s checkpoint.Saver) CompileOption {
 // other on the same database: a second run fails at once with a
 // [*checkpoint.LeaseHeldError] naming the holder. A live run renews its
 // lease every d/3; the lease of a holder that died expires after d, and the
-// thread can then be resumed. A run that loses its lease (it could not
+// thread can then be resumed — at once, from the same machine, with savers
+// that record the holder's process (the SQLite and PostgreSQL ones do). A
+// holder that wakes up after its lease was taken over is fenced: its next
+// write fails with a [*checkpoint.FencedError]. A run that loses its lease (it could not
 // renew it in time) stops with an error wrapping [checkpoint.ErrLeaseLost].
 func WithLeaseTTL(d time.Duration) CompileOption {
 	return compileOption(func(c *compileConfig) { c.leaseTTL = &d })
