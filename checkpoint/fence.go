@@ -31,6 +31,10 @@ type leaseKey struct{}
 // WithLease returns a copy of ctx that carries lease: the writes to
 // lease.ThreadID made with it are fenced by lease (see [Fenced]).
 func WithLease(ctx context.Context, lease Lease) context.Context {
+	return withLease(ctx, &lease)
+}
+
+func withLease(ctx context.Context, lease *Lease) context.Context {
 	return context.WithValue(ctx, leaseKey{}, lease)
 }
 
@@ -38,11 +42,23 @@ func WithLease(ctx context.Context, lease Lease) context.Context {
 // [Leaser] saver fences the write with it. It is for saver
 // implementations.
 func LeaseFrom(ctx context.Context, thread string) (Lease, bool) {
-	l, ok := ctx.Value(leaseKey{}).(Lease)
+	l, ok := ctx.Value(leaseKey{}).(*Lease)
 	if !ok || l.ThreadID != thread {
 		return Lease{}, false
 	}
-	return l, true
+	return *l, true
+}
+
+// CheckFence returns a [*FencedError] for a write made under lease unless
+// token, the thread's current lease token as the saver read it in the
+// write's transaction, is lease's; holder and current are the thread's
+// current holder and fencing token, for the error. It is for [Leaser]
+// saver implementations.
+func CheckFence(lease Lease, token, holder string, current int64) error {
+	if token == "" || token != lease.Token {
+		return &FencedError{ThreadID: lease.ThreadID, Fence: lease.Fence, Holder: holder, Current: current}
+	}
+	return nil
 }
 
 // Fenced returns a view of s for the holder of lease: its reads are s's,
@@ -52,7 +68,7 @@ func LeaseFrom(ctx context.Context, thread string) (Lease, bool) {
 // implements [ThreadDeleter] when s does, so [CopyThread] into the leased
 // thread through it is fenced too.
 func Fenced(s Saver, lease Lease) Saver {
-	f := fencedSaver{s, lease}
+	f := fencedSaver{s, &lease}
 	if d, ok := s.(ThreadDeleter); ok {
 		return fencedDeleter{f, d}
 	}
@@ -86,7 +102,7 @@ func (e *FencedError) Is(target error) bool { return target == ErrLeaseLost }
 // fencedSaver is the view [Fenced] returns.
 type fencedSaver struct {
 	s     Saver
-	lease Lease
+	lease *Lease // made once: a write's context holds it without a copy
 }
 
 func (f fencedSaver) Get(ctx context.Context, ref Ref) (*Tuple, error) { return f.s.Get(ctx, ref) }
@@ -99,14 +115,14 @@ func (f fencedSaver) Put(ctx context.Context, cp *Checkpoint) error {
 	if err := f.check(cp.ThreadID); err != nil {
 		return err
 	}
-	return f.s.Put(WithLease(ctx, f.lease), cp)
+	return f.s.Put(withLease(ctx, f.lease), cp)
 }
 
 func (f fencedSaver) PutWrites(ctx context.Context, ref Ref, writes []Write) error {
 	if err := f.check(ref.ThreadID); err != nil {
 		return err
 	}
-	return f.s.PutWrites(WithLease(ctx, f.lease), ref, writes)
+	return f.s.PutWrites(withLease(ctx, f.lease), ref, writes)
 }
 
 func (f fencedSaver) check(thread string) error {
@@ -125,7 +141,7 @@ func (f fencedDeleter) DeleteThread(ctx context.Context, threadID string) error 
 	if err := f.check(threadID); err != nil {
 		return err
 	}
-	return f.d.DeleteThread(WithLease(ctx, f.lease), threadID)
+	return f.d.DeleteThread(withLease(ctx, f.lease), threadID)
 }
 
 // fenced runs write, a write to thread made with ctx, under the lock of
@@ -139,8 +155,8 @@ func (m *Memory) fenced(ctx context.Context, thread string, write func() error) 
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cur := t.m[thread]
-	if cur.token == "" || cur.token != lease.Token {
-		return &FencedError{ThreadID: thread, Fence: lease.Fence, Holder: cur.holder, Current: cur.fence}
+	if err := CheckFence(lease, cur.token, cur.holder, cur.fence); err != nil {
+		return err
 	}
 	return write()
 }

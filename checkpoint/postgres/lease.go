@@ -149,40 +149,28 @@ func micros(d time.Duration) int64 {
 	return us
 }
 
-// leaseOf returns the lease ctx carries for a write to thread, nil for
-// none: the write is then fenced by it (see [checkpoint.WithLease]).
-func leaseOf(ctx context.Context, thread string) *checkpoint.Lease {
-	if l, ok := checkpoint.LeaseFrom(ctx, thread); ok {
-		return &l
-	}
-	return nil
-}
-
-// queueFence queues the fence check of lease (nothing when it is nil) as
-// the first statements of b, and returns a function that, once b was sent
+// queueFence queues the fence check of a write to thread made with ctx
+// (nothing when ctx carries no lease for thread, see checkpoint.WithLease)
+// as the first statements of b, and returns a function that, once b was sent
 // and closed, returns the [*checkpoint.FencedError] of a lease that is not
 // current, for the caller to roll its transaction back. The check reads
 // the lease row FOR SHARE, in the same batch as the write (no extra round
 // trip): a takeover, which updates the row, waits until the write commits
 // or rolls back. A write whose process pauses while it holds the row holds
 // a takeover up for at most 5s (fenceIdleTimeout).
-func queueFence(b *pgx.Batch, lease *checkpoint.Lease) func() error {
-	if lease == nil {
+func queueFence(ctx context.Context, b *pgx.Batch, thread string) func() error {
+	lease, ok := checkpoint.LeaseFrom(ctx, thread)
+	if !ok {
 		return func() error { return nil }
 	}
 	b.Queue(fenceIdleTimeout)
 	var holder, token string
 	var fence int64
-	b.Queue(selectFence, lease.ThreadID).QueryRow(func(row pgx.Row) error {
+	b.Queue(selectFence, thread).QueryRow(func(row pgx.Row) error {
 		if err := row.Scan(&holder, &token, &fence); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
 		return nil
 	})
-	return func() error {
-		if token == "" || token != lease.Token {
-			return &checkpoint.FencedError{ThreadID: lease.ThreadID, Fence: lease.Fence, Holder: holder, Current: fence}
-		}
-		return nil
-	}
+	return func() error { return checkpoint.CheckFence(lease, token, holder, fence) }
 }

@@ -244,11 +244,6 @@ func scanPaths(rows pgx.Rows, withData bool) (map[string][]deltas.Blob, error) {
 // back. The lock, the reads and (when no channel changed) the write are
 // sent as one batch, so the checks add no round trip.
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
-	return s.put(ctx, cp, leaseOf(ctx, cp.ThreadID))
-}
-
-// put is Put, fenced by lease unless it is nil (see checkpoint.WithLease).
-func (s *Saver) put(ctx context.Context, cp *checkpoint.Checkpoint, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put: %w", err)
 	}
@@ -277,7 +272,7 @@ func (s *Saver) put(ctx context.Context, cp *checkpoint.Checkpoint, lease *check
 		// The lock and the reads are separate statements: a statement
 		// that took the lock would read with the snapshot it started with.
 		b := &pgx.Batch{}
-		fenced := queueFence(b, lease)
+		fenced := queueFence(ctx, b, cp.ThreadID)
 		b.Queue(lockThread, threadLockKey(cp.ThreadID, cp.Namespace))
 		var latest string
 		if !cp.Fork {
@@ -361,11 +356,6 @@ func threadLockKey(thread, ns string) int64 {
 // PutWrites implements [checkpoint.Saver]. All writes are stored in one
 // transaction.
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
-	return s.putWrites(ctx, ref, writes, leaseOf(ctx, ref.ThreadID))
-}
-
-// putWrites is PutWrites, fenced by lease unless it is nil.
-func (s *Saver) putWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put writes: %w", err)
 	}
@@ -376,7 +366,7 @@ func (s *Saver) putWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		return nil
 	}
 	b := &pgx.Batch{}
-	fenced := queueFence(b, lease)
+	fenced := queueFence(ctx, b, ref.ThreadID)
 	for _, w := range writes {
 		q := insertWriteIgnore
 		if w.Idx < 0 {
@@ -492,16 +482,11 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 // thread's checkpoints, values and pending writes in every namespace, in
 // one transaction.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	return s.deleteThread(ctx, threadID, leaseOf(ctx, threadID))
-}
-
-// deleteThread is DeleteThread, fenced by lease unless it is nil.
-func (s *Saver) deleteThread(ctx context.Context, threadID string, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: delete thread: %w", err)
 	}
 	b := &pgx.Batch{}
-	fenced := queueFence(b, lease)
+	fenced := queueFence(ctx, b, threadID)
 	for _, table := range []string{"agentgraph_checkpoints", "agentgraph_blobs", "agentgraph_writes"} {
 		b.Queue(`DELETE FROM `+table+` WHERE thread_id = $1`, threadID)
 	}

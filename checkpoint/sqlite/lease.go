@@ -29,6 +29,9 @@ const (
 	selectLease  = `SELECT holder, token, fence, expires_at, host, pid, pid_start FROM leases WHERE thread_id = ?`
 	renewLease   = `UPDATE leases SET expires_at = ? WHERE thread_id = ? AND token = ?`
 	releaseLease = `UPDATE leases SET holder = '', token = '', expires_at = 0 WHERE thread_id = ? AND token = ? AND token <> ''`
+	// holdsLease finds the thread's lease row when token is its current
+	// lease token (a fenced write's check).
+	holdsLease = `SELECT 1 FROM leases WHERE thread_id = ? AND token = ? AND token <> ''`
 )
 
 // AcquireLease implements [checkpoint.Leaser] in one write transaction.
@@ -101,19 +104,30 @@ func readLease(tx sqlitedb.Tx, thread string) (leaseRow, error) {
 	return r, err
 }
 
-// checkFence returns a [*checkpoint.FencedError] unless lease is the
-// current lease of its thread (see [checkpoint.WithLease]). It runs in the write transaction of the
-// write it fences, which holds the database's write lock: no lease can
-// change hands before that write commits.
-func checkFence(tx sqlitedb.Tx, lease checkpoint.Lease) error {
-	cur, err := readLease(tx, lease.ThreadID)
+// checkFence fences a write to thread made with ctx: unless ctx carries
+// no lease for thread (see [checkpoint.WithLease]), it returns a
+// [*checkpoint.FencedError] when that lease is not the thread's current
+// one. It runs in the write transaction of the write it fences, which
+// holds the database's write lock: no lease can change hands before that
+// write commits. The current lease is read whole only to explain a refusal.
+func checkFence(ctx context.Context, tx sqlitedb.Tx, thread string) error {
+	lease, ok := checkpoint.LeaseFrom(ctx, thread)
+	if !ok {
+		return nil
+	}
+	var one int
+	err := tx.QueryRow(holdsLease, thread, lease.Token).Scan(&one)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	cur, err := readLease(tx, thread)
 	if err != nil {
 		return err
 	}
-	if cur.token == "" || cur.token != lease.Token {
-		return &checkpoint.FencedError{ThreadID: lease.ThreadID, Fence: lease.Fence, Holder: cur.holder, Current: cur.fence}
-	}
-	return nil
+	return checkpoint.CheckFence(lease, cur.token, cur.holder, cur.fence)
 }
 
 // RenewLease implements [checkpoint.Leaser].
@@ -152,15 +166,6 @@ func (s *Saver) ReleaseLease(ctx context.Context, lease checkpoint.Lease) error 
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint/sqlite: release lease of thread %q: %w", lease.ThreadID, err)
-	}
-	return nil
-}
-
-// leaseOf returns the lease ctx carries for a write to thread, nil for
-// none: the write is then fenced by it (see [checkpoint.WithLease]).
-func leaseOf(ctx context.Context, thread string) *checkpoint.Lease {
-	if l, ok := checkpoint.LeaseFrom(ctx, thread); ok {
-		return &l
 	}
 	return nil
 }

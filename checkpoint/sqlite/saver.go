@@ -288,11 +288,6 @@ const (
 // process writes between the checks and the writes: the checks are
 // race-free.
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
-	return s.put(ctx, cp, leaseOf(ctx, cp.ThreadID))
-}
-
-// put is Put, fenced by lease unless it is nil (see checkpoint.WithLease).
-func (s *Saver) put(ctx context.Context, cp *checkpoint.Checkpoint, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put: %w", err)
 	}
@@ -315,10 +310,8 @@ func (s *Saver) put(ctx context.Context, cp *checkpoint.Checkpoint, lease *check
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
 	err = s.db.Write(ctx, func(tx sqlitedb.Tx) error {
-		if lease != nil {
-			if err := checkFence(tx, *lease); err != nil {
-				return err
-			}
+		if err := checkFence(ctx, tx, cp.ThreadID); err != nil {
+			return err
 		}
 		res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork)
 		if err != nil {
@@ -375,11 +368,6 @@ func parentConflict(tx sqlitedb.Tx, cp *checkpoint.Checkpoint) error {
 // PutWrites implements [checkpoint.Saver]. All writes are stored in one
 // transaction.
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
-	return s.putWrites(ctx, ref, writes, leaseOf(ctx, ref.ThreadID))
-}
-
-// putWrites is PutWrites, fenced by lease unless it is nil.
-func (s *Saver) putWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put writes: %w", err)
 	}
@@ -390,10 +378,8 @@ func (s *Saver) putWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		return nil
 	}
 	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
-		if lease != nil {
-			if err := checkFence(tx, *lease); err != nil {
-				return err
-			}
+		if err := checkFence(ctx, tx, ref.ThreadID); err != nil {
+			return err
 		}
 		for _, w := range writes {
 			q := insertWriteIgnore
@@ -541,19 +527,12 @@ var deleteThread = []string{
 // thread's checkpoints, values and pending writes in every namespace, in
 // one transaction.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	return s.deleteThread(ctx, threadID, leaseOf(ctx, threadID))
-}
-
-// deleteThread is DeleteThread, fenced by lease unless it is nil.
-func (s *Saver) deleteThread(ctx context.Context, threadID string, lease *checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: delete thread: %w", err)
 	}
 	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
-		if lease != nil {
-			if err := checkFence(tx, *lease); err != nil {
-				return err
-			}
+		if err := checkFence(ctx, tx, threadID); err != nil {
+			return err
 		}
 		for _, q := range deleteThread {
 			if _, err := tx.Exec(q, threadID); err != nil {
