@@ -52,7 +52,8 @@ const (
 )
 
 // maxAcquireAttempts bounds the attempts of AcquireLease when the lease it
-// found held is gone by the time it reads the holder.
+// found held was released by the time it read the holder, or its holder
+// is dead on this host.
 const maxAcquireAttempts = 3
 
 // AcquireLease implements [checkpoint.Leaser] in one statement; when the
@@ -87,29 +88,27 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl t
 		held := &checkpoint.LeaseHeldError{ThreadID: threadID}
 		var token string
 		var proc liveness.Proc
-		err = s.pool.QueryRow(ctx, selectLease, threadID).Scan(&held.Holder, &token, &held.Expires, &proc.Host, &proc.PID, &proc.Start)
-		if err == nil && token != "" && token != dead && liveness.Dead(proc) && attempt < maxAcquireAttempts {
-			// Its holder died on this host: take it over now, unless
-			// another process did first (the update names its token).
-			dead = token
-			continue
-		}
-		if err == nil && token == "" && attempt < maxAcquireAttempts {
-			// Released since the acquire statement (a released lease
-			// keeps its row, with its fence, and no token): try again.
-			continue
-		}
-		if err == nil {
-			if token == "" {
-				held.Holder = "other processes (taken and released again while this one asked, 3 times)"
-			}
-			return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: acquire lease of thread %q: %w", threadID, held)
-		}
-		// No row: the holder released the lease since; try again, unless
-		// that keeps happening.
-		if !errors.Is(err, pgx.ErrNoRows) || attempt == maxAcquireAttempts {
+		if err := s.pool.QueryRow(ctx, selectLease, threadID).Scan(&held.Holder, &token, &held.Expires, &proc.Host, &proc.PID, &proc.Start); err != nil {
+			// A lease row is never deleted: it exists once acquired.
 			return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: acquire lease of thread %q: read holder: %w", threadID, err)
 		}
+		if attempt < maxAcquireAttempts {
+			switch {
+			case token == "":
+				// Released since the acquire statement (a released lease
+				// keeps its row, with its fence, and no token): try again.
+				continue
+			case token != dead && liveness.Dead(proc):
+				// Its holder died on this host: take it over now, unless
+				// another process did first (the update names its token).
+				dead = token
+				continue
+			}
+		}
+		if token == "" {
+			held.Holder = "other processes (taken and released again while this one asked, 3 times)"
+		}
+		return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: acquire lease of thread %q: %w", threadID, held)
 	}
 }
 
