@@ -123,7 +123,7 @@ func (c *config) openCaches(ws *Workspace) (buildCaches, error) {
 	if within(real, ws.Root()) {
 		return buildCaches{}, &CacheDirError{Dir: abs, Reason: "it holds the workspace " + ws.Root()}
 	}
-	if g, err := hostGoEnv(); err == nil {
+	if g, err := hostGoEnv(ws.Root()); err == nil {
 		host := g.GOCACHE
 		if r, err := filepath.EvalSymlinks(host); err == nil {
 			host = r

@@ -70,7 +70,7 @@ func TestSandboxedGoWritesItsOwnCacheNotTheHosts(t *testing.T) {
 	requireSandbox(t)
 	requireGo(t)
 	t.Parallel()
-	g, err := hostGoEnv()
+	g, err := hostGoEnv(t.TempDir())
 	require.NoError(t, err)
 	cacheDir := t.TempDir()
 	ws := newTestWorkspace(t)
@@ -99,7 +99,7 @@ func TestSandboxedGoWritesItsOwnCacheNotTheHosts(t *testing.T) {
 func TestCacheDirMayNotBeTheHostsGoCacheOrHoldTheWorkspace(t *testing.T) {
 	requireGo(t)
 	t.Parallel()
-	g, err := hostGoEnv()
+	g, err := hostGoEnv(t.TempDir())
 	require.NoError(t, err)
 	ws := newTestWorkspace(t)
 	tests := []struct {

@@ -130,7 +130,7 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 	env = append(env, goEnvironment(cfg, caches, ws.Root(), info.Available)...)
 	readOnly := cfg.readOnlyPaths
 	if cfg.goCaches {
-		if g, err := hostGoEnv(); err == nil {
+		if g, err := hostGoEnv(ws.Root()); err == nil {
 			readOnly = append(readOnly[:len(readOnly):len(readOnly)], g.GOROOT, g.GOMODCACHE)
 		}
 	}
@@ -281,7 +281,7 @@ type goEnv struct {
 // module cache) are in the cache directory, and in the sandbox without
 // network go neither tries to fetch a module nor changes go.mod.
 func goEnvironment(cfg *config, b buildCaches, root string, sandboxed bool) []string {
-	g, err := hostGoEnv()
+	g, err := hostGoEnv(root)
 	if cfg.goCaches && err == nil {
 		env := []string{"GOROOT=" + g.GOROOT, "GOMODCACHE=" + g.GOMODCACHE, "GOTOOLCHAIN=local",
 			"GOSUMDB=" + g.GOSUMDB, "GOPRIVATE=" + g.GOPRIVATE, "GONOPROXY=" + g.GONOPROXY,
@@ -303,12 +303,25 @@ func goEnvironment(cfg *config, b buildCaches, root string, sandboxed bool) []st
 	return env
 }
 
-// hostGoEnv asks this machine's go for its root and caches, once.
-var hostGoEnv = sync.OnceValues(func() (goEnv, error) {
-	goBin, err := exec.LookPath("go")
+// hostGoEnv asks this machine's go for its root and caches: the go of
+// this process's PATH outside the workspace root, once per go found. It
+// runs on the host, unsandboxed: a go the model planted in the workspace,
+// on a PATH entry that lies inside it (an activated .venv/bin, direnv's
+// PATH_add bin), must never be the one asked.
+func hostGoEnv(root string) (goEnv, error) {
+	goBin, err := LookPathOutside(os.Getenv("PATH"), root, "go")
 	if err != nil {
 		return goEnv{}, err
 	}
+	ask, _ := goEnvs.LoadOrStore(goBin, sync.OnceValues(func() (goEnv, error) { return askGoEnv(goBin) }))
+	return ask.(func() (goEnv, error))()
+}
+
+// goEnvs holds, for each go program asked, its answer (see hostGoEnv).
+var goEnvs sync.Map // path → func() (goEnv, error)
+
+// askGoEnv runs goBin env for the root, caches and module settings.
+func askGoEnv(goBin string) (goEnv, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, goBin, "env", "-json", "GOROOT", "GOCACHE", "GOMODCACHE",
@@ -326,7 +339,7 @@ var hostGoEnv = sync.OnceValues(func() (goEnv, error) {
 		}
 	}
 	return g, nil
-})
+}
 
 // givenNames returns the names of environ's variables a command is given:
 // allow, the names c.Env sets, and those whose value c.Env passes under

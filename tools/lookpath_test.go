@@ -70,3 +70,21 @@ func TestRunTestsDoesNotRunARunnerPlantedInTheWorkspace(t *testing.T) {
 	require.NotContains(t, report.Output, "PLANTED")
 	require.Equal(t, 1, report.Failed, report.Output)
 }
+
+// The go asked for this machine's toolchain (go env, on the host, out of
+// the sandbox) is never one planted in the workspace, even when PATH finds
+// it first: a sandboxed command of that workspace runs, and the planted
+// program does not.
+func TestASandboxedCommandNeverRunsAGoPlantedInTheWorkspaceOnTheHost(t *testing.T) {
+	requireGo(t)
+	ws := newTestWorkspace(t)
+	bin := filepath.Join(ws.Root(), "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	ran := filepath.Join(t.TempDir(), "ran")
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "go"), []byte("#!/bin/sh\ntouch "+ran+"\necho '{}'\n"), 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	res, err := RunCommand(t.Context(), ws, Command{Args: []string{"true"}}, WithSandbox(SandboxOff), WithGoCaches())
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode)
+	require.NoFileExists(t, ran, "the planted go ran on the host")
+}
