@@ -164,10 +164,12 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 	cgroups := newLimitCgroups(limits)
 	defer cgroups.remove()
 	cgroupProcs, cgroupMemory := cgroups.applies()
-	if rl := rlimitArgs(limits, cfg.limitsSet, cgroupProcs, cgroupMemory); len(rl) > 0 && prlimitPath() != "" {
-		// prlimit, a system program, sets the rlimits and executes the
-		// program, inside the sandbox when there is one.
-		c.Args = slices.Concat([]string{prlimitPath()}, rl, []string{"--"}, c.Args)
+	if rl := rlimitArgs(limits, cfg.limitsSet, cgroupProcs, cgroupMemory); len(rl) > 0 {
+		if prlimit := prlimitPath(ws.Root()); prlimit != "" {
+			// prlimit, a system program, sets the rlimits and executes
+			// the program, inside the sandbox when there is one.
+			c.Args = slices.Concat([]string{prlimit}, rl, []string{"--"}, c.Args)
+		}
 	}
 
 	name, args := c.Args[0], c.Args[1:]

@@ -2,9 +2,8 @@ package tools
 
 import (
 	"fmt"
-	"os/exec"
+	"os"
 	"strconv"
-	"sync"
 )
 
 // Limits bound the resources of one bash_exec, run_tests or RunCommand
@@ -47,14 +46,16 @@ func WithLimits(l Limits) Option {
 }
 
 // prlimitPath is the util-linux prlimit program, which sets the rlimits of
-// the program it starts, or "" where it is missing.
-var prlimitPath = sync.OnceValue(func() string {
-	p, err := exec.LookPath("prlimit")
+// the program it starts, as found in this process's PATH outside the
+// workspace root (a system program, visible in every sandbox), or ""
+// where it is missing.
+func prlimitPath(root string) string {
+	p, err := LookPathOutside(os.Getenv("PATH"), root, "prlimit")
 	if err != nil {
 		return ""
 	}
 	return p
-})
+}
 
 // rlimitArgs returns prlimit's options setting the rlimits of l; procs
 // and memory only where no cgroup applies them.
