@@ -386,27 +386,15 @@ func commandEnv(environ []string, cfg *config, home string, sandboxed bool, root
 	})
 	for i, kv := range env {
 		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-			env[i] = "PATH=" + pathOutside(p, root)
+			// Without the workspace's entries, where a model could plant
+			// a go or a python, and the relative ones.
+			if p = PathListOutside(p, root); p == "" {
+				p = defaultPath
+			}
+			env[i] = "PATH=" + p
 		}
 	}
 	return env
-}
-
-// pathOutside returns the PATH list without its entries inside the
-// workspace at root (where a model could plant a go or a python) and its
-// relative ones (".", "", "bin"), which name the working directory's.
-func pathOutside(list, root string) string {
-	var keep []string
-	for _, dir := range filepath.SplitList(list) {
-		if !filepath.IsAbs(dir) || within(root, dir) || within(root, evalSymlinks(dir)) {
-			continue
-		}
-		keep = append(keep, dir)
-	}
-	if len(keep) == 0 {
-		return defaultPath
-	}
-	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
 // SecretEnvVar reports whether an environment entry ("NAME=value") looks
