@@ -159,7 +159,7 @@
 // workspace's entries, locale, terminal, the toolchains' variables, and
 // WithEnv's; secret-looking variables such as OPENAI_API_KEY never pass
 // unless WithEnv names them exactly), the values of this process's other
-// variables are redacted from its output (NewRedactor, Redact), and
+// variables are redacted from its output (NewRedactor), and
 // every process it started is killed when it exits, times out or is
 // cancelled, background jobs and setsid daemons included: in the sandbox
 // by its pid namespace, outside it by a cgroup where this process may
@@ -187,7 +187,7 @@
 //     goals' other commands (make test, builds, linters, a shell command
 //     goal, an eval harness) run unconfined, with this process's
 //     environment less its secret-looking variables (ScrubEnv); their
-//     output goes through Redact before a model reads it.
+//     output goes through a Redactor before a model reads it.
 //   - Inside the sandbox the command can still read the workspace, the
 //     system directories and /etc (passwd, hosts, ...), and with WithNetwork
 //     send them anywhere. bubblewrap shares the kernel: it is not a virtual

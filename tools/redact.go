@@ -98,14 +98,6 @@ func (r *Redactor) Redact(s string) string {
 	return r.r.Replace(s)
 }
 
-// Redact returns s with every value of this process's environment that
-// commands do not get replaced by Redacted: NewRedactor(os.Environ(),
-// allow...).Redact(s). It is for text a model will read that a program
-// of the model's (a goal check, a test) wrote.
-func Redact(s string, allow ...string) string {
-	return NewRedactor(os.Environ(), allow...).Redact(s)
-}
-
 // redactWriter redacts what it passes on to w, line by line, so that a
 // value split between two writes is still found; a line longer than
 // maxRedactLine is passed on in pieces overlapping by the longest value.
