@@ -255,15 +255,7 @@ func execTestRun(ctx context.Context, ws *Workspace, cfg *config, run testRun) (
 	// environment.
 	sub := *cfg
 	sub.goCaches = cfg.goCaches || run.framework == FrameworkGo
-	installed := exe
-	if root := ws.Root(); within(root, exe) || within(root, evalSymlinks(exe)) {
-		// A runner found in the workspace (PATH holds a directory of it,
-		// such as an activated .venv) is the model's code: neither the
-		// directory below HOME holding it nor its symlink's target is
-		// bound.
-		installed = ""
-	}
-	dirs, env := runnerInstall(installed, run.framework)
+	dirs, env := runnerInstall(exe, run.framework) // exe is outside the workspace, as written and resolved
 	// A directory holding the workspace would show its siblings.
 	dirs = slices.DeleteFunc(dirs, func(d string) bool { return within(d, ws.Root()) })
 	sub.readOnlyPaths = slices.Concat(cfg.readOnlyPaths, dirs)
