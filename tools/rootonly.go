@@ -40,8 +40,11 @@ func rootOnlyIn(p string) []rootOnly {
 	if err != nil {
 		return nil
 	}
-	v, _ := rootOnlyScans.LoadOrStore(real, sync.OnceValue(func() []rootOnly { return scanRootOnly(real) }))
-	found := v.(func() []rootOnly)()
+	found, ok := fromScannedAncestor(real)
+	if !ok {
+		v, _ := rootOnlyScans.LoadOrStore(real, sync.OnceValue(func() []rootOnly { return scanRootOnly(real) }))
+		found = v.(func() []rootOnly)()
+	}
 	if real == p {
 		return found
 	}
@@ -50,6 +53,34 @@ func rootOnlyIn(p string) []rootOnly {
 		out[i] = rootOnly{path: p + strings.TrimPrefix(r.path, real), dir: r.dir}
 	}
 	return out
+}
+
+// fromScannedAncestor returns the entries below real that the scan of a
+// tree holding it found (GOROOT below /usr, say), waiting for that scan if
+// it is under way, so that no tree is walked twice; ok is false when no
+// such scan was started, or when it hid a directory holding real, whose
+// contents it did not list.
+func fromScannedAncestor(real string) (found []rootOnly, ok bool) {
+	var scan func() []rootOnly
+	rootOnlyScans.Range(func(k, v any) bool {
+		if root := k.(string); root != real && within(root, real) {
+			scan = v.(func() []rootOnly)
+			return false
+		}
+		return true
+	})
+	if scan == nil {
+		return nil, false
+	}
+	for _, r := range scan() {
+		switch {
+		case r.dir && within(r.path, real):
+			return nil, false
+		case within(real, r.path):
+			found = append(found, r)
+		}
+	}
+	return found, true
 }
 
 // scanRootOnly walks the tree at root for rootOnlyIn.
