@@ -309,10 +309,7 @@ func (s *Session) ListTools(ctx context.Context) ([]ToolInfo, error) {
 		res, err := s.cs.ListTools(callCtx, params)
 		end()
 		if err != nil {
-			if te, ok := timedOut(ctx, callCtx); ok {
-				return nil, te
-			}
-			return nil, s.wrap(ctx, "tools/list", err)
+			return nil, s.wrap(ctx, callCtx, "tools/list", err)
 		}
 		for _, t := range res.Tools {
 			infos = append(infos, ToolInfo{
@@ -434,10 +431,7 @@ func (s *Session) callTool(ctx context.Context, shownName, name string, args jso
 	defer end()
 	res, err := s.cs.CallTool(callCtx, &sdk.CallToolParams{Name: name, Arguments: obj})
 	if err != nil {
-		if te, ok := timedOut(ctx, callCtx); ok {
-			return "", te
-		}
-		return "", s.wrap(ctx, method, err)
+		return "", s.wrap(ctx, callCtx, method, err)
 	}
 	text := tools.Truncate(resultText(res.Content, res.StructuredContent), s.limit)
 	if res.IsError {
@@ -461,10 +455,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string) (string, error) 
 	defer end()
 	res, err := s.cs.ReadResource(callCtx, &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
-		if te, ok := timedOut(ctx, callCtx); ok {
-			return "", te
-		}
-		return "", s.wrap(ctx, "resources/read "+uri, err)
+		return "", s.wrap(ctx, callCtx, "resources/read "+uri, err)
 	}
 	parts := make([]string, 0, len(res.Contents))
 	for _, c := range res.Contents {
@@ -505,10 +496,7 @@ func (s *Session) ListResources(ctx context.Context) ([]ResourceInfo, error) {
 		res, err := s.cs.ListResources(callCtx, params)
 		end()
 		if err != nil {
-			if te, ok := timedOut(ctx, callCtx); ok {
-				return nil, te
-			}
-			return nil, s.wrap(ctx, "resources/list", err)
+			return nil, s.wrap(ctx, callCtx, "resources/list", err)
 		}
 		for _, r := range res.Resources {
 			if r == nil {
@@ -527,10 +515,15 @@ func (s *Session) ListResources(ctx context.Context) ([]ResourceInfo, error) {
 	}
 }
 
-// wrap turns an error of the go-sdk into this package's: ctx's error when
-// ctx is done, an *RPCError for an error response, and for a dead stdio
-// server the connection error joined with an *ExitError.
-func (s *Session) wrap(ctx context.Context, method string, err error) error {
+// wrap turns an error of the go-sdk, of a call made with callCtx under
+// the caller's ctx, into this package's: a *TimeoutError when the call
+// ended at its time limit, ctx's error when ctx is done, an *RPCError for
+// an error response, and for a dead stdio server the connection error
+// joined with an *ExitError.
+func (s *Session) wrap(ctx, callCtx context.Context, method string, err error) error {
+	if te, ok := timedOut(ctx, callCtx); ok {
+		return te
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
