@@ -271,13 +271,6 @@ func addDefinitions(defs map[string][]string, root, rel string) error {
 	return nil
 }
 
-// UnknownLabels returns the labels of s that name no definition in defs,
-// as "question: label" strings (see [Resolve]).
-func UnknownLabels(s *Set, defs map[string][]string) []string {
-	_, bad := Resolve(s, defs)
-	return bad
-}
-
 // Metrics are the scores of one mode at one granularity.
 type Metrics struct {
 	RecallAt1  float64 // share of questions answered by the first hit
