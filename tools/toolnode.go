@@ -223,7 +223,7 @@ func (n *ToolNode) Run(ctx context.Context, msgs []state.Message) ([]state.Messa
 		return nil, fmt.Errorf("%w (it is a %q message)", ErrNoAIMessage, last.Role)
 	}
 	calls := last.ToolCalls()
-	if pos, total, ok := splitPosition(last); ok && len(calls) == 1 && n.maxCalls > 0 && pos >= n.maxCalls && total > n.maxCalls {
+	if n.maxCalls > 0 && len(calls) == 1 && n.pastMaxCalls(last) {
 		// One call of a message past the first maxCalls, in a task of its
 		// own: it is not run, as it would not be if the calls ran together.
 		return []state.Message{n.notRun(calls[0])}, nil
@@ -492,6 +492,13 @@ func SplitCalls(m state.Message) []state.Message {
 		}
 	}
 	return out
+}
+
+// pastMaxCalls reports whether m is a SplitCalls copy holding a call past
+// the first maxCalls of its message.
+func (n *ToolNode) pastMaxCalls(m state.Message) bool {
+	pos, total, ok := splitPosition(m)
+	return ok && pos >= n.maxCalls && total > n.maxCalls
 }
 
 // splitFormat is the text of a SplitCalls copy: its call's 1-based position
