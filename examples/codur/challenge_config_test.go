@@ -10,11 +10,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/agent/codur"
 )
 
 type echoIn struct {
@@ -83,4 +86,26 @@ func TestChallengeExitsWithAnErrorWhenOneFails(t *testing.T) {
 	require.Equal(t, exitError, code)
 	require.Contains(t, out, "| impossible | FAIL |")
 	require.Contains(t, errOut, "1 challenge(s) failed")
+}
+
+// An MCP server that failed is connected to once, not again for every
+// challenge after the first: its failure is reported once, and the next
+// challenges go on without it.
+func TestAnMCPServerThatFailedIsNotStartedAgain(t *testing.T) {
+	starts := filepath.Join(t.TempDir(), "starts")
+	cfg := &codur.Config{MCPServers: map[string]codur.MCPServer{
+		"broken": {Command: "sh", Args: []string{"-c", "echo start >> " + starts + "; exit 1"}},
+	}}
+	var stderr bytes.Buffer
+	source := mcpTools(cfg, &stderr)
+	for range 3 {
+		ts, closeMCP, err := source(t.Context(), t.TempDir())
+		require.NoError(t, err)
+		require.Empty(t, ts)
+		require.NoError(t, closeMCP())
+	}
+	b, err := os.ReadFile(starts)
+	require.NoError(t, err)
+	require.Equal(t, "start\n", string(b), "started once")
+	require.Equal(t, 1, strings.Count(stderr.String(), "MCP server broken"), stderr.String())
 }

@@ -29,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -195,12 +196,31 @@ func (m *modelFlags) setup(ctx context.Context, dir string, stderr io.Writer) (l
 }
 
 // mcpTools is cfg.MCPTools, which reports the MCP servers that could
-// not be reached on stderr, once, and goes on with the others' tools.
+// not be reached on stderr, once, and goes on with the others' tools. A
+// server that failed is left out of the later calls (the challenges after
+// the first): connecting to it again would cost its connect time limit
+// every time.
 func mcpTools(cfg *codur.Config, stderr io.Writer) challenge.ToolSource {
 	var once sync.Once
+	var mu sync.Mutex
+	failed := map[string]bool{}
 	return func(ctx context.Context, dir string) ([]tools.Tool, func() error, error) {
-		ts, closeMCP, err := cfg.MCPTools(ctx, dir)
+		c := *cfg
+		mu.Lock()
+		if len(failed) > 0 {
+			c.MCPServers = maps.Clone(cfg.MCPServers)
+			for name := range failed {
+				delete(c.MCPServers, name)
+			}
+		}
+		mu.Unlock()
+		ts, closeMCP, err := c.MCPTools(ctx, dir)
 		if partial, ok := errors.AsType[*codur.MCPServersError](err); ok {
+			mu.Lock()
+			for name := range partial.Failed {
+				failed[name] = true
+			}
+			mu.Unlock()
 			once.Do(func() { printError(stderr, partial) })
 			err = nil
 		}
