@@ -2,6 +2,7 @@ package codeindex
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
@@ -59,9 +60,7 @@ func (f *flatIndex) id(r int) string {
 	if f.mapped == nil {
 		return f.ids[r]
 	}
-	lo := binary.LittleEndian.Uint64(f.idOffs[8*r:])
-	hi := binary.LittleEndian.Uint64(f.idOffs[8*r+8:])
-	return string(f.idData[lo:hi])
+	return string(f.idBytes(r))
 }
 
 // materialize copies a mapped index into memory, so that it can change,
@@ -186,9 +185,7 @@ func (f *flatIndex) searchWorkers(q []float32, n, workers int) ([]scored, error)
 		wg.Wait()
 		best = slices.Concat(parts...)
 	}
-	slices.SortFunc(best, func(a, b rowScore) int {
-		return rankCompare(a.score, f.id(a.row), b.score, f.id(b.row))
-	})
+	slices.SortFunc(best, f.rowCompare)
 	out := make([]scored, min(n, len(best)))
 	for i := range out {
 		out[i] = scored{id: f.id(best[i].row), score: best[i].score}
@@ -203,6 +200,26 @@ func rankCompare(sa float64, ida string, sb float64, idb string) int {
 		return c
 	}
 	return cmp.Compare(ida, idb)
+}
+
+// rowCompare is rankCompare for two rows of f: their ids are read only
+// when the scores tie, and a mapped index compares them in place, without
+// making strings of them.
+func (f *flatIndex) rowCompare(a, b rowScore) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	if f.mapped == nil {
+		return cmp.Compare(f.ids[a.row], f.ids[b.row])
+	}
+	return bytes.Compare(f.idBytes(a.row), f.idBytes(b.row))
+}
+
+// idBytes is the id of row r of a mapped index, in the mapping.
+func (f *flatIndex) idBytes(r int) []byte {
+	lo := binary.LittleEndian.Uint64(f.idOffs[8*r:])
+	hi := binary.LittleEndian.Uint64(f.idOffs[8*r+8:])
+	return f.idData[lo:hi]
 }
 
 // rowScore is a row of the index and its similarity to the query.
@@ -224,7 +241,7 @@ func (f *flatIndex) topRows(q []float32, n, lo, hi int) []rowScore {
 			return
 		}
 		root := h.s[0]
-		if s < root.score || rankCompare(s, f.id(r), root.score, f.id(root.row)) >= 0 {
+		if s < root.score || f.rowCompare(rowScore{s, r}, root) >= 0 {
 			return
 		}
 		h.s[0] = rowScore{s, r}
@@ -280,8 +297,7 @@ type rowHeap struct {
 
 // after reports whether s[i] ranks after s[j].
 func (h *rowHeap) after(i, j int) bool {
-	a, b := h.s[i], h.s[j]
-	return rankCompare(a.score, h.f.id(a.row), b.score, h.f.id(b.row)) > 0
+	return h.f.rowCompare(h.s[i], h.s[j]) > 0
 }
 
 func (h *rowHeap) up(i int) {

@@ -3,6 +3,7 @@ package codeindex
 import (
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
 	"testing"
 )
@@ -43,6 +44,23 @@ func BenchmarkFlatSearch(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := f.search(q, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("rows=100k/dim=256/n=%d/impl=heap-mapped", n), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "vectors")
+			if err := f.save(path); err != nil {
+				b.Fatal(err)
+			}
+			m, err := loadFlatIndex(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.search(q, n); err != nil {
 					b.Fatal(err)
 				}
 			}
