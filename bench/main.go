@@ -54,18 +54,18 @@ func main() {
 	w := os.Args[1]
 	ctx := context.Background()
 	var err error
-	switch w {
-	case "W1", "W2", "W3", "W4":
-		p, _ := workload.ProtocolOf(w)
+	p, perr := workload.ProtocolOf(w)
+	switch {
+	case perr == nil: // W1–W4
 		var ph workload.Phases
 		if ph, err = p.Run(ctx); err == nil {
-			if w == "W1" || w == "W4" {
+			if p.PerInvoke {
 				reportTime(w, "", "per_invoke", ph.Cold, 1)
 			}
 			report(w, "", p.Metric, ph.Cold, p.Units)
 			report(w, "steady_", p.Metric, ph.Steady, p.Units)
 		}
-	case "W5":
+	case w == "W5":
 		saver := &workload.CountingSaver{Saver: checkpoint.NewMemory()}
 		g, e := workload.W5(saver)
 		if e != nil {

@@ -102,6 +102,9 @@ type Protocol struct {
 	Warm, Measure int
 	Metric        string // per_node, per_superstep, per_invoke, per_send
 	Units         int    // units of Metric in one invoke
+	// PerInvoke reports that the harness also reads the time of a whole
+	// invoke (per_invoke), besides Metric.
+	PerInvoke bool
 	// Invoke returns the function running one invoke of a graph built
 	// for the process.
 	Invoke func(ctx context.Context) (func() error, error)
@@ -110,7 +113,7 @@ type Protocol struct {
 // Protocols are W1–W4 as the peer harness runs them (W5, which
 // checkpoints, is measured by BenchmarkW5Savers).
 var Protocols = []Protocol{
-	{Name: "W1", Warm: 200, Measure: 2000, Metric: "per_node", Units: W1Nodes, Invoke: func(ctx context.Context) (func() error, error) {
+	{Name: "W1", Warm: 200, Measure: 2000, Metric: "per_node", Units: W1Nodes, PerInvoke: true, Invoke: func(ctx context.Context) (func() error, error) {
 		g, err := W1()
 		return func() error { return RunW1(ctx, g) }, err
 	}},
@@ -122,7 +125,7 @@ var Protocols = []Protocol{
 		g, err := W3()
 		return func() error { return RunW3(ctx, g) }, err
 	}},
-	{Name: "W4", Warm: 2, Measure: 20, Metric: "per_send", Units: W4Sends, Invoke: func(ctx context.Context) (func() error, error) {
+	{Name: "W4", Warm: 2, Measure: 20, Metric: "per_send", Units: W4Sends, PerInvoke: true, Invoke: func(ctx context.Context) (func() error, error) {
 		g, err := W4()
 		return func() error { return RunW4(ctx, g) }, err
 	}},
