@@ -87,26 +87,23 @@ func (b buildCaches) env() []string {
 // command of one project can plant build results that commands of
 // another then use (in their sandbox). An agent serving projects that
 // must not affect one another gives each its own WithCacheDir.
-func DefaultCacheDir() (string, error) {
+func DefaultCacheDir() string {
 	base, err := os.UserCacheDir()
 	if err != nil || !filepath.IsAbs(base) {
 		base = filepath.Join(os.TempDir(), fmt.Sprintf("agentgraph-cache-%d", os.Geteuid()))
 	}
-	return filepath.Join(base, "agentgraph", "sandbox"), nil
+	return filepath.Join(base, "agentgraph", "sandbox")
 }
 
 // openCaches returns the build caches of commands in ws, creating the
-// directories (0700) as needed. The directory must be this user's, not a
-// symlink, and neither hold the workspace nor be or hold this machine's
+// directories (0700) as needed. The directory must be this user's, in
+// directories no other user may change (a world-writable one only with
+// its sticky bit, as /tmp), not a symlink, and neither hold the workspace nor be or hold this machine's
 // own Go build cache, which is never writable to a sandboxed command.
 func (c *config) openCaches(ws *Workspace) (buildCaches, error) {
 	dir := c.cacheDir
 	if dir == "" {
-		d, err := DefaultCacheDir()
-		if err != nil {
-			return buildCaches{}, &CacheDirError{Dir: ws.Root(), Reason: "cannot name the default cache directory", Err: err}
-		}
-		dir = d
+		dir = DefaultCacheDir()
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -118,6 +115,9 @@ func (c *config) openCaches(ws *Workspace) (buildCaches, error) {
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return buildCaches{}, &CacheDirError{Dir: abs, Reason: "cannot resolve it", Err: err}
+	}
+	if d, ok := changeableByOthers(real); ok {
+		return buildCaches{}, &CacheDirError{Dir: abs, Reason: d + " may be changed by another user"}
 	}
 	b := buildCaches{root: real}
 	if within(real, ws.Root()) {

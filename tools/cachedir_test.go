@@ -125,9 +125,7 @@ func TestDefaultCacheDirIsUnderTheUsersCacheDir(t *testing.T) {
 	if err != nil {
 		t.Skipf("no user cache directory: %v", err)
 	}
-	dir, err := DefaultCacheDir()
-	require.NoError(t, err)
-	require.Equal(t, filepath.Join(base, "agentgraph", "sandbox"), dir)
+	require.Equal(t, filepath.Join(base, "agentgraph", "sandbox"), DefaultCacheDir())
 }
 
 func TestCommandsOfTwoWorkspacesShareTheDefaultCaches(t *testing.T) {
@@ -141,9 +139,30 @@ func TestCommandsOfTwoWorkspacesShareTheDefaultCaches(t *testing.T) {
 		require.Equal(t, 0, res.ExitCode)
 		gocache = append(gocache, strings.TrimSpace(out.String()))
 	}
-	dir, err := DefaultCacheDir()
-	require.NoError(t, err)
-	real, err := filepath.EvalSymlinks(dir)
+	real, err := filepath.EvalSymlinks(DefaultCacheDir())
 	require.NoError(t, err)
 	require.Equal(t, []string{filepath.Join(real, "go-build"), filepath.Join(real, "go-build")}, gocache)
+}
+
+// A cache directory inside one another user owns could be swapped for
+// theirs (a planted build cache): it is refused.
+func TestACacheDirAnotherUserCanChangeIsRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to give a directory to another user")
+	}
+	theirs := filepath.Join(t.TempDir(), "theirs")
+	require.NoError(t, os.Mkdir(theirs, 0o755))
+	require.NoError(t, os.Chown(theirs, 65534, 65534))
+	_, err := RunCommand(context.Background(), newTestWorkspace(t), Command{Args: []string{"true"}},
+		WithSandbox(SandboxOff), WithCacheDir(filepath.Join(theirs, "cache")))
+	var ce *CacheDirError
+	require.ErrorAs(t, err, &ce)
+	require.Contains(t, ce.Reason, theirs+" may be changed by another user")
+
+	open := filepath.Join(t.TempDir(), "open")
+	require.NoError(t, os.Mkdir(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	_, err = RunCommand(context.Background(), newTestWorkspace(t), Command{Args: []string{"true"}},
+		WithSandbox(SandboxOff), WithCacheDir(filepath.Join(open, "cache")))
+	require.ErrorAs(t, err, &ce, "a world-writable directory without the sticky bit")
 }

@@ -5,6 +5,7 @@ package tools
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 )
@@ -36,4 +37,26 @@ func openedPath(f *os.File) (string, bool) {
 func ownedByMe(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return !ok || int(st.Uid) == os.Geteuid()
+}
+
+// changeableByOthers returns the first of the directory p and its
+// ancestors that a user other than this one (or root) could change: one
+// owned by another user, or one anyone may write without the sticky bit
+// (as /tmp has). A cache under it could be swapped for one of theirs.
+func changeableByOthers(p string) (string, bool) {
+	for d := p; ; d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return d, true
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+			return d, true
+		}
+		if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+			return d, true
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
 }
