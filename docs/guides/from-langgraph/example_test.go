@@ -81,7 +81,11 @@ func Example() {
 	}
 	out, err := g.Resume(ctx, graph.Command[State]{Resume: true}, config)
 	fmt.Println(out.Drafts.Get(), out.Approved.Get(), err)
-	// Output:
+	// The two write tasks run in parallel and their updates stream in the
+	// order they finish, so this output is compared without its order.
+	// Drafts keep the order of the Sends, whichever finished first.
+
+	// Unordered output:
 	// plan {Sections: ["intro","body"]}
 	// write {Drafts: {"updates":["intro draft"]}}
 	// write {Drafts: {"updates":["body draft"]}}
