@@ -36,13 +36,6 @@ func TestLeaseChild(t *testing.T) { durabilitytest.LeaseChild(t, durabilitytest.
 
 // TestPausedHolder: a holder SIGSTOPped past its lease is fenced once
 // another process took its thread over (-pause.trials=50 for the measure).
-//
-// Not in the ordinary suite on SQLite: a holder stopped while it holds the
-// file's lock in a state the write probe misses blocks the takeover until it
-// resumes (SQLite's window, docs/durability.md), and the trial then fails.
 func TestPausedHolder(t *testing.T) {
-	if !durabilitytest.PauseTrialsSet() {
-		t.Skip("run with -pause.trials=N: a stopped holder can keep the SQLite file locked")
-	}
 	durabilitytest.PausedHolder(t, durabilitytest.SQLite)
 }

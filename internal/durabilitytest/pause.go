@@ -3,9 +3,12 @@
 package durabilitytest
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,6 +64,9 @@ func PausedHolder(t *testing.T, b Backend) {
 		for {
 			time.Sleep(rand.N(20 * time.Millisecond))
 			require.NoError(t, syscall.Kill(a.pid(), syscall.SIGSTOP))
+			// kill returns before the process has stopped: a probe made
+			// then could miss a transaction A begins on its way to the stop.
+			waitStopped(t, a.pid())
 			if !probe(a.pid()) {
 				break
 			}
@@ -90,7 +96,7 @@ func PausedHolder(t *testing.T, b Backend) {
 				locked++
 			}
 			retried++
-			require.Less(t, time.Since(stopped), time.Minute, "A's lease never expired")
+			require.Less(t, time.Since(stopped), time.Minute, "trial %d: B was refused for a minute after A stopped; last: %+v; locks: %s", trial, r, procLocks())
 			time.Sleep(20 * time.Millisecond)
 		}
 		require.Empty(t, r.Err, "trial %d: B's run", trial)
@@ -113,6 +119,45 @@ func PausedHolder(t *testing.T, b Backend) {
 	t.Logf("%s: %d trials, lease TTL %v: checkpoints of the stopped holder landed after the takeover: %d; its run ended with FencedError at its next write: %d, with ErrLeaseLost from its renewal: %d; the new holder's runs succeeded: %d of %d; stops inside a write transaction (retried): %d; new holder refused while the lease lived: %d times, of which SQLITE_BUSY: %d",
 		b.Name, *pauseTrials, PauseTTL, landed, fenced, lost, *pauseTrials, *pauseTrials, inTx, retried, locked)
 	require.Zero(t, landed)
+}
+
+// waitStopped waits until every thread of process pid is stopped by a
+// signal (state T in /proc/PID/task/TID/stat).
+func waitStopped(t testing.TB, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat("/proc/self"); err != nil {
+				t.Skip("needs /proc, to see that a process has stopped")
+			}
+		}
+		require.NoError(t, err)
+		stopped := true
+		for _, task := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+			if err != nil {
+				continue // the thread ended
+			}
+			// The state follows the command name, which is in parentheses.
+			if i := strings.LastIndexByte(string(b), ')'); i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "process %d did not stop", pid)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// procLocks returns this machine's /proc/locks, for a failure's message.
+func procLocks() string {
+	b, _ := os.ReadFile("/proc/locks")
+	return string(b)
 }
 
 // PauseTrialsSet reports whether -pause.trials was given.
