@@ -215,9 +215,19 @@ func WithCheckpointer(s checkpoint.Saver) CompileOption {
 // holder that wakes up after its lease was taken over is fenced: its next
 // write fails with a [*checkpoint.FencedError]. A run that loses its lease (it could not
 // renew it in time) stops with an error wrapping [checkpoint.ErrLeaseLost].
-func WithLeaseTTL(d time.Duration) CompileOption {
-	return compileOption(func(c *compileConfig) { c.leaseTTL = &d })
-}
+//
+// The option serves Compile, for every run of the graph, and a run (or
+// UpdateState), for that one: a server that runs the graph under leases of
+// its own gives each run its thread lease of the same time to live, so that
+// a thread whose process died is free when its run is taken over.
+func WithLeaseTTL(d time.Duration) LeaseTTLOption { return LeaseTTLOption{d} }
+
+// LeaseTTLOption is the option [WithLeaseTTL] returns: both a
+// [CompileOption] and a [RunOption].
+type LeaseTTLOption struct{ ttl time.Duration }
+
+func (o LeaseTTLOption) applyCompile(c *compileConfig) { c.leaseTTL = &o.ttl }
+func (o LeaseTTLOption) applyRun(c *runConfig)         { c.leaseTTL = &o.ttl }
 
 // WithRunDefaults gives every run of the graph opts first; a run's own
 // options come after them and so override them. A prebuilt graph uses it

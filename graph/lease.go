@@ -50,16 +50,20 @@ type threadLease struct {
 // the saver refuses its next write with a
 // *checkpoint.FencedError: the run ends with it, and nothing it computed
 // since becomes visible.
-func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, thread, runID string) (*threadLease, error) {
+func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, cfg *runConfig) (*threadLease, error) {
+	thread, runID, ttl := cfg.thread, cfg.runID, g.leaseTTL
+	if cfg.leaseTTL != nil {
+		ttl = max(*cfg.leaseTTL, 0)
+	}
 	leaser, ok := saver.(checkpoint.Leaser)
-	if !ok || g.leaseTTL <= 0 || thread == "" {
+	if !ok || ttl <= 0 || thread == "" {
 		return nil, nil
 	}
 	holder := leaseHolder
 	if runID != "" {
 		holder = "run " + runID + " (" + leaseHolder + ")"
 	}
-	lease, err := leaser.AcquireLease(ctx, thread, holder, g.leaseTTL)
+	lease, err := leaser.AcquireLease(ctx, thread, holder, ttl)
 	if err != nil {
 		var held *checkpoint.LeaseHeldError
 		if errors.As(err, &held) {
@@ -67,7 +71,7 @@ func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, thr
 		}
 		return nil, fmt.Errorf("graph: taking the lease of thread %q: %w", thread, err)
 	}
-	tl := &threadLease{leaser: leaser, ttl: g.leaseTTL, lease: lease}
+	tl := &threadLease{leaser: leaser, ttl: ttl, lease: lease}
 	// Under mu: renew reads tl.timer, and the race detector (rightly) sees
 	// no order between this write and the timer's goroutine otherwise.
 	tl.mu.Lock()

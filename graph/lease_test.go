@@ -329,3 +329,45 @@ func TestPausedHolderIsFencedAndTheNewHolderRunsOn(t *testing.T) {
 		require.Less(t, id, firstOther, "a checkpoint of the paused run after the takeover")
 	}
 }
+
+// ttlSaver is a real memory saver that reports the time to live of every
+// lease taken from it.
+type ttlSaver struct {
+	*checkpoint.Memory
+	ttls []time.Duration
+}
+
+func (s *ttlSaver) AcquireLease(ctx context.Context, thread, holder string, ttl time.Duration) (checkpoint.Lease, error) {
+	s.ttls = append(s.ttls, ttl)
+	return s.Memory.AcquireLease(ctx, thread, holder, ttl)
+}
+
+func TestARunsLeaseTTLOverridesTheGraphs(t *testing.T) {
+	cases := []struct {
+		name          string
+		compiled, run []graph.LeaseTTLOption
+		want          []time.Duration
+	}{
+		{"graph's default", nil, nil, []time.Duration{graph.DefaultLeaseTTL}},
+		{"run's shorter", nil, []graph.LeaseTTLOption{graph.WithLeaseTTL(2 * time.Second)}, []time.Duration{2 * time.Second}},
+		{"run turns it on", []graph.LeaseTTLOption{graph.WithLeaseTTL(0)}, []graph.LeaseTTLOption{graph.WithLeaseTTL(time.Minute)}, []time.Duration{time.Minute}},
+		{"run turns it off", []graph.LeaseTTLOption{graph.WithLeaseTTL(time.Minute)}, []graph.LeaseTTLOption{graph.WithLeaseTTL(0)}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			saver := &ttlSaver{Memory: checkpoint.NewMemory()}
+			var copts []graph.CompileOption
+			for _, o := range c.compiled {
+				copts = append(copts, o)
+			}
+			ropts := []graph.RunOption{graph.WithThread("t1")}
+			for _, o := range c.run {
+				ropts = append(ropts, o)
+			}
+			g := blockingGraph(t, saver, nil, nil, copts...)
+			_, err := g.Invoke(t.Context(), leaseState{}, ropts...)
+			require.NoError(t, err)
+			require.Equal(t, c.want, saver.ttls)
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package graph
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // Durability says when a run's checkpoints are written.
 type Durability int
@@ -43,6 +46,8 @@ type runConfig struct {
 	abandoned           *sync.WaitGroup
 	// only lists the tasks a WithTasks run runs.
 	only []string
+	// leaseTTL is the run's WithLeaseTTL, nil for the graph's.
+	leaseTTL *time.Duration
 }
 
 // WithTasks makes [Graph.Resume] run only the named tasks of the thread's

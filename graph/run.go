@@ -290,7 +290,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if l.nested == nil && l.saver != nil && l.cfg.only == nil {
 		// One live run per thread: the lease is held until the last
 		// checkpoint is saved (the async saver closes first).
-		lease, lerr := l.g.acquireLease(ctx, l.saver, l.cfg.thread, l.cfg.runID)
+		lease, lerr := l.g.acquireLease(ctx, l.saver, &l.cfg)
 		if lerr != nil {
 			return lerr
 		}

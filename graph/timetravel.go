@@ -205,7 +205,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 	if l.cfg.thread == "" {
 		return "", ErrNoThread
 	}
-	lease, err := g.acquireLease(ctx, l.saver, l.cfg.thread, l.cfg.runID)
+	lease, err := g.acquireLease(ctx, l.saver, &l.cfg)
 	if err != nil {
 		return "", err
 	}
