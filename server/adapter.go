@@ -45,6 +45,9 @@ type runParams struct {
 	before, after               []string // nil: not given, so the compiled breakpoints hold
 	metadata                    map[string]any
 	recursionLimit              int
+	// leaseTTL, when positive, is the graph's thread lease for the run
+	// (graph.WithLeaseTTL): a claimed run's follows its run lease.
+	leaseTTL time.Duration
 }
 
 // commandBody is the API's Command: {resume, update, goto}.
@@ -402,6 +405,9 @@ func (a *adapter[S]) runOptions(p runParams) []graph.RunOption {
 	}
 	if p.recursionLimit > 0 {
 		opts = append(opts, graph.WithRecursionLimit(p.recursionLimit))
+	}
+	if p.leaseTTL > 0 {
+		opts = append(opts, graph.WithLeaseTTL(p.leaseTTL))
 	}
 	if len(p.metadata) > 0 {
 		opts = append(opts, graph.WithMetadata(p.metadata))

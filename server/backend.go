@@ -285,10 +285,11 @@ const (
 // of [WithRunLeaseTTL]; it needs [WithCheckpointer] with the saver
 // its graphs share (a run taken over from a dead process resumes from the
 // thread's last checkpoint). The graphs' own assistants stay computed by
-// each process. A run taken over waits for the graph's own thread
-// lease of the dead process to expire: compile the graphs with a
-// graph.WithLeaseTTL no longer than the run lease, or the takeover waits
-// for the graph's (default 30s).
+// each process. A claimed run holds its thread's graph lease
+// (graph.WithLeaseTTL) for the time of its run lease, whatever the graph
+// was compiled with: a run taken over from a dead process finds its thread
+// free within the run lease's time, and the dead process, were it only
+// paused, is fenced by both leases.
 func WithBackend(b Backend) Option {
 	return optionFunc(func(c *config) error {
 		if b == nil {

@@ -208,6 +208,9 @@ func (s *Server) params(rec RunRecord) (runKwargs, graphAdapter, runParams, erro
 		before: kw.InterruptBefore, after: kw.InterruptAfter,
 		metadata:       checkpointMetadata(kw.Config.Configurable.GraphID, rec.AssistantID, rec.ThreadID, rec.Metadata),
 		recursionLimit: kw.Config.RecursionLimit,
+		// A run taken over from a dead process finds the thread free: the
+		// dead run's thread lease expires with its run lease.
+		leaseTTL: s.cfg.leaseTTL,
 	}
 	return kw, g, p, nil
 }
@@ -657,7 +660,7 @@ func (s *Server) sharedNewRun(r *http.Request) (RunRecord, *runSpec, error) {
 	}
 	cf := &kw.Config.Configurable
 	cf.ThreadID, cf.RunID, cf.GraphID, cf.AssistantID = sp.tid, rec.ID, a.GraphID, a.ID
-	kw.Config.RecursionLimit = body.Config.RecursionLimit
+	kw.Config.RecursionLimit = body.recursionLimit()
 	if rec.Kwargs, err = json.Marshal(kw); err != nil {
 		return RunRecord{}, nil, fmt.Errorf("server: encoding the kwargs of run %s: %w", rec.ID, err)
 	}

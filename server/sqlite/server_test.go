@@ -66,10 +66,17 @@ type proc struct {
 	srv     *server.Server
 	http    *httptest.Server
 	backend *sqlite.Backend
+	saver   *ckptsqlite.Saver
 }
 
-func startProc(t *testing.T, f *file, name string) *proc {
+// startProc starts a server on f whose graph is compiled with a one-second
+// thread lease, unless threadLease says otherwise.
+func startProc(t *testing.T, f *file, name string, threadLease ...time.Duration) *proc {
 	t.Helper()
+	leaseTTL := time.Second
+	if len(threadLease) > 0 {
+		leaseTTL = threadLease[0]
+	}
 	ctx := t.Context()
 	saver, err := ckptsqlite.Open(ctx, f.path)
 	require.NoError(t, err)
@@ -97,13 +104,13 @@ func startProc(t *testing.T, f *file, name string) *proc {
 	gb.AddEdge(graph.Start, "first")
 	gb.AddEdge("first", "second")
 	gb.AddEdge("second", graph.End)
-	g, err := gb.Compile(graph.WithCheckpointer(saver), graph.WithLeaseTTL(time.Second))
+	g, err := gb.Compile(graph.WithCheckpointer(saver), graph.WithLeaseTTL(leaseTTL))
 	require.NoError(t, err)
 	srv, err := server.New(server.Graph("agent", g), server.WithCheckpointer(saver), server.WithBackend(b),
 		server.WithoutAuthLoopbackOnly(), server.WithHolder(name), server.WithRunLeaseTTL(time.Second),
 		server.WithPollInterval(20*time.Millisecond))
 	require.NoError(t, err)
-	p := &proc{srv: srv, http: httptest.NewServer(srv), backend: b}
+	p := &proc{srv: srv, http: httptest.NewServer(srv), backend: b, saver: saver}
 	t.Cleanup(func() {
 		p.http.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -211,6 +218,33 @@ func TestARunOfAServerThatStoppedRenewingIsTakenOverAndResumed(t *testing.T) {
 	b.ok(t, "GET", "/threads/"+tid+"/runs/"+rn.RunID, nil, &got)
 	require.Equal(t, "success", got.Status)
 	require.Equal(t, []string{"a:r1:first", "b:r1:second"}, f.ranNodes(), "the first node is not run again; a's second node never returned")
+}
+
+// A claimed run holds its thread's lease for its run lease's time, not
+// the graph's: the thread of a process that died is free when its run is
+// taken over, though the graph was compiled with an hour's lease.
+func TestATakenOverRunDoesNotWaitForTheGraphsThreadLease(t *testing.T) {
+	f := newFile(t)
+	a := startProc(t, f, "a", time.Hour)
+	tid := a.newThread(t)
+	rn := a.startRun(t, tid, "r1", "g", "")
+	require.Equal(t, "a", <-f.entered)
+	// a renews neither its run lease nor its thread lease: as a process
+	// that died.
+	require.NoError(t, a.backend.Close())
+	require.NoError(t, a.saver.Close())
+	b := startProc(t, f, "b", time.Hour)
+	select {
+	case who := <-f.entered:
+		require.Equal(t, "b", who)
+	case <-time.After(time.Minute):
+		t.Fatal("b did not take the run over within a minute: the dead run's thread lease still holds the thread")
+	}
+	close(f.gate("g"))
+	var got runJSON
+	b.ok(t, "GET", "/threads/"+tid+"/runs/"+rn.RunID+"/join", nil, nil)
+	b.ok(t, "GET", "/threads/"+tid+"/runs/"+rn.RunID, nil, &got)
+	require.Equal(t, "success", got.Status)
 }
 
 func TestEnqueuedRunsOfTwoServersRunInCreationOrder(t *testing.T) {
