@@ -133,6 +133,8 @@ func TestBadRequestsGetClear4xxInTheErrorShape(t *testing.T) {
 		{"input not an object", "POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "agent", "input": []int{1}}, 400, "JSON object"},
 		{"append field not a list", "POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"log": "x"}}, 400, "JSON array"},
 		{"unsupported stream mode", "POST", "/threads/" + tid + "/runs/stream", map[string]any{"assistant_id": "agent", "stream_mode": "events"}, 422, "not supported"},
+		{"recursion limit zero", "POST", "/threads/" + tid + "/runs", map[string]any{"assistant_id": "agent", "config": map[string]any{"recursion_limit": 0}}, 422, "recursion_limit must be at least 1"},
+		{"recursion limit negative", "POST", "/runs/wait", map[string]any{"assistant_id": "agent", "config": map[string]any{"recursion_limit": -2}}, 422, "recursion_limit must be at least 1"},
 		{"bad strategy", "POST", "/threads/" + tid + "/runs", map[string]any{"assistant_id": "agent", "multitask_strategy": "yolo"}, 422, "multitask_strategy"},
 		{"input and command", "POST", "/threads/" + tid + "/runs", map[string]any{"assistant_id": "agent", "input": map[string]any{}, "command": map[string]any{"resume": 1}}, 422, "not both"},
 		{"unknown route", "GET", "/nope", nil, 404, "no route"},

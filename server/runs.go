@@ -86,7 +86,7 @@ type runCreate struct {
 	Input       json.RawMessage `json:"input"`
 	Command     *commandBody    `json:"command"`
 	Config      struct {
-		RecursionLimit int `json:"recursion_limit"`
+		RecursionLimit *int `json:"recursion_limit"` // nil: the graph's
 	} `json:"config"`
 	Metadata          map[string]any  `json:"metadata"`
 	CheckpointID      checkpointArg   `json:"checkpoint_id"`
@@ -102,6 +102,14 @@ type runCreate struct {
 	InterruptAfter    json.RawMessage `json:"interrupt_after"`
 	AfterSeconds      float64         `json:"after_seconds"`
 	Webhook           string          `json:"webhook"`
+}
+
+// recursionLimit is the run's recursion limit, 0 for the graph's.
+func (b *runCreate) recursionLimit() int {
+	if l := b.Config.RecursionLimit; l != nil {
+		return *l
+	}
+	return 0
 }
 
 // supportedModes are the stream modes the server streams.
@@ -205,6 +213,9 @@ func (s *Server) parseRun(r *http.Request) (*runSpec, error) {
 	}
 	if body.AssistantID == "" {
 		return nil, errorf(http.StatusUnprocessableEntity, "assistant_id is required")
+	}
+	if l := body.Config.RecursionLimit; l != nil && *l <= 0 {
+		return nil, errorf(http.StatusUnprocessableEntity, "config.recursion_limit must be at least 1 (got %d)", *l)
 	}
 
 	if body.Command != nil && body.Input != nil && string(bytes.TrimSpace(body.Input)) != "null" {
@@ -316,7 +327,7 @@ func (s *Server) newRun(r *http.Request, streaming bool) (*run, error) {
 		thread: tid, runID: rn.ID, checkpointID: string(cmp.Or(body.CheckpointID, body.Checkpoint)),
 		input: body.Input, command: body.Command, modes: modes, subgraphs: body.StreamSubgraphs,
 		before: before, after: after,
-		metadata: md, recursionLimit: body.Config.RecursionLimit,
+		metadata: md, recursionLimit: body.recursionLimit(),
 	}
 	t.Metadata["graph_id"] = a.GraphID
 	t.Metadata["assistant_id"] = a.ID
