@@ -79,13 +79,16 @@ type options struct {
 	loopback  bool
 	postgres  string
 	sandbox   tools.SandboxMode
+	runLease  time.Duration
+	maxBody   int64
 }
 
 const usage = `graphserver — the agents of this repository behind the LangGraph Server API.
 
 Usage:
   graphserver [--addr HOST:PORT] [--db FILE | --postgres URL] [--model SPEC]
-              [--workspace DIR] (--token TOKEN | --insecure-loopback)
+              [--workspace DIR] [--run-lease DURATION] [--max-body BYTES]
+              (--token TOKEN | --insecure-loopback)
 
 Graphs: react, retrai, research, coder. Without --model they run on offline
 models over copies of bundled sample projects.
@@ -109,6 +112,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.token, "token", "", "bearer token clients must send (default: $"+tokenEnv+")")
 	fs.BoolVar(&o.loopback, "insecure-loopback", false, "serve loopback clients without a token (server.WithoutAuthLoopbackOnly)")
 	fs.StringVar(&o.postgres, "postgres", "", "PostgreSQL URL of the checkpoints, the store, and the threads and runs, instead of --db: several graphserver processes on one database share them")
+	fs.DurationVar(&o.runLease, "run-lease", server.DefaultRunLeaseTTL, "how long a run stays its process's without renewal: the runs, and their threads, of a process that died are taken over by another after this")
+	fs.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes (a larger one gets 413)")
 	// The coding graphs run what clients ask for: without a sandbox they
 	// run no command unless --sandbox says otherwise.
 	o.sandbox = tools.SandboxRequired
@@ -177,6 +182,7 @@ func serve(ctx context.Context, o options, stdout io.Writer) (err error) {
 		return err
 	}
 	opts = append(opts, st.serverOptions()...)
+	opts = append(opts, server.WithRunLeaseTTL(o.runLease), server.WithMaxBodyBytes(o.maxBody))
 	if o.loopback {
 		opts = append(opts, server.WithoutAuthLoopbackOnly())
 	} else {

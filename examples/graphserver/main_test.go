@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentgraph/agentgraph/examples/retrai/samples"
 	"github.com/agentgraph/agentgraph/internal/openaitest"
 	"github.com/agentgraph/agentgraph/llm"
+	"github.com/agentgraph/agentgraph/server"
 	"github.com/agentgraph/agentgraph/state"
 	"github.com/agentgraph/agentgraph/tools"
 )
@@ -275,6 +277,7 @@ func TestRetraiRunsNoTestsOutsideTheWorkspace(t *testing.T) {
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 func TestMark(t *testing.T) { _ = os.WriteFile("ran", nil, 0o644) }
@@ -442,4 +445,29 @@ func TestTheSandboxIsRequiredByDefault(t *testing.T) {
 			require.Contains(t, banner.String(), want)
 		})
 	}
+}
+
+// --max-body raises the 1 MiB default: an 800 KB image chat is accepted.
+func TestMaxBodyRaisesTheBodyLimit(t *testing.T) {
+	big := map[string]any{"metadata": map[string]any{"image": strings.Repeat("A", 1200<<10)}}
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{
+		{nil, http.StatusRequestEntityTooLarge},
+		{[]string{"--max-body", "4000000"}, http.StatusOK},
+	} {
+		s := start(t, append([]string{"--token", testToken}, tt.args...)...)
+		require.Equal(t, tt.want, s.call(t, "POST", "/threads", testToken, big, nil), "args %v", tt.args)
+	}
+}
+
+func TestRunLeaseFlagSetsTheRunLease(t *testing.T) {
+	var stderr bytes.Buffer
+	o, err := parse([]string{"--insecure-loopback", "--run-lease", "3s"}, &stderr)
+	require.NoError(t, err, stderr.String())
+	require.Equal(t, 3*time.Second, o.runLease)
+	o, err = parse([]string{"--insecure-loopback"}, &stderr)
+	require.NoError(t, err, stderr.String())
+	require.Equal(t, server.DefaultRunLeaseTTL, o.runLease)
 }
