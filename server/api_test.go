@@ -132,7 +132,7 @@ func TestBadRequestsGetClear4xxInTheErrorShape(t *testing.T) {
 		{"unknown state field", "POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"Topics": "x"}}, 400, `no state field "Topics"`},
 		{"input not an object", "POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "agent", "input": []int{1}}, 400, "JSON object"},
 		{"append field not a list", "POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"log": "x"}}, 400, "JSON array"},
-		{"unsupported stream mode", "POST", "/threads/" + tid + "/runs/stream", map[string]any{"assistant_id": "agent", "stream_mode": "events"}, 422, "not supported"},
+		{"unsupported stream mode", "POST", "/threads/" + tid + "/runs/stream", map[string]any{"assistant_id": "agent", "stream_mode": "events"}, 422, "astream_events) is not supported"},
 		{"recursion limit zero", "POST", "/threads/" + tid + "/runs", map[string]any{"assistant_id": "agent", "config": map[string]any{"recursion_limit": 0}}, 422, "recursion_limit must be at least 1"},
 		{"recursion limit negative", "POST", "/runs/wait", map[string]any{"assistant_id": "agent", "config": map[string]any{"recursion_limit": -2}}, 422, "recursion_limit must be at least 1"},
 		{"bad strategy", "POST", "/threads/" + tid + "/runs", map[string]any{"assistant_id": "agent", "multitask_strategy": "yolo"}, 422, "multitask_strategy"},

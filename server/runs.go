@@ -129,6 +129,9 @@ func parseModes(raw json.RawMessage) (map[string]bool, []string, error) {
 	}
 	modes := map[string]bool{}
 	for _, m := range list {
+		if m == "events" {
+			return nil, nil, errorf(http.StatusUnprocessableEntity, "stream_mode \"events\" (LangChain's astream_events) is not supported by this server: use \"messages-tuple\" for model tokens, \"updates\" or \"tasks\" for node starts and ends, \"debug\" for both (supported: %v)", supportedModes)
+		}
 		if !slices.Contains(supportedModes, m) {
 			return nil, nil, errorf(http.StatusUnprocessableEntity, "stream_mode %q is not supported by this server (supported: %v)", m, supportedModes)
 		}
