@@ -63,10 +63,14 @@ type run struct {
 	created []byte
 
 	events     []sseEvent
-	changed    chan struct{} // closed and replaced when events grow or the run ends
-	done       chan struct{} // closed when the run has ended
-	lastValues json.RawMessage
-	errData    *runErrorData
+	eventBytes int64 // of the events' data
+	// eventsDropped: the run was resumable, and its events were dropped
+	// past the server's WithKeptEventBytes.
+	eventsDropped bool
+	changed       chan struct{} // closed and replaced when events grow or the run ends
+	done          chan struct{} // closed when the run has ended
+	lastValues    json.RawMessage
+	errData       *runErrorData
 }
 
 // sseEvent is one event of a run's stream.
@@ -379,6 +383,7 @@ func (rn *run) appendLocked(name string, data any) {
 		rn.lastValues = b
 	}
 	rn.events = append(rn.events, sseEvent{name: name, data: b})
+	rn.eventBytes += int64(len(name) + len(b))
 	close(rn.changed)
 	rn.changed = make(chan struct{})
 }
@@ -391,9 +396,37 @@ func (rn *run) dropEventsLocked() {
 	}
 }
 
+// keepEventsLocked records the events of rn, a resumable run that
+// ended, and drops those of the runs that ended first beyond the server's
+// WithKeptEventBytes; s.mu must be held.
+func (s *Server) keepEventsLocked(rn *run) {
+	if !rn.resumable || rn.events == nil {
+		return
+	}
+	s.keptEvents = append(s.keptEvents, rn)
+	s.keptEventBytes += rn.eventBytes
+	for s.keptEventBytes > s.cfg.keptEventBytes && len(s.keptEvents) > 0 {
+		old := s.keptEvents[0]
+		s.keptEvents[0] = nil
+		s.keptEvents = s.keptEvents[1:]
+		s.keptEventBytes -= old.eventBytes
+		old.events, old.eventBytes, old.eventsDropped = nil, 0, true
+		close(old.changed) // its readers see the drop
+		old.changed = make(chan struct{})
+	}
+}
+
+// droppedEvents is the error event of a join of a run whose events were
+// dropped.
+func droppedEvents(rn *run, keptBytes int64) *runErrorData {
+	return &runErrorData{Error: "EventsDropped", Message: fmt.Sprintf(
+		"the events of run %s were dropped: this server keeps at most %d bytes of ended runs' events (server.WithKeptEventBytes); the run's result and thread state remain", rn.ID, keptBytes)}
+}
+
 // forgetOldRunsLocked records that rn ended and forgets the oldest ended
 // runs beyond the number the server keeps; s.mu must be held.
 func (s *Server) forgetOldRunsLocked(rn *run) {
+	s.keepEventsLocked(rn)
 	s.ended = append(s.ended, rn)
 	for len(s.ended) > s.cfg.kept {
 		old := s.ended[0]
@@ -742,7 +775,7 @@ func (s *Server) joinRunStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	forgotten := rn.events == nil && isClosed(rn.done) // ended, not resumable
+	forgotten := rn.events == nil && isClosed(rn.done) && !rn.eventsDropped // ended, not resumable
 	rn.readers++
 	s.mu.Unlock()
 	if forgotten {
@@ -782,7 +815,14 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, rn *run, from int, 
 		batch := slices.Clone(rn.events[min(next, len(rn.events)):])
 		changed := rn.changed
 		ended := isClosed(rn.done)
+		dropped := rn.eventsDropped
 		s.mu.Unlock()
+		if dropped {
+			data, _ := json.Marshal(droppedEvents(rn, s.cfg.keptEventBytes))
+			_, _ = fmt.Fprintf(w, "event: error\ndata: %s\n\n", data)
+			gone = false
+			return
+		}
 		for _, ev := range batch {
 			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\nid: %d\n\n", ev.name, ev.data, next); err != nil {
 				return

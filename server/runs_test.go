@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -440,4 +441,50 @@ func TestTheOldestEndedRunsAreForgotten(t *testing.T) {
 	require.Len(t, runs, 2)
 	require.Equal(t, 404, e.do("GET", ids[0], nil).status)
 	require.Equal(t, 200, e.do("GET", ids[3], nil).status)
+}
+
+// The events ended resumable runs keep are bounded in bytes: past
+// WithKeptEventBytes the runs that ended first lose theirs, and a join of
+// their stream gets an error event that says so; the run and its thread
+// stay.
+func TestEndedResumableRunsKeepEventsUpToTheirBound(t *testing.T) {
+	memoryOnly(t, "a backend keeps events in its store")
+	// streamed runs a resumable stream on a new thread and returns the
+	// joinable path of its run and the bytes of its events.
+	streamed := func(e *env) (string, int) {
+		tid := e.newThread(nil)
+		r := e.do("POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "b"}, "stream_resumable": true})
+		require.Equal(t, 200, r.status, "%s", r.body)
+		n := 0
+		for _, ev := range parseSSE(t, r.body) {
+			n += len(ev.Name) + len(ev.Data)
+		}
+		return r.header.Get("Location"), n
+	}
+	joined := func(e *env, path string) []event {
+		r := e.do("GET", path, nil)
+		require.Equal(t, 200, r.status, "%s", r.body)
+		return parseSSE(t, r.body)
+	}
+
+	_, size := streamed(newEnv(t))
+	e := newEnv(t, server.WithKeptEventBytes(int64(size*3/2)))
+	first, _ := streamed(e)
+	require.Equal(t, "end", names(joined(e, first))[len(joined(e, first))-1], "kept while within the bound")
+	second, _ := streamed(e)
+
+	evs := joined(e, first)
+	require.Equal(t, []string{"error"}, names(evs), "the first run's events were dropped for the second's")
+	var why map[string]string
+	require.NoError(t, json.Unmarshal(evs[0].Data, &why))
+	require.Equal(t, "EventsDropped", why["error"])
+	require.Contains(t, why["message"], "server.WithKeptEventBytes")
+	evs = joined(e, second)
+	require.Equal(t, "metadata", evs[0].Name, "the newest run's events are whole")
+	require.Equal(t, "end", evs[len(evs)-1].Name)
+
+	runPath := strings.TrimSuffix(first, "/stream")
+	var rn map[string]any
+	e.ok("GET", runPath, nil, &rn)
+	require.Equal(t, "success", rn["status"], "the run itself stays")
 }

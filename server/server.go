@@ -43,6 +43,9 @@ type config struct {
 	now     func() time.Time
 	origins []string
 	kept    int // see WithKeptRuns
+	// keptEventBytes bounds the events ended resumable runs keep (see
+	// WithKeptEventBytes).
+	keptEventBytes int64
 
 	backend  Backend // see WithBackend; nil: threads and runs in memory
 	workers  int
@@ -105,6 +108,28 @@ func WithAuthToken(token string) Option {
 // It is for local development and tests, never behind a proxy.
 func WithoutAuthLoopbackOnly() Option {
 	return optionFunc(func(c *config) error { c.noAuth = true; return nil })
+}
+
+// DefaultKeptEventBytes is how many bytes of events the ended resumable
+// runs of a server keep when [WithKeptEventBytes] is not given.
+const DefaultKeptEventBytes = 64 << 20
+
+// WithKeptEventBytes bounds the events that ended resumable runs
+// (stream_resumable) keep in memory for joins with Last-Event-ID, in
+// bytes of event data (default [DefaultKeptEventBytes]): beyond it the
+// events of the runs that ended first are dropped, and a join of their
+// stream gets an error event saying so (the run itself, its result and its
+// thread stay). The events of runs still running are not bounded. It
+// applies to a server without [WithBackend], which keeps runs in memory;
+// a Backend keeps events in its store.
+func WithKeptEventBytes(n int64) Option {
+	return optionFunc(func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("server: WithKeptEventBytes(%d): must not be negative", n)
+		}
+		c.keptEventBytes = n
+		return nil
+	})
 }
 
 // DefaultKeptRuns is how many ended runs a server remembers when
@@ -179,7 +204,11 @@ type Server struct {
 	threads    map[string]*thread
 	runs       map[string]*run
 	ended      []*run // runs that ended, oldest first (see WithKeptRuns)
-	closed     bool   // Shutdown was called
+	// keptEvents are the ended resumable runs whose events are kept,
+	// oldest first, holding keptEventBytes (see WithKeptEventBytes).
+	keptEvents     []*run
+	keptEventBytes int64
+	closed         bool // Shutdown was called
 
 	shared *shared // the runs executed here, with a Backend
 }
@@ -187,7 +216,7 @@ type Server struct {
 // New returns a Server for the graphs given with [Graph]. It needs
 // either [WithAuthToken] or [WithoutAuthLoopbackOnly].
 func New(opts ...Option) (*Server, error) {
-	cfg := config{graphs: map[string]graphAdapter{}, maxBody: DefaultMaxBodyBytes, now: time.Now, kept: DefaultKeptRuns,
+	cfg := config{graphs: map[string]graphAdapter{}, maxBody: DefaultMaxBodyBytes, now: time.Now, kept: DefaultKeptRuns, keptEventBytes: DefaultKeptEventBytes,
 		workers: DefaultWorkers, leaseTTL: DefaultRunLeaseTTL, poll: DefaultPollInterval}
 	var errs []error
 	for _, o := range opts {
