@@ -90,9 +90,10 @@ func WithMaxEventBytes(n int) Option {
 }
 
 // WithReconnects sets how many times in a row a resumable stream
-// reconnects after its connection dropped (default [DefaultReconnects]; 0
-// never), and the first wait between attempts (doubling after each
-// failed attempt; a server's "retry:" field replaces it).
+// reconnects after its connection dropped without a new event in between
+// (default [DefaultReconnects]; 0 never), and the first wait between
+// attempts (doubling after each one; a server's "retry:" field replaces
+// it).
 func WithReconnects(n int, backoff time.Duration) Option {
 	return func(c *Client) {
 		if n >= 0 {

@@ -245,7 +245,11 @@ func (c *Client) stream(ctx context.Context, first func(context.Context) (*http.
 		failures := 0
 		for {
 			sr := newSSEReader(res.Body, c.maxEventBytes)
+			before := lastID
 			ended, err := c.yieldEvents(sr, &lastID, yield)
+			if lastID != before {
+				failures = 0 // this connection made progress
+			}
 			res.Body.Close()
 			if ended {
 				return

@@ -1,0 +1,152 @@
+package client_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/server/client"
+)
+
+// flakyRun serves a run's stream of n events, dropping the connection
+// after every `drop` events it wrote (a proxy or a network hiccup), and
+// records the Last-Event-ID of each reconnection.
+type flakyRun struct {
+	n, drop  int
+	location string // the Location header, "" for a non-resumable stream
+
+	mu       sync.Mutex
+	lastIDs  []string
+	requests []string
+}
+
+func (f *flakyRun) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.requests = append(f.requests, r.Method+" "+r.URL.Path)
+	from := 0
+	if r.Method == "GET" {
+		last := r.Header.Get("Last-Event-ID")
+		f.lastIDs = append(f.lastIDs, last)
+		n, err := strconv.Atoi(last)
+		if err != nil {
+			f.mu.Unlock()
+			http.Error(w, "bad Last-Event-ID", http.StatusBadRequest)
+			return
+		}
+		from = n + 1
+	}
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	if f.location != "" {
+		w.Header().Set("Location", f.location)
+	}
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	written := 0
+	for i := from; i < f.n; i++ {
+		if written == f.drop {
+			_ = rc.Flush()
+			panic(http.ErrAbortHandler) // cuts the chunked body: no terminating chunk
+		}
+		fmt.Fprintf(w, ": heartbeat\n\nevent: values\ndata: {\"i\":%d}\nid: %d\n\n", i, i)
+		written++
+	}
+	fmt.Fprint(w, "event: end\ndata: null\n\n")
+}
+
+func newFlaky(t *testing.T, f *flakyRun, opts ...client.Option) *client.Client {
+	t.Helper()
+	hs := httptest.NewServer(f)
+	t.Cleanup(hs.Close)
+	c, err := client.New(hs.URL, append([]client.Option{client.WithHTTPClient(hs.Client()), client.WithReconnects(3, time.Millisecond)}, opts...)...)
+	require.NoError(t, err)
+	return c
+}
+
+func TestStreamReconnectsWithLastEventIDAndLosesNoEvent(t *testing.T) {
+	f := &flakyRun{n: 7, drop: 3, location: "/threads/t/runs/r/stream"}
+	c := newFlaky(t, f)
+	parts, err := collect(t, c.Runs.Stream(t.Context(), "t", "agent", client.RunRequest{StreamResumable: true}))
+	require.NoError(t, err)
+	var ids []string
+	for _, p := range parts {
+		ids = append(ids, p.ID)
+	}
+	require.Equal(t, []string{"0", "1", "2", "3", "4", "5", "6"}, ids, "every event once, in order")
+	require.Equal(t, []string{"2", "5"}, f.lastIDs)
+	require.Equal(t, []string{"POST /threads/t/runs/stream", "GET /threads/t/runs/r/stream", "GET /threads/t/runs/r/stream"}, f.requests)
+}
+
+func TestStreamKeepsReconnectingWhileItMakesProgress(t *testing.T) {
+	f := &flakyRun{n: 10, drop: 1, location: "/threads/t/runs/r/stream"}
+	c := newFlaky(t, f)
+	parts, err := collect(t, c.Runs.Stream(t.Context(), "t", "agent", client.RunRequest{}))
+	require.NoError(t, err)
+	require.Len(t, parts, 10, "ten drops, each after an event: more than three reconnections in all")
+}
+
+func TestStreamWithoutLocationDoesNotReconnect(t *testing.T) {
+	f := &flakyRun{n: 5, drop: 2}
+	c := newFlaky(t, f)
+	parts, err := collect(t, c.Runs.Stream(t.Context(), "t", "agent", client.RunRequest{}))
+	require.Error(t, err, "a dropped connection is an error, not a silent end")
+	require.Len(t, parts, 2)
+	require.Len(t, f.requests, 1)
+}
+
+func TestStreamGivesUpAfterItsReconnects(t *testing.T) {
+	f := &flakyRun{n: 100, drop: 0, location: "/threads/t/runs/r/stream"}
+	c := newFlaky(t, f)
+	parts, err := collect(t, c.Runs.Stream(t.Context(), "t", "agent", client.RunRequest{}))
+	require.Error(t, err)
+	require.Empty(t, parts)
+	require.Len(t, f.requests, 4, "the first connection and three reconnections, none of which made progress")
+	require.Equal(t, []string{"-1", "-1", "-1"}, f.lastIDs, "no event seen: from the start")
+}
+
+func TestStreamReconnectsOnlyToItsOwnServer(t *testing.T) {
+	f := &flakyRun{n: 4, drop: 2, location: "http://attacker.example/threads/t/runs/r/stream"}
+	c := newFlaky(t, f)
+	parts, err := collect(t, c.Runs.Stream(t.Context(), "t", "agent", client.RunRequest{}))
+	require.NoError(t, err)
+	require.Len(t, parts, 4)
+	require.Equal(t, "GET /threads/t/runs/r/stream", f.requests[1], "the path only, on the client's own server")
+}
+
+func TestBreakingOutOfAStreamClosesTheConnection(t *testing.T) {
+	gone := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: metadata\ndata: {}\nid: 0\n\n")
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done() // a run that never ends
+		close(gone)
+	}))
+	t.Cleanup(hs.Close)
+	c, err := client.New(hs.URL, client.WithHTTPClient(hs.Client()))
+	require.NoError(t, err)
+	for p, err := range c.Runs.Stream(t.Context(), "", "agent", client.RunRequest{}) {
+		require.NoError(t, err)
+		require.Equal(t, "metadata", p.Event)
+		break
+	}
+	<-gone // the server saw the client go: the test would hang otherwise
+}
+
+func TestStreamRefusesAnAnswerThatIsNotAnEventStream(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html>login</html>")
+	}))
+	t.Cleanup(hs.Close)
+	c, err := client.New(hs.URL, client.WithHTTPClient(hs.Client()))
+	require.NoError(t, err)
+	_, err = collect(t, c.Runs.Stream(t.Context(), "", "agent", client.RunRequest{}))
+	require.ErrorContains(t, err, "not an event stream")
+}
