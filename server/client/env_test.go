@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -119,6 +120,27 @@ func nestedGraph(t *testing.T, saver checkpoint.Saver) *graph.Graph[AgentState] 
 	return g
 }
 
+// twiceGraph asks two questions in two nodes: first → second.
+func twiceGraph(t *testing.T, saver checkpoint.Saver) *graph.Graph[AgentState] {
+	b := graph.New[AgentState]()
+	for _, name := range []string{"first", "second"} {
+		b.AddNode(name, func(ctx context.Context, s AgentState) (AgentState, error) {
+			ans, err := graph.Interrupt(ctx, map[string]any{"question": name + " about " + s.Topic.Get() + "?"})
+			if err != nil {
+				return s, err
+			}
+			s.Log.Append(name + ":" + fmt.Sprint(ans))
+			return s, nil
+		})
+	}
+	b.AddEdge(graph.Start, "first")
+	b.AddEdge("first", "second")
+	b.AddEdge("second", graph.End)
+	g, err := b.Compile(graph.WithCheckpointer(saver))
+	require.NoError(t, err)
+	return g
+}
+
 // env is package server serving the test graphs over real HTTP.
 type env struct {
 	srv     *httptest.Server
@@ -136,6 +158,7 @@ func newEnv(t *testing.T, opts ...client.Option) *env {
 		server.Graph("slow", slowGraph(t, saver, e.started, e.release)),
 		server.Graph("boom", boomGraph(t, saver)),
 		server.Graph("nested", nestedGraph(t, saver)),
+		server.Graph("twice", twiceGraph(t, saver)),
 		server.WithCheckpointer(saver),
 		server.WithStore(store.NewMemory()),
 		server.WithAuthToken(token),
@@ -171,4 +194,16 @@ func events(parts []client.Part) []string {
 		out[i] = p.Event
 	}
 	return out
+}
+
+// newUUID returns a random (version 4) UUID: LangGraph servers want one
+// as a thread id.
+func newUUID(t *testing.T) string {
+	t.Helper()
+	var b [16]byte
+	_, err := rand.Read(b[:])
+	require.NoError(t, err)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
