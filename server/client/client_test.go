@@ -101,7 +101,7 @@ func TestThreadsCreateGetSearchUpdateCopyDelete(t *testing.T) {
 	got, err := e.c.Threads.Get(ctx, th.ThreadID)
 	require.NoError(t, err)
 	require.Equal(t, client.ThreadStatusInterrupted, got.Status)
-	require.JSONEq(t, `{"topic":"cats","log":["plan:cats"],"answer":null}`, string(got.Values))
+	require.JSONEq(t, `{"topic":"cats","log":["plan:cats"],"answer":null,"count":1}`, string(got.Values))
 
 	found, err := e.c.Threads.Search(ctx, client.ThreadSearch{Metadata: map[string]any{"user": "ann"}})
 	require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestStreamInterruptStateResumeHistoryAndUpdateState(t *testing.T) {
 
 	out, err := e.c.Runs.Wait(ctx, th.ThreadID, "agent", client.RunRequest{Command: &client.Command{Resume: "yes"}})
 	require.NoError(t, err)
-	require.JSONEq(t, `{"topic":"cats","log":["plan:cats","ask","finish"],"answer":"yes"}`, string(out))
+	require.JSONEq(t, `{"topic":"cats","log":["plan:cats","ask","finish"],"answer":"yes","count":1}`, string(out))
 	require.Nil(t, client.Interrupts(out))
 
 	hist, err := e.c.Threads.History(ctx, th.ThreadID, client.HistoryRequest{Limit: 2})

@@ -25,14 +25,19 @@ type AgentState struct {
 	Topic  state.Value[string]  `json:"topic"`
 	Log    state.Append[string] `json:"log"`
 	Answer state.Value[string]  `json:"answer"`
+	Count  state.Sum[int]       `json:"count"`
 }
 
-// agentGraph: plan (a custom event) → ask (interrupt) → finish.
+// agentGraph: plan (a custom event, a model's message) → ask (interrupt)
+// → finish: the graph "agent" of server/testdata/ref/graphs.mjs, which
+// LangGraph's JS server serves in the comparison.
 func agentGraph(t *testing.T, saver checkpoint.Saver) *graph.Graph[AgentState] {
 	b := graph.New[AgentState]()
 	b.AddNode("plan", func(ctx context.Context, s AgentState) (AgentState, error) {
 		graph.StreamWriter(ctx)(map[string]any{"progress": "planning " + s.Topic.Get()})
+		graph.MessageWriter(ctx)(graph.MessageChunk{MessageID: "m1", Text: "thinking"})
 		s.Log.Append("plan:" + s.Topic.Get())
+		s.Count.Add(1)
 		return s, nil
 	})
 	b.AddNode("ask", func(ctx context.Context, s AgentState) (AgentState, error) {

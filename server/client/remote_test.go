@@ -129,7 +129,7 @@ func TestRemoteGraphInvokeInterruptedResumeStateHistoryUpdate(t *testing.T) {
 
 	values, err = rg.Resume(ctx, thread, "ok")
 	require.NoError(t, err)
-	require.JSONEq(t, `{"topic":"owls","log":["plan:owls","ask","finish"],"answer":"ok"}`, string(values))
+	require.JSONEq(t, `{"topic":"owls","log":["plan:owls","ask","finish"],"answer":"ok","count":1}`, string(values))
 
 	hist, err := rg.History(ctx, thread, client.HistoryRequest{})
 	require.NoError(t, err)
