@@ -363,8 +363,8 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 // otherwise, and why (server/COMPARISON.md classifies the same ones for
 // the JS client).
 var knownDifferences = map[string]string{
-	"assistants.schemas":  "js-quirk: the JS server answers 500 for a graph whose state is an Annotation in a .mjs file (its TypeScript schema parser fails)",
-	"multitask reject":    "deliberate: 409 Conflict as LangGraph Platform documents; the JS server answers 422",
+	"assistants.schemas": "js-quirk: the JS server answers 500 for a graph whose state is an Annotation in a .mjs file (its TypeScript schema parser fails)",
+	"multitask reject":   "deliberate: 409 Conflict as LangGraph Platform documents; the JS server answers 422",
 }
 
 // startJSServer starts LangGraph's own JS server on the graphs of
