@@ -82,13 +82,12 @@ func finish(values json.RawMessage, err error) (json.RawMessage, error) {
 
 // Invoke runs the remote graph on input, on thread threadID (created when
 // missing; "" runs it on a thread of its own), and returns its final
-// values. A run that paused returns its values and an [*Interrupted].
+// values; a nil input continues the thread from its checkpoint (after a
+// breakpoint, say). A run that paused returns its values and an
+// [*Interrupted].
 func (r *RemoteGraph) Invoke(ctx context.Context, threadID string, input any) (json.RawMessage, error) {
 	req := r.request(threadID)
 	req.Input = input
-	if input == nil {
-		req.Input = map[string]any{}
-	}
 	return finish(r.c.Runs.Wait(ctx, threadID, r.assistant, req))
 }
 

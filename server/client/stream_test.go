@@ -1,10 +1,13 @@
 package client_test
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,4 +152,83 @@ func TestStreamRefusesAnAnswerThatIsNotAnEventStream(t *testing.T) {
 	require.NoError(t, err)
 	_, err = collect(t, c.Runs.Stream(t.Context(), "", "agent", client.RunRequest{}))
 	require.ErrorContains(t, err, "not an event stream")
+}
+
+// cuttingProxy forwards to package server, and cuts the first run stream
+// it forwards after `after` events, as a proxy or a network could.
+type cuttingProxy struct {
+	backend string
+	hc      *http.Client
+	after   int
+
+	mu   sync.Mutex
+	cut  bool
+	seen []string // Last-Event-ID of every request, "" when none
+}
+
+func (p *cuttingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.backend+r.URL.RequestURI(), r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	req.Header = r.Header.Clone()
+	res, err := p.hc.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	p.mu.Lock()
+	p.seen = append(p.seen, r.Header.Get("Last-Event-ID"))
+	cutThis := !p.cut && strings.HasSuffix(r.URL.Path, "/stream") && r.Method == "POST"
+	p.cut = p.cut || cutThis
+	p.mu.Unlock()
+	for k, v := range res.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(res.StatusCode)
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		_, _ = io.Copy(w, res.Body)
+		return
+	}
+	rc := http.NewResponseController(w)
+	sc := bufio.NewScanner(res.Body)
+	events := 0
+	for sc.Scan() {
+		fmt.Fprintln(w, sc.Text())
+		if sc.Text() == "" {
+			events++
+			_ = rc.Flush()
+			if cutThis && events == p.after {
+				panic(http.ErrAbortHandler)
+			}
+		}
+	}
+}
+
+func TestStreamOfPackageServerSurvivesACutConnection(t *testing.T) {
+	e := newEnv(t)
+	want, err := collect(t, e.c.Runs.Stream(t.Context(), "", "agent", client.RunRequest{
+		Input: map[string]any{"topic": "cut"}, StreamMode: []client.StreamMode{client.ModeValues, client.ModeUpdates},
+	}))
+	require.NoError(t, err)
+
+	p := &cuttingProxy{backend: e.srv.URL, hc: e.srv.Client(), after: 3}
+	hs := httptest.NewServer(p)
+	t.Cleanup(hs.Close)
+	c, err := client.New(hs.URL, client.WithAPIKey(token), client.WithReconnects(3, time.Millisecond))
+	require.NoError(t, err)
+	th, err := c.Threads.Create(t.Context(), client.ThreadCreate{})
+	require.NoError(t, err)
+	got, err := collect(t, c.Runs.Stream(t.Context(), th.ThreadID, "agent", client.RunRequest{
+		Input: map[string]any{"topic": "cut"}, StreamMode: []client.StreamMode{client.ModeValues, client.ModeUpdates}, StreamResumable: true,
+	}))
+	require.NoError(t, err)
+	require.True(t, p.cut)
+	require.Equal(t, []string{"", "", "2"}, p.seen, "create the thread, the stream, then its resumption after event 2")
+	require.Equal(t, events(want), events(got), "every event once")
+	for i, part := range got {
+		require.Equal(t, strconv.Itoa(i), part.ID)
+	}
 }
