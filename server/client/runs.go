@@ -160,6 +160,9 @@ func (r *Runs) Cancel(ctx context.Context, threadID, runID string, o CancelOptio
 	return err
 }
 
+// maxBackoff bounds the wait between two reconnection attempts.
+const maxBackoff = 30 * time.Second
+
 // Part is one event of a run's stream.
 type Part struct {
 	// Event is the event's name as sent: "metadata", a stream mode
@@ -188,7 +191,7 @@ type Part struct {
 // connection (and, with req.OnDisconnect "cancel", cancels the run).
 func (r *Runs) Stream(ctx context.Context, threadID, assistantID string, req RunRequest) iter.Seq2[Part, error] {
 	body := runBody{assistantID, req}
-	return r.c.stream(ctx, func(ctx context.Context) (*http.Request, error) {
+	return r.c.stream(ctx, "", func(ctx context.Context) (*http.Request, error) {
 		return r.c.request(ctx, "POST", runPath(threadID)+"/stream", nil, body)
 	})
 }
@@ -214,7 +217,7 @@ func (r *Runs) JoinStream(ctx context.Context, threadID, runID string, o JoinOpt
 	for _, m := range o.StreamMode {
 		q.Add("stream_mode", string(m))
 	}
-	return r.c.stream(ctx, func(ctx context.Context) (*http.Request, error) {
+	return r.c.stream(ctx, o.LastEventID, func(ctx context.Context) (*http.Request, error) {
 		req, err := r.c.request(ctx, "GET", path, q, nil)
 		if err == nil && o.LastEventID != "" {
 			req.Header.Set("Last-Event-ID", o.LastEventID)
@@ -224,8 +227,9 @@ func (r *Runs) JoinStream(ctx context.Context, threadID, runID string, o JoinOpt
 }
 
 // stream sends the request first makes and yields its events, reconnecting
-// to the Location a resumable stream names when its connection drops.
-func (c *Client) stream(ctx context.Context, first func(context.Context) (*http.Request, error)) iter.Seq2[Part, error] {
+// to the Location a resumable stream names when its connection drops
+// (after event lastID when none came: the one a join started after).
+func (c *Client) stream(ctx context.Context, lastID string, first func(context.Context) (*http.Request, error)) iter.Seq2[Part, error] {
 	return func(yield func(Part, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel() // closes the connection however the loop ends
@@ -241,7 +245,6 @@ func (c *Client) stream(ctx context.Context, first func(context.Context) (*http.
 			return
 		}
 		location := res.Header.Get("Location")
-		lastID := ""
 		failures := 0
 		for {
 			sr := newSSEReader(res.Body, c.maxEventBytes)
@@ -268,7 +271,7 @@ func (c *Client) stream(ctx context.Context, first func(context.Context) (*http.
 			// after the last event seen.
 			for {
 				failures++
-				wait := c.backoff << (failures - 1)
+				wait := min(c.backoff<<min(failures-1, 16), maxBackoff)
 				if sr.retry > 0 {
 					wait = sr.retry
 				}
@@ -281,6 +284,9 @@ func (c *Client) stream(ctx context.Context, first func(context.Context) (*http.
 				var rerr error
 				res, rerr = c.reconnect(ctx, location, lastID)
 				if rerr == nil {
+					if l := res.Header.Get("Location"); l != "" {
+						location = l
+					}
 					break
 				}
 				var ae *APIError

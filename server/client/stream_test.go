@@ -232,3 +232,29 @@ func TestStreamOfPackageServerSurvivesACutConnection(t *testing.T) {
 		require.Equal(t, strconv.Itoa(i), part.ID)
 	}
 }
+
+func TestJoinStreamReconnectsAfterItsOwnLastEventIDWhenNoEventCame(t *testing.T) {
+	f := &flakyRun{n: 10, drop: 0, location: "/threads/t/runs/r/stream"}
+	c := newFlaky(t, f)
+	parts, err := collect(t, c.Runs.JoinStream(t.Context(), "t", "r", client.JoinOptions{LastEventID: "4"}))
+	require.Error(t, err)
+	require.Empty(t, parts)
+	require.Equal(t, []string{"4", "4", "4", "4"}, f.lastIDs, "never from the start: the joiner asked for the events after 4")
+}
+
+func TestJoinStreamReconnectsAfterTheLastEventItYielded(t *testing.T) {
+	f := &flakyRun{n: 10, drop: 2, location: "/threads/t/runs/r/stream"}
+	c := newFlaky(t, f)
+	parts, err := collect(t, c.Runs.JoinStream(t.Context(), "t", "r", client.JoinOptions{LastEventID: "4"}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"5", "6", "7", "8", "9"}, ids(parts))
+	require.Equal(t, []string{"4", "6", "8"}, f.lastIDs)
+}
+
+func ids(parts []client.Part) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p.ID)
+	}
+	return out
+}
