@@ -18,6 +18,10 @@ import (
 // [WithMaxEventBytes] says otherwise.
 const DefaultMaxEventBytes = 16 << 20
 
+// DefaultMaxResponseBytes is the largest JSON answer the client reads
+// unless [WithMaxResponseBytes] says otherwise.
+const DefaultMaxResponseBytes = 64 << 20
+
 // DefaultReconnects is how many times a resumable stream reconnects after
 // its connection dropped, unless [WithReconnects] says otherwise.
 const DefaultReconnects = 5
@@ -44,6 +48,7 @@ type Client struct {
 	hc            *http.Client
 	header        http.Header
 	maxEventBytes int
+	maxResponse   int64
 	reconnects    int
 	backoff       time.Duration
 }
@@ -89,6 +94,16 @@ func WithMaxEventBytes(n int) Option {
 	}
 }
 
+// WithMaxResponseBytes bounds the JSON answers the client reads (default
+// [DefaultMaxResponseBytes]); a larger one is an error.
+func WithMaxResponseBytes(n int64) Option {
+	return func(c *Client) {
+		if n > 0 {
+			c.maxResponse = n
+		}
+	}
+}
+
 // WithReconnects sets how many times in a row a resumable stream
 // reconnects after its connection dropped without a new event in between
 // (default [DefaultReconnects]; 0 never), and the first wait between
@@ -120,6 +135,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		hc:            http.DefaultClient,
 		header:        http.Header{},
 		maxEventBytes: DefaultMaxEventBytes,
+		maxResponse:   DefaultMaxResponseBytes,
 		reconnects:    DefaultReconnects,
 		backoff:       200 * time.Millisecond,
 	}
@@ -227,9 +243,12 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxErrorBody))
 		return res.Header, nil
 	}
-	b, err := io.ReadAll(res.Body)
+	b, err := io.ReadAll(io.LimitReader(res.Body, c.maxResponse+1))
 	if err != nil {
 		return res.Header, fmt.Errorf("client: %s %s: reading the answer: %w", method, path, err)
+	}
+	if int64(len(b)) > c.maxResponse {
+		return res.Header, fmt.Errorf("client: %s %s: the answer is larger than %d bytes", method, path, c.maxResponse)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return res.Header, nil

@@ -164,3 +164,24 @@ func TestRemoteGraphNodeWithoutALocalThreadRefusesARemoteInterrupt(t *testing.T)
 	require.ErrorAs(t, err, &intr)
 	require.ErrorContains(t, err, "without a thread")
 }
+
+func TestRemoteGraphNodeStartsAnewOnAThreadLeftInterruptedByAnotherRun(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	thread := newUUID(t)
+	rg := client.NewRemoteGraph(e.c, "agent")
+	_, err := rg.Invoke(ctx, thread, map[string]any{"topic": "old"})
+	var remote *client.Interrupted
+	require.ErrorAs(t, err, &remote, "someone else's run left the remote thread paused")
+
+	g := localGraph(t, rg)
+	_, err = g.Invoke(ctx, input("new"), graph.WithThread(thread))
+	var intr *graph.Interrupted
+	require.ErrorAs(t, err, &intr)
+	b, _ := json.Marshal(intr.Interrupts[0].Value)
+	require.JSONEq(t, `{"question":"approve new?"}`, string(b), "the node ran the remote graph on its own input, not answering the old question")
+
+	final, err := g.Resume(ctx, graph.Command[Local]{Resume: "fine"}, graph.WithThread(thread))
+	require.NoError(t, err)
+	require.Equal(t, "fine", final.Answer.Get())
+}

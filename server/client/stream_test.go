@@ -258,3 +258,15 @@ func ids(parts []client.Part) []string {
 	}
 	return out
 }
+
+func TestAnAnswerLargerThanTheBoundIsAnError(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"assistant_id":"%s"}`, strings.Repeat("a", 4096))
+	}))
+	t.Cleanup(hs.Close)
+	c, err := client.New(hs.URL, client.WithHTTPClient(hs.Client()), client.WithMaxResponseBytes(1024))
+	require.NoError(t, err)
+	_, err = c.Assistants.Get(t.Context(), "agent")
+	require.ErrorContains(t, err, "larger than 1024 bytes")
+}
