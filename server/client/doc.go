@@ -48,4 +48,18 @@
 // returns values holding "__interrupt__" (read them with [Interrupts]),
 // and the thread's status is "interrupted". Resume it with a run whose
 // [RunRequest.Command] carries the answer in Resume.
+//
+// # Remote graphs
+//
+// [RemoteGraph] is a deployed graph used by thread as a local compiled
+// graph is (Invoke, Stream, Resume, GetState, History, UpdateState); a
+// paused run is an [*Interrupted]. [Node] makes it a node of a local
+// graph, as LangGraph's RemoteGraph is: the remote run goes on the local
+// run's thread id, an interrupt in it pauses the local run with the
+// remote question ([graph.Interrupt]), and resuming the local run answers
+// the remote one.
+//
+// The tests run the same calls of every group against package server and
+// against LangGraph's own JS server (server/testdata/ref) and compare the
+// answers; see the guide docs/guides/remote-graph.md.
 package client
