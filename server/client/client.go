@@ -72,15 +72,34 @@ func WithHeader(key, value string) Option {
 	return func(c *Client) { c.header.Add(key, value) }
 }
 
-// WithHTTPClient sends the requests through hc instead of
-// http.DefaultClient. Streams and waits last as long as their runs: give
-// hc no Timeout and bound calls with their contexts instead.
+// WithHTTPClient sends the requests through (a copy of) hc instead of a
+// client of http.DefaultTransport. Streams and waits last as long as their
+// runs: give hc no Timeout and bound calls with their contexts instead.
+// Unless hc has a CheckRedirect of its own, the client follows redirects
+// on its server's host only, so that the API key never goes elsewhere
+// (net/http forwards an x-api-key header to any host).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) {
 		if hc != nil {
-			c.hc = hc
+			cp := *hc
+			if cp.CheckRedirect == nil {
+				cp.CheckRedirect = sameHostOnly
+			}
+			c.hc = &cp
 		}
 	}
+}
+
+// sameHostOnly refuses a redirect to another scheme, host or port: the
+// 3xx is then the answer, an [*APIError].
+func sameHostOnly(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("client: stopped after 10 redirects")
+	}
+	if req.URL.Scheme != via[0].URL.Scheme || req.URL.Host != via[0].URL.Host {
+		return http.ErrUseLastResponse
+	}
+	return nil
 }
 
 // WithMaxEventBytes bounds a stream's lines and events to n bytes (default
@@ -132,7 +151,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	}
 	c := &Client{
 		base:          strings.TrimRight(u.String(), "/"),
-		hc:            http.DefaultClient,
+		hc:            &http.Client{CheckRedirect: sameHostOnly},
 		header:        http.Header{},
 		maxEventBytes: DefaultMaxEventBytes,
 		maxResponse:   DefaultMaxResponseBytes,

@@ -270,3 +270,32 @@ func TestAnAnswerLargerThanTheBoundIsAnError(t *testing.T) {
 	_, err = c.Assistants.Get(t.Context(), "agent")
 	require.ErrorContains(t, err, "larger than 1024 bytes")
 }
+
+func TestARedirectToAnotherHostGetsNoCredentials(t *testing.T) {
+	leaked := make(chan string, 1)
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked <- r.Header.Get("X-Api-Key") + r.Header.Get("Authorization")
+		fmt.Fprint(w, `{}`)
+	}))
+	t.Cleanup(evil.Close)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, evil.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(hs.Close)
+	for _, opts := range [][]client.Option{
+		{client.WithAPIKey("key")},
+		{client.WithAPIKey("key"), client.WithHTTPClient(&http.Client{})},
+	} {
+		c, err := client.New(hs.URL, opts...)
+		require.NoError(t, err)
+		_, err = c.Assistants.Get(t.Context(), "agent")
+		var ae *client.APIError
+		require.ErrorAs(t, err, &ae)
+		require.Equal(t, http.StatusTemporaryRedirect, ae.Status)
+	}
+	select {
+	case got := <-leaked:
+		t.Fatalf("the other host was called, with credentials %q", got)
+	default:
+	}
+}
