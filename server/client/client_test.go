@@ -391,3 +391,30 @@ func TestContextCancelEndsAStream(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, client.RunStatusInterrupted, got.Status)
 }
+
+func TestResumeAnswersSeveralInterruptsByID(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	th, err := e.c.Threads.Create(ctx, client.ThreadCreate{})
+	require.NoError(t, err)
+	out, err := e.c.Runs.Wait(ctx, th.ThreadID, "pair", client.RunRequest{Input: map[string]any{}})
+	require.NoError(t, err)
+	pending := client.Interrupts(out)
+	require.Len(t, pending, 2)
+	answers := map[string]any{}
+	for _, in := range pending {
+		var q string
+		require.NoError(t, json.Unmarshal(in.Value, &q))
+		answers[in.ID] = "yes to " + q
+	}
+	out, err = e.c.Runs.Wait(ctx, th.ThreadID, "pair", client.RunRequest{Command: &client.Command{Resume: answers}})
+	require.NoError(t, err)
+	require.Nil(t, client.Interrupts(out))
+	require.ElementsMatch(t, []any{"left:yes to left?", "right:yes to right?"}, decodeList(t, mustField(t, out, "log")))
+}
+
+func decodeList(t *testing.T, b json.RawMessage) []any {
+	var v []any
+	require.NoError(t, json.Unmarshal(b, &v))
+	return v
+}

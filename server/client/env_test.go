@@ -146,6 +146,26 @@ func twiceGraph(t *testing.T, saver checkpoint.Saver) *graph.Graph[AgentState] {
 	return g
 }
 
+// pairGraph asks two questions at once, in two parallel nodes.
+func pairGraph(t *testing.T, saver checkpoint.Saver) *graph.Graph[AgentState] {
+	b := graph.New[AgentState]()
+	for _, name := range []string{"left", "right"} {
+		b.AddNode(name, func(ctx context.Context, s AgentState) (AgentState, error) {
+			ans, err := graph.Interrupt(ctx, name+"?")
+			if err != nil {
+				return s, err
+			}
+			s.Log.Append(name + ":" + fmt.Sprint(ans))
+			return s, nil
+		})
+		b.AddEdge(graph.Start, name)
+		b.AddEdge(name, graph.End)
+	}
+	g, err := b.Compile(graph.WithCheckpointer(saver))
+	require.NoError(t, err)
+	return g
+}
+
 // env is package server serving the test graphs over real HTTP.
 type env struct {
 	srv     *httptest.Server
@@ -164,6 +184,7 @@ func newEnv(t *testing.T, opts ...client.Option) *env {
 		server.Graph("boom", boomGraph(t, saver)),
 		server.Graph("nested", nestedGraph(t, saver)),
 		server.Graph("twice", twiceGraph(t, saver)),
+		server.Graph("pair", pairGraph(t, saver)),
 		server.WithCheckpointer(saver),
 		server.WithStore(store.NewMemory()),
 		server.WithAuthToken(token),

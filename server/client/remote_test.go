@@ -185,3 +185,23 @@ func TestRemoteGraphNodeStartsAnewOnAThreadLeftInterruptedByAnotherRun(t *testin
 	require.NoError(t, err)
 	require.Equal(t, "fine", final.Answer.Get())
 }
+
+func TestRemoteGraphNodePassesSeveralRemoteInterruptsAndTheirAnswersByID(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	g := localGraph(t, client.NewRemoteGraph(e.c, "pair"))
+	thread := newUUID(t)
+	_, err := g.Invoke(ctx, input("p"), graph.WithThread(thread))
+	var intr *graph.Interrupted
+	require.ErrorAs(t, err, &intr)
+	pending, ok := intr.Interrupts[0].Value.([]client.Interrupt)
+	require.True(t, ok, "the local interrupt carries the remote's list: %T", intr.Interrupts[0].Value)
+	require.Len(t, pending, 2)
+	answers := map[string]any{}
+	for _, in := range pending {
+		answers[in.ID] = "ok " + string(in.Value)
+	}
+	final, err := g.Resume(ctx, graph.Command[Local]{Resume: answers}, graph.WithThread(thread))
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"prep", `left:ok "left?"`, `right:ok "right?"`, "done"}, final.Log.Get())
+}
