@@ -19,6 +19,7 @@ type RemoteGraph struct {
 	c         *Client
 	assistant string
 	config    *RunConfig
+	thread    func(local string) string
 }
 
 // RemoteOption configures a [RemoteGraph].
@@ -27,6 +28,16 @@ type RemoteOption func(*RemoteGraph)
 // WithRunConfig sends cfg with every run of the remote graph.
 func WithRunConfig(cfg RunConfig) RemoteOption {
 	return func(r *RemoteGraph) { r.config = &cfg }
+}
+
+// WithThreadMapping makes a [Node] run the remote graph on thread
+// remote(local) for a local run on thread local, instead of the same id:
+// for local thread ids that are not UUIDs (which LangGraph servers want),
+// or for two remote-graph nodes of one local graph that must not share a
+// remote thread. remote must always give the same id for the same local
+// one.
+func WithThreadMapping(remote func(local string) string) RemoteOption {
+	return func(r *RemoteGraph) { r.thread = remote }
 }
 
 // NewRemoteGraph returns the graph that assistantID (an assistant id, or
@@ -144,9 +155,9 @@ const (
 // Node makes the remote graph r a node of a local graph of state S.
 //
 // The remote run is on the thread of the local run ([graph.ThreadID]):
-// the same id on the remote server (LangGraph servers want a UUID there),
-// created when missing; a local run without a thread runs it on a thread
-// of its own, which cannot pause. in builds the remote input from the
+// the same id on the remote server (LangGraph servers want a UUID there;
+// see [WithThreadMapping]), created when missing; a local run without a
+// thread runs it on a thread of its own, which cannot pause. in builds the remote input from the
 // local state; out turns the remote's final values into the node's writes
 // on s.
 //
@@ -167,6 +178,9 @@ func Node[S any](r *RemoteGraph, in func(S) any, out func(s S, values json.RawMe
 			return s, errors.New("client: Node needs its in and out functions")
 		}
 		thread := graph.ThreadID(ctx)
+		if thread != "" && r.thread != nil {
+			thread = r.thread(thread)
+		}
 		if thread == "" {
 			values, err := r.Invoke(ctx, "", in(s))
 			var intr *Interrupted

@@ -205,3 +205,20 @@ func TestRemoteGraphNodePassesSeveralRemoteInterruptsAndTheirAnswersByID(t *test
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"prep", `left:ok "left?"`, `right:ok "right?"`, "done"}, final.Log.Get())
 }
+
+func TestRemoteGraphNodeRunsOnTheMappedThread(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	remote := newUUID(t)
+	mapped := map[string]string{"order-42": remote}
+	g := localGraph(t, client.NewRemoteGraph(e.c, "agent", client.WithThreadMapping(func(local string) string { return mapped[local] })))
+	_, err := g.Invoke(ctx, input("maps"), graph.WithThread("order-42"))
+	var intr *graph.Interrupted
+	require.ErrorAs(t, err, &intr)
+	th, err := e.c.Threads.Get(ctx, remote)
+	require.NoError(t, err, "the remote run is on the mapped thread")
+	require.Equal(t, client.ThreadStatusInterrupted, th.Status)
+	final, err := g.Resume(ctx, graph.Command[Local]{Resume: "y"}, graph.WithThread("order-42"))
+	require.NoError(t, err)
+	require.Equal(t, "y", final.Answer.Get())
+}
