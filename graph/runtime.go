@@ -253,6 +253,17 @@ func TaskID(ctx context.Context) string {
 	return ""
 }
 
+// ThreadID returns the thread the calling node's run is on (the id given
+// with [WithThread]; a subgraph's nodes see their parent's), or "" outside
+// a node or in a run without a thread. A node that calls another service
+// keyed by conversation, such as a remote graph, maps its thread from it.
+func ThreadID(ctx context.Context) string {
+	if rt := runtimeFrom(ctx); rt != nil {
+		return rt.hdr.env.run.thread
+	}
+	return ""
+}
+
 // NodeName returns the name of the calling node, or "" outside a node.
 func NodeName(ctx context.Context) string {
 	if rt := runtimeFrom(ctx); rt != nil {

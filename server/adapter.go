@@ -584,6 +584,26 @@ func (a *adapter[S]) emitEvent(ev graph.Event, p runParams, emitRoot func(string
 	}
 }
 
+// isResumeMap reports whether a resume object is a map from interrupt ids
+// to answers: not empty, every key an interrupt id (32 lowercase hex
+// digits, the shape of both graph's and LangGraph's ids).
+func isResumeMap(m map[string]any) bool {
+	if len(m) == 0 {
+		return false
+	}
+	for k := range m {
+		if len(k) != 32 {
+			return false
+		}
+		for _, r := range k {
+			if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // command decodes the API's Command into the graph's.
 func (a *adapter[S]) command(c *commandBody) (graph.Command[S], error) {
 	var cmd graph.Command[S]
@@ -592,7 +612,13 @@ func (a *adapter[S]) command(c *commandBody) (graph.Command[S], error) {
 		if err := json.Unmarshal(c.Resume, &v); err != nil {
 			return cmd, errorf(http.StatusBadRequest, "command.resume: %v", err)
 		}
-		cmd.Resume = v
+		if m, ok := v.(map[string]any); ok && isResumeMap(m) {
+			// {interrupt id: answer, …} answers several interrupts, as
+			// LangGraph reads such a map.
+			cmd.ResumeMap = m
+		} else {
+			cmd.Resume = v
+		}
 	}
 	if u := bytes.TrimSpace(c.Update); len(u) > 0 && string(u) != "null" {
 		if u[0] == '[' { // [[key, value], …]
