@@ -30,7 +30,7 @@ import (
 	"github.com/agentgraph/agentgraph/state"
 )
 
-var serverPauseTrials = flag.Int("serverpause.trials", 2, "SIGSTOP trials of TestPausedServer (the issue's measure: -serverpause.trials=20)")
+var serverPauseTrials = flag.Int("serverpause.trials", 4, "SIGSTOP trials of TestPausedServer (the issue's measure: -serverpause.trials=20)")
 
 // ServerBackend is a [server.Backend] under test, sharing its database
 // with the checkpointer of Saver.
@@ -92,7 +92,8 @@ type serverNote struct {
 	// Kind is "" (the write landed), "lost" (refused: server.ErrLeaseLost),
 	// "fenced" (refused: *checkpoint.FencedError), "cancelled" (given up:
 	// the run's context was cancelled, as the server does once it learnt
-	// that it lost the run) or "other"; Err is the error.
+	// that it lost the run), "timeout" (given up: the call's deadline
+	// passed, waiting for the database) or "other"; Err is the error.
 	Kind string `json:"kind,omitempty"`
 	Err  string `json:"err,omitempty"`
 }
@@ -107,6 +108,8 @@ func noteKind(err error) string {
 		return "lost"
 	case errors.Is(err, context.Canceled):
 		return "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
 	}
 	return "other"
 }
@@ -416,16 +419,19 @@ type serverPauseStats struct {
 	takeover                        time.Duration
 }
 
-// PausedServer runs -serverpause.trials trials (2 by default) of the
+// PausedServer runs -serverpause.trials trials (4 by default) of the
 // fencing promise for the runs of server processes sharing a
-// server.Backend and a checkpointer. In each, server process A (the test
-// binary, re-executed as [ServerChild], with one worker and run and thread
-// leases of [ServerPauseTTL]) is given a run through its HTTP API, of a
-// graph whose every step records A's pid in the state; once it made a few
-// steps it is SIGSTOPped at a random moment between write transactions.
-// Server process B takes the run over once A's lease expired, resumes it
-// from A's last checkpoint and runs it on; A is SIGCONTed once B finished
-// it, or (every other trial) while B still runs it. Then:
+// server.Backend and a checkpointer. In each, two server processes (the
+// test binary, re-executed as [ServerChild], each with one worker and run
+// and thread leases of [ServerPauseTTL]) start; a run is created through
+// the HTTP API of one, of a graph whose every step records the pid of the
+// process that made it in the state. The process that claims the run, A,
+// is SIGSTOPped at a random moment between write transactions once it
+// made a few steps. The other, B, takes the run over once A's lease
+// expired, resumes it from A's last checkpoint and runs it on; A is
+// SIGCONTed once B finished it, or (every other trial) while B still runs
+// it. Every other pair of trials streams no step events, so that A's first
+// write once resumed is a checkpoint as often as a lease renewal. Then:
 //
 //   - the run ends as B finished it: success, attempt 2, B's values, its
 //     steps A's up to where B took over and B's after;
@@ -434,7 +440,8 @@ type serverPauseStats struct {
 //   - no checkpoint or write of A's lands after it was resumed, in the
 //     database and as A itself saw its calls: each write it began after
 //     SIGCONT was refused (server.ErrLeaseLost or *checkpoint.FencedError)
-//     or given up, cancelled by the server once it learnt it lost the run;
+//     or given up (cancelled by the server once it learnt it lost the run,
+//     or past its deadline);
 //   - A's attempt ends: its worker asks for a next run.
 func PausedServer(t *testing.T, sb ServerBackend) {
 	skipShort(t)
@@ -452,7 +459,7 @@ func PausedServer(t *testing.T, sb ServerBackend) {
 	t.Logf("%s: %d trials (A resumed while B ran: %d), run and thread lease TTL %v, %d steps of %v: "+
 		"checkpoints and writes of the paused process A found in the database after it resumed: %d; "+
 		"its calls that landed after it resumed: %d, refused: %d (checkpoint writes refused with FencedError: %d), "+
-		"given up as its run was cancelled for the lost lease: %d; "+
+		"given up (its run cancelled for the lost lease, or its deadline passed): %d; "+
 		"its attempt ended at a refused lease renewal in %d trials, at another refused write in %d; "+
 		"B's runs succeeded: %d of %d, taking over %v after A stopped on average; steps by A %d, by B %d; "+
 		"stops inside a write transaction (retried): %d",
@@ -598,7 +605,7 @@ func serverPauseTrial(t *testing.T, sb ServerBackend, addr string, saver Saver, 
 			if n.Kind == "fenced" {
 				st.fencedPuts++
 			}
-		case "cancelled":
+		case "cancelled", "timeout":
 			st.cancelledCalls++
 		default:
 			t.Errorf("trial %d: a write of A failed other than by its lost lease: %+v", trial, n)
