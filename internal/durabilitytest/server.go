@@ -414,7 +414,7 @@ type serverPauseStats struct {
 	landed, landedCalls             int
 	refusedCalls, cancelledCalls    int
 	fencedPuts                      int
-	endedByRenew, endedByWrite      int
+	firstRenew, firstOther          int
 	inTx, aSteps, bSteps, takeovers int
 	takeover                        time.Duration
 }
@@ -460,11 +460,11 @@ func PausedServer(t *testing.T, sb ServerBackend) {
 		"checkpoints and writes of the paused process A found in the database after it resumed: %d; "+
 		"its calls that landed after it resumed: %d, refused: %d (checkpoint writes refused with FencedError: %d), "+
 		"given up (its run cancelled for the lost lease, or its deadline passed): %d; "+
-		"its attempt ended at a refused lease renewal in %d trials, at another refused write in %d; "+
+		"its first write once resumed was its run lease's renewal in %d trials, a checkpoint or event in %d; "+
 		"B's runs succeeded: %d of %d, taking over %v after A stopped on average; steps by A %d, by B %d; "+
 		"stops inside a write transaction (retried): %d",
 		sb.Saver.Name, st.trials, st.during, ServerPauseTTL, serverSteps, serverStepDelay,
-		st.landed, st.landedCalls, st.refusedCalls, st.fencedPuts, st.cancelledCalls, st.endedByRenew, st.endedByWrite,
+		st.landed, st.landedCalls, st.refusedCalls, st.fencedPuts, st.cancelledCalls, st.firstRenew, st.firstOther,
 		st.takeovers, st.trials, st.takeover/time.Duration(max(st.takeovers, 1)), st.aSteps, st.bSteps, st.inTx)
 	require.Zero(t, st.landed)
 	require.Zero(t, st.landedCalls)
@@ -626,9 +626,9 @@ func serverPauseTrial(t *testing.T, sb ServerBackend, addr string, saver Saver, 
 	t.Logf("trial %d: A (pid %d) stopped after step %d; B (pid %d) took the run over %v later; A resumed %s; A's writes once resumed: %s",
 		trial, a.pid(), aN, b.pid(), time.Unix(0, took.T).Sub(stopped).Round(time.Millisecond), when, strings.Join(seq, ", "))
 	if calls[0].Op == "renew" {
-		st.endedByRenew++
+		st.firstRenew++
 	} else {
-		st.endedByWrite++
+		st.firstOther++
 	}
 
 	// The run, its thread and its last checkpoint are B's.
