@@ -304,14 +304,18 @@ type serverProc struct {
 
 	mu    sync.Mutex
 	notes []serverNote
+	// drained is closed once every note was read (the child exited).
+	drained chan struct{}
 }
 
 // startServerProc starts a server child; [serverProc.started] waits until
 // it serves.
 func startServerProc(t *testing.T, addr, name string) *serverProc {
 	t.Helper()
-	p := &serverProc{proc: startProc(t, name, true, env(envRole, "server"), env(envAddr, addr), env(envLeaseTTL, ServerPauseTTL.String()))}
+	p := &serverProc{proc: startProc(t, name, true, env(envRole, "server"), env(envAddr, addr), env(envLeaseTTL, ServerPauseTTL.String())),
+		drained: make(chan struct{})}
 	go func() {
+		defer close(p.drained)
 		for {
 			var n serverNote
 			if err := p.dec.Decode(&n); err != nil {
@@ -590,6 +594,11 @@ func serverPauseTrial(t *testing.T, sb ServerBackend, addr string, saver Saver, 
 	require.NoError(t, syscall.Kill(a.pid(), syscall.SIGCONT))
 	a.await(t, "ending its attempt", func(n serverNote) bool { return n.Op == "free" && n.T >= resumed.UnixNano() })
 	eventually(t, "B finishing the run", ended, b.out.String)
+	// Both exit (and A's notes are all read) before anything is counted:
+	// nothing A does after that can land.
+	b.close()
+	a.close()
+	<-a.drained
 	st.landed += countPid(t, saver, tid, a.pid()) - before
 
 	// A's own view: every write it began once resumed was refused.
@@ -666,9 +675,6 @@ func serverPauseTrial(t *testing.T, sb ServerBackend, addr string, saver Saver, 
 	evs, err := backend.Events(ctx, rid, 0)
 	require.NoError(t, err)
 	checkServerEvents(t, trial, evs, a.pid(), b.pid(), aN)
-
-	b.close()
-	a.close()
 }
 
 // checkServerEvents checks the events of a run that process a began and
