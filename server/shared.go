@@ -369,12 +369,13 @@ func (s *Server) runClaimed(ctx context.Context, c *Claim, g graphAdapter, p run
 				return fmt.Errorf("server: reading the checkpoint run %s resumes from: %w", c.Run.ID, err)
 			}
 		}
+		var err error
 		if !resumed {
-			if err := s.startClaimed(ctx, c, g, &q); err != nil {
-				return err
-			}
+			err = s.startClaimed(ctx, c, g, &q)
 		}
-		err := g.run(ctx, q, emit)
+		if err == nil {
+			err = g.run(ctx, q, emit)
+		}
 		var held *checkpoint.LeaseHeldError
 		if !errors.As(err, &held) || ctx.Err() != nil {
 			return err
@@ -433,11 +434,58 @@ func (s *Server) keepLease(c *Claim, poke, stop <-chan struct{}, cancel context.
 // thread that had none, the thread's checkpoints are deleted), and it
 // records where it starts itself.
 func (s *Server) startClaimed(ctx context.Context, c *Claim, g graphAdapter, p *runParams) error {
-	start, err := s.startPoint(ctx, g, c.Run.ThreadID, c.Run.ID, c.ResetTo, &p.checkpointID)
+	reset := c.ResetTo
+	if reset != nil && *reset == "" && p.checkpointID == "" {
+		if err := s.resetClaimed(ctx, c); err != nil {
+			return err
+		}
+		reset = nil // done
+	}
+	start, err := s.startPoint(ctx, g, c.Run.ThreadID, c.Run.ID, reset, &p.checkpointID)
 	if err != nil {
 		return err
 	}
 	return s.cfg.backend.StartRun(ctx, c, start)
+}
+
+// resetClaimed deletes the checkpoints of the claimed run's thread, for a
+// rollback to a thread that had none, fenced as a graph's writes are: it
+// takes the thread's lease, then checks that the run is still the
+// claim's, and deletes under the lease. A process paused past its leases
+// meanwhile wakes up to a delete refused with a *checkpoint.FencedError:
+// the process that took the run over took the thread's lease over before
+// it wrote. A lease held by another fails with a
+// *checkpoint.LeaseHeldError, which the caller waits out.
+func (s *Server) resetClaimed(ctx context.Context, c *Claim) error {
+	tid := c.Run.ThreadID
+	del, ok := s.cfg.saver.(checkpoint.ThreadDeleter)
+	if !ok {
+		return errors.New("server: rolling back the first run of a thread needs WithCheckpointer with a saver that deletes threads")
+	}
+	leaser, ok := s.cfg.saver.(checkpoint.Leaser)
+	if !ok {
+		// A saver without leases fences no write.
+		if err := del.DeleteThread(ctx, tid); err != nil {
+			return fmt.Errorf("server: rolling back thread %s: %w", tid, err)
+		}
+		return nil
+	}
+	lease, err := leaser.AcquireLease(ctx, tid, s.cfg.holder, s.cfg.leaseTTL)
+	if err != nil {
+		return fmt.Errorf("server: rolling back thread %s: %w", tid, err)
+	}
+	defer func() { _ = leaser.ReleaseLease(context.WithoutCancel(ctx), lease) }()
+	if _, err := s.cfg.backend.RenewLease(ctx, c, s.cfg.leaseTTL); err != nil {
+		return fmt.Errorf("server: rolling back thread %s: %w", tid, err)
+	}
+	fenced, ok := checkpoint.Fenced(s.cfg.saver, lease).(checkpoint.ThreadDeleter)
+	if !ok {
+		return fmt.Errorf("server: rolling back thread %s: the fenced saver does not delete threads", tid)
+	}
+	if err := fenced.DeleteThread(ctx, tid); err != nil {
+		return fmt.Errorf("server: rolling back thread %s: %w", tid, err)
+	}
+	return nil
 }
 
 // latestState is what the thread shows of its latest state; failed says

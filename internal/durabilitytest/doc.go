@@ -36,4 +36,9 @@
 //     write transactions, with every durability mode; the resumed run
 //     reaches the uninterrupted run's state without re-running committed
 //     work.
+//   - [PausedServer]: a graph server process (package server, with a
+//     server.Backend) SIGSTOPped past its run lease while another process
+//     took its run over; once resumed, none of its events, results or
+//     checkpoints lands. Its children run [ServerChild], wired by the
+//     server backends' test packages.
 package durabilitytest

@@ -1,0 +1,187 @@
+package postgres_test
+
+// A rollback's reset of its thread, by a server paused past its leases
+// while another server took the run over, is fenced.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	pgsaver "github.com/agentgraph/agentgraph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/server"
+	"github.com/agentgraph/agentgraph/server/postgres"
+	"github.com/agentgraph/agentgraph/state"
+)
+
+// rollbackState is the state of rollbackGraph.
+type rollbackState struct {
+	Block state.Value[bool]    `json:"block"`
+	Steps state.Append[string] `json:"steps"`
+}
+
+// rollbackGraph's node waits for its context when the input says block,
+// and records name otherwise.
+func rollbackGraph(t *testing.T, saver checkpoint.Saver, name string) *graph.Graph[rollbackState] {
+	t.Helper()
+	b := graph.New[rollbackState]()
+	b.AddNode("n", func(ctx context.Context, s rollbackState) (rollbackState, error) {
+		if s.Block.Get() {
+			<-ctx.Done()
+			return rollbackState{}, context.Cause(ctx)
+		}
+		return rollbackState{Steps: state.Items(name)}, nil
+	})
+	b.AddEdge(graph.Start, "n")
+	b.AddEdge("n", graph.End)
+	g, err := b.Compile(graph.WithCheckpointer(saver), graph.WithLeaseTTL(500*time.Millisecond))
+	require.NoError(t, err)
+	return g
+}
+
+// pausedAtDelete pauses its server when it first deletes a thread: the
+// delete, and every lease renewal of its Backend (pausedRenewals), wait
+// until resume is closed, as in a process stopped just before its delete
+// statement. Then the delete is made as the process began it, whatever
+// the server learnt meanwhile (its context is not cancelled).
+type pausedAtDelete struct {
+	*pgsaver.Saver
+	paused          atomic.Bool
+	stopped, resume chan struct{}
+	err             chan error // the paused delete's outcome
+}
+
+func (s *pausedAtDelete) DeleteThread(ctx context.Context, tid string) error {
+	if !s.paused.CompareAndSwap(false, true) {
+		return s.Saver.DeleteThread(ctx, tid)
+	}
+	close(s.stopped)
+	<-s.resume
+	err := s.Saver.DeleteThread(context.WithoutCancel(ctx), tid)
+	s.err <- err
+	return err
+}
+
+type pausedRenewals struct {
+	server.Backend
+	s *pausedAtDelete
+}
+
+func (b pausedRenewals) RenewLease(ctx context.Context, c *server.Claim, ttl time.Duration) (string, error) {
+	if b.s.paused.Load() {
+		<-b.s.resume
+	}
+	return b.Backend.RenewLease(ctx, c, ttl)
+}
+
+func postJSON(t *testing.T, url string, body, out any) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+}
+
+// A run that rolled back a thread's first run deletes the thread's
+// checkpoints before it starts. Server A claims it and pauses just before
+// that delete, past its run and thread leases; server B takes the run
+// over, deletes, runs and finishes it. When A resumes, its delete is
+// refused: B's checkpoints stay.
+func TestRollbackResetOfAPausedServerIsFenced(t *testing.T) {
+	ctx := t.Context()
+	d := newDB(t)
+	open := func() (*pgsaver.Saver, *postgres.Backend) {
+		saver, err := pgsaver.Open(ctx, d.url, pgsaver.WithSchema(d.schema), pgsaver.WithMaxConns(4))
+		require.NoError(t, err)
+		t.Cleanup(func() { saver.Close() })
+		cfg, err := pgxpool.ParseConfig(d.url)
+		require.NoError(t, err)
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{d.schema}.Sanitize()
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+		b, err := postgres.New(ctx, pool)
+		require.NoError(t, err)
+		return saver, b
+	}
+	start := func(name string, saver checkpoint.Saver, b server.Backend) *httptest.Server {
+		srv, err := server.New(server.Graph("g", rollbackGraph(t, saver, name)), server.WithCheckpointer(saver), server.WithBackend(b),
+			server.WithoutAuthLoopbackOnly(), server.WithHolder(name), server.WithRunLeaseTTL(500*time.Millisecond),
+			server.WithPollInterval(20*time.Millisecond), server.WithWorkers(1))
+		require.NoError(t, err)
+		h := httptest.NewServer(srv)
+		t.Cleanup(func() {
+			h.Close()
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			require.NoError(t, srv.Shutdown(sctx))
+		})
+		return h
+	}
+	saverA, backendA := open()
+	a := &pausedAtDelete{Saver: saverA, stopped: make(chan struct{}), resume: make(chan struct{}), err: make(chan error, 1)}
+	hA := start("A", a, pausedRenewals{backendA, a})
+
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	postJSON(t, hA.URL+"/threads", map[string]any{}, &th)
+	var r1, r2 struct {
+		RunID string `json:"run_id"`
+	}
+	postJSON(t, hA.URL+"/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "g", "input": map[string]any{"block": true}}, &r1)
+	checkpoints := func() []*checkpoint.Tuple {
+		var out []*checkpoint.Tuple
+		for tup, err := range saverA.List(ctx, th.ThreadID, checkpoint.ListOptions{}) {
+			require.NoError(t, err)
+			out = append(out, tup)
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return len(checkpoints()) > 0 }, time.Minute, 10*time.Millisecond, "the first run's input checkpoint")
+	postJSON(t, hA.URL+"/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "g", "input": map[string]any{"block": false},
+		"multitask_strategy": "rollback"}, &r2)
+	<-a.stopped
+
+	saverB, backendB := open()
+	start("B", saverB, backendB)
+	var rec server.RunRecord
+	require.Eventually(t, func() bool {
+		var err error
+		rec, err = backendB.Run(ctx, r2.RunID)
+		require.NoError(t, err)
+		return rec.Status == "success"
+	}, time.Minute, 10*time.Millisecond, "B finishing the run")
+	require.Equal(t, 2, rec.Attempt, "B's claim")
+	before := checkpoints()
+	require.NotEmpty(t, before)
+	for _, tup := range before {
+		require.Equal(t, r2.RunID, tup.Metadata.RunID, "a checkpoint of the rolled-back run is left")
+	}
+
+	close(a.resume)
+	err := <-a.err
+	var fenced *checkpoint.FencedError
+	require.True(t, errors.As(err, &fenced), "A's delete once resumed: %v", err)
+	require.Equal(t, len(before), len(checkpoints()), "A's delete landed")
+	var res struct {
+		Steps []string `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Result, &res))
+	require.Equal(t, []string{"B"}, res.Steps)
+}
