@@ -125,4 +125,3 @@ func pausedIDs(ctx context.Context, t *testing.T, c client.Client, thread string
 	}
 	return ids
 }
-
