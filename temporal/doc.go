@@ -1,7 +1,8 @@
 // Package temporal runs compiled graphs of package graph as Temporal
 // workflows, so that a run outlives the process that started it: any
-// worker of a task queue carries it on, a killed worker loses no finished
-// node, and a run paused for a human waits — for days if need be — for a
+// worker of a task queue carries it on, a killed worker loses no node
+// whose writes were saved (side effects run at least once: see below),
+// and a run paused for a human waits — for days if need be — for a
 // signal carrying the answer.
 //
 // It is a module of its own (github.com/agentgraph/agentgraph/temporal), so
@@ -37,7 +38,10 @@
 // While it runs, [Query] tells where it stands — its checkpoint, its next
 // tasks, its pending interrupts and, when small, its state — and [Answer]
 // (a signal) or [AnswerChecked] (an update, which refuses an answer to an
-// interrupt the run does not wait on) answer a [graph.Interrupt]:
+// interrupt the run does not wait on or has an answer to) answer a
+// [graph.Interrupt]. Both go through one gate: the first answer to an
+// interrupt counts, by signal or by update, and no answer outlives its
+// pause:
 //
 //	st, err := temporal.Query(ctx, c, "thread-1")
 //	for _, in := range st.Interrupts {
@@ -79,9 +83,18 @@
 // Either way every superstep is checkpointed and the writes of a step's
 // finished tasks are saved as they finish, so a retried activity — after
 // its worker was killed, say — resumes from the saver and runs again only
-// the tasks that had not finished. (In a step activity, a step with a
-// single task saves its writes with the step's checkpoint only: that task
-// runs again if its worker dies between its end and the checkpoint.)
+// the tasks that had not finished.
+//
+// Side effects run at least once. A node whose writes are saved never
+// runs again; a node whose worker dies after the node returned but before
+// its writes were saved runs again on the worker that retries its
+// activity — in a task activity the window is the saving of the task's
+// writes, in a step activity that runs a step's single task it lasts until
+// the step's checkpoint — and so does a node whose worker Temporal
+// declared dead (no heartbeat within the timeout) while it still ran. A
+// node's effects outside the state (a message sent, a payment, a file
+// written) must therefore be idempotent: key them by [graph.TaskID],
+// which a re-run of the same task keeps.
 //
 // Failures: a node's [graph.RetryPolicy] and [graph.WithNodeTimeout] act
 // inside its activity, as in process. A node that fails for good fails the
