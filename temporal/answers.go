@@ -33,7 +33,10 @@ type answerGate struct {
 	thread string
 	// status is the run's status: the pause's interrupts, and where the
 	// gate reports the IDs answered so far.
-	status  *Status
+	status *Status
+	// changed is called when the pause begins, takes an answer, and ends
+	// (closing).
+	changed func(closing bool)
 	waiting bool
 	answers map[string]json.RawMessage
 }
@@ -42,12 +45,20 @@ type answerGate struct {
 // (or one answer going on past its breakpoint).
 func (g *answerGate) open() {
 	g.waiting, g.answers, g.status.Answered = true, map[string]json.RawMessage{}, nil
+	g.notify(false)
+}
+
+func (g *answerGate) notify(closing bool) {
+	if g.changed != nil {
+		g.changed(closing)
+	}
 }
 
 // close ends the pause and returns its answers; later answers are refused.
 func (g *answerGate) close() map[string]json.RawMessage {
 	answers := g.answers
 	g.waiting, g.answers = false, nil
+	g.notify(true)
 	return answers
 }
 
@@ -86,6 +97,7 @@ func (g *answerGate) admit(sig ResumeSignal) error {
 	g.answers[sig.ID] = sig.Value
 	g.status.Answered = append(g.status.Answered, sig.ID)
 	slices.Sort(g.status.Answered)
+	g.notify(false)
 	return nil
 }
 

@@ -48,6 +48,17 @@
 //		err = temporal.AnswerChecked(ctx, c, "thread-1", in.ID, "approved")
 //	}
 //
+// Visible without a worker: queries need a worker to answer, so the run
+// also keeps its [Progress] — running, waiting or finished, its step and
+// next nodes, its pending interrupts with the start of their payloads, the
+// answers in — in its memo, upserted at every change, and [Describe] reads
+// it from the server alone: stop every worker, and a status is still
+// answered. [WithSearchAttributes] upserts the status, step and nodes as
+// search attributes too (registered in the namespace first), for
+// `temporal workflow list --query 'AgentgraphStatus="waiting"'`;
+// [WithVisibility] adds the user's own search attributes and memo fields.
+// Each change is one more event in the workflow's history.
+//
 // In tests, the SDK's testsuite runs the workflow offline: register it with
 // the test environment instead of a worker, and start it with
 // [Workflow.Input] (see the example).

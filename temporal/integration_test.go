@@ -170,6 +170,10 @@ func runWorker() error {
 	if err != nil {
 		return err
 	}
+	vw, err := agtemporal.New("visibletest", ag, visibleOptions()...)
+	if err != nil {
+		return err
+	}
 	c, err := client.Dial(client.Options{HostPort: os.Getenv(envAddr), Logger: quietLogger()})
 	if err != nil {
 		return err
@@ -179,6 +183,7 @@ func runWorker() error {
 	kw.Register(wk)
 	ksw.Register(wk)
 	aw.Register(wk)
+	vw.Register(wk)
 	return wk.Run(worker.InterruptCh())
 }
 
@@ -243,6 +248,8 @@ type itest struct {
 	effects string
 	queue   string
 	workers []*exec.Cmd
+	// env is the workers' environment (for startWorkers).
+	env []string
 }
 
 func newITest(t *testing.T, workers int) *itest {
@@ -258,7 +265,8 @@ func newITest(t *testing.T, workers int) *itest {
 	it.c, err = client.Dial(client.Options{HostPort: addr, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(it.c.Close)
-	it.workers = startWorkers(t, workers, []string{envWorker + "=1", envDB + "=" + db, envLog + "=" + it.effects, envQueue + "=" + it.queue})
+	it.env = []string{envWorker + "=1", envDB + "=" + db, envLog + "=" + it.effects, envQueue + "=" + it.queue}
+	it.workers = startWorkers(t, workers, it.env)
 	return it
 }
 

@@ -43,6 +43,10 @@ type config struct {
 	continueAfter  int
 	events         func(ctx context.Context, thread string, ev graph.Event)
 	modes          graph.Mode
+	// searchAttributes and visibility: see WithSearchAttributes and
+	// WithVisibility.
+	searchAttributes bool
+	visibility       func(Progress) Visibility
 }
 
 func defaultConfig() config {

@@ -243,25 +243,36 @@ type StepRequest struct {
 // a signal is logged and dropped. No answer outlives its pause, so a
 // second answer never passes a later breakpoint. [QueryState] answers with the
 // current Status at any time, also after the run.
-func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (Status, error) {
+func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (_ Status, err error) {
 	if in.Thread == "" {
 		return Status{}, errf("%v", graph.ErrNoThread)
 	}
+	// The run keeps its progress in its memo (and search attributes), so
+	// that it can be read with no worker up.
+	pub := newPublisher(ctx, &w.cfg)
 	info := workflow.GetInfo(ctx)
 	runID := info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
 	status := Status{Thread: in.Thread}
+	defer func() { pub.end(ctx, status, err) }()
+	progress := func(closing bool) {
+		p := progressOf(status)
+		if closing {
+			p.Status = ProgressRunning // answered: the run goes on
+		}
+		pub.publish(ctx, p)
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (Status, error) { return status, nil }); err != nil {
 		return status, err
 	}
 	// Every answer, by signal or by update, goes through one gate: the
 	// first to an interrupt counts, any other is refused.
-	gate := &answerGate{thread: in.Thread, status: &status}
+	gate := &answerGate{thread: in.Thread, status: &status, changed: progress}
 	await, err := gate.wire(ctx)
 	if err != nil {
 		return status, err
 	}
 	if !w.cfg.perStep {
-		return w.runTasks(ctx, in, runID, &status, await)
+		return w.runTasks(ctx, in, runID, &status, await, func() { progress(false) })
 	}
 	actx := workflow.WithActivityOptions(ctx, w.cfg.activity)
 	req := StepRequest{Thread: in.Thread, RunID: runID, Start: !in.Continue, Continue: in.Continue, Writes: in.Writes}
@@ -285,6 +296,7 @@ func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (Status, error) {
 		if status.Done {
 			return status, nil
 		}
+		progress(false)
 		// A continuing run owns the thread once it wrote a checkpoint; a
 		// step that paused at once may not have.
 		owned = owned || res.Owned
