@@ -76,6 +76,24 @@ func defaultConfig() config {
 // inside the activity as they do in process; a node that fails for good
 // fails the workflow without an activity retry. Use [RetryPolicy] to turn
 // a graph.RetryPolicy into Temporal's.
+//
+// Takeover after a killed worker: Temporal declares an attempt dead when
+// no heartbeat came within HeartbeatTimeout, and retries the activity on
+// another worker. That attempt needs the thread's lease (see
+// [graph.WithLeaseTTL]), which the dead attempt held: on the same machine
+// the SQLite and PostgreSQL savers see that its process died and hand the
+// lease over at once; from another machine it is taken when it expires,
+// up to the graph's lease TTL after the holder's last renewal. Until then
+// the attempt fails with a retryable error of type [ErrTypeLeaseHeld]
+// whose next retry is set to the lease's expiry, not the retry policy's
+// backoff. So recovery takes about the heartbeat timeout when the lease
+// TTL is no longer than it: compile the graph with
+// graph.WithLeaseTTL(d) for d ≤ HeartbeatTimeout (the defaults are 30 s
+// each). Taking the lease early is safe: a holder that was declared dead
+// but still runs has its next write refused by the saver (a
+// checkpoint.FencedError, see docs/durability.md), and Temporal drops its
+// result. A shorter TTL costs one lease renewal per TTL/3 per running
+// activity.
 func WithActivityOptions(o workflow.ActivityOptions) Option {
 	return optionFunc(func(c *config) { c.activity = o })
 }
