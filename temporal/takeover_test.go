@@ -19,9 +19,12 @@ import (
 	agtemporal "github.com/agentgraph/agentgraph/temporal"
 )
 
-// A worker on another machine is killed inside slow; the other worker's
-// retried attempt takes the thread's lease over when it expires and
-// finishes the run, with no finished node run again. The workers run in
+// A worker on another machine is killed inside slow, in a step activity
+// (WithStepsPerActivity: the step activity holds the thread's lease; a
+// task activity holds none, so with tasks as activities the lease is in
+// the way only of a step's single task, which runs in the step activity);
+// the other worker's retried attempt takes the lease over when it
+// expires and finishes the run, with no finished node run again. The workers run in
 // PID namespaces of their own, which the savers take for other hosts: the
 // lease cannot be handed over at once, as it is from a dead process on
 // the same host. The log line gives the time from the kill to the node
@@ -60,7 +63,7 @@ func TestTakeoverFromAWorkerOnAnotherHost(t *testing.T) {
 	}
 	g, err := killGraph(it.saver, it.effects)
 	require.NoError(t, err)
-	w, err := agtemporal.New("killtest", g, killOptions()...)
+	w, err := agtemporal.New("killtest-steps", g, append(killOptions(), agtemporal.WithStepsPerActivity(1))...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
