@@ -2,10 +2,15 @@ package temporal_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -15,6 +20,9 @@ import (
 	"go.temporal.io/sdk/converter"
 	sdktemporal "go.temporal.io/sdk/temporal"
 
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/state"
 	agtemporal "github.com/agentgraph/agentgraph/temporal"
 )
 
@@ -146,4 +154,59 @@ func listUntilFound(ctx context.Context, t *testing.T, c client.Client, query st
 		require.NoError(t, ctx.Err(), "no workflow matches %s", query)
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// The memo follows the run — running, waiting with the interrupt's
+// payload and then the answer in, finished — and cuts a large payload to
+// MaxSummaryBytes on a rune boundary, saying so.
+func TestMemoFollowsTheRunAndCutsLargePayloads(t *testing.T) {
+	b := graph.New[St]()
+	b.AddNode("before", appendNode("before"))
+	b.AddNode("ask", func(ctx context.Context, s St) (St, error) {
+		v, err := graph.InterruptAs[string](ctx, strings.Repeat("é", agtemporal.MaxSummaryBytes))
+		if err != nil {
+			return s, err
+		}
+		return St{Log: state.Items("ask got " + v)}, nil
+	})
+	b.AddEdge(graph.Start, "before")
+	b.AddEdge("before", "ask")
+	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	require.NoError(t, err)
+	w, env := register(t, g)
+	var memos []agtemporal.Progress
+	env.OnUpsertMemo(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		memo := args.Get(0).(map[string]any)
+		memos = append(memos, memo[agtemporal.MemoKey].(agtemporal.Progress))
+	})
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(agtemporal.QueryState)
+		require.NoError(t, err)
+		var st agtemporal.Status
+		require.NoError(t, v.Get(&st))
+		env.SignalWorkflow(agtemporal.SignalResume, agtemporal.ResumeSignal{ID: st.Interrupts[0].ID, Value: json.RawMessage(`"yes"`)})
+	}, time.Hour)
+	s := runToEnd(t, env, w)
+	require.Equal(t, []string{"before", "ask got yes"}, s.Log.Get())
+
+	var states []string
+	var waiting []agtemporal.Progress
+	for _, p := range memos {
+		states = append(states, p.Status)
+		if p.Status == agtemporal.ProgressWaiting {
+			waiting = append(waiting, p)
+		}
+	}
+	require.Equal(t, []string{"running", "waiting", "running", "finished"}, slices.Compact(states))
+	require.Len(t, waiting, 2, "the pause, then the answer in")
+	require.Len(t, waiting[0].Interrupts, 1)
+	in := waiting[0].Interrupts[0]
+	require.Equal(t, "ask", in.Node)
+	require.True(t, in.Truncated)
+	require.LessOrEqual(t, len(in.Summary), agtemporal.MaxSummaryBytes)
+	require.True(t, utf8.ValidString(in.Summary), "the summary was cut inside a rune")
+	require.True(t, strings.HasPrefix(in.Summary, `"éé`))
+	require.Empty(t, waiting[0].Answered)
+	require.Equal(t, []string{in.ID}, waiting[1].Answered)
+	require.Equal(t, "t", memos[len(memos)-1].Thread)
 }
