@@ -1,7 +1,8 @@
 // Package temporal runs compiled graphs of package graph as Temporal
 // workflows, so that a run outlives the process that started it: any
-// worker of a task queue carries it on, a killed worker loses no finished
-// node, and a run paused for a human waits — for days if need be — for a
+// worker of a task queue carries it on, a killed worker loses no node
+// whose writes were saved (side effects run at least once: see below),
+// and a run paused for a human waits — for days if need be — for a
 // signal carrying the answer.
 //
 // It is a module of its own (github.com/agentgraph/agentgraph/temporal), so
@@ -37,12 +38,26 @@
 // While it runs, [Query] tells where it stands — its checkpoint, its next
 // tasks, its pending interrupts and, when small, its state — and [Answer]
 // (a signal) or [AnswerChecked] (an update, which refuses an answer to an
-// interrupt the run does not wait on) answer a [graph.Interrupt]:
+// interrupt the run does not wait on or has an answer to) answer a
+// [graph.Interrupt]. Both go through one gate: the first answer to an
+// interrupt counts, by signal or by update, and no answer outlives its
+// pause:
 //
 //	st, err := temporal.Query(ctx, c, "thread-1")
 //	for _, in := range st.Interrupts {
 //		err = temporal.AnswerChecked(ctx, c, "thread-1", in.ID, "approved")
 //	}
+//
+// Visible without a worker: queries need a worker to answer, so the run
+// also keeps its [Progress] — running, waiting or finished, its step and
+// next nodes, its pending interrupts with the start of their payloads, the
+// answers in — in its memo, upserted at every change, and [Describe] reads
+// it from the server alone: stop every worker, and a status is still
+// answered. [WithSearchAttributes] upserts the status, step and nodes as
+// search attributes too (registered in the namespace first), for
+// `temporal workflow list --query 'AgentgraphStatus="waiting"'`;
+// [WithVisibility] adds the user's own search attributes and memo fields.
+// Each change is one more event in the workflow's history.
 //
 // In tests, the SDK's testsuite runs the workflow offline: register it with
 // the test environment instead of a worker, and start it with
@@ -79,9 +94,18 @@
 // Either way every superstep is checkpointed and the writes of a step's
 // finished tasks are saved as they finish, so a retried activity — after
 // its worker was killed, say — resumes from the saver and runs again only
-// the tasks that had not finished. (In a step activity, a step with a
-// single task saves its writes with the step's checkpoint only: that task
-// runs again if its worker dies between its end and the checkpoint.)
+// the tasks that had not finished.
+//
+// Side effects run at least once. A node whose writes are saved never
+// runs again; a node whose worker dies after the node returned but before
+// its writes were saved runs again on the worker that retries its
+// activity — in a task activity the window is the saving of the task's
+// writes, in a step activity that runs a step's single task it lasts until
+// the step's checkpoint — and so does a node whose worker Temporal
+// declared dead (no heartbeat within the timeout) while it still ran. A
+// node's effects outside the state (a message sent, a payment, a file
+// written) must therefore be idempotent: key them by [graph.TaskID],
+// which a re-run of the same task keeps.
 //
 // Failures: a node's [graph.RetryPolicy] and [graph.WithNodeTimeout] act
 // inside its activity, as in process. A node that fails for good fails the
@@ -92,7 +116,10 @@
 // a thread lease still held by a dead worker — are retried by Temporal
 // under the activity's retry policy ([WithActivityOptions]; [RetryPolicy]
 // converts a graph.RetryPolicy). The activity heartbeats, so a dead worker
-// is noticed within the heartbeat timeout.
+// is noticed within the heartbeat timeout; a lease it held is retried for
+// when it expires ([ErrTypeLeaseHeld]), so that with a lease TTL no longer
+// than the heartbeat timeout a run recovers in about that time (see
+// [WithActivityOptions]).
 //
 // State: the workflow's input carries the input state's writes in their
 // checkpoint encoding; activity results, queries and the workflow's result

@@ -7,6 +7,7 @@ import (
 
 	sdktemporal "go.temporal.io/sdk/temporal"
 
+	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -26,7 +27,17 @@ const (
 	// graph shape, a graph without a checkpointer, an input that cannot be
 	// decoded.
 	ErrTypeGraph = "agentgraph.GraphError"
+	// ErrTypeLeaseHeld is a thread whose lease another holder — typically
+	// the attempt of the activity that Temporal declared dead — still
+	// holds: a retryable error whose next retry comes when the lease
+	// expires (see [WithActivityOptions]).
+	ErrTypeLeaseHeld = "agentgraph.LeaseHeldError"
 )
+
+// leaseRetryMargin is added to the time until a held lease expires
+// before the next attempt: the saver's clock and the worker's differ a
+// little, and an attempt that comes too early only waits again.
+const leaseRetryMargin = 100 * time.Millisecond
 
 // NodeFailure is the detail of an [ErrTypeNode] error: what a
 // [graph.NodeError] carries, with the node's error as text (its Go type
@@ -75,7 +86,8 @@ func AsNodeError(err error) (*graph.NodeError, bool) {
 // activity returns: errors of the graph that a retry cannot cure become
 // non-retryable application errors of the types above; anything else (a
 // saver that failed, a thread lease held by a dead worker) is returned as
-// is, for Temporal to retry.
+// is, for Temporal to retry — a lease held by another holder with its
+// next retry when the lease expires.
 func toActivityError(err error) error {
 	var (
 		nodeErr  *graph.NodeError
@@ -83,6 +95,7 @@ func toActivityError(err error) error {
 		undecl   *graph.UndeclaredDestinationError
 		shape    *graph.ShapeMismatchError
 		recurErr *graph.RecursionError
+		held     *checkpoint.LeaseHeldError
 	)
 	switch {
 	case errors.As(err, &nodeErr):
@@ -93,6 +106,12 @@ func toActivityError(err error) error {
 		return sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidUpdate, err)
 	case errors.As(err, &recurErr):
 		return sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRecursion, err)
+	case errors.As(err, &held):
+		// Retry when the lease expires, not on the retry policy's backoff,
+		// which may come long after (it doubles from try to try).
+		return sdktemporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeLeaseHeld, sdktemporal.ApplicationErrorOptions{
+			Cause: err, NextRetryDelay: max(time.Until(held.Expires)+leaseRetryMargin, leaseRetryMargin),
+		})
 	case errors.As(err, &undecl), errors.As(err, &shape),
 		errors.Is(err, graph.ErrNoCheckpointer), errors.Is(err, graph.ErrNotCompiled),
 		errors.Is(err, graph.ErrAmbiguousResume), errors.Is(err, graph.ErrNothingToResume),

@@ -40,6 +40,12 @@ const (
 	envDB     = "AGENTGRAPH_TEMPORAL_TEST_DB"
 	envLog    = "AGENTGRAPH_TEMPORAL_TEST_EFFECTS"
 	envQueue  = "AGENTGRAPH_TEMPORAL_TEST_QUEUE"
+	// The kill tests' timings (see killOptions and killGraph) and a
+	// worker's tag (see effectPID).
+	envHeartbeat = "AGENTGRAPH_TEMPORAL_TEST_HEARTBEAT"
+	envLeaseTTL  = "AGENTGRAPH_TEMPORAL_TEST_LEASE_TTL"
+	envRetry     = "AGENTGRAPH_TEMPORAL_TEST_RETRY"
+	envTag       = "AGENTGRAPH_TEMPORAL_TEST_TAG"
 )
 
 func TestMain(m *testing.M) {
@@ -55,14 +61,34 @@ func TestMain(m *testing.M) {
 
 // killOptions are the options of the integration tests' workflows, the
 // same in the workers and the starter: a killed worker is noticed after a
-// 2 s heartbeat timeout, and the thread lease it held expires after 3 s.
+// 2 s heartbeat timeout ($AGENTGRAPH_TEMPORAL_TEST_HEARTBEAT), and retried
+// after 200 ms growing to 2 s (Temporal's default retry policy with
+// $AGENTGRAPH_TEMPORAL_TEST_RETRY=default).
 func killOptions() []agtemporal.Option {
+	rp := &sdktemporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 1.5, MaximumInterval: 2 * time.Second}
+	if os.Getenv(envRetry) == "default" {
+		rp = nil
+	}
 	return []agtemporal.Option{agtemporal.WithActivityOptions(workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		HeartbeatTimeout:    2 * time.Second,
-		RetryPolicy:         &sdktemporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 1.5, MaximumInterval: 2 * time.Second},
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    envDuration(envHeartbeat, 2*time.Second),
+		RetryPolicy:         rp,
 	})}
 }
+
+// envDuration returns the duration in the environment variable name, or
+// def.
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
+		return d
+	}
+	return def
+}
+
+// effectPID is the number the side-effect log records for this process:
+// its PID, or $AGENTGRAPH_TEMPORAL_TEST_TAG for a worker in a PID
+// namespace of its own (where every PID is 1).
+var effectPID = os.Getpid()
 
 // effect appends a line to the side-effect log shared by the workers.
 func effect(path, line string) error {
@@ -70,7 +96,7 @@ func effect(path, line string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(f, "%s %d\n", line, os.Getpid())
+	_, err = fmt.Fprintf(f, "%s %d\n", line, effectPID)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -79,7 +105,8 @@ func effect(path, line string) error {
 
 // killGraph is n1 → (n2 ∥ slow) → n4 → n5; every node logs a "done"
 // line, and the first run of slow logs "start slow" and then blocks until
-// its worker is killed (n2 has finished by then).
+// its worker is killed (n2 has finished by then). Its thread lease lasts
+// 3 s ($AGENTGRAPH_TEMPORAL_TEST_LEASE_TTL).
 func killGraph(saver checkpoint.Saver, effects string) (*graph.Graph[St], error) {
 	b := graph.New[St]()
 	for _, name := range []string{"n1", "n2", "slow", "n4", "n5"} {
@@ -99,7 +126,7 @@ func killGraph(saver checkpoint.Saver, effects string) (*graph.Graph[St], error)
 					select { // the first run waits for its kill -9
 					case <-ctx.Done():
 						return St{}, ctx.Err()
-					case <-time.After(time.Minute):
+					case <-time.After(5 * time.Minute):
 						return St{}, fmt.Errorf("slow was not killed")
 					}
 				}
@@ -117,7 +144,7 @@ func killGraph(saver checkpoint.Saver, effects string) (*graph.Graph[St], error)
 	b.AddEdge("n1", "slow")
 	b.AddJoin([]string{"n2", "slow"}, "n4")
 	b.AddEdge("n4", "n5")
-	return b.Compile(graph.WithCheckpointer(saver), graph.WithLeaseTTL(3*time.Second))
+	return b.Compile(graph.WithCheckpointer(saver), graph.WithLeaseTTL(envDuration(envLeaseTTL, 3*time.Second)))
 }
 
 // waitForEffect waits until the side-effect log has line.
@@ -145,6 +172,9 @@ func quietLogger() log.Logger {
 // runWorker is the main function of a worker process.
 func runWorker() error {
 	ctx := context.Background()
+	if tag, err := strconv.Atoi(os.Getenv(envTag)); err == nil {
+		effectPID = tag
+	}
 	saver, err := sqlite.Open(ctx, os.Getenv(envDB))
 	if err != nil {
 		return err
@@ -170,6 +200,10 @@ func runWorker() error {
 	if err != nil {
 		return err
 	}
+	vw, err := agtemporal.New("visibletest", ag, visibleOptions()...)
+	if err != nil {
+		return err
+	}
 	c, err := client.Dial(client.Options{HostPort: os.Getenv(envAddr), Logger: quietLogger()})
 	if err != nil {
 		return err
@@ -179,6 +213,7 @@ func runWorker() error {
 	kw.Register(wk)
 	ksw.Register(wk)
 	aw.Register(wk)
+	vw.Register(wk)
 	return wk.Run(worker.InterruptCh())
 }
 
@@ -243,6 +278,8 @@ type itest struct {
 	effects string
 	queue   string
 	workers []*exec.Cmd
+	// env is the workers' environment (for startWorkers).
+	env []string
 }
 
 func newITest(t *testing.T, workers int) *itest {
@@ -258,7 +295,8 @@ func newITest(t *testing.T, workers int) *itest {
 	it.c, err = client.Dial(client.Options{HostPort: addr, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(it.c.Close)
-	it.workers = startWorkers(t, workers, []string{envWorker + "=1", envDB + "=" + db, envLog + "=" + it.effects, envQueue + "=" + it.queue})
+	it.env = []string{envWorker + "=1", envDB + "=" + db, envLog + "=" + it.effects, envQueue + "=" + it.queue}
+	it.workers = startWorkers(t, workers, it.env)
 	return it
 }
 

@@ -43,6 +43,10 @@ type config struct {
 	continueAfter  int
 	events         func(ctx context.Context, thread string, ev graph.Event)
 	modes          graph.Mode
+	// searchAttributes and visibility: see WithSearchAttributes and
+	// WithVisibility.
+	searchAttributes bool
+	visibility       func(Progress) Visibility
 }
 
 func defaultConfig() config {
@@ -72,6 +76,29 @@ func defaultConfig() config {
 // inside the activity as they do in process; a node that fails for good
 // fails the workflow without an activity retry. Use [RetryPolicy] to turn
 // a graph.RetryPolicy into Temporal's.
+//
+// Takeover after a killed worker: Temporal declares an attempt dead when
+// no heartbeat came within HeartbeatTimeout, and retries the activity on
+// another worker (after the retry policy's first interval). A task
+// activity holds no thread lease: its retry runs at once. A step activity
+// — one that ends a step, running its single task, or every activity under
+// [WithStepsPerActivity] — needs the thread's lease (see
+// [graph.WithLeaseTTL]), which the dead attempt held: on the same machine
+// the SQLite and PostgreSQL savers see that its process died and hand the
+// lease over at once; from another machine it is taken when it expires, up
+// to the graph's lease TTL after the holder's last renewal. Until then the
+// attempt fails with a retryable error of type [ErrTypeLeaseHeld] whose
+// next retry is set to the lease's expiry, not to the retry policy's
+// backoff (which doubles from try to try). So recovery takes about the
+// heartbeat timeout when the lease TTL is no longer than it: compile the
+// graph with graph.WithLeaseTTL(d) for d ≤ HeartbeatTimeout (the defaults
+// are 30 s each). Taking the lease early is safe: a holder that was
+// declared dead but still runs has its next write refused by the saver (a
+// checkpoint.FencedError, see docs/durability.md), and Temporal drops its
+// result. A shorter TTL costs one lease renewal per TTL/3 per running
+// activity. (The workflow task itself may wait for Temporal's sticky queue
+// timeout, 5 s by default, when the killed worker had the workflow in its
+// cache: see worker.Options.StickyScheduleToStartTimeout.)
 func WithActivityOptions(o workflow.ActivityOptions) Option {
 	return optionFunc(func(c *config) { c.activity = o })
 }

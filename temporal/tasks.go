@@ -117,7 +117,7 @@ func (w *Workflow[S]) activityOptions(node string) workflow.ActivityOptions {
 // activity ends the step and plans the next. A step with a single task
 // to run runs it in that step activity, saving a round trip.
 func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, status *Status,
-	await func() (map[string]json.RawMessage, error)) (Status, error) {
+	await func() (map[string]json.RawMessage, error), progress func()) (Status, error) {
 	req := StepRequest{Thread: in.Thread, RunID: runID, Start: !in.Continue, Continue: in.Continue, Writes: in.Writes, Plan: true, Limit: 1}
 	if in.Continue {
 		req = StepRequest{Thread: in.Thread, RunID: runID, Continue: true, Report: true, Limit: 1}
@@ -138,6 +138,9 @@ func (w *Workflow[S]) runTasks(ctx workflow.Context, in Input, runID string, sta
 		activities++
 		*status = res.Status
 		status.Steps, status.Activities = steps, activities
+		if !res.Done {
+			progress()
+		}
 		if hit := breakpointHits(w.after, ending); res.Ran > 0 && len(status.Interrupts) == 0 && len(hit) > 0 {
 			// A breakpoint after the last nodes pauses too, as in process.
 			status.After = hit

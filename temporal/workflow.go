@@ -21,7 +21,9 @@ const (
 	SignalResume = "agentgraph.resume"
 	// UpdateResume carries a [ResumeSignal] as an update: unlike the
 	// signal, an answer to an interrupt the run is not waiting on (or one
-	// answered already) is rejected, and the caller learns it.
+	// answered already, by signal or by update) is refused, and the caller
+	// learns it (an application error of type [ErrTypeNotWaiting] or
+	// [ErrTypeAnswered]).
 	UpdateResume = "agentgraph.answer"
 	// QueryState returns the run's [Status].
 	QueryState = "agentgraph.state"
@@ -177,6 +179,9 @@ type Status struct {
 	Tasks []Task `json:"tasks,omitempty"`
 	// Interrupts are the pending dynamic interrupts.
 	Interrupts []Interrupt `json:"interrupts,omitempty"`
+	// Answered lists, sorted, the IDs of the pending interrupts answered
+	// so far while the run waits ("" for a static breakpoint).
+	Answered []string `json:"answered,omitempty"`
 	// Before and After name the nodes of a static breakpoint the run
 	// paused at.
 	Before []string `json:"before,omitempty"`
@@ -231,92 +236,43 @@ type StepRequest struct {
 
 // Run is the workflow function: it runs the graph on in and returns the
 // run's final [Status]. A paused run waits for a [SignalResume] or an
-// [UpdateResume] per pending interrupt (any order; a signal answering an
-// unknown ID is logged and dropped, an update doing so is rejected) and
-// then goes on. [QueryState] answers with the
+// [UpdateResume] per pending interrupt, in any order, and then goes on.
+// Both go through one gate: the first answer to an interrupt that
+// reaches the workflow counts; any other answer to it — and any answer to
+// an interrupt the run does not wait on — is refused: an update fails,
+// a signal is logged and dropped. No answer outlives its pause, so a
+// second answer never passes a later breakpoint. [QueryState] answers with the
 // current Status at any time, also after the run.
-func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (Status, error) {
+func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (_ Status, err error) {
 	if in.Thread == "" {
 		return Status{}, errf("%v", graph.ErrNoThread)
 	}
-	log := workflow.GetLogger(ctx)
+	// The run keeps its progress in its memo (and search attributes), so
+	// that it can be read with no worker up.
+	pub := newPublisher(ctx, &w.cfg)
 	info := workflow.GetInfo(ctx)
 	runID := info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
 	status := Status{Thread: in.Thread}
+	defer func() { pub.end(ctx, status, err) }()
+	progress := func(closing bool) {
+		p := progressOf(status)
+		if closing {
+			p.Status = ProgressRunning // answered: the run goes on
+		}
+		pub.publish(ctx, p)
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (Status, error) { return status, nil }); err != nil {
 		return status, err
 	}
-	signals := workflow.GetSignalChannel(ctx, SignalResume)
-	// While the run waits for answers, claimed holds those accepted by an
-	// update (the loop below receives them through the updates channel).
-	var (
-		waiting bool
-		claimed = map[string]bool{}
-		updates = workflow.NewBufferedChannel(ctx, 64)
-	)
-	check := func(sig ResumeSignal) error {
-		if !waiting || !waitsOn(status, sig.ID) {
-			return fmt.Errorf("%w: thread %s is not waiting on interrupt %q", graph.ErrNotInterrupted, in.Thread, sig.ID)
-		}
-		if claimed[sig.ID] && sig.ID != "" {
-			return fmt.Errorf("temporal: interrupt %q of thread %s is answered already", sig.ID, in.Thread)
-		}
-		return nil
-	}
-	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateResume,
-		func(ctx workflow.Context, sig ResumeSignal) error {
-			if err := check(sig); err != nil {
-				return err
-			}
-			claimed[sig.ID] = true
-			updates.Send(ctx, sig)
-			return nil
-		},
-		workflow.UpdateHandlerOptions{Validator: check})
+	// Every answer, by signal or by update, goes through one gate: the
+	// first to an interrupt counts, any other is refused.
+	gate := &answerGate{thread: in.Thread, status: &status, changed: progress}
+	await, err := gate.wire(ctx)
 	if err != nil {
 		return status, err
 	}
-	// await waits for an answer to every pending interrupt of status (or
-	// one going on past a static breakpoint), and returns them by ID.
-	await := func() (map[string]json.RawMessage, error) {
-		answers := map[string]json.RawMessage{}
-		clear(claimed)
-		waiting = true
-		defer func() { waiting = false }()
-		for {
-			var sig ResumeSignal
-			cancelled := false
-			sel := workflow.NewSelector(ctx)
-			sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &sig) })
-			sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &sig) })
-			// A run waiting for a human can be cancelled like any other.
-			sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
-			sel.Select(ctx)
-			if cancelled {
-				return nil, ctx.Err()
-			}
-			if !waitsOn(status, sig.ID) {
-				log.Warn("agentgraph: dropping an answer to an interrupt the run is not waiting on", "id", sig.ID, "thread", in.Thread)
-				continue
-			}
-			if len(status.Interrupts) == 0 {
-				return nil, nil // on past a static breakpoint
-			}
-			if _, ok := answers[sig.ID]; ok {
-				log.Warn("agentgraph: dropping a second answer to an interrupt", "id", sig.ID, "thread", in.Thread)
-				continue
-			}
-			// The first answer counts, by signal or by update: an update
-			// answering it later is refused (see check).
-			claimed[sig.ID] = true
-			answers[sig.ID] = sig.Value
-			if len(answers) == len(status.Interrupts) {
-				return answers, nil
-			}
-		}
-	}
 	if !w.cfg.perStep {
-		return w.runTasks(ctx, in, runID, &status, await)
+		return w.runTasks(ctx, in, runID, &status, await, func() { progress(false) })
 	}
 	actx := workflow.WithActivityOptions(ctx, w.cfg.activity)
 	req := StepRequest{Thread: in.Thread, RunID: runID, Start: !in.Continue, Continue: in.Continue, Writes: in.Writes}
@@ -340,6 +296,7 @@ func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (Status, error) {
 		if status.Done {
 			return status, nil
 		}
+		progress(false)
 		// A continuing run owns the thread once it wrote a checkpoint; a
 		// step that paused at once may not have.
 		owned = owned || res.Owned

@@ -3,12 +3,12 @@
 // another terminal, hours later if need be, while any worker — not
 // necessarily the one that asked — carries the run on.
 //
-//	agentgraph-temporal worker  [--addr HOST:PORT] [--queue Q] [--db FILE] [--model SPEC]
-//	agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] [--agent research] "question"
-//	agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] --agent retrai [--project DIR] ["instructions"]
-//	agentgraph-temporal status  [--addr HOST:PORT] --thread T
-//	agentgraph-temporal approve [--addr HOST:PORT] --thread T [--answer TEXT] [--timeout D]
-//	agentgraph-temporal wait    [--addr HOST:PORT] [--db FILE] --thread T
+//	agentgraph-temporal worker  [CONN] [--queue Q] [--db FILE | --postgres URL] [--model SPEC]
+//	agentgraph-temporal start   [CONN] [--queue Q] [--db FILE | --postgres URL] [--thread T] [--agent research] "question"
+//	agentgraph-temporal start   [CONN] [--queue Q] [--db FILE | --postgres URL] [--thread T] --agent retrai [--project DIR] ["instructions"]
+//	agentgraph-temporal status  [CONN] --thread T
+//	agentgraph-temporal approve [CONN] --thread T [--answer TEXT] [--timeout D]
+//	agentgraph-temporal wait    [CONN] [--db FILE | --postgres URL] --thread T
 //
 // The research agent (--agent research, the default) is a graph of three
 // nodes: plan (the model proposes a plan), approve (graph.Interrupt asks a
@@ -30,13 +30,16 @@
 // `worker` registers both agents with a Temporal worker of task queue
 // --queue and runs until interrupted. The state of every run lives in the
 // SQLite checkpointer --db (checkpoint/sqlite), which all the workers of a
-// machine share; Temporal carries references to it. Start several
-// workers: each superstep of a run goes to whichever is free.
+// machine share, or in the PostgreSQL checkpointer --postgres
+// (checkpoint/postgres) for workers on several machines; Temporal carries
+// references to it. Start several workers: each superstep of a run goes
+// to whichever is free.
 //
 // `start` starts a run on thread --thread (default: a new one) and prints
 // the workflow ID, which is the thread; a thread that has a run already,
 // open or finished, is refused. `status` prints where the run stands: its
-// next nodes and its pending interrupt, with what it asks. `approve` waits
+// next nodes and its pending interrupt, with what it asks — from the run's
+// memo (temporal.Describe), so it answers with every worker stopped. `approve` waits
 // until the run asks for approval (at most --timeout) and answers with
 // --answer through an update (temporal.AnswerChecked), which the run
 // refuses when it does not wait on that interrupt: "approve" (the
@@ -57,7 +60,14 @@
 // Unlike llm.Scripted both models' replies depend on the messages only,
 // so that two worker processes carry on each other's runs.
 //
-// --addr defaults to $AGENTGRAPH_TEMPORAL_ADDR, else localhost:7233.
+// CONN are the Temporal CLI's connection flags — --address (or --addr),
+// --namespace, --api-key, --tls, --tls-cert-path, --tls-key-path,
+// --tls-ca-path, their -data forms, --tls-server-name and
+// --tls-disable-host-verification — each defaulting to the CLI's
+// environment variable ($TEMPORAL_ADDRESS, $TEMPORAL_NAMESPACE,
+// $TEMPORAL_API_KEY, $TEMPORAL_TLS_CERT, …), so that a shell set up for
+// `temporal` and a Temporal Cloud namespace works as it is. --address
+// falls back on $AGENTGRAPH_TEMPORAL_ADDR, else localhost:7233.
 // scripts/temporal-dev.sh starts a dev server; see the README.
 package main
 
@@ -82,6 +92,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/llm"
 	agtemporal "github.com/agentgraph/agentgraph/temporal"
@@ -114,16 +125,28 @@ const usage = `agentgraph-temporal — a research agent and the retrAI coding ag
 with a human approving them.
 
 Usage:
-  agentgraph-temporal worker  [--addr HOST:PORT] [--queue Q] [--db FILE] [--model SPEC]
-  agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] [--agent research] "question"
-  agentgraph-temporal start   [--addr HOST:PORT] [--queue Q] [--db FILE] [--thread T] --agent retrai [--project DIR] ["instructions"]
-  agentgraph-temporal status  [--addr HOST:PORT] --thread T
-  agentgraph-temporal approve [--addr HOST:PORT] --thread T [--answer TEXT] [--timeout D]
-  agentgraph-temporal wait    [--addr HOST:PORT] [--db FILE] --thread T
+  agentgraph-temporal worker  [CONN] [--queue Q] [--db FILE | --postgres URL] [--model SPEC]
+  agentgraph-temporal start   [CONN] [--queue Q] [--db FILE | --postgres URL] [--thread T] [--agent research] "question"
+  agentgraph-temporal start   [CONN] [--queue Q] [--db FILE | --postgres URL] [--thread T] --agent retrai [--project DIR] ["instructions"]
+  agentgraph-temporal status  [CONN] --thread T
+  agentgraph-temporal approve [CONN] --thread T [--answer TEXT] [--timeout D]
+  agentgraph-temporal wait    [CONN] [--db FILE | --postgres URL] --thread T
 
-A worker runs both agents. --addr defaults to $AGENTGRAPH_TEMPORAL_ADDR, else
-localhost:7233; --queue to agentgraph-agents; --db (the SQLite checkpointer the
-workers share) to agentgraph-temporal.db. Without --model the worker runs
+CONN are the Temporal CLI's connection flags, each defaulting to its
+environment variable: --address HOST:PORT ($TEMPORAL_ADDRESS, else
+$AGENTGRAPH_TEMPORAL_ADDR, else localhost:7233; --addr is the same),
+--namespace/-n ($TEMPORAL_NAMESPACE, else default), --api-key
+($TEMPORAL_API_KEY), --tls ($TEMPORAL_TLS), --tls-cert-path ($TEMPORAL_TLS_CERT),
+--tls-key-path ($TEMPORAL_TLS_KEY), --tls-ca-path ($TEMPORAL_TLS_CA),
+--tls-cert-data, --tls-key-data, --tls-ca-data ($TEMPORAL_TLS_*_DATA),
+--tls-server-name ($TEMPORAL_TLS_SERVER_NAME) and
+--tls-disable-host-verification ($TEMPORAL_TLS_DISABLE_HOST_VERIFICATION).
+
+A worker runs both agents. --queue defaults to agentgraph-agents. The
+checkpointer the workers share is the SQLite file --db (default
+agentgraph-temporal.db) for workers on one machine, or the PostgreSQL
+database --postgres ($AGENTGRAPH_TEMPORAL_POSTGRES) for workers on several.
+status answers with every worker stopped. Without --model the worker runs
 offline on scripted models. retrAI works on --project, by default a copy of a
 bundled Go module with a failing test. Try:
   start "How long are application logs kept?"
@@ -174,6 +197,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // options are the parsed flags and arguments of a command.
 type options struct {
+	conn                                   connOptions
+	postgres                               string
 	addr, queue, db, model, thread, answer string
 	agent, project                         string
 	timeout                                time.Duration
@@ -185,21 +210,19 @@ type options struct {
 // parseFlags parses the flags of cmd, which may come before or after its
 // positional argument.
 func parseFlags(cmd string, args []string, stderr io.Writer) (*options, error) {
-	addr := os.Getenv(envAddr)
-	if addr == "" {
-		addr = defaultAddr
-	}
 	o := &options{}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.addr, "addr", addr, "`HOST:PORT` of the Temporal frontend")
+	o.conn.register(fs)
 	switch cmd {
 	case "worker", "start":
 		fs.StringVar(&o.queue, "queue", defaultQueue, "Temporal task `queue` of the workers")
 	}
 	switch cmd {
 	case "worker", "start", "wait":
-		fs.StringVar(&o.db, "db", defaultDB, "SQLite `file` of the checkpointer the workers share")
+		fs.StringVar(&o.db, "db", defaultDB, "SQLite `file` of the checkpointer the workers of one machine share (see --postgres)")
+		fs.StringVar(&o.postgres, "postgres", os.Getenv(envPostgres),
+			"PostgreSQL `URL` of the checkpointer the workers of several machines share, instead of --db (default $"+envPostgres+")")
 	}
 	switch cmd {
 	case "worker":
@@ -242,15 +265,21 @@ func parseFlags(cmd string, args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("unexpected argument %q", pos[0])
 	case cmd != "worker" && cmd != "start" && o.thread == "":
 		return nil, errors.New("--thread is required")
-	case o.addr == "":
-		return nil, errors.New("--addr is empty")
+	case o.conn.address == "":
+		return nil, errors.New("--address is empty")
+	case o.conn.namespace == "":
+		return nil, errors.New("--namespace is empty")
 	case (cmd == "worker" || cmd == "start") && o.queue == "":
 		return nil, errors.New("--queue is empty")
-	case (cmd == "worker" || cmd == "start" || cmd == "wait") && o.db == "":
+	case (cmd == "worker" || cmd == "start" || cmd == "wait") && o.db == "" && o.postgres == "":
 		return nil, errors.New("--db is empty")
 	case cmd == "approve" && o.timeout <= 0:
 		return nil, errors.New("--timeout must be positive")
 	}
+	if err := o.conn.check(); err != nil {
+		return nil, err
+	}
+	o.addr = o.conn.address
 	if cmd == "start" {
 		if len(pos) > 0 {
 			o.question = pos[0]
@@ -262,35 +291,72 @@ func parseFlags(cmd string, args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-// dial connects to the Temporal frontend at addr, logging warnings and
+// dial connects to the Temporal frontend of o, logging warnings and
 // errors only.
-func dial(addr string, stderr io.Writer) (client.Client, error) {
+func dial(o *options, stderr io.Writer) (client.Client, error) {
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: logger})
+	copts, err := o.conn.clientOptions()
 	if err != nil {
-		return nil, fmt.Errorf("connecting to Temporal at %s: %w", addr, err)
+		return nil, err
+	}
+	copts.Logger = logger
+	c, err := client.Dial(copts)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Temporal at %s (namespace %s): %w", o.conn.address, o.conn.namespace, err)
 	}
 	return c, nil
 }
 
 // agents are the workflows of the two agents, on one saver.
 type agents struct {
-	saver    *sqlite.Saver
+	saver    saver
 	research *agtemporal.Workflow[State]
 	retrai   *agtemporal.Workflow[retrai.State]
 }
 
-// openAgents returns the agents' workflows with their state in the SQLite
-// file db: the research agent on researchModel, retrAI on retraiModel.
-// Close closes the checkpointer.
-func openAgents(ctx context.Context, db string, researchModel, retraiModel llm.Model) (*agents, error) {
-	saver, err := sqlite.Open(ctx, db)
+// saver is the checkpointer the workers share.
+type saver interface {
+	checkpoint.Saver
+	Close() error
+}
+
+// openSaver opens the checkpointer of o: PostgreSQL at --postgres, for
+// workers on several machines, else the SQLite file --db.
+func openSaver(ctx context.Context, o *options) (saver, error) {
+	if o.postgres != "" {
+		s, err := postgres.Open(ctx, o.postgres)
+		if err != nil {
+			return nil, fmt.Errorf("opening the PostgreSQL checkpointer: %w", err)
+		}
+		return s, nil
+	}
+	s, err := sqlite.Open(ctx, o.db)
 	if err != nil {
 		return nil, fmt.Errorf("opening the checkpointer: %w", err)
 	}
-	a := &agents{saver: saver}
+	return s, nil
+}
+
+// store names the checkpointer of o for messages (never the URL, which
+// may hold a password).
+func (o *options) store() string {
+	if o.postgres != "" {
+		return "PostgreSQL (--postgres)"
+	}
+	return o.db
+}
+
+// openAgents returns the agents' workflows with their state in the
+// checkpointer of o: the research agent on researchModel, retrAI on
+// retraiModel. Close closes the checkpointer.
+func openAgents(ctx context.Context, o *options, researchModel, retraiModel llm.Model) (*agents, error) {
+	sv, err := openSaver(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	a := &agents{saver: sv}
 	if err := a.build(researchModel, retraiModel); err != nil {
-		saver.Close()
+		sv.Close()
 		return nil, err
 	}
 	return a, nil
@@ -298,8 +364,8 @@ func openAgents(ctx context.Context, db string, researchModel, retraiModel llm.M
 
 // openOfflineAgents returns the agents on their offline models, for the
 // commands that run no node (start, wait).
-func openOfflineAgents(ctx context.Context, db string) (*agents, error) {
-	return openAgents(ctx, db, newOfflineModel(), newRetraiOfflineModel())
+func openOfflineAgents(ctx context.Context, o *options) (*agents, error) {
+	return openAgents(ctx, o, newOfflineModel(), newRetraiOfflineModel())
 }
 
 func (a *agents) build(researchModel, retraiModel llm.Model) error {
@@ -350,12 +416,12 @@ func workerCommand(ctx context.Context, o *options, stdout, stderr io.Writer) er
 		fmt.Fprintln(stderr, "  check (go test) run for real. It fixes that sample only.")
 		fmt.Fprintln(stderr, `Give a real model with --model, e.g. --model openai:gpt-4o (OPENAI_API_KEY) or --model ollama:qwen3.`)
 	}
-	a, err := openAgents(ctx, o.db, researchModel, retraiModel)
+	a, err := openAgents(ctx, o, researchModel, retraiModel)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	c, err := dial(o.addr, stderr)
+	c, err := dial(o, stderr)
 	if err != nil {
 		return err
 	}
@@ -367,8 +433,8 @@ func workerCommand(ctx context.Context, o *options, stdout, stderr io.Writer) er
 		<-ctx.Done()
 		close(stop)
 	}()
-	fmt.Fprintf(stdout, "worker %d: serving agents %s and %s on task queue %s at %s (checkpoints in %s)\n",
-		os.Getpid(), workflowName, retraiWorkflow, o.queue, o.addr, o.db)
+	fmt.Fprintf(stdout, "worker %d: serving agents %s and %s on task queue %s at %s, namespace %s (checkpoints in %s)\n",
+		os.Getpid(), workflowName, retraiWorkflow, o.queue, o.addr, o.conn.namespace, o.store())
 	return wk.Run(stop)
 }
 
@@ -377,7 +443,7 @@ var ErrThreadUsed = errors.New("the thread has a run already")
 
 // startCommand starts a run and prints its workflow ID.
 func startCommand(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	a, err := openOfflineAgents(ctx, o.db)
+	a, err := openOfflineAgents(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -388,11 +454,11 @@ func startCommand(ctx context.Context, o *options, stdout, stderr io.Writer) err
 	_, err = a.saver.Get(ctx, checkpoint.Ref{ThreadID: o.thread})
 	switch {
 	case err == nil:
-		return fmt.Errorf("thread %s: %w (its checkpoints are in %s): start on another thread", o.thread, ErrThreadUsed, o.db)
+		return fmt.Errorf("thread %s: %w (its checkpoints are in %s): start on another thread", o.thread, ErrThreadUsed, o.store())
 	case !errors.Is(err, checkpoint.ErrNotFound):
 		return fmt.Errorf("reading thread %s: %w", o.thread, err)
 	}
-	c, err := dial(o.addr, stderr)
+	c, err := dial(o, stderr)
 	if err != nil {
 		return err
 	}
@@ -445,22 +511,87 @@ func agentOf(ctx context.Context, c client.Client, thread string) (string, error
 	return "", fmt.Errorf("thread %s runs workflow %q, not one of this command's agents", thread, name)
 }
 
-// statusCommand prints where a run stands.
+// statusCommand prints where a run stands. It reads the run's progress
+// from its memo (temporal.Describe), which the server holds: it answers
+// with every worker stopped. Only an interrupt whose payload the memo
+// holds cut short is asked of a worker (a query), when one is up.
 func statusCommand(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	c, err := dial(o.addr, stderr)
+	c, err := dial(o, stderr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	name, err := agentOf(ctx, c, o.thread)
+	ri, err := agtemporal.Describe(ctx, c, o.thread)
 	if err != nil {
-		return err
+		return fmt.Errorf("thread %s: no run: %w", o.thread, err)
 	}
-	st, err := agtemporal.Query(ctx, c, o.thread)
-	if err != nil {
-		return err
+	name := ri.WorkflowType
+	if name != workflowName && name != retraiWorkflow {
+		return fmt.Errorf("thread %s runs workflow %q, not one of this command's agents", o.thread, name)
 	}
-	return printStatus(stdout, name, st)
+	if !ri.Known {
+		// A run whose first workflow task has not run yet, or started by
+		// an older worker: only a query can tell.
+		st, err := agtemporal.Query(ctx, c, o.thread)
+		if err != nil {
+			return fmt.Errorf("thread %s (%s): the run has recorded no progress yet, and no worker answered: %w", o.thread, name, err)
+		}
+		return printStatus(stdout, name, st)
+	}
+	var full map[string]json.RawMessage
+	for _, in := range ri.Interrupts {
+		if in.Truncated && full == nil {
+			full = map[string]json.RawMessage{}
+			qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			if st, err := agtemporal.Query(qctx, c, o.thread); err == nil {
+				for _, in := range st.Interrupts {
+					full[in.ID] = in.Value
+				}
+			}
+			cancel()
+		}
+	}
+	printProgress(stdout, name, ri, full)
+	return nil
+}
+
+// printProgress prints ri, the progress of a run of agent name, for a
+// human; full has the whole payloads of interrupts the memo cut short,
+// when a worker gave them.
+func printProgress(out io.Writer, name string, ri agtemporal.RunInfo, full map[string]json.RawMessage) {
+	switch {
+	case ri.Status == agtemporal.ProgressFinished:
+		fmt.Fprintf(out, "thread %s (%s): done after step %d (wait prints the result)\n", ri.Thread, name, ri.Step)
+	case ri.Status == agtemporal.ProgressFailed:
+		fmt.Fprintf(out, "thread %s (%s): failed at step %d: %s\n", ri.Thread, name, ri.Step, ri.Error)
+	case ri.Execution != "Running":
+		fmt.Fprintf(out, "thread %s (%s): %s at step %d\n", ri.Thread, name, strings.ToLower(ri.Execution), ri.Step)
+	case ri.Status == agtemporal.ProgressWaiting:
+		fmt.Fprintf(out, "thread %s (%s): step %d, waiting for approval\n", ri.Thread, name, ri.Step)
+	default:
+		fmt.Fprintf(out, "thread %s (%s): step %d, running\n", ri.Thread, name, ri.Step)
+	}
+	if len(ri.Next) > 0 && ri.Status != agtemporal.ProgressFinished {
+		fmt.Fprintf(out, "next: %s\n", strings.Join(ri.Next, ", "))
+	}
+	for _, in := range ri.Interrupts {
+		fmt.Fprintf(out, "interrupt %s at node %s\n", in.ID, in.Node)
+		value := json.RawMessage(in.Summary)
+		if v, ok := full[in.ID]; ok {
+			value = v
+		} else if in.Truncated {
+			fmt.Fprintf(out, "  value (its first %d bytes; a worker shows it whole): %s…\n", len(in.Summary), in.Summary)
+			continue
+		}
+		if name == retraiWorkflow {
+			printHumanCheck(out, value)
+		} else {
+			printPlanReview(out, value)
+		}
+	}
+	if ri.Omitted > 0 {
+		fmt.Fprintf(out, "and %d more interrupts\n", ri.Omitted)
+	}
 }
 
 // printStatus prints st, the status of a run of agent name, for a human.
@@ -502,7 +633,7 @@ func printPlanReview(out io.Writer, value json.RawMessage) {
 
 // approveCommand waits until the run asks for approval and answers it.
 func approveCommand(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	c, err := dial(o.addr, stderr)
+	c, err := dial(o, stderr)
 	if err != nil {
 		return err
 	}
@@ -581,12 +712,12 @@ func waitPaused(ctx context.Context, c client.Client, thread string, timeout tim
 
 // waitCommand waits for the run's end and prints its result.
 func waitCommand(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	a, err := openOfflineAgents(ctx, o.db)
+	a, err := openOfflineAgents(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	c, err := dial(o.addr, stderr)
+	c, err := dial(o, stderr)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"approve with zero timeout", []string{"approve", "--thread", "t", "--timeout", "0s"}, exitUsage, "--timeout must be positive"},
 		{"empty queue", []string{"worker", "--queue", ""}, exitUsage, "--queue is empty"},
 		{"empty db", []string{"start", "--db", "", "q"}, exitUsage, "--db is empty"},
-		{"empty addr", []string{"status", "--addr", "", "--thread", "t"}, exitUsage, "--addr is empty"},
+		{"empty addr", []string{"status", "--addr", "", "--thread", "t"}, exitUsage, "--address is empty"},
 		{"flag of another command", []string{"status", "--model", "x", "--thread", "t"}, exitUsage, "flag provided but not defined: -model"},
 		{"bad model spec", []string{"worker", "--model", "nosuchprovider:x", "--db", filepath.Join(t.TempDir(), "c.db")}, exitError, "nosuchprovider"},
 		{"unknown agent", []string{"start", "--agent", "coder", "q"}, exitUsage, `unknown agent "coder"`},
@@ -91,8 +91,9 @@ func TestFlagsAfterTheQuestion(t *testing.T) {
 	t.Setenv(envAddr, "temporal.example:7233")
 	o, err := parseFlags("start", []string{"How?", "--thread", "t1", "--queue", "q"}, &bytes.Buffer{})
 	require.NoError(t, err)
-	want := options{addr: "temporal.example:7233", queue: "q", db: defaultDB, thread: "t1", agent: workflowName, question: "How?"}
-	require.Empty(t, cmp.Diff(want, *o, cmp.AllowUnexported(options{})))
+	want := options{addr: "temporal.example:7233", queue: "q", db: defaultDB, thread: "t1", agent: workflowName, question: "How?",
+		conn: connOptions{address: "temporal.example:7233", namespace: defaultNamespace}}
+	require.Empty(t, cmp.Diff(want, *o, cmp.AllowUnexported(options{}, connOptions{}, optBool{})))
 }
 
 func TestStartMakesAThreadWhenNoneIsGiven(t *testing.T) {
@@ -222,7 +223,7 @@ func TestStatusShowsThePlanToApprove(t *testing.T) {
 	addr := devServer(t)
 	_, db, thread, ctx := startDemoRun(t, addr, "s")
 
-	c, err := dial(addr, &bytes.Buffer{})
+	c, err := dial(dialOptions(addr), &bytes.Buffer{})
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = waitPaused(ctx, c, thread, time.Minute)
@@ -242,6 +243,59 @@ func TestStatusShowsThePlanToApprove(t *testing.T) {
 	require.Equal(t, "The reviewer rejected the plan: reject\n", stdout)
 }
 
+// TestStatusAnswersWithEveryWorkerStopped runs the walk-through as on
+// several machines — two workers sharing a PostgreSQL checkpointer
+// (--postgres), the connection given as the Temporal CLI's flags — stops
+// every worker while the run waits for approval, and asks for its
+// status: it is answered from the run's memo, plan included. A worker
+// started afterwards carries the run on.
+func TestStatusAnswersWithEveryWorkerStopped(t *testing.T) {
+	addr := devServer(t)
+	pg := os.Getenv("AGENTGRAPH_TEST_POSTGRES_URL")
+	if pg == "" {
+		t.Skip("no PostgreSQL: set AGENTGRAPH_TEST_POSTGRES_URL")
+	}
+	dir := t.TempDir()
+	queue := fmt.Sprintf("agentgraph-example-pg-%d-%d", os.Getpid(), time.Now().UnixNano())
+	conn := []string{"--address", addr, "--namespace", "default"}
+	store := append([]string{"--postgres", pg}, conn...)
+	var workers []*exec.Cmd
+	for i := range 2 {
+		workers = append(workers, startWorker(t, filepath.Join(dir, fmt.Sprintf("worker%d.log", i)), append([]string{"--queue", queue}, store...)...))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	thread := "thread-" + queue
+	code, _, stderr := runCmd(ctx, append([]string{"start", "--queue", queue, "--thread", thread, demoQuestion}, store...)...)
+	require.Equal(t, exitOK, code, stderr)
+	c, err := dial(dialOptions(addr), &bytes.Buffer{})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = waitPaused(ctx, c, thread, time.Minute)
+	require.NoError(t, err)
+
+	for _, w := range workers {
+		require.NoError(t, w.Process.Kill())
+		_ = w.Wait()
+	}
+	code, stdout, stderr := runCmd(ctx, append([]string{"status", "--thread", thread}, conn...)...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "thread "+thread+" (research): step 1, waiting for approval")
+	require.Contains(t, stdout, "at node approve")
+	require.Contains(t, stdout, "question: "+demoQuestion)
+	require.Contains(t, stdout, "1. Search the notes")
+
+	startWorker(t, filepath.Join(dir, "worker2.log"), append([]string{"--queue", queue}, store...)...)
+	code, _, stderr = runCmd(ctx, append([]string{"approve", "--thread", thread}, conn...)...)
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr = runCmd(ctx, append([]string{"wait", "--thread", thread}, store...)...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "kept for 30 days")
+	code, stdout, stderr = runCmd(ctx, append([]string{"status", "--thread", thread}, conn...)...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "thread "+thread+" (research): done")
+}
+
 // TestRunOutlivesTheWorkerThatStartedIt kills (kill -9) the only worker
 // while the run waits for approval; a worker started afterwards, in
 // another process with its own offline model, carries the run to its
@@ -257,7 +311,7 @@ func TestRunOutlivesTheWorkerThatStartedIt(t *testing.T) {
 	thread := "thread-" + queue
 	code, _, stderr := runCmd(ctx, "start", "--addr", addr, "--queue", queue, "--db", db, "--thread", thread, demoQuestion)
 	require.Equal(t, exitOK, code, stderr)
-	c, err := dial(addr, &bytes.Buffer{})
+	c, err := dial(dialOptions(addr), &bytes.Buffer{})
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = waitPaused(ctx, c, thread, time.Minute)
@@ -357,6 +411,11 @@ func startWorker(t *testing.T, logPath string, args ...string) *exec.Cmd {
 		}
 	})
 	return cmd
+}
+
+// dialOptions are the options of a command that dials addr.
+func dialOptions(addr string) *options {
+	return &options{conn: connOptions{address: addr, namespace: defaultNamespace}}
 }
 
 // devServer returns the Temporal dev server's address, or skips the test.

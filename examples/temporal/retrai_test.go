@@ -268,7 +268,7 @@ func TestTwoWorkersFixTheSample(t *testing.T) {
 	require.Equal(t, thread+"\n", stdout)
 	require.Contains(t, stderr, "a copy of the bundled sample")
 
-	c, err := dial(addr, &bytes.Buffer{})
+	c, err := dial(dialOptions(addr), &bytes.Buffer{})
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = waitPaused(ctx, c, thread, 2*time.Minute)
@@ -315,7 +315,7 @@ func TestRetraiRunOutlivesAKilledWorker(t *testing.T) {
 	thread := "thread-" + queue
 	code, _, stderr := runCmd(ctx, "start", "--addr", addr, "--queue", queue, "--db", db, "--thread", thread, "--agent", "retrai")
 	require.Equal(t, exitOK, code, stderr)
-	c, err := dial(addr, &bytes.Buffer{})
+	c, err := dial(dialOptions(addr), &bytes.Buffer{})
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = waitPaused(ctx, c, thread, 2*time.Minute)
