@@ -43,6 +43,8 @@ type runConfig struct {
 	abandoned           *sync.WaitGroup
 	// only lists the tasks a WithTasks run runs.
 	only []string
+	// refuseInput: see RefuseInputWhileInterrupted.
+	refuseInput bool
 }
 
 // WithTasks makes [Graph.Resume] run only the named tasks of the thread's
