@@ -78,9 +78,6 @@ func (g *invGate) wait(ctx context.Context, name string) error {
 func (g *invGate) complete(name string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.done[name] == nil {
-		return // not gated: the input's own task, say
-	}
 	select {
 	case <-g.done[name]:
 	default:

@@ -684,14 +684,6 @@ func (l *loop[S]) runTasks(ctx context.Context, tasks []*task[S]) error {
 	case 1:
 		t := todo[0]
 		l.execute(ctx, t, nil)
-		if t.err == nil && t.done && l.saver != nil {
-			// Saved as a step of several tasks saves each one's, and as
-			// LangGraph does: the checkpoint the step ran from then shows
-			// its task done, with its writes, in GetState and History.
-			if err := l.putWrites(ctx, t.hdr.ID(), t); err != nil {
-				t.err = err
-			}
-		}
 		if t.err != nil {
 			return l.fail(ctx, t)
 		}

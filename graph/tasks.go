@@ -50,6 +50,13 @@ func (l *loop[S]) runOnly(ctx context.Context, tasks []*task[S]) error {
 		return err // a failed task's error is saved (see fail)
 	}
 	intr := interruptsOf(todo)
+	if len(todo) == 1 && todo[0].done {
+		// runConcurrent saves the writes of each of several tasks as they
+		// finish; a step's lone task saves them with the checkpoint.
+		if err := l.putWrites(ctx, todo[0].hdr.ID(), todo[0]); err != nil {
+			return err
+		}
+	}
 	if intr != nil {
 		return l.pause(ctx, todo, intr)
 	}
