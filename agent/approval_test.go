@@ -371,3 +371,20 @@ func TestToolThatAsksWithoutCheckpointerNamesWithCheckpointer(t *testing.T) {
 	require.ErrorIs(t, err, graph.ErrNoCheckpointer)
 	require.ErrorContains(t, err, "agent.WithCheckpointer")
 }
+
+// Near the recursion limit the agent counts the approval's step: with too
+// few steps left for approval, tools and model, it gives up on the tools
+// gracefully instead of asking a human for calls it could not finish.
+func TestToolApprovalCountsItsStepNearTheRecursionLimit(t *testing.T) {
+	var s shop
+	model := llm.NewScriptedByTurn(
+		llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "refund", `{"order":"A1","amount":30}`)}},
+	)
+	g, err := agent.NewReAct(model, s.tools(), agent.WithCheckpointer(checkpoint.NewMemory()), agent.WithToolApproval("refund"))
+	require.NoError(t, err)
+	out, err := g.Invoke(t.Context(), input("Refund A1."), graph.WithThread("t"), graph.WithRecursionLimit(3))
+	require.NoError(t, err)
+	last, _ := out.Messages.Last()
+	require.Equal(t, agent.NeedMoreSteps, last.Text())
+	require.Empty(t, s.got())
+}

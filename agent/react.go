@@ -157,6 +157,7 @@ func NewReAct(model llm.Model, ts []tools.Tool, opts ...Option) (*graph.Graph[Re
 			if err != nil {
 				return nil, err
 			}
+			a.approval = ap
 			b.AddNode(ApprovalNode, ap.node)
 			b.AddBranch(AgentNode, ap.route, graph.WithDestinations(ApprovalNode, ToolsNode, graph.End))
 			b.AddBranch(ApprovalNode, ap.afterReview, graph.WithDestinations(ToolsNode, AgentNode))
@@ -190,6 +191,7 @@ type react struct {
 	system   string
 	defs     []llms.Tool
 	callOpts []llm.CallOption
+	approval *approval // nil without WithToolApproval
 }
 
 // call is the "agent" node.
@@ -207,7 +209,11 @@ func (a *react) call(ctx context.Context, s ReActState) (ReActState, error) {
 		return ReActState{}, fmt.Errorf("agent: %w", err)
 	}
 	msg := resp.Message
-	if len(msg.ToolCalls()) > 0 && graph.RemainingSteps(ctx) < 2 {
+	need := 2 // the tools, then this node again
+	if a.approval != nil && a.approval.needsReview(msg) {
+		need = 3 // the approval first
+	}
+	if len(msg.ToolCalls()) > 0 && graph.RemainingSteps(ctx) < need {
 		sorry := state.AI(NeedMoreSteps)
 		sorry.ID = msg.ID
 		msg = sorry
