@@ -45,6 +45,23 @@
 // graph.WithHooks, for example with package telemetry), or use it as a
 // subgraph.
 //
+// # Approving tool calls
+//
+// [WithToolApproval] makes the agent ask a human before it runs a call of
+// the named tools: the run pauses in the [ApprovalNode] with one interrupt
+// per model message, whose payload is an [ApprovalRequest], and goes on
+// when [graph.Graph.Resume] gets a []Decision — [Approve], [Edit] (other
+// arguments) or [Reject] (a message for the model) per call. The agent
+// needs a checkpointer; with a persistent one (SQLite, PostgreSQL) another
+// process may give the answer. New input on a thread waiting for approval
+// drops the request, as in LangGraph, unless the runs refuse it with
+// graph.RefuseInputWhileInterrupted. The guide docs/guides/approve-tool-call.md
+// builds a support agent with it.
+//
+// A tool may also ask a human itself, with graph.Interrupt: the "tools"
+// node lets the pause through, the run pauses, and the tool runs again,
+// with the answer, when the run is resumed.
+//
 // # Plan and execute
 //
 // Package [github.com/agentgraph/agentgraph/agent/planexec] is a

@@ -51,6 +51,7 @@ type config struct {
 	callOpts    []llm.CallOption
 	compileOpts []graph.CompileOption
 	middleware  []graph.Middleware[ReActState]
+	approve     []string
 }
 
 // WithSystemPrompt puts a system message with text before the conversation
@@ -137,6 +138,9 @@ func NewReAct(model llm.Model, ts []tools.Tool, opts ...Option) (*graph.Graph[Re
 	}
 	b.AddNode(AgentNode, a.call)
 	b.AddEdge(graph.Start, AgentNode)
+	if len(ts) == 0 && len(cfg.approve) > 0 {
+		return nil, fmt.Errorf("agent: WithToolApproval(%q): the agent has no tools", cfg.approve)
+	}
 	if len(ts) == 0 {
 		b.AddEdge(AgentNode, graph.End)
 	} else {
@@ -145,8 +149,19 @@ func NewReAct(model llm.Model, ts []tools.Tool, opts ...Option) (*graph.Graph[Re
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 		a.defs = tn.Definitions()
-		b.AddNode(ToolsNode, tools.Node(tn, getMessages, setMessages))
-		b.AddBranch(AgentNode, tools.SendCondition(getMessages, setMessages, ToolsNode), graph.WithDestinations(ToolsNode, graph.End))
+		b.AddNode(ToolsNode, toolsNode(tn))
+		if len(cfg.approve) == 0 {
+			b.AddBranch(AgentNode, tools.SendCondition(getMessages, setMessages, ToolsNode), graph.WithDestinations(ToolsNode, graph.End))
+		} else {
+			ap, err := newApproval(cfg.approve, tn)
+			if err != nil {
+				return nil, err
+			}
+			a.approval = ap
+			b.AddNode(ApprovalNode, ap.node)
+			b.AddBranch(AgentNode, ap.route, graph.WithDestinations(ApprovalNode, ToolsNode, graph.End))
+			b.AddBranch(ApprovalNode, ap.afterReview, graph.WithDestinations(ToolsNode, AgentNode))
+		}
 		b.AddEdge(ToolsNode, AgentNode)
 	}
 
@@ -161,11 +176,22 @@ func NewReAct(model llm.Model, ts []tools.Tool, opts ...Option) (*graph.Graph[Re
 	return g, nil
 }
 
+// toolsNode is the "tools" node: tn's, with the error of a tool that asks
+// a human in an agent without a checkpointer naming WithCheckpointer.
+func toolsNode(tn *tools.ToolNode) graph.NodeFunc[ReActState] {
+	run := tools.Node(tn, getMessages, setMessages)
+	return func(ctx context.Context, s ReActState) (ReActState, error) {
+		out, err := run(ctx, s)
+		return out, noCheckpointer(err)
+	}
+}
+
 type react struct {
 	model    llm.Model
 	system   string
 	defs     []llms.Tool
 	callOpts []llm.CallOption
+	approval *approval // nil without WithToolApproval
 }
 
 // call is the "agent" node.
@@ -183,7 +209,11 @@ func (a *react) call(ctx context.Context, s ReActState) (ReActState, error) {
 		return ReActState{}, fmt.Errorf("agent: %w", err)
 	}
 	msg := resp.Message
-	if len(msg.ToolCalls()) > 0 && graph.RemainingSteps(ctx) < 2 {
+	need := 2 // the tools, then this node again
+	if a.approval != nil && a.approval.needsReview(msg) {
+		need = 3 // the approval first
+	}
+	if len(msg.ToolCalls()) > 0 && graph.RemainingSteps(ctx) < need {
 		sorry := state.AI(NeedMoreSteps)
 		sorry.ID = msg.ID
 		msg = sorry

@@ -48,6 +48,8 @@ type runConfig struct {
 	only []string
 	// leaseTTL is the run's WithLeaseTTL, nil for the graph's.
 	leaseTTL *time.Duration
+	// refuseInput: see RefuseInputWhileInterrupted.
+	refuseInput bool
 }
 
 // WithTasks makes [Graph.Resume] run only the named tasks of the thread's

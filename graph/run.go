@@ -402,6 +402,9 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 	if cmd != nil {
 		return l.applyCommand(ctx, tuple, cmd)
 	}
+	if err := l.refusePausedInput(tuple); err != nil {
+		return err
+	}
 	// Fresh input: pending tasks of the thread are dropped.
 	l.restored = nil
 	var zero S

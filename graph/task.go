@@ -141,8 +141,14 @@ func (l *loop[S]) execute(ctx context.Context, t *task[S], env *taskEnv) {
 			t.err = nil
 			if l.saver == nil {
 				// Interrupt refused to pause (see errInterruptRefused): the
-				// task fails, whatever the node returned.
-				t.err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: errInterruptRefused}
+				// task fails, whatever the node returned — with the node's
+				// error when it wraps the refusal (a prebuilt agent naming
+				// its own option, say).
+				refused := error(errInterruptRefused)
+				if errors.Is(err, errInterruptRefused) {
+					refused = err
+				}
+				t.err = &NodeError{Node: t.name, TaskID: t.hdr.ID(), Attempts: t.attempts, Err: refused}
 				t.hdr.clearPause()
 			}
 		}
@@ -216,7 +222,12 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 		if t.interrupted() {
 			switch {
 			case l.saver == nil:
-				return nil // refused to pause: execute fails the task
+				// Refused to pause: execute fails the task, with the
+				// node's error if it wraps the refusal.
+				if errors.Is(err, errInterruptRefused) {
+					return err
+				}
+				return nil
 			case err == nil:
 				// The node went on after its pause: whatever it did
 				// with Interrupt's zero answer must not pass silently.

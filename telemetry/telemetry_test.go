@@ -593,3 +593,29 @@ func TestInterruptedToolCallIsNotAnError(t *testing.T) {
 	require.Empty(t, s[0].Events, "no exception event")
 	require.Equal(t, true, attrs(s[0])[telemetry.AttrInterrupted])
 }
+
+// A tool traced by the wrapper (telemetry.Tools, without Instrument) that
+// asks a human ends its execute_tool span as interrupted too.
+func TestInterruptedWrappedToolCallIsNotAnError(t *testing.T) {
+	tp, exp := newProvider(t)
+	refund := tools.New("refund", "Refunds an order.", func(ctx context.Context, _ struct{}) (string, error) {
+		ok, err := graph.InterruptAs[bool](ctx, "refund?")
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprint(ok), nil
+	})
+	model := llm.NewScripted(llm.Reply{ToolCalls: []llms.ToolCall{state.ToolCall("c1", "refund", `{}`)}}, llm.Reply{Text: "done"})
+	g, err := agent.NewReAct(model, telemetry.Tools([]tools.Tool{refund}, tp),
+		agent.WithCheckpointer(checkpoint.NewMemory()))
+	require.NoError(t, err)
+	_, err = g.Invoke(t.Context(), agent.ReActState{Messages: state.Msgs(state.Human("refund my order"))}, graph.WithThread("t"))
+	_, ok := errors.AsType[*graph.Interrupted](err)
+	require.True(t, ok, "got %v", err)
+
+	s := named(t, exp.GetSpans(), "execute_tool refund")
+	require.Len(t, s, 1)
+	require.Equal(t, codes.Unset, s[0].Status.Code)
+	require.Empty(t, s[0].Events, "no exception event")
+	require.Equal(t, true, attrs(s[0])[telemetry.AttrInterrupted])
+}

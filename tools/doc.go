@@ -1,6 +1,18 @@
 // Package tools provides the tools an LLM coding agent calls, and the small
 // abstraction they share.
 //
+// Start here — what most programs use, whatever their tools:
+//
+//   - [Tool], the interface, and [New], which makes one from a typed Go
+//     function (its JSON Schema from the argument struct).
+//   - [ToolNode], which runs a model message's tool calls, with [Node],
+//     [SendCondition] and [Condition] to put it in a graph (package agent
+//     does this for you), and [Definitions] to show tools to a model.
+//   - [Set], tools by name.
+//
+// The rest of the package is the coding tools (files, bash, git, tests,
+// web) and their confinement, below.
+//
 // # Tools
 //
 // A Tool has a name, a description, a JSON-schema object describing its

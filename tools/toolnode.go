@@ -312,10 +312,12 @@ func (n *ToolNode) call(ctx context.Context, c llms.ToolCall) (state.Message, er
 	if ctx.Err() != nil {
 		return state.Message{}, ctx.Err()
 	}
-	if graph.IsInterrupt(err) {
+	if graph.IsInterrupt(err) || errors.Is(err, graph.ErrNoCheckpointer) {
 		// The tool asked a human (graph.Interrupt): the node pauses, as
 		// LangGraph's ToolNode lets GraphInterrupt through, and runs the
-		// call again when the run is resumed.
+		// call again when the run is resumed. In a graph without a
+		// checkpointer, which cannot pause, the node fails: that is the
+		// program's mistake, not one the model can correct.
 		return state.Message{}, err
 	}
 	if argErr, ok := errors.AsType[*ArgumentError](err); ok {

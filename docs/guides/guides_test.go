@@ -18,7 +18,7 @@ import (
 // their own, in the directory named after the guide. Any other guide with
 // such a directory is checked the same way.
 var programGuides = []string{
-	"approval-sqlite", "from-langgraph", "map-reduce", "postgres-processes", "real-model", "remote-graph", "streaming",
+	"approval-sqlite", "approve-tool-call", "from-langgraph", "map-reduce", "postgres-processes", "real-model", "remote-graph", "streaming",
 }
 
 // goBlocks returns the fenced ```go blocks of a Markdown file, without

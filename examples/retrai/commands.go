@@ -105,14 +105,23 @@ func runsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(fs.Output(), "Usage: retrai runs [--db FILE|URL] [RUN_ID]\n\nLists the runs, newest first, or shows the run RUN_ID.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitAchieved
+	// Flags may come before or after the run ID (retrai runs ID --db F).
+	var ids []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitAchieved
+			}
+			return exitUsage
 		}
-		return exitUsage
+		if fs.NArg() == 0 {
+			break
+		}
+		ids = append(ids, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "retrai runs: one run ID at most, not %q\n", fs.Args())
+	if len(ids) > 1 {
+		fmt.Fprintf(stderr, "retrai runs: one run ID at most, not %q\n", ids)
 		return exitUsage
 	}
 	fail := func(err error) int {
@@ -131,8 +140,8 @@ func runsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return fail(err)
 	}
 	defer m.Close()
-	if fs.NArg() == 1 {
-		run, err := m.Get(ctx, fs.Arg(0))
+	if len(ids) == 1 {
+		run, err := m.Get(ctx, ids[0])
 		if err != nil {
 			return fail(err)
 		}

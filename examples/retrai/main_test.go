@@ -361,10 +361,18 @@ func TestRunsCommand(t *testing.T) {
 		require.Contains(t, out, want)
 	}
 
+	// Flags may follow the run ID.
+	code, after, _ := runCLI(t, "", "runs", waiting, "--db", db)
+	require.Equal(t, exitAchieved, code)
+	require.Equal(t, out, after)
+
 	code, _, errOut := runCLI(t, "", "runs", "--db", db, "no-such-run")
 	require.Equal(t, exitNotDone, code)
 	require.Contains(t, errOut, "run not found")
 	code, _, errOut = runCLI(t, "", "runs", "--db", db, "a", "b")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "one run ID at most")
+	code, _, errOut = runCLI(t, "", "runs", "a", "--db", db, "b")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "one run ID at most")
 }
