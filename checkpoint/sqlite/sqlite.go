@@ -18,6 +18,7 @@ type Saver struct {
 	path   string // for the package's tests
 	db     *sqlitedb.DB
 	fanout int
+	group  group // batches Put and PutWrites (group.go)
 }
 
 var (
@@ -101,9 +102,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 	return &Saver{path: path, db: db, fanout: o.fanout}, nil
 }
 
-// Close closes the database. It does not wait for iterations of List in
-// progress.
+// Close closes the database. It waits for the transaction of Puts and
+// PutWrites in flight, if any; writes still queued behind it, and writes
+// made after Close, fail without being made. It does not wait for
+// iterations of List in progress.
 func (s *Saver) Close() error {
+	s.group.close()
 	return s.db.Close()
 }
 
