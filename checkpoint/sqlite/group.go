@@ -177,6 +177,7 @@ func commit(db *sqlitedb.DB, batch []*groupWrite) {
 	// The batch's statements run under a context no caller can cancel:
 	// one caller giving up must not undo the others' writes.
 	ctx := context.WithoutCancel(batch[0].ctx)
+	batch = slices.Clone(batch) // the leader's is the list to tell
 	for len(batch) > 0 {
 		var failed *writeFailure
 		err := db.Write(ctx, func(tx sqlitedb.Tx) error {
