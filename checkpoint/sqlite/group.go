@@ -39,6 +39,14 @@ import (
 // already taken into a batch is committed or refused with the batch,
 // whatever its context, and its caller is told which.
 
+// The statements around each write of a batch (prepared on the writer
+// connection, as every statement of a write transaction is).
+const (
+	savepoint  = `SAVEPOINT w`
+	rollbackTo = `ROLLBACK TO w`
+	release    = `RELEASE w`
+)
+
 // maxBatch caps the writes of one transaction.
 const maxBatch = 512
 
@@ -183,20 +191,20 @@ func commit(db *sqlitedb.DB, batch []*groupWrite) {
 		err := db.Write(ctx, func(tx sqlitedb.Tx) error {
 			for _, w := range batch {
 				w.err = nil
-				if _, err := tx.Exec(`SAVEPOINT w`); err != nil {
+				if _, err := tx.Exec(savepoint); err != nil {
 					return err
 				}
 				err := w.fn(w.ctx, tx)
 				if err != nil && refusal(err) {
 					w.err = err
-					if _, err := tx.Exec(`ROLLBACK TO w`); err != nil {
+					if _, err := tx.Exec(rollbackTo); err != nil {
 						return err
 					}
 				} else if err != nil {
 					failed = &writeFailure{w: w, err: err}
 					return failed
 				}
-				if _, err := tx.Exec(`RELEASE w`); err != nil {
+				if _, err := tx.Exec(release); err != nil {
 					return err
 				}
 			}

@@ -176,6 +176,6 @@ func SchemaVersion() int { return len(migrations) }
 
 // writeQueries and readQueries are prepared when the Saver opens.
 var (
-	writeQueries = []string{selectLeaf, selectMetaPath, insertBlob, upsertCheckpoint, insertWriteIgnore, insertWriteReplace, deleteThread[0], deleteThread[1], deleteThread[2], acquireLease, selectLease, renewLease, releaseLease}
+	writeQueries = []string{selectLeaf, selectMetaPath, insertBlob, upsertCheckpoint, insertWriteIgnore, insertWriteReplace, deleteThread[0], deleteThread[1], deleteThread[2], acquireLease, selectLease, renewLease, releaseLease, holdsLease, savepoint, rollbackTo, release}
 	readQueries  = []string{selectLatest, selectByID, selectPaths, selectWrites}
 )
