@@ -20,14 +20,15 @@
 //
 // # Group commit
 //
-// A Put or PutWrites that finds no write transaction of its Saver in flight
+// A write (Put, PutWrites, DeleteThread, or a lease's acquisition, renewal
+// or release) that finds no write transaction of its Saver in flight
 // commits at once, in a transaction of its own. One that arrives while a
 // transaction commits waits for it and is then committed together with the
 // others that arrived meanwhile (up to 512), in their order of arrival, so
 // that many threads checkpointing at once share commits — and, with
 // synchronous FULL, fsyncs. Each write of such a batch runs inside a
-// savepoint and is checked on its own: a conflict or a fenced (stale) lease
-// refuses that write alone, with its own error, and the others commit; an
+// savepoint and is checked on its own: a conflict, a fenced (stale) lease
+// or a lease held by another refuses that write alone, with its own error, and the others commit; an
 // error of the database itself in one write aborts the transaction, that
 // write gets the error and the others are committed again without it. A
 // write whose context is done while it waits is dropped; one already in a

@@ -10,8 +10,8 @@ import (
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 )
 
-// Group commit: the Puts and PutWrites of concurrent callers share write
-// transactions, so that many threads checkpointing on one file pay one
+// Group commit: the writes of concurrent callers — Put, PutWrites,
+// DeleteThread and the lease operations — share write transactions, so that many threads checkpointing on one file pay one
 // commit (one fsync with synchronous FULL) per batch instead of one per
 // write.
 //
@@ -231,7 +231,9 @@ func commit(db *sqlitedb.DB, batch []*groupWrite) {
 
 // refusal reports whether err refuses a write for what it is, not for a
 // failure of the database: the write is rolled back to its savepoint and
-// the rest of its batch goes on.
+// the rest of its batch goes on. (Every refusal is found before its write
+// changes anything but a version conflict; the savepoint makes each one
+// safe whatever the order.)
 func refusal(err error) bool {
 	if _, ok := errors.AsType[*checkpoint.ConflictError](err); ok {
 		return true
@@ -239,10 +241,12 @@ func refusal(err error) bool {
 	if _, ok := errors.AsType[*checkpoint.VersionConflictError](err); ok {
 		return true
 	}
-	if _, ok := errors.AsType[*checkpoint.FencedError](err); ok {
+	if _, ok := errors.AsType[*checkpoint.LeaseHeldError](err); ok {
 		return true
 	}
-	return false
+	// A fenced write (*checkpoint.FencedError) or a renewal of a lease
+	// that is no longer current.
+	return errors.Is(err, checkpoint.ErrLeaseLost)
 }
 
 // writeFailure is the error of one write that aborts its batch's

@@ -157,6 +157,21 @@ func TestGroupCommitRefusesOnlyTheBadWriteOfABatch(t *testing.T) {
 					require.Empty(t, got.PendingWrites)
 				}
 		}},
+		{"lease-held", false, func(t *testing.T, s *sqlite.Saver) (func() error, func(*testing.T, error)) {
+			held, err := s.AcquireLease(t.Context(), "l", "first", time.Minute)
+			require.NoError(t, err)
+			return func() error {
+					_, err := s.AcquireLease(t.Context(), "l", "second", time.Minute)
+					return err
+				},
+				func(t *testing.T, err error) {
+					h, ok := errors.AsType[*checkpoint.LeaseHeldError](err)
+					require.True(t, ok, "want a *checkpoint.LeaseHeldError, got %v", err)
+					require.Equal(t, "first", h.Holder)
+					_, err = s.RenewLease(t.Context(), held, time.Minute)
+					require.NoError(t, err, "the first holder keeps its lease")
+				}
+		}},
 		{"database-error", true, func(t *testing.T, s *sqlite.Saver) (func() error, func(*testing.T, error)) {
 			// An error of the database, not a refusal: the batch's
 			// transaction is aborted and committed again without it.

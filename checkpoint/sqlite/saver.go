@@ -537,7 +537,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: delete thread: %w", err)
 	}
-	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
+	err := s.group.do(ctx, s.db, func(ctx context.Context, tx sqlitedb.Tx) error {
 		if err := checkFence(ctx, tx, threadID); err != nil {
 			return err
 		}

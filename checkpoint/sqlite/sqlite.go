@@ -102,9 +102,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 	return &Saver{path: path, db: db, fanout: o.fanout}, nil
 }
 
-// Close closes the database. It waits for the transaction of Puts and
-// PutWrites in flight, if any; writes still queued behind it, and writes
-// made after Close, fail without being made. It does not wait for
+// Close closes the database. It waits for the write transaction in
+// flight, if any (see Group commit in the package documentation); writes
+// still queued behind it, and writes made after Close, fail without being
+// made. It does not wait for
 // iterations of List in progress.
 func (s *Saver) Close() error {
 	s.group.close()
