@@ -28,9 +28,10 @@
 // that many threads checkpointing at once share commits — and, with
 // synchronous FULL, fsyncs. Each write of such a batch runs inside a
 // savepoint and is checked on its own: a conflict, a fenced (stale) lease
-// or a lease held by another refuses that write alone, with its own error, and the others commit; an
-// error of the database itself in one write aborts the transaction, that
-// write gets the error and the others are committed again without it. A
+// or a lease held by another refuses that write alone, with its own error,
+// and the others commit; an error of the database itself in one write
+// aborts the transaction, that write gets the error and the others are
+// committed again without it. A
 // write whose context is done while it waits is dropped; one already in a
 // batch is committed or refused with it. [Saver.Close] waits for the
 // transaction in flight and fails the writes still waiting.
