@@ -14,9 +14,27 @@
 //
 // A Saver is safe for use by many goroutines, and several processes may open
 // the same file: writes go through one connection per Saver in BEGIN
-// IMMEDIATE transactions (each Put is one transaction), readers use their
-// own connections, busy databases are waited for (see [WithBusyTimeout]) and
-// transactions that still find the database busy are retried.
+// IMMEDIATE transactions, readers use their own connections, busy databases
+// are waited for (see [WithBusyTimeout]) and transactions that still find
+// the database busy are retried.
+//
+// # Group commit
+//
+// A write (Put, PutWrites, DeleteThread, or a lease's acquisition, renewal
+// or release) that finds no write transaction of its Saver in flight
+// commits at once, in a transaction of its own. One that arrives while a
+// transaction commits waits for it and is then committed together with the
+// others that arrived meanwhile (up to 512), in their order of arrival, so
+// that many threads checkpointing at once share commits — and, with
+// synchronous FULL, fsyncs. Each write of such a batch runs inside a
+// savepoint and is checked on its own: a conflict, a fenced (stale) lease
+// or a lease held by another refuses that write alone, with its own error,
+// and the others commit; an error of the database itself in one write
+// aborts the transaction, that write gets the error and the others are
+// committed again without it. A
+// write whose context is done while it waits is dropped; one already in a
+// batch is committed or refused with it. [Saver.Close] waits for the
+// transaction in flight and fails the writes still waiting.
 //
 // # Schema
 //

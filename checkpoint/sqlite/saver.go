@@ -287,6 +287,12 @@ const (
 // IMMEDIATE, taking the database's write lock, so no other connection or
 // process writes between the checks and the writes: the checks are
 // race-free.
+//
+// The Puts and PutWrites of concurrent callers share transactions (group
+// commit): a write that arrives while another transaction commits waits
+// for it and is committed with the others that arrived meanwhile, each
+// checked and refused on its own; a write that finds none in flight
+// commits at once.
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put: %w", err)
@@ -309,7 +315,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	err = s.db.Write(ctx, func(tx sqlitedb.Tx) error {
+	err = s.group.do(ctx, s.db, func(ctx context.Context, tx sqlitedb.Tx) error {
 		if err := checkFence(ctx, tx, cp.ThreadID); err != nil {
 			return err
 		}
@@ -366,7 +372,8 @@ func parentConflict(tx sqlitedb.Tx, cp *checkpoint.Checkpoint) error {
 }
 
 // PutWrites implements [checkpoint.Saver]. All writes are stored in one
-// transaction.
+// transaction, which it may share with concurrent Puts and PutWrites (see
+// [Saver.Put]).
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put writes: %w", err)
@@ -377,7 +384,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if len(writes) == 0 {
 		return nil
 	}
-	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
+	err := s.group.do(ctx, s.db, func(ctx context.Context, tx sqlitedb.Tx) error {
 		if err := checkFence(ctx, tx, ref.ThreadID); err != nil {
 			return err
 		}
@@ -530,7 +537,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: delete thread: %w", err)
 	}
-	err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
+	err := s.group.do(ctx, s.db, func(ctx context.Context, tx sqlitedb.Tx) error {
 		if err := checkFence(ctx, tx, threadID); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ type Saver struct {
 	path   string // for the package's tests
 	db     *sqlitedb.DB
 	fanout int
+	group  group // batches Put and PutWrites (group.go)
 }
 
 var (
@@ -101,9 +102,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 	return &Saver{path: path, db: db, fanout: o.fanout}, nil
 }
 
-// Close closes the database. It does not wait for iterations of List in
-// progress.
+// Close closes the database. It waits for the write transaction in
+// flight, if any (see Group commit in the package documentation); writes
+// still queued behind it, and writes made after Close, fail without being
+// made. It does not wait for
+// iterations of List in progress.
 func (s *Saver) Close() error {
+	s.group.close()
 	return s.db.Close()
 }
 
@@ -172,6 +177,6 @@ func SchemaVersion() int { return len(migrations) }
 
 // writeQueries and readQueries are prepared when the Saver opens.
 var (
-	writeQueries = []string{selectLeaf, selectMetaPath, insertBlob, upsertCheckpoint, insertWriteIgnore, insertWriteReplace, deleteThread[0], deleteThread[1], deleteThread[2], acquireLease, selectLease, renewLease, releaseLease}
+	writeQueries = []string{selectLeaf, selectMetaPath, insertBlob, upsertCheckpoint, insertWriteIgnore, insertWriteReplace, deleteThread[0], deleteThread[1], deleteThread[2], acquireLease, selectLease, renewLease, releaseLease, holdsLease, savepoint, rollbackTo, release}
 	readQueries  = []string{selectLatest, selectByID, selectPaths, selectWrites}
 )

@@ -160,7 +160,10 @@ func Open(ctx context.Context, path string, cfg Config) (*DB, error) {
 }
 
 func openDB(ctx context.Context, path string, cfg Config) (*DB, error) {
-	w := cfg.pragmas("journal_mode(WAL)", "synchronous("+cfg.Synchronous+")")
+	// temp_store MEMORY keeps statement journals (a savepoint's undo
+	// pages, written for the first change of each page inside it) in
+	// memory rather than in a temporary file: a write per page otherwise.
+	w := cfg.pragmas("journal_mode(WAL)", "synchronous("+cfg.Synchronous+")", "temp_store(MEMORY)")
 	w.Set("_txlock", "immediate")
 
 	memory := path == ":memory:"
