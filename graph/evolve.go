@@ -60,6 +60,15 @@ func (ev *evolution) missingNode(name, where string) {
 	ev.errs = append(ev.errs, fmt.Errorf("%s: node %q is gone", where, name))
 }
 
+// ownInputNode records a node triggered with the state (a task of the
+// next step, a route) that now takes an input of its own.
+func (ev *evolution) ownInputNode(name, where string) {
+	if !slices.Contains(ev.nodes, name) {
+		ev.nodes = append(ev.nodes, name)
+	}
+	ev.errs = append(ev.errs, fmt.Errorf("%s: node %q now takes its own input, not the state", where, name))
+}
+
 // badField records a stored value of a field that the graph cannot decode.
 func (ev *evolution) badField(name string, err error) {
 	if !slices.Contains(ev.fields, name) {

@@ -264,6 +264,29 @@ func TestNewInputAfterPendingNodeRemovedStartsOver(t *testing.T) {
 	require.Equal(t, "kept", out.Note.Get())
 }
 
+// A paused node that now takes an input of its own cannot be given the
+// state it was paused with.
+func TestResumeWithPausedNodeNowTakingItsOwnInputFails(t *testing.T) {
+	saver := checkpoint.NewMemory()
+	evoPause(t, evoSpec{
+		nodes: []string{"ask"},
+		edges: [][2]string{{graph.Start, "ask"}, {"ask", graph.End}},
+	}.compile(t, saver))
+	b := graph.New[evoState]().
+		AddNode("fan", evoStep("fan")).
+		AddEdge(graph.Start, "fan").
+		AddBranch("fan", func(ctx context.Context, s evoState) (graph.Route[evoState], error) {
+			return graph.Route[evoState]{Sends: []graph.Send[evoState]{graph.SendInput[evoState]("ask", "q")}}, nil
+		}, graph.WithDestinations("ask"))
+	graph.AddNodeWithInput(b, "ask", func(ctx context.Context, q string) (evoState, error) { return evoState{}, nil })
+	g2, err := b.Compile(graph.WithCheckpointer(saver))
+	require.NoError(t, err)
+	_, err = g2.Resume(t.Context(), graph.Command[evoState]{Resume: "yes"}, graph.WithThread("1"))
+	var sm *graph.ShapeMismatchError
+	require.ErrorAs(t, err, &sm)
+	require.Equal(t, []string{"ask"}, sm.Nodes)
+}
+
 // A Send pending for a node the new graph lacks cannot be continued.
 func TestResumeWithSendToRemovedNodeFails(t *testing.T) {
 	saver := checkpoint.NewMemory()

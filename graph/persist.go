@@ -323,8 +323,10 @@ func (g *Graph[S]) decodeFrontierEv(b []byte, accum *S, ev *evolution) (frontier
 			what  string
 		}{{fj.Nodes, "a task of the next step"}, {fj.Deferred, "a deferred task"}, {fj.Joined, "a join that fired"}} {
 			for _, n := range list.names {
-				if g.nodes[n] == nil {
+				if nd := g.nodes[n]; nd == nil {
 					ev.missingNode(n, list.what)
+				} else if nd.inType != nil {
+					ev.ownInputNode(n, list.what)
 				}
 			}
 		}
@@ -471,6 +473,9 @@ func (g *Graph[S]) decodeRoute(b []byte, cmd bool, ev *evolution) (Route[S], err
 				continue
 			}
 			return Route[S]{}, fmt.Errorf("route to unknown node %q", n)
+		}
+		if ev != nil && n != End && g.nodes[n].inType != nil {
+			ev.ownInputNode(n, "the route of a finished task")
 		}
 	}
 	s, err := g.decodeSends(rj.Sends, ev)

@@ -285,10 +285,11 @@ type ShapeMismatchError struct {
 	// checkpoint.
 	Want, Got string
 	// Nodes lists, sorted, the nodes that the checkpoint has work pending
-	// for and this graph lacks: a task of the next step (a node paused by
-	// an interrupt or a breakpoint among them), a Send, a deferred node, a
-	// join that fired, a node chosen by a task that finished in the paused
-	// step.
+	// for — a task of the next step (a node paused by an interrupt or a
+	// breakpoint among them), a Send, a deferred node, a join that fired,
+	// a node chosen by a task that finished in the paused step — and that
+	// this graph lacks, or has taking an input of its own where the
+	// checkpoint gives it the state.
 	Nodes []string
 	// Fields lists, sorted, the state fields whose stored value (in the
 	// state, a pending write, a command or a Send) this graph cannot
