@@ -94,6 +94,24 @@ func TestNewGraphVersionWithoutThePausedNodeFailsTheRun(t *testing.T) {
 	require.Contains(t, app.Error(), "ask")
 }
 
+// Before a deploy, the new version's GetState on the thread of each open
+// run tells which runs it could not carry on: the check fails for the
+// breaking version and passes for the compatible one.
+func TestGetStateFindsTheRunsANewVersionCannotCarryOn(t *testing.T) {
+	saver := checkpoint.NewMemory()
+	pauseInProcess(t, saver)
+	compatible, err := askReviewGraph(saver)
+	require.NoError(t, err)
+	_, err = compatible.GetState(t.Context(), graph.WithThread("t"))
+	require.NoError(t, err)
+	breaking, err := noAskGraph(saver)
+	require.NoError(t, err)
+	_, err = breaking.GetState(t.Context(), graph.WithThread("t"))
+	var sm *graph.ShapeMismatchError
+	require.ErrorAs(t, err, &sm)
+	require.Equal(t, []string{"ask"}, sm.Nodes)
+}
+
 // The dev-server tests below run their workers in this process: a worker
 // stopped and another started with the next version of the graph is a
 // deploy.
