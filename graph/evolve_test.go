@@ -400,3 +400,37 @@ func TestResumeWithJoinSourcesAddedKeepsProgress(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "ask:yes", "c", "j"}, out.Log.Get())
 }
+
+// A thread paused inside a subgraph is carried on by a parent whose
+// subgraph gained a node after the paused one.
+func TestResumeWithChangedSubgraphFinishes(t *testing.T) {
+	saver := checkpoint.NewMemory()
+	parent := func(child evoSpec) *graph.Graph[evoState] {
+		b := graph.New[evoState]()
+		for _, n := range child.nodes {
+			if n == "ask" {
+				b.AddNode(n, evoAsk)
+			} else {
+				b.AddNode(n, evoStep(n))
+			}
+		}
+		for _, e := range child.edges {
+			b.AddEdge(e[0], e[1])
+		}
+		sub, err := b.Compile()
+		require.NoError(t, err)
+		g, err := graph.New[evoState]().
+			AddCommandNode("inner", graph.Subgraph[evoState, evoState](sub, nil, nil)).
+			AddNode("outer", evoStep("outer")).
+			AddEdge(graph.Start, "inner").AddEdge("inner", "outer").AddEdge("outer", graph.End).
+			Compile(graph.WithCheckpointer(saver))
+		require.NoError(t, err)
+		return g
+	}
+	v1 := parent(evoSpec{nodes: []string{"ask"}, edges: [][2]string{{graph.Start, "ask"}, {"ask", graph.End}}})
+	evoPause(t, v1)
+	v2 := parent(evoSpec{nodes: []string{"ask", "more"}, edges: [][2]string{{graph.Start, "ask"}, {"ask", "more"}, {"more", graph.End}}})
+	out, err := v2.Resume(t.Context(), graph.Command[evoState]{Resume: "yes"}, graph.WithThread("1"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"ask:yes", "more", "outer"}, out.Log.Get())
+}
