@@ -108,6 +108,36 @@
 // and [Graph.UpdateState] read and edit a thread's checkpoints, and
 // [WithCheckpointID] replays or forks from any of them.
 //
+// # Changing a graph
+//
+// A checkpoint records the fingerprint of the graph that wrote it (its
+// fields, nodes and edges). A graph of another shape — the next version of
+// a program, deployed while threads were paused on a human — continues the
+// checkpoint whenever it can, as LangGraph does: nodes and edges added,
+// routers changed, nodes removed that have nothing pending. The checkpoint
+// says which tasks run next, not how they were chosen, so the paused step's
+// tasks run under the new graph, and its edges and routers pick the steps
+// after them; a node added before the paused one does not run for that
+// thread (the run is past it). A task that finished in the paused step
+// keeps the writes and destinations it saved under the old graph. A field
+// added to the state starts at its zero value; the stored value of a field
+// removed is dropped. A join whose sources changed keeps the sources
+// already seen when the new graph has a join to the same target from them.
+//
+// A checkpoint cannot be continued when it has work pending for a node the
+// graph lacks — a task of the next step (the node an [Interrupt] or a
+// breakpoint paused included), a [Send], a deferred node, a fired join, the
+// destination a task that finished in the paused step chose — or a stored
+// value the graph cannot decode (a field's type changed): Resume, GetState
+// and UpdateState fail with a [*ShapeMismatchError] naming those nodes and
+// fields, and write nothing. Resume such a thread with the graph that wrote
+// it (keep serving old versions side by side until their threads finish),
+// or give it new input, which drops its pending work as always (an
+// undecodable value still keeps it from starting). Run the new graph's
+// GetState on the open threads before a deploy to learn which it would
+// refuse. A checkpoint of the graph's own shape is read strictly: anything
+// unexpected in it is a [*checkpoint.CorruptError].
+//
 // # Running a step's tasks apart
 //
 // A runner spread over several processes (package temporal's workflows)

@@ -79,14 +79,28 @@ func (g *Graph[S]) writesView(s *S) Writes {
 
 // fromWrites decodes writes encoded by writes.
 func (g *Graph[S]) fromWrites(m map[string]json.RawMessage) (S, error) {
+	return g.fromWritesEv(m, nil)
+}
+
+// fromWritesEv is fromWrites for a checkpoint of another shape when ev is
+// not nil: a write to a field the graph no longer has is dropped, and one
+// it cannot decode is recorded in ev.
+func (g *Graph[S]) fromWritesEv(m map[string]json.RawMessage, ev *evolution) (S, error) {
 	var s S
 	p := unsafe.Pointer(&s)
 	for name, b := range m {
 		fi, ok := g.sc.index[name]
 		if !ok {
+			if ev != nil {
+				continue
+			}
 			return s, fmt.Errorf("write to unknown field %q", name)
 		}
 		if err := g.sc.ch(p, fi).UnmarshalWrite(b); err != nil {
+			if ev != nil {
+				ev.badField(name, fmt.Errorf("decoding a write: %w", err))
+				continue
+			}
 			return s, fmt.Errorf("decoding write of field %s: %w", name, err)
 		}
 	}
@@ -162,33 +176,40 @@ func (g *Graph[S]) encodeSends(sends []Send[S]) ([]sendJSON, error) {
 	return out, nil
 }
 
-// decodeSends decodes sends encoded by encodeSends.
-func (g *Graph[S]) decodeSends(in []sendJSON) ([]Send[S], error) {
+// decodeSends decodes sends encoded by encodeSends; with ev (a checkpoint
+// of another shape), what keeps them from being run is recorded in ev.
+func (g *Graph[S]) decodeSends(in []sendJSON, ev *evolution) ([]Send[S], error) {
 	var out []Send[S]
 	for _, s := range in {
 		n := g.nodes[s.Node]
-		if n == nil {
-			return nil, fmt.Errorf("send to unknown node %q", s.Node)
-		}
-		if n.inType != nil {
-			if s.Input == nil {
-				return nil, fmt.Errorf("send to node %q, which takes its own input, has none", s.Node)
-			}
-			in, err := n.decodeIn(s.Input)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, Send[S]{Node: s.Node, input: in, hasInput: true})
+		var err error
+		switch {
+		case n == nil && ev != nil:
+			ev.missingNode(s.Node, "a Send")
 			continue
+		case n == nil:
+			return nil, fmt.Errorf("send to unknown node %q", s.Node)
+		case n.inType != nil && s.Input == nil:
+			err = fmt.Errorf("send to node %q, which takes its own input, has none", s.Node)
+		case n.inType != nil:
+			var in any
+			if in, err = n.decodeIn(s.Input); err == nil {
+				out = append(out, Send[S]{Node: s.Node, input: in, hasInput: true})
+				continue
+			}
+		case s.Input != nil:
+			err = fmt.Errorf("send to node %q, which takes the state, carries an input of its own", s.Node)
+		default:
+			var a S
+			if a, err = g.fromWritesEv(s.Arg, ev); err == nil {
+				out = append(out, Send[S]{Node: s.Node, Arg: a})
+				continue
+			}
 		}
-		if s.Input != nil {
-			return nil, fmt.Errorf("send to node %q, which takes the state, carries an input of its own", s.Node)
-		}
-		a, err := g.fromWrites(s.Arg)
-		if err != nil {
+		if ev == nil {
 			return nil, err
 		}
-		out = append(out, Send[S]{Node: s.Node, Arg: a})
+		ev.problem(err)
 	}
 	return out, nil
 }
@@ -278,6 +299,13 @@ func appendJSONString(b []byte, s string) []byte {
 // a frontier that encodeFrontier could not have written for this graph is
 // an error, the empty one included (a finished run's frontier is "{}").
 func (g *Graph[S]) decodeFrontier(b []byte, accum *S) (frontier[S], error) {
+	return g.decodeFrontierEv(b, accum, nil)
+}
+
+// decodeFrontierEv is decodeFrontier for a checkpoint of another shape
+// when ev is not nil: what the graph cannot continue is recorded in ev,
+// what it need not continue is dropped (see evolve.go).
+func (g *Graph[S]) decodeFrontierEv(b []byte, accum *S, ev *evolution) (frontier[S], error) {
 	var f frontier[S]
 	if len(b) == 0 {
 		return f, errors.New("empty frontier")
@@ -289,7 +317,22 @@ func (g *Graph[S]) decodeFrontier(b []byte, accum *S) (frontier[S], error) {
 	if fj.Input != nil && !fj.HasInput {
 		return f, errors.New("frontier has input but not has_input")
 	}
-	if err := g.checkNodes("frontier", fj.Nodes, fj.Deferred, fj.Joined); err != nil {
+	if ev != nil {
+		for _, list := range []struct {
+			names []string
+			what  string
+		}{{fj.Nodes, "a task of the next step"}, {fj.Deferred, "a deferred task"}, {fj.Joined, "a join that fired"}} {
+			for _, n := range list.names {
+				if nd := g.nodes[n]; nd == nil {
+					ev.missingNode(n, list.what)
+				} else if nd.inType != nil {
+					ev.ownInputNode(n, list.what)
+				}
+			}
+		}
+		// A node that ran last and has nothing pending may be gone.
+		fj.Last = slices.DeleteFunc(fj.Last, func(n string) bool { return n != Start && g.nodes[n] == nil })
+	} else if err := g.checkNodes("frontier", fj.Nodes, fj.Deferred, fj.Joined); err != nil {
 		return f, err
 	}
 	for _, n := range fj.Last {
@@ -298,14 +341,14 @@ func (g *Graph[S]) decodeFrontier(b []byte, accum *S) (frontier[S], error) {
 		}
 	}
 	if accum != nil && fj.Accum != nil {
-		a, err := g.fromWrites(fj.Accum)
+		a, err := g.fromWritesEv(fj.Accum, ev)
 		if err != nil {
 			return f, fmt.Errorf("frontier: accumulated writes: %w", err)
 		}
 		*accum = a
 	}
 	if fj.HasInput {
-		in, err := g.fromWrites(fj.Input)
+		in, err := g.fromWritesEv(fj.Input, ev)
 		if err != nil {
 			return f, fmt.Errorf("frontier: input: %w", err)
 		}
@@ -313,11 +356,16 @@ func (g *Graph[S]) decodeFrontier(b []byte, accum *S) (frontier[S], error) {
 	}
 	f.nodes, f.deferred, f.last, f.joined = fj.Nodes, fj.Deferred, fj.Last, fj.Joined
 	var err error
-	if f.sends, err = g.decodeSends(fj.Sends); err != nil {
+	if f.sends, err = g.decodeSends(fj.Sends, ev); err != nil {
 		return f, fmt.Errorf("frontier: %w", err)
 	}
 	for key, names := range fj.Joins {
 		ji := slices.IndexFunc(g.joins, func(j *join) bool { return j.key == key })
+		if ji < 0 && ev != nil {
+			if ji = g.evolveJoin(key, names); ji < 0 {
+				continue // the join is gone: nothing waits on its progress
+			}
+		}
 		if ji < 0 {
 			return f, fmt.Errorf("frontier: unknown join %q", key)
 		}
@@ -395,7 +443,7 @@ func (g *Graph[S]) decodeResult(b []byte, t *task[S]) error {
 	if err != nil {
 		return err
 	}
-	r, err := g.decodeRoute(v.R, false)
+	r, err := g.decodeRoute(v.R, false, nil)
 	if err != nil {
 		return err
 	}
@@ -413,17 +461,24 @@ func (g *Graph[S]) encodeRoute(r Route[S]) ([]byte, error) {
 
 // decodeRoute decodes a route encoded by encodeRoute. Only a command's
 // route (a goto) may name End: a node's route never does.
-func (g *Graph[S]) decodeRoute(b []byte, cmd bool) (Route[S], error) {
+func (g *Graph[S]) decodeRoute(b []byte, cmd bool, ev *evolution) (Route[S], error) {
 	var rj routeJSON
 	if err := decodeStrict(b, &rj); err != nil {
 		return Route[S]{}, fmt.Errorf("decoding route: %w", err)
 	}
 	for _, n := range rj.Nodes {
 		if !(cmd && n == End) && g.nodes[n] == nil {
+			if ev != nil {
+				ev.missingNode(n, "the route of a finished task")
+				continue
+			}
 			return Route[S]{}, fmt.Errorf("route to unknown node %q", n)
 		}
+		if ev != nil && n != End && g.nodes[n].inType != nil {
+			ev.ownInputNode(n, "the route of a finished task")
+		}
 	}
-	s, err := g.decodeSends(rj.Sends)
+	s, err := g.decodeSends(rj.Sends, ev)
 	if err != nil {
 		return Route[S]{}, fmt.Errorf("route: %w", err)
 	}
@@ -637,13 +692,15 @@ func corrupt(t *checkpoint.Tuple, err error) error {
 }
 
 // restore loads a checkpoint's state and frontier, and applies the writes
-// of commands recorded against it. A checkpoint of another graph gives a
-// [*ShapeMismatchError]; one that this graph cannot have written (a
-// missing or undecodable value, frontier or command) a
-// [*checkpoint.CorruptError].
+// of commands recorded against it. A checkpoint of a graph of another
+// shape is continued when it can be (see evolve.go), and gives a
+// [*ShapeMismatchError] naming what is missing when it cannot; one that
+// this graph cannot have written (a missing or undecodable value,
+// frontier or command) a [*checkpoint.CorruptError].
 func (l *loop[S]) restore(t *checkpoint.Tuple) error {
+	l.ev = nil
 	if t.Shape != "" && t.Shape != l.g.shape {
-		return &ShapeMismatchError{CheckpointID: t.ID, Want: l.g.shape, Got: t.Shape}
+		l.ev = &evolution{}
 	}
 	if t.Metadata.Step < -1 {
 		return corrupt(t, fmt.Errorf("step %d", t.Metadata.Step))
@@ -652,11 +709,11 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 	for _, ch := range t.Channels {
 		fi, ok := l.g.sc.index[ch.Name]
 		if !ok {
-			if t.Shape != "" {
+			if t.Shape == l.g.shape {
 				// The shape covers the fields: this graph wrote it.
 				return corrupt(t, fmt.Errorf("value of unknown field %q", ch.Name))
 			}
-			continue
+			continue // a field this graph no longer has
 		}
 		if ch.Version <= 0 {
 			return corrupt(t, fmt.Errorf("field %s has version %d", ch.Name, ch.Version))
@@ -665,6 +722,11 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 			return corrupt(t, fmt.Errorf("no value for field %s at version %d", ch.Name, ch.Version))
 		}
 		if err := l.g.sc.ch(p, fi).UnmarshalJSON(ch.Value); err != nil {
+			if l.ev != nil {
+				l.ev.badField(ch.Name, err)
+				l.ev.state = true
+				continue
+			}
 			return corrupt(t, fmt.Errorf("decoding field %s: %w", ch.Name, err))
 		}
 		l.versions[fi] = ch.Version
@@ -675,7 +737,7 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 	if l.accumulate {
 		accum = &l.accum
 	}
-	fr, err := l.g.decodeFrontier(t.Frontier, accum)
+	fr, err := l.g.decodeFrontierEv(t.Frontier, accum, l.ev)
 	if err != nil {
 		return corrupt(t, err)
 	}
@@ -697,6 +759,10 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 		}
 	}
 	sort.Strings(cmds)
+	nerr := 0
+	if l.ev != nil {
+		nerr = len(l.ev.errs)
+	}
 	for _, id := range cmds {
 		r, err := l.decodeTask(byTask[id], true)
 		if err == nil && (r.name != "command" || !r.done) {
@@ -709,7 +775,10 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 			return corrupt(t, fmt.Errorf("command %s: %w", id, err))
 		}
 	}
-	return nil
+	if l.ev != nil && len(l.ev.errs) > nerr {
+		l.ev.state = true // a command's update is part of the state
+	}
+	return l.ev.err(t, l.g.shape)
 }
 
 // decodeTask decodes the pending writes of one task, or of a command,
@@ -724,7 +793,7 @@ func (l *loop[S]) decodeTask(ws []checkpoint.Write, cmd bool) (*restoredTask[S],
 		r.name = w.TaskPath
 		switch w.Channel {
 		case chanRoute:
-			rt, err := l.g.decodeRoute(w.Value, cmd)
+			rt, err := l.g.decodeRoute(w.Value, cmd, l.ev)
 			if err != nil {
 				return nil, err
 			}
@@ -747,7 +816,7 @@ func (l *loop[S]) decodeTask(ws []checkpoint.Write, cmd bool) (*restoredTask[S],
 			writes[w.Channel] = w.Value
 		}
 	}
-	out, err := l.g.fromWrites(writes)
+	out, err := l.g.fromWritesEv(writes, l.ev)
 	if err != nil {
 		return nil, err
 	}
@@ -786,7 +855,7 @@ func (l *loop[S]) restorePending(t *checkpoint.Tuple) error {
 		}
 		l.restored[id] = r
 	}
-	return nil
+	return l.ev.err(t, l.g.shape)
 }
 
 // nextTasks returns the node of every task of the step after checkpoint t,

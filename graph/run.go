@@ -74,6 +74,7 @@ type loop[S any] struct {
 	in       S            // Invoke's input (a field: a parameter would escape)
 	lease    *threadLease // the thread's lease, held by a root run
 	restored map[string]*restoredTask[S]
+	ev       *evolution // set by restore for a checkpoint of another shape
 	resume   *resumeInput
 	skipBrk  bool
 	sink     func(Event) // nil when nothing is streamed
@@ -384,10 +385,15 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 	// need not be the thread's latest.
 	l.fork = l.cfg.checkpointID != ""
 	if tuple != nil {
-		if err := l.restore(tuple); err != nil {
+		resuming := l.nested != nil && l.nested.resuming || cmd != nil
+		var sm *ShapeMismatchError
+		if err := l.restore(tuple); err != nil && (resuming || !errors.As(err, &sm) || !l.ev.pendingOnly()) {
+			// New input drops the thread's pending tasks: work pending
+			// for nodes a changed graph lacks does not keep it from
+			// starting again on the stored state.
 			return err
 		}
-		if l.nested != nil && l.nested.resuming || cmd != nil {
+		if resuming {
 			if err := l.restorePending(tuple); err != nil {
 				return err
 			}

@@ -273,17 +273,56 @@ func (e *UndeclaredDestinationError) Error() string {
 		e.Source, e.Destination, strings.Join(e.Declared, ", "))
 }
 
-// ShapeMismatchError reports a checkpoint written by a graph of a different
-// shape (other nodes, edges or fields) than the one asked to resume it.
+// ShapeMismatchError reports a checkpoint written by a graph of another
+// shape (other nodes, edges or fields) that this graph cannot continue: the
+// checkpoint has work pending for nodes this graph lacks, or stored values
+// it cannot decode. A checkpoint that the graph can continue is resumed
+// (see "Changing a graph" in the package documentation); new input on the
+// thread starts over on its state whatever work was pending.
 type ShapeMismatchError struct {
 	CheckpointID string
-	Want, Got    string
+	// Want fingerprints this graph; Got the graph that wrote the
+	// checkpoint.
+	Want, Got string
+	// Nodes lists, sorted, the nodes that the checkpoint has work pending
+	// for — a task of the next step (a node paused by an interrupt or a
+	// breakpoint among them), a Send, a deferred node, a join that fired,
+	// a node chosen by a task that finished in the paused step — and that
+	// this graph lacks, or has taking an input of its own where the
+	// checkpoint gives it the state.
+	Nodes []string
+	// Fields lists, sorted, the state fields whose stored value (in the
+	// state, a pending write, a command or a Send) this graph cannot
+	// decode into the field's type.
+	Fields []string
+	// Err details every problem found, Nodes and Fields included.
+	Err error
 }
 
 func (e *ShapeMismatchError) Error() string {
-	return fmt.Sprintf("graph: checkpoint %s was written by a graph of a different shape (fingerprint %s, this graph is %s); resume it with the graph that wrote it, or start a new thread",
+	var what []string
+	if len(e.Nodes) > 0 {
+		what = append(what, "it has work pending for nodes this graph lacks: "+strings.Join(e.Nodes, ", "))
+	}
+	if len(e.Fields) > 0 {
+		what = append(what, "this graph cannot decode the stored value of fields "+strings.Join(e.Fields, ", "))
+	}
+	if len(what) == 0 && e.Err != nil {
+		what = append(what, e.Err.Error())
+	}
+	msg := fmt.Sprintf("graph: checkpoint %s was written by a graph of another shape (fingerprint %s, this graph is %s)",
 		e.CheckpointID, e.Got, e.Want)
+	if len(what) > 0 {
+		msg += " that this graph cannot continue: " + strings.Join(what, "; ")
+	}
+	if len(e.Fields) > 0 {
+		return msg + "; resume it with the graph that wrote it, or start a new thread"
+	}
+	return msg + "; resume it with the graph that wrote it, or give the thread new input"
 }
+
+// Unwrap returns the details.
+func (e *ShapeMismatchError) Unwrap() error { return e.Err }
 
 // RetryPolicy retries a failed node. The zero value never retries; use
 // [DefaultRetryPolicy] for LangGraph's defaults.

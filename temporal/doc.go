@@ -142,6 +142,32 @@
 // replay of running workflows as changing workflow code does; change them
 // with Temporal's versioning, or when no run is open.
 //
+// Deploying a changed graph: the graph runs in activities, so Temporal's
+// replay never sees it, and a run's next activity runs on whatever graph
+// the worker that picks it up was built with. There are two ways to
+// deploy.
+//
+//   - In place, for compatible changes: the workers are restarted with the
+//     new graph under the same workflow name, and open runs — those paused
+//     for days on a human included — carry on under it, as in-process
+//     threads do (see "Changing a graph" in package graph): nodes and
+//     edges added, routers changed, nodes removed that have no work
+//     pending, state fields added or removed. A run whose checkpoint the
+//     new graph cannot continue — paused in a node that is gone, or holding
+//     a value a changed field type cannot decode — fails for good with an
+//     [ErrTypeGraph] error whose message names those nodes and fields.
+//     Before such a deploy, the new graph's [graph.Graph.GetState] on each
+//     open run's thread (from `temporal workflow list`) tells which would:
+//     it fails with the same [*graph.ShapeMismatchError].
+//   - Side by side, for incompatible changes: each version is its own
+//     [Workflow] under its own name ("research.v1", "research.v2") and one
+//     worker registers them all. A run is pinned to the version it started
+//     on — the workflow type is recorded in its history — so open runs
+//     finish on the old graph while new ones start on the new; a version
+//     is dropped from the workers once no run of it is open. The versions
+//     may share a saver (their threads are distinct), and [Query] and
+//     [Answer] address runs by workflow ID whatever their version.
+//
 // Streaming: an activity cannot stream to the starter, so events reach a
 // caller outside Temporal from the worker side: [WithEvents] hands every
 // event of the chosen modes to a function on the worker that runs the

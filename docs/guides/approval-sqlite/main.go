@@ -48,8 +48,8 @@ type Decision struct {
 const autoApproveBelow = 50
 
 // build compiles the refund workflow. Every process compiles the same
-// graph: a checkpoint can only be resumed by a graph of the shape that
-// wrote it.
+// graph (a changed one resumes a waiting thread only when it still has
+// the nodes that thread waits in).
 func build(saver *sqlite.Saver) (*graph.Graph[Refund], error) {
 	b := graph.New[Refund]()
 	b.AddNode("check", func(ctx context.Context, r Refund) (Refund, error) {
