@@ -42,6 +42,14 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 			"two runs of one thread at once interleave their steps; give each thread one workflow ID", req.Thread, before.Metadata.RunID, req.RunID)
 	}
 	opts := []graph.RunOption{thread, graph.WithRunID(req.RunID)}
+	if activity.IsActivity(ctx) {
+		if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+			// The thread's lease lives as long as the attempt's heartbeat:
+			// once Temporal declares this attempt dead, the next one finds
+			// the thread free (a holder that still runs is fenced).
+			opts = append(opts, graph.WithLeaseTTL(hb))
+		}
+	}
 	switch {
 	case req.Plan:
 		// Up to the next step's tasks: they run as activities of their own.

@@ -117,8 +117,8 @@
 // under the activity's retry policy ([WithActivityOptions]; [RetryPolicy]
 // converts a graph.RetryPolicy). The activity heartbeats, so a dead worker
 // is noticed within the heartbeat timeout; a lease it held is retried for
-// when it expires ([ErrTypeLeaseHeld]), so that with a lease TTL no longer
-// than the heartbeat timeout a run recovers in about that time (see
+// when it expires ([ErrTypeLeaseHeld]); a step activity holds it for the
+// heartbeat timeout, so a run recovers in about that time (see
 // [WithActivityOptions]).
 //
 // State: the workflow's input carries the input state's writes in their

@@ -82,17 +82,17 @@ func defaultConfig() config {
 // another worker (after the retry policy's first interval). A task
 // activity holds no thread lease: its retry runs at once. A step activity
 // — one that ends a step, running its single task, or every activity under
-// [WithStepsPerActivity] — needs the thread's lease (see
-// [graph.WithLeaseTTL]), which the dead attempt held: on the same machine
-// the SQLite and PostgreSQL savers see that its process died and hand the
-// lease over at once; from another machine it is taken when it expires, up
-// to the graph's lease TTL after the holder's last renewal. Until then the
-// attempt fails with a retryable error of type [ErrTypeLeaseHeld] whose
-// next retry is set to the lease's expiry, not to the retry policy's
-// backoff (which doubles from try to try). So recovery takes about the
-// heartbeat timeout when the lease TTL is no longer than it: compile the
-// graph with graph.WithLeaseTTL(d) for d ≤ HeartbeatTimeout (the defaults
-// are 30 s each). Taking the lease early is safe: a holder that was
+// [WithStepsPerActivity] — needs the thread's lease, which the dead
+// attempt held. A step activity holds it for the activity's
+// HeartbeatTimeout (it runs the graph with graph.WithLeaseTTL of that
+// time, whatever the graph was compiled with): on the same machine the
+// SQLite and PostgreSQL savers see that the holder's process died and hand
+// the lease over at once; from another machine it is taken when it
+// expires, at most a heartbeat timeout after the holder's last renewal.
+// Until then the attempt fails with a retryable error of type
+// [ErrTypeLeaseHeld] whose next retry is set to the lease's expiry, not to
+// the retry policy's backoff (which doubles from try to try). So recovery
+// takes about the heartbeat timeout. Taking the lease then is safe: a holder that was
 // declared dead but still runs has its next write refused by the saver (a
 // checkpoint.FencedError, see docs/durability.md), and Temporal drops its
 // result. A shorter TTL costs one lease renewal per TTL/3 per running

@@ -111,7 +111,7 @@ func TestTakeoverFromAWorkerOnAnotherHost(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{"done n1": 1, "done n2": 1, "start slow": 2, "done slow": 1, "done n4": 1, "done n5": 1}, count)
 	hb, ttl := killHeartbeat(), envDuration(envLeaseTTL, 3*time.Second)
-	t.Logf("recovery from a kill on another host: heartbeat timeout %s, lease TTL %s, retry policy %s: slow ran again %.1f s after the kill, the run ended %.1f s after it",
+	t.Logf("recovery from a kill on another host: heartbeat timeout %s (a step activity's lease), graph's lease TTL %s, retry policy %s: slow ran again %.1f s after the kill, the run ended %.1f s after it",
 		hb, ttl, retryName(), takeover.Seconds(), finished.Seconds())
 }
 
