@@ -35,3 +35,9 @@ func TestProcessChild(t *testing.T) { durabilitytest.ServerChild(t, pauseBackend
 // run another process took over and finished, writes nothing once resumed
 // (-serverpause.trials=20 for the measure).
 func TestPausedServer(t *testing.T) { durabilitytest.PausedServer(t, pauseBackend) }
+
+// TestRollbackResetOfAPausedServerIsFenced: a paused server's reset of a
+// rolled-back thread is refused once another server took its run over.
+func TestRollbackResetOfAPausedServerIsFenced(t *testing.T) {
+	durabilitytest.RollbackReset(t, pauseBackend)
+}

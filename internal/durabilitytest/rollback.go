@@ -1,28 +1,21 @@
-package postgres_test
+//go:build unix
 
-// A rollback's reset of its thread, by a server paused past its leases
-// while another server took the run over, is fenced.
+package durabilitytest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
-	pgsaver "github.com/agentgraph/agentgraph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/server"
-	"github.com/agentgraph/agentgraph/server/postgres"
 	"github.com/agentgraph/agentgraph/state"
 )
 
@@ -34,7 +27,7 @@ type rollbackState struct {
 
 // rollbackGraph's node waits for its context when the input says block,
 // and records name otherwise.
-func rollbackGraph(t *testing.T, saver checkpoint.Saver, name string) *graph.Graph[rollbackState] {
+func rollbackGraph(t testing.TB, saver checkpoint.Saver, name string) *graph.Graph[rollbackState] {
 	t.Helper()
 	b := graph.New[rollbackState]()
 	b.AddNode("n", func(ctx context.Context, s rollbackState) (rollbackState, error) {
@@ -57,19 +50,20 @@ func rollbackGraph(t *testing.T, saver checkpoint.Saver, name string) *graph.Gra
 // statement. Then the delete is made as the process began it, whatever
 // the server learnt meanwhile (its context is not cancelled).
 type pausedAtDelete struct {
-	*pgsaver.Saver
+	Saver
 	paused          atomic.Bool
 	stopped, resume chan struct{}
 	err             chan error // the paused delete's outcome
 }
 
 func (s *pausedAtDelete) DeleteThread(ctx context.Context, tid string) error {
+	del := s.Saver.(checkpoint.ThreadDeleter)
 	if !s.paused.CompareAndSwap(false, true) {
-		return s.Saver.DeleteThread(ctx, tid)
+		return del.DeleteThread(ctx, tid)
 	}
 	close(s.stopped)
 	<-s.resume
-	err := s.Saver.DeleteThread(context.WithoutCancel(ctx), tid)
+	err := del.DeleteThread(context.WithoutCancel(ctx), tid)
 	s.err <- err
 	return err
 }
@@ -86,37 +80,22 @@ func (b pausedRenewals) RenewLease(ctx context.Context, c *server.Claim, ttl tim
 	return b.Backend.RenewLease(ctx, c, ttl)
 }
 
-func postJSON(t *testing.T, url string, body, out any) {
-	t.Helper()
-	b, err := json.Marshal(body)
-	require.NoError(t, err)
-	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
-}
-
+// RollbackReset tests that the reset of a rolled-back thread is fenced.
 // A run that rolled back a thread's first run deletes the thread's
 // checkpoints before it starts. Server A claims it and pauses just before
 // that delete, past its run and thread leases; server B takes the run
 // over, deletes, runs and finishes it. When A resumes, its delete is
 // refused: B's checkpoints stay.
-func TestRollbackResetOfAPausedServerIsFenced(t *testing.T) {
+func RollbackReset(t *testing.T, sb ServerBackend) {
 	ctx := t.Context()
-	d := newDB(t)
-	open := func() (*pgsaver.Saver, *postgres.Backend) {
-		saver, err := pgsaver.Open(ctx, d.url, pgsaver.WithSchema(d.schema), pgsaver.WithMaxConns(4))
+	addr := sb.Saver.Fresh(t)
+	open := func() (Saver, server.Backend) {
+		saver, err := sb.Saver.Open(ctx, addr)
 		require.NoError(t, err)
 		t.Cleanup(func() { saver.Close() })
-		cfg, err := pgxpool.ParseConfig(d.url)
+		b, closeB, err := sb.Open(ctx, addr)
 		require.NoError(t, err)
-		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{d.schema}.Sanitize()
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		require.NoError(t, err)
-		t.Cleanup(pool.Close)
-		b, err := postgres.New(ctx, pool)
-		require.NoError(t, err)
+		t.Cleanup(closeB)
 		return saver, b
 	}
 	start := func(name string, saver checkpoint.Saver, b server.Backend) *httptest.Server {
