@@ -400,20 +400,28 @@ func (rn *run) dropEventsLocked() {
 // ended, and drops those of the runs that ended first beyond the server's
 // WithKeptEventBytes; s.mu must be held.
 func (s *Server) keepEventsLocked(rn *run) {
-	if !rn.resumable || rn.events == nil {
+	if !rn.resumable || rn.events == nil || s.runs[rn.ID] != rn { // a rollback is forgotten already
 		return
 	}
 	s.keptEvents = append(s.keptEvents, rn)
 	s.keptEventBytes += rn.eventBytes
 	for s.keptEventBytes > s.cfg.keptEventBytes && len(s.keptEvents) > 0 {
-		old := s.keptEvents[0]
-		s.keptEvents[0] = nil
-		s.keptEvents = s.keptEvents[1:]
-		s.keptEventBytes -= old.eventBytes
-		old.events, old.eventBytes, old.eventsDropped = nil, 0, true
+		old := s.popKeptEventsLocked()
+		old.eventsDropped = true
 		close(old.changed) // its readers see the drop
 		old.changed = make(chan struct{})
 	}
+}
+
+// popKeptEventsLocked drops the events of the oldest run in keptEvents and
+// returns the run; s.mu must be held.
+func (s *Server) popKeptEventsLocked() *run {
+	old := s.keptEvents[0]
+	s.keptEvents[0] = nil
+	s.keptEvents = s.keptEvents[1:]
+	s.keptEventBytes -= old.eventBytes
+	old.events, old.eventBytes = nil, 0
+	return old
 }
 
 // droppedEvents is the error event of a join of a run whose events were
@@ -432,6 +440,11 @@ func (s *Server) forgetOldRunsLocked(rn *run) {
 		old := s.ended[0]
 		s.ended[0] = nil
 		s.ended = s.ended[1:]
+		// keptEvents is in the order of ended: a forgotten run leaves it
+		// from its front.
+		if len(s.keptEvents) > 0 && s.keptEvents[0] == old {
+			s.popKeptEventsLocked()
+		}
 		if s.runs[old.ID] == old {
 			delete(s.runs, old.ID)
 		}
