@@ -42,13 +42,11 @@ func (w *Workflow[S]) Step(ctx context.Context, req StepRequest) (StepResult, er
 			"two runs of one thread at once interleave their steps; give each thread one workflow ID", req.Thread, before.Metadata.RunID, req.RunID)
 	}
 	opts := []graph.RunOption{thread, graph.WithRunID(req.RunID)}
-	if activity.IsActivity(ctx) {
-		if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
-			// The thread's lease lives as long as the attempt's heartbeat:
-			// once Temporal declares this attempt dead, the next one finds
-			// the thread free (a holder that still runs is fenced).
-			opts = append(opts, graph.WithLeaseTTL(hb))
-		}
+	if hb := heartbeatTimeout(ctx); hb > 0 {
+		// The thread's lease lives as long as the attempt's heartbeat:
+		// once Temporal declares this attempt dead, the next one finds the
+		// thread free (a holder that still runs is fenced).
+		opts = append(opts, graph.WithLeaseTTL(hb))
 	}
 	switch {
 	case req.Plan:
@@ -292,14 +290,24 @@ func tasks[S any](snap *graph.Snapshot[S]) []Task {
 	return out
 }
 
+// heartbeatTimeout is the heartbeat timeout of the activity of ctx, 0
+// outside an activity or for one without.
+func heartbeatTimeout(ctx context.Context) time.Duration {
+	if !activity.IsActivity(ctx) {
+		return 0
+	}
+	return activity.GetInfo(ctx).HeartbeatTimeout
+}
+
 // heartbeat heartbeats the activity of ctx at a third of its heartbeat
 // timeout, if it has one, until the function it returns is called; that
 // function returns once the heartbeats stopped.
 func heartbeat(ctx context.Context) (stop func()) {
-	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
+	hb := heartbeatTimeout(ctx)
+	if hb <= 0 {
 		return func() {}
 	}
-	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	every := hb / 3
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)

@@ -257,7 +257,10 @@ func (w *Workflow[S]) Run(ctx workflow.Context, in Input) (_ Status, err error) 
 	progress := func(closing bool) {
 		p := progressOf(status)
 		if closing {
-			p.Status = ProgressRunning // answered: the run goes on
+			// Answered: the run goes on, and nothing is pending until its
+			// next step says otherwise.
+			p.Status = ProgressRunning
+			p.Interrupts, p.Omitted, p.Before, p.After = nil, 0, nil, nil
 		}
 		pub.publish(ctx, p)
 	}
