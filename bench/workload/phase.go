@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"syscall"
 	"time"
 )
 
@@ -49,9 +48,8 @@ func (f Figures) Per(units int) (wallUS, cpuUS float64) {
 // Measure runs invoke n times and returns what it cost.
 func Measure(n int, invoke func() error) (Figures, error) {
 	var m0, m1 runtime.MemStats
-	var r0, r1 syscall.Rusage
 	runtime.ReadMemStats(&m0)
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	cpu0, faults0 := processUsage()
 	t0 := time.Now()
 	for range n {
 		if err := invoke(); err != nil {
@@ -59,13 +57,12 @@ func Measure(n int, invoke func() error) (Figures, error) {
 		}
 	}
 	wall := time.Since(t0)
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	cpu1, faults1 := processUsage()
 	runtime.ReadMemStats(&m1)
-	cpu := func(r *syscall.Rusage) int64 { return r.Utime.Nano() + r.Stime.Nano() }
 	return Figures{
-		Invokes: n, Wall: wall, CPU: time.Duration(cpu(&r1) - cpu(&r0)),
+		Invokes: n, Wall: wall, CPU: cpu1 - cpu0,
 		Bytes: m1.TotalAlloc - m0.TotalAlloc, Allocs: m1.Mallocs - m0.Mallocs,
-		GCs: m1.NumGC - m0.NumGC, Faults: r1.Minflt - r0.Minflt,
+		GCs: m1.NumGC - m0.NumGC, Faults: faults1 - faults0,
 	}, nil
 }
 

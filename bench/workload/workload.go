@@ -22,7 +22,6 @@ const (
 	W5Steps = 1000
 	W1Nodes = 10
 	w2Limit = W2Steps + 100
-	w5Limit = W5Steps + 100
 )
 
 // Chain is W1's state: items (append) and counter (last value).
@@ -183,7 +182,7 @@ func RunW4(ctx context.Context, g *graph.Graph[MapReduce]) error {
 // W5 is W2 with 1 000 steps and a checkpointer that counts the
 // checkpoints it is asked to write; opts are further compile options.
 func W5(saver checkpoint.Saver, opts ...graph.CompileOption) (*graph.Graph[Counter], error) {
-	return loop(W5Steps, append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
+	return W5N(saver, W5Steps, opts...)
 }
 
 var thread atomic.Int64
@@ -193,15 +192,7 @@ func LastThread() string { return "w5-" + strconv.FormatInt(thread.Load(), 10) }
 
 // RunW5 invokes W5 once on a fresh thread and validates the result.
 func RunW5(ctx context.Context, g *graph.Graph[Counter]) error {
-	id := "w5-" + strconv.FormatInt(thread.Add(1), 10)
-	out, err := g.Invoke(ctx, Counter{Counter: state.Set(0)}, graph.WithThread(id), graph.WithRecursionLimit(w5Limit))
-	if err != nil {
-		return err
-	}
-	if out.Counter.Get() != W5Steps {
-		return fmt.Errorf("W5: got counter %d", out.Counter.Get())
-	}
-	return nil
+	return RunW5N(ctx, g, "w5-"+strconv.FormatInt(thread.Add(1), 10), W5Steps)
 }
 
 // CountingSaver wraps a saver and counts Put calls.

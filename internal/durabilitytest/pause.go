@@ -160,13 +160,6 @@ func procLocks() string {
 	return string(b)
 }
 
-// PauseTrialsSet reports whether -pause.trials was given.
-func PauseTrialsSet() bool {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "pause.trials" })
-	return set
-}
-
 // recvFinal reads p's replies up to the one that ends its request.
 func recvFinal(p *proc) reply {
 	p.t.Helper()
