@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"unsafe"
 )
 
@@ -65,17 +66,29 @@ func (l *loop[S]) applyStandalone(t *task[S]) error {
 	return nil
 }
 
-// pendingIDs lists the IDs of the interrupts the restored step waits on.
-func (l *loop[S]) pendingIDs() []string {
-	var ids []string
+// pendingInterrupts lists the interrupts the restored step waits on, by
+// ID.
+func (l *loop[S]) pendingInterrupts() []Interruption {
+	var pending []Interruption
 	for _, r := range l.restored {
 		if !r.done {
-			for _, in := range r.interrupts {
-				ids = append(ids, in.ID)
-			}
+			pending = append(pending, r.interrupts...)
 		}
 	}
-	slices.Sort(ids)
+	slices.SortFunc(pending, func(a, b Interruption) int { return strings.Compare(a.ID, b.ID) })
+	return pending
+}
+
+// pendingIDs lists the IDs of the interrupts the restored step waits on.
+func (l *loop[S]) pendingIDs() []string {
+	pending := l.pendingInterrupts()
+	if len(pending) == 0 {
+		return nil
+	}
+	ids := make([]string, len(pending))
+	for i, in := range pending {
+		ids[i] = in.ID
+	}
 	return ids
 }
 

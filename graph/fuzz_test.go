@@ -81,11 +81,11 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 		}
 
 		var accum fuzzState
-		if fr, err := g.decodeFrontier(frontier, &accum); err == nil {
+		if fr, err := g.decodeFrontier(frontier, &accum, nil); err == nil {
 			e1, err := g.encodeFrontier(nil, &fr, &accum)
 			require.NoError(t, err)
 			var accum2 fuzzState
-			fr2, err := g.decodeFrontier(e1, &accum2)
+			fr2, err := g.decodeFrontier(e1, &accum2, nil)
 			require.NoError(t, err, "%s", e1)
 			e2, err := g.encodeFrontier(nil, &fr2, &accum2)
 			require.NoError(t, err)

@@ -77,15 +77,10 @@ func (g *Graph[S]) writesView(s *S) Writes {
 	return Writes(w)
 }
 
-// fromWrites decodes writes encoded by writes.
-func (g *Graph[S]) fromWrites(m map[string]json.RawMessage) (S, error) {
-	return g.fromWritesEv(m, nil)
-}
-
-// fromWritesEv is fromWrites for a checkpoint of another shape when ev is
-// not nil: a write to a field the graph no longer has is dropped, and one
-// it cannot decode is recorded in ev.
-func (g *Graph[S]) fromWritesEv(m map[string]json.RawMessage, ev *evolution) (S, error) {
+// fromWrites decodes writes encoded by writes. For a checkpoint of
+// another shape ev is not nil: a write to a field the graph no longer has
+// is dropped, and one it cannot decode is recorded in ev.
+func (g *Graph[S]) fromWrites(m map[string]json.RawMessage, ev *evolution) (S, error) {
 	var s S
 	p := unsafe.Pointer(&s)
 	for name, b := range m {
@@ -201,7 +196,7 @@ func (g *Graph[S]) decodeSends(in []sendJSON, ev *evolution) ([]Send[S], error) 
 			err = fmt.Errorf("send to node %q, which takes the state, carries an input of its own", s.Node)
 		default:
 			var a S
-			if a, err = g.fromWritesEv(s.Arg, ev); err == nil {
+			if a, err = g.fromWrites(s.Arg, ev); err == nil {
 				out = append(out, Send[S]{Node: s.Node, Arg: a})
 				continue
 			}
@@ -298,14 +293,10 @@ func appendJSONString(b []byte, s string) []byte {
 // accumulated writes into *accum when accum is not nil. It trusts nothing:
 // a frontier that encodeFrontier could not have written for this graph is
 // an error, the empty one included (a finished run's frontier is "{}").
-func (g *Graph[S]) decodeFrontier(b []byte, accum *S) (frontier[S], error) {
-	return g.decodeFrontierEv(b, accum, nil)
-}
-
-// decodeFrontierEv is decodeFrontier for a checkpoint of another shape
-// when ev is not nil: what the graph cannot continue is recorded in ev,
-// what it need not continue is dropped (see evolve.go).
-func (g *Graph[S]) decodeFrontierEv(b []byte, accum *S, ev *evolution) (frontier[S], error) {
+// For a checkpoint of another shape ev is not nil: what the graph cannot
+// continue is recorded in ev, what it need not continue is dropped (see
+// evolve.go).
+func (g *Graph[S]) decodeFrontier(b []byte, accum *S, ev *evolution) (frontier[S], error) {
 	var f frontier[S]
 	if len(b) == 0 {
 		return f, errors.New("empty frontier")
@@ -341,14 +332,14 @@ func (g *Graph[S]) decodeFrontierEv(b []byte, accum *S, ev *evolution) (frontier
 		}
 	}
 	if accum != nil && fj.Accum != nil {
-		a, err := g.fromWritesEv(fj.Accum, ev)
+		a, err := g.fromWrites(fj.Accum, ev)
 		if err != nil {
 			return f, fmt.Errorf("frontier: accumulated writes: %w", err)
 		}
 		*accum = a
 	}
 	if fj.HasInput {
-		in, err := g.fromWritesEv(fj.Input, ev)
+		in, err := g.fromWrites(fj.Input, ev)
 		if err != nil {
 			return f, fmt.Errorf("frontier: input: %w", err)
 		}
@@ -439,7 +430,7 @@ func (g *Graph[S]) decodeResult(b []byte, t *task[S]) error {
 	if err := decodeStrict(b, &v); err != nil {
 		return err
 	}
-	out, err := g.fromWrites(v.W)
+	out, err := g.fromWrites(v.W, nil)
 	if err != nil {
 		return err
 	}
@@ -737,7 +728,7 @@ func (l *loop[S]) restore(t *checkpoint.Tuple) error {
 	if l.accumulate {
 		accum = &l.accum
 	}
-	fr, err := l.g.decodeFrontierEv(t.Frontier, accum, l.ev)
+	fr, err := l.g.decodeFrontier(t.Frontier, accum, l.ev)
 	if err != nil {
 		return corrupt(t, err)
 	}
@@ -816,7 +807,7 @@ func (l *loop[S]) decodeTask(ws []checkpoint.Write, cmd bool) (*restoredTask[S],
 			writes[w.Channel] = w.Value
 		}
 	}
-	out, err := l.g.fromWritesEv(writes, l.ev)
+	out, err := l.g.fromWrites(writes, l.ev)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -53,13 +52,7 @@ func (l *loop[S]) refusePausedInput(t *checkpoint.Tuple) error {
 	if err := l.restorePending(t); err != nil {
 		return err
 	}
-	var pending []Interruption
-	for _, r := range l.restored {
-		if !r.done {
-			pending = append(pending, r.interrupts...)
-		}
-	}
-	slices.SortFunc(pending, func(a, b Interruption) int { return strings.Compare(a.ID, b.ID) })
+	pending := l.pendingInterrupts()
 	if len(pending) == 0 {
 		return nil
 	}
