@@ -99,8 +99,9 @@ func DefaultCacheDir() string {
 // directories (0700) as needed. The directory must be this user's, in
 // directories no other user may change (a world-writable one only with
 // its sticky bit, as /tmp), not a symlink, and neither hold the workspace nor be or hold this machine's
-// own Go build cache, which is never writable to a sandboxed command.
-func (c *config) openCaches(ws *Workspace) (buildCaches, error) {
+// own Go build cache (of host, this machine's go; nil for none), which is
+// never writable to a sandboxed command.
+func (c *config) openCaches(ws *Workspace, host *goEnv) (buildCaches, error) {
 	dir := c.cacheDir
 	if dir == "" {
 		dir = DefaultCacheDir()
@@ -123,8 +124,8 @@ func (c *config) openCaches(ws *Workspace) (buildCaches, error) {
 	if within(real, ws.Root()) {
 		return buildCaches{}, &CacheDirError{Dir: abs, Reason: "it holds the workspace " + ws.Root()}
 	}
-	if g, err := hostGoEnv(ws.Root()); err == nil {
-		host := g.GOCACHE
+	if host != nil {
+		host := host.GOCACHE
 		if r, err := filepath.EvalSymlinks(host); err == nil {
 			host = r
 		}

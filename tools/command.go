@@ -122,17 +122,20 @@ func runCommand(ctx context.Context, ws *Workspace, cfg *config, c Command, time
 	}
 	environ := os.Environ()
 	env := commandEnv(environ, cfg, home, info.Available, ws.Root())
-	caches, err := cfg.openCaches(ws)
+	// This machine's go, asked once for the command (nil when there is none).
+	var host *goEnv
+	if g, err := hostGoEnv(ws.Root()); err == nil {
+		host = &g
+	}
+	caches, err := cfg.openCaches(ws, host)
 	if err != nil {
 		return CommandResult{}, err
 	}
 	env = append(env, caches.env()...)
-	env = append(env, goEnvironment(cfg, caches, ws.Root(), info.Available)...)
+	env = append(env, goEnvironment(cfg, caches, host, ws.Root(), info.Available)...)
 	readOnly := cfg.readOnlyPaths
-	if cfg.goCaches {
-		if g, err := hostGoEnv(ws.Root()); err == nil {
-			readOnly = append(readOnly[:len(readOnly):len(readOnly)], g.GOROOT, g.GOMODCACHE)
-		}
+	if cfg.goCaches && host != nil {
+		readOnly = append(readOnly[:len(readOnly):len(readOnly)], host.GOROOT, host.GOMODCACHE)
 	}
 	env = append(env, c.Env...)
 	// What the program writes may reach a model: the values of this
@@ -282,9 +285,12 @@ type goEnv struct {
 // this machine's. Without WithGoCaches, GOCACHE and GOPATH (and so the
 // module cache) are in the cache directory, and in the sandbox without
 // network go neither tries to fetch a module nor changes go.mod.
-func goEnvironment(cfg *config, b buildCaches, root string, sandboxed bool) []string {
-	g, err := hostGoEnv(root)
-	if cfg.goCaches && err == nil {
+func goEnvironment(cfg *config, b buildCaches, host *goEnv, root string, sandboxed bool) []string {
+	var g goEnv
+	if host != nil {
+		g = *host
+	}
+	if cfg.goCaches && host != nil {
 		env := []string{"GOROOT=" + g.GOROOT, "GOMODCACHE=" + g.GOMODCACHE, "GOTOOLCHAIN=local",
 			"GOSUMDB=" + g.GOSUMDB, "GOPRIVATE=" + g.GOPRIVATE, "GONOPROXY=" + g.GONOPROXY,
 			"GONOSUMDB=" + g.GONOSUMDB, "GOINSECURE=" + g.GOINSECURE}

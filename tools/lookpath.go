@@ -23,8 +23,9 @@ import (
 // error is an *exec.Error wrapping exec.ErrNotFound, as exec.LookPath's.
 func LookPathOutside(path, dir, name string) (string, error) {
 	notFound := &exec.Error{Name: name, Err: exec.ErrNotFound}
+	in := newInsideDir(dir)
 	if strings.ContainsRune(name, filepath.Separator) {
-		if filepath.IsAbs(name) && executable(name) && !insideDir(dir, name) {
+		if filepath.IsAbs(name) && executable(name) && !in.holds(name) {
 			return name, nil
 		}
 		return "", notFound
@@ -32,8 +33,8 @@ func LookPathOutside(path, dir, name string) (string, error) {
 	if name == "" {
 		return "", notFound
 	}
-	for _, entry := range filepath.SplitList(PathListOutside(path, dir)) {
-		if p := filepath.Join(entry, name); executable(p) && !insideDir(dir, p) {
+	for _, entry := range filepath.SplitList(in.pathList(path)) {
+		if p := filepath.Join(entry, name); executable(p) && !in.holds(p) {
 			return p, nil
 		}
 	}
@@ -50,10 +51,34 @@ func executable(p string) bool {
 // are empty, relative, or inside dir (symbolic links resolved): the PATH
 // of a check's commands, so that a name they run is never a program of
 // the project in dir.
-func PathListOutside(path, dir string) string {
+func PathListOutside(path, dir string) string { return newInsideDir(dir).pathList(path) }
+
+// insideDir tells the paths inside a directory, as written or with the
+// symbolic links of both resolved; the directory is resolved once.
+type insideDir struct {
+	abs, real string
+	bad       bool // the directory has no absolute form: everything is inside
+}
+
+func newInsideDir(dir string) insideDir {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return insideDir{bad: true}
+	}
+	abs = filepath.Clean(abs)
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		real = abs
+	}
+	return insideDir{abs: abs, real: real}
+}
+
+// pathList returns the PATH list path without its entries that are empty,
+// relative, or inside the directory.
+func (in insideDir) pathList(path string) string {
 	var kept []string
 	for _, entry := range filepath.SplitList(path) {
-		if entry == "" || !filepath.IsAbs(entry) || insideDir(dir, entry) {
+		if entry == "" || !filepath.IsAbs(entry) || in.holds(entry) {
 			continue
 		}
 		kept = append(kept, entry)
@@ -61,19 +86,10 @@ func PathListOutside(path, dir string) string {
 	return strings.Join(kept, string(filepath.ListSeparator))
 }
 
-// insideDir reports whether p lies inside dir, either as written or with
-// the symbolic links of both resolved.
-func insideDir(dir, p string) bool {
-	absDir, err := filepath.Abs(dir)
-	if err != nil {
+// holds reports whether p lies inside the directory.
+func (in insideDir) holds(p string) bool {
+	if in.bad || within(in.abs, filepath.Clean(p)) {
 		return true
-	}
-	if within(filepath.Clean(absDir), filepath.Clean(p)) {
-		return true
-	}
-	realDir, err := filepath.EvalSymlinks(absDir)
-	if err != nil {
-		realDir = absDir
 	}
 	realP, err := filepath.EvalSymlinks(p)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -81,5 +97,5 @@ func insideDir(dir, p string) bool {
 	} else if err != nil {
 		return true
 	}
-	return within(realDir, realP) || within(absDir, realP)
+	return within(in.real, realP) || within(in.abs, realP)
 }
