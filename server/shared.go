@@ -462,27 +462,19 @@ func (s *Server) resetClaimed(ctx context.Context, c *Claim) error {
 	if !ok {
 		return errors.New("server: rolling back the first run of a thread needs WithCheckpointer with a saver that deletes threads")
 	}
-	leaser, ok := s.cfg.saver.(checkpoint.Leaser)
-	if !ok {
-		// A saver without leases fences no write.
-		if err := del.DeleteThread(ctx, tid); err != nil {
+	// A saver without leases fences no write.
+	if leaser, ok := s.cfg.saver.(checkpoint.Leaser); ok {
+		lease, err := leaser.AcquireLease(ctx, tid, s.cfg.holder, s.cfg.leaseTTL)
+		if err != nil {
 			return fmt.Errorf("server: rolling back thread %s: %w", tid, err)
 		}
-		return nil
+		defer func() { _ = leaser.ReleaseLease(context.WithoutCancel(ctx), lease) }()
+		if _, err := s.cfg.backend.RenewLease(ctx, c, s.cfg.leaseTTL); err != nil {
+			return fmt.Errorf("server: rolling back thread %s: %w", tid, err)
+		}
+		del = checkpoint.Fenced(s.cfg.saver, lease).(checkpoint.ThreadDeleter) // a deleter stays one
 	}
-	lease, err := leaser.AcquireLease(ctx, tid, s.cfg.holder, s.cfg.leaseTTL)
-	if err != nil {
-		return fmt.Errorf("server: rolling back thread %s: %w", tid, err)
-	}
-	defer func() { _ = leaser.ReleaseLease(context.WithoutCancel(ctx), lease) }()
-	if _, err := s.cfg.backend.RenewLease(ctx, c, s.cfg.leaseTTL); err != nil {
-		return fmt.Errorf("server: rolling back thread %s: %w", tid, err)
-	}
-	fenced, ok := checkpoint.Fenced(s.cfg.saver, lease).(checkpoint.ThreadDeleter)
-	if !ok {
-		return fmt.Errorf("server: rolling back thread %s: the fenced saver does not delete threads", tid)
-	}
-	if err := fenced.DeleteThread(ctx, tid); err != nil {
+	if err := del.DeleteThread(ctx, tid); err != nil {
 		return fmt.Errorf("server: rolling back thread %s: %w", tid, err)
 	}
 	return nil

@@ -24,14 +24,14 @@ type AssistantSearch struct {
 // Search returns the assistants matching q.
 func (a *Assistants) Search(ctx context.Context, q AssistantSearch) ([]Assistant, error) {
 	var out []Assistant
-	_, err := a.c.do(ctx, "POST", "/assistants/search", nil, q, &out)
+	err := a.c.do(ctx, "POST", "/assistants/search", nil, q, &out)
 	return out, err
 }
 
 // Get returns the assistant id (an assistant id, or a graph's name).
 func (a *Assistants) Get(ctx context.Context, id string) (*Assistant, error) {
 	var out Assistant
-	if _, err := a.c.do(ctx, "GET", "/assistants/"+seg(id), nil, nil, &out); err != nil {
+	if err := a.c.do(ctx, "GET", "/assistants/"+seg(id), nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -45,7 +45,7 @@ func (a *Assistants) Graph(ctx context.Context, id string, xray int) (*GraphDraw
 		q = url.Values{"xray": {strconv.Itoa(xray)}}
 	}
 	var out GraphDrawing
-	if _, err := a.c.do(ctx, "GET", "/assistants/"+seg(id)+"/graph", q, nil, &out); err != nil {
+	if err := a.c.do(ctx, "GET", "/assistants/"+seg(id)+"/graph", q, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -54,7 +54,7 @@ func (a *Assistants) Graph(ctx context.Context, id string, xray int) (*GraphDraw
 // Schemas returns the JSON Schemas of assistant id's graph.
 func (a *Assistants) Schemas(ctx context.Context, id string) (*Schemas, error) {
 	var out Schemas
-	if _, err := a.c.do(ctx, "GET", "/assistants/"+seg(id)+"/schemas", nil, nil, &out); err != nil {
+	if err := a.c.do(ctx, "GET", "/assistants/"+seg(id)+"/schemas", nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

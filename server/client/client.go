@@ -245,37 +245,37 @@ func (c *Client) request(ctx context.Context, method, path string, q url.Values,
 
 // do sends a request and decodes a 2xx answer's JSON body into out (when
 // out is not nil and the body is not empty).
-func (c *Client) do(ctx context.Context, method, path string, q url.Values, body, out any) (http.Header, error) {
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body, out any) error {
 	req, err := c.request(ctx, method, path, q, body)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("client: %s %s: %w", method, path, err)
+		return fmt.Errorf("client: %s %s: %w", method, path, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return res.Header, apiError(res)
+		return apiError(res)
 	}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxErrorBody))
-		return res.Header, nil
+		return nil
 	}
 	b, err := io.ReadAll(io.LimitReader(res.Body, c.maxResponse+1))
 	if err != nil {
-		return res.Header, fmt.Errorf("client: %s %s: reading the answer: %w", method, path, err)
+		return fmt.Errorf("client: %s %s: reading the answer: %w", method, path, err)
 	}
 	if int64(len(b)) > c.maxResponse {
-		return res.Header, fmt.Errorf("client: %s %s: the answer is larger than %d bytes", method, path, c.maxResponse)
+		return fmt.Errorf("client: %s %s: the answer is larger than %d bytes", method, path, c.maxResponse)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return res.Header, nil
+		return nil
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return res.Header, fmt.Errorf("client: %s %s: decoding the answer: %w", method, path, err)
+		return fmt.Errorf("client: %s %s: decoding the answer: %w", method, path, err)
 	}
-	return res.Header, nil
+	return nil
 }
 
 // seg escapes one path segment.

@@ -38,7 +38,7 @@ type runBody struct {
 // Create starts a run in the background and returns it (pending).
 func (r *Runs) Create(ctx context.Context, threadID, assistantID string, req RunRequest) (*Run, error) {
 	var out Run
-	if _, err := r.c.do(ctx, "POST", runPath(threadID), nil, runBody{assistantID, req}, &out); err != nil {
+	if err := r.c.do(ctx, "POST", runPath(threadID), nil, runBody{assistantID, req}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -49,7 +49,7 @@ func (r *Runs) Create(ctx context.Context, threadID, assistantID string, req Run
 // [Interrupts]). A run that failed is a [*RunError].
 func (r *Runs) Wait(ctx context.Context, threadID, assistantID string, req RunRequest) (json.RawMessage, error) {
 	var out json.RawMessage
-	if _, err := r.c.do(ctx, "POST", runPath(threadID)+"/wait", nil, runBody{assistantID, req}, &out); err != nil {
+	if err := r.c.do(ctx, "POST", runPath(threadID)+"/wait", nil, runBody{assistantID, req}, &out); err != nil {
 		return nil, err
 	}
 	return out, runFailure(out)
@@ -59,7 +59,7 @@ func (r *Runs) Wait(ctx context.Context, threadID, assistantID string, req RunRe
 // [Runs.Wait] does.
 func (r *Runs) Join(ctx context.Context, threadID, runID string) (json.RawMessage, error) {
 	var out json.RawMessage
-	if _, err := r.c.do(ctx, "GET", runPath(threadID)+"/"+seg(runID)+"/join", nil, nil, &out); err != nil {
+	if err := r.c.do(ctx, "GET", runPath(threadID)+"/"+seg(runID)+"/join", nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return out, runFailure(out)
@@ -101,7 +101,7 @@ func Interrupts(values json.RawMessage) []Interrupt {
 // Get returns run runID.
 func (r *Runs) Get(ctx context.Context, threadID, runID string) (*Run, error) {
 	var out Run
-	if _, err := r.c.do(ctx, "GET", runPath(threadID)+"/"+seg(runID), nil, nil, &out); err != nil {
+	if err := r.c.do(ctx, "GET", runPath(threadID)+"/"+seg(runID), nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -128,13 +128,13 @@ func (r *Runs) List(ctx context.Context, threadID string, q RunList) ([]Run, err
 		v.Set("status", q.Status)
 	}
 	var out []Run
-	_, err := r.c.do(ctx, "GET", runPath(threadID), v, nil, &out)
+	err := r.c.do(ctx, "GET", runPath(threadID), v, nil, &out)
 	return out, err
 }
 
 // Delete deletes run runID.
 func (r *Runs) Delete(ctx context.Context, threadID, runID string) error {
-	_, err := r.c.do(ctx, "DELETE", runPath(threadID)+"/"+seg(runID), nil, nil, nil)
+	err := r.c.do(ctx, "DELETE", runPath(threadID)+"/"+seg(runID), nil, nil, nil)
 	return err
 }
 
@@ -156,7 +156,7 @@ func (r *Runs) Cancel(ctx context.Context, threadID, runID string, o CancelOptio
 	if o.Action != "" {
 		q.Set("action", o.Action)
 	}
-	_, err := r.c.do(ctx, "POST", runPath(threadID)+"/"+seg(runID)+"/cancel", q, nil, nil)
+	err := r.c.do(ctx, "POST", runPath(threadID)+"/"+seg(runID)+"/cancel", q, nil, nil)
 	return err
 }
 

@@ -45,7 +45,7 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 		m := max(ttl.Minutes(), 1)
 		body.TTL = &m
 	}
-	_, err := s.c.do(ctx, "PUT", "/store/items", nil, body, nil)
+	err := s.c.do(ctx, "PUT", "/store/items", nil, body, nil)
 	return err
 }
 
@@ -57,7 +57,7 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string) (*Item,
 	}
 	q := url.Values{"namespace": {strings.Join(namespace, ".")}, "key": {key}}
 	var out *Item
-	if _, err := s.c.do(ctx, "GET", "/store/items", q, nil, &out); err != nil {
+	if err := s.c.do(ctx, "GET", "/store/items", q, nil, &out); err != nil {
 		if IsNotFound(err) {
 			return nil, nil
 		}
@@ -75,7 +75,7 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 		Namespace []string `json:"namespace"`
 		Key       string   `json:"key"`
 	}{namespace, key}
-	_, err := s.c.do(ctx, "DELETE", "/store/items", nil, body, nil)
+	err := s.c.do(ctx, "DELETE", "/store/items", nil, body, nil)
 	return err
 }
 
@@ -100,7 +100,7 @@ func (s *Store) Search(ctx context.Context, q ItemSearch) ([]Item, error) {
 	var out struct {
 		Items []Item `json:"items"`
 	}
-	_, err := s.c.do(ctx, "POST", "/store/items/search", nil, q, &out)
+	err := s.c.do(ctx, "POST", "/store/items/search", nil, q, &out)
 	return out.Items, err
 }
 
@@ -119,6 +119,6 @@ func (s *Store) ListNamespaces(ctx context.Context, q NamespaceList) ([][]string
 	var out struct {
 		Namespaces [][]string `json:"namespaces"`
 	}
-	_, err := s.c.do(ctx, "POST", "/store/namespaces", nil, q, &out)
+	err := s.c.do(ctx, "POST", "/store/namespaces", nil, q, &out)
 	return out.Namespaces, err
 }

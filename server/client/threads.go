@@ -35,7 +35,7 @@ func (t *Threads) Create(ctx context.Context, p ThreadCreate) (*Thread, error) {
 		p.Metadata = md
 	}
 	var out Thread
-	if _, err := t.c.do(ctx, "POST", "/threads", nil, p, &out); err != nil {
+	if err := t.c.do(ctx, "POST", "/threads", nil, p, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -60,14 +60,14 @@ type ThreadSearch struct {
 // Search returns the threads matching q.
 func (t *Threads) Search(ctx context.Context, q ThreadSearch) ([]Thread, error) {
 	var out []Thread
-	_, err := t.c.do(ctx, "POST", "/threads/search", nil, q, &out)
+	err := t.c.do(ctx, "POST", "/threads/search", nil, q, &out)
 	return out, err
 }
 
 // Get returns thread id.
 func (t *Threads) Get(ctx context.Context, id string) (*Thread, error) {
 	var out Thread
-	if _, err := t.c.do(ctx, "GET", "/threads/"+seg(id), nil, nil, &out); err != nil {
+	if err := t.c.do(ctx, "GET", "/threads/"+seg(id), nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -79,7 +79,7 @@ func (t *Threads) Update(ctx context.Context, id string, metadata map[string]any
 	body := struct {
 		Metadata map[string]any `json:"metadata"`
 	}{metadata}
-	if _, err := t.c.do(ctx, "PATCH", "/threads/"+seg(id), nil, body, &out); err != nil {
+	if err := t.c.do(ctx, "PATCH", "/threads/"+seg(id), nil, body, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -87,14 +87,14 @@ func (t *Threads) Update(ctx context.Context, id string, metadata map[string]any
 
 // Delete deletes thread id, its runs and its checkpoints.
 func (t *Threads) Delete(ctx context.Context, id string) error {
-	_, err := t.c.do(ctx, "DELETE", "/threads/"+seg(id), nil, nil, nil)
+	err := t.c.do(ctx, "DELETE", "/threads/"+seg(id), nil, nil, nil)
 	return err
 }
 
 // Copy copies thread id, with its state and history, to a new thread.
 func (t *Threads) Copy(ctx context.Context, id string) (*Thread, error) {
 	var out Thread
-	if _, err := t.c.do(ctx, "POST", "/threads/"+seg(id)+"/copy", nil, nil, &out); err != nil {
+	if err := t.c.do(ctx, "POST", "/threads/"+seg(id)+"/copy", nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -108,7 +108,7 @@ func (t *Threads) State(ctx context.Context, id, checkpointID string) (*ThreadSt
 		path += "/" + seg(checkpointID)
 	}
 	var out ThreadState
-	if _, err := t.c.do(ctx, "GET", path, nil, nil, &out); err != nil {
+	if err := t.c.do(ctx, "GET", path, nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -129,7 +129,7 @@ type HistoryRequest struct {
 // History returns thread id's states, newest first.
 func (t *Threads) History(ctx context.Context, id string, q HistoryRequest) ([]ThreadState, error) {
 	var out []ThreadState
-	_, err := t.c.do(ctx, "POST", "/threads/"+seg(id)+"/history", nil, q, &out)
+	err := t.c.do(ctx, "POST", "/threads/"+seg(id)+"/history", nil, q, &out)
 	return out, err
 }
 
@@ -150,7 +150,7 @@ func (t *Threads) UpdateState(ctx context.Context, id string, u StateUpdate) (*C
 	var out struct {
 		Checkpoint *Checkpoint `json:"checkpoint"`
 	}
-	if _, err := t.c.do(ctx, "POST", "/threads/"+seg(id)+"/state", nil, u, &out); err != nil {
+	if err := t.c.do(ctx, "POST", "/threads/"+seg(id)+"/state", nil, u, &out); err != nil {
 		return nil, err
 	}
 	if out.Checkpoint == nil {
