@@ -115,14 +115,24 @@ func (f fencedSaver) Put(ctx context.Context, cp *Checkpoint) error {
 	if err := f.check(cp.ThreadID); err != nil {
 		return err
 	}
-	return f.s.Put(withLease(ctx, f.lease), cp)
+	return f.s.Put(f.leased(ctx), cp)
 }
 
 func (f fencedSaver) PutWrites(ctx context.Context, ref Ref, writes []Write) error {
 	if err := f.check(ref.ThreadID); err != nil {
 		return err
 	}
-	return f.s.PutWrites(withLease(ctx, f.lease), ref, writes)
+	return f.s.PutWrites(f.leased(ctx), ref, writes)
+}
+
+// leased returns ctx carrying f's lease. A context that carries it
+// already — a run puts its lease in its context once (see [WithLease]) —
+// is returned as it is, so that its writes do not each allocate a context.
+func (f fencedSaver) leased(ctx context.Context) context.Context {
+	if l, ok := ctx.Value(leaseKey{}).(*Lease); ok && (l == f.lease || l.ThreadID == f.lease.ThreadID && l.Token == f.lease.Token) {
+		return ctx
+	}
+	return withLease(ctx, f.lease)
 }
 
 func (f fencedSaver) check(thread string) error {
@@ -141,7 +151,7 @@ func (f fencedDeleter) DeleteThread(ctx context.Context, threadID string) error 
 	if err := f.check(threadID); err != nil {
 		return err
 	}
-	return f.d.DeleteThread(withLease(ctx, f.lease), threadID)
+	return f.d.DeleteThread(f.leased(ctx), threadID)
 }
 
 // fenced runs write, a write to thread made with ctx, under the lock of

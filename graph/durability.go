@@ -29,10 +29,11 @@ type durabilityMode[S any] interface {
 	close(ctx context.Context, l *loop[S]) error
 }
 
-func newDurability[S any](d Durability) durabilityMode[S] {
+// newDurability returns the mode of d for a run whose context is ctx.
+func newDurability[S any](ctx context.Context, thread string, d Durability) durabilityMode[S] {
 	switch d {
 	case DurabilityAsync:
-		return newAsyncDurability[S]()
+		return newAsyncDurability[S](ctx, thread)
 	case DurabilityExit:
 		return &exitDurability[S]{}
 	}
@@ -77,15 +78,27 @@ type asyncDurability[S any] struct {
 
 const asyncDepth = 64
 
-func newAsyncDurability[S any]() *asyncDurability[S] {
+// newAsyncDurability starts the saving goroutine of a run of thread whose
+// context is ctx. Its saver calls are made with ctx's values (the run's
+// lease among them) but not its cancellation: a write already scheduled is
+// made even when the run is cancelled, as a synchronous one would have
+// been. The lease is put again above the layer that drops the cancellation,
+// so that a saver finds it without walking through that layer, which
+// allocates on every look-up.
+func newAsyncDurability[S any](ctx context.Context, thread string) *asyncDurability[S] {
 	a := &asyncDurability[S]{jobs: make(chan func(context.Context) error, asyncDepth), done: make(chan struct{})}
+	lease, leased := checkpoint.LeaseFrom(ctx, thread)
+	ctx = context.WithoutCancel(ctx)
+	if leased {
+		ctx = checkpoint.WithLease(ctx, lease)
+	}
 	go func() {
 		defer close(a.done)
 		for job := range a.jobs {
 			if a.err != nil {
 				continue
 			}
-			if err := job(context.Background()); err != nil {
+			if err := job(ctx); err != nil {
 				a.err = fmt.Errorf("graph: saving checkpoint: %w", err)
 				a.fail.Store(true)
 			}

@@ -80,16 +80,19 @@ func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, cfg
 	return tl, nil
 }
 
-// fenced returns saver as the holder of tl writes to it: each write
-// carries the lease (see [checkpoint.Fenced]), so that a saver that leases
-// refuses it once another process took the thread over or the lease was
-// released. A saver wrapped by another stays fenced as long as the wrapper
-// passes the write's context on.
-func (tl *threadLease) fenced(saver checkpoint.Saver) checkpoint.Saver {
+// fenced returns saver as the holder of tl writes to it, and ctx
+// carrying tl's lease: each write carries the lease (see
+// [checkpoint.Fenced]), so that a saver that leases refuses it once
+// another process took the thread over or the lease was released. A saver
+// wrapped by another stays fenced as long as the wrapper passes the
+// write's context on. The writes the run makes with the context it gets
+// (its tasks' contexts derive from it) carry the lease already, so the view
+// does not make a context for each of them.
+func (tl *threadLease) fenced(ctx context.Context, saver checkpoint.Saver) (context.Context, checkpoint.Saver) {
 	tl.mu.Lock()
 	lease := tl.lease
 	tl.mu.Unlock()
-	return checkpoint.Fenced(saver, lease)
+	return checkpoint.WithLease(ctx, lease), checkpoint.Fenced(saver, lease)
 }
 
 // renew extends the lease and schedules the next renewal. A renewal that

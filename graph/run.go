@@ -299,7 +299,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			l.lease = lease
 			// Every write of the run, its subgraphs' included, is
 			// fenced by the lease.
-			l.saver = lease.fenced(l.saver) // load shares it with the tasks (see share)
+			ctx, l.saver = lease.fenced(ctx, l.saver) // load shares it with the tasks (see share)
 			defer func() {
 				if lost := lease.release(ctx); lost != nil && !errors.Is(err, checkpoint.ErrLeaseLost) {
 					err = saverFailed(lost, err)
@@ -318,7 +318,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if l.saver != nil {
 		// Closed before RunEnd sees the run's error: what could not be
 		// saved is part of it.
-		l.dur = newDurability[S](l.cfg.durability)
+		l.dur = newDurability[S](ctx, l.cfg.thread, l.cfg.durability)
 		defer func() {
 			if werr := l.dur.close(ctx, l); werr != nil {
 				if errors.Is(err, errAsyncSaveFailed) {

@@ -210,7 +210,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 		return "", err
 	}
 	if lease != nil {
-		l.saver = lease.fenced(l.saver)
+		ctx, l.saver = lease.fenced(ctx, l.saver)
 		defer func() {
 			if lost := lease.release(ctx); lost != nil && err == nil {
 				id, err = "", lost

@@ -1,6 +1,7 @@
 package checkpointtest
 
 import (
+	"context"
 	"errors"
 
 	"github.com/stretchr/testify/require"
@@ -61,6 +62,29 @@ var fenceCases = []testCase{
 		},
 	},
 	{
+		name:        "fence-view-lease-wins",
+		explanation: "a fenced view judges its writes by its own lease, whatever lease their context carries: a stale holder's view is refused with the stale lease in the context (as a run puts it there) and with the current holder's, and the current holder's view writes with either",
+		run: func(e *env) {
+			s := e.leaser()
+			a := e.acquire(s, "t1", "alice", shortTTL)
+			fa := e.fence(a)
+			th := e.thread("t1", "")
+			first := th.putOn(fa, nil, false, meta("input", -1), map[string]string{"x": `1`})
+			b := e.acquireEventually(s, "t1", "bob", longTTL)
+			fb := e.fence(b)
+
+			next, _ := th.next(first, meta("loop", 0), map[string]string{"x": `"stale"`})
+			requireFenced(e, fa.Put(checkpoint.WithLease(e.ctx, a), next), a)
+			requireFenced(e, fa.Put(checkpoint.WithLease(e.ctx, b), next), a)
+			requireFenced(e, fa.PutWrites(checkpoint.WithLease(e.ctx, b), ref(first), []checkpoint.Write{{TaskID: "stale", Idx: 0, Channel: "x", Value: []byte(`"stale"`)}}), a)
+			e.requireTuple(th.want(first), e.get(checkpoint.Ref{ThreadID: "t1"}))
+
+			second := th.putOn(ctxLease{fb, a}, first, false, meta("loop", 0), map[string]string{"x": `2`})
+			third := th.putOn(ctxLease{fb, b}, second, false, meta("loop", 1), map[string]string{"x": `3`})
+			e.requireTuple(th.want(third), e.get(checkpoint.Ref{ThreadID: "t1"}))
+		},
+	},
+	{
 		name:        "fence-after-release",
 		explanation: "a write through the fenced view of a released lease fails with a *checkpoint.FencedError naming no holder, and changes nothing",
 		run: func(e *env) {
@@ -96,6 +120,17 @@ var fenceCases = []testCase{
 			require.ErrorIs(e.t, err, checkpoint.ErrNotFound)
 		},
 	},
+}
+
+// ctxLease is a saver whose writes put lease in their context before
+// handing them on.
+type ctxLease struct {
+	checkpoint.Saver
+	lease checkpoint.Lease
+}
+
+func (c ctxLease) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	return c.Saver.Put(checkpoint.WithLease(ctx, c.lease), cp)
 }
 
 // fence returns the saver as seen by the holder of lease.
