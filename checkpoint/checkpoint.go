@@ -316,6 +316,38 @@ type ThreadDeleter interface {
 	DeleteThread(ctx context.Context, threadID string) error
 }
 
+// Batcher is implemented by savers that can make several writes as one
+// transaction. A run that saves in the background
+// (graph.DurabilityAsync) hands it the checkpoints and pending writes that
+// queued up while the previous ones were being saved, so that they share
+// one commit (one fsync) instead of paying one each.
+type Batcher interface {
+	// PutBatch makes ops in order, each as Put or PutWrites would (the
+	// later ops see the earlier ones: a checkpoint's parent may be the
+	// checkpoint before it in the batch), all of them or none: an op that
+	// Put or PutWrites would refuse refuses the whole batch, and its error
+	// is returned (matching the same errors, [ErrConflict] or
+	// [ErrLeaseLost] among them). PutBatch takes ownership of the ops'
+	// checkpoints as Put does.
+	PutBatch(ctx context.Context, ops []Op) error
+}
+
+// Op is one write of a batch (see [Batcher]): the checkpoint to Put when
+// Checkpoint is set, else Writes to put against Ref, as PutWrites does.
+type Op struct {
+	Checkpoint *Checkpoint
+	Ref        Ref
+	Writes     []Write
+}
+
+// ThreadID returns the thread op writes to.
+func (op Op) ThreadID() string {
+	if op.Checkpoint != nil {
+		return op.Checkpoint.ThreadID
+	}
+	return op.Ref.ThreadID
+}
+
 // ErrNotFound is wrapped by errors of savers for a missing checkpoint.
 var ErrNotFound = errors.New("checkpoint not found")
 

@@ -66,11 +66,18 @@ func CheckFence(lease Lease, token, holder string, current int64) error {
 // them with a [*FencedError] once lease is no longer the thread's current
 // lease. A write to another thread through the view fails. The view
 // implements [ThreadDeleter] when s does, so [CopyThread] into the leased
-// thread through it is fenced too.
+// thread through it is fenced too, and [Batcher] when s does.
 func Fenced(s Saver, lease Lease) Saver {
 	f := fencedSaver{s, &lease}
-	if d, ok := s.(ThreadDeleter); ok {
+	d, deletes := s.(ThreadDeleter)
+	b, batches := s.(Batcher)
+	switch {
+	case deletes && batches:
+		return fencedDeleteBatcher{fencedDeleter{f, d}, b}
+	case deletes:
 		return fencedDeleter{f, d}
+	case batches:
+		return fencedBatcher{f, b}
 	}
 	return f
 }
@@ -152,6 +159,33 @@ func (f fencedDeleter) DeleteThread(ctx context.Context, threadID string) error 
 		return err
 	}
 	return f.d.DeleteThread(f.leased(ctx), threadID)
+}
+
+type fencedBatcher struct {
+	fencedSaver
+	b Batcher
+}
+
+func (f fencedBatcher) PutBatch(ctx context.Context, ops []Op) error {
+	return f.putBatch(ctx, f.b, ops)
+}
+
+type fencedDeleteBatcher struct {
+	fencedDeleter
+	b Batcher
+}
+
+func (f fencedDeleteBatcher) PutBatch(ctx context.Context, ops []Op) error {
+	return f.putBatch(ctx, f.b, ops)
+}
+
+func (f fencedSaver) putBatch(ctx context.Context, b Batcher, ops []Op) error {
+	for _, op := range ops {
+		if err := f.check(op.ThreadID()); err != nil {
+			return err
+		}
+	}
+	return b.PutBatch(f.leased(ctx), ops)
 }
 
 // fenced runs write, a write to thread made with ctx, under the lock of

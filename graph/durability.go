@@ -29,11 +29,12 @@ type durabilityMode[S any] interface {
 	close(ctx context.Context, l *loop[S]) error
 }
 
-// newDurability returns the mode of d for a run whose context is ctx.
-func newDurability[S any](ctx context.Context, thread string, d Durability) durabilityMode[S] {
+// newDurability returns the mode of d for a run of thread whose context is
+// ctx, saving to saver.
+func newDurability[S any](ctx context.Context, thread string, saver checkpoint.Saver, d Durability) durabilityMode[S] {
 	switch d {
 	case DurabilityAsync:
-		return newAsyncDurability[S](ctx, thread)
+		return newAsyncDurability[S](ctx, thread, saver)
 	case DurabilityExit:
 		return &exitDurability[S]{}
 	}
@@ -69,8 +70,14 @@ func (syncDurability[S]) close(context.Context, *loop[S]) error { return nil }
 // pending futures alive. Up to asyncDepth calls may wait behind the one in
 // progress (beyond that the run waits for the saver), so a crash loses at
 // most that many steps; the run stops at the next step once a call failed.
+//
+// A saver that is a [checkpoint.Batcher] gets what queued up while it
+// saved the previous batch as one batch: a run that makes steps faster
+// than its saver commits them pays one commit for many steps rather than
+// one each, which is what makes the background worth having on a
+// database.
 type asyncDurability[S any] struct {
-	jobs chan func(context.Context) error
+	jobs chan checkpoint.Op
 	done chan struct{}
 	err  error // set by the saving goroutine, read after done
 	fail atomic.Bool
@@ -79,32 +86,67 @@ type asyncDurability[S any] struct {
 const asyncDepth = 64
 
 // newAsyncDurability starts the saving goroutine of a run of thread whose
-// context is ctx. Its saver calls are made with ctx's values (the run's
-// lease among them) but not its cancellation: a write already scheduled is
-// made even when the run is cancelled, as a synchronous one would have
-// been. The lease is put again above the layer that drops the cancellation,
-// so that a saver finds it without walking through that layer, which
-// allocates on every look-up.
-func newAsyncDurability[S any](ctx context.Context, thread string) *asyncDurability[S] {
-	a := &asyncDurability[S]{jobs: make(chan func(context.Context) error, asyncDepth), done: make(chan struct{})}
+// context is ctx, saving to saver. Its saver calls are made with ctx's
+// values (the run's lease among them) but not its cancellation: a write
+// already scheduled is made even when the run is cancelled, as a
+// synchronous one would have been. The lease is put again above the layer
+// that drops the cancellation, so that a saver finds it without walking
+// through that layer, which allocates on every look-up.
+func newAsyncDurability[S any](ctx context.Context, thread string, saver checkpoint.Saver) *asyncDurability[S] {
+	a := &asyncDurability[S]{jobs: make(chan checkpoint.Op, asyncDepth), done: make(chan struct{})}
 	lease, leased := checkpoint.LeaseFrom(ctx, thread)
 	ctx = context.WithoutCancel(ctx)
 	if leased {
 		ctx = checkpoint.WithLease(ctx, lease)
 	}
-	go func() {
-		defer close(a.done)
-		for job := range a.jobs {
-			if a.err != nil {
-				continue
-			}
-			if err := job(ctx); err != nil {
-				a.err = fmt.Errorf("graph: saving checkpoint: %w", err)
-				a.fail.Store(true)
-			}
-		}
-	}()
+	go a.save(ctx, saver)
 	return a
+}
+
+// save makes the queued saver calls until the queue is closed.
+func (a *asyncDurability[S]) save(ctx context.Context, saver checkpoint.Saver) {
+	defer close(a.done)
+	batcher, _ := saver.(checkpoint.Batcher)
+	var batch []checkpoint.Op
+	for op := range a.jobs {
+		batch = append(batch[:0], op)
+		if batcher != nil {
+			batch = takeQueued(a.jobs, batch)
+		}
+		if a.err != nil {
+			continue // failed: the rest is dropped
+		}
+		var err error
+		if len(batch) > 1 {
+			err = batcher.PutBatch(ctx, batch)
+		} else if op.Checkpoint != nil {
+			err = saver.Put(ctx, op.Checkpoint)
+		} else {
+			err = saver.PutWrites(ctx, op.Ref, op.Writes)
+		}
+		if err != nil {
+			a.err = fmt.Errorf("graph: saving checkpoint: %w", err)
+			a.fail.Store(true)
+		}
+		clear(batch) // keep no checkpoint alive until the next batch
+	}
+}
+
+// takeQueued appends to batch the ops waiting in jobs, without waiting for
+// more.
+func takeQueued(jobs <-chan checkpoint.Op, batch []checkpoint.Op) []checkpoint.Op {
+	for len(batch) < asyncDepth+1 {
+		select {
+		case op, ok := <-jobs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, op)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 func (a *asyncDurability[S]) checkpoint(ctx context.Context, l *loop[S], parent, source string, fork bool) error {
@@ -115,14 +157,12 @@ func (a *asyncDurability[S]) checkpoint(ctx context.Context, l *loop[S], parent,
 	// Saved in the background: the event says it is on its way (a failure
 	// stops the run at its next step and is its error).
 	l.emitCheckpoint(cp)
-	saver := l.saver
-	a.jobs <- func(ctx context.Context) error { return saver.Put(ctx, cp) }
+	a.jobs <- checkpoint.Op{Checkpoint: cp}
 	return nil
 }
 
 func (a *asyncDurability[S]) writes(ctx context.Context, l *loop[S], ref checkpoint.Ref, ws []checkpoint.Write) error {
-	saver := l.saver
-	a.jobs <- func(ctx context.Context) error { return saver.PutWrites(ctx, ref, ws) }
+	a.jobs <- checkpoint.Op{Ref: ref, Writes: ws}
 	return nil
 }
 

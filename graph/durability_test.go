@@ -656,3 +656,112 @@ func TestDurabilityAsyncSaverErrorSurfacesAtTheEnd(t *testing.T) {
 	require.ErrorIs(t, err, checkpoint.ErrNotFound)
 	t.Logf("node executions after the first checkpoint failed: %d", len(only(ev.list(), "run ")))
 }
+
+// batchRecSaver is a recSaver that is a [checkpoint.Batcher]: it records
+// the size of every batch and makes its ops one by one (failing a batch
+// with err when set), and counts the Put and PutWrites calls made outside
+// batches.
+type batchRecSaver struct {
+	*recSaver
+	err    error
+	sizes  []int // guarded by recSaver.mu
+	single int   // guarded by recSaver.mu
+}
+
+func (b *batchRecSaver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	b.mu.Lock()
+	b.single++
+	b.mu.Unlock()
+	return b.recSaver.Put(ctx, cp)
+}
+
+func (b *batchRecSaver) PutWrites(ctx context.Context, ref checkpoint.Ref, ws []checkpoint.Write) error {
+	b.mu.Lock()
+	b.single++
+	b.mu.Unlock()
+	return b.recSaver.PutWrites(ctx, ref, ws)
+}
+
+func (b *batchRecSaver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
+	if err := b.wait(ctx); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.sizes = append(b.sizes, len(ops))
+	b.mu.Unlock()
+	if b.err != nil {
+		return b.err
+	}
+	for _, op := range ops {
+		var err error
+		if op.Checkpoint != nil {
+			err = b.recSaver.Put(ctx, op.Checkpoint)
+		} else {
+			err = b.recSaver.PutWrites(ctx, op.Ref, op.Writes)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestDurabilityAsyncHandsABatcherWhatQueuedUpAsOneBatch(t *testing.T) {
+	ref := syncRun(t)
+
+	ev := &durEvents{}
+	rs := &batchRecSaver{recSaver: newRecSaver(ev)}
+	rs.gate = make(chan struct{})
+	g := durLoop(t, rs, ev)
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Invoke(t.Context(), durState{}, graph.WithThread("t"), graph.WithDurability(graph.DurabilityAsync))
+		done <- err
+	}()
+	// The first checkpoint's Put waits on the gate while the run makes
+	// the others: they queue up behind it.
+	<-ev.when("run 5 tick")
+	close(rs.gate)
+	require.NoError(t, <-done)
+
+	// The same checkpoints as a sync run, in order, with the parallel
+	// step's pending writes; all but the first came as batches.
+	require.Empty(t, cmp.Diff(ref.puts, rs.puts))
+	rs.requireChain(t)
+	require.Len(t, only(ev.list(), "writes "), 2)
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	require.NotEmpty(t, rs.sizes, "no batch was made")
+	for _, n := range rs.sizes {
+		require.Greater(t, n, 1, "a batch of one op: Put or PutWrites is for that")
+	}
+	// Nine ops (seven checkpoints, two pending writes) in at most three
+	// calls: what the saving goroutine took before the gate (it waits
+	// there), everything queued behind it while the run went on to its
+	// last node, and the last checkpoint.
+	ops := rs.single
+	for _, n := range rs.sizes {
+		ops += n
+	}
+	require.Equal(t, len(ref.puts)+2, ops)
+	require.LessOrEqual(t, rs.single+len(rs.sizes), 3, "%d single calls, batches of %v", rs.single, rs.sizes)
+}
+
+func TestDurabilityAsyncBatchErrorSurfaces(t *testing.T) {
+	rs := &batchRecSaver{recSaver: newRecSaver(&durEvents{}), err: errSaver}
+	rs.gate = make(chan struct{})
+	ev := rs.ev
+	g := durLoop(t, rs, ev)
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Invoke(t.Context(), durState{}, graph.WithThread("t"), graph.WithDurability(graph.DurabilityAsync))
+		done <- err
+	}()
+	<-ev.when("run 5 tick")
+	close(rs.gate)
+	require.ErrorIs(t, <-done, errSaver)
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	require.NotEmpty(t, rs.sizes)
+	require.LessOrEqual(t, len(rs.puts), 1, "nothing is saved from the failed batch on")
+}

@@ -318,7 +318,7 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	if l.saver != nil {
 		// Closed before RunEnd sees the run's error: what could not be
 		// saved is part of it.
-		l.dur = newDurability[S](ctx, l.cfg.thread, l.cfg.durability)
+		l.dur = newDurability[S](ctx, l.cfg.thread, l.saver, l.cfg.durability)
 		defer func() {
 			if werr := l.dur.close(ctx, l); werr != nil {
 				if errors.Is(err, errAsyncSaveFailed) {

@@ -40,7 +40,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver, opts ...Opt
 	for _, opt := range opts {
 		opt(&o)
 	}
-	for _, c := range slices.Concat(cases, conflictCases, leaseCases, fenceCases, concurrentCases) {
+	for _, c := range slices.Concat(cases, conflictCases, leaseCases, fenceCases, batchCases, concurrentCases) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Cleanup(func() {
 				if t.Failed() {

@@ -297,12 +297,33 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put: %w", err)
 	}
+	write, err := s.putWrite(cp)
+	if err != nil {
+		return err
+	}
+	if err := s.group.do(ctx, s.db, write); err != nil {
+		return fmt.Errorf("checkpoint/sqlite: put %s: %w", describePut(cp), err)
+	}
+	return nil
+}
+
+func describePut(cp *checkpoint.Checkpoint) string {
+	return fmt.Sprintf("thread %q namespace %q id %q", cp.ThreadID, cp.Namespace, cp.ID)
+}
+
+func describeWrites(ref checkpoint.Ref) string {
+	return fmt.Sprintf("writes thread %q namespace %q id %q", ref.ThreadID, ref.Namespace, ref.ID)
+}
+
+// putWrite checks and encodes cp, and returns the write that stores it in
+// a write transaction.
+func (s *Saver) putWrite(cp *checkpoint.Checkpoint) (func(context.Context, sqlitedb.Tx) error, error) {
 	if cp.ThreadID == "" || cp.ID == "" {
-		return errors.New("checkpoint/sqlite: put needs a thread ID and a checkpoint ID")
+		return nil, errors.New("checkpoint/sqlite: put needs a thread ID and a checkpoint ID")
 	}
 	meta, versions, err := sqlsaver.EncodeColumns(cp)
 	if err != nil {
-		return fmt.Errorf("checkpoint/sqlite: put %s: %w", cp.ID, err)
+		return nil, fmt.Errorf("checkpoint/sqlite: put %s: %w", cp.ID, err)
 	}
 	var created sql.NullInt64
 	if !cp.CreatedAt.IsZero() {
@@ -315,46 +336,47 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	err = s.group.do(ctx, s.db, func(ctx context.Context, tx sqlitedb.Tx) error {
-		if err := checkFence(ctx, tx, cp.ThreadID); err != nil {
-			return err
-		}
-		res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return parentConflict(tx, cp)
-		}
-		for _, c := range changed {
-			ch, v := c.Name, c.Version
-			path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, ch, v)
-			if err != nil {
-				return fmt.Errorf("channel %q: %w", ch, err)
-			}
-			if exists {
-				if path[0].Hash != sha256.Sum256(c.Value) {
-					return &checkpoint.VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: ch, Version: v}
-				}
-				continue // stored by an earlier checkpoint: keep the first
-			}
-			b := deltas.Encode(v, c.Value, path, s.fanout)
-			var base sql.NullInt64
-			if b.Delta {
-				base = sql.NullInt64{Int64: b.Base, Valid: true}
-			}
-			if _, err := tx.Exec(insertBlob, cp.ThreadID, cp.Namespace, ch, v, base, b.Depth, b.Size, b.Hash[:], b.Data); err != nil {
-				return fmt.Errorf("channel %q: %w", ch, err)
-			}
-		}
-		return nil
-	})
+	return func(ctx context.Context, tx sqlitedb.Tx) error {
+		return s.storeCheckpoint(ctx, tx, cp, created, meta, versions, changed)
+	}, nil
+}
+
+// storeCheckpoint is putWrite's write.
+func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpoint.Checkpoint, created sql.NullInt64, meta, versions []byte, changed []checkpoint.Channel) error {
+	if err := checkFence(ctx, tx, cp.ThreadID); err != nil {
+		return err
+	}
+	res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork)
 	if err != nil {
-		return fmt.Errorf("checkpoint/sqlite: put thread %q namespace %q id %q: %w", cp.ThreadID, cp.Namespace, cp.ID, err)
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return parentConflict(tx, cp)
+	}
+	for _, c := range changed {
+		ch, v := c.Name, c.Version
+		path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, ch, v)
+		if err != nil {
+			return fmt.Errorf("channel %q: %w", ch, err)
+		}
+		if exists {
+			if path[0].Hash != sha256.Sum256(c.Value) {
+				return &checkpoint.VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: ch, Version: v}
+			}
+			continue // stored by an earlier checkpoint: keep the first
+		}
+		b := deltas.Encode(v, c.Value, path, s.fanout)
+		var base sql.NullInt64
+		if b.Delta {
+			base = sql.NullInt64{Int64: b.Base, Valid: true}
+		}
+		if _, err := tx.Exec(insertBlob, cp.ThreadID, cp.Namespace, ch, v, base, b.Depth, b.Size, b.Hash[:], b.Data); err != nil {
+			return fmt.Errorf("channel %q: %w", ch, err)
+		}
 	}
 	return nil
 }
@@ -378,29 +400,94 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put writes: %w", err)
 	}
+	write, err := writesWrite(ref, writes)
+	if err != nil || write == nil {
+		return err
+	}
+	if err := s.group.do(ctx, s.db, write); err != nil {
+		return fmt.Errorf("checkpoint/sqlite: put %s: %w", describeWrites(ref), err)
+	}
+	return nil
+}
+
+// writesWrite checks writes against ref and returns the write that stores
+// them in a write transaction, nil when there are none.
+func writesWrite(ref checkpoint.Ref, writes []checkpoint.Write) (func(context.Context, sqlitedb.Tx) error, error) {
 	if ref.ThreadID == "" || ref.ID == "" {
-		return errors.New("checkpoint/sqlite: put writes needs a thread ID and a checkpoint ID")
+		return nil, errors.New("checkpoint/sqlite: put writes needs a thread ID and a checkpoint ID")
+	}
+	if len(writes) == 0 {
+		return nil, nil
+	}
+	return func(ctx context.Context, tx sqlitedb.Tx) error {
+		return storeWrites(ctx, tx, ref, writes)
+	}, nil
+}
+
+// storeWrites is writesWrite's write.
+func storeWrites(ctx context.Context, tx sqlitedb.Tx, ref checkpoint.Ref, writes []checkpoint.Write) error {
+	if err := checkFence(ctx, tx, ref.ThreadID); err != nil {
+		return err
+	}
+	for _, w := range writes {
+		q := insertWriteIgnore
+		if w.Idx < 0 {
+			q = insertWriteReplace
+		}
+		if _, err := tx.Exec(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, sqlsaver.NotNull(w.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PutBatch implements [checkpoint.Batcher]: the ops are made in order in
+// one transaction, which concurrent writers may share (see [Saver.Put]),
+// all of them or none.
+func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("checkpoint/sqlite: put batch: %w", err)
+	}
+	type opWrite struct {
+		what  string
+		write func(context.Context, sqlitedb.Tx) error
+	}
+	writes := make([]opWrite, 0, len(ops))
+	for _, op := range ops {
+		var w opWrite
+		var err error
+		if op.Checkpoint != nil {
+			w.what = describePut(op.Checkpoint)
+			w.write, err = s.putWrite(op.Checkpoint)
+		} else {
+			w.what = describeWrites(op.Ref)
+			w.write, err = writesWrite(op.Ref, op.Writes)
+		}
+		if err != nil {
+			return err
+		}
+		if w.write != nil {
+			writes = append(writes, w)
+		}
 	}
 	if len(writes) == 0 {
 		return nil
 	}
+	var failed string // the op whose error the batch's is
 	err := s.group.do(ctx, s.db, func(ctx context.Context, tx sqlitedb.Tx) error {
-		if err := checkFence(ctx, tx, ref.ThreadID); err != nil {
-			return err
-		}
 		for _, w := range writes {
-			q := insertWriteIgnore
-			if w.Idx < 0 {
-				q = insertWriteReplace
-			}
-			if _, err := tx.Exec(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, sqlsaver.NotNull(w.Value)); err != nil {
+			if err := w.write(ctx, tx); err != nil {
+				failed = w.what
 				return err
 			}
 		}
 		return nil
 	})
+	if err != nil && failed != "" {
+		return fmt.Errorf("checkpoint/sqlite: put batch of %d: %s: %w", len(ops), failed, err)
+	}
 	if err != nil {
-		return fmt.Errorf("checkpoint/sqlite: put writes thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
+		return fmt.Errorf("checkpoint/sqlite: put batch of %d: %w", len(ops), err)
 	}
 	return nil
 }
