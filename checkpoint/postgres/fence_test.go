@@ -157,3 +157,38 @@ func requireLatest(t *testing.T, s checkpoint.Saver, thread, id string) {
 	require.NoError(t, err, "thread %s", thread)
 	require.Equal(t, id, got.ID, "latest checkpoint of thread %s", thread)
 }
+
+func TestPutAfterAnotherSaverRewroteTheThreadStoresItsValue(t *testing.T) {
+	// Saver a remembers the paths of the checkpoints it wrote, and sends
+	// the next Put in one round trip, its values encoded against them.
+	// Here b deleted the thread and stored another value under the same
+	// checkpoint ID and version: a's next Put, whose list extends the old
+	// value, must not be stored as a delta of b's value.
+	schema := freshSchema(t)
+	a, b := open(t, schema), open(t, schema)
+	list := func(id, parent string, version int64, value string) *checkpoint.Checkpoint {
+		return &checkpoint.Checkpoint{ID: id, ThreadID: "t", ParentID: parent,
+			Channels: []checkpoint.Channel{{Name: "list", Version: version, Value: []byte(value)}}}
+	}
+	require.NoError(t, a.Put(t.Context(), list("0001", "", 1, `["a"]`)))
+	require.NoError(t, b.DeleteThread(t.Context(), "t"))
+	require.NoError(t, b.Put(t.Context(), list("0001", "", 1, `["other"]`)))
+
+	require.NoError(t, a.Put(t.Context(), list("0002", "0001", 2, `["a","b"]`)))
+	got, err := b.Get(t.Context(), checkpoint.Ref{ThreadID: "t"})
+	require.NoError(t, err)
+	require.Equal(t, "0002", got.ID)
+	require.JSONEq(t, `["a","b"]`, string(got.Value("list")))
+}
+
+func TestPutAfterAnotherSaverWroteTheThreadIsAConflict(t *testing.T) {
+	schema := freshSchema(t)
+	a, b := open(t, schema), open(t, schema)
+	require.NoError(t, a.Put(t.Context(), cpOf("t", "0001", "", 1, `1`)))
+	require.NoError(t, b.Put(t.Context(), cpOf("t", "0002", "0001", 2, `2`)))
+	err := a.Put(t.Context(), cpOf("t", "0003", "0001", 3, `3`))
+	c, ok := errors.AsType[*checkpoint.ConflictError](err)
+	require.True(t, ok, "want a *checkpoint.ConflictError, got %v", err)
+	require.Equal(t, "0002", c.LatestID)
+	requireLatest(t, a, "t", "0002")
+}
