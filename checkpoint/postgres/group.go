@@ -66,6 +66,10 @@ type group struct {
 	queue  []*groupWrite
 	busy   bool // a leader's batch is in flight
 	closed bool
+	// conn is the connection the leaders send their batches on, taken
+	// from the pool once and kept (only the leader uses it), so that a
+	// leader never waits for a connection behind the pool's other users.
+	conn *pgxpool.Conn
 }
 
 // do sends the statements that queue queues, in a batch of pool shared
@@ -107,7 +111,7 @@ func (g *group) do(ctx context.Context, pool *pgxpool.Pool, queue func(*pgx.Batc
 // lead sends batch, then hands the next batch to its first write's
 // goroutine, or marks the group idle.
 func (g *group) lead(pool *pgxpool.Pool, batch []*groupWrite) {
-	commit(pool, batch)
+	g.commit(pool, batch)
 	for _, w := range batch[1:] {
 		w.done <- struct{}{}
 	}
@@ -166,17 +170,21 @@ func (g *group) close() {
 	for g.busy {
 		g.idle.Wait()
 	}
+	if g.conn != nil {
+		g.conn.Release()
+		g.conn = nil
+	}
 }
 
 // commit sends the writes of batch as one pipelined batch (one implicit
 // transaction), setting each write's err. A lone write is sent under its
 // caller's context.
-func commit(pool *pgxpool.Pool, batch []*groupWrite) {
+func (g *group) commit(pool *pgxpool.Pool, batch []*groupWrite) {
 	if len(batch) == 1 {
 		w := batch[0]
 		b := &pgx.Batch{}
 		w.queue(b)
-		w.err = pool.SendBatch(w.ctx, b).Close()
+		_, w.err = g.send(w.ctx, pool, b)
 		return
 	}
 	// The batch runs under a context no caller can cancel: one caller
@@ -190,7 +198,7 @@ func commit(pool *pgxpool.Pool, batch []*groupWrite) {
 			w.queue(b)
 			ends[i] = b.Len()
 		}
-		failed, err := send(ctx, pool, b)
+		failed, err := g.send(ctx, pool, b)
 		if err == nil {
 			for _, w := range batch {
 				w.err = nil
@@ -214,8 +222,25 @@ func commit(pool *pgxpool.Pool, batch []*groupWrite) {
 // send sends b and reads its results in order. It returns the index of
 // the statement that failed, with its error, or -1 with the error of the
 // batch.
-func send(ctx context.Context, pool *pgxpool.Pool, b *pgx.Batch) (int, error) {
-	br := pool.SendBatch(ctx, b)
+func (g *group) send(ctx context.Context, pool *pgxpool.Pool, b *pgx.Batch) (int, error) {
+	if g.conn == nil {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			return -1, err
+		}
+		g.conn = c
+	}
+	failed, err := sendOn(ctx, g.conn, b)
+	if err != nil && g.conn.Conn().IsClosed() {
+		g.conn.Release() // the pool drops a closed connection
+		g.conn = nil
+	}
+	return failed, err
+}
+
+// sendOn sends b on c and reads its results in order.
+func sendOn(ctx context.Context, c *pgxpool.Conn, b *pgx.Batch) (int, error) {
+	br := c.SendBatch(ctx, b)
 	failed := -1
 	var err error
 	for i, qq := range b.QueuedQueries {

@@ -85,10 +85,13 @@ $$`
 	checkFence = `SELECT agentgraph_check(EXISTS (SELECT 1 FROM agentgraph_leases WHERE thread_id = $1 AND token = $2 AND token <> ''))`
 )
 
-// isStale reports whether err is agentgraph_check's.
+// isStale reports whether err is agentgraph_check's, or a deadlock the
+// server broke by failing the write (two batches of several processes
+// that lock the same threads in different orders): the write is made
+// again the long way, in a transaction of its own.
 func isStale(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == errStaleCode
+	return errors.As(err, &pe) && (pe.Code == errStaleCode || pe.Code == "40P01")
 }
 
 // maxCachedThreads bounds the pathCache.
