@@ -67,8 +67,10 @@ type group struct {
 	busy   bool // a leader's batch is in flight
 	closed bool
 	// conn is the connection the leaders send their batches on, taken
-	// from the pool once and kept (only the leader uses it), so that a
-	// leader never waits for a connection behind the pool's other users.
+	// from the pool by the first and kept while batches follow each other
+	// (only the leader uses it), so that a leader does not wait for a
+	// connection behind the pool's other users at every batch; it goes
+	// back to the pool when the group turns idle.
 	conn *pgxpool.Conn
 }
 
@@ -119,6 +121,10 @@ func (g *group) lead(pool *pgxpool.Pool, batch []*groupWrite) {
 	defer g.mu.Unlock()
 	next := g.take()
 	if len(next) == 0 {
+		if g.conn != nil {
+			g.conn.Release()
+			g.conn = nil
+		}
 		g.busy = false
 		if g.idle.L != nil {
 			g.idle.Broadcast()
@@ -169,10 +175,6 @@ func (g *group) close() {
 	}
 	for g.busy {
 		g.idle.Wait()
-	}
-	if g.conn != nil {
-		g.conn.Release()
-		g.conn = nil
 	}
 }
 

@@ -313,3 +313,29 @@ func TestCloseFailsQueuedWritesAndWaitsForTheBatchInFlight(t *testing.T) {
 	require.NoError(t, <-closed)
 	require.ErrorContains(t, s.Put(t.Context(), cpOf("t", "0001", "", 1, `1`)), "saver closed")
 }
+
+func TestGroupCommitLeavesThePoolAConnection(t *testing.T) {
+	// The group keeps a connection only while its batches follow each
+	// other: with a pool of one, concurrent threads' reads and lease
+	// operations still get it between batches.
+	s := open(t, freshSchema(t), postgres.WithMaxConns(1))
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			thread := fmt.Sprintf("one%d", i)
+			lease, err := s.AcquireLease(t.Context(), thread, "h", time.Minute)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if errs[i] = writeThread(t.Context(), s, thread, 5); errs[i] == nil {
+				errs[i] = s.ReleaseLease(t.Context(), lease)
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "thread one%d", i)
+	}
+}
