@@ -13,8 +13,8 @@
 //	t, err := s.Get(ctx, checkpoint.Ref{ThreadID: "t1"})
 //
 // A Saver is safe for concurrent use, and any number of processes may share
-// one database: each Put is one transaction, and migrations are serialized
-// with an advisory lock.
+// one database: each Put is one transaction — one round trip for a run's
+// next checkpoint — and migrations are serialized with an advisory lock.
 //
 // # Schema
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,15 +41,21 @@ const (
 		WHERE thread_id = $1 AND token = $2 RETURNING expires_at`
 	releaseLease = `UPDATE agentgraph_leases SET holder = '', token = '', expires_at = to_timestamp(0)
 		WHERE thread_id = $1 AND token = $2 AND token <> ''`
-	// selectFence reads the thread's lease for a fenced write, locking
-	// the row until the write's transaction ends: a takeover (an update
-	// of the row) waits for the write to commit or roll back.
-	selectFence = `SELECT holder, token, fence FROM agentgraph_leases WHERE thread_id = $1 FOR SHARE`
-	// fenceIdleTimeout bounds how long a fenced write's transaction may
-	// sit idle (its process paused between two of its statements) while
-	// it holds the lease row: the server then ends the session, the
-	// transaction rolls back, and a takeover waiting for the row goes on.
-	fenceIdleTimeout = `SET LOCAL idle_in_transaction_session_timeout = '5s'`
+	// lockLease takes the exclusive transaction-level advisory lock on a
+	// thread's lease (see leaseLockKey): an acquisition or a release waits
+	// for the fenced writes of the thread in flight, and the writes that
+	// start meanwhile wait for it.
+	lockLease = `SELECT pg_advisory_xact_lock($1)`
+	// lockFence takes the shared lock on the thread's lease for a fenced
+	// write, and bounds how long the write's transaction may sit idle
+	// while it holds it (its process paused between two round trips of
+	// the transaction): the server then ends the session, the transaction
+	// rolls back, and an acquisition waiting for the lock goes on.
+	// set_config(…, true) is SET LOCAL: it ends with the transaction.
+	lockFence = `SELECT set_config('idle_in_transaction_session_timeout', '5s', true), pg_advisory_xact_lock_shared($1)`
+	// selectFence reads the thread's lease for a fenced write, in a
+	// statement after lockFence's.
+	selectFence = `SELECT holder, token, fence FROM agentgraph_leases WHERE thread_id = $1`
 )
 
 // maxAcquireAttempts bounds the attempts of AcquireLease when the lease it
@@ -78,11 +85,24 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl t
 	me := liveness.Self()
 	dead := ""
 	for attempt := 1; ; attempt++ {
-		err := s.pool.QueryRow(ctx, acquireLease, threadID, holder, l.Token, micros(ttl), me.Host, me.PID, me.Start, dead).Scan(&l.Expires, &l.Fence)
-		if err == nil {
+		// The lock and the statement are one implicit transaction (one
+		// round trip): the lock is held until the acquisition commits.
+		b := &pgx.Batch{}
+		b.Queue(lockLease, leaseLockKey(threadID))
+		got := false
+		b.Queue(acquireLease, threadID, holder, l.Token, micros(ttl), me.Host, me.PID, me.Start, dead).QueryRow(func(row pgx.Row) error {
+			err := row.Scan(&l.Expires, &l.Fence)
+			got = err == nil
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		})
+		err := s.pool.SendBatch(ctx, b).Close()
+		if err == nil && got {
 			return l, nil
 		}
-		if !errors.Is(err, pgx.ErrNoRows) {
+		if err != nil {
 			return checkpoint.Lease{}, fmt.Errorf("checkpoint/postgres: acquire lease of thread %q: %w", threadID, err)
 		}
 		held := &checkpoint.LeaseHeldError{ThreadID: threadID}
@@ -132,7 +152,10 @@ func (s *Saver) ReleaseLease(ctx context.Context, lease checkpoint.Lease) error 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: release lease: %w", err)
 	}
-	if _, err := s.pool.Exec(ctx, releaseLease, lease.ThreadID, lease.Token); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(lockLease, leaseLockKey(lease.ThreadID))
+	b.Queue(releaseLease, lease.ThreadID, lease.Token)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: release lease of thread %q: %w", lease.ThreadID, err)
 	}
 	return nil
@@ -148,21 +171,66 @@ func micros(d time.Duration) int64 {
 	return us
 }
 
+// Fencing (see checkpoint.Fenced). A fenced write checks, in its own
+// transaction, that its lease is still the thread's current one, and the
+// check must hold until the write commits: a takeover that commits between
+// the check and the write's commit would let the stale write land after
+// it. Transactions run at READ COMMITTED, where each statement sees what
+// was committed when it started, so the check alone proves nothing about
+// later; a transaction-level advisory lock per thread (leaseLockKey) makes
+// it last:
+//
+//   - A fenced write takes the lock shared (lockFence), then, in a later
+//     statement, reads the lease row (selectFence, a plain read).
+//   - An acquisition or a release takes it exclusive (lockLease), then
+//     updates the row, in the same transaction.
+//
+// The interleavings of a write W with an acquisition A that takes the
+// thread over: if W holds the shared lock first, A waits for it until W
+// commits or rolls back, so W's check (made after W was granted the lock,
+// and before A could change the row) saw the old token and W lands before
+// the takeover — which is not a stale write: it was made while the lease
+// was current. If A holds the exclusive lock first, W waits until A
+// committed; W's read, a later statement, starts after A's commit and sees
+// the new token: W is refused. There is no third case: the two locks
+// conflict, and neither statement reads before its lock is granted (the
+// read is a statement of its own, whose snapshot is taken after the lock
+// statement returned — a statement that took the lock and read would read
+// with the snapshot of its start). Fenced writes of a thread share the
+// lock, so they do not wait for each other, and the lock writes nothing:
+// unlike a row lock (SELECT … FOR SHARE, what the check took before),
+// which writes the row's tuple at every write.
+//
+// A write whose process pauses while it holds the shared lock holds a
+// takeover up: for at most 5s when it pauses between two round trips of
+// its transaction (lockFence sets idle_in_transaction_session_timeout for
+// the transaction). A write sent as one batch in one round trip commits
+// without its process (the server runs it to its end), unless the process
+// stops in the middle of sending it, which a batch larger than the
+// socket's send buffer allows.
+
+// leaseLockKey returns the key of the advisory lock on a thread's lease
+// (see Fencing above). Keys are hashes: two threads may share one, which
+// makes one thread's acquisitions wait for the other's writes, which is
+// slower, not wrong.
+func leaseLockKey(thread string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("agentgraph/checkpoint/postgres lease\x00"))
+	h.Write([]byte(thread))
+	return int64(h.Sum64())
+}
+
 // queueFence queues the fence check of a write to thread made with ctx
 // (nothing when ctx carries no lease for thread, see checkpoint.WithLease)
 // as the first statements of b, and returns a function that, once b was sent
 // and closed, returns the [*checkpoint.FencedError] of a lease that is not
-// current, for the caller to roll its transaction back. The check reads
-// the lease row FOR SHARE, in the same batch as the write (no extra round
-// trip): a takeover, which updates the row, waits until the write commits
-// or rolls back. A write whose process pauses while it holds the row holds
-// a takeover up for at most 5s (fenceIdleTimeout).
+// current, for the caller to roll its transaction back. See Fencing above.
 func queueFence(ctx context.Context, b *pgx.Batch, thread string) func() error {
 	lease, ok := checkpoint.LeaseFrom(ctx, thread)
 	if !ok {
 		return func() error { return nil }
 	}
-	b.Queue(fenceIdleTimeout)
+	b.Queue(lockFence, leaseLockKey(thread))
 	var holder, token string
 	var fence int64
 	b.Queue(selectFence, thread).QueryRow(func(row pgx.Row) error {

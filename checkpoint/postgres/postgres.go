@@ -18,6 +18,8 @@ import (
 type Saver struct {
 	pool   *pgxpool.Pool
 	fanout int
+	cache  pathCache // see pipeline.go
+	group  group     // see group.go
 }
 
 var (
@@ -92,9 +94,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Saver, error) {
 	return &Saver{pool: pool, fanout: o.fanout}, nil
 }
 
-// Close closes the pool's connections. It waits for connections in use to
-// be released.
+// Close closes the pool's connections. Writes waiting for a batch of the
+// group commit fail; Close waits for the batch in flight, and for
+// connections in use to be released.
 func (s *Saver) Close() error {
+	s.group.close()
 	s.pool.Close()
 	return nil
 }
@@ -156,6 +160,10 @@ var migrations = [][]string{{
 		ADD COLUMN host text NOT NULL DEFAULT '',
 		ADD COLUMN pid integer NOT NULL DEFAULT 0,
 		ADD COLUMN pid_start bigint NOT NULL DEFAULT 0`,
+}, {
+	// Version 4: the check of a write sent in one round trip
+	// (pipeline.go).
+	checkFunction,
 }}
 
 // SchemaVersion is the schema version this package writes.

@@ -241,8 +241,14 @@ func scanPaths(rows pgx.Rows, withData bool) (map[string][]deltas.Blob, error) {
 // which sees what was committed before it started, so after the lock was
 // granted: everything the previous holders of the lock wrote. Another Put
 // of the thread and namespace cannot write until this one commits or rolls
-// back. The lock, the reads and (when no channel changed) the write are
-// sent as one batch, so the checks add no round trip.
+// back.
+//
+// A Put whose parent is the checkpoint this Saver last wrote for the
+// thread and namespace (as every step of a run is), or that starts a
+// thread, is one round trip: the lock, the writes and the checks, made by
+// the server, in one pipelined batch (see pipeline.go). Any other Put, or
+// one whose checks fail there, takes two round trips within BEGIN and
+// COMMIT: the lock and the reads, then the writes.
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put: %w", err)
@@ -254,10 +260,6 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint/postgres: put %s: %w", cp.ID, err)
 	}
-	var created *time.Time
-	if !cp.CreatedAt.IsZero() {
-		created = &cp.CreatedAt
-	}
 	changed := make([]checkpoint.Channel, 0, len(cp.Channels))
 	for _, ch := range cp.Channels {
 		if ch.Value != nil {
@@ -265,10 +267,33 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	upsert := func(b *pgx.Batch) {
-		b.Queue(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versionsJSON), sqlsaver.NotNull(cp.Frontier), cp.Shape)
+	row := checkpointRow(cp, meta, versionsJSON)
+	if p := s.planPut(ctx, cp, row, changed); p != nil {
+		err := s.group.do(ctx, s.pool, p.queue)
+		if err == nil {
+			p.committed(&s.cache)
+			return nil
+		}
+		s.cache.forget(cp.ThreadID, cp.Namespace)
+		if !isStale(err) {
+			return fmt.Errorf("checkpoint/postgres: put thread %q namespace %q id %q: %w", cp.ThreadID, cp.Namespace, cp.ID, err)
+		}
+		// A check failed: the long way finds which.
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	if err := s.putChecked(ctx, cp, row, changed); err != nil {
+		s.cache.forget(cp.ThreadID, cp.Namespace)
+		return fmt.Errorf("checkpoint/postgres: put thread %q namespace %q id %q: %w", cp.ThreadID, cp.Namespace, cp.ID, err)
+	}
+	return nil
+}
+
+// putChecked makes a Put in two round trips of a transaction (besides its
+// BEGIN and COMMIT): the locks and the reads of what the checks and the
+// delta encoding need, then the writes. It records the paths of cp's
+// channels in the cache.
+func (s *Saver) putChecked(ctx context.Context, cp *checkpoint.Checkpoint, row []any, changed []checkpoint.Channel) error {
+	paths := make(map[string][]deltas.Blob, len(cp.Channels))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The lock and the reads are separate statements: a statement
 		// that took the lock would read with the snapshot it started with.
 		b := &pgx.Batch{}
@@ -296,14 +321,16 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 		if len(changed) == 0 {
 			// Written before the check is read; a conflict rolls it back.
-			upsert(b)
+			b.Queue(upsertCheckpoint, row...)
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {
 				return err
 			}
 			return conflict()
 		}
+		// The paths of every channel, for the cache; the changed ones'
+		// for the checks and the encoding.
 		var prev map[string][]deltas.Blob
-		channels, vs := versionArrays(changed)
+		channels, vs := versionArrays(cp.Channels)
 		b.Queue(selectPrevPaths, cp.ThreadID, cp.Namespace, channels, vs).Query(func(rows pgx.Rows) error {
 			var err error
 			prev, err = scanPaths(rows, false)
@@ -315,6 +342,11 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		if err := conflict(); err != nil {
 			return err
 		}
+		for _, ch := range cp.Channels {
+			if path := prev[ch.Name]; ch.Value == nil && len(path) > 0 && path[0].Version == ch.Version {
+				paths[ch.Name] = sortedPath(path)
+			}
+		}
 		b = &pgx.Batch{}
 		for _, ch := range changed {
 			path := prev[ch.Name]
@@ -322,22 +354,25 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 				if path[i].Hash != sha256.Sum256(ch.Value) {
 					return &checkpoint.VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: ch.Name, Version: ch.Version}
 				}
-				continue // stored by an earlier checkpoint: keep the first
+				paths[ch.Name] = sortedPath(path[i:]) // stored by an earlier checkpoint: keep the first
+				continue
 			}
-			blob := deltas.Encode(ch.Version, ch.Value, path, s.fanout)
+			sorted := sortedPath(path)
+			blob := deltas.Encode(ch.Version, ch.Value, sorted, s.fanout)
+			paths[ch.Name] = newPath(blob, sorted)
 			var base *int64
 			if blob.Delta {
 				base = &blob.Base
 			}
 			b.Queue(insertBlob, cp.ThreadID, cp.Namespace, ch.Name, ch.Version, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data)
 		}
-		upsert(b)
+		b.Queue(upsertCheckpoint, row...)
 		return tx.SendBatch(ctx, b).Close()
 	})
-	if err != nil {
-		return fmt.Errorf("checkpoint/postgres: put thread %q namespace %q id %q: %w", cp.ThreadID, cp.Namespace, cp.ID, err)
+	if err == nil && len(changed) > 0 {
+		s.cache.put(cp.ThreadID, cp.Namespace, &cachedPaths{id: cp.ID, paths: paths})
 	}
-	return nil
+	return err
 }
 
 // threadLockKey returns the key of the advisory lock that serializes the
@@ -354,7 +389,7 @@ func threadLockKey(thread, ns string) int64 {
 }
 
 // PutWrites implements [checkpoint.Saver]. All writes are stored in one
-// transaction.
+// transaction, sent in one round trip (see pipeline.go).
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put writes: %w", err)
@@ -365,25 +400,33 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if len(writes) == 0 {
 		return nil
 	}
+	var lease *checkpoint.Lease
+	if l, ok := checkpoint.LeaseFrom(ctx, ref.ThreadID); ok {
+		lease = &l
+	}
+	// One implicit transaction, in a batch of the group (group.go).
+	err := s.group.do(ctx, s.pool, func(b *pgx.Batch) { queueWrites(b, ref, writes, lease) })
+	if isStale(err) {
+		err = s.putWritesChecked(ctx, ref, writes) // finds the fenced error
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint/postgres: put writes thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
+	}
+	return nil
+}
+
+// putWritesChecked makes a PutWrites in an explicit transaction that
+// reads the fence's lease row.
+func (s *Saver) putWritesChecked(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
 	b := &pgx.Batch{}
 	fenced := queueFence(ctx, b, ref.ThreadID)
-	for _, w := range writes {
-		q := insertWriteIgnore
-		if w.Idx < 0 {
-			q = insertWriteReplace
-		}
-		b.Queue(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, sqlsaver.NotNull(w.Value))
-	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	queueWrites(b, ref, writes, nil)
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
 		return fenced() // written before the check is read; a refusal rolls it back
 	})
-	if err != nil {
-		return fmt.Errorf("checkpoint/postgres: put writes thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
-	}
-	return nil
 }
 
 // List implements [checkpoint.Saver]. It selects the matching checkpoints
@@ -485,6 +528,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: delete thread: %w", err)
 	}
+	s.cache.forgetThread(threadID)
 	b := &pgx.Batch{}
 	fenced := queueFence(ctx, b, threadID)
 	for _, table := range []string{"agentgraph_checkpoints", "agentgraph_blobs", "agentgraph_writes"} {

@@ -1,0 +1,316 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/sqlsaver"
+)
+
+// One round trip per write. A Put or PutWrites is sent, when it can be, as
+// one pipelined batch with no BEGIN or COMMIT: PostgreSQL runs the
+// statements of a pipeline up to its Sync as one implicit transaction,
+// committed at the Sync, rolled back as a whole if one statement fails.
+// So the write's checks cannot be read by the client between statements,
+// as the two-round-trip path does (Put reads the latest checkpoint and the
+// previous blobs, then writes): they are made by the server, in the last
+// statement of the batch (checkWrite), which raises the error errStale —
+// rolling the whole batch back — when one fails. The client then makes the
+// write again the two-round-trip way, which finds what failed and returns
+// its typed error (a conflict, a fenced lease), or succeeds when only the
+// client's guess was stale.
+//
+// What the client must guess is the delta encoding of the changed values,
+// which needs the stored paths of the previous versions. The saver
+// remembers, per thread and namespace, the paths of the last checkpoint it
+// wrote or read for a Put (pathCache), and a Put whose parent is that
+// checkpoint (or that starts a thread) takes the one-round-trip path. The
+// check statement proves the guess: the parent is the thread's latest
+// checkpoint, every delta's base is stored with the hash and depth the
+// client encoded against, and every changed channel's version is stored
+// with the value's hash (a version stored before with another value is a
+// version conflict; with the same value, the first is kept, as always).
+// The locks are the two-round-trip path's: the Put lock of the thread and
+// namespace, and, for a fenced write, the thread's lease lock shared (see
+// Fencing in lease.go), in the batch's first statement; the check is a
+// later statement, so it sees everything committed before the locks were
+// granted.
+//
+// A batch runs to its end on the server whatever its client does once it
+// was sent: a process paused after sending it holds no lock (unless it
+// stops while the batch is still being sent, see Fencing).
+
+// errStaleCode is the SQLSTATE that agentgraph_check raises.
+const errStaleCode = "AGS01"
+
+const (
+	// checkFunction raises errStaleCode unless ok (a migration creates
+	// it; plain SQL has no way to fail a statement on a condition).
+	checkFunction = `CREATE FUNCTION agentgraph_check(ok boolean) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	IF ok IS NOT TRUE THEN
+		RAISE EXCEPTION 'agentgraph: a write''s check failed; it is made again the long way' USING ERRCODE = 'AGS01';
+	END IF;
+END
+$$`
+
+	lockPut       = `SELECT pg_advisory_xact_lock($1)`
+	lockPutFenced = `SELECT pg_advisory_xact_lock_shared($2), pg_advisory_xact_lock($1)`
+
+	// checkPut: $3 is the checkpoint's ID, $4 its parent's, "" for
+	// none; $5 the lease token of a fenced write (NULL when not fenced);
+	// $6–$9 the blobs that must be stored (channel, version, hash, and
+	// depth, -1 for any). The blobs are looked up by a scalar subquery
+	// with LIMIT 1 on the primary key, which the planner cannot turn into
+	// a join over the thread's blobs (see selectPaths).
+	checkPut = `SELECT agentgraph_check(
+	COALESCE((SELECT id FROM agentgraph_checkpoints WHERE thread_id = $1 AND ns = $2 AND id <> $3 ORDER BY id DESC LIMIT 1), '') = $4
+	AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM agentgraph_leases WHERE thread_id = $1 AND token = $5 AND token <> ''))
+	AND NOT EXISTS (
+		SELECT 1 FROM unnest($6::text[], $7::bigint[], $8::bytea[], $9::bigint[]) AS w(channel, version, hash, depth)
+		WHERE (SELECT x.hash = w.hash AND (w.depth < 0 OR x.depth = w.depth) FROM agentgraph_blobs AS x
+			WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = w.channel AND x.version = w.version LIMIT 1) IS NOT TRUE))`
+
+	// lockWrites and checkFence fence a PutWrites or a DeleteThread.
+	lockWrites = `SELECT pg_advisory_xact_lock_shared($1)`
+	checkFence = `SELECT agentgraph_check(EXISTS (SELECT 1 FROM agentgraph_leases WHERE thread_id = $1 AND token = $2 AND token <> ''))`
+)
+
+// isStale reports whether err is agentgraph_check's, or a deadlock the
+// server broke by failing the write (two batches of several processes
+// that lock the same threads in different orders): the write is made
+// again the long way, in a transaction of its own.
+func isStale(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == errStaleCode || pe.Code == "40P01")
+}
+
+// maxCachedThreads bounds the pathCache.
+const maxCachedThreads = 8192
+
+// pathCache remembers the blob paths of the last checkpoint a Saver wrote
+// per thread and namespace. It only ever saves round trips: whatever it
+// holds, a write made from it is checked by the server.
+type pathCache struct {
+	mu sync.Mutex
+	m  map[threadNS]*cachedPaths
+}
+
+type threadNS struct{ thread, ns string }
+
+// cachedPaths are the paths of the channels of checkpoint id: for each,
+// the metadata (no data) of the blobs from its value down to a whole
+// value, sorted by depth. A channel that is missing is stored whole at
+// its next version.
+type cachedPaths struct {
+	id    string
+	paths map[string][]deltas.Blob
+}
+
+func (c *pathCache) get(thread, ns string) *cachedPaths {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[threadNS{thread, ns}]
+}
+
+func (c *pathCache) put(thread, ns string, p *cachedPaths) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[threadNS]*cachedPaths)
+	}
+	k := threadNS{thread, ns}
+	if _, ok := c.m[k]; !ok && len(c.m) >= maxCachedThreads {
+		for old := range c.m { // forget one: any
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = p
+}
+
+func (c *pathCache) forget(thread, ns string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, threadNS{thread, ns})
+}
+
+func (c *pathCache) forgetThread(thread string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if k.thread == thread {
+			delete(c.m, k)
+		}
+	}
+}
+
+// meta returns b without its data.
+func meta(b deltas.Blob) deltas.Blob {
+	b.Data = nil
+	return b
+}
+
+// newPath returns the path of blob, encoded against prev (sorted by
+// depth): blob after the part of prev its base heads.
+func newPath(blob deltas.Blob, prev []deltas.Blob) []deltas.Blob {
+	if !blob.Delta {
+		return []deltas.Blob{meta(blob)}
+	}
+	for i, b := range prev {
+		if b.Version == blob.Base {
+			return append(prev[:i+1:i+1], meta(blob))
+		}
+	}
+	return nil // not reached: Encode bases a delta on prev
+}
+
+// putPlan is a Put ready to be sent as one batch.
+type putPlan struct {
+	cp      *checkpoint.Checkpoint
+	args    []any // the checkpoint row
+	blobs   []deltas.Blob
+	names   []string // blobs[i]'s channel
+	paths   map[string][]deltas.Blob
+	fenced  bool
+	lease   checkpoint.Lease
+	check   [4]any // the blobs checkPut verifies
+	written []bool // whether blobs[i] was inserted
+}
+
+// planPut returns the one-batch plan of cp, or nil when cp needs the
+// two-round-trip path: a fork, or a parent other than the checkpoint the
+// cache holds for the thread, or a version not above its cached one.
+func (s *Saver) planPut(ctx context.Context, cp *checkpoint.Checkpoint, row []any, changed []checkpoint.Channel) *putPlan {
+	if cp.Fork {
+		return nil
+	}
+	var cached *cachedPaths
+	if cp.ParentID != "" {
+		cached = s.cache.get(cp.ThreadID, cp.Namespace)
+		if cached == nil || cached.id != cp.ParentID {
+			return nil
+		}
+	}
+	p := &putPlan{cp: cp, args: row, paths: make(map[string][]deltas.Blob, len(cp.Channels))}
+	p.lease, p.fenced = checkpoint.LeaseFrom(ctx, cp.ThreadID)
+	var chans []string
+	var versions, depths []int64
+	var hashes [][]byte
+	for _, ch := range changed {
+		var prev []deltas.Blob
+		if cached != nil {
+			prev = cached.paths[ch.Name]
+		}
+		if len(prev) > 0 && prev[len(prev)-1].Version >= ch.Version {
+			return nil
+		}
+		blob := deltas.Encode(ch.Version, ch.Value, prev, s.fanout)
+		p.blobs = append(p.blobs, blob)
+		p.names = append(p.names, ch.Name)
+		p.paths[ch.Name] = newPath(blob, prev)
+		chans, versions, hashes, depths = append(chans, ch.Name), append(versions, ch.Version), append(hashes, blob.Hash[:]), append(depths, -1)
+		if blob.Delta {
+			for _, b := range prev {
+				if b.Version == blob.Base {
+					chans, versions, hashes, depths = append(chans, ch.Name), append(versions, b.Version), append(hashes, b.Hash[:]), append(depths, b.Depth)
+				}
+			}
+		}
+	}
+	for _, ch := range cp.Channels {
+		if ch.Value != nil || cached == nil {
+			continue
+		}
+		if path := cached.paths[ch.Name]; len(path) > 0 && path[len(path)-1].Version == ch.Version {
+			p.paths[ch.Name] = path
+		}
+	}
+	p.check = [4]any{chans, versions, hashes, depths}
+	p.written = make([]bool, len(p.blobs))
+	return p
+}
+
+// queue queues p's statements in b.
+func (p *putPlan) queue(b *pgx.Batch) {
+	cp := p.cp
+	if p.fenced {
+		b.Queue(lockPutFenced, threadLockKey(cp.ThreadID, cp.Namespace), leaseLockKey(cp.ThreadID))
+	} else {
+		b.Queue(lockPut, threadLockKey(cp.ThreadID, cp.Namespace))
+	}
+	for i, blob := range p.blobs {
+		var base *int64
+		if blob.Delta {
+			base = &blob.Base
+		}
+		b.Queue(insertBlob, cp.ThreadID, cp.Namespace, p.names[i], blob.Version, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data).Exec(func(ct pgconn.CommandTag) error {
+			p.written[i] = ct.RowsAffected() == 1
+			return nil
+		})
+	}
+	b.Queue(upsertCheckpoint, p.args...)
+	var token *string
+	if p.fenced {
+		token = &p.lease.Token
+	}
+	b.Queue(checkPut, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, token, p.check[0], p.check[1], p.check[2], p.check[3])
+}
+
+// committed records p's paths once its batch committed. A blob that was
+// stored already (the same value under the same version) may be encoded
+// otherwise than p's: its channel is forgotten.
+func (p *putPlan) committed(c *pathCache) {
+	for i, ok := range p.written {
+		if !ok {
+			delete(p.paths, p.names[i])
+		}
+	}
+	c.put(p.cp.ThreadID, p.cp.Namespace, &cachedPaths{id: p.cp.ID, paths: p.paths})
+}
+
+// checkpointRow returns the arguments of upsertCheckpoint for cp.
+func checkpointRow(cp *checkpoint.Checkpoint, meta, versions []byte) []any {
+	var created *time.Time
+	if !cp.CreatedAt.IsZero() {
+		created = &cp.CreatedAt
+	}
+	return []any{cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape}
+}
+
+// queueWrites queues the statements of a PutWrites in b: the fence's lock
+// first when fenced, the inserts, then the fence's check.
+func queueWrites(b *pgx.Batch, ref checkpoint.Ref, writes []checkpoint.Write, lease *checkpoint.Lease) {
+	if lease != nil {
+		b.Queue(lockWrites, leaseLockKey(ref.ThreadID))
+	}
+	for _, w := range writes {
+		q := insertWriteIgnore
+		if w.Idx < 0 {
+			q = insertWriteReplace
+		}
+		b.Queue(q, ref.ThreadID, ref.Namespace, ref.ID, w.TaskID, w.Idx, w.Channel, w.TaskPath, sqlsaver.NotNull(w.Value))
+	}
+	if lease != nil {
+		b.Queue(checkFence, ref.ThreadID, lease.Token)
+	}
+}
+
+// sortedPath returns a copy of path sorted by depth, without data.
+func sortedPath(path []deltas.Blob) []deltas.Blob {
+	out := make([]deltas.Blob, len(path))
+	for i, b := range path {
+		out[i] = meta(b)
+	}
+	slices.SortFunc(out, func(a, b deltas.Blob) int { return cmp.Compare(a.Depth, b.Depth) })
+	return out
+}
