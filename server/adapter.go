@@ -784,7 +784,8 @@ func stateError(err error, status int) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	return errorf(status, "%v", err)
+	// The saver's fault keeps its kind: a transient one is retried.
+	return &apiError{status: status, msg: err.Error(), err: err}
 }
 
 // messageMetadata is the metadata of a streamed message's tokens.

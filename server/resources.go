@@ -668,7 +668,7 @@ func (st *threadState) interruptsByTask() map[string][]apiInterrupt {
 // interrupts and sets its status; runErr is the error of the run that
 // just ended ("" for none).
 func (s *Server) refreshThread(ctx context.Context, t *thread, g graphAdapter, runErr string) {
-	st, err := g.state(ctx, t.ID, "")
+	st, err := retry1(ctx, "reading the state of thread "+t.ID, func(ctx context.Context) (*threadState, error) { return g.state(ctx, t.ID, "") })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.UpdatedAt = s.cfg.now()
