@@ -81,9 +81,12 @@ type Report struct {
 	// ExecP50 and ExecP95 are of a run's execution alone: from its first
 	// node's start to its last node's end (for a run taken over, from the
 	// start of its first attempt).
-	ExecP50, ExecP95    time.Duration
-	Killed              bool
-	KilledRunsTakenOver int // runs claimed more than once
+	ExecP50, ExecP95 time.Duration
+	Killed           bool
+	// KilledRunsTakenOver counts the runs claimed more than once: taken
+	// over from the killed process or from one that could not renew its
+	// lease in time, or released after a transient fault.
+	KilledRunsTakenOver int
 	Succeeded           int
 	NotSucceeded        []string // runs that did not end "success"
 	// Causes counts the runs that did not succeed by cause: their status,
@@ -141,7 +144,7 @@ func (r *Report) print(w io.Writer, c Config) {
 	fmt.Fprintf(w, "latency (create→end)  p50 %v  p95 %v  p99 %v  max %v\n", r.P50.Round(time.Millisecond), r.P95.Round(time.Millisecond),
 		r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond))
 	fmt.Fprintf(w, "execution (nodes)     p50 %v  p95 %v\n", r.ExecP50.Round(time.Millisecond), r.ExecP95.Round(time.Millisecond))
-	fmt.Fprintf(w, "killed a process      %v (runs taken over: %d; node executions repeated: %d of %d)\n", r.Killed, r.KilledRunsTakenOver,
+	fmt.Fprintf(w, "killed a process      %v (runs claimed again: %d; node executions repeated: %d of %d)\n", r.Killed, r.KilledRunsTakenOver,
 		r.ReExecutedNodes, r.NodeExecutions)
 	fmt.Fprintf(w, "client retries        %d\n", r.Retries)
 	fmt.Fprintf(w, "succeeded             %d of %d\n", r.Succeeded, r.Runs)
@@ -248,8 +251,11 @@ func serve(raw string) error {
 	pid := os.Getpid()
 	node := func(name string) func(context.Context, State) (State, error) {
 		return func(ctx context.Context, s State) (State, error) {
+			// Recorded whether or not the run is cancelled meanwhile: a
+			// start recorded by a query whose answer the cancel lost would
+			// be an execution without an end.
 			var id int64
-			if err := pool.QueryRow(ctx, `INSERT INTO serverload_execs (thread, seq, node, pid, started)
+			if err := pool.QueryRow(context.WithoutCancel(ctx), `INSERT INTO serverload_execs (thread, seq, node, pid, started)
 				VALUES ($1, $2, $3, $4, clock_timestamp()) RETURNING id`, s.Thread.Get(), s.Seq.Get(), name, pid).Scan(&id); err != nil {
 				return State{}, err
 			}
