@@ -158,6 +158,11 @@
 // each process, never stored. The graphs should be
 // compiled with the saver the processes share; its thread leases
 // (graph.WithLeaseTTL) keep apart a run and a state update made meanwhile.
+// Deleting a thread cancels its running runs, waits until they ended
+// (a run of a process that died or was paused ends once its lease
+// expired), and deletes the thread's checkpoints under the thread's
+// lease: a process paused past its leases that wakes up has its writes
+// refused (*checkpoint.FencedError), and the thread stays deleted.
 //
 // # Faults
 //

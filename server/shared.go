@@ -720,7 +720,7 @@ func (s *Server) sharedDeleteThread(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.deleteCheckpoints(r.Context(), id); err != nil {
+	if err := s.deleteThreadCheckpoints(r.Context(), id); err != nil {
 		fail(w, err)
 		return
 	}
