@@ -183,6 +183,9 @@ type StepState struct {
 // retried or its run released and resumed from its last checkpoint, never
 // turned into a failed run, and no run is applied twice.
 func TestEveryRunSucceedsOnceThroughTransientFaults(t *testing.T) {
+	if onBackend() {
+		t.Skip("runs on every backend itself: in the run without " + backendEnv)
+	}
 	memory := func(*testing.T) (checkpoint.Saver, server.Backend) { return checkpoint.NewMemory(), nil }
 	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend){"memory": memory, "sqlite": sqliteEnv, "postgres": postgresEnv}
 	for name, open := range backends {
@@ -325,4 +328,112 @@ func faultFreeCall(t *testing.T, url, method, path string, body, out any) {
 		}
 		return
 	}
+}
+
+// TestRunsPauseAndResumeThroughTransientFaults: through the same faults,
+// a run that pauses at an interrupt still ends "success" with its thread
+// "interrupted", and the run that resumes it ends the graph with each
+// node's work applied once.
+func TestRunsPauseAndResumeThroughTransientFaults(t *testing.T) {
+	if onBackend() {
+		t.Skip("runs on every backend itself: in the run without " + backendEnv)
+	}
+	memory := func(*testing.T) (checkpoint.Saver, server.Backend) { return checkpoint.NewMemory(), nil }
+	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend){"memory": memory, "sqlite": sqliteEnv, "postgres": postgresEnv}
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			saver, backend := open(t)
+			f := &faults{rnd: rand.New(rand.NewPCG(3, 4)), rate: 0.1}
+			fs := faultySaver{s: saver.(leasingSaver), f: f}
+			opts := []server.Option{server.Graph("agent", pausingGraph(t, fs)), server.WithCheckpointer(fs), server.WithAuthToken(token)}
+			if backend != nil {
+				opts = append(opts, server.WithBackend(faultyBackend{Backend: backend, f: f}),
+					server.WithPollInterval(10*time.Millisecond), server.WithRunLeaseTTL(time.Second), server.WithWorkers(4))
+			}
+			srv, err := server.New(opts...)
+			require.NoError(t, err)
+			hs := httptest.NewServer(srv)
+			t.Cleanup(func() {
+				hs.Close()
+				ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+				defer stop()
+				_ = srv.Shutdown(ctx)
+			})
+
+			const threads = 4
+			var wg sync.WaitGroup
+			for i := range threads {
+				wg.Go(func() {
+					var th struct {
+						ThreadID string `json:"thread_id"`
+					}
+					faultFreeCall(t, hs.URL, "POST", "/threads", map[string]any{}, &th)
+					topic := fmt.Sprint("t", i)
+					var r struct {
+						RunID string `json:"run_id"`
+					}
+					faultFreeCall(t, hs.URL, "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "agent",
+						"input": map[string]any{"topic": topic}}, &r)
+					faultFreeCall(t, hs.URL, "GET", "/threads/"+th.ThreadID+"/runs/"+r.RunID+"/join", nil, nil)
+					var got struct {
+						Status string `json:"status"`
+					}
+					faultFreeCall(t, hs.URL, "GET", "/threads/"+th.ThreadID+"/runs/"+r.RunID, nil, &got)
+					require.Equal(t, "success", got.Status)
+					var thread struct {
+						Status string `json:"status"`
+					}
+					faultFreeCall(t, hs.URL, "GET", "/threads/"+th.ThreadID, nil, &thread)
+					require.Equal(t, "interrupted", thread.Status)
+
+					faultFreeCall(t, hs.URL, "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "agent",
+						"command": map[string]any{"resume": "ok"}}, &r)
+					faultFreeCall(t, hs.URL, "GET", "/threads/"+th.ThreadID+"/runs/"+r.RunID+"/join", nil, nil)
+					faultFreeCall(t, hs.URL, "GET", "/threads/"+th.ThreadID+"/runs/"+r.RunID, nil, &got)
+					require.Equal(t, "success", got.Status)
+					var st struct {
+						Values map[string]any `json:"values"`
+					}
+					faultFreeCall(t, hs.URL, "GET", "/threads/"+th.ThreadID+"/state", nil, &st)
+					require.Equal(t, []any{"plan:" + topic, "ask", "finish"}, st.Values["log"])
+					require.Equal(t, "ok", st.Values["answer"])
+					require.Equal(t, float64(1), st.Values["count"], "plan's Sum applied once")
+				})
+			}
+			wg.Wait()
+			require.NotZero(t, f.injected.Load(), "faults were injected")
+		})
+	}
+}
+
+// pausingGraph: plan → ask (interrupt) → finish, as agentGraph, with
+// thread leases of a second, so that one a fault left held (a release
+// that failed) is soon waited out.
+func pausingGraph(t *testing.T, saver checkpoint.Saver) *graph.Graph[AgentState] {
+	b := graph.New[AgentState]()
+	b.AddNode("plan", func(ctx context.Context, s AgentState) (AgentState, error) {
+		s.Log.Append("plan:" + s.Topic.Get())
+		s.Count.Add(1)
+		return s, nil
+	})
+	b.AddNode("ask", func(ctx context.Context, s AgentState) (AgentState, error) {
+		ans, err := graph.Interrupt(ctx, map[string]any{"question": "approve " + s.Topic.Get() + "?"})
+		if err != nil {
+			return s, err
+		}
+		s.Answer.Set(fmt.Sprint(ans))
+		s.Log.Append("ask")
+		return s, nil
+	})
+	b.AddNode("finish", func(ctx context.Context, s AgentState) (AgentState, error) {
+		s.Log.Append("finish")
+		return s, nil
+	})
+	b.AddEdge(graph.Start, "plan")
+	b.AddEdge("plan", "ask")
+	b.AddEdge("ask", "finish")
+	b.AddEdge("finish", graph.End)
+	g, err := b.Compile(graph.WithCheckpointer(saver), graph.WithLeaseTTL(time.Second))
+	require.NoError(t, err)
+	return g
 }
