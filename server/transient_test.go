@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"iter"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -131,4 +134,48 @@ func TestTransientErrorIsErrTransientAndShowsItsFault(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "40001", pe.Code)
 	require.Contains(t, err.Error(), "finishing run r")
+}
+
+// downSaver is a saver whose database is unreachable: every call fails
+// as a reset connection does.
+type downSaver struct{ checkpoint.Saver }
+
+func (downSaver) Get(context.Context, checkpoint.Ref) (*checkpoint.Tuple, error) {
+	return nil, fault("get")
+}
+
+func (downSaver) Put(context.Context, *checkpoint.Checkpoint) error { return fault("put") }
+
+func (downSaver) PutWrites(context.Context, checkpoint.Ref, []checkpoint.Write) error {
+	return fault("put writes")
+}
+
+func (downSaver) List(context.Context, string, checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
+	return func(yield func(*checkpoint.Tuple, error) bool) { yield(nil, fault("list")) }
+}
+
+func TestASaverFaultIsAnswered503NotAsTheRequestsFault(t *testing.T) {
+	saver := downSaver{checkpoint.NewMemory()}
+	s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithAuthToken(token))
+	require.NoError(t, err)
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	e := &env{t: t, srv: hs}
+	tid := e.newThread(map[string]any{"graph_id": "agent"})
+	tests := []struct {
+		name, method, path string
+		body               any
+	}{
+		{"reading the state", "GET", "/threads/" + tid + "/state", nil},
+		{"updating the state", "POST", "/threads/" + tid + "/state", map[string]any{"values": map[string]any{"topic": "x"}}},
+		{"reading the history", "POST", "/threads/" + tid + "/history", map[string]any{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.do(tt.method, tt.path, tt.body)
+			require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+			require.Equal(t, "1", r.header.Get("Retry-After"))
+			require.Contains(t, string(r.body), "connection reset")
+		})
+	}
 }
