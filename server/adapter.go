@@ -770,9 +770,10 @@ func (a *adapter[S]) update(ctx context.Context, thread string, values json.RawM
 }
 
 // stateError maps the graph's errors on state calls to API errors: a
-// missing checkpoint is 404, a graph without checkpointer 409, anything
+// missing checkpoint is 404, a graph without checkpointer 409, a
+// transient fault of the saver 500 (which fail answers 503), anything
 // else status (500 for reads, whose failures are the saver's; 400 for an
-// update the graph refused).
+// update the graph refused). The error stays wrapped.
 func stateError(err error, status int) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound):
@@ -784,7 +785,11 @@ func stateError(err error, status int) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	return errorf(status, "%v", err)
+	if IsTransient(err) {
+		// The saver's fault, not the request's: answered 503 (see fail).
+		status = http.StatusInternalServerError
+	}
+	return &apiError{status: status, msg: err.Error(), err: err}
 }
 
 // messageMetadata is the metadata of a streamed message's tokens.

@@ -117,7 +117,11 @@ func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
 		Values: src.Values, Interrupts: src.Interrupts}
 	if g := s.graphOf(md); g != nil {
 		// What the copy shows comes from the checkpoints it got.
-		st := s.latestState(r.Context(), g, newID, src.Status == statusError)
+		st, err := s.latestState(r.Context(), g, newID, src.Status == statusError)
+		if err != nil {
+			fail(w, err)
+			return
+		}
 		rec.Values, rec.Interrupts, rec.Status = st.Values, st.Interrupts, st.Status
 	}
 	rec.CreatedAt = s.cfg.now()

@@ -158,6 +158,31 @@
 // each process, never stored. The graphs should be
 // compiled with the saver the processes share; its thread leases
 // (graph.WithLeaseTTL) keep apart a run and a state update made meanwhile.
+// Deleting a thread cancels its running runs, waits until they ended
+// (a run of a process that died or was paused ends once its lease
+// expired), and deletes the thread's checkpoints under the thread's
+// lease: a process paused past its leases that wakes up has its writes
+// refused (*checkpoint.FencedError), and the thread stays deleted.
+//
+// # Faults
+//
+// A fault of the backend or the saver that may pass ([IsTransient]: a
+// lost or refused connection, a timeout such as a connection attempt
+// timing out, a serialization failure, a deadlock, SQLITE_BUSY) never
+// fails a run. A process retries the call, backing off, for about four
+// seconds; when it still fails, or when the graph stopped on such a fault
+// of its saver, the process releases the run to the backend, where it is
+// claimed again (its attempt counts up) and resumes from its last
+// checkpoint, as a run taken over from a dead process does (a node whose
+// writes the fault lost runs again; a retried event whose first try was
+// recorded after all is in the stream twice). Only the graph's own errors
+// (a node's, even one that is a connection error, a recursion limit, an
+// invalid update) fail a run; the error names its kind (a
+// ValidationError is a request the server refused, never a fault). A
+// request whose backend call meets such a fault answers 503 with
+// Retry-After (the SDKs retry it); a wait, join or stream of a run waits
+// the fault out. A fault that never passes keeps its run queued, attempt
+// after attempt, until the run is cancelled.
 //
 // Cancel with action=rollback, crons and webhooks are not served yet.
 package server

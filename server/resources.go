@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -535,11 +537,47 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.deleteCheckpoints(r.Context(), id); err != nil {
+	if err := s.deleteThreadCheckpoints(r.Context(), id); err != nil {
 		fail(w, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// deleteThreadCheckpoints deletes thread id's checkpoints, when the saver
+// is a [checkpoint.ThreadDeleter], fenced as a graph's writes are: when
+// the saver leases threads ([checkpoint.Leaser]) it takes the thread's
+// lease — waiting while another holds it: a run of a process paused past
+// its run lease, whose graph still holds the thread, until that lease
+// expired — and deletes under it. A process that held the thread and
+// wakes up afterwards has its writes refused with a
+// *checkpoint.FencedError (its lease was taken over), so that the thread
+// stays deleted. A transient fault is retried.
+func (s *Server) deleteThreadCheckpoints(ctx context.Context, id string) error {
+	del, ok := s.cfg.saver.(checkpoint.ThreadDeleter)
+	if !ok {
+		return nil
+	}
+	leaser, ok := s.cfg.saver.(checkpoint.Leaser)
+	if !ok {
+		return retry(ctx, "deleting the checkpoints of thread "+id, func(ctx context.Context) error { return del.DeleteThread(ctx, id) })
+	}
+	for n := 1; ; n++ {
+		lease, err := leaser.AcquireLease(ctx, id, "server "+s.cfg.holder+" deleting the thread", s.cfg.leaseTTL)
+		if err == nil {
+			defer func() { _ = leaser.ReleaseLease(context.WithoutCancel(ctx), lease) }()
+			fenced := checkpoint.Fenced(s.cfg.saver, lease).(checkpoint.ThreadDeleter) // a deleter stays one
+			return retry(ctx, "deleting the checkpoints of thread "+id, func(ctx context.Context) error { return fenced.DeleteThread(ctx, id) })
+		}
+		if _, held := errors.AsType[*checkpoint.LeaseHeldError](err); !held && !IsTransient(err) {
+			return fmt.Errorf("server: deleting the checkpoints of thread %s: %w", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server: deleting the checkpoints of thread %s: %w", id, context.Cause(ctx))
+		case <-time.After(min(retryWait(n), s.cfg.heartbeat())):
+		}
+	}
 }
 
 // deleteCheckpoints deletes thread id's checkpoints when the saver is a
@@ -668,7 +706,7 @@ func (st *threadState) interruptsByTask() map[string][]apiInterrupt {
 // interrupts and sets its status; runErr is the error of the run that
 // just ended ("" for none).
 func (s *Server) refreshThread(ctx context.Context, t *thread, g graphAdapter, runErr string) {
-	st, err := g.state(ctx, t.ID, "")
+	st, err := retry1(ctx, "reading the state of thread "+t.ID, func(ctx context.Context) (*threadState, error) { return g.state(ctx, t.ID, "") })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.UpdatedAt = s.cfg.now()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"time"
@@ -483,9 +484,9 @@ func (s *Server) execute(ctx context.Context, rn *run) {
 		rn.appendLocked(name, data)
 	}
 	rn.params.abandoned = &rn.thread.abandoned
-	err := s.prepare(rn)
+	err := retry(ctx, "starting run "+rn.ID, func(context.Context) error { return s.prepare(rn) })
 	if err == nil {
-		err = rn.graph.run(ctx, rn.params, emit)
+		err = s.runThroughFaults(ctx, rn, emit)
 	}
 	rn.cancel(nil)
 	// A cancelled run returns at once, leaving a node that ignores its
@@ -529,9 +530,42 @@ func (s *Server) execute(ctx context.Context, rn *run) {
 	s.mu.Unlock()
 }
 
+// runThroughFaults runs rn's graph and, while it stops on a fault of the
+// saver (see [faulted]) and the server has the graph's saver
+// ([WithCheckpointer]), runs it again after a wait, longer each time:
+// from the thread's last checkpoint when rn wrote it, else as it was
+// asked to start. A thread lease held by another (a graph run of another
+// process sharing the saver, or one a fault left held: a release that
+// failed, an acquisition whose answer was lost) is waited out.
+func (s *Server) runThroughFaults(ctx context.Context, rn *run, emit func(string, any)) error {
+	p := rn.params
+	for attempt := 1; ; attempt++ {
+		err := rn.graph.run(ctx, p, emit)
+		_, held := errors.AsType[*checkpoint.LeaseHeldError](err)
+		if err == nil || ctx.Err() != nil || !faulted(err) && !held || s.cfg.saver == nil {
+			return err // without WithCheckpointer, where the run stopped is not known
+		}
+		slog.Warn("server: running a run again after a fault", "run_id", rn.ID, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(retryWait(attempt)):
+		}
+		tup, gerr := retry1(ctx, "reading the checkpoint run "+rn.ID+" resumes from", func(ctx context.Context) (*checkpoint.Tuple, error) {
+			return s.cfg.saver.Get(ctx, checkpoint.Ref{ThreadID: rn.ThreadID})
+		})
+		switch {
+		case gerr == nil && tup.Checkpoint.Metadata.RunID == rn.ID:
+			p.input, p.command, p.checkpointID = nil, nil, ""
+		case gerr != nil && !errors.Is(gerr, checkpoint.ErrNotFound):
+			return gerr
+		}
+	}
+}
+
 // runOutcome says how a run ended: interrupted when it was cancelled,
-// error (with the error's data, a ValidationError for an *apiError or
-// when invalid is set) when it failed other than by pausing, else
+// error (with the error's data, a ValidationError for an *apiError of a
+// 4xx or when invalid is set) when it failed other than by pausing, else
 // success.
 func runOutcome(cancelled bool, err error, invalid bool) (string, *runErrorData) {
 	switch {
@@ -539,7 +573,7 @@ func runOutcome(cancelled bool, err error, invalid bool) (string, *runErrorData)
 		return runInterrupted, nil
 	case err != nil && !isPause(err):
 		name := "Error"
-		if _, ok := errors.AsType[*apiError](err); ok || invalid {
+		if ae, ok := errors.AsType[*apiError](err); ok && ae.status < 500 || invalid {
 			name = "ValidationError"
 		}
 		return runError, &runErrorData{Error: name, Message: err.Error()}

@@ -431,28 +431,39 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// apiError is an error with the HTTP status it is answered with.
+// apiError is an error with the HTTP status it is answered with, and the
+// error it reports, if any (errors.Is and errors.As see it).
 type apiError struct {
 	status int
 	msg    string
+	err    error
 }
 
 func (e *apiError) Error() string { return e.msg }
+
+func (e *apiError) Unwrap() error { return e.err }
 
 func errorf(status int, format string, args ...any) error {
 	return &apiError{status: status, msg: fmt.Sprintf(format, args...)}
 }
 
-// fail answers err: an *apiError with its status, a too-large body with
-// 413, anything else with 500.
+// fail answers err: an *apiError of a 4xx with its status, a too-large
+// body with 413, a transient fault of the backend or the saver (see
+// [IsTransient]) with 503 and Retry-After (the SDKs retry it), another
+// *apiError with its status, anything else with 500.
 func fail(w http.ResponseWriter, err error) {
 	var ae *apiError
 	var mb *http.MaxBytesError
 	switch {
-	case errors.As(err, &ae):
+	case errors.As(err, &ae) && ae.status < 500:
 		writeError(w, ae.status, ae.msg)
 	case errors.As(err, &mb):
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", mb.Limit))
+	case IsTransient(err):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	case ae != nil:
+		writeError(w, ae.status, ae.msg)
 	default:
 		writeError(w, http.StatusInternalServerError, err.Error())
 	}

@@ -220,8 +220,31 @@ func (s *Server) params(rec RunRecord) (runKwargs, graphAdapter, runParams, erro
 // renewed meanwhile.
 const finishTimeout = time.Minute
 
+// backendTry is a [retry] of a Backend or saver operation of a claimed
+// run, each try bounded by the run lease's time: a try that hangs on a
+// dead connection is a fault like any other.
+func (s *Server) backendTry(ctx context.Context, op string, f func(context.Context) error) error {
+	return retry(ctx, op, func(ctx context.Context) error {
+		ctx, stop := context.WithTimeout(ctx, s.cfg.leaseTTL)
+		defer stop()
+		return f(ctx)
+	})
+}
+
+// faulted reports whether a claimed run's error is a fault of the
+// Backend or the saver, not the graph's own, so that the run is released
+// to run again from its last checkpoint rather than failed: a transient
+// fault ([IsTransient]), or a write the saver fenced (this process lost
+// the thread's lease, so the run is another's now).
+func faulted(err error) bool {
+	_, fenced := errors.AsType[*checkpoint.FencedError](err)
+	return fenced || IsTransient(err)
+}
+
 // executeClaim runs a claimed run to its end, renewing its lease, unless the
-// lease is lost or the server shuts down (then the run is released).
+// lease is lost, the server shuts down or the Backend or the saver fails
+// with a transient fault (then the run is released, to be claimed again
+// and resumed from its last checkpoint).
 func (s *Server) executeClaim(c *Claim) {
 	sh, b, rec := s.shared, s.cfg.backend, c.Run
 	runCtx, cancel := context.WithCancelCause(context.Background())
@@ -252,6 +275,9 @@ func (s *Server) executeClaim(c *Claim) {
 	var emitErr error
 	kw, g, p, perr := s.params(rec)
 	emit := func(name string, data any) {
+		if emitErr != nil && faulted(emitErr) {
+			return // the run is stopping, to be released
+		}
 		raw, err := json.Marshal(data)
 		if err != nil {
 			raw, _ = json.Marshal(runErrorData{Error: "EncodingError", Message: fmt.Sprintf("encoding a %s event: %v", name, err)})
@@ -263,10 +289,13 @@ func (s *Server) executeClaim(c *Claim) {
 				return
 			}
 		}
-		ctx, stop := context.WithTimeout(context.Background(), s.cfg.leaseTTL)
-		_, err = b.AppendEvent(ctx, c, name, raw)
-		stop()
-		if err != nil && emitErr == nil {
+		// A try that failed may have been recorded all the same (its
+		// answer lost): then the event is in the stream twice.
+		err = s.backendTry(context.Background(), "recording a "+name+" event of run "+rec.ID, func(ctx context.Context) error {
+			_, err := b.AppendEvent(ctx, c, name, raw)
+			return err
+		})
+		if err != nil {
 			emitErr = fmt.Errorf("server: recording a %s event of run %s: %w", name, rec.ID, err)
 			if errors.Is(err, ErrLeaseLost) {
 				lost.Store(true)
@@ -279,7 +308,7 @@ func (s *Server) executeClaim(c *Claim) {
 
 	err := perr
 	var wg sync.WaitGroup // nodes the run abandoned (see thread.abandoned)
-	if err == nil {
+	if err == nil && emitErr == nil {
 		p.abandoned = &wg
 		err = s.runClaimed(runCtx, c, g, p, emit)
 	}
@@ -290,8 +319,8 @@ func (s *Server) executeClaim(c *Claim) {
 		close(hbStop)
 		<-hbDone
 	}()
-	if emitErr != nil && err == nil {
-		err = emitErr
+	if emitErr != nil && (err == nil || errors.Is(context.Cause(runCtx), emitErr)) {
+		err = emitErr // what stopped the run
 	}
 	if lost.Load() {
 		return // the run is another process's now
@@ -299,9 +328,11 @@ func (s *Server) executeClaim(c *Claim) {
 	ctx, stop := context.WithTimeout(context.Background(), max(s.cfg.leaseTTL, finishTimeout))
 	defer stop()
 	if errors.Is(context.Cause(runCtx), errShutdown) && err != nil && !isPause(err) {
-		if rerr := b.ReleaseRun(ctx, c); rerr != nil {
-			slog.Warn("server: releasing a run at shutdown", "run_id", rec.ID, "err", rerr)
-		}
+		s.release(ctx, c, "at shutdown", nil)
+		return
+	}
+	if cancelled.Load() == nil && err != nil && faulted(err) {
+		s.release(ctx, c, "after a fault", err)
 		return
 	}
 	res := RunResult{Result: lastValues}
@@ -314,7 +345,14 @@ func (s *Server) executeClaim(c *Claim) {
 		res.Result = json.RawMessage("null")
 	}
 	if g != nil {
-		res.Thread = s.latestState(ctx, g, rec.ThreadID, runErr != nil)
+		var serr error
+		res.Thread, serr = retry1(ctx, "reading the state of thread "+rec.ThreadID, func(ctx context.Context) (ThreadState, error) {
+			return s.latestState(ctx, g, rec.ThreadID, runErr != nil)
+		})
+		if serr != nil {
+			s.release(ctx, c, "after a fault", serr)
+			return
+		}
 		if res.Status == runSuccess && lastValues == nil {
 			// Resumed after its last checkpoint: nothing was left to run.
 			res.Result = res.Thread.Values
@@ -327,8 +365,25 @@ func (s *Server) executeClaim(c *Claim) {
 		emit("error", runErr)
 	}
 	emit("end", nil)
-	if err := b.FinishRun(ctx, c, res); err != nil {
+	if lost.Load() {
+		return
+	}
+	if emitErr != nil && faulted(emitErr) {
+		s.release(ctx, c, "after a fault", emitErr)
+		return
+	}
+	// A try whose answer was lost may have finished the run: the next one
+	// then finds the claim gone (ErrLeaseLost), and the run ended.
+	err = s.backendTry(ctx, "finishing run "+rec.ID, func(ctx context.Context) error { return b.FinishRun(ctx, c, res) })
+	if err != nil {
 		if errors.Is(err, ErrLeaseLost) {
+			return
+		}
+		if faulted(err) {
+			// Its stream says it ended; the attempt that claims it again
+			// finds nothing left to run past its last checkpoint, and
+			// records the end again.
+			s.release(ctx, c, "after a fault", err)
 			return
 		}
 		slog.Warn("server: finishing a run", "run_id", rec.ID, "err", err)
@@ -350,6 +405,27 @@ func (s *Server) executeClaim(c *Claim) {
 	}
 }
 
+// release gives claim c back to the Backend, unfinished, to be claimed
+// again (by any process) and resumed from its last checkpoint. After a
+// fault (why not nil) it first waits a little, longer at each attempt, so
+// that a fault that lasts is not met again at once. A release that fails
+// leaves the run to be taken over once its lease expired.
+func (s *Server) release(ctx context.Context, c *Claim, when string, why error) {
+	if why != nil {
+		slog.Warn("server: releasing a run "+when, "run_id", c.Run.ID, "attempt", c.Run.Attempt, "err", why)
+		select {
+		case <-time.After(min(retryWait(c.Run.Attempt), s.cfg.leaseTTL/4)):
+		case <-s.shared.ctx.Done():
+		case <-ctx.Done():
+		}
+	}
+	err := s.backendTry(ctx, "releasing run "+c.Run.ID, func(ctx context.Context) error { return s.cfg.backend.ReleaseRun(ctx, c) })
+	if err != nil && !errors.Is(err, ErrLeaseLost) {
+		slog.Warn("server: releasing a run "+when, "run_id", c.Run.ID, "err", err)
+	}
+	s.shared.wake()
+}
+
 // runClaimed runs a claimed run's graph. A run claimed again after its
 // process died resumes from the thread's latest checkpoint when the run
 // wrote it; otherwise it starts as asked (after a rollback, from where the
@@ -360,7 +436,9 @@ func (s *Server) runClaimed(ctx context.Context, c *Claim, g graphAdapter, p run
 		q := p
 		resumed := false
 		if c.Run.Attempt > 1 {
-			tup, err := s.cfg.saver.Get(ctx, checkpoint.Ref{ThreadID: c.Run.ThreadID})
+			tup, err := retry1(ctx, "reading the checkpoint run "+c.Run.ID+" resumes from", func(ctx context.Context) (*checkpoint.Tuple, error) {
+				return s.cfg.saver.Get(ctx, checkpoint.Ref{ThreadID: c.Run.ThreadID})
+			})
 			switch {
 			case err == nil && tup.Checkpoint.Metadata.RunID == c.Run.ID:
 				q.input, q.command, q.checkpointID = nil, nil, ""
@@ -371,7 +449,7 @@ func (s *Server) runClaimed(ctx context.Context, c *Claim, g graphAdapter, p run
 		}
 		var err error
 		if !resumed {
-			err = s.startClaimed(ctx, c, g, &q)
+			err = s.backendTry(ctx, "starting run "+c.Run.ID, func(ctx context.Context) error { return s.startClaimed(ctx, c, g, &q) })
 		}
 		if err == nil {
 			err = g.run(ctx, q, emit)
@@ -481,10 +559,14 @@ func (s *Server) resetClaimed(ctx context.Context, c *Claim) error {
 }
 
 // latestState is what the thread shows of its latest state; failed says
-// the run that just ended failed.
-func (s *Server) latestState(ctx context.Context, g graphAdapter, tid string, failed bool) ThreadState {
+// the run that just ended failed. A transient fault reading it (see
+// [IsTransient]) is its error; another shows the thread without values.
+func (s *Server) latestState(ctx context.Context, g graphAdapter, tid string, failed bool) (ThreadState, error) {
 	ts := ThreadState{Status: statusIdle, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}
 	st, err := g.state(ctx, tid, "")
+	if IsTransient(err) {
+		return ts, fmt.Errorf("server: reading the state of thread %s: %w", tid, err)
+	}
 	if err == nil {
 		if b, err := json.Marshal(normalize(st.Values)); err == nil {
 			ts.Values = b
@@ -499,7 +581,7 @@ func (s *Server) latestState(ctx context.Context, g graphAdapter, tid string, fa
 	case err == nil && len(st.Next) > 0:
 		ts.Status = statusInterrupted
 	}
-	return ts
+	return ts, nil
 }
 
 // backendError answers a Backend's error: not found 404, conflicts 409.
@@ -638,7 +720,7 @@ func (s *Server) sharedDeleteThread(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.deleteCheckpoints(r.Context(), id); err != nil {
+	if err := s.deleteThreadCheckpoints(r.Context(), id); err != nil {
 		fail(w, err)
 		return
 	}
@@ -673,7 +755,12 @@ func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request)
 		fail(w, err)
 		return
 	}
-	if err := s.cfg.backend.SetThreadState(r.Context(), id, s.latestState(r.Context(), g, id, false)); err != nil {
+	ts, err := s.latestState(r.Context(), g, id, false)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := s.cfg.backend.SetThreadState(r.Context(), id, ts); err != nil {
 		fail(w, backendError(err))
 		return
 	}
@@ -751,13 +838,14 @@ func (s *Server) sharedWaitRun(w http.ResponseWriter, r *http.Request) {
 	s.sharedAnswerWhenDone(w, r, rec.ID)
 }
 
-// waitEnded waits until the run ended and returns it.
+// waitEnded waits until the run ended and returns it. A transient fault
+// of the Backend (see [IsTransient]) is waited out.
 func (s *Server) waitEnded(ctx context.Context, id string) (RunRecord, error) {
 	wait := s.cfg.poll
 	for {
 		changed, done := s.shared.watchRun(id)
 		rec, err := s.cfg.backend.Run(ctx, id)
-		if err != nil || rec.ended() {
+		if err != nil && !IsTransient(err) || err == nil && rec.ended() || ctx.Err() != nil {
 			done()
 			return rec, err
 		}
@@ -951,12 +1039,22 @@ func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord
 			_, _ = fmt.Fprintf(w, "event: end\ndata: null\nid: %d\n\n", next)
 			return
 		}
-		if err != nil {
+		var evs []Event
+		if err == nil {
+			evs, err = s.cfg.backend.Events(ctx, rec.ID, next)
+		}
+		if err != nil && !IsTransient(err) || ctx.Err() != nil {
 			return
 		}
-		evs, err := s.cfg.backend.Events(ctx, rec.ID, next)
 		if err != nil {
-			return
+			// A transient fault: waited out, as a run with nothing new.
+			select {
+			case <-time.After(wait):
+				wait = s.cfg.backoff(wait)
+			case <-ctx.Done():
+				return
+			}
+			continue
 		}
 		for _, ev := range evs {
 			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\nid: %d\n\n", ev.Name, ev.Data, ev.ID); err != nil {

@@ -18,6 +18,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -26,11 +27,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -78,17 +81,26 @@ type Report struct {
 	// ExecP50 and ExecP95 are of a run's execution alone: from its first
 	// node's start to its last node's end (for a run taken over, from the
 	// start of its first attempt).
-	ExecP50, ExecP95    time.Duration
-	Killed              bool
-	KilledRunsTakenOver int // runs claimed more than once
+	ExecP50, ExecP95 time.Duration
+	Killed           bool
+	// KilledRunsTakenOver counts the runs claimed more than once: taken
+	// over from the killed process or from one that could not renew its
+	// lease in time, or released after a transient fault.
+	KilledRunsTakenOver int
 	Succeeded           int
 	NotSucceeded        []string // runs that did not end "success"
-	Lost                int      // runs still pending or running
-	BadThreads          []string // threads whose state is not their runs, once each, in order
-	Overlaps            []string // a thread's nodes executed by two processes at once
-	NodeExecutions      int
-	ReExecutedNodes     int // node executions repeated after the kill (at-least-once nodes)
-	Retries             int64
+	// Causes counts the runs that did not succeed by cause: their status,
+	// the error's name and its message with ids and numbers masked.
+	Causes map[string]int
+	// DriveErrors counts the driver's requests that failed for good, by
+	// cause (the same masking).
+	DriveErrors     map[string]int
+	Lost            int      // runs still pending or running
+	BadThreads      []string // threads whose state is not their runs, once each, in order
+	Overlaps        []string // a thread's nodes executed by two processes at once
+	NodeExecutions  int
+	ReExecutedNodes int // node executions repeated after the kill (at-least-once nodes)
+	Retries         int64
 }
 
 func main() {
@@ -132,17 +144,54 @@ func (r *Report) print(w io.Writer, c Config) {
 	fmt.Fprintf(w, "latency (create→end)  p50 %v  p95 %v  p99 %v  max %v\n", r.P50.Round(time.Millisecond), r.P95.Round(time.Millisecond),
 		r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond))
 	fmt.Fprintf(w, "execution (nodes)     p50 %v  p95 %v\n", r.ExecP50.Round(time.Millisecond), r.ExecP95.Round(time.Millisecond))
-	fmt.Fprintf(w, "killed a process      %v (runs taken over: %d; node executions repeated: %d of %d)\n", r.Killed, r.KilledRunsTakenOver,
+	fmt.Fprintf(w, "killed a process      %v (runs claimed again: %d; node executions repeated: %d of %d)\n", r.Killed, r.KilledRunsTakenOver,
 		r.ReExecutedNodes, r.NodeExecutions)
 	fmt.Fprintf(w, "client retries        %d\n", r.Retries)
 	fmt.Fprintf(w, "succeeded             %d of %d\n", r.Succeeded, r.Runs)
 	fmt.Fprintf(w, "lost (pending/running) %d\n", r.Lost)
 	fmt.Fprintf(w, "not success           %d %v\n", len(r.NotSucceeded), head(r.NotSucceeded))
+	printCauses(w, "  by cause", r.Causes)
+	fmt.Fprintf(w, "requests failed       %d\n", total(r.DriveErrors))
+	printCauses(w, "  by cause", r.DriveErrors)
 	fmt.Fprintf(w, "threads not applied once each, in order  %d %v\n", len(r.BadThreads), head(r.BadThreads))
 	fmt.Fprintf(w, "overlapping executions %d %v\n", len(r.Overlaps), head(r.Overlaps))
 }
 
 func head(s []string) []string { return s[:min(len(s), 5)] }
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// printCauses prints the causes, the most frequent first.
+func printCauses(w io.Writer, title string, m map[string]int) {
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Or(m[b]-m[a], strings.Compare(a, b)) })
+	for _, k := range keys {
+		fmt.Fprintf(w, "%s  %4d  %s\n", title, m[k], k)
+	}
+}
+
+var (
+	quotedRE = regexp.MustCompile(`"[^"]*"`)
+	uuidRE   = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	numberRE = regexp.MustCompile(`[0-9]+`)
+)
+
+// cause masks the quoted names, ids and numbers of an error's message, so that the
+// errors of one cause count together.
+func cause(msg string) string {
+	msg = quotedRE.ReplaceAllString(msg, `"…"`)
+	msg = uuidRE.ReplaceAllString(msg, "<id>")
+	msg = numberRE.ReplaceAllString(msg, "N")
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return msg
+}
 
 // OK reports whether every check passed.
 func (r *Report) OK() bool {
@@ -202,8 +251,11 @@ func serve(raw string) error {
 	pid := os.Getpid()
 	node := func(name string) func(context.Context, State) (State, error) {
 		return func(ctx context.Context, s State) (State, error) {
+			// Recorded whether or not the run is cancelled meanwhile: a
+			// start recorded by a query whose answer the cancel lost would
+			// be an execution without an end.
 			var id int64
-			if err := pool.QueryRow(ctx, `INSERT INTO serverload_execs (thread, seq, node, pid, started)
+			if err := pool.QueryRow(context.WithoutCancel(ctx), `INSERT INTO serverload_execs (thread, seq, node, pid, started)
 				VALUES ($1, $2, $3, $4, clock_timestamp()) RETURNING id`, s.Thread.Get(), s.Seq.Get(), name, pid).Scan(&id); err != nil {
 				return State{}, err
 			}
@@ -579,10 +631,12 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	wall := time.Since(start)
 	close(errs)
 	var driveErrs []error
+	r := &Report{Runs: total, Threads: c.Threads, Procs: c.Procs, Wall: wall, Retries: cl.retries.Load(), Killed: killedPID.Load() != 0,
+		DriveErrors: map[string]int{}}
 	for err := range errs {
 		driveErrs = append(driveErrs, err)
+		r.DriveErrors[cause(err.Error())]++
 	}
-	r := &Report{Runs: total, Threads: c.Threads, Procs: c.Procs, Wall: wall, Retries: cl.retries.Load(), Killed: killedPID.Load() != 0}
 	r.Throughput = float64(len(lat)) / wall.Seconds()
 	slices.Sort(lat)
 	if n := len(lat); n > 0 {
@@ -603,16 +657,21 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 
 // check reads the outcome from the database.
 func check(ctx context.Context, pool *pgxpool.Pool, c Config, r *Report, killedPID int64, killedAt time.Time) error {
-	rows, err := pool.Query(ctx, `SELECT run_id, status, attempt FROM agentgraph_server_runs`)
+	rows, err := pool.Query(ctx, `SELECT run_id, status, attempt, COALESCE(result->'__error__'->>'error', ''),
+		COALESCE(result->'__error__'->>'message', '') FROM agentgraph_server_runs`)
 	if err != nil {
 		return err
 	}
 	n := 0
+	r.Causes = map[string]int{}
 	for rows.Next() {
-		var id, status string
+		var id, status, errName, errMsg string
 		var attempt int
-		if err := rows.Scan(&id, &status, &attempt); err != nil {
+		if err := rows.Scan(&id, &status, &attempt, &errName, &errMsg); err != nil {
 			return err
+		}
+		if status != "success" {
+			r.Causes[cause(status+" "+errName+": "+errMsg)]++
 		}
 		n++
 		switch status {
