@@ -242,7 +242,7 @@ const DefaultFileWeight = 2.0
 
 // fileCandidates is how many files the file ranking of a search keeps: the
 // chunks of other files get no share of a file's score.
-const fileCandidates = 20
+const fileCandidates = 50
 
 // WithFileWeight sets how much the file around a chunk counts in a keyword
 // or hybrid search (default [DefaultFileWeight]; 0 turns the file ranking
