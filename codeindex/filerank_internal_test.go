@@ -109,3 +109,35 @@ func TestKeywordRankingLooksIntoTheRankedFilesBelowItsCut(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, all, kw, "scored as the whole index's ranking scores them")
 }
+
+func TestSpreadTopHoldsBackAFilesChunksBeyondItsShareOfTheFirstHits(t *testing.T) {
+	r := func(ids ...string) []scored {
+		var out []scored
+		for _, id := range ids {
+			out = append(out, scored{id: id})
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		in        []string
+		testsLast bool
+		want      []string
+	}{
+		{"one file's fourth chunk waits for the fifth hit", []string{"a#0", "a#1", "a#2", "a#3", "b#0", "c#0", "a#4"}, false,
+			[]string{"a#0", "a#1", "a#2", "b#0", "c#0", "a#3", "a#4"}},
+		{"nothing else to place: the waiting chunks come next", []string{"a#0", "a#1", "a#2", "a#3", "a#4"}, false,
+			[]string{"a#0", "a#1", "a#2", "a#3", "a#4"}},
+		{"already spread", []string{"a#0", "b#0", "a#1", "c#0", "a#2", "a#3"}, false,
+			[]string{"a#0", "b#0", "a#1", "c#0", "a#2", "a#3"}},
+		{"a test chunk does not pass a waiting chunk", []string{"a#0", "a#1", "a#2", "a#3", "a_test.go#0", "b#0"}, true,
+			[]string{"a#0", "a#1", "a#2", "a#3", "a_test.go#0", "b#0"}},
+		{"without tests last it may", []string{"a#0", "a#1", "a#2", "a#3", "a_test.go#0", "b#0"}, false,
+			[]string{"a#0", "a#1", "a#2", "a_test.go#0", "b#0", "a#3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, fileIDs(spreadTop(r(tt.in...), 5, 3, tt.testsLast)))
+		})
+	}
+}

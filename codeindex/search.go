@@ -98,6 +98,9 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if demote {
 		ranked = testsLast(ranked)
 	}
+	if len(files) > 0 {
+		ranked = spreadTop(ranked, topSpread, perFileTop, demote)
+	}
 	hits := make([]Hit, 0, min(len(ranked), sc.limit))
 	for _, r := range ranked {
 		if len(hits) == sc.limit {
@@ -322,6 +325,41 @@ func filePrior(ranked, files []scored, weight float64) []scored {
 	}
 	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
 	return out
+}
+
+// topSpread and perFileTop bound how many of the first hits of a search
+// with the file ranking come from one file: at most perFileTop of the
+// first topSpread. The file's share lifts all the chunks of the best file,
+// and the first hits would otherwise be that file's alone, down to its
+// package clause, hiding the second file a question needs (the checkout
+// and the coupon rule it calls): chunks beyond perFileTop wait until
+// topSpread hits have been placed, and then come first.
+const (
+	topSpread  = 5
+	perFileTop = 3
+)
+
+// spreadTop returns r with at most per chunks of one file among its
+// first top, the others in their order (see topSpread). With testsLast,
+// r has its test chunks last, and none of them passes a waiting chunk.
+func spreadTop(r []scored, top, per int, testsLast bool) []scored {
+	out := make([]scored, 0, len(r))
+	var waiting []scored
+	n := map[string]int{}
+	for i, s := range r {
+		p := chunkPath(s.id)
+		if len(out) == top || testsLast && len(waiting) > 0 && isTestFile(p) {
+			out = append(out, waiting...)
+			return append(out, r[i:]...)
+		}
+		if n[p] == per {
+			waiting = append(waiting, s)
+			continue
+		}
+		n[p]++
+		out = append(out, s)
+	}
+	return append(out, waiting...)
 }
 
 // searchKeywordIn is searchKeyword over the chunks of files alone.
