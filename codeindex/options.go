@@ -253,8 +253,10 @@ const fileCandidates = 50
 // score (over the best chunk's) gets weight times its file's score (over
 // the best file's). Questions that describe what code does in words the
 // code spreads over several comments, names and strings of one file find
-// that file, and then the definition in it that matches best. Vector
-// search alone ([Vector]) is not changed.
+// that file, and then the definition in it that matches best. So that
+// the best file's chunks do not fill the first hits alone, at most 3 of
+// the first 5 come from one file. Vector search alone ([Vector]) is not
+// changed.
 func WithFileWeight(w float64) SearchOption { return func(c *searchConfig) { c.fileWeight = w } }
 
 func (c *searchConfig) validate() error {
