@@ -121,7 +121,8 @@
 // On the whole of GOROOT/src (go run ./codeindex/cmd/coderag-scale, on a
 // shared 2-core machine): about 18 s to index 99,000 chunks in 540 MB,
 // 0.25 s to re-index after one changed file, and a hybrid query p50 of
-// 15 ms and p95 of 19 ms. A question's keyword query leaves out English
+// 15 ms and p95 of 19 ms before the file ranking, which about doubles
+// the p95 (see evaluation/README.md). A question's keyword query leaves out English
 // stop words (the index keeps them): they match nearly every chunk and
 // weigh almost nothing in the ranking.
 //
