@@ -15,6 +15,9 @@ import (
 // keywordFields are the text fields of the keyword index, all queried.
 var keywordFields = []string{"content", "head", "symbol", "path"}
 
+// fileField is the one field of the file documents (see fileText).
+const fileField = "file"
+
 // bm25Stats returns the collection statistics of the keyword index's BM25
 // scores. They are computed by the first keyword search after the keyword
 // index changed (about 0.2 s for the whole of GOROOT/src) and written to
@@ -49,7 +52,10 @@ func (ix *Index) bm25Stats(ctx context.Context) (*search.BM25Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("codeindex: keyword statistics: %w", err)
 	}
-	st := &search.BM25Stats{DocCount: float64(docs), FieldCardinality: make(map[string]int, len(keywordFields))}
+	// The chunks' statistics count chunks only: every file has a document
+	// of its own too (see fileText), which holds none of these fields.
+	chunks := int(docs) - len(ix.man.Files)
+	st := &search.BM25Stats{DocCount: float64(max(chunks, 0)), FieldCardinality: make(map[string]int, len(keywordFields))}
 	for _, f := range keywordFields {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("codeindex: keyword statistics: %w", err)
@@ -82,6 +88,18 @@ func (ix *Index) bm25Stats(ctx context.Context) (*search.BM25Stats, error) {
 	// the next Open computes the statistics again.
 	_ = saveStats(filepath.Join(ix.dir, statsFile), st)
 	return st, nil
+}
+
+// fileStats returns the BM25 statistics of the file documents: their
+// number and, as bleve takes the average length of a field from its
+// "cardinality" over the number of documents, the number of terms of all
+// of them, so that the average is the true one. The caller holds ix.mu.
+func (ix *Index) fileStats() *search.BM25Stats {
+	terms := 0
+	for _, e := range ix.man.Files {
+		terms += e.Terms
+	}
+	return &search.BM25Stats{DocCount: float64(len(ix.man.Files)), FieldCardinality: map[string]int{fileField: terms}}
 }
 
 // invalidateStats forgets the BM25 statistics and removes their file; it

@@ -210,6 +210,7 @@ func keywordMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt("symbol", text())
 	doc.AddFieldMappingsAt("content", text())
 	doc.AddFieldMappingsAt("head", text())
+	doc.AddFieldMappingsAt("file", text()) // only in file documents (see fileText)
 	doc.AddFieldMappingsAt("kind", kind)
 
 	im := bleve.NewIndexMapping()
@@ -340,6 +341,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	if len(gone) > 0 {
 		b := ix.kw.NewBatch()
 		for _, rel := range gone {
+			b.Delete(fileDocID(rel))
 			for _, c := range ix.man.Files[rel].Chunks {
 				b.Delete(c.ID)
 				vec.remove(c.ID)
@@ -427,8 +429,23 @@ func (ix *Index) updateFile(u *updater, st *Stats, rel string, reembed bool, see
 	if chunks == nil {
 		chunks = ChunkLines(rel, data, ix.cfg.window, ix.cfg.overlap)
 	}
-	return u.stage(rel, sum, old, chunks)
+	return u.stage(rel, sum, old, chunks, fileText(rel, data))
 }
+
+// fileText is the text of a file's document in the keyword index: its path
+// and its whole content, one document per file that the file ranking
+// (see [WithFileWeight]) scores with BM25 as if the file were one long
+// chunk. A question in the words of what code does is often answered by
+// a file whose comments, strings and names together use those words,
+// spread over its definitions and the comments between them, when no one
+// definition holds more than a few of them.
+func fileText(rel string, data []byte) string {
+	return rel + "\n" + string(data)
+}
+
+// fileDocID is the ID of the file document of the file rel: "rel#file",
+// never a chunk's ID, which ends in a number.
+func fileDocID(rel string) string { return rel + "#file" }
 
 // updater batches the chunks of new and changed files.
 type updater struct {
@@ -446,10 +463,11 @@ type stagedFile struct {
 	hash   [32]byte
 	old    *fileEntry
 	chunks []Chunk
+	text   string // the file document's text (see fileText)
 }
 
-func (u *updater) stage(rel string, hash [32]byte, old *fileEntry, chunks []Chunk) error {
-	u.files = append(u.files, stagedFile{rel: rel, hash: hash, old: old, chunks: chunks})
+func (u *updater) stage(rel string, hash [32]byte, old *fileEntry, chunks []Chunk, text string) error {
+	u.files = append(u.files, stagedFile{rel: rel, hash: hash, old: old, chunks: chunks, text: text})
 	u.chunks += len(chunks)
 	if u.chunks >= flushChunks {
 		return u.flush()
@@ -486,7 +504,12 @@ func (u *updater) flush() error {
 				u.vec.remove(c.ID)
 			}
 		}
-		e := &fileEntry{Hash: f.hash, Chunks: make([]chunkMeta, len(f.chunks))}
+		terms := 0
+		eachToken(f.text, func(string, int, int) { terms++ })
+		e := &fileEntry{Hash: f.hash, Chunks: make([]chunkMeta, len(f.chunks)), Terms: terms}
+		if err := b.Index(fileDocID(f.rel), map[string]any{"file": f.text}); err != nil {
+			return fmt.Errorf("codeindex: index %s: %w", f.rel, err)
+		}
 		for j, c := range f.chunks {
 			id := f.rel + "#" + strconv.Itoa(j)
 			e.Chunks[j] = chunkMeta{ID: id, Symbol: c.Symbol, Kind: c.Kind, StartLine: c.StartLine, EndLine: c.EndLine}

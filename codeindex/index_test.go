@@ -3,6 +3,7 @@ package codeindex_test
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -114,20 +115,21 @@ func TestSearchVectorRanksByOfflineHashingEmbedding(t *testing.T) {
 
 func TestSearchHybridIsTheDefaultMode(t *testing.T) {
 	ix, _ := indexed(t)
-	hybrid, err := ix.Search(context.Background(), "config file", codeindex.WithMode(codeindex.Hybrid))
+	hybrid, err := ix.Search(context.Background(), "config file", codeindex.WithMode(codeindex.Hybrid), codeindex.WithFileWeight(0))
 	require.NoError(t, err)
-	def, err := ix.Search(context.Background(), "config file")
+	def, err := ix.Search(context.Background(), "config file", codeindex.WithFileWeight(0))
 	require.NoError(t, err)
 	require.Equal(t, hybrid, def)
 	require.Equal(t, "store.readConfigFile", def[0].Symbol)
 	// Both rankings put it first: min-max normalised, 1 from each, and
-	// CombMNZ multiplies the sum by the two rankings that returned it.
+	// CombMNZ multiplies the sum by the two rankings that returned it
+	// (without the file ranking, which would add its share).
 	require.InDelta(t, 4, def[0].Score, 1e-9)
 }
 
 func TestSearchHybridWithMinMaxAddsNormalisedScores(t *testing.T) {
 	ix, _ := indexed(t)
-	hits, err := ix.Search(context.Background(), "config file", codeindex.WithFusion(codeindex.FuseMinMax))
+	hits, err := ix.Search(context.Background(), "config file", codeindex.WithFusion(codeindex.FuseMinMax), codeindex.WithFileWeight(0))
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
 	require.Equal(t, "store.readConfigFile", hits[0].Symbol)
@@ -155,6 +157,8 @@ func TestSearchRejectsBadOptions(t *testing.T) {
 		{"zero weights", codeindex.WithWeights(0, 0), "WithWeights"},
 		{"negative weight", codeindex.WithWeights(-1, 1), "WithWeights"},
 		{"unknown fusion", codeindex.WithFusion(codeindex.Fusion(9)), "WithFusion"},
+		{"negative file weight", codeindex.WithFileWeight(-1), "WithFileWeight"},
+		{"file weight not a number", codeindex.WithFileWeight(math.NaN()), "WithFileWeight"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,7 +215,7 @@ func TestParseFusionRoundTrips(t *testing.T) {
 
 func TestSearchHybridWithRRFScoresReciprocalRanks(t *testing.T) {
 	ix, _ := indexed(t)
-	hits, err := ix.Search(context.Background(), "config file", codeindex.WithFusion(codeindex.FuseRRF))
+	hits, err := ix.Search(context.Background(), "config file", codeindex.WithFusion(codeindex.FuseRRF), codeindex.WithFileWeight(0))
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
 	require.Equal(t, "store.readConfigFile", hits[0].Symbol)

@@ -11,7 +11,7 @@ import (
 
 // manifestVersion changes whenever the layout of the index folder or the
 // meaning of what it stores changes.
-const manifestVersion = 5 // 2: the analyzer adds English stems; 3: the keyword index has a head field; 4: Python definitions have heads; 5: JavaScript and TypeScript files are chunked by definition
+const manifestVersion = 6 // 2: the analyzer adds English stems; 3: the keyword index has a head field; 4: Python definitions have heads; 5: JavaScript and TypeScript files are chunked by definition; 6: every file has a file document (see fileDocID)
 
 // errOldVersion is loadManifest's error for a manifest of another version:
 // Open then rebuilds the folder (its keyword index was analysed another
@@ -30,6 +30,7 @@ type manifest struct {
 type fileEntry struct {
 	Hash   [32]byte // SHA-256 of the content
 	Chunks []chunkMeta
+	Terms  int // how many terms the analyzer makes of the file's document (see fileText), for the file ranking's BM25
 }
 
 // chunkMeta is a chunk without its content, enough to answer a hit.

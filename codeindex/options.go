@@ -1,6 +1,9 @@
 package codeindex
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // DefaultDir is the index folder, relative to the indexed root, when
 // [WithDir] is not given.
@@ -195,10 +198,11 @@ type searchConfig struct {
 	bm25Weight, vecWeight float64
 	fusion                Fusion
 	testsLast             bool
+	fileWeight            float64
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -232,6 +236,29 @@ func WithWeights(bm25, vector float64) SearchOption {
 // "benchmark") is ranked without it.
 func WithTestsLast(on bool) SearchOption { return func(c *searchConfig) { c.testsLast = on } }
 
+// DefaultFileWeight is the weight of the file ranking in keyword and
+// hybrid searches (see [WithFileWeight]).
+const DefaultFileWeight = 2.0
+
+// fileCandidates is how many files the file ranking of a search keeps: the
+// chunks of other files get no share of a file's score.
+const fileCandidates = 50
+
+// WithFileWeight sets how much the file around a chunk counts in a keyword
+// or hybrid search (default [DefaultFileWeight]; 0 turns the file ranking
+// off). Every file of the index is also a document of the keyword index,
+// its path and its whole text, and a search first ranks the files by BM25
+// over those documents. The chunks of the best files are then looked for
+// in the keyword ranking too, even below its usual cut, and each chunk's
+// score (over the best chunk's) gets weight times its file's score (over
+// the best file's). Questions that describe what code does in words the
+// code spreads over several comments, names and strings of one file find
+// that file, and then the definition in it that matches best. So that
+// the best file's chunks do not fill the first hits alone, at most 3 of
+// the first 5 come from one file. Vector search alone ([Vector]) is not
+// changed.
+func WithFileWeight(w float64) SearchOption { return func(c *searchConfig) { c.fileWeight = w } }
+
 func (c *searchConfig) validate() error {
 	switch {
 	case c.mode != Hybrid && c.mode != BM25 && c.mode != Vector:
@@ -244,6 +271,8 @@ func (c *searchConfig) validate() error {
 		return &OptionError{Option: "WithRRFK", Reason: fmt.Sprintf("k %v is negative", c.k)}
 	case c.bm25Weight < 0 || c.vecWeight < 0 || c.bm25Weight+c.vecWeight == 0:
 		return &OptionError{Option: "WithWeights", Reason: "weights must be non-negative and not both zero"}
+	case c.fileWeight < 0 || math.IsNaN(c.fileWeight) || math.IsInf(c.fileWeight, 0):
+		return &OptionError{Option: "WithFileWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.fileWeight)}
 	}
 	return nil
 }

@@ -21,14 +21,16 @@ type Hit struct {
 	EndLine   int     `json:"end_line"`   // 1-based, inclusive
 	Symbol    string  `json:"symbol"`     // empty for line windows
 	Kind      Kind    `json:"kind"`
-	Score     float64 `json:"score"` // BM25 score, cosine similarity or fused score (see [Fusion]), by mode
+	Score     float64 `json:"score"` // BM25 score, cosine similarity or fused score (see [Fusion]), by mode; with the file ranking (see [WithFileWeight]), over the best chunk's plus the file's share
 }
 
 // Search returns the chunks that best match query, best first: by BM25 over
 // the code-aware analyzer, by cosine similarity of embeddings, or (the
-// default) by a fusion of both ([WithFusion]). Unless [WithTestsLast] is
-// off or the query mentions tests, chunks of test files come after all
-// others. A query with no search terms has no hits.
+// default) by a fusion of both ([WithFusion]). The keyword and hybrid
+// rankings also weigh the file around each chunk, ranked by its whole
+// text ([WithFileWeight]). Unless [WithTestsLast] is off or the query
+// mentions tests, chunks of test files come after all others. A query
+// with no search terms has no hits.
 func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]Hit, error) {
 	sc := defaultSearchConfig()
 	for _, o := range opts {
@@ -52,11 +54,20 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if demote || sc.mode == Hybrid {
 		pool = max(sc.limit, candidates)
 	}
+	// The file ranking first (see WithFileWeight): the keyword ranking
+	// looks into its files too, and it weighs every ranking's chunks.
+	var files []scored
+	if sc.fileWeight > 0 && sc.mode != Vector {
+		var err error
+		if files, err = ix.searchFiles(ctx, q, fileCandidates); err != nil {
+			return nil, err
+		}
+	}
 	var ranked []scored
 	var err error
 	switch sc.mode {
 	case BM25:
-		ranked, err = ix.searchKeyword(ctx, q, pool)
+		ranked, err = ix.keywordRanking(ctx, q, files, pool)
 	case Vector:
 		ranked, err = ix.searchVector(ctx, q, pool)
 	case Hybrid:
@@ -69,7 +80,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 			vec, vecErr = ix.searchVector(ctx, q, pool)
 		}()
 		var kw []scored
-		kw, err = ix.searchKeyword(ctx, q, pool)
+		kw, err = ix.keywordRanking(ctx, q, files, pool)
 		<-done
 		if err == nil {
 			err = vecErr
@@ -81,8 +92,14 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if err != nil {
 		return nil, err
 	}
+	if len(files) > 0 {
+		ranked = filePrior(ranked, files, sc.fileWeight)
+	}
 	if demote {
 		ranked = testsLast(ranked)
+	}
+	if len(files) > 0 {
+		ranked = spreadTop(ranked, topSpread, perFileTop, demote)
 	}
 	hits := make([]Hit, 0, min(len(ranked), sc.limit))
 	for _, r := range ranked {
@@ -228,7 +245,9 @@ func keywordText(q string) string {
 	return strings.Join(kept, " ")
 }
 
-func (ix *Index) searchKeyword(ctx context.Context, q string, n int) ([]scored, error) {
+// keywordQuery is the keyword query of the chunks for q (stop words
+// left out): a match in any of the chunk fields, each with its boost.
+func keywordQuery(q string) query.Query {
 	q = keywordText(q)
 	field := func(name string, boost float64) query.Query {
 		m := bleve.NewMatchQuery(q)
@@ -236,11 +255,158 @@ func (ix *Index) searchKeyword(ctx context.Context, q string, n int) ([]scored, 
 		m.SetBoost(boost)
 		return m
 	}
+	return bleve.NewDisjunctionQuery(field("content", boostContent), field("head", boostHead), field("symbol", boostSymbol), field("path", boostPath))
+}
+
+func (ix *Index) searchKeyword(ctx context.Context, q string, n int) ([]scored, error) {
 	stats, err := ix.bm25Stats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	kq := bleve.NewDisjunctionQuery(field("content", boostContent), field("head", boostHead), field("symbol", boostSymbol), field("path", boostPath))
+	return ix.bm25(ctx, keywordQuery(q), stats, n)
+}
+
+// keywordRanking is the keyword ranking of the chunks for q: the n best
+// chunks of the whole index and, when files are given, the n best of the
+// chunks of those files, which a query over the whole index may rank
+// below its first n.
+func (ix *Index) keywordRanking(ctx context.Context, q string, files []scored, n int) ([]scored, error) {
+	kw, err := ix.searchKeyword(ctx, q, n)
+	if err != nil || len(files) == 0 {
+		return kw, err
+	}
+	in, err := ix.searchKeywordIn(ctx, q, files, n)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(kw))
+	for _, s := range kw {
+		seen[s.id] = true
+	}
+	for _, s := range in {
+		if !seen[s.id] {
+			kw = append(kw, s)
+		}
+	}
+	slices.SortFunc(kw, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
+	return kw, nil
+}
+
+// filePrior adds to the score of each chunk of ranked, over the best
+// chunk's, weight times the score of its file among files (the file
+// ranking; 0 for a file not in it) over the best file's, and sorts ranked
+// again, best first, ties by chunk ID. A chunk's own match and that of
+// the file around it then both count: the definition that matches best
+// within the file that matches best comes first.
+func filePrior(ranked, files []scored, weight float64) []scored {
+	if len(ranked) == 0 {
+		return ranked
+	}
+	fileScore := make(map[string]float64, len(files))
+	var bestFile float64
+	for _, f := range files {
+		fileScore[f.id] = f.score
+		bestFile = max(bestFile, f.score)
+	}
+	var best float64
+	for _, r := range ranked {
+		best = max(best, r.score)
+	}
+	out := make([]scored, len(ranked))
+	for i, r := range ranked {
+		s := 0.0
+		if best > 0 {
+			s = r.score / best
+		}
+		if bestFile > 0 {
+			s += weight * fileScore[chunkPath(r.id)] / bestFile
+		}
+		out[i] = scored{id: r.id, score: s}
+	}
+	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
+	return out
+}
+
+// topSpread and perFileTop bound how many of the first hits of a search
+// with the file ranking come from one file: at most perFileTop of the
+// first topSpread. The file's share lifts all the chunks of the best file,
+// and the first hits would otherwise be that file's alone, down to its
+// package clause, hiding the second file a question needs (the checkout
+// and the coupon rule it calls): chunks beyond perFileTop wait until
+// topSpread hits have been placed, and then come first.
+const (
+	topSpread  = 5
+	perFileTop = 3
+)
+
+// spreadTop returns r with at most per chunks of one file among its
+// first top, the others in their order (see topSpread). With testsLast,
+// r has its test chunks last, and none of them passes a waiting chunk.
+func spreadTop(r []scored, top, per int, testsLast bool) []scored {
+	out := make([]scored, 0, len(r))
+	var waiting []scored
+	n := map[string]int{}
+	for i, s := range r {
+		p := chunkPath(s.id)
+		if len(out) == top || testsLast && len(waiting) > 0 && isTestFile(p) {
+			out = append(out, waiting...)
+			return append(out, r[i:]...)
+		}
+		if n[p] == per {
+			waiting = append(waiting, s)
+			continue
+		}
+		n[p]++
+		out = append(out, s)
+	}
+	return append(out, waiting...)
+}
+
+// searchKeywordIn is searchKeyword over the chunks of files alone.
+func (ix *Index) searchKeywordIn(ctx context.Context, q string, files []scored, n int) ([]scored, error) {
+	var ids []string
+	for _, f := range files {
+		if e := ix.man.Files[f.id]; e != nil {
+			for _, c := range e.Chunks {
+				ids = append(ids, c.ID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	stats, err := ix.bm25Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// A filter, not a conjunction: a conjunction would add the ID
+	// query's constant score to every chunk's, which then outscored the
+	// same chunk found by searchKeyword.
+	bq := bleve.NewBooleanQuery()
+	bq.AddMust(keywordQuery(q))
+	bq.AddFilter(bleve.NewDocIDQuery(ids))
+	return ix.bm25(ctx, bq, stats, n)
+}
+
+// searchFiles ranks the files by the BM25 score of their documents (see
+// fileText) for q: at most n, best first, each scored by its path (the
+// file's key in the manifest).
+func (ix *Index) searchFiles(ctx context.Context, q string, n int) ([]scored, error) {
+	m := bleve.NewMatchQuery(keywordText(q))
+	m.SetField(fileField)
+	out, err := ix.bm25(ctx, m, ix.fileStats(), n)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].id = chunkPath(out[i].id)
+	}
+	return out, nil
+}
+
+// bm25 returns the n best documents of the keyword index for kq, scored by
+// BM25 with the collection statistics stats, ties ordered by ID.
+func (ix *Index) bm25(ctx context.Context, kq query.Query, stats *search.BM25Stats, n int) ([]scored, error) {
 	// Equal scores are ordered by chunk ID: otherwise their order, and
 	// which of them make the cut at n, follows the index's segments and
 	// varies. Sorting by ID in bleve costs a stored-field lookup for every

@@ -12,7 +12,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-v]
+//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-v]
 package main
 
 import (
@@ -41,6 +41,7 @@ type options struct {
 	k         float64
 	wb, wv    float64
 	testsLast bool
+	fileW     float64
 	verbose   bool
 }
 
@@ -53,9 +54,10 @@ func main() {
 	k := flag.Float64("k", codeindex.DefaultRRFK, "k of reciprocal rank fusion (with -fusion rrf)")
 	weights := flag.String("weights", "1,1", "weights of the bm25 and vector rankings in hybrid search")
 	testsLast := flag.Bool("tests-last", true, "rank test files' chunks after the others (codeindex.WithTestsLast)")
+	fileW := flag.Float64("file-weight", codeindex.DefaultFileWeight, "weight of the file ranking in bm25 and hybrid search (0: off; codeindex.WithFileWeight)")
 	verbose := flag.Bool("v", false, "also print the rank of the answering symbol per question")
 	flag.Parse()
-	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, verbose: *verbose}
+	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, verbose: *verbose}
 	if err := o.parse(*fusion, *weights); err == nil {
 		err = run(o)
 		if err == nil {
@@ -141,9 +143,9 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast)}
-	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; tests last: %v; MRR over the top %d\n",
-		o.fusion, o.k, o.wb, o.wv, o.testsLast, evaluation.Limit)
+	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast), codeindex.WithFileWeight(o.fileW)}
+	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; file weight %g; tests last: %v; MRR over the top %d\n",
+		o.fusion, o.k, o.wb, o.wv, o.fileW, o.testsLast, evaluation.Limit)
 
 	var corpus *evaluation.Corpus
 	if o.corpus == "goroot" {

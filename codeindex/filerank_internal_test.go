@@ -1,0 +1,143 @@
+package codeindex
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFilePriorAddsTheWeightedNormalisedScoreOfTheChunksFile(t *testing.T) {
+	ranked := []scored{{"a.go#0", 4}, {"b.go#0", 3}, {"b.go#1", 2}, {"c.go#0", 1}}
+	files := []scored{{"b.go", 10}, {"a.go", 5}}
+	tests := []struct {
+		name   string
+		weight float64
+		want   []scored
+	}{
+		// a.go#0: 4/4 + w*5/10; b.go#0: 3/4 + w*10/10; b.go#1: 2/4 + w; c.go#0: 1/4 + 0.
+		{"weight 0 keeps the order", 0, []scored{{"a.go#0", 1}, {"b.go#0", 0.75}, {"b.go#1", 0.5}, {"c.go#0", 0.25}}},
+		{"weight 1", 1, []scored{{"b.go#0", 1.75}, {"a.go#0", 1.5}, {"b.go#1", 1.5}, {"c.go#0", 0.25}}},
+		{"weight 4", 4, []scored{{"b.go#0", 4.75}, {"b.go#1", 4.5}, {"a.go#0", 3}, {"c.go#0", 0.25}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, filePrior(ranked, files, tt.weight))
+		})
+	}
+}
+
+// openTree writes files under a temporary root and indexes them.
+func openTree(t *testing.T, files map[string]string) (*Index, string) {
+	t.Helper()
+	root := t.TempDir()
+	for p, content := range files {
+		abs := filepath.Join(root, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(abs), 0o755))
+		require.NoError(t, os.WriteFile(abs, []byte(content), 0o644))
+	}
+	ix, err := Open(context.Background(), root)
+	require.NoError(t, err)
+	t.Cleanup(func() { ix.Close() })
+	_, err = ix.Update(context.Background())
+	require.NoError(t, err)
+	return ix, root
+}
+
+func fileIDs(s []scored) []string {
+	var out []string
+	for _, f := range s {
+		out = append(out, f.id)
+	}
+	return out
+}
+
+func TestUpdateKeepsTheFileDocumentsInStepWithTheFiles(t *testing.T) {
+	ctx := context.Background()
+	ix, root := openTree(t, map[string]string{
+		"a.go": "package a\n\n// Walrus counts.\nfunc A() {}\n",
+		"b.go": "package a\n\n// Narwhal counts.\nfunc B() {}\n",
+	})
+	files, err := ix.searchFiles(ctx, "walrus narwhal", 10)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"a.go", "b.go"}, fileIDs(files))
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Otter counts.\nfunc A() {}\n"), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(root, "b.go")))
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+	files, err = ix.searchFiles(ctx, "walrus narwhal", 10)
+	require.NoError(t, err)
+	require.Empty(t, files, "the changed file's old text and the deleted file are gone")
+	files, err = ix.searchFiles(ctx, "otter", 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a.go"}, fileIDs(files))
+}
+
+func TestChunkStatisticsCountChunksNotFileDocuments(t *testing.T) {
+	ix, _ := openTree(t, map[string]string{
+		"a.go": "package a\n\nfunc A() {}\n\nfunc B() {}\n",
+		"b.go": "package a\n\nfunc C() {}\n",
+	})
+	chunks := 0
+	for _, e := range ix.man.Files {
+		chunks += len(e.Chunks)
+	}
+	st, err := ix.bm25Stats(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, float64(chunks), st.DocCount)
+	fs := ix.fileStats()
+	require.Equal(t, float64(2), fs.DocCount)
+	require.Equal(t, len(Tokens(fileText("a.go", []byte("package a\n\nfunc A() {}\n\nfunc B() {}\n"))))+len(Tokens(fileText("b.go", []byte("package a\n\nfunc C() {}\n")))), fs.FieldCardinality[fileField])
+}
+
+func TestKeywordRankingLooksIntoTheRankedFilesBelowItsCut(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openTree(t, map[string]string{
+		"a.go": "package a\n\n// Gannet gannet gannet.\nfunc A() {}\n",
+		"b.go": "package a\n\n// Gannet.\nfunc B() {}\n",
+	})
+	kw, err := ix.keywordRanking(ctx, "gannet", nil, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a.go#1"}, fileIDs(kw))
+	kw, err = ix.keywordRanking(ctx, "gannet", []scored{{"b.go", 1}}, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a.go#1", "b.go#1"}, fileIDs(kw))
+	all, err := ix.searchKeyword(ctx, "gannet", 10)
+	require.NoError(t, err)
+	require.Equal(t, all, kw, "scored as the whole index's ranking scores them")
+}
+
+func TestSpreadTopHoldsBackAFilesChunksBeyondItsShareOfTheFirstHits(t *testing.T) {
+	r := func(ids ...string) []scored {
+		var out []scored
+		for _, id := range ids {
+			out = append(out, scored{id: id})
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		in        []string
+		testsLast bool
+		want      []string
+	}{
+		{"one file's fourth chunk waits for the fifth hit", []string{"a#0", "a#1", "a#2", "a#3", "b#0", "c#0", "a#4"}, false,
+			[]string{"a#0", "a#1", "a#2", "b#0", "c#0", "a#3", "a#4"}},
+		{"nothing else to place: the waiting chunks come next", []string{"a#0", "a#1", "a#2", "a#3", "a#4"}, false,
+			[]string{"a#0", "a#1", "a#2", "a#3", "a#4"}},
+		{"already spread", []string{"a#0", "b#0", "a#1", "c#0", "a#2", "a#3"}, false,
+			[]string{"a#0", "b#0", "a#1", "c#0", "a#2", "a#3"}},
+		{"a test chunk does not pass a waiting chunk", []string{"a#0", "a#1", "a#2", "a#3", "a_test.go#0", "b#0"}, true,
+			[]string{"a#0", "a#1", "a#2", "a#3", "a_test.go#0", "b#0"}},
+		{"without tests last it may", []string{"a#0", "a#1", "a#2", "a#3", "a_test.go#0", "b#0"}, false,
+			[]string{"a#0", "a#1", "a#2", "a_test.go#0", "b#0", "a#3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, fileIDs(spreadTop(r(tt.in...), 5, 3, tt.testsLast)))
+		})
+	}
+}
