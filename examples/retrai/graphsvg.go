@@ -126,7 +126,10 @@ func (f *flowchart) ranks() (map[string]int, []bool) {
 			walk(n)
 		}
 	}
-	rank := map[string]int{}
+	rank := make(map[string]int, len(f.nodes))
+	for _, n := range f.nodes {
+		rank[n] = 0
+	}
 	last := 0
 	for _, n := range slices.Backward(order) { // a topological order
 		for _, i := range out[n] {
