@@ -132,3 +132,39 @@ func latestID(t *testing.T, g *graph.Graph[kindsState]) string {
 	require.NoError(t, err)
 	return s.CheckpointID
 }
+
+// A lone task that paused and was answered shows, at the checkpoint its
+// step ran from, done with its writes and its interrupt, which is no
+// longer pending.
+func TestLoneTaskAnsweredShowsDoneWithNothingPending(t *testing.T) {
+	b := graph.New[kindsState]()
+	b.AddNode("ask", func(ctx context.Context, s kindsState) (kindsState, error) {
+		v, err := graph.InterruptAs[string](ctx, "name?")
+		if err != nil {
+			return kindsState{}, err
+		}
+		var out kindsState
+		out.Name.Set(v)
+		return out, nil
+	})
+	b.AddEdge(graph.Start, "ask")
+	g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	require.NoError(t, err)
+	th := graph.WithThread("t")
+	_, err = g.Invoke(t.Context(), kindsState{}, th)
+	var paused0 *graph.Interrupted
+	require.ErrorAs(t, err, &paused0)
+	paused, err := g.GetState(t.Context(), th)
+	require.NoError(t, err)
+	require.Len(t, paused.Interrupts, 1)
+	_, err = g.Resume(t.Context(), graph.Command[kindsState]{Resume: "ana"}, th)
+	require.NoError(t, err)
+
+	snap, err := g.GetState(t.Context(), th, graph.WithCheckpointID(paused.CheckpointID))
+	require.NoError(t, err)
+	require.Len(t, snap.Tasks, 1)
+	require.True(t, snap.Tasks[0].Done)
+	require.Equal(t, `{Name: "ana"}`, snap.Tasks[0].Writes.String())
+	require.Len(t, snap.Tasks[0].Interrupts, 1, "the task keeps the interrupt it raised")
+	require.Empty(t, snap.Interrupts, "nothing is pending: the step went on")
+}

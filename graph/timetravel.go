@@ -38,7 +38,9 @@ type Snapshot[S any] struct {
 type TaskInfo struct {
 	ID   string
 	Name string
-	// Done reports that the task finished and its writes are saved.
+	// Done reports that the task finished: its writes are saved, or —
+	// for the only task of its step, which saves none — the checkpoint
+	// its step produced exists (in a snapshot of an older checkpoint).
 	Done bool
 	// Error is the error of its last attempt, if it failed.
 	Error string
@@ -48,7 +50,11 @@ type TaskInfo struct {
 	// those still pending.
 	Interrupts []Interruption
 	// Writes is what the task wrote, when it finished (LangGraph's
-	// tasks[].result).
+	// tasks[].result). For the only task of a step it is derived from the
+	// checkpoint the step produced: each field whose version changed, with
+	// a write of the same effect — the new value of a last-value field,
+	// the elements appended, the amount added, the entries set or
+	// deleted, or else an overwrite with the new value.
 	Writes Writes
 }
 
