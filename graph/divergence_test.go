@@ -152,3 +152,72 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+// GetState at an older checkpoint shows the tasks of the step that
+// followed it as done, with their writes — for a step of one task as for
+// a step of two (LangGraph's tasks[].result: a historic snapshot of a
+// straight a → b → c run shows b's result).
+func TestGetStateAtAnOlderCheckpointShowsItsTasksDone(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(b *graph.Builder[deadEndState])
+		step  int
+		tasks map[string]string // task name → its writes
+	}{
+		{
+			name: "one task",
+			build: func(b *graph.Builder[deadEndState]) {
+				b.AddNode("a", logNode("a")).AddNode("b", logNode("b")).AddNode("c", logNode("c"))
+				b.AddEdge(graph.Start, "a").AddEdge("a", "b").AddEdge("b", "c")
+			},
+			step:  1,
+			tasks: map[string]string{"b": `{Log: {"updates":["b"]}}`},
+		},
+		{
+			name: "two tasks",
+			build: func(b *graph.Builder[deadEndState]) {
+				b.AddNode("a", logNode("a")).AddNode("b", logNode("b")).AddNode("c", logNode("c")).AddNode("d", logNode("d"))
+				b.AddEdge(graph.Start, "a").AddEdge("a", "b").AddEdge("a", "c").AddEdge("b", "d").AddEdge("c", "d")
+			},
+			step:  1,
+			tasks: map[string]string{"b": `{Log: {"updates":["b"]}}`, "c": `{Log: {"updates":["c"]}}`},
+		},
+		{
+			name: "the input's task",
+			build: func(b *graph.Builder[deadEndState]) {
+				b.AddNode("a", logNode("a"))
+				b.AddEdge(graph.Start, "a")
+			},
+			step:  0,
+			tasks: map[string]string{"a": `{Log: {"updates":["a"]}}`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := graph.New[deadEndState]()
+			tt.build(b)
+			g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+			require.NoError(t, err)
+			_, err = g.Invoke(t.Context(), deadEndState{}, graph.WithThread("t"))
+			require.NoError(t, err)
+			var at *graph.Snapshot[deadEndState]
+			for s, err := range g.History(t.Context(), "t") {
+				require.NoError(t, err)
+				if s.Metadata.Step == tt.step {
+					at = s
+				}
+			}
+			require.NotNil(t, at)
+			snap, err := g.GetState(t.Context(), graph.WithThread("t"), graph.WithCheckpointID(at.CheckpointID))
+			require.NoError(t, err)
+			for _, s := range []*graph.Snapshot[deadEndState]{at, snap} {
+				got := map[string]string{}
+				for _, tk := range s.Tasks {
+					require.True(t, tk.Done, "task %s", tk.Name)
+					got[tk.Name] = tk.Writes.String()
+				}
+				require.Equal(t, tt.tasks, got)
+			}
+		})
+	}
+}

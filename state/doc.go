@@ -33,6 +33,16 @@
 // included. Every field type round-trips through JSON too: checkpoints
 // store values and pending writes that way.
 //
+// Because Message embeds llms.MessageContent, this package — and so every
+// program that imports package graph, even one that never calls a model —
+// imports langchaingo's llms, whose count_tokens.go imports
+// github.com/pkoukk/tiktoken-go (and through it github.com/dlclark/regexp2,
+// github.com/google/uuid and net/http). Go's linker drops the code that is
+// not called: a graph-only binary keeps about 8 kB of those packages,
+// their package variables and init functions, which allocate a map and a
+// mutex and download nothing. Only a message type of our own, converted at
+// the model boundary, would cut the import itself.
+//
 // The graph runtime drives these types through the [Channel] interface,
 // which user code does not need; a new merge rule is a [Reducer] used with
 // [Reduced], not a new Channel. The runtime's methods (merging writes,

@@ -39,7 +39,10 @@ const (
 )
 
 // newEventLog records the events of bus until it is closed or ctx is done.
-func newEventLog(ctx context.Context, bus *events.Bus) *eventLog {
+// after, if not nil, returns for each event the events of the server's own
+// to record right after it (the workspace changes that follow a human
+// check); it runs on the log's goroutine, before the next event.
+func newEventLog(ctx context.Context, bus *events.Bus, after func(events.Event) []events.Event) *eventLog {
 	l := &eventLog{
 		feed:      events.NewBus(),
 		done:      make(chan struct{}),
@@ -54,6 +57,11 @@ func newEventLog(ctx context.Context, bus *events.Bus) *eventLog {
 		for ev, err := range sub.Events() {
 			if err == nil && ev.RunID != "" {
 				l.add(ev)
+				if after != nil {
+					for _, x := range after(ev) {
+						l.add(x)
+					}
+				}
 			}
 		}
 	}()

@@ -20,6 +20,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
+	"github.com/agentgraph/agentgraph/agent/retrai"
 	"github.com/agentgraph/agentgraph/events"
 	"github.com/agentgraph/agentgraph/examples/internal/sandboxnote"
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
@@ -136,10 +137,12 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 // server is the HTTP API and dashboard of `retrai serve`.
 type server struct {
-	m     *runs.Manager
-	token string
-	log   *eventLog
-	logw  io.Writer
+	m       *runs.Manager
+	token   string
+	log     *eventLog
+	logw    io.Writer
+	changes *changeTracker // the copies of the runs' projects
+	page    []byte         // the dashboard, its graph drawn in
 
 	base   context.Context // done on shutdown: the WebSockets close
 	cancel context.CancelFunc
@@ -151,7 +154,25 @@ type server struct {
 // line per run created or resumed.
 func newServer(m *runs.Manager, token string, logw io.Writer) *server {
 	base, cancel := context.WithCancel(context.Background())
-	return &server{m: m, token: token, log: newEventLog(base, m.Bus()), logw: logw, base: base, cancel: cancel}
+	s := &server{m: m, token: token, logw: logw, base: base, cancel: cancel, changes: newChangeTracker(), page: dashboardPage()}
+	s.log = newEventLog(base, m.Bus(), s.afterEvent)
+	return s
+}
+
+// afterEvent returns the events the server adds after ev on a run's
+// stream: after a human check, the changes to the run's project since its
+// start or its last check (see workspaceChanges). A run that has ended for
+// good loses its copy of the project.
+func (s *server) afterEvent(ev events.Event) []events.Event {
+	switch ev.Kind() {
+	case retrai.KindHumanCheck:
+		return []events.Event{{RunID: ev.RunID, Step: ev.Step, Node: ev.Node, Time: time.Now(), Data: s.changes.changes(ev.RunID)}}
+	case runs.KindEnded:
+		if e, ok := ev.Data.(runs.Ended); ok && e.Status.Final() {
+			s.changes.forget(ev.RunID)
+		}
+	}
+	return nil
 }
 
 // shutdown closes the WebSockets (going away).
@@ -290,7 +311,7 @@ func (s *server) handleDashboard(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer") // the URL holds the token
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	_, _ = w.Write(dashboardHTML)
+	_, _ = w.Write(s.page)
 }
 
 // createRequest is the body of POST /api/runs.
@@ -336,7 +357,11 @@ func (s *server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	// The project as it was before the agent touched it: what the first
+	// human check is compared with.
+	s.changes.mark(run.ID, run.Cwd, "start", false)
 	if err := s.m.Start(r.Context(), run.ID); err != nil {
+		s.changes.forget(run.ID)
 		runError(w, err)
 		return
 	}
@@ -449,6 +474,16 @@ func (s *server) handleResume(w http.ResponseWriter, r *http.Request) {
 	case run.Status.Final():
 		writeError(w, http.StatusConflict, "run %s has ended (%s): it cannot be resumed", id, run.Status)
 		return
+	}
+	switch req.Decision {
+	case runs.DecisionApprove:
+		// What the human approved: the next check is compared with it.
+		s.changes.mark(id, run.Cwd, "check", false)
+	case "":
+		// An interrupted run goes on from its last checkpoint: its
+		// changes count from its start or last check if this server saw
+		// them, else from now.
+		s.changes.mark(id, run.Cwd, "resume", true)
 	}
 	if err := s.m.Resume(r.Context(), id, req.Decision); err != nil {
 		runError(w, err)

@@ -501,7 +501,7 @@ func TestEventLog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bus := events.NewBus()
-			l := newEventLog(t.Context(), bus)
+			l := newEventLog(t.Context(), bus, nil)
 			l.mu.Lock()
 			l.maxRuns, l.maxEvents = 3, 4
 			l.mu.Unlock()
@@ -519,7 +519,7 @@ func TestEventLog(t *testing.T) {
 
 	// Following gives what was recorded, then what comes next, once.
 	bus := events.NewBus()
-	l := newEventLog(t.Context(), bus)
+	l := newEventLog(t.Context(), bus, nil)
 	_, _, first := l.follow(t.Context(), "a")
 	publish(bus, "a", 2)
 	n := 0
