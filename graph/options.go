@@ -14,7 +14,9 @@ const (
 	// DurabilityAsync writes checkpoints in order in the background while
 	// the next steps run (at most 64 behind, so a crash can lose that
 	// many steps); the run waits for them before it returns, and stops at
-	// the next step if one failed.
+	// the next step if one failed. A saver that is a [checkpoint.Batcher]
+	// gets what queued up while it wrote the previous ones as one batch
+	// (one transaction for many steps).
 	DurabilityAsync
 	// DurabilityExit writes one checkpoint when the run ends or pauses.
 	DurabilityExit
