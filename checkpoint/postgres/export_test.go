@@ -15,19 +15,15 @@ func ThreadLockKey(thread, ns string) int64 { return threadLockKey(thread, ns) }
 // DoInGroup sends the statements queue queues as a write of s's group
 // commit, as Put and PutWrites do.
 func (s *Saver) DoInGroup(ctx context.Context, queue func(*pgx.Batch)) error {
-	return s.group.do(ctx, s.pool, queue)
+	return s.group.Do(ctx, queue)
 }
 
 // QueuedWrites returns how many writes wait for the batch in flight.
 func (s *Saver) QueuedWrites() int {
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return len(s.group.queue)
+	return s.group.Queued()
 }
 
 // Closing reports whether Close was called.
 func (s *Saver) Closing() bool {
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return s.group.closed
+	return s.group.Closing()
 }

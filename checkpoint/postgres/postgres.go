@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/groupcommit"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
@@ -18,8 +20,8 @@ import (
 type Saver struct {
 	pool   *pgxpool.Pool
 	fanout int
-	cache  pathCache // see pipeline.go
-	group  group     // see group.go
+	cache  pathCache                           // see pipeline.go
+	group  groupcommit.Group[func(*pgx.Batch)] // shares batches (group.go)
 }
 
 var (
@@ -91,14 +93,16 @@ func Open(ctx context.Context, url string, opts ...Option) (*Saver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint/postgres: %w", err)
 	}
-	return &Saver{pool: pool, fanout: o.fanout}, nil
+	s := &Saver{pool: pool, fanout: o.fanout}
+	s.initGroup()
+	return s, nil
 }
 
 // Close closes the pool's connections. Writes waiting for a batch of the
 // group commit fail; Close waits for the batch in flight, and for
 // connections in use to be released.
 func (s *Saver) Close() error {
-	s.group.close()
+	s.group.Close()
 	s.pool.Close()
 	return nil
 }

@@ -269,7 +269,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
 	row := checkpointRow(cp, meta, versionsJSON)
 	if p := s.planPut(ctx, cp, row, changed); p != nil {
-		err := s.group.do(ctx, s.pool, p.queue)
+		err := s.group.Do(ctx, p.queue)
 		if err == nil {
 			p.committed(&s.cache)
 			return nil
@@ -405,7 +405,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		lease = &l
 	}
 	// One implicit transaction, in a batch of the group (group.go).
-	err := s.group.do(ctx, s.pool, func(b *pgx.Batch) { queueWrites(b, ref, writes, lease) })
+	err := s.group.Do(ctx, func(b *pgx.Batch) { queueWrites(b, ref, writes, lease) })
 	if isStale(err) {
 		err = s.putWritesChecked(ctx, ref, writes) // finds the fenced error
 	}

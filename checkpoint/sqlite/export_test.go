@@ -9,19 +9,15 @@ import (
 
 // DoInGroup makes fn a write of s's group commit, as Put and PutWrites do.
 func (s *Saver) DoInGroup(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
-	return s.group.do(ctx, s.db, func(ctx context.Context, tx sqlitedb.Tx) error { return fn(ctx, tx.Tx) })
+	return s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error { return fn(ctx, tx.Tx) })
 }
 
 // QueuedWrites returns how many writes wait for the transaction in flight.
 func (s *Saver) QueuedWrites() int {
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return len(s.group.queue)
+	return s.group.Queued()
 }
 
 // Closing reports whether Close was called.
 func (s *Saver) Closing() bool {
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return s.group.closed
+	return s.group.Closing()
 }

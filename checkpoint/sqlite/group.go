@@ -4,26 +4,18 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/groupcommit"
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 )
 
 // Group commit: the writes of concurrent callers — Put, PutWrites,
-// DeleteThread and the lease operations — share write transactions, so that many threads checkpointing on one file pay one
-// commit (one fsync with synchronous FULL) per batch instead of one per
-// write.
-//
-// It is a leader/follower scheme, without a goroutine of its own. A write
-// that arrives while no transaction of the group is in flight is its own
-// batch, committed at once on the caller's goroutine: a lone writer waits
-// for nobody. A write that arrives while one is in flight queues. When the
-// leader's transaction ends, it takes the queue (up to maxBatch writes, in
-// arrival order) as the next batch and hands it to the goroutine of its
-// first write, which commits it as the next leader. Each caller waits for
-// its own write, so one thread's writes reach the queue in the order it
-// makes them, and a batch keeps arrival order: per-thread order holds.
+// PutBatch, DeleteThread and the lease operations — share write
+// transactions (the scheme of package groupcommit), so that many threads
+// checkpointing on one file pay one commit (one fsync with synchronous
+// FULL) per batch instead of one per write. A write that finds no
+// transaction of the group in flight commits at once, alone.
 //
 // In a batch of several writes each runs inside a SAVEPOINT: a write
 // refused for what it is — a conflict, a version conflict, a fenced
@@ -33,11 +25,6 @@ import (
 // driver's: I/O, a damaged file) aborts the whole transaction; that write
 // gets the error and the others are committed again in a new transaction
 // without it.
-//
-// A caller whose context is done while its write is still queued is
-// dropped (the write is never made) and gets the context's error; a write
-// already taken into a batch is committed or refused with the batch,
-// whatever its context, and its caller is told which.
 
 // The statements around each write of a batch (prepared on the writer
 // connection, as every statement of a write transaction is).
@@ -53,124 +40,17 @@ const maxBatch = 512
 // errSaverClosed is the error of a write queued or made after Close.
 var errSaverClosed = errors.New("checkpoint/sqlite: saver closed")
 
-// groupWrite is one Put or PutWrites waiting in, or taken by, the group.
-type groupWrite struct {
-	ctx context.Context // the caller's: its lease fences the write
-	fn  func(ctx context.Context, tx sqlitedb.Tx) error
-	err error
-	// done receives once: when the write's batch ended (err is set), or
-	// when its goroutine is to lead batch.
-	done  chan struct{}
-	batch []*groupWrite // set for the next leader
-}
+// writeFunc is a write of the group: its statements in tx.
+type writeFunc = func(ctx context.Context, tx sqlitedb.Tx) error
 
-// group batches writes; the zero group is ready.
-type group struct {
-	mu     sync.Mutex
-	idle   sync.Cond // signalled when busy turns false
-	queue  []*groupWrite
-	busy   bool // a leader's transaction is in flight
-	closed bool
-}
+// groupWrite is one write waiting in, or taken by, the group.
+type groupWrite = groupcommit.Write[writeFunc]
 
-// do makes the write fn, in a transaction of db shared with the writes
-// queued beside it, and returns fn's error, or the transaction's.
-func (g *group) do(ctx context.Context, db *sqlitedb.DB, fn func(context.Context, sqlitedb.Tx) error) error {
-	w := &groupWrite{ctx: ctx, fn: fn}
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return errSaverClosed
-	}
-	if !g.busy {
-		g.busy = true
-		g.mu.Unlock()
-		g.lead(db, []*groupWrite{w})
-		return w.err
-	}
-	w.done = make(chan struct{}, 1)
-	g.queue = append(g.queue, w)
-	g.mu.Unlock()
-	select {
-	case <-w.done:
-	case <-ctx.Done():
-		g.mu.Lock()
-		if i := slices.Index(g.queue, w); i >= 0 {
-			g.queue = slices.Delete(g.queue, i, i+1)
-			g.mu.Unlock()
-			return ctx.Err() // never written
-		}
-		g.mu.Unlock()
-		<-w.done // taken: its batch decides
-	}
-	if w.batch != nil {
-		g.lead(db, w.batch)
-	}
-	return w.err
-}
-
-// lead commits batch, then hands the next batch to its first write's
-// goroutine, or marks the group idle.
-func (g *group) lead(db *sqlitedb.DB, batch []*groupWrite) {
-	commit(db, batch)
-	for _, w := range batch[1:] {
-		w.done <- struct{}{}
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	next := g.take()
-	if len(next) == 0 {
-		g.busy = false
-		if g.idle.L != nil {
-			g.idle.Broadcast()
-		}
-		return
-	}
-	next[0].batch = next
-	next[0].done <- struct{}{}
-}
-
-// take removes the next batch from the queue; writes whose context is
-// done are dropped with its error. g.mu is held.
-func (g *group) take() []*groupWrite {
-	var batch []*groupWrite
-	n := 0
-	for _, w := range g.queue {
-		if len(batch) == maxBatch {
-			break
-		}
-		n++
-		if err := w.ctx.Err(); err != nil {
-			w.err = err
-			w.done <- struct{}{}
-			continue
-		}
-		batch = append(batch, w)
-	}
-	g.queue = slices.Delete(g.queue, 0, n)
-	if len(g.queue) == 0 {
-		g.queue = nil // do not keep a large array
-	}
-	return batch
-}
-
-// close fails the queued writes and waits for the transaction in flight
-// and the batches already taken. Writes made after it fail.
-func (g *group) close() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closed = true
-	for _, w := range g.queue {
-		w.err = errSaverClosed
-		w.done <- struct{}{}
-	}
-	g.queue = nil
-	if g.idle.L == nil {
-		g.idle.L = &g.mu
-	}
-	for g.busy {
-		g.idle.Wait()
-	}
+// initGroup sets up the group commit of s's writes to its file.
+func (s *Saver) initGroup() {
+	s.group.Commit = func(batch []*groupWrite) { commit(s.db, batch) }
+	s.group.MaxBatch = maxBatch
+	s.group.Closed = errSaverClosed
 }
 
 // commit makes the writes of batch in one transaction, setting each
@@ -179,24 +59,24 @@ func (g *group) close() {
 func commit(db *sqlitedb.DB, batch []*groupWrite) {
 	if len(batch) == 1 {
 		w := batch[0]
-		w.err = db.Write(w.ctx, func(tx sqlitedb.Tx) error { return w.fn(w.ctx, tx) })
+		w.Err = db.Write(w.Ctx, func(tx sqlitedb.Tx) error { return w.Op(w.Ctx, tx) })
 		return
 	}
 	// The batch's statements run under a context no caller can cancel:
 	// one caller giving up must not undo the others' writes.
-	ctx := context.WithoutCancel(batch[0].ctx)
+	ctx := context.WithoutCancel(batch[0].Ctx)
 	batch = slices.Clone(batch) // the leader's is the list to tell
 	for len(batch) > 0 {
 		var failed *writeFailure
 		err := db.Write(ctx, func(tx sqlitedb.Tx) error {
 			for _, w := range batch {
-				w.err = nil
+				w.Err = nil
 				if _, err := tx.Exec(savepoint); err != nil {
 					return err
 				}
-				err := w.fn(w.ctx, tx)
+				err := w.Op(w.Ctx, tx)
 				if err != nil && refusal(err) {
-					w.err = err
+					w.Err = err
 					if _, err := tx.Exec(rollbackTo); err != nil {
 						return err
 					}
@@ -214,14 +94,14 @@ func commit(db *sqlitedb.DB, batch []*groupWrite) {
 			// One write failed: it alone gets the error (as the
 			// database reported it: a damaged file's is a
 			// *sqlitedb.CorruptError); the others go again.
-			f.w.err = unwrapFailure(err)
+			f.w.Err = unwrapFailure(err)
 			batch = slices.DeleteFunc(batch, func(w *groupWrite) bool { return w == f.w })
 			continue
 		}
 		if err != nil {
 			for _, w := range batch {
-				if w.err == nil || !refusal(w.err) {
-					w.err = err
+				if w.Err == nil || !refusal(w.Err) {
+					w.Err = err
 				}
 			}
 		}

@@ -301,7 +301,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	if err := s.group.do(ctx, s.db, write); err != nil {
+	if err := s.group.Do(ctx, write); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put %s: %w", describePut(cp), err)
 	}
 	return nil
@@ -404,7 +404,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if err != nil || write == nil {
 		return err
 	}
-	if err := s.group.do(ctx, s.db, write); err != nil {
+	if err := s.group.Do(ctx, write); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: put %s: %w", describeWrites(ref), err)
 	}
 	return nil
@@ -474,7 +474,7 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 		return nil
 	}
 	var failed string // the op whose error the batch's is
-	err := s.group.do(ctx, s.db, func(ctx context.Context, tx sqlitedb.Tx) error {
+	err := s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error {
 		for _, w := range writes {
 			if err := w.write(ctx, tx); err != nil {
 				failed = w.what
@@ -624,7 +624,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: delete thread: %w", err)
 	}
-	err := s.group.do(ctx, s.db, func(ctx context.Context, tx sqlitedb.Tx) error {
+	err := s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error {
 		if err := checkFence(ctx, tx, threadID); err != nil {
 			return err
 		}

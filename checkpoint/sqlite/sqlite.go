@@ -8,17 +8,18 @@ import (
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/groupcommit"
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 )
 
-// Saver is a [checkpoint.Saver], [checkpoint.ThreadDeleter] and
-// [checkpoint.Leaser] backed by a SQLite file. It is safe for concurrent
-// use. Create one with [Open].
+// Saver is a [checkpoint.Saver], [checkpoint.ThreadDeleter],
+// [checkpoint.Leaser] and [checkpoint.Batcher] backed by a SQLite file. It
+// is safe for concurrent use. Create one with [Open].
 type Saver struct {
 	path   string // for the package's tests
 	db     *sqlitedb.DB
 	fanout int
-	group  group // batches Put and PutWrites (group.go)
+	group  groupcommit.Group[writeFunc] // shares write transactions (group.go)
 }
 
 var (
@@ -99,7 +100,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint/sqlite: %w", err)
 	}
-	return &Saver{path: path, db: db, fanout: o.fanout}, nil
+	s := &Saver{path: path, db: db, fanout: o.fanout}
+	s.initGroup()
+	return s, nil
 }
 
 // Close closes the database. It waits for the write transaction in
@@ -108,7 +111,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 // made. It does not wait for
 // iterations of List in progress.
 func (s *Saver) Close() error {
-	s.group.close()
+	s.group.Close()
 	return s.db.Close()
 }
 
