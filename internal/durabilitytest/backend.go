@@ -230,11 +230,15 @@ var Postgres = Backend{
 	WriteProbe: func(t testing.TB, schema string) func(pid int) bool {
 		conn := pgConnect(t)
 		return func(pid int) bool {
-			// A Put or PutWrites is one BEGIN … COMMIT block; reads and
-			// lease statements run alone (autocommit). So a session of
-			// the child that is idle inside a transaction block, or that
-			// has written (it has a transaction ID) in a statement other
-			// than a lease's, is inside a saver write transaction.
+			// A Put or PutWrites is one pipelined batch (an implicit
+			// transaction the server commits on its own) or, the long
+			// way, one BEGIN … COMMIT block; reads and lease statements
+			// run alone (autocommit). So a session of the child that is
+			// idle inside a transaction block, or that has written (it
+			// has a transaction ID) in a statement other than a lease's,
+			// is inside a saver write transaction — for a pipelined
+			// batch this may be a moment before the server commits it,
+			// which only makes the trial stop A again.
 			var n int
 			err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 				WHERE application_name = $1
@@ -260,5 +264,5 @@ var Postgres = Backend{
 	},
 	WriteProbeDoc: "a session of the child (found by application_name in pg_stat_activity) is idle in a transaction block " +
 		"or has a transaction ID in a statement that is not a lease's: the saver's Put and PutWrites are its only " +
-		"BEGIN … COMMIT blocks",
+		"write transactions (a pipelined batch, or a BEGIN … COMMIT block the long way)",
 }

@@ -37,9 +37,11 @@ const PauseTTL = 500 * time.Millisecond
 // A is stopped between transactions: a stop that the backend's WriteProbe
 // finds inside a write transaction is undone (SIGCONT) and tried again, and
 // counted. Inside one, A would hold SQLite's file write lock, or on
-// PostgreSQL the lease row it read FOR SHARE, and B would wait for it
-// (on PostgreSQL for at most the fenced write's 5s idle timeout): that
-// window is documented in docs/durability.md.
+// PostgreSQL the shared advisory lock on the thread's lease that its
+// write took, and B's takeover would wait for it (on PostgreSQL for at
+// most the 5s idle timeout of a write taking the long way; a
+// one-round-trip write is committed by the server without waiting for A):
+// that window is documented in docs/durability.md.
 func PausedHolder(t *testing.T, b Backend) {
 	skipShort(t)
 	addr := b.Fresh(t)
