@@ -192,3 +192,45 @@ func TestPutAfterAnotherSaverWroteTheThreadIsAConflict(t *testing.T) {
 	require.Equal(t, "0002", c.LatestID)
 	requireLatest(t, a, "t", "0002")
 }
+
+// TestDeleteThreadWaitsForAPutInFlight: a Put that read the blobs its
+// deltas build on (the long way reads them before writing) holds its
+// thread and namespace's Put lock until it commits; a DeleteThread takes
+// the Put lock of every namespace of the thread before it deletes, so it
+// cannot delete those blobs between the Put's read and its write (which
+// would leave a delta without its base).
+func TestDeleteThreadWaitsForAPutInFlight(t *testing.T) {
+	schema := freshSchema(t)
+	s := open(t, schema)
+	thread := fmt.Sprintf("delete-put-%d", time.Now().UnixNano())
+	require.NoError(t, s.Put(t.Context(), cpOf(thread, "0001", "", 1, `1`)))
+	inner := cpOf(thread, "0001", "", 1, `1`)
+	inner.Namespace = "inner"
+	require.NoError(t, s.Put(t.Context(), inner))
+
+	for _, ns := range []string{"", "inner"} {
+		t.Run("namespace "+ns, func(t *testing.T) {
+			// The test holds the namespace's Put lock, as a Put in flight does.
+			tx, err := connect(t, schema).Begin(t.Context())
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+			_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock($1)`, postgres.ThreadLockKey(thread, ns))
+			require.NoError(t, err)
+			done, errc := make(chan struct{}), make(chan error, 1)
+			go func() {
+				defer close(done)
+				errc <- s.DeleteThread(context.Background(), thread)
+			}()
+			waitForLock(t, connect(t, schema), postgres.ThreadLockKey(thread, ns), done, "DeleteThread")
+			require.NoError(t, tx.Commit(t.Context()))
+			require.NoError(t, <-errc)
+			_, err = s.Get(t.Context(), checkpoint.Ref{ThreadID: thread})
+			require.ErrorIs(t, err, checkpoint.ErrNotFound)
+			// Put the thread back for the next namespace.
+			require.NoError(t, s.Put(t.Context(), cpOf(thread, "0001", "", 1, `1`)))
+			inner := cpOf(thread, "0001", "", 1, `1`)
+			inner.Namespace = "inner"
+			require.NoError(t, s.Put(t.Context(), inner))
+		})
+	}
+}

@@ -90,6 +90,8 @@ SELECT channel, version, base, depth, size, hash FROM path`
 	// lockThread takes the transaction's lock on the Puts of one thread
 	// and namespace (see threadLockKey).
 	lockThread = `SELECT pg_advisory_xact_lock($1)`
+	// selectThreadNamespaces lists the namespaces a thread has blobs in.
+	selectThreadNamespaces = `SELECT DISTINCT ns FROM agentgraph_blobs WHERE thread_id = $1`
 	// selectLatestOther returns the ID of the latest checkpoint of a
 	// thread and namespace other than the given one.
 	selectLatestOther = `SELECT id FROM agentgraph_checkpoints
@@ -531,14 +533,37 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	s.cache.forgetThread(threadID)
 	b := &pgx.Batch{}
 	fenced := queueFence(ctx, b, threadID)
-	for _, table := range []string{"agentgraph_checkpoints", "agentgraph_blobs", "agentgraph_writes"} {
-		b.Queue(`DELETE FROM `+table+` WHERE thread_id = $1`, threadID)
-	}
+	var namespaces []string
+	b.Queue(selectThreadNamespaces, threadID).Query(func(rows pgx.Rows) error {
+		var err error
+		namespaces, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		return fenced()
+		if err := fenced(); err != nil {
+			return err
+		}
+		// The Puts of the thread's namespaces are locked out before the
+		// rows go: a Put reads the blobs its deltas build on before it
+		// writes them (the long way), and a delete between the two would
+		// leave a delta without its base. Locks in key order, as any
+		// other holder of several takes them.
+		keys := make([]int64, 0, len(namespaces))
+		for _, ns := range namespaces {
+			keys = append(keys, threadLockKey(threadID, ns))
+		}
+		slices.Sort(keys)
+		d := &pgx.Batch{}
+		for _, k := range slices.Compact(keys) {
+			d.Queue(lockThread, k)
+		}
+		for _, table := range []string{"agentgraph_checkpoints", "agentgraph_blobs", "agentgraph_writes"} {
+			d.Queue(`DELETE FROM `+table+` WHERE thread_id = $1`, threadID)
+		}
+		return tx.SendBatch(ctx, d).Close()
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint/postgres: delete thread %q: %w", threadID, err)
