@@ -14,9 +14,9 @@ import (
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
-// Saver is a [checkpoint.Saver], [checkpoint.ThreadDeleter] and
-// [checkpoint.Leaser] backed by PostgreSQL. It is safe for concurrent use.
-// Create one with [Open].
+// Saver is a [checkpoint.Saver], [checkpoint.ThreadDeleter],
+// [checkpoint.Leaser] and [checkpoint.Batcher] backed by PostgreSQL. It is
+// safe for concurrent use. Create one with [Open].
 type Saver struct {
 	pool   *pgxpool.Pool
 	fanout int
@@ -27,6 +27,7 @@ type Saver struct {
 var (
 	_ checkpoint.Saver         = (*Saver)(nil)
 	_ checkpoint.ThreadDeleter = (*Saver)(nil)
+	_ checkpoint.Batcher       = (*Saver)(nil)
 )
 
 // An Option configures [Open].

@@ -255,21 +255,10 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put: %w", err)
 	}
-	if cp.ThreadID == "" || cp.ID == "" {
-		return errors.New("checkpoint/postgres: put needs a thread ID and a checkpoint ID")
-	}
-	meta, versionsJSON, err := sqlsaver.EncodeColumns(cp)
+	row, changed, err := preparePut(cp)
 	if err != nil {
-		return fmt.Errorf("checkpoint/postgres: put %s: %w", cp.ID, err)
+		return err
 	}
-	changed := make([]checkpoint.Channel, 0, len(cp.Channels))
-	for _, ch := range cp.Channels {
-		if ch.Value != nil {
-			changed = append(changed, ch)
-		}
-	}
-	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	row := checkpointRow(cp, meta, versionsJSON)
 	if p := s.planPut(ctx, cp, row, changed); p != nil {
 		err := s.group.Do(ctx, p.queue)
 		if err == nil {
@@ -289,13 +278,48 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	return nil
 }
 
+// preparePut checks cp and returns its checkpoint row and its channels
+// with a value, sorted by name.
+func preparePut(cp *checkpoint.Checkpoint) (row []any, changed []checkpoint.Channel, err error) {
+	if cp.ThreadID == "" || cp.ID == "" {
+		return nil, nil, errors.New("checkpoint/postgres: put needs a thread ID and a checkpoint ID")
+	}
+	meta, versionsJSON, err := sqlsaver.EncodeColumns(cp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("checkpoint/postgres: put %s: %w", cp.ID, err)
+	}
+	changed = make([]checkpoint.Channel, 0, len(cp.Channels))
+	for _, ch := range cp.Channels {
+		if ch.Value != nil {
+			changed = append(changed, ch)
+		}
+	}
+	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
+	return checkpointRow(cp, meta, versionsJSON), changed, nil
+}
+
 // putChecked makes a Put in two round trips of a transaction (besides its
 // BEGIN and COMMIT): the locks and the reads of what the checks and the
 // delta encoding need, then the writes. It records the paths of cp's
 // channels in the cache.
 func (s *Saver) putChecked(ctx context.Context, cp *checkpoint.Checkpoint, row []any, changed []checkpoint.Channel) error {
-	paths := make(map[string][]deltas.Blob, len(cp.Channels))
+	var paths map[string][]deltas.Blob
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		paths, err = s.putInTx(ctx, tx, cp, row, changed)
+		return err
+	})
+	if err == nil && len(changed) > 0 {
+		s.cache.put(cp.ThreadID, cp.Namespace, &cachedPaths{id: cp.ID, paths: paths})
+	}
+	return err
+}
+
+// putInTx is putChecked's work in tx, the transaction it began; it
+// returns the paths of cp's channels, for the cache.
+func (s *Saver) putInTx(ctx context.Context, tx pgx.Tx, cp *checkpoint.Checkpoint, row []any, changed []checkpoint.Channel) (map[string][]deltas.Blob, error) {
+	paths := make(map[string][]deltas.Blob, len(cp.Channels))
+	err := func() error {
 		// The lock and the reads are separate statements: a statement
 		// that took the lock would read with the snapshot it started with.
 		b := &pgx.Batch{}
@@ -370,11 +394,8 @@ func (s *Saver) putChecked(ctx context.Context, cp *checkpoint.Checkpoint, row [
 		}
 		b.Queue(upsertCheckpoint, row...)
 		return tx.SendBatch(ctx, b).Close()
-	})
-	if err == nil && len(changed) > 0 {
-		s.cache.put(cp.ThreadID, cp.Namespace, &cachedPaths{id: cp.ID, paths: paths})
-	}
-	return err
+	}()
+	return paths, err
 }
 
 // threadLockKey returns the key of the advisory lock that serializes the
@@ -420,15 +441,140 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 // putWritesChecked makes a PutWrites in an explicit transaction that
 // reads the fence's lease row.
 func (s *Saver) putWritesChecked(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return putWritesInTx(ctx, tx, ref, writes) })
+}
+
+// putWritesInTx is putWritesChecked's work in tx.
+func putWritesInTx(ctx context.Context, tx pgx.Tx, ref checkpoint.Ref, writes []checkpoint.Write) error {
 	b := &pgx.Batch{}
 	fenced := queueFence(ctx, b, ref.ThreadID)
 	queueWrites(b, ref, writes, nil)
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return err
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	return fenced() // written before the check is read; a refusal rolls it back
+}
+
+// PutBatch implements [checkpoint.Batcher]: the ops are made in order in
+// one transaction, all of them or none. When every Put of the batch
+// follows the one before it (as a run's checkpoints do), the batch is one
+// round trip — one pipelined batch, shared with concurrent writers (group
+// commit), its checks made by the server — and otherwise, or when a check
+// fails there, it is made the long way in one explicit transaction, which
+// returns the typed error of the op refused.
+func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("checkpoint/postgres: put batch: %w", err)
+	}
+	type prepared struct {
+		op      checkpoint.Op
+		row     []any
+		changed []checkpoint.Channel
+		plan    *putPlan
+		lease   *checkpoint.Lease // a PutWrites' fence
+	}
+	batch := make([]prepared, 0, len(ops))
+	for _, op := range ops {
+		p := prepared{op: op}
+		if op.Checkpoint != nil {
+			var err error
+			if p.row, p.changed, err = preparePut(op.Checkpoint); err != nil {
+				return err
+			}
+		} else {
+			if op.Ref.ThreadID == "" || op.Ref.ID == "" {
+				return errors.New("checkpoint/postgres: put writes needs a thread ID and a checkpoint ID")
+			}
+			if len(op.Writes) == 0 {
+				continue
+			}
+			if l, ok := checkpoint.LeaseFrom(ctx, op.Ref.ThreadID); ok {
+				p.lease = &l
+			}
 		}
-		return fenced() // written before the check is read; a refusal rolls it back
+		batch = append(batch, p)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	// One round trip when every Put can be planned: each is planned on
+	// the paths the one before it will leave, which the cache holds
+	// meanwhile (a guess the server checks, as every cached path is).
+	touched := map[threadNS]bool{}
+	pipelined := true
+	for i := range batch {
+		p := &batch[i]
+		cp := p.op.Checkpoint
+		if cp == nil {
+			continue
+		}
+		touched[threadNS{cp.ThreadID, cp.Namespace}] = true
+		if p.plan = s.planPut(ctx, cp, p.row, p.changed); p.plan == nil {
+			pipelined = false
+			break
+		}
+		s.cache.put(cp.ThreadID, cp.Namespace, &cachedPaths{id: cp.ID, paths: maps.Clone(p.plan.paths)})
+	}
+	forget := func() {
+		for k := range touched {
+			s.cache.forget(k.thread, k.ns)
+		}
+	}
+	if pipelined {
+		err := s.group.Do(ctx, func(b *pgx.Batch) {
+			for _, p := range batch {
+				if p.plan != nil {
+					p.plan.queue(b)
+				} else {
+					queueWrites(b, p.op.Ref, p.op.Writes, p.lease)
+				}
+			}
+		})
+		if err == nil {
+			for _, p := range batch {
+				if p.plan != nil {
+					p.plan.committed(&s.cache)
+				}
+			}
+			return nil
+		}
+		forget()
+		if !isStale(err) {
+			return fmt.Errorf("checkpoint/postgres: put batch of %d: %w", len(ops), err)
+		}
+		// A check failed: the long way finds which.
+	}
+	forget()
+	var failed string
+	paths := map[threadNS]*cachedPaths{} // the last Put's of each thread and namespace
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, p := range batch {
+			if cp := p.op.Checkpoint; cp != nil {
+				ps, err := s.putInTx(ctx, tx, cp, p.row, p.changed)
+				if err != nil {
+					failed = fmt.Sprintf("put thread %q namespace %q id %q", cp.ThreadID, cp.Namespace, cp.ID)
+					return err
+				}
+				paths[threadNS{cp.ThreadID, cp.Namespace}] = &cachedPaths{id: cp.ID, paths: ps}
+				continue
+			}
+			if err := putWritesInTx(ctx, tx, p.op.Ref, p.op.Writes); err != nil {
+				failed = fmt.Sprintf("put writes thread %q namespace %q id %q", p.op.Ref.ThreadID, p.op.Ref.Namespace, p.op.Ref.ID)
+				return err
+			}
+		}
+		return nil
 	})
+	if err != nil && failed != "" {
+		return fmt.Errorf("checkpoint/postgres: put batch of %d: %s: %w", len(ops), failed, err)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint/postgres: put batch of %d: %w", len(ops), err)
+	}
+	for k, p := range paths { // the next batch can take one round trip
+		s.cache.put(k.thread, k.ns, p)
+	}
+	return nil
 }
 
 // List implements [checkpoint.Saver]. It selects the matching checkpoints
