@@ -86,8 +86,9 @@ func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, cfg
 // another process took the thread over or the lease was released. A saver
 // wrapped by another stays fenced as long as the wrapper passes the
 // write's context on. The writes the run makes with the context it gets
-// (its tasks' contexts derive from it) carry the lease already, so the view
-// does not make a context for each of them.
+// carry the lease already, so the view does not make a context for each
+// of them; the run gives that context to its saver calls only, not to its
+// nodes.
 func (tl *threadLease) fenced(ctx context.Context, saver checkpoint.Saver) (context.Context, checkpoint.Saver) {
 	tl.mu.Lock()
 	lease := tl.lease

@@ -371,3 +371,49 @@ func TestARunsLeaseTTLOverridesTheGraphs(t *testing.T) {
 		})
 	}
 }
+
+// TestAGraphWithItsOwnSaverIsNotFencedByTheRunsLease: a run's lease
+// fences the run's own writes only. A subgraph compiled with a saver of
+// its own, or a graph a node invokes with its own saver, on the same
+// thread ID, writes to another store, where the run's lease means
+// nothing: its writes are not refused as those of a lost lease.
+func TestAGraphWithItsOwnSaverIsNotFencedByTheRunsLease(t *testing.T) {
+	inner := func(t *testing.T) *graph.Graph[threadState] {
+		b := graph.New[threadState]()
+		b.AddNode("inner", func(ctx context.Context, s threadState) (threadState, error) {
+			return threadState{Seen: state.Items("inner")}, nil
+		})
+		b.AddEdge(graph.Start, "inner")
+		b.AddEdge("inner", graph.End)
+		g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+		require.NoError(t, err)
+		return g
+	}
+	cases := []struct {
+		name  string
+		outer func(t *testing.T, b *graph.Builder[threadState])
+	}{
+		{"a subgraph", func(t *testing.T, b *graph.Builder[threadState]) {
+			b.AddCommandNode("outer", graph.Subgraph[threadState, threadState](inner(t), nil, nil))
+		}},
+		{"a graph a node invokes", func(t *testing.T, b *graph.Builder[threadState]) {
+			other := inner(t)
+			b.AddNode("outer", func(ctx context.Context, s threadState) (threadState, error) {
+				_, err := other.Invoke(ctx, threadState{}, graph.WithThread(graph.ThreadID(ctx)))
+				return threadState{}, err
+			})
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := graph.New[threadState]()
+			c.outer(t, b)
+			b.AddEdge(graph.Start, "outer")
+			b.AddEdge("outer", graph.End)
+			g, err := b.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+			require.NoError(t, err)
+			_, err = g.Invoke(t.Context(), threadState{}, graph.WithThread("t1"))
+			require.NoError(t, err)
+		})
+	}
+}

@@ -528,7 +528,7 @@ func (l *loop[S]) putWrites(ctx context.Context, id string, t *task[S]) error {
 		return err
 	}
 	ref := checkpoint.Ref{ThreadID: l.cfg.thread, Namespace: l.ns, ID: l.cpID}
-	if err := l.durability().writes(ctx, l, ref, ws); err != nil {
+	if err := l.durability().writes(l.savingCtx(ctx), l, ref, ws); err != nil {
 		return fmt.Errorf("graph: saving pending writes of node %s: %w", t.name, err)
 	}
 	return nil
@@ -606,7 +606,7 @@ func (l *loop[S]) saveAt(ctx context.Context, source string, step int) error {
 	l.cpTime = time.Now()
 	l.cpID = checkpoint.NewIDAt(l.cpTime)
 	l.cpStep = step
-	return l.durability().checkpoint(ctx, l, parent, source, fork)
+	return l.durability().checkpoint(l.savingCtx(ctx), l, parent, source, fork)
 }
 
 // checkpoint builds the checkpoint l.cpID with the values changed since the

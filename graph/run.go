@@ -73,6 +73,11 @@ type loop[S any] struct {
 	fork     bool         // the next checkpoint saved branches off an older one
 	in       S            // Invoke's input (a field: a parameter would escape)
 	lease    *threadLease // the thread's lease, held by a root run
+	// saveCtx is the run's context carrying its lease, for the run's own
+	// saver calls (see savingCtx); nil without a lease. The tasks'
+	// contexts do not carry the lease: a graph a node runs with a saver of
+	// its own must not see its writes fenced by another store's lease.
+	saveCtx context.Context
 	restored map[string]*restoredTask[S]
 	ev       *evolution // set by restore for a checkpoint of another shape
 	resume   *resumeInput
@@ -297,9 +302,6 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 		}
 		if lease != nil {
 			l.lease = lease
-			// Every write of the run, its subgraphs' included, is
-			// fenced by the lease.
-			ctx, l.saver = lease.fenced(ctx, l.saver) // load shares it with the tasks (see share)
 			defer func() {
 				if lost := lease.release(ctx); lost != nil && !errors.Is(err, checkpoint.ErrLeaseLost) {
 					err = saverFailed(lost, err)
@@ -314,11 +316,16 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 			defer func() { h.RunEnd(ctx, info, err) }()
 		}
 	}
+	if l.lease != nil {
+		// Every write of the run, its subgraphs' included, is fenced by
+		// the lease (load shares the saver with the tasks, see share).
+		l.saveCtx, l.saver = l.lease.fenced(ctx, l.saver)
+	}
 	l.ctx, l.env = ctx, nil
 	if l.saver != nil {
 		// Closed before RunEnd sees the run's error: what could not be
 		// saved is part of it.
-		l.dur = newDurability[S](ctx, l.cfg.thread, l.saver, l.cfg.durability)
+		l.dur = newDurability[S](l.savingCtx(ctx), l.cfg.thread, l.saver, l.cfg.durability)
 		defer func() {
 			if werr := l.dur.close(ctx, l); werr != nil {
 				if errors.Is(err, errAsyncSaveFailed) {
@@ -333,6 +340,17 @@ func (l *loop[S]) run(ctx context.Context, input *S, cmd *Command[S]) (err error
 	}
 	err = l.loop(ctx)
 	return l.ctxErr(ctx, err)
+}
+
+// savingCtx returns the context of a saver call of the run made in ctx:
+// the run's context carrying its lease when it holds one, so that the
+// fenced saver finds its lease there and need not make a context for
+// every write.
+func (l *loop[S]) savingCtx(ctx context.Context) context.Context {
+	if l.saveCtx != nil {
+		return l.saveCtx
+	}
+	return ctx
 }
 
 // errAsyncSaveFailed stops a run whose background checkpointing failed;
