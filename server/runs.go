@@ -530,20 +530,30 @@ func (s *Server) execute(ctx context.Context, rn *run) {
 	s.mu.Unlock()
 }
 
-// runThroughFaults runs rn's graph and, while it stops on a fault of the
-// saver (see [faulted]) and the server has the graph's saver
-// ([WithCheckpointer]), runs it again after a wait, longer each time:
-// from the thread's last checkpoint when rn wrote it, else as it was
-// asked to start. A thread lease held by another (a graph run of another
-// process sharing the saver, or one a fault left held: a release that
-// failed, an acquisition whose answer was lost) is waited out.
+// runThroughFaults runs rn's graph and, while it stops on a transient
+// fault of the saver ([IsTransient]) and the server has the graph's saver
+// ([WithCheckpointer]), runs it again after a wait, longer each time, up
+// to localFaultTries runs: from the thread's last checkpoint when rn wrote
+// it, else as it was asked to start. A thread lease held by another (a
+// graph run of another process sharing the saver, or one a fault left
+// held: a release that failed, an acquisition whose answer was lost) is
+// waited out. A fenced write ends the run: another holder took the thread
+// over, and nothing here hands the run on, so running it again would
+// apply it a second time over the other holder's work.
 func (s *Server) runThroughFaults(ctx context.Context, rn *run, emit func(string, any)) error {
 	p := rn.params
+	faults := 0
 	for attempt := 1; ; attempt++ {
 		err := rn.graph.run(ctx, p, emit)
 		_, held := errors.AsType[*checkpoint.LeaseHeldError](err)
-		if err == nil || ctx.Err() != nil || !faulted(err) && !held || s.cfg.saver == nil {
+		_, fenced := errors.AsType[*checkpoint.FencedError](err)
+		if err == nil || ctx.Err() != nil || fenced || !IsTransient(err) && !held || s.cfg.saver == nil {
 			return err // without WithCheckpointer, where the run stopped is not known
+		}
+		if !held {
+			if faults++; faults == localFaultTries {
+				return err
+			}
 		}
 		slog.Warn("server: running a run again after a fault", "run_id", rn.ID, "attempt", attempt, "err", err)
 		select {
@@ -562,6 +572,11 @@ func (s *Server) runThroughFaults(ctx context.Context, rn *run, emit func(string
 		}
 	}
 }
+
+// localFaultTries bounds the runs of a run that keeps stopping on a
+// transient fault (a database that stays down) in a server without a
+// Backend: with the waits between them, about half a minute.
+const localFaultTries = 30
 
 // runOutcome says how a run ended: interrupted when it was cancelled,
 // error (with the error's data, a ValidationError for an *apiError of a

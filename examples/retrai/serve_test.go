@@ -390,7 +390,7 @@ func TestServeClosesTheWebSocketsOnShutdown(t *testing.T) {
 	ts := newTestServer(t)
 	run := ts.create(t, `{"goal":"shell","hitl":true}`)
 	c := ts.follow(t, run.ID, false)
-	readUntil(t, c, run.ID, "retrai.human_check", wsKindState)
+	readUntil(t, c, run.ID, "retrai.human_check", "retrai.changes", wsKindState)
 	// The run waits: the WebSocket stays open until the server shuts down.
 	ts.s.shutdown()
 	requireClosed(t, c, websocket.StatusGoingAway)
