@@ -77,7 +77,7 @@ type loop[S any] struct {
 	// saver calls (see savingCtx); nil without a lease. The tasks'
 	// contexts do not carry the lease: a graph a node runs with a saver of
 	// its own must not see its writes fenced by another store's lease.
-	saveCtx context.Context
+	saveCtx  context.Context
 	restored map[string]*restoredTask[S]
 	ev       *evolution // set by restore for a checkpoint of another shape
 	resume   *resumeInput
