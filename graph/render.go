@@ -67,6 +67,33 @@ func (g *Graph[S]) String() string {
 	return b.String()
 }
 
+// Edge is an edge of a compiled graph, as its drawings show it.
+type Edge struct {
+	From, To string
+	// Label is a conditional edge's path-map key, or "join" for an edge
+	// from a join's source to its target; empty otherwise.
+	Label string
+	// Conditional is set for an edge taken when a router or a command
+	// node decides so (drawn dotted).
+	Conditional bool
+}
+
+// Nodes returns the names of the graph's nodes, without [Start] and
+// [End], in the order its drawings list them.
+func (g *Graph[S]) Nodes() []string { return slices.Clone(g.names) }
+
+// Edges returns the graph's edges, in the order its drawings list them.
+// A router that declared neither a path map nor destinations has none.
+func (g *Graph[S]) Edges() []Edge {
+	var out []Edge
+	for _, e := range g.edges() {
+		if e.to != "?" {
+			out = append(out, Edge{From: e.from, To: e.to, Label: e.label, Conditional: e.dotted})
+		}
+	}
+	return out
+}
+
 type edge struct {
 	from, to, label string
 	dotted          bool

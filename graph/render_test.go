@@ -49,6 +49,18 @@ func TestMermaidLabelsConditionalEdgesWithTheirKeys(t *testing.T) {
 	require.Equal(t, want, renderGraph(t).Mermaid())
 }
 
+func TestNodesAndEdgesAreWhatTheDrawingsShow(t *testing.T) {
+	g := renderGraph(t)
+	require.Equal(t, []string{"act", "plan", "summarize"}, g.Nodes())
+	require.Equal(t, []graph.Edge{
+		{From: graph.Start, To: "plan"},
+		{From: "act", To: "summarize"},
+		{From: "plan", To: "act", Label: "go", Conditional: true},
+		{From: "plan", To: graph.End, Label: "stop", Conditional: true},
+		{From: "summarize", To: graph.End},
+	}, g.Edges())
+}
+
 func TestStringListsOneEdgePerLine(t *testing.T) {
 	want := "__start__ -> plan\nact -> summarize\nplan -?-> act [go]\nplan -?-> __end__ [stop]\nsummarize -> __end__\n"
 	require.Equal(t, want, renderGraph(t).String())

@@ -4,94 +4,45 @@ import (
 	"bytes"
 	"fmt"
 	"html"
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/agentgraph/agentgraph/examples/retrai/internal/runs"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
 // The dashboard draws the agent's graph as an inline SVG made here from
-// the compiled graph's Mermaid text (no script from elsewhere is needed,
-// nor allowed by the page's Content-Security-Policy): a box per node with
-// data-node set to its name, an arrow per edge with data-from and data-to,
-// which the page lights as the run's nodes start.
+// the compiled graph's nodes and edges (no script from elsewhere is
+// needed, nor allowed by the page's Content-Security-Policy): a box per
+// node with data-node set to its name, an arrow per edge with data-from
+// and data-to, which the page lights as the run's nodes start.
 
-// flowEdge is an edge of a Mermaid flowchart.
+// flowEdge is an edge of the drawing.
 type flowEdge struct {
 	from, to, label string
 	dotted          bool
 }
 
-// flowchart is the nodes, in order, and the edges of a Mermaid flowchart
-// as graph.Graph.Mermaid writes it.
+// flowchart is the nodes, in order, and the edges of the drawing.
 type flowchart struct {
 	nodes  []string          // node names
 	labels map[string]string // node name → its text in the drawing
 	edges  []flowEdge
 }
 
-var (
-	mermaidNode      = regexp.MustCompile(`^(\S+?)(\(\[|\[/|\[)(.*?)(\]\)|/\]|\])$`)
-	mermaidEdge      = regexp.MustCompile(`^(\S+) --> (\S+)$`)
-	mermaidDotted    = regexp.MustCompile(`^(\S+) -\.-> (\S+)$`)
-	mermaidLabelled  = regexp.MustCompile(`^(\S+) -\. (.*) \.-> (\S+)$`)
-	mermaidStartEnds = map[string]string{"__start__": graph.Start, "__end__": graph.End}
-)
-
-// parseFlowchart reads the output of graph.Graph.Mermaid. A node's name
-// is its text, but for start and end, which are graph.Start and graph.End.
-func parseFlowchart(text string) (*flowchart, error) {
-	f := &flowchart{labels: map[string]string{}}
-	names := map[string]string{} // Mermaid ID → node name
-	name := func(id string) (string, error) {
-		if n, ok := names[id]; ok {
-			return n, nil
-		}
-		return "", fmt.Errorf("edge to undeclared node %q", id)
+// newFlowchart returns the drawing of a graph with nodes (without
+// graph.Start and graph.End, which it adds first and last, as start and
+// end) and edges. An edge with a label (a path-map key, a join) or a
+// conditional one is dotted, as in the graph's Mermaid rendering.
+func newFlowchart(nodes []string, edges []graph.Edge) *flowchart {
+	f := &flowchart{labels: map[string]string{graph.Start: "start", graph.End: "end"}}
+	f.nodes = append(append([]string{graph.Start}, nodes...), graph.End)
+	for _, n := range nodes {
+		f.labels[n] = n
 	}
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "flowchart ") {
-			continue
-		}
-		var from, to, label string
-		dotted := false
-		switch {
-		case mermaidLabelled.MatchString(line):
-			m := mermaidLabelled.FindStringSubmatch(line)
-			from, label, to, dotted = m[1], m[2], m[3], true
-		case mermaidDotted.MatchString(line):
-			m := mermaidDotted.FindStringSubmatch(line)
-			from, to, dotted = m[1], m[2], true
-		case mermaidEdge.MatchString(line):
-			m := mermaidEdge.FindStringSubmatch(line)
-			from, to = m[1], m[2]
-		case mermaidNode.MatchString(line):
-			m := mermaidNode.FindStringSubmatch(line)
-			n := m[3]
-			if se, ok := mermaidStartEnds[m[1]]; ok {
-				n = se
-			}
-			names[m[1]] = n
-			f.nodes = append(f.nodes, n)
-			f.labels[n] = m[3]
-			continue
-		default:
-			return nil, fmt.Errorf("line %d of the flowchart: cannot read %q", i+1, line)
-		}
-		a, err := name(from)
-		if err != nil {
-			return nil, err
-		}
-		b, err := name(to)
-		if err != nil {
-			return nil, err
-		}
-		f.edges = append(f.edges, flowEdge{from: a, to: b, label: label, dotted: dotted})
+	for _, e := range edges {
+		f.edges = append(f.edges, flowEdge{from: e.From, to: e.To, label: e.Label, dotted: e.Conditional || e.Label != ""})
 	}
-	return f, nil
+	return f
 }
 
 // ranks places each node on a row: the longest path from graph.Start over
@@ -257,12 +208,9 @@ const graphPlaceholder = "<!--graph-->"
 // with a note saying why it is not.
 func dashboardPage() []byte {
 	drawing := ""
-	text, err := runs.Mermaid()
+	nodes, edges, err := runs.Structure()
 	if err == nil {
-		var f *flowchart
-		if f, err = parseFlowchart(text); err == nil {
-			drawing = f.svg()
-		}
+		drawing = newFlowchart(nodes, edges).svg()
 	}
 	if err != nil {
 		drawing = `<p class="muted">The graph cannot be drawn: ` + html.EscapeString(err.Error()) + `</p>`

@@ -956,6 +956,16 @@ func shapeGraph(opts ...retrai.Option) (*graph.Graph[retrai.State], error) {
 	return g, nil
 }
 
+// Structure returns the agent's graph's nodes and edges (see
+// graph.Graph.Nodes and Edges), without opening a database.
+func Structure() ([]string, []graph.Edge, error) {
+	g, err := shapeGraph()
+	if err != nil {
+		return nil, nil, err
+	}
+	return g.Nodes(), g.Edges(), nil
+}
+
 // Mermaid returns the agent's graph as a Mermaid flowchart, without opening
 // a database.
 func Mermaid() (string, error) {
