@@ -149,7 +149,7 @@ func newAdapter[S any](name string, g *graph.Graph[S]) (*adapter[S], error) {
 	}
 	a := &adapter[S]{name: name, g: g, stateFields: fieldsOf(t)}
 	a.schema = stateSchema(name, t, a.fields)
-	a.picture = parseDrawing(g)
+	a.picture = drawingOf(g)
 	return a, nil
 }
 

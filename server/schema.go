@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/agentgraph/agentgraph/graph"
 )
 
 // stateSchema is the JSON Schema of a state struct as the API reads and
@@ -88,69 +89,32 @@ type drawEdge struct {
 	Data        string `json:"data,omitempty"`
 }
 
-// renderer is what parseDrawing reads of a graph: its plain-text
-// rendering (one edge a line) and its Mermaid one (every node).
-type renderer interface {
-	String() string
-	Mermaid() string
+// structure is what drawingOf reads of a graph (see graph.Graph.Nodes
+// and Edges).
+type structure interface {
+	Nodes() []string
+	Edges() []graph.Edge
 }
 
-// parseDrawing builds the drawing from the graph's renderings.
-func parseDrawing(g renderer) drawing {
+// drawingOf builds the API's drawing of g: start, its nodes, end, and
+// its edges (a join's are not conditional).
+func drawingOf(g structure) drawing {
 	d := drawing{Nodes: []drawNode{}, Edges: []drawEdge{}}
-	seen := map[string]bool{}
 	add := func(n string) {
-		if seen[n] {
-			return
-		}
-		seen[n] = true
-		if n == "__start__" || n == "__end__" {
+		if n == graph.Start || n == graph.End {
 			d.Nodes = append(d.Nodes, drawNode{ID: n, Type: "schema", Data: n})
 			return
 		}
 		d.Nodes = append(d.Nodes, drawNode{ID: n, Type: "runnable", Data: map[string]any{"id": []string{"agentgraph", n}, "name": n}})
 	}
-	add("__start__")
-	// Mermaid node lines: "\tid[name]" or "\tid[/name/]"; start and end
-	// use ([…]).
-	for _, line := range strings.Split(g.Mermaid(), "\n") {
-		line = strings.TrimPrefix(line, "\t")
-		i := strings.IndexByte(line, '[')
-		if i <= 0 || strings.Contains(line, "-->") || strings.Contains(line, "-.") || strings.HasSuffix(line, "])") || line[i-1] == '(' {
-			continue
-		}
-		name := strings.TrimSuffix(line[i+1:], "]")
-		if strings.HasPrefix(name, "/") && strings.HasSuffix(name, "/") && len(name) >= 2 {
-			name = name[1 : len(name)-1]
-		}
-		add(name)
+	add(graph.Start)
+	for _, n := range g.Nodes() {
+		add(n)
 	}
-	for _, line := range strings.Split(g.String(), "\n") {
-		if line == "" {
-			continue
-		}
-		e := drawEdge{}
-		var rest string
-		if from, to, ok := strings.Cut(line, " -?-> "); ok {
-			e.Source, rest, e.Conditional = from, to, true
-		} else if from, to, ok := strings.Cut(line, " -> "); ok {
-			e.Source, rest = from, to
-		} else {
-			continue
-		}
-		if j := strings.LastIndex(rest, " ["); j >= 0 && strings.HasSuffix(rest, "]") {
-			e.Data = rest[j+2 : len(rest)-1]
-			rest = rest[:j]
-		}
-		e.Target = rest
-		if e.Data == "join" {
-			e.Conditional = false
-		}
-		add(e.Source)
-		add(e.Target)
-		d.Edges = append(d.Edges, e)
+	for _, e := range g.Edges() {
+		d.Edges = append(d.Edges, drawEdge{Source: e.From, Target: e.To, Conditional: e.Conditional, Data: e.Label})
 	}
-	add("__end__")
+	add(graph.End)
 	return d
 }
 
