@@ -575,7 +575,7 @@ func (s *Server) deleteThreadCheckpoints(ctx context.Context, id string) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("server: deleting the checkpoints of thread %s: %w", id, context.Cause(ctx))
-		case <-time.After(min(retryWait(n), s.cfg.heartbeat())):
+		case <-time.After(min(retryDelay(n), s.cfg.heartbeat())):
 		}
 	}
 }

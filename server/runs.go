@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/internal/backoff"
 )
 
 // Run statuses.
@@ -556,10 +557,8 @@ func (s *Server) runThroughFaults(ctx context.Context, rn *run, emit func(string
 			}
 		}
 		slog.Warn("server: running a run again after a fault", "run_id", rn.ID, "attempt", attempt, "err", err)
-		select {
-		case <-ctx.Done():
+		if backoff.Sleep(ctx, retryDelay(attempt)) != nil {
 			return err
-		case <-time.After(retryWait(attempt)):
 		}
 		tup, gerr := retry1(ctx, "reading the checkpoint run "+rn.ID+" resumes from", func(ctx context.Context) (*checkpoint.Tuple, error) {
 			return s.cfg.saver.Get(ctx, checkpoint.Ref{ThreadID: rn.ThreadID})

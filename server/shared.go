@@ -414,7 +414,7 @@ func (s *Server) release(ctx context.Context, c *Claim, when string, why error) 
 	if why != nil {
 		slog.Warn("server: releasing a run "+when, "run_id", c.Run.ID, "attempt", c.Run.Attempt, "err", why)
 		select {
-		case <-time.After(min(retryWait(c.Run.Attempt), s.cfg.leaseTTL/4)):
+		case <-time.After(min(retryDelay(c.Run.Attempt), s.cfg.leaseTTL/4)):
 		case <-s.shared.ctx.Done():
 		case <-ctx.Done():
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/internal/backoff"
 )
 
 // ErrTransient is matched (with errors.Is) by the faults of a [Backend] or
@@ -108,16 +109,9 @@ const (
 	retryTries     = 8
 )
 
-// retryWait is the wait before try n (1 for the first retry).
-func retryWait(n int) time.Duration {
-	d := retryFirstWait
-	for range n - 1 {
-		if d *= 2; d >= retryMaxWait {
-			return retryMaxWait
-		}
-	}
-	return d
-}
+// retryDelay is the wait before try n+1 after try n failed (see
+// backoff.Delay: jittered, so that processes retrying together spread out).
+func retryDelay(n int) time.Duration { return backoff.Delay(n, retryFirstWait, retryMaxWait) }
 
 // retry calls f until it succeeds, fails with an error that is not
 // transient, ctx is done, or it failed [retryTries] times (then with a
@@ -134,10 +128,8 @@ func retry(ctx context.Context, op string, f func(context.Context) error) error 
 		if n == retryTries {
 			return &TransientError{Op: op, Attempts: n, Err: err}
 		}
-		select {
-		case <-ctx.Done():
+		if backoff.Sleep(ctx, retryDelay(n)) != nil {
 			return err
-		case <-time.After(retryWait(n)):
 		}
 	}
 }
