@@ -417,16 +417,10 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put writes: %w", err)
 	}
-	if ref.ThreadID == "" || ref.ID == "" {
-		return errors.New("checkpoint/postgres: put writes needs a thread ID and a checkpoint ID")
+	if err := checkWritesRef(ref); err != nil || len(writes) == 0 {
+		return err
 	}
-	if len(writes) == 0 {
-		return nil
-	}
-	var lease *checkpoint.Lease
-	if l, ok := checkpoint.LeaseFrom(ctx, ref.ThreadID); ok {
-		lease = &l
-	}
+	lease := leaseOf(ctx, ref.ThreadID)
 	// One implicit transaction, in a batch of the group (group.go).
 	err := s.group.Do(ctx, func(b *pgx.Batch) { queueWrites(b, ref, writes, lease) })
 	if isStale(err) {
@@ -434,6 +428,24 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	}
 	if err != nil {
 		return fmt.Errorf("checkpoint/postgres: put writes thread %q namespace %q id %q: %w", ref.ThreadID, ref.Namespace, ref.ID, err)
+	}
+	return nil
+}
+
+// checkWritesRef refuses the checkpoint reference of a PutWrites that
+// names no thread or checkpoint.
+func checkWritesRef(ref checkpoint.Ref) error {
+	if ref.ThreadID == "" || ref.ID == "" {
+		return errors.New("checkpoint/postgres: put writes needs a thread ID and a checkpoint ID")
+	}
+	return nil
+}
+
+// leaseOf returns the lease ctx carries for writes to thread, nil for
+// none (see checkpoint.LeaseFrom).
+func leaseOf(ctx context.Context, thread string) *checkpoint.Lease {
+	if l, ok := checkpoint.LeaseFrom(ctx, thread); ok {
+		return &l
 	}
 	return nil
 }
@@ -482,15 +494,13 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 				return err
 			}
 		} else {
-			if op.Ref.ThreadID == "" || op.Ref.ID == "" {
-				return errors.New("checkpoint/postgres: put writes needs a thread ID and a checkpoint ID")
+			if err := checkWritesRef(op.Ref); err != nil {
+				return err
 			}
 			if len(op.Writes) == 0 {
 				continue
 			}
-			if l, ok := checkpoint.LeaseFrom(ctx, op.Ref.ThreadID); ok {
-				p.lease = &l
-			}
+			p.lease = leaseOf(ctx, op.Ref.ThreadID)
 		}
 		batch = append(batch, p)
 	}
