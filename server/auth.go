@@ -342,11 +342,13 @@ func (s *Server) authorizedThread(r *http.Request, id string, action Action, md 
 		return ThreadRecord{}, nil, err
 	}
 	t, err := s.sharedThread(r.Context(), id)
+	var ae *apiError
+	if s.cfg.authz != nil && errors.As(err, &ae) && ae.status == http.StatusNotFound || err == nil && !holds(t.Metadata, f) {
+		// One answer for a thread that does not exist and one hidden.
+		return ThreadRecord{}, nil, errThreadNotFound(id)
+	}
 	if err != nil {
 		return ThreadRecord{}, nil, err
-	}
-	if !holds(t.Metadata, f) {
-		return ThreadRecord{}, nil, errThreadNotFound(id)
 	}
 	return t, req.Metadata, nil
 }
@@ -391,12 +393,20 @@ func (s *Server) authorizeSearch(r *http.Request, resource Resource, q map[strin
 // the Authorizer's filter hides (checked on the run's metadata) is not
 // found.
 func (s *Server) authorizeRun(r *http.Request, rec RunRecord, action Action) error {
-	f, err := s.authorize(r, &AuthRequest{Resource: ResourceRuns, Action: action, ID: rec.ID, ThreadID: rec.ThreadID})
+	return s.authorizeOne(r, ResourceRuns, action, rec.ID, rec.ThreadID, rec.Metadata, errRunNotFound())
+}
+
+// authorizeOne checks that r's identity may do action (read, update,
+// delete) to the resource id, of thread tid, whose stored metadata is
+// metadata: one the Authorizer's filter hides answers notFound, as one
+// that does not exist. (The cron handlers call it as the runs' do.)
+func (s *Server) authorizeOne(r *http.Request, resource Resource, action Action, id, tid string, metadata map[string]any, notFound error) error {
+	f, err := s.authorize(r, &AuthRequest{Resource: resource, Action: action, ID: id, ThreadID: tid})
 	if err != nil {
 		return err
 	}
-	if !holds(rec.Metadata, f) {
-		return errRunNotFound()
+	if !holds(metadata, f) {
+		return notFound
 	}
 	return nil
 }

@@ -263,6 +263,15 @@ func TestOwnerPolicyHidesAnotherUsersThread(t *testing.T) {
 			require.Equal(t, 404, r.status, "%s", r.body)
 		})
 	}
+	// A thread hidden answers as one that does not exist.
+	missing := "00000000-0000-4000-8000-000000000000"
+	hidden, absent := e.as(tokenBob, "GET", "/threads/"+tid, nil), e.as(tokenBob, "GET", "/threads/"+missing, nil)
+	require.Equal(t, absent.status, hidden.status)
+	require.Equal(t, strings.ReplaceAll(string(absent.body), missing, tid), string(hidden.body))
+	hidden, absent = e.as(tokenBob, "GET", "/threads/"+tid+"/runs/"+rid, nil), e.as(tokenBob, "GET", "/threads/"+missing+"/runs/"+rid, nil)
+	require.Equal(t, absent.status, hidden.status)
+	require.Equal(t, string(absent.body), string(hidden.body))
+
 	// Nothing B did changed A's thread.
 	var th server.ThreadRecord
 	e.okAs(tokenAlice, "GET", "/threads/"+tid, nil, &th)
