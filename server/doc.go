@@ -20,13 +20,40 @@
 //	for await (const c of client.runs.stream(threadId, "agent", { input: { topic: "cats" } })) …
 //
 // The package imports no database driver: the program passes its saver
-// and store. [New] refuses to build a server without either
+// and store. [New] refuses to build a server without [WithAuth],
 // [WithAuthToken] (the token is read from "Authorization: Bearer" or the
 // SDKs' "x-api-key") or the explicit [WithoutAuthLoopbackOnly], which
-// answers loopback clients only. [WithCORS] opens it to browser pages of
+// answers loopback clients only (see Auth below). [WithCORS] opens it to browser pages of
 // the origins given. Bodies are bounded by [WithMaxBodyBytes]
 // (413 beyond). Errors answer {"detail": "..."} with a 4xx that names the
 // problem; the SDKs retry 5xx, so nothing a client caused is a 5xx.
+//
+// # Auth
+//
+// Every request but GET /ok (the health check, public) is authenticated:
+// [WithAuth] takes an [Authenticator], which turns a request into an
+// [Identity] (an ID, a display name, permissions) or refuses it (401, or
+// 403 for credentials it read and refuses, [ErrForbidden]);
+// [TokenAuthenticator] maps bearer tokens to identities, and
+// [WithAuthToken] is its one-token case. [WithAuthorizer] then decides,
+// per [Resource] (threads, runs, assistants, crons, store) and [Action]
+// (create, read, update, delete, search), what an identity may do, as
+// LangGraph Platform's custom auth does: it refuses (403), tags what is
+// created or updated (its metadata) and returns a metadata filter that
+// what is read, changed or deleted must hold — a thread it hides answers
+// 404, as one that does not exist, and a search finds only what holds it.
+// [OwnerPolicy] is the ready one: a user's threads (their state, history,
+// runs and copies), runs and assistants get metadata "owner" set to the
+// user's ID, which no request can change, and are the user's alone; a
+// store namespace must start with the user's ID. The graphs' own
+// assistants are every identity's to read and run. An Authorizer needs
+// [WithBackend].
+//
+//	auth, err := server.TokenAuthenticator(map[string]server.Identity{
+//		aliceToken: {ID: "alice"}, bobToken: {ID: "bob"},
+//	})
+//	srv, err := server.New(server.Graph("agent", g), server.WithCheckpointer(saver),
+//		server.WithBackend(backend), server.WithAuth(auth), server.WithAuthorizer(server.OwnerPolicy()))
 //
 // # State as JSON
 //

@@ -605,11 +605,20 @@ func (s *Server) sharedCreateThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	md, filter, err := s.authorizeCreate(r, ResourceThreads, body.ThreadID, "", md)
+	if err != nil {
+		fail(w, err)
+		return
+	}
 	now := s.cfg.now()
 	t, err := s.cfg.backend.CreateThread(r.Context(), ThreadRecord{ID: cmp.Or(body.ThreadID, newUUID()), CreatedAt: now, UpdatedAt: now,
 		Metadata: md, Status: statusIdle, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}, body.IfExists)
 	if err != nil {
 		fail(w, backendError(err))
+		return
+	}
+	if !holds(t.Metadata, filter) { // another's, returned by if_exists do_nothing
+		fail(w, errorf(http.StatusConflict, "Thread with ID %s already exists", t.ID))
 		return
 	}
 	writeJSON(w, http.StatusOK, t)
@@ -631,7 +640,7 @@ func (s *Server) sharedGetThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	t, err := s.sharedThread(r.Context(), id)
+	t, _, err := s.authorizedThread(r, id, ActionRead, nil)
 	if err != nil {
 		fail(w, err)
 		return
@@ -643,6 +652,11 @@ func (s *Server) sharedSearchThreads(w http.ResponseWriter, r *http.Request) {
 	q, err := parseThreadSearch(r)
 	if err != nil {
 		fail(w, err)
+		return
+	}
+	var some bool
+	if q.Metadata, some, err = s.authorizeSearch(r, ResourceThreads, q.Metadata); err != nil || !some {
+		answerNone(w, err, q.Limit, q.Offset)
 		return
 	}
 	out, total, err := s.cfg.backend.SearchThreads(r.Context(), q)
@@ -671,6 +685,11 @@ func (s *Server) sharedCountThreads(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	var some bool
+	if q.Metadata, some, err = s.authorizeSearch(r, ResourceThreads, q.Metadata); err != nil || !some {
+		answerNone(w, err, -1, 0)
+		return
+	}
 	_, total, err := s.cfg.backend.SearchThreads(r.Context(), q)
 	if err != nil {
 		fail(w, backendError(err))
@@ -685,7 +704,7 @@ func (s *Server) sharedPatchThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	t, err := s.sharedThread(r.Context(), id)
+	t, md, err := s.authorizedThread(r, id, ActionUpdate, md)
 	if err != nil {
 		fail(w, err)
 		return
@@ -703,6 +722,9 @@ func (s *Server) sharedPatchThread(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) sharedDeleteThread(w http.ResponseWriter, r *http.Request) {
 	id, err := threadID(r)
+	if err == nil {
+		err = s.checkThread(r, id, ActionDelete)
+	}
 	if err != nil {
 		fail(w, err)
 		return
@@ -734,7 +756,7 @@ func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	id := u.threadID
-	t, err := s.sharedThread(r.Context(), id)
+	t, _, err := s.authorizedThread(r, id, ActionUpdate, nil)
 	if err != nil {
 		fail(w, err)
 		return
@@ -795,6 +817,9 @@ func (s *Server) sharedNewRun(r *http.Request) (RunRecord, *runSpec, error) {
 	if body.IfNotExists == "create" || sp.stateless {
 		create = &ThreadRecord{ID: sp.tid, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.ID},
 			Status: statusBusy, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}
+	}
+	if err := s.authorizeNewRun(r, sp.assistant, &rec, create, sp.stateless); err != nil {
+		return RunRecord{}, nil, err
 	}
 	rec, err = s.cfg.backend.CreateRun(r.Context(), rec, create)
 	if err != nil {
@@ -884,8 +909,8 @@ func (s *Server) sharedAnswerWhenDone(w http.ResponseWriter, r *http.Request, id
 }
 
 // sharedFindRun returns the run of the path, on the thread of the path
-// (any thread for the stateless routes).
-func (s *Server) sharedFindRun(r *http.Request) (RunRecord, error) {
+// (any thread for the stateless routes), for action.
+func (s *Server) sharedFindRun(r *http.Request, action Action) (RunRecord, error) {
 	tid, rid, err := parseRunPath(r)
 	if err != nil {
 		return RunRecord{}, err
@@ -894,11 +919,14 @@ func (s *Server) sharedFindRun(r *http.Request) (RunRecord, error) {
 	if errors.Is(err, ErrNotFound) || err == nil && tid != "" && rec.ThreadID != tid {
 		return RunRecord{}, errRunNotFound()
 	}
+	if err == nil {
+		err = s.authorizeRun(r, rec, action)
+	}
 	return rec, err
 }
 
 func (s *Server) sharedGetRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionRead)
 	if err != nil {
 		fail(w, err)
 		return
@@ -907,7 +935,7 @@ func (s *Server) sharedGetRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedJoinRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionRead)
 	if err != nil {
 		fail(w, err)
 		return
@@ -921,7 +949,7 @@ func (s *Server) sharedListRuns(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if _, err := s.sharedThread(r.Context(), q.threadID); err != nil {
+	if _, _, err := s.authorizedThread(r, q.threadID, ActionRead, nil); err != nil {
 		fail(w, err)
 		return
 	}
@@ -938,7 +966,7 @@ func (s *Server) sharedListRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedCancelRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionUpdate)
 	if err != nil {
 		fail(w, err)
 		return
@@ -964,7 +992,7 @@ func (s *Server) sharedCancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedDeleteRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionDelete)
 	if err != nil {
 		fail(w, err)
 		return
@@ -990,7 +1018,7 @@ func (s *Server) sharedStreamRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedJoinRunStream(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionRead)
 	if err != nil {
 		fail(w, err)
 		return
