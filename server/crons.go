@@ -238,6 +238,9 @@ func parseCronBody(r *http.Request) (cronBody, map[string]json.RawMessage, error
 			own[k] = v
 		case string(bytes.TrimSpace(v)) != "null":
 			payload[k] = v
+			if k == "metadata" { // the cron's, and its runs'
+				own[k] = v
+			}
 		}
 	}
 	b, _ := json.Marshal(own)

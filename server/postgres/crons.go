@@ -65,11 +65,12 @@ func scanCron(row pgx.Row) (server.CronRecord, error) {
 		c.ThreadID = *tid
 	}
 	if end != nil {
-		c.EndTime = *end
+		c.EndTime = end.UTC()
 	}
 	if next != nil {
-		c.NextRunAt = *next
+		c.NextRunAt = next.UTC()
 	}
+	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
 	c.Payload = json.RawMessage(payload)
 	if err := json.Unmarshal(md, &c.Metadata); err != nil {
 		return c, fmt.Errorf("cron %s: metadata: %w", c.ID, err)
