@@ -1,10 +1,16 @@
 package server_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -445,4 +451,59 @@ func TestCronTwoProcessesFireEachTickOnce(t *testing.T) {
 			require.Len(t, e.runsOn(tid), ticks, "one run per tick")
 		})
 	}
+}
+
+// officialClient returns node and the official JS client's entry, skipping
+// the test without them (failing it in CI, which installs them).
+func officialClient(t *testing.T) (node, entry string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	entry, err = filepath.Abs(sdkEntry)
+	require.NoError(t, err)
+	if _, err := os.Stat(entry); err != nil {
+		msg := fmt.Sprintf("the LangGraph JS client is not installed at %s: run npm ci in server/testdata", entry)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node, entry
+}
+
+func TestOfficialJSClientDrivesCrons(t *testing.T) {
+	node, entry := officialClient(t)
+	db := sqliteCronDB(t)
+	clk := newClock()
+	_, e := cronProcess(t, db, clk, db.open(t))
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // a hung client fails instead of hanging the suite
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "testdata/crons.mjs")
+	cmd.Env = append(os.Environ(), "API_URL="+e.srv.URL, "API_KEY="+token, "SDK_ENTRY="+entry,
+		"LANGSMITH_TRACING=false", "LANGCHAIN_TRACING_V2=false")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	var out []string
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		line := lines.Text()
+		out = append(out, line)
+		if due, ok := strings.CutPrefix(line, "crons: due "); ok {
+			at, err := time.Parse(time.RFC3339Nano, due)
+			require.NoError(t, err, "next_run_date %q", due)
+			clk.set(at)
+			_, err = io.WriteString(stdin, "ticked\n")
+			require.NoError(t, err)
+		}
+	}
+	err = cmd.Wait()
+	require.NoError(t, err, "stdout: %s\nstderr: %s", strings.Join(out, "\n"), stderr.String())
+	require.Contains(t, out, "crons: ok")
 }
