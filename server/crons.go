@@ -129,7 +129,8 @@ type CronQuery struct {
 }
 
 // cronParser reads the schedules LangGraph accepts: five fields, or a
-// descriptor (@yearly, @monthly, @weekly, @daily, @hourly, @every <d>).
+// descriptor (@yearly, @annually, @monthly, @weekly, @daily, @midnight,
+// @hourly); next refuses the parser's @every, which LangGraph has not.
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // next returns when c fires first after t: zero when that is past its
@@ -141,6 +142,9 @@ func (c *CronRecord) next(t time.Time) (time.Time, error) {
 		if loc, err = time.LoadLocation(c.Timezone); err != nil {
 			return time.Time{}, fmt.Errorf("timezone %q: %w", c.Timezone, err)
 		}
+	}
+	if strings.HasPrefix(c.Schedule, "@every") {
+		return time.Time{}, fmt.Errorf("schedule %q: @every is not a cron schedule (give five fields, or @hourly, @daily, …)", c.Schedule)
 	}
 	sched, err := cronParser.Parse(c.Schedule)
 	if err != nil {

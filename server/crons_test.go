@@ -196,6 +196,7 @@ func TestCronCreateRefusesABadCron(t *testing.T) {
 	}{
 		{"no schedule", "/runs/crons", map[string]any{"assistant_id": "agent"}, 422, "schedule is required"},
 		{"bad schedule", "/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "61 * * * *"}, 422, "schedule"},
+		{"@every", "/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "@every 1s"}, 422, "@every"},
 		{"six fields", "/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "* * * * * *"}, 422, "schedule"},
 		{"bad timezone", "/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "@daily", "timezone": "Mars/Olympus"}, 422, "timezone"},
 		{"bad end_time", "/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "@daily", "end_time": "tomorrow"}, 422, "end_time"},
