@@ -421,7 +421,7 @@ func TestCronTwoProcessesFireEachTickOnce(t *testing.T) {
 				waitFor(t, "both processes tried the tick", func() bool {
 					race.mu.Lock()
 					defer race.mu.Unlock()
-					return len(race.tries[due]) == race.procs
+					return len(race.tries[due]) >= race.procs
 				})
 				race.mu.Lock()
 				var won int
