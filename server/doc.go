@@ -96,6 +96,10 @@
 //   - stateless runs (POST /runs, /runs/stream, /runs/wait) on a thread of
 //     their own, deleted when the run ends unless on_completion is "keep".
 //   - store: put, get, delete, search, namespaces on a [store.Store].
+//   - crons, with a Backend that keeps them ([CronBackend]: server/sqlite,
+//     server/postgres): create (POST /runs/crons, or
+//     /threads/{id}/runs/crons for a cron whose runs all run on that
+//     thread), search, count, patch, delete; see Crons below.
 //
 // # Streams
 //
@@ -211,5 +215,27 @@
 // the fault out. A fault that never passes keeps its run queued, attempt
 // after attempt, until the run is cancelled.
 //
-// Cancel with action=rollback, crons and webhooks are not served yet.
+// # Crons
+//
+// A cron creates a run on a schedule: five fields (minute, hour, day of
+// month, month, day of week) or @hourly, @daily, @weekly, @monthly,
+// @yearly, read in its timezone (an IANA name; UTC by default, from the
+// system's zone database), until its end_time if it has one. The run is
+// the one its creation asked for (input, config, metadata, stream_mode,
+// multitask_strategy, … checked as a run's creation is): on its thread,
+// or, for a cron without one, on a new thread of its own, deleted once
+// the run ended unless on_run_completed is "keep". The cron's next due
+// time is stored; every process with the Backend looks for the crons due
+// every ten poll intervals (at most a second; [WithPollInterval]), fires
+// those of the graphs it serves, and [CronBackend.FireCron] makes each
+// tick fire once whatever the number of processes. A tick due while no
+// process ran is fired when one starts — once, however many were
+// missed — and the next tick is the first after that. A tick whose run
+// cannot be made (the thread busy under the default reject strategy,
+// the thread or the assistant deleted) is passed over, logged; a tick
+// met by a fault of the Backend is fired at the next look. Deleting a
+// thread deletes its crons; a deleted or disabled cron does not fire;
+// [WithClock] sets the clock crons are due by.
+//
+// Cancel with action=rollback and webhooks are not served yet.
 package server

@@ -260,6 +260,7 @@ func New(opts ...Option) (*Server, error) {
 	s.routes()
 	if cfg.backend != nil {
 		s.startShared()
+		s.startCrons()
 	}
 	return s, nil
 }
@@ -426,6 +427,13 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /runs/{rid}/stream", pick(s.joinRunStream, s.sharedJoinRunStream))
 	m.HandleFunc("POST /runs/{rid}/cancel", pick(s.cancelRun, s.sharedCancelRun))
 
+	m.HandleFunc("POST /runs/crons", s.createCron)
+	m.HandleFunc("POST /threads/{tid}/runs/crons", s.createCron)
+	m.HandleFunc("POST /runs/crons/search", s.searchCrons)
+	m.HandleFunc("POST /runs/crons/count", s.countCrons)
+	m.HandleFunc("PATCH /runs/crons/{cid}", s.patchCron)
+	m.HandleFunc("DELETE /runs/crons/{cid}", s.deleteCron)
+
 	m.HandleFunc("PUT /store/items", s.storePut)
 	m.HandleFunc("GET /store/items", s.storeGet)
 	m.HandleFunc("DELETE /store/items", s.storeDelete)
@@ -441,7 +449,7 @@ func (s *Server) routes() {
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"version": "agentgraph", "context": "go",
-		"flags": map[string]bool{"assistants": true, "crons": false, "langsmith": false},
+		"flags": map[string]bool{"assistants": true, "crons": s.crons() != nil, "langsmith": false},
 	})
 }
 

@@ -797,6 +797,31 @@ func (s *Server) sharedNewRun(r *http.Request) (RunRecord, *runSpec, error) {
 	if err != nil {
 		return RunRecord{}, nil, err
 	}
+	rec, create, err := s.runRecord(sp)
+	if err != nil {
+		return RunRecord{}, nil, err
+	}
+	if err := s.authorizeNewRun(r, sp.assistant, &rec, create, sp.stateless); err != nil {
+		return RunRecord{}, nil, err
+	}
+	rec, err = s.cfg.backend.CreateRun(r.Context(), rec, create)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return RunRecord{}, nil, errorf(http.StatusNotFound, "Thread with ID %s not found", sp.tid)
+		}
+		return RunRecord{}, nil, backendError(err)
+	}
+	s.shared.wake()
+	if sp.strategy == "interrupt" || sp.strategy == "rollback" {
+		s.shared.poke(sp.tid, "")
+	}
+	return rec, sp, nil
+}
+
+// runRecord is the pending run sp asks for, as the Backend stores it,
+// and the thread to create for it (nil: the thread must exist).
+func (s *Server) runRecord(sp *runSpec) (RunRecord, *ThreadRecord, error) {
+	var err error
 	a, body := sp.assistant, &sp.body
 	now := s.cfg.now()
 	rec := RunRecord{ID: newUUID(), ThreadID: sp.tid, AssistantID: a.ID, CreatedAt: now, UpdatedAt: now, Status: runPending,
@@ -818,21 +843,7 @@ func (s *Server) sharedNewRun(r *http.Request) (RunRecord, *runSpec, error) {
 		create = &ThreadRecord{ID: sp.tid, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.ID},
 			Status: statusBusy, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}
 	}
-	if err := s.authorizeNewRun(r, sp.assistant, &rec, create, sp.stateless); err != nil {
-		return RunRecord{}, nil, err
-	}
-	rec, err = s.cfg.backend.CreateRun(r.Context(), rec, create)
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return RunRecord{}, nil, errorf(http.StatusNotFound, "Thread with ID %s not found", sp.tid)
-		}
-		return RunRecord{}, nil, backendError(err)
-	}
-	s.shared.wake()
-	if sp.strategy == "interrupt" || sp.strategy == "rollback" {
-		s.shared.poke(sp.tid, "")
-	}
-	return rec, sp, nil
+	return rec, create, nil
 }
 
 func sharedLocation(rec RunRecord) string {
