@@ -520,3 +520,63 @@ func (s *Server) assistantReader(h http.HandlerFunc) http.HandlerFunc {
 		h(w, r)
 	}
 }
+
+// errCronNotFound is the answer for a cron that does not exist or that
+// the identity may not see.
+func errCronNotFound(id string) error {
+	return errorf(http.StatusNotFound, "Cron with ID %s not found", id)
+}
+
+// authorizedCron reads cron id for action by r's identity: one the
+// Authorizer's filter hides is not found, as one that does not exist.
+func (s *Server) authorizedCron(r *http.Request, cb CronBackend, id string, action Action) (CronRecord, error) {
+	c, err := cb.Cron(r.Context(), id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return CronRecord{}, errCronNotFound(id)
+	case err != nil:
+		return CronRecord{}, backendError(err)
+	}
+	if err := s.authorizeOne(r, ResourceCrons, action, id, c.ThreadID, c.Metadata, errCronNotFound(id)); err != nil {
+		return CronRecord{}, err
+	}
+	return c, nil
+}
+
+// authorizeNewCron asks the Authorizer about the create of cron c (its
+// metadata tagged as it says) by r's identity; a cron on a thread the
+// identity may not change is refused as if the thread did not exist
+// (unless the thread does not exist and the cron's runs create it).
+// The runs the cron makes are authorized when it fires, as its user's.
+func (s *Server) authorizeNewCron(r *http.Request, c *CronRecord, sp *runSpec) error {
+	if s.cfg.authz == nil {
+		return nil
+	}
+	if c.ThreadID != "" {
+		err := s.checkThread(r, c.ThreadID, ActionUpdate)
+		if err != nil && !(sp.body.IfNotExists == "create" && s.threadMissing(r.Context(), c.ThreadID)) {
+			return err
+		}
+	}
+	md, _, err := s.authorizeCreate(r, ResourceCrons, c.ID, c.ThreadID, c.Metadata)
+	if err != nil {
+		return err
+	}
+	c.Metadata = md
+	return nil
+}
+
+// threadMissing reports whether the Backend says thread id does not exist.
+func (s *Server) threadMissing(ctx context.Context, id string) bool {
+	_, err := s.cfg.backend.Thread(ctx, id)
+	return errors.Is(err, ErrNotFound)
+}
+
+// asUser is a request of the user with the given id, for the Authorizer's
+// questions about what is done on their behalf without a request of
+// theirs (a cron's runs): it carries the ID alone, not the permissions the
+// user's requests had.
+func asUser(ctx context.Context, user string) *http.Request {
+	r, _ := http.NewRequestWithContext(context.WithValue(ctx, identityKey{}, Identity{ID: user}), http.MethodPost, "/runs", nil)
+	return r
+}

@@ -480,3 +480,61 @@ func TestOfficialJSClientSeesOnlyTheUsersThreads(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "auth: ok")
 }
+
+// Crons are their maker's, as threads are; the runs a cron makes, and
+// the threads it makes for them, are its maker's too.
+func TestOwnerPolicyKeepsCronsToTheirUser(t *testing.T) {
+	clk := newClock()
+	e := newAuthEnv(t, server.WithAuthorizer(server.OwnerPolicy()), server.WithClock(clk.now))
+	th := e.thread(tokenAlice, nil)
+	var onThread, alone cronJSON
+	e.okAs(tokenAlice, "POST", "/threads/"+th.ID+"/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "* * * * *",
+		"input": map[string]any{"topic": "cron"}, "multitask_strategy": "enqueue"}, &onThread)
+	e.okAs(tokenAlice, "POST", "/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "* * * * *",
+		"on_run_completed": "keep", "input": map[string]any{"topic": "alone"}}, &alone)
+	require.Equal(t, "alice", onThread.Metadata["owner"])
+
+	var found []cronJSON
+	e.okAs(tokenBob, "POST", "/runs/crons/search", map[string]any{}, &found)
+	require.Empty(t, found, "bob finds none of alice's crons")
+	e.okAs(tokenBob, "POST", "/runs/crons/search", map[string]any{"metadata": map[string]any{"owner": "alice"}}, &found)
+	require.Empty(t, found, "not even asking for alice's")
+	var n int
+	e.okAs(tokenBob, "POST", "/runs/crons/count", map[string]any{}, &n)
+	require.Zero(t, n)
+	e.okAs(tokenAlice, "POST", "/runs/crons/search", map[string]any{}, &found)
+	require.Len(t, found, 2)
+
+	missing := "00000000-0000-4000-8000-000000000000"
+	for _, method := range []string{"PATCH", "DELETE"} {
+		body := map[string]any{"schedule": "0 * * * *"}
+		hidden, absent := e.as(tokenBob, method, "/runs/crons/"+onThread.CronID, body), e.as(tokenBob, method, "/runs/crons/"+missing, body)
+		require.Equal(t, 404, hidden.status, "%s: %s", method, hidden.body)
+		require.Equal(t, strings.ReplaceAll(string(absent.body), missing, onThread.CronID), string(hidden.body), "%s: hidden as absent", method)
+	}
+	r := e.as(tokenBob, "POST", "/threads/"+th.ID+"/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "* * * * *"})
+	require.Equal(t, 404, r.status, "bob cannot put a cron on alice's thread: %s", r.body)
+	e.okAs(tokenAlice, "POST", "/runs/crons/search", map[string]any{}, &found)
+	require.Len(t, found, 2, "nothing bob did changed alice's crons")
+	for _, c := range found {
+		require.Equal(t, "* * * * *", c.Schedule)
+	}
+
+	clk.set(*onThread.NextRunDate)
+	var runs []server.RunRecord
+	waitFor(t, "the cron's run on alice's thread ends", func() bool {
+		e.okAs(tokenAlice, "GET", "/threads/"+th.ID+"/runs", nil, &runs)
+		return len(runs) == 1 && runs[0].Status == "success"
+	})
+	require.Equal(t, "alice", runs[0].Metadata["owner"], "the cron's run is alice's")
+	var threads []server.ThreadRecord
+	waitFor(t, "the threadless cron's run made a thread of alice's", func() bool {
+		e.okAs(tokenAlice, "POST", "/threads/search", map[string]any{}, &threads)
+		return len(threads) == 2
+	})
+	for _, t2 := range threads {
+		require.Equal(t, "alice", t2.Metadata["owner"])
+	}
+	e.okAs(tokenBob, "POST", "/threads/search", map[string]any{}, &threads)
+	require.Empty(t, threads, "bob sees none of them")
+}

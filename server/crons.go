@@ -397,11 +397,16 @@ func (s *Server) createCron(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if tid != "" && sp.body.IfNotExists != "create" {
+	if tid != "" && sp.body.IfNotExists != "create" && s.cfg.authz == nil { // with one, authorizeNewCron checks
 		if _, err := s.cfg.backend.Thread(r.Context(), tid); err != nil {
 			fail(w, backendError(err))
 			return
 		}
+	}
+	c.UserID = identity(r.Context()).ID
+	if err := s.authorizeNewCron(r, &c, sp); err != nil {
+		fail(w, err)
+		return
 	}
 	if c, err = cb.CreateCron(r.Context(), c); err != nil {
 		fail(w, backendError(err))
@@ -462,9 +467,9 @@ func (s *Server) patchCron(w http.ResponseWriter, r *http.Request) {
 	}
 	// Checked on the cron as it is now, outside the Backend's
 	// transaction (checking reads the Backend and the saver).
-	cur, err := cb.Cron(r.Context(), id)
+	cur, err := s.authorizedCron(r, cb, id, ActionUpdate)
 	if err != nil {
-		fail(w, backendError(err))
+		fail(w, err)
 		return
 	}
 	if err := patch(&cur); err != nil {
@@ -493,6 +498,12 @@ func (s *Server) deleteCron(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		fail(w, err)
 		return
+	}
+	if s.cfg.authz != nil {
+		if _, err := s.authorizedCron(r, cb, id, ActionDelete); err != nil {
+			fail(w, err)
+			return
+		}
 	}
 	if err := cb.DeleteCron(r.Context(), id); err != nil {
 		fail(w, backendError(err))
@@ -548,6 +559,11 @@ func (s *Server) searchCrons(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	var ok bool
+	if q.Metadata, ok, err = s.authorizeSearch(r, ResourceCrons, q.Metadata); err != nil || !ok {
+		answerNone(w, err, limit, offset)
+		return
+	}
 	switch body.SortBy {
 	case "", "cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date":
 	default:
@@ -596,6 +612,11 @@ func (s *Server) countCrons(w http.ResponseWriter, r *http.Request) {
 	q, err := body.query(s)
 	if err != nil {
 		fail(w, err)
+		return
+	}
+	var ok bool
+	if q.Metadata, ok, err = s.authorizeSearch(r, ResourceCrons, q.Metadata); err != nil || !ok {
+		answerNone(w, err, -1, 0)
 		return
 	}
 	_, total, err := cb.SearchCrons(r.Context(), q)
@@ -675,6 +696,10 @@ func (s *Server) fireCron(ctx context.Context, cb CronBackend, c *CronRecord, no
 		sp, err := s.cronRunSpec(ctx, c)
 		if err == nil {
 			rec, create, err = s.runRecord(sp)
+		}
+		if err == nil && s.cfg.authz != nil {
+			// The run is the cron's user's, as if they had asked for it.
+			err = s.authorizeNewRun(asUser(ctx, c.UserID), sp.assistant, &rec, create, sp.stateless)
 		}
 		ae, _ := errors.AsType[*apiError](err)
 		switch {
