@@ -55,7 +55,8 @@
 // JavaScript or TypeScript definition: what a
 // definition is for is said there, while its body, also indexed, says how,
 // in words that outnumber those. A query word in the head counts in both
-// fields. BM25's collection statistics are counted over the whole index
+// fields, and three times as much in the head as in the body (a field
+// weight, as BM25F gives one; see evaluation/README.md). BM25's collection statistics are counted over the whole index
 // once after each change (and kept in the index folder), not summed per
 // bleve segment as bleve does by default, so a score does not depend on how
 // the index's segments happen to be merged; hits of equal score are ordered
