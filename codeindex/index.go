@@ -35,7 +35,7 @@ const (
 // more than one in its body.
 const (
 	boostContent = 1.0
-	boostHead    = 1.0 // the head of a definition (see head) counts once more
+	boostHead    = 3.0 // the head of a definition (see head): what it is for, said in the words a question uses
 	boostSymbol  = 2.0
 	boostPath    = 1.0
 )

@@ -105,18 +105,28 @@ func TestLoadSetRejectsUnknownFieldsAndEmptyAnswers(t *testing.T) {
 }
 
 // TestDescriptiveSetLabelsExist checks every label of the frozen
-// descriptive set against this machine's GOROOT: each answer's file
+// descriptive sets against this machine's GOROOT: each answer's file
 // defines its symbol. Only the answers' files are chunked.
 func TestDescriptiveSetLabelsExist(t *testing.T) {
 	goroot, err := evaluation.GOROOTSrc()
 	require.NoError(t, err)
-	s, err := evaluation.LoadSet("testdata/descriptive.json")
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(s.Questions), 60)
-	defs, err := evaluation.FileDefinitions(goroot, s)
-	require.NoError(t, err)
-	_, bad := evaluation.Resolve(s, defs)
-	require.Empty(t, bad)
+	for _, tt := range []struct {
+		file         string
+		minQuestions int
+	}{
+		{"testdata/descriptive.json", 60},
+		{"testdata/descriptive2.json", 30},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			s, err := evaluation.LoadSet(tt.file)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, len(s.Questions), tt.minQuestions)
+			defs, err := evaluation.FileDefinitions(goroot, s)
+			require.NoError(t, err)
+			_, bad := evaluation.Resolve(s, defs)
+			require.Empty(t, bad)
+		})
+	}
 }
 
 // TestRetrievalEvaluation indexes the GOROOT packages of each labelled set

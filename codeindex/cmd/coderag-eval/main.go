@@ -12,7 +12,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-v]
+//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-modes bm25,vector,hybrid] [-v]
 package main
 
 import (
@@ -30,7 +30,7 @@ import (
 )
 
 // sets are the bundled question sets, in report order.
-var sets = []string{"questions.json", "holdout.json", "holdout2.json", "descriptive.json"}
+var sets = []string{"questions.json", "holdout.json", "holdout2.json", "descriptive.json", "descriptive2.json"}
 
 type options struct {
 	sets      []string
@@ -56,7 +56,17 @@ func main() {
 	testsLast := flag.Bool("tests-last", true, "rank test files' chunks after the others (codeindex.WithTestsLast)")
 	fileW := flag.Float64("file-weight", codeindex.DefaultFileWeight, "weight of the file ranking in bm25 and hybrid search (0: off; codeindex.WithFileWeight)")
 	verbose := flag.Bool("v", false, "also print the rank of the answering symbol per question")
+	modes := flag.String("modes", "bm25,vector,hybrid", "the search modes asked, comma-separated")
 	flag.Parse()
+	evaluation.Modes = nil
+	for _, m := range strings.Split(*modes, ",") {
+		mode, err := codeindex.ParseMode(m)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "coderag-eval: -modes:", err)
+			os.Exit(2)
+		}
+		evaluation.Modes = append(evaluation.Modes, mode)
+	}
 	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, verbose: *verbose}
 	if err := o.parse(*fusion, *weights); err == nil {
 		err = run(o)
