@@ -308,7 +308,7 @@ func (s *Server) assistantVersionsFromMemory(w http.ResponseWriter, filter map[s
 	s.mu.Lock()
 	var out []assistantVersion
 	for i := len(a.versions) - 1; i >= 0; i-- {
-		if contains(map[string]any(a.versions[i].Metadata), map[string]any(filter)) {
+		if jsonContains(map[string]any(a.versions[i].Metadata), map[string]any(filter)) {
 			out = append(out, a.versions[i])
 		}
 	}

@@ -138,6 +138,18 @@ func (b *MemoryBackend) holdEvents(runID string) func() {
 	}
 }
 
+// activeRuns returns the ids of the pending and running runs, oldest
+// first.
+func (b *MemoryBackend) activeRuns() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ids := make([]string, len(b.active))
+	for i, r := range b.active {
+		ids[i] = r.rec.ID
+	}
+	return ids
+}
+
 // ---- copying ----
 
 // cloneJSON returns a deep copy of v, a value as encoding/json decodes
