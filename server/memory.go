@@ -117,24 +117,21 @@ type eventHolder interface {
 }
 
 // holdEvents keeps the events of run runID (made or to be made) until
-// release is called, even once it ended.
+// release is called (once), even once it ended.
 func (b *MemoryBackend) holdEvents(runID string) func() {
 	b.mu.Lock()
 	b.readers[runID]++
 	b.mu.Unlock()
-	var once sync.Once
 	return func() {
-		once.Do(func() {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			if b.readers[runID]--; b.readers[runID] > 0 {
-				return
-			}
-			delete(b.readers, runID)
-			if r := b.runs[runID]; r != nil && r.rec.ended() {
-				b.forgetEventsLocked(r)
-			}
-		})
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.readers[runID]--; b.readers[runID] > 0 {
+			return
+		}
+		delete(b.readers, runID)
+		if r := b.runs[runID]; r != nil && r.rec.ended() {
+			b.forgetEventsLocked(r)
+		}
 	}
 }
 
