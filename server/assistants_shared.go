@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The assistants with a Backend: the graphs' own assistants stay computed
+// The assistants: the graphs' own assistants stay computed
 // in each process (s.assistants holds them alone); every other assistant,
 // with its versions, lives in the Backend, so that any process reads,
 // searches, patches and runs it.

@@ -39,7 +39,8 @@ func (s *Server) graphOf(md map[string]any) graphAdapter {
 	return nil
 }
 
-// sharedCopyThread is copyThread with a Backend.
+// sharedCopyThread serves POST /threads/{id}/copy: a new thread with the
+// source's metadata (thread_id set to the copy's), state and checkpoints.
 func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
 	id, err := threadID(r)
 	if err != nil {

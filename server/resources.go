@@ -134,7 +134,8 @@ func paginate[T any](w http.ResponseWriter, items []T, limit, offset int) []T {
 
 // resolveAssistant returns the assistant in memory with the given id, or
 // the system assistant of the graph so named; the caller holds s.mu.
-// With a Backend, memory holds only the graphs' own (see runAssistant).
+// Memory holds only the graphs' own; the others are the Backend's (see
+// runAssistant).
 func (s *Server) resolveAssistant(id string) (*assistant, error) {
 	id = assistantKey(id)
 	if a, ok := s.assistants[id]; ok {

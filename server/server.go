@@ -47,7 +47,7 @@ type config struct {
 	// WithKeptEventBytes).
 	keptEventBytes int64
 
-	backend  Backend // see WithBackend; nil: threads and runs in memory
+	backend  Backend // see WithBackend; New makes a MemoryBackend without it
 	workers  int
 	leaseTTL time.Duration
 	poll     time.Duration
@@ -116,12 +116,15 @@ const DefaultKeptEventBytes = 64 << 20
 
 // WithKeptEventBytes bounds the events that ended resumable runs
 // (stream_resumable) keep in memory for joins with Last-Event-ID, in
-// bytes of event data (default [DefaultKeptEventBytes]): beyond it the
-// events of the runs that ended first are dropped, and a join of their
-// stream gets an error event saying so (the run itself, its result and its
-// thread stay). The events of runs still running are not bounded. It
-// applies to a server without [WithBackend], which keeps runs in memory;
-// a Backend keeps events in its store.
+// bytes of event names and data (default [DefaultKeptEventBytes]):
+// beyond it the events of the runs that ended first are dropped, and a
+// join of their stream gets an "error" event with error "EventsDropped"
+// (the run itself, its result and its thread stay). The events of an
+// ended run that was not resumable are dropped once no stream reads them
+// (a join then gets its "end" alone), and those of runs still pending or
+// running are not bounded. It applies to a server without [WithBackend]
+// (its [MemoryBackend]); a Backend given with WithBackend keeps events in
+// its store until the run or its thread is deleted.
 func WithKeptEventBytes(n int64) Option {
 	return optionFunc(func(c *config) error {
 		if n < 0 {
@@ -136,11 +139,12 @@ func WithKeptEventBytes(n int64) Option {
 // [WithKeptRuns] is not given.
 const DefaultKeptRuns = 10_000
 
-// WithKeptRuns sets how many ended runs the server remembers (default
-// [DefaultKeptRuns]): beyond them the oldest ended runs are forgotten —
-// GET and join answer 404 for them, and they leave their threads' run
-// lists — so that a long-lived server's memory stays bounded. Threads'
-// checkpoints are not touched.
+// WithKeptRuns sets how many ended runs a server without [WithBackend]
+// remembers (default [DefaultKeptRuns]): beyond them the oldest ended
+// runs are forgotten — GET and join answer 404 for them, and they leave
+// their threads' run lists — so that a long-lived server's memory stays
+// bounded. Threads' checkpoints are not touched. A Backend given with
+// WithBackend keeps every run until it or its thread is deleted.
 func WithKeptRuns(n int) Option {
 	return optionFunc(func(c *config) error {
 		if n < 1 {

@@ -18,8 +18,8 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint"
 )
 
-// shared is the state of a Server with a Backend: its dispatcher and the
-// runs it executes.
+// shared is the run service of a Server: its dispatcher, which claims
+// runs from the Backend, and the runs it executes.
 type shared struct {
 	ctx  context.Context // cancelled by Shutdown: no more claims
 	stop context.CancelFunc
