@@ -31,8 +31,9 @@ import (
 // reads them but its "end". The events of runs still pending or running
 // are not bounded.
 //
-// The records it returns share nothing it changes later; their raw JSON
-// (values, kwargs, results, events) must not be modified.
+// The records it returns share nothing it changes later, but their maps
+// and raw JSON may be shared with it and must not be modified; nor may
+// the data given to [MemoryBackend.AppendEvent], which it keeps as given.
 type MemoryBackend struct {
 	keptRuns       int
 	keptEventBytes int64
@@ -237,11 +238,9 @@ func (t *memThread) record() ThreadRecord {
 	return r
 }
 
-func (r *memRun) record() RunRecord {
-	rec := r.rec
-	rec.Metadata = cloneObject(rec.Metadata)
-	return rec
-}
+// record returns the run's record. A run's metadata never changes once
+// stored: the record shares it.
+func (r *memRun) record() RunRecord { return r.rec }
 
 func (a AssistantRecord) clone() AssistantRecord {
 	a.Config, a.Metadata = cloneObject(a.Config), cloneObject(a.Metadata)
@@ -497,7 +496,9 @@ func (b *MemoryBackend) CreateRun(ctx context.Context, r RunRecord, create *Thre
 	var kw struct {
 		StreamResumable bool `json:"stream_resumable"`
 	}
-	_ = json.Unmarshal(r.Kwargs, &kw) // kwargs of another shape are stored as they are
+	if bytes.Contains(r.Kwargs, []byte(`"stream_resumable"`)) { // not decoded for nothing
+		_ = json.Unmarshal(r.Kwargs, &kw) // kwargs of another shape are stored as they are
+	}
 	var tmd map[string]any
 	if create != nil {
 		if tmd, err = storedObject(create.Metadata); err != nil {
@@ -806,7 +807,10 @@ func (b *MemoryBackend) AppendEvent(ctx context.Context, c *Claim, name string, 
 	if err != nil {
 		return 0, err
 	}
-	return r.appendLocked(name, storedRaw(data, "null")), nil
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return r.appendLocked(name, data), nil // kept as given, not copied
 }
 
 // Events implements [Backend]. Of a run whose events were dropped it

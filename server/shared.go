@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -875,7 +876,7 @@ func sharedLocation(rec RunRecord) string {
 	var kw struct {
 		Stateless bool `json:"stateless"`
 	}
-	if json.Unmarshal(rec.Kwargs, &kw) == nil && kw.Stateless {
+	if bytes.Contains(rec.Kwargs, []byte(`"stateless"`)) && json.Unmarshal(rec.Kwargs, &kw) == nil && kw.Stateless {
 		return "/runs/" + rec.ID
 	}
 	return "/threads/" + rec.ThreadID + "/runs/" + rec.ID
