@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -51,7 +50,7 @@ func (syncDurability[S]) checkpoint(ctx context.Context, l *loop[S], parent, sou
 		return err
 	}
 	if err := l.saver.Put(ctx, cp); err != nil {
-		return fmt.Errorf("graph: saving checkpoint: %w", err)
+		return &SaverError{Op: opSave, Thread: l.cfg.thread, Err: err}
 	}
 	l.emitCheckpoint(cp)
 	return nil
@@ -77,10 +76,11 @@ func (syncDurability[S]) close(context.Context, *loop[S]) error { return nil }
 // one each, which is what makes the background worth having on a
 // database.
 type asyncDurability[S any] struct {
-	jobs chan checkpoint.Op
-	done chan struct{}
-	err  error // set by the saving goroutine, read after done
-	fail atomic.Bool
+	jobs   chan checkpoint.Op
+	done   chan struct{}
+	thread string
+	err    error // set by the saving goroutine, read after done
+	fail   atomic.Bool
 }
 
 const asyncDepth = 64
@@ -93,7 +93,7 @@ const asyncDepth = 64
 // that drops the cancellation, so that a saver finds it without walking
 // through that layer, which allocates on every look-up.
 func newAsyncDurability[S any](ctx context.Context, thread string, saver checkpoint.Saver) *asyncDurability[S] {
-	a := &asyncDurability[S]{jobs: make(chan checkpoint.Op, asyncDepth), done: make(chan struct{})}
+	a := &asyncDurability[S]{jobs: make(chan checkpoint.Op, asyncDepth), done: make(chan struct{}), thread: thread}
 	lease, leased := checkpoint.LeaseFrom(ctx, thread)
 	ctx = context.WithoutCancel(ctx)
 	if leased {
@@ -117,15 +117,17 @@ func (a *asyncDurability[S]) save(ctx context.Context, saver checkpoint.Saver) {
 			continue // failed: the rest is dropped
 		}
 		var err error
+		what := opSave
 		if len(batch) > 1 {
 			err = batcher.PutBatch(ctx, batch)
 		} else if op.Checkpoint != nil {
 			err = saver.Put(ctx, op.Checkpoint)
 		} else {
+			what = opWrites
 			err = saver.PutWrites(ctx, op.Ref, op.Writes)
 		}
 		if err != nil {
-			a.err = fmt.Errorf("graph: saving checkpoint: %w", err)
+			a.err = &SaverError{Op: what, Thread: a.thread, Err: err}
 			a.fail.Store(true)
 		}
 		clear(batch) // keep no checkpoint alive until the next batch
@@ -214,7 +216,7 @@ func (e *exitDurability[S]) close(ctx context.Context, l *loop[S]) error {
 			return err
 		}
 		if err := l.saver.Put(ctx, cp); err != nil {
-			return fmt.Errorf("graph: saving checkpoint: %w", err)
+			return &SaverError{Op: opSave, Thread: l.cfg.thread, Err: err}
 		}
 		l.emitCheckpoint(cp)
 	}
@@ -232,7 +234,7 @@ func (e *exitDurability[S]) close(ctx context.Context, l *loop[S]) error {
 	ref := checkpoint.Ref{ThreadID: l.cfg.thread, Namespace: l.ns, ID: l.cpID}
 	for _, id := range order {
 		if err := l.saver.PutWrites(ctx, ref, byTask[id]); err != nil {
-			return fmt.Errorf("graph: saving pending writes: %w", err)
+			return &SaverError{Op: opWrites, Thread: l.cfg.thread, Err: err}
 		}
 	}
 	return nil

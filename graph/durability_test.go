@@ -612,9 +612,43 @@ func TestSaverErrorsSurface(t *testing.T) {
 				_, err := g.Invoke(t.Context(), durState{}, graph.WithThread("t"), graph.WithDurability(d))
 				require.ErrorIs(t, err, errSaver)
 				require.ErrorContains(t, err, c.method)
+				se, ok := errors.AsType[*graph.SaverError](err)
+				require.True(t, ok, "a saver's fault is a *graph.SaverError: %v", err)
+				require.Equal(t, saverOps[c.method], se.Op)
+				require.Equal(t, "t", se.Thread)
 			})
 		}
 	}
+}
+
+// saverOps is what a run was doing when each saver method failed.
+var saverOps = map[string]string{"Get": "loading checkpoint", "Put": "saving checkpoint", "PutWrites": "saving pending writes"}
+
+// TestASaverFaultInASubgraphIsASaverErrorInTheNodeError: the saver the
+// subgraph shares with its parent fails while the subgraph saves, and the
+// parent's run fails with the subgraph's node error wrapping a
+// *graph.SaverError, so that a caller (a server retrying database faults)
+// tells it from an error of the node's own.
+func TestASaverFaultInASubgraphIsASaverErrorInTheNodeError(t *testing.T) {
+	type S struct{ N state.Value[int] }
+	inc := func(_ context.Context, s S) (S, error) { return S{N: state.Set(s.N.Get() + 1)}, nil }
+	child, err := graph.New[S]().AddNode("work", inc).
+		AddEdge(graph.Start, "work").AddEdge("work", graph.End).Compile()
+	require.NoError(t, err)
+	fs := &faultySaver{Saver: checkpoint.NewMemory(), method: "Put", n: 4}
+	g, err := graph.New[S]().AddNode("first", inc).
+		AddCommandNode("inner", graph.Subgraph[S, S](child, nil, nil)).
+		AddEdge(graph.Start, "first").AddEdge("first", "inner").AddEdge("inner", graph.End).
+		Compile(graph.WithCheckpointer(fs))
+	require.NoError(t, err)
+	_, err = g.Invoke(t.Context(), S{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, errSaver)
+	ne, ok := errors.AsType[*graph.NodeError](err)
+	require.True(t, ok, "the subgraph's fault fails its node: %v", err)
+	require.Equal(t, "inner", ne.Node)
+	se, ok := errors.AsType[*graph.SaverError](ne.Err)
+	require.True(t, ok, "inside the node error, the subgraph's saver error: %v", err)
+	require.Equal(t, "saving checkpoint", se.Op)
 }
 
 // TestSaverErrorsSurfaceWhenTheRunPauses checks that a paused run whose

@@ -69,7 +69,7 @@ func (g *Graph[S]) acquireLease(ctx context.Context, saver checkpoint.Saver, cfg
 		if errors.As(err, &held) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("graph: taking the lease of thread %q: %w", thread, err)
+		return nil, &SaverError{Op: opLease, Thread: thread, Err: err}
 	}
 	tl := &threadLease{leaser: leaser, ttl: ttl, lease: lease}
 	// Under mu: renew reads tl.timer, and the race detector (rightly) sees

@@ -529,7 +529,7 @@ func (l *loop[S]) putWrites(ctx context.Context, id string, t *task[S]) error {
 	}
 	ref := checkpoint.Ref{ThreadID: l.cfg.thread, Namespace: l.ns, ID: l.cpID}
 	if err := l.durability().writes(l.savingCtx(ctx), l, ref, ws); err != nil {
-		return fmt.Errorf("graph: saving pending writes of node %s: %w", t.name, err)
+		return &SaverError{Op: opWrites, Thread: l.cfg.thread, Node: t.name, Err: err}
 	}
 	return nil
 }

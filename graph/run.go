@@ -388,7 +388,7 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 		switch {
 		case errors.Is(err, checkpoint.ErrNotFound) && l.cfg.checkpointID == "":
 		case err != nil:
-			return fmt.Errorf("graph: loading checkpoint of thread %q: %w", l.cfg.thread, err)
+			return &SaverError{Op: opLoad, Thread: l.cfg.thread, Err: err}
 		default:
 			tuple = t
 		}

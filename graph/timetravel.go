@@ -77,7 +77,7 @@ func (g *Graph[S]) GetState(ctx context.Context, opts ...RunOption) (*Snapshot[S
 		return &Snapshot[S]{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("graph: loading checkpoint of thread %q: %w", l.cfg.thread, err)
+		return nil, &SaverError{Op: opLoad, Thread: l.cfg.thread, Err: err}
 	}
 	snap, err := l.snapshot(t, l.cfg.checkpointID == "")
 	if err != nil || l.cfg.checkpointID == "" || !loneTaskPending(snap) {
@@ -270,7 +270,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 	l.fork = l.cfg.checkpointID != "" || asNode == AsCopy
 	t, err := l.saver.Get(ctx, checkpoint.Ref{ThreadID: l.cfg.thread, ID: l.cfg.checkpointID})
 	if err != nil && !(errors.Is(err, checkpoint.ErrNotFound) && l.cfg.checkpointID == "") {
-		return "", fmt.Errorf("graph: loading checkpoint of thread %q: %w", l.cfg.thread, err)
+		return "", &SaverError{Op: opLoad, Thread: l.cfg.thread, Err: err}
 	}
 	metaStep := -2
 	if t != nil {

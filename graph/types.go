@@ -204,6 +204,44 @@ func (e *NodeError) Error() string {
 
 func (e *NodeError) Unwrap() error { return e.Err }
 
+// SaverError is the error of a run whose call to its checkpoint saver
+// failed: Op says what the run was doing ("loading checkpoint", "saving
+// checkpoint", "saving pending writes", "taking the lease"), Node the node whose writes were
+// being saved, if any. errors.Is and errors.As see the saver's error
+// through it.
+//
+// A node that runs a subgraph, or invokes another graph, fails with a
+// [*NodeError] wrapping that graph's SaverError, so that a caller can tell
+// a fault of the saver under a node (a lost database connection, say),
+// which running again from the last checkpoint may get past, from the
+// node's own.
+type SaverError struct {
+	Op     string
+	Thread string
+	Node   string
+	Err    error
+}
+
+func (e *SaverError) Error() string {
+	switch {
+	case e.Node != "":
+		return fmt.Sprintf("graph: %s of node %s: %v", e.Op, e.Node, e.Err)
+	case e.Op == opLoad || e.Op == opLease:
+		return fmt.Sprintf("graph: %s of thread %q: %v", e.Op, e.Thread, e.Err)
+	}
+	return fmt.Sprintf("graph: %s: %v", e.Op, e.Err)
+}
+
+func (e *SaverError) Unwrap() error { return e.Err }
+
+// What a run was doing when its saver failed (see SaverError.Op).
+const (
+	opLoad   = "loading checkpoint"
+	opSave   = "saving checkpoint"
+	opWrites = "saving pending writes"
+	opLease  = "taking the lease"
+)
+
 // PanicError is the error a panicking node is turned into.
 type PanicError struct {
 	Value any

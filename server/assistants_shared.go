@@ -127,11 +127,16 @@ func (s *Server) sharedCreateAssistant(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	md, filter, err := s.authorizeCreate(r, ResourceAssistants, body.AssistantID, "", normalizeMap(body.Metadata))
+	if err != nil {
+		fail(w, err)
+		return
+	}
 	now := s.cfg.now()
 	rec, err := s.cfg.backend.CreateAssistant(r.Context(), AssistantRecord{ID: id, GraphID: body.GraphID, Config: normalizeMap(body.Config),
-		Context: cx, Metadata: normalizeMap(body.Metadata), Name: cmp.Or(body.Name, "Untitled"), Description: body.Description,
+		Context: cx, Metadata: md, Name: cmp.Or(body.Name, "Untitled"), Description: body.Description,
 		Version: 1, CreatedAt: now, UpdatedAt: now}, body.IfExists)
-	if errors.Is(err, ErrExists) {
+	if errors.Is(err, ErrExists) || err == nil && !holds(rec.Metadata, filter) {
 		fail(w, errorf(http.StatusConflict, "Assistant already exists"))
 		return
 	}
@@ -153,7 +158,10 @@ func (s *Server) answerAssistant(w http.ResponseWriter, rec AssistantRecord, err
 }
 
 func (s *Server) sharedGetAssistant(w http.ResponseWriter, r *http.Request) {
-	a, _, err := s.sharedAssistant(r.Context(), r.PathValue("id"))
+	a, system, err := s.sharedAssistant(r.Context(), r.PathValue("id"))
+	if err == nil {
+		_, err = s.authorizeAssistant(r, a, system, ActionRead, nil)
+	}
 	if err != nil {
 		fail(w, err)
 		return
@@ -163,8 +171,9 @@ func (s *Server) sharedGetAssistant(w http.ResponseWriter, r *http.Request) {
 
 // sharedMatching returns the assistants f selects, the newest first, from
 // offset on, at most limit of them (0: none), and how many f selects: the
-// graphs' own from memory merged with the Backend's.
-func (s *Server) sharedMatching(ctx context.Context, f assistantFilter, limit, offset int) ([]*assistant, int, error) {
+// graphs' own from memory merged with the Backend's (those the
+// Authorizer lets r's identity find).
+func (s *Server) sharedMatching(r *http.Request, f assistantFilter, limit, offset int) ([]*assistant, int, error) {
 	s.mu.Lock()
 	out := s.matchingAssistants(f)
 	s.mu.Unlock()
@@ -173,9 +182,17 @@ func (s *Server) sharedMatching(ctx context.Context, f assistantFilter, limit, o
 	if limit > 0 {
 		q.Limit = offset + limit // the page may hold any of the first offset+limit stored
 	}
-	recs, total, err := s.cfg.backend.SearchAssistants(ctx, q)
+	var recs []AssistantRecord
+	total := 0
+	md, some, err := s.authorizeSearch(r, ResourceAssistants, q.Metadata)
 	if err != nil {
-		return nil, 0, backendError(err)
+		return nil, 0, err
+	}
+	if some {
+		q.Metadata = md
+		if recs, total, err = s.cfg.backend.SearchAssistants(r.Context(), q); err != nil {
+			return nil, 0, backendError(err)
+		}
 	}
 	for _, rec := range recs {
 		a, err := toAssistant(rec)
@@ -195,7 +212,7 @@ func (s *Server) sharedSearchAssistants(w http.ResponseWriter, r *http.Request) 
 		fail(w, err)
 		return
 	}
-	out, total, err := s.sharedMatching(r.Context(), f, limit, offset)
+	out, total, err := s.sharedMatching(r, f, limit, offset)
 	if err != nil {
 		fail(w, err)
 		return
@@ -210,7 +227,7 @@ func (s *Server) sharedCountAssistants(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	_, total, err := s.sharedMatching(r.Context(), f, 0, 0)
+	_, total, err := s.sharedMatching(r, f, 0, 0)
 	if err != nil {
 		fail(w, err)
 		return
@@ -218,17 +235,21 @@ func (s *Server) sharedCountAssistants(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, total)
 }
 
-// sharedStored reads the assistant of the path for a change: a graph's
-// own fails with change ("changed", "deleted").
-func (s *Server) sharedStored(r *http.Request, change string) (string, error) {
+// sharedStored reads the assistant of the path for a change (action, of
+// metadata md, which the Authorizer may tag): a graph's own fails with
+// change ("changed", "deleted").
+func (s *Server) sharedStored(r *http.Request, change string, action Action, md map[string]any) (string, map[string]any, error) {
 	a, system, err := s.sharedAssistant(r.Context(), r.PathValue("id"))
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if system {
-		return "", errSystemAssistant(a.GraphID, change)
+		return "", nil, errSystemAssistant(a.GraphID, change)
 	}
-	return a.ID, nil
+	if md, err = s.authorizeAssistant(r, a, system, action, md); err != nil {
+		return "", nil, err
+	}
+	return a.ID, md, nil
 }
 
 func (s *Server) sharedPatchAssistant(w http.ResponseWriter, r *http.Request) {
@@ -237,12 +258,12 @@ func (s *Server) sharedPatchAssistant(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	id, err := s.sharedStored(r, "changed")
+	id, md, err := s.sharedStored(r, "changed", ActionUpdate, normalizeMap(body.Metadata))
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	p := AssistantPatch{GraphID: body.GraphID, Metadata: normalizeMap(body.Metadata), Name: body.Name, Description: body.Description}
+	p := AssistantPatch{GraphID: body.GraphID, Metadata: md, Name: body.Name, Description: body.Description}
 	if body.Config != nil {
 		p.Config = normalizeMap(body.Config)
 	}
@@ -257,7 +278,7 @@ func (s *Server) sharedPatchAssistant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedDeleteAssistant(w http.ResponseWriter, r *http.Request) {
-	id, err := s.sharedStored(r, "deleted")
+	id, _, err := s.sharedStored(r, "deleted", ActionDelete, nil)
 	if err != nil {
 		fail(w, err)
 		return
@@ -276,6 +297,9 @@ func (s *Server) sharedAssistantVersions(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	a, system, err := s.sharedAssistant(r.Context(), r.PathValue("id"))
+	if err == nil {
+		_, err = s.authorizeAssistant(r, a, system, ActionRead, nil)
+	}
 	if err != nil {
 		fail(w, err)
 		return
@@ -325,6 +349,9 @@ func (s *Server) sharedSetLatestVersion(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	a, system, err := s.sharedAssistant(r.Context(), r.PathValue("id"))
+	if err == nil {
+		_, err = s.authorizeAssistant(r, a, system, ActionUpdate, nil)
+	}
 	if err != nil {
 		fail(w, err)
 		return

@@ -47,7 +47,7 @@ func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	src, err := s.sharedThread(r.Context(), id)
+	src, _, err := s.authorizedThread(r, id, ActionRead, nil)
 	if err != nil {
 		fail(w, err)
 		return
@@ -58,6 +58,10 @@ func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
 		md = map[string]any{}
 	}
 	md["thread_id"] = newID
+	if md, _, err = s.authorizeCreate(r, ResourceThreads, newID, "", md); err != nil {
+		fail(w, err)
+		return
+	}
 	if err := s.copyCheckpoints(r.Context(), id, newID); err != nil {
 		fail(w, err)
 		return

@@ -20,13 +20,40 @@
 //	for await (const c of client.runs.stream(threadId, "agent", { input: { topic: "cats" } })) …
 //
 // The package imports no database driver: the program passes its saver
-// and store. [New] refuses to build a server without either
+// and store. [New] refuses to build a server without [WithAuth],
 // [WithAuthToken] (the token is read from "Authorization: Bearer" or the
 // SDKs' "x-api-key") or the explicit [WithoutAuthLoopbackOnly], which
-// answers loopback clients only. [WithCORS] opens it to browser pages of
+// answers loopback clients only (see Auth below). [WithCORS] opens it to browser pages of
 // the origins given. Bodies are bounded by [WithMaxBodyBytes]
 // (413 beyond). Errors answer {"detail": "..."} with a 4xx that names the
 // problem; the SDKs retry 5xx, so nothing a client caused is a 5xx.
+//
+// # Auth
+//
+// Every request but GET /ok (the health check, public) is authenticated:
+// [WithAuth] takes an [Authenticator], which turns a request into an
+// [Identity] (an ID, a display name, permissions) or refuses it (401, or
+// 403 for credentials it read and refuses, [ErrForbidden]);
+// [TokenAuthenticator] maps bearer tokens to identities, and
+// [WithAuthToken] is its one-token case. [WithAuthorizer] then decides,
+// per [Resource] (threads, runs, assistants, crons, store) and [Action]
+// (create, read, update, delete, search), what an identity may do, as
+// LangGraph Platform's custom auth does: it refuses (403), tags what is
+// created or updated (its metadata) and returns a metadata filter that
+// what is read, changed or deleted must hold — a thread it hides answers
+// 404, as one that does not exist, and a search finds only what holds it.
+// [OwnerPolicy] is the ready one: a user's threads (their state, history,
+// runs and copies), runs and assistants get metadata "owner" set to the
+// user's ID, which no request can change, and are the user's alone; a
+// store namespace must start with the user's ID. The graphs' own
+// assistants are every identity's to read and run. It applies with or
+// without [WithBackend]: every request goes through the same handlers.
+//
+//	auth, err := server.TokenAuthenticator(map[string]server.Identity{
+//		aliceToken: {ID: "alice"}, bobToken: {ID: "bob"},
+//	})
+//	srv, err := server.New(server.Graph("agent", g), server.WithCheckpointer(saver),
+//		server.WithBackend(backend), server.WithAuth(auth), server.WithAuthorizer(server.OwnerPolicy()))
 //
 // # State as JSON
 //
@@ -69,6 +96,11 @@
 //   - stateless runs (POST /runs, /runs/stream, /runs/wait) on a thread of
 //     their own, deleted when the run ends unless on_completion is "keep".
 //   - store: put, get, delete, search, namespaces on a [store.Store].
+//   - crons, with a Backend that keeps them ([CronBackend]: server/sqlite,
+//     server/postgres, and the [MemoryBackend] of a server without
+//     [WithBackend]): create (POST /runs/crons, or
+//     /threads/{id}/runs/crons for a cron whose runs all run on that
+//     thread), search, count, patch, delete; see Crons below.
 //
 // # Streams
 //
@@ -212,5 +244,27 @@
 // outside the server took the thread over), as does any fault when the
 // server was given no [WithCheckpointer] to resume from.
 //
-// Cancel with action=rollback, crons and webhooks are not served yet.
+// # Crons
+//
+// A cron creates a run on a schedule: five fields (minute, hour, day of
+// month, month, day of week) or @hourly, @daily, @weekly, @monthly,
+// @yearly, read in its timezone (an IANA name; UTC by default, from the
+// system's zone database), until its end_time if it has one. The run is
+// the one its creation asked for (input, config, metadata, stream_mode,
+// multitask_strategy, … checked as a run's creation is): on its thread,
+// or, for a cron without one, on a new thread of its own, deleted once
+// the run ended unless on_run_completed is "keep". The cron's next due
+// time is stored; every process with the Backend looks for the crons due
+// every ten poll intervals (at most a second; [WithPollInterval]), fires
+// those of the graphs it serves, and [CronBackend.FireCron] makes each
+// tick fire once whatever the number of processes. A tick due while no
+// process ran is fired when one starts — once, however many were
+// missed — and the next tick is the first after that. A tick whose run
+// cannot be made (the thread busy under the default reject strategy,
+// the thread or the assistant deleted) is passed over, logged; a tick
+// met by a fault of the Backend is fired at the next look. Deleting a
+// thread deletes its crons; a deleted or disabled cron does not fire;
+// [WithClock] sets the clock crons are due by.
+//
+// Cancel with action=rollback and webhooks are not served yet.
 package server

@@ -178,7 +178,8 @@ type StepState struct {
 // TestEveryRunSucceedsOnceThroughTransientFaults runs threads of enqueued
 // runs through a server whose Backend and saver fail one call in ten —
 // before the call, or after it (the answer lost) — with what a dropped
-// connection returns. Every run must end "success", and every thread's
+// connection returns; the graph's second node is a subgraph, whose saver
+// calls fail inside the node. Every run must end "success", and every thread's
 // state must hold each of its runs' steps once, in order: a fault is
 // retried or its run released and resumed from its last checkpoint, never
 // turned into a failed run, and no run is applied twice.
@@ -204,9 +205,14 @@ func TestEveryRunSucceedsOnceThroughTransientFaults(t *testing.T) {
 					return StepState{Steps: state.Items(fmt.Sprintf("%d%s", s.Seq.Get(), name))}, nil
 				}
 			}
+			// b is a subgraph: a fault of the saver it shares, inside
+			// the node, is retried as any other.
+			sub, err := graph.New[StepState]().AddNode("b", node("b")).
+				AddEdge(graph.Start, "b").AddEdge("b", graph.End).Compile()
+			require.NoError(t, err)
 			gb := graph.New[StepState]()
 			gb.AddNode("a", node("a"))
-			gb.AddNode("b", node("b"))
+			gb.AddCommandNode("b", graph.Subgraph[StepState, StepState](sub, nil, nil))
 			gb.AddEdge(graph.Start, "a")
 			gb.AddEdge("a", "b")
 			gb.AddEdge("b", graph.End)

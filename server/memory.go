@@ -15,8 +15,8 @@ import (
 	"time"
 )
 
-// MemoryBackend is a [Backend] that holds threads, runs, their events and
-// assistants in the memory of one process, as [checkpoint.NewMemory] holds
+// MemoryBackend is a [Backend] and a [CronBackend] that holds threads,
+// runs, their events, assistants and crons in the memory of one process, as [checkpoint.NewMemory] holds
 // checkpoints: a restart forgets them. A [Server] made without
 // [WithBackend] keeps its threads and runs in one of its own.
 //
@@ -35,6 +35,8 @@ import (
 // and raw JSON may be shared with it and must not be modified; nor may
 // the data given to [MemoryBackend.AppendEvent], which it keeps as given.
 type MemoryBackend struct {
+	memoryCrons // the crons; FireCron and DeleteThread below use it
+
 	keptRuns       int
 	keptEventBytes int64
 
@@ -468,6 +470,7 @@ func (b *MemoryBackend) DeleteThread(ctx context.Context, id string) ([]string, 
 		return nil, fmt.Errorf("thread %s: %w", id, ErrNotFound)
 	}
 	delete(b.threads, id)
+	b.memoryCrons.deleteThread(id) // takes no lock of b's
 	var running []string
 	for _, r := range t.runs {
 		if r.rec.Status == runRunning {
@@ -480,6 +483,12 @@ func (b *MemoryBackend) DeleteThread(ctx context.Context, id string) ([]string, 
 		b.deleteRunLocked(r)
 	}
 	return running, nil
+}
+
+// FireCron implements [CronBackend]: the tick is taken, then the run
+// created as [MemoryBackend.CreateRun] creates it.
+func (b *MemoryBackend) FireCron(ctx context.Context, id string, due, next time.Time, run *RunRecord, create *ThreadRecord) (RunRecord, error) {
+	return b.memoryCrons.fire(id, due, next, run, func() (RunRecord, error) { return b.CreateRun(ctx, *run, create) })
 }
 
 // ---- runs ----

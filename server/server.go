@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,7 +34,8 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 type config struct {
 	graphs  map[string]graphAdapter
 	order   []string
-	token   string
+	auth    Authenticator // see WithAuth, WithAuthToken
+	authz   Authorizer    // see WithAuthorizer
 	noAuth  bool
 	maxBody int64
 	saver   checkpoint.Saver
@@ -85,20 +85,26 @@ func Graph[S any](name string, g *graph.Graph[S]) Option {
 	})
 }
 
-// WithAuthToken requires every request to carry token, as
+// WithAuthToken requires every request but GET /ok to carry token, as
 // "Authorization: Bearer <token>" or as the "x-api-key" header the
 // LangGraph SDKs send. Requests without it get 401, with a wrong one 403.
+// It is [WithAuth] with the [TokenAuthenticator] of this one token, whose
+// identity has the ID "token".
 func WithAuthToken(token string) Option {
 	return optionFunc(func(c *config) error {
 		if token == "" {
 			return errors.New("server: WithAuthToken: empty token")
 		}
-		c.token = token
-		return nil
+		a, err := TokenAuthenticator(map[string]Identity{token: {ID: "token"}})
+		if err != nil {
+			return err
+		}
+		return WithAuth(a).apply(c)
 	})
 }
 
-// WithoutAuthLoopbackOnly turns authentication off; the server then
+// WithoutAuthLoopbackOnly turns authentication off (every request's
+// identity has the ID "loopback"); the server then
 // answers only requests from a loopback address (127.0.0.0/8, ::1) and
 // refuses every other with 403. Since a web page the developer visits can
 // send requests to localhost too, it also refuses a Host that is not
@@ -217,7 +223,7 @@ type Server struct {
 }
 
 // New returns a Server for the graphs given with [Graph]. It needs
-// either [WithAuthToken] or [WithoutAuthLoopbackOnly].
+// one of [WithAuth], [WithAuthToken] or [WithoutAuthLoopbackOnly].
 func New(opts ...Option) (*Server, error) {
 	cfg := config{graphs: map[string]graphAdapter{}, maxBody: DefaultMaxBodyBytes, now: time.Now, kept: DefaultKeptRuns, keptEventBytes: DefaultKeptEventBytes,
 		leaseTTL: DefaultRunLeaseTTL, poll: DefaultPollInterval}
@@ -227,11 +233,11 @@ func New(opts ...Option) (*Server, error) {
 			errs = append(errs, err)
 		}
 	}
-	if cfg.token == "" && !cfg.noAuth {
-		errs = append(errs, errors.New("server: New needs WithAuthToken, or WithoutAuthLoopbackOnly to serve loopback without auth"))
+	if cfg.auth == nil && !cfg.noAuth {
+		errs = append(errs, errors.New("server: New needs WithAuth or WithAuthToken, or WithoutAuthLoopbackOnly to serve loopback without auth"))
 	}
-	if cfg.token != "" && cfg.noAuth {
-		errs = append(errs, errors.New("server: WithAuthToken and WithoutAuthLoopbackOnly exclude each other"))
+	if cfg.auth != nil && cfg.noAuth {
+		errs = append(errs, errors.New("server: WithAuth (or WithAuthToken) and WithoutAuthLoopbackOnly exclude each other"))
 	}
 	if cfg.backend != nil && cfg.saver == nil {
 		errs = append(errs, errors.New("server: WithBackend needs WithCheckpointer with the saver the graphs share"))
@@ -261,17 +267,23 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.routes()
 	s.startShared()
+	s.startCrons()
 	return s, nil
 }
 
-// ServeHTTP authenticates the request, bounds its body and serves it.
+// ServeHTTP authenticates the request (all but GET /ok, the health
+// check), bounds its body and serves it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cors(w, r) {
 		return
 	}
-	if status, msg := s.authenticate(r); status != 0 {
-		writeError(w, status, msg)
-		return
+	if r.Method != http.MethodGet || r.URL.Path != "/ok" {
+		id, status, msg := s.authenticate(r)
+		if status != 0 {
+			writeError(w, status, msg)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
 	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.maxBody)
@@ -327,48 +339,47 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func (s *Server) authenticate(r *http.Request) (int, string) {
+// authenticate returns the identity of r, or the status and message that
+// refuse it.
+func (s *Server) authenticate(r *http.Request) (Identity, int, string) {
 	if s.cfg.noAuth {
 		host, _, err := net.SplitHostPort(r.RemoteAddr)
 		if err != nil {
 			host = r.RemoteAddr
 		}
 		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			return http.StatusForbidden, "this server serves loopback clients only"
+			return Identity{}, http.StatusForbidden, "this server serves loopback clients only"
 		}
 		// A loopback address is not enough: a web page the developer
 		// visits can send requests to localhost (cross-site requests,
 		// DNS rebinding), and a proxy on the same host forwards anyone.
 		if r.Header.Get("Forwarded") != "" || r.Header.Get("X-Forwarded-For") != "" {
-			return http.StatusForbidden, "this server serves loopback clients only, not requests forwarded by a proxy"
+			return Identity{}, http.StatusForbidden, "this server serves loopback clients only, not requests forwarded by a proxy"
 		}
 		if !loopbackHost(r.Host) {
-			return http.StatusForbidden, "this server serves loopback clients only: the Host must be localhost or a loopback address"
+			return Identity{}, http.StatusForbidden, "this server serves loopback clients only: the Host must be localhost or a loopback address"
 		}
 		if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
-			return http.StatusForbidden, "this server serves loopback clients only: origin " + o + " is not allowed (see WithCORS)"
+			return Identity{}, http.StatusForbidden, "this server serves loopback clients only: origin " + o + " is not allowed (see WithCORS)"
 		}
-		return 0, ""
+		return Identity{ID: "loopback"}, 0, ""
 	}
-	got := r.Header.Get("X-Api-Key")
-	if h := r.Header.Get("Authorization"); got == "" && h != "" {
-		scheme, tok, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return http.StatusUnauthorized, "Authorization must be a Bearer token"
-		}
-		got = strings.TrimSpace(tok)
+	id, err := s.cfg.auth.Authenticate(r)
+	switch {
+	case errors.Is(err, ErrForbidden):
+		return Identity{}, http.StatusForbidden, err.Error()
+	case err != nil:
+		return Identity{}, http.StatusUnauthorized, err.Error()
+	case id.ID == "":
+		return Identity{}, http.StatusUnauthorized, "the authenticator gave no identity"
 	}
-	if got == "" {
-		return http.StatusUnauthorized, "missing credentials: send Authorization: Bearer <token> or x-api-key"
-	}
-	if subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.token)) != 1 {
-		return http.StatusForbidden, "invalid token"
-	}
-	return 0, ""
+	return id, 0, ""
 }
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
+	// The handlers of a thread's state and history, and of an
+	// assistant's drawing and schemas, are wrapped to ask the Authorizer.
 	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
 	m.HandleFunc("GET /info", s.info)
 
@@ -380,22 +391,22 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /assistants/{id}", s.sharedDeleteAssistant)
 	m.HandleFunc("POST /assistants/{id}/versions", s.sharedAssistantVersions)
 	m.HandleFunc("POST /assistants/{id}/latest", s.sharedSetLatestVersion)
-	m.HandleFunc("GET /assistants/{id}/graph", s.assistantGraph)
-	m.HandleFunc("GET /assistants/{id}/schemas", s.assistantSchemas)
+	m.HandleFunc("GET /assistants/{id}/graph", s.assistantReader(s.assistantGraph))
+	m.HandleFunc("GET /assistants/{id}/schemas", s.assistantReader(s.assistantSchemas))
 
 	m.HandleFunc("POST /threads", s.sharedCreateThread)
 	m.HandleFunc("POST /threads/search", s.sharedSearchThreads)
 	m.HandleFunc("POST /threads/count", s.sharedCountThreads)
 	m.HandleFunc("GET /threads/{tid}", s.sharedGetThread)
 	m.HandleFunc("PATCH /threads/{tid}", s.sharedPatchThread)
-	m.HandleFunc("POST /threads/{tid}/state/checkpoint", s.getThreadStateAt)
+	m.HandleFunc("POST /threads/{tid}/state/checkpoint", s.threadReader(s.getThreadStateAt))
 	m.HandleFunc("DELETE /threads/{tid}", s.sharedDeleteThread)
 	m.HandleFunc("POST /threads/{tid}/copy", s.sharedCopyThread)
-	m.HandleFunc("GET /threads/{tid}/state", s.getThreadState)
-	m.HandleFunc("GET /threads/{tid}/state/{cid}", s.getThreadState)
+	m.HandleFunc("GET /threads/{tid}/state", s.threadReader(s.getThreadState))
+	m.HandleFunc("GET /threads/{tid}/state/{cid}", s.threadReader(s.getThreadState))
 	m.HandleFunc("POST /threads/{tid}/state", s.sharedUpdateThreadState)
-	m.HandleFunc("POST /threads/{tid}/history", s.threadHistory)
-	m.HandleFunc("GET /threads/{tid}/history", s.threadHistory)
+	m.HandleFunc("POST /threads/{tid}/history", s.threadReader(s.threadHistory))
+	m.HandleFunc("GET /threads/{tid}/history", s.threadReader(s.threadHistory))
 
 	m.HandleFunc("POST /threads/{tid}/runs", s.sharedCreateRun)
 	m.HandleFunc("POST /threads/{tid}/runs/stream", s.sharedStreamRun)
@@ -415,6 +426,13 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /runs/{rid}/stream", s.sharedJoinRunStream)
 	m.HandleFunc("POST /runs/{rid}/cancel", s.sharedCancelRun)
 
+	m.HandleFunc("POST /runs/crons", s.createCron)
+	m.HandleFunc("POST /threads/{tid}/runs/crons", s.createCron)
+	m.HandleFunc("POST /runs/crons/search", s.searchCrons)
+	m.HandleFunc("POST /runs/crons/count", s.countCrons)
+	m.HandleFunc("PATCH /runs/crons/{cid}", s.patchCron)
+	m.HandleFunc("DELETE /runs/crons/{cid}", s.deleteCron)
+
 	m.HandleFunc("PUT /store/items", s.storePut)
 	m.HandleFunc("GET /store/items", s.storeGet)
 	m.HandleFunc("DELETE /store/items", s.storeDelete)
@@ -430,7 +448,7 @@ func (s *Server) routes() {
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"version": "agentgraph", "context": "go",
-		"flags": map[string]bool{"assistants": true, "crons": false, "langsmith": false},
+		"flags": map[string]bool{"assistants": true, "crons": s.crons() != nil, "langsmith": false},
 	})
 }
 

@@ -659,11 +659,20 @@ func (s *Server) sharedCreateThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	md, filter, err := s.authorizeCreate(r, ResourceThreads, body.ThreadID, "", md)
+	if err != nil {
+		fail(w, err)
+		return
+	}
 	now := s.cfg.now()
 	t, err := s.cfg.backend.CreateThread(r.Context(), ThreadRecord{ID: cmp.Or(body.ThreadID, newUUID()), CreatedAt: now, UpdatedAt: now,
 		Metadata: md, Status: statusIdle, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}, body.IfExists)
 	if err != nil {
 		fail(w, backendError(err))
+		return
+	}
+	if !holds(t.Metadata, filter) { // another's, returned by if_exists do_nothing
+		fail(w, errorf(http.StatusConflict, "Thread with ID %s already exists", t.ID))
 		return
 	}
 	writeJSON(w, http.StatusOK, t)
@@ -685,7 +694,7 @@ func (s *Server) sharedGetThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	t, err := s.sharedThread(r.Context(), id)
+	t, _, err := s.authorizedThread(r, id, ActionRead, nil)
 	if err != nil {
 		fail(w, err)
 		return
@@ -697,6 +706,11 @@ func (s *Server) sharedSearchThreads(w http.ResponseWriter, r *http.Request) {
 	q, err := parseThreadSearch(r)
 	if err != nil {
 		fail(w, err)
+		return
+	}
+	var some bool
+	if q.Metadata, some, err = s.authorizeSearch(r, ResourceThreads, q.Metadata); err != nil || !some {
+		answerNone(w, err, q.Limit, q.Offset)
 		return
 	}
 	out, total, err := s.cfg.backend.SearchThreads(r.Context(), q)
@@ -725,6 +739,11 @@ func (s *Server) sharedCountThreads(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	var some bool
+	if q.Metadata, some, err = s.authorizeSearch(r, ResourceThreads, q.Metadata); err != nil || !some {
+		answerNone(w, err, -1, 0)
+		return
+	}
 	_, total, err := s.cfg.backend.SearchThreads(r.Context(), q)
 	if err != nil {
 		fail(w, backendError(err))
@@ -739,7 +758,7 @@ func (s *Server) sharedPatchThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	t, err := s.sharedThread(r.Context(), id)
+	t, md, err := s.authorizedThread(r, id, ActionUpdate, md)
 	if err != nil {
 		fail(w, err)
 		return
@@ -757,6 +776,9 @@ func (s *Server) sharedPatchThread(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) sharedDeleteThread(w http.ResponseWriter, r *http.Request) {
 	id, err := threadID(r)
+	if err == nil {
+		err = s.checkThread(r, id, ActionDelete)
+	}
 	if err != nil {
 		fail(w, err)
 		return
@@ -788,7 +810,7 @@ func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	id := u.threadID
-	t, err := s.sharedThread(r.Context(), id)
+	t, _, err := s.authorizedThread(r, id, ActionUpdate, nil)
 	if err != nil {
 		fail(w, err)
 		return
@@ -832,26 +854,12 @@ func (s *Server) sharedNewRun(r *http.Request, streaming bool) (rec RunRecord, s
 	if err != nil {
 		return RunRecord{}, nil, err
 	}
-	a, body := sp.assistant, &sp.body
-	now := s.cfg.now()
-	rec = RunRecord{ID: newUUID(), ThreadID: sp.tid, AssistantID: a.ID, CreatedAt: now, UpdatedAt: now, Status: runPending,
-		Metadata: normalizeMap(body.Metadata), MultitaskStrategy: sp.strategy, GraphID: a.GraphID}
-	kw := runKwargs{Input: body.Input, Command: body.Command, StreamMode: sp.modeList, StreamSubgraphs: body.StreamSubgraphs,
-		StreamResumable: body.StreamResumable, InterruptBefore: sp.before, InterruptAfter: sp.after,
-		CheckpointID: string(cmp.Or(body.CheckpointID, body.Checkpoint)), Stateless: sp.stateless}
-	if sp.stateless {
-		kw.OnCompletion = cmp.Or(body.OnCompletion, "delete")
+	rec, create, err := s.runRecord(sp)
+	if err != nil {
+		return RunRecord{}, nil, err
 	}
-	cf := &kw.Config.Configurable
-	cf.ThreadID, cf.RunID, cf.GraphID, cf.AssistantID = sp.tid, rec.ID, a.GraphID, a.ID
-	kw.Config.RecursionLimit = body.recursionLimit()
-	if rec.Kwargs, err = json.Marshal(kw); err != nil {
-		return RunRecord{}, nil, fmt.Errorf("server: encoding the kwargs of run %s: %w", rec.ID, err)
-	}
-	var create *ThreadRecord
-	if body.IfNotExists == "create" || sp.stateless {
-		create = &ThreadRecord{ID: sp.tid, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.ID},
-			Status: statusBusy, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}
+	if err := s.authorizeNewRun(r, sp.assistant, &rec, create, sp.stateless); err != nil {
+		return RunRecord{}, nil, err
 	}
 	sp.release = func() {}
 	if h, ok := s.cfg.backend.(eventHolder); ok && streaming {
@@ -870,6 +878,34 @@ func (s *Server) sharedNewRun(r *http.Request, streaming bool) (rec RunRecord, s
 		s.shared.poke(sp.tid, "")
 	}
 	return rec, sp, nil
+}
+
+// runRecord is the pending run sp asks for, as the Backend stores it,
+// and the thread to create for it (nil: the thread must exist).
+func (s *Server) runRecord(sp *runSpec) (RunRecord, *ThreadRecord, error) {
+	var err error
+	a, body := sp.assistant, &sp.body
+	now := s.cfg.now()
+	rec := RunRecord{ID: newUUID(), ThreadID: sp.tid, AssistantID: a.ID, CreatedAt: now, UpdatedAt: now, Status: runPending,
+		Metadata: normalizeMap(body.Metadata), MultitaskStrategy: sp.strategy, GraphID: a.GraphID}
+	kw := runKwargs{Input: body.Input, Command: body.Command, StreamMode: sp.modeList, StreamSubgraphs: body.StreamSubgraphs,
+		StreamResumable: body.StreamResumable, InterruptBefore: sp.before, InterruptAfter: sp.after,
+		CheckpointID: string(cmp.Or(body.CheckpointID, body.Checkpoint)), Stateless: sp.stateless}
+	if sp.stateless {
+		kw.OnCompletion = cmp.Or(body.OnCompletion, "delete")
+	}
+	cf := &kw.Config.Configurable
+	cf.ThreadID, cf.RunID, cf.GraphID, cf.AssistantID = sp.tid, rec.ID, a.GraphID, a.ID
+	kw.Config.RecursionLimit = body.recursionLimit()
+	if rec.Kwargs, err = json.Marshal(kw); err != nil {
+		return RunRecord{}, nil, fmt.Errorf("server: encoding the kwargs of run %s: %w", rec.ID, err)
+	}
+	var create *ThreadRecord
+	if body.IfNotExists == "create" || sp.stateless {
+		create = &ThreadRecord{ID: sp.tid, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.ID},
+			Status: statusBusy, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}
+	}
+	return rec, create, nil
 }
 
 func sharedLocation(rec RunRecord) string {
@@ -948,8 +984,8 @@ func (s *Server) sharedAnswerWhenDone(w http.ResponseWriter, r *http.Request, id
 }
 
 // sharedFindRun returns the run of the path, on the thread of the path
-// (any thread for the stateless routes).
-func (s *Server) sharedFindRun(r *http.Request) (RunRecord, error) {
+// (any thread for the stateless routes), for action.
+func (s *Server) sharedFindRun(r *http.Request, action Action) (RunRecord, error) {
 	tid, rid, err := parseRunPath(r)
 	if err != nil {
 		return RunRecord{}, err
@@ -958,11 +994,14 @@ func (s *Server) sharedFindRun(r *http.Request) (RunRecord, error) {
 	if errors.Is(err, ErrNotFound) || err == nil && tid != "" && rec.ThreadID != tid {
 		return RunRecord{}, errRunNotFound()
 	}
+	if err == nil {
+		err = s.authorizeRun(r, rec, action)
+	}
 	return rec, err
 }
 
 func (s *Server) sharedGetRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionRead)
 	if err != nil {
 		fail(w, err)
 		return
@@ -971,7 +1010,7 @@ func (s *Server) sharedGetRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedJoinRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionRead)
 	if err != nil {
 		fail(w, err)
 		return
@@ -985,7 +1024,7 @@ func (s *Server) sharedListRuns(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if _, err := s.sharedThread(r.Context(), q.threadID); err != nil {
+	if _, _, err := s.authorizedThread(r, q.threadID, ActionRead, nil); err != nil {
 		fail(w, err)
 		return
 	}
@@ -1002,7 +1041,7 @@ func (s *Server) sharedListRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedCancelRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionUpdate)
 	if err != nil {
 		fail(w, err)
 		return
@@ -1028,7 +1067,7 @@ func (s *Server) sharedCancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedDeleteRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionDelete)
 	if err != nil {
 		fail(w, err)
 		return
@@ -1055,7 +1094,7 @@ func (s *Server) sharedStreamRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedJoinRunStream(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.sharedFindRun(r)
+	rec, err := s.sharedFindRun(r, ActionRead)
 	if err != nil {
 		fail(w, err)
 		return

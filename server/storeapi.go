@@ -84,7 +84,12 @@ func (s *Server) storePut(w http.ResponseWriter, r *http.Request) {
 		}
 		opts = append(opts, store.IndexFields(fields...))
 	}
-	if err := st.Put(r.Context(), body.Namespace, body.Key, value, opts...); err != nil {
+	ns, err := s.authorizeStore(r, ActionUpdate, body.Namespace)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := st.Put(r.Context(), ns, body.Key, value, opts...); err != nil {
 		fail(w, storeError(err))
 		return
 	}
@@ -116,7 +121,12 @@ func (s *Server) storeGet(w http.ResponseWriter, r *http.Request) {
 		}
 		opts = append(opts, store.RefreshTTL(b))
 	}
-	it, err := st.Get(r.Context(), strings.Split(ns, "."), q.Get("key"), opts...)
+	namespace, err := s.authorizeStore(r, ActionRead, strings.Split(ns, "."))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	it, err := st.Get(r.Context(), namespace, q.Get("key"), opts...)
 	if err != nil {
 		fail(w, storeError(err))
 		return
@@ -146,7 +156,12 @@ func (s *Server) storeDelete(w http.ResponseWriter, r *http.Request) {
 		fail(w, errorf(http.StatusUnprocessableEntity, "key is required"))
 		return
 	}
-	if err := st.Delete(r.Context(), body.Namespace, *body.Key); err != nil {
+	ns, err := s.authorizeStore(r, ActionDelete, body.Namespace)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := st.Delete(r.Context(), ns, *body.Key); err != nil {
 		fail(w, storeError(err))
 		return
 	}
@@ -181,7 +196,12 @@ func (s *Server) storeSearch(w http.ResponseWriter, r *http.Request) {
 	if body.RefreshTTL != nil {
 		opts = append(opts, store.RefreshTTL(*body.RefreshTTL))
 	}
-	items, err := st.Search(r.Context(), body.NamespacePrefix, opts...)
+	prefix, err := s.authorizeStore(r, ActionSearch, body.NamespacePrefix)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	items, err := st.Search(r.Context(), prefix, opts...)
 	if err != nil {
 		fail(w, storeError(err))
 		return
@@ -210,9 +230,14 @@ func (s *Server) storeNamespaces(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	prefix, err := s.authorizeStore(r, ActionSearch, body.Prefix)
+	if err != nil {
+		fail(w, err)
+		return
+	}
 	opts := []store.ListOption{store.Limit(limit), store.Offset(offset)}
-	if len(body.Prefix) > 0 {
-		opts = append(opts, store.Prefix(body.Prefix...))
+	if len(prefix) > 0 {
+		opts = append(opts, store.Prefix(prefix...))
 	}
 	if len(body.Suffix) > 0 {
 		opts = append(opts, store.Suffix(body.Suffix...))

@@ -54,14 +54,17 @@ func (e *TransientError) Is(target error) bool { return target == ErrTransient }
 //
 // A context cancelled is not transient: whoever cancelled it wanted the
 // operation to stop. Nor is an error a graph's node returned (a
-// graph.NodeError wrapping any of the above): the server does not tell a
-// node's own fault from the graph's, and a node has its retry policy.
+// graph.NodeError wrapping any of the above): a node has its retry policy,
+// and its fault is the graph's own. The exception is a node whose subgraph
+// (or a graph it invoked) failed to reach its saver: a graph.NodeError
+// wrapping a graph.SaverError is transient when the saver's fault is.
 func IsTransient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
-	if _, ok := errors.AsType[*graph.NodeError](err); ok {
-		return false
+	if ne, ok := errors.AsType[*graph.NodeError](err); ok {
+		se, ok := errors.AsType[*graph.SaverError](ne.Err)
+		return ok && IsTransient(se.Err)
 	}
 	if errors.Is(err, ErrTransient) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||

@@ -115,6 +115,14 @@ func TestIsTransientTellsFaultsThatMayPassFromTheRest(t *testing.T) {
 		{"a node's error, whatever it wraps", func(*testing.T) error {
 			return &graph.NodeError{Node: "n", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
 		}, false},
+		{"a saver's fault under a node, as a subgraph's", func(*testing.T) error {
+			return &graph.NodeError{Node: "n", Err: &graph.SaverError{Op: "saving checkpoint", Thread: "t",
+				Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}}
+		}, true},
+		{"a saver's lasting fault under a node", func(*testing.T) error {
+			return &graph.NodeError{Node: "n", Err: &graph.SaverError{Op: "saving checkpoint", Thread: "t",
+				Err: &checkpoint.CorruptError{ThreadID: "t", Err: errors.New("bad")}}}
+		}, false},
 		{"another error", func(*testing.T) error { return errors.New("boom") }, false},
 		{"no error", func(*testing.T) error { return nil }, false},
 	}

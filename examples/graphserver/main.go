@@ -11,8 +11,8 @@
 // Usage:
 //
 //	graphserver [--addr 127.0.0.1:2024] [--db graphserver.db] [--model SPEC]
-//	            [--workspace DIR] [--sandbox required|auto|off]
-//	            (--token TOKEN | --insecure-loopback)
+//	            [--workspace DIR] [--sandbox required|auto|off] [--allow-unsandboxed]
+//	            [--auth token|users|none-loopback] [--token TOKEN] [--users FILE]
 //
 // The model comes from --model, a spec of llm.New ("openai:gpt-4o-mini",
 // "anthropic:claude-sonnet-4-5", "openai-compatible:<model>@<base URL>").
@@ -23,14 +23,26 @@
 //
 // The commands, tests and goal checks of retrai and coder run in the
 // bubblewrap sandbox, which is required by default: where the machine has
-// none they are refused (--sandbox auto runs them unconfined instead, and
-// the start-up lines say so in a WARNING).
+// none, or with --sandbox off, the command refuses to serve unless
+// --allow-unsandboxed (then --sandbox required refuses every command, and
+// --sandbox auto runs them unconfined, which the start-up lines say in a
+// WARNING).
 //
 // Threads live in SQLite (--db): checkpoints, the store and the
 // server's thread and run records share the file, so all of them survive
-// a restart. Clients authenticate with a bearer token or x-api-key
-// (--token, else $AGENTGRAPH_TOKEN); --insecure-loopback serves loopback
-// clients without one instead.
+// a restart. --auth says how clients authenticate, with a bearer token or
+// x-api-key:
+//
+//	token          one token (--token, else $AGENTGRAPH_TOKEN), the default;
+//	               every client holding it reads and changes every thread
+//	users          a token per user, from --users FILE ("USER-ID TOKEN" a
+//	               line); each user sees only the threads, runs, assistants
+//	               and store namespaces (starting with their ID) they created
+//	               (server.OwnerPolicy); another's thread answers 404
+//	none-loopback  no credentials, loopback clients only
+//	               (--insecure-loopback says the same)
+//
+// GET /ok, the health check, needs no credentials.
 package main
 
 import (
@@ -75,12 +87,16 @@ type options struct {
 	db        string
 	model     string
 	workspace string
-	token     string
+	auth      string                     // --auth: authToken, authUsers or authNoneLoopback
+	token     string                     // of authToken
+	users     map[string]server.Identity // of authUsers, by token
 	loopback  bool
 	postgres  string
 	sandbox   tools.SandboxMode
 	runLease  time.Duration
 	maxBody   int64
+	// allowUnsandboxed serves the coding graphs without a sandbox.
+	allowUnsandboxed bool
 }
 
 const usage = `graphserver — the agents of this repository behind the LangGraph Server API.
@@ -88,7 +104,14 @@ const usage = `graphserver — the agents of this repository behind the LangGrap
 Usage:
   graphserver [--addr HOST:PORT] [--db FILE | --postgres URL] [--model SPEC]
               [--workspace DIR] [--run-lease DURATION] [--max-body BYTES]
-              (--token TOKEN | --insecure-loopback)
+              [--sandbox required|auto|off] [--allow-unsandboxed]
+              [--auth token|users|none-loopback] [--token TOKEN] [--users FILE]
+
+Auth (--auth): token (default) one bearer token, --token or $AGENTGRAPH_TOKEN,
+which sees every thread; users, a token per user from --users FILE (lines
+"USER-ID TOKEN"), each user seeing only their own threads, runs, assistants
+and store namespaces; none-loopback, no credentials and loopback clients only
+(= --insecure-loopback). GET /ok needs no credentials.
 
 Graphs: react, retrai, research, coder. Without --model they run on offline
 models over copies of bundled sample projects.
@@ -109,8 +132,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.db, "db", "graphserver.db", "SQLite file of the threads' checkpoints, the store, and the threads and runs")
 	fs.StringVar(&o.model, "model", "", "model of every agent, a spec of llm.New (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, openai-compatible:<model>@<base URL>); none: offline models")
 	fs.StringVar(&o.workspace, "workspace", "", "project directory of retrai, research and coder (default: temporary copies of the bundled samples)")
-	fs.StringVar(&o.token, "token", "", "bearer token clients must send (default: $"+tokenEnv+")")
-	fs.BoolVar(&o.loopback, "insecure-loopback", false, "serve loopback clients without a token (server.WithoutAuthLoopbackOnly)")
+	fs.StringVar(&o.auth, "auth", "", "how clients authenticate: token (one bearer token for all), users (a token per user, --users; each sees only their own threads), none-loopback (no credentials, loopback clients only); default token, or none-loopback with --insecure-loopback")
+	fs.StringVar(&o.token, "token", "", "bearer token clients must send, with --auth token (default: $"+tokenEnv+")")
+	usersFile := fs.String("users", "", "file of the users of --auth users: one \"USER-ID TOKEN\" a line, # for comments")
+	fs.BoolVar(&o.loopback, "insecure-loopback", false, "serve loopback clients without a token: --auth none-loopback (server.WithoutAuthLoopbackOnly)")
+	fs.BoolVar(&o.allowUnsandboxed, "allow-unsandboxed", false, "serve retrai and coder even where their commands would have no sandbox (--sandbox off, or none on the machine)")
 	fs.StringVar(&o.postgres, "postgres", "", "PostgreSQL URL of the checkpoints, the store, and the threads and runs, instead of --db: several graphserver processes on one database share them")
 	fs.DurationVar(&o.runLease, "run-lease", server.DefaultRunLeaseTTL, "how long a run stays its process's without renewal: the runs, and their threads, of a process that died are taken over by another after this")
 	fs.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes (a larger one gets 413)")
@@ -129,18 +155,53 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprintf(stderr, "graphserver: unexpected argument %q\n", fs.Arg(0))
 		return o, errors.New("usage")
 	}
-	if o.token == "" {
-		o.token = strings.TrimSpace(os.Getenv(tokenEnv))
-	}
-	switch {
-	case o.token == "" && !o.loopback:
-		fmt.Fprintf(stderr, "graphserver: no token: pass --token, set $%s, or pass --insecure-loopback to serve loopback clients without one\n", tokenEnv)
-		return o, errors.New("usage")
-	case o.token != "" && o.loopback:
-		fmt.Fprintln(stderr, "graphserver: --insecure-loopback and a token exclude each other")
+	if err := checkAuth(&o, *usersFile); err != nil {
+		fmt.Fprintln(stderr, "graphserver:", err)
 		return o, errors.New("usage")
 	}
 	return o, nil
+}
+
+// checkAuth settles o.auth from the flags and reads what it needs: the
+// token (from $AGENTGRAPH_TOKEN when --token is not given) or the users
+// of usersFile.
+func checkAuth(o *options, usersFile string) error {
+	switch {
+	case o.loopback && o.auth != "" && o.auth != authNoneLoopback:
+		return fmt.Errorf("--insecure-loopback and --auth %s exclude each other", o.auth)
+	case o.loopback:
+		o.auth = authNoneLoopback
+	case o.auth == "":
+		o.auth = authToken
+	}
+	if o.auth != authToken && o.token != "" {
+		return fmt.Errorf("--token is for --auth token; --auth %s and a token exclude each other", o.auth)
+	}
+	if o.auth != authUsers && usersFile != "" {
+		return fmt.Errorf("--users is for --auth users, not --auth %s", o.auth)
+	}
+	switch o.auth {
+	case authToken:
+		if o.token == "" {
+			o.token = strings.TrimSpace(os.Getenv(tokenEnv))
+		}
+		if o.token == "" {
+			return fmt.Errorf("no token: pass --token, set $%s, pass --auth users with --users FILE, or --insecure-loopback to serve loopback clients without one", tokenEnv)
+		}
+	case authUsers:
+		if usersFile == "" {
+			return errors.New("--auth users needs --users FILE")
+		}
+		users, err := loadUsers(usersFile)
+		if err != nil {
+			return err
+		}
+		o.users = users
+	case authNoneLoopback:
+	default:
+		return fmt.Errorf("--auth %q: want token, users or none-loopback", o.auth)
+	}
+	return nil
 }
 
 // run runs the command line args and returns the exit code. It serves
@@ -163,6 +224,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // serve opens the storage, builds the graphs and serves them on o.addr
 // until ctx is cancelled; then it stops the runs and closes everything.
 func serve(ctx context.Context, o options, stdout io.Writer) (err error) {
+	if err := checkSandbox(tools.SandboxStatus(), o.sandbox, o.allowUnsandboxed); err != nil {
+		return err
+	}
+	auth, err := authOptions(o)
+	if err != nil {
+		return err
+	}
 	ms, err := newModels(ctx, o.model)
 	if err != nil {
 		return err
@@ -183,11 +251,7 @@ func serve(ctx context.Context, o options, stdout io.Writer) (err error) {
 	}
 	opts = append(opts, st.serverOptions()...)
 	opts = append(opts, server.WithRunLeaseTTL(o.runLease), server.WithMaxBodyBytes(o.maxBody))
-	if o.loopback {
-		opts = append(opts, server.WithoutAuthLoopbackOnly())
-	} else {
-		opts = append(opts, server.WithAuthToken(o.token))
-	}
+	opts = append(opts, auth...)
 	srv, err := server.New(opts...)
 	if err != nil {
 		return err
@@ -237,13 +301,19 @@ func printBanner(w io.Writer, o options, ms models, ws *workspaces, st *storage,
 	for _, d := range []struct{ graph, dir string }{{retraiGraph, ws.retrai}, {researchGraph, ws.research}, {coderGraph, ws.coder}} {
 		fmt.Fprintf(w, "graphserver: workspace of %s: %s\n", d.graph, d.dir)
 	}
-	auth := "a bearer token is required"
-	if o.loopback {
-		auth = "no token, loopback clients only (--insecure-loopback)"
+	auth := "a bearer token is required (--auth token); every client holding it sees every thread"
+	switch o.auth {
+	case authNoneLoopback:
+		auth = "no token, loopback clients only (--auth none-loopback)"
+	case authUsers:
+		auth = fmt.Sprintf("a token per user (--auth users, %d tokens): each user sees only their own threads, runs, assistants and store namespaces", len(o.users))
 	}
 	fmt.Fprintf(w, "graphserver: graphs %s, %s, %s, %s; storage %s; %s\n", reactGraph, retraiGraph, researchGraph, coderGraph, st.where, auth)
 	for _, line := range strings.Split(strings.TrimSuffix(sandboxnote.Lines(tools.SandboxStatus(), o.sandbox), "\n"), "\n") {
 		fmt.Fprintf(w, "graphserver: %s\n", line)
+	}
+	if o.allowUnsandboxed && checkSandbox(tools.SandboxStatus(), o.sandbox, false) != nil {
+		fmt.Fprintln(w, "graphserver: WARNING: --allow-unsandboxed: retrai and coder are served without a sandbox, to every client")
 	}
 	fmt.Fprintf(w, "graphserver: listening on http://%s\n", addr)
 }

@@ -37,6 +37,13 @@
 //     (assistant_id, version). A patch numbers its version from the
 //     assistant's row, which its update locks, so two patches at once
 //     number two versions.
+//   - agentgraph_server_crons (schema version 3): one row per cron, with
+//     next_run_at, its next due time (NULL once it fires no more).
+//     [Backend.FireCron] sets it from the due time it read to the next,
+//     WHERE next_run_at is still the one read, first in the transaction
+//     that creates the tick's run: of processes firing one tick at once,
+//     one changes the row and makes the run, the others change nothing.
+//     A thread's crons are deleted with it.
 //
 // # Queue and leases
 //

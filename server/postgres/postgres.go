@@ -122,7 +122,7 @@ var migrations = [][]string{{
 		PRIMARY KEY (assistant_id, version)
 	)`,
 	`CREATE INDEX agentgraph_server_assistants_created ON agentgraph_server_assistants (created_at DESC, assistant_id)`,
-}}
+}, cronsMigration}
 
 const migrationsTable = "agentgraph_server_schema_migrations"
 
@@ -369,6 +369,9 @@ func (b *Backend) DeleteThread(ctx context.Context, id string) ([]string, error)
 			if tag.RowsAffected() == 0 {
 				return notFound("thread", id)
 			}
+			if _, err := tx.Exec(ctx, `DELETE FROM `+cronsTable+` WHERE thread_id = $1`, id); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, `DELETE FROM agentgraph_server_events e USING agentgraph_server_runs r
 			WHERE e.run_id = r.run_id AND r.thread_id = $1 AND r.status <> 'running'`, id); err != nil {
 				return err
@@ -413,6 +416,12 @@ func scanRun(row pgx.Row) (server.RunRecord, error) {
 
 // CreateRun implements [server.Backend].
 func (b *Backend) CreateRun(ctx context.Context, r server.RunRecord, create *server.ThreadRecord) (server.RunRecord, error) {
+	return b.createRun(ctx, r, create, nil)
+}
+
+// createRun is CreateRun, calling first, when it is not nil, before in
+// the transaction that creates the run (FireCron's compare-and-set).
+func (b *Backend) createRun(ctx context.Context, r server.RunRecord, create *server.ThreadRecord, before func(pgx.Tx) error) (server.RunRecord, error) {
 	md, err := jsonArg(orEmpty(r.Metadata))
 	if err != nil {
 		return r, err
@@ -424,6 +433,11 @@ func (b *Backend) CreateRun(ctx context.Context, r server.RunRecord, create *ser
 	var out server.RunRecord
 	err = withRetry(ctx, func() error {
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+			if before != nil {
+				if err := before(tx); err != nil {
+					return err
+				}
+			}
 			if create != nil {
 				tmd, err := jsonArg(orEmpty(create.Metadata))
 				if err != nil {
@@ -502,7 +516,7 @@ func (b *Backend) CreateRun(ctx context.Context, r server.RunRecord, create *ser
 		})
 	})
 	if err != nil {
-		if errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrThreadBusy) || errors.Is(err, server.ErrGraphMismatch) {
+		if errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrThreadBusy) || errors.Is(err, server.ErrGraphMismatch) || errors.Is(err, server.ErrTickTaken) {
 			return r, err
 		}
 		return r, fmt.Errorf("server/postgres: creating run %s: %w", r.ID, err)

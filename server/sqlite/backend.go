@@ -463,6 +463,9 @@ func (b *Backend) DeleteThread(ctx context.Context, id string) ([]string, error)
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return cmp.Or(err, notFound("thread", id))
 		}
+		if _, err := tx.Exec(`DELETE FROM `+cronsTable+` WHERE thread_id = ?1`, id); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(`DELETE FROM `+eventsTable+` WHERE run_id IN
 			(SELECT run_id FROM `+runsTable+` WHERE thread_id = ?1 AND status <> 'running')`, id); err != nil {
 			return err
@@ -497,15 +500,27 @@ func (b *Backend) DeleteThread(ctx context.Context, id string) ([]string, error)
 // IMMEDIATE) holds the database's one write lock: the strategy is decided
 // against rows no other process can change meanwhile.
 func (b *Backend) CreateRun(ctx context.Context, r server.RunRecord, create *server.ThreadRecord) (server.RunRecord, error) {
+	var out server.RunRecord
+	err := b.db.Write(ctx, func(tx sqlitedb.Tx) error { return createRun(tx, r, create, &out) })
+	if err != nil {
+		return r, wrap(err, "creating run %s", r.ID)
+	}
+	return out, nil
+}
+
+// createRun creates run r, as CreateRun says, in the write transaction
+// tx, and sets out to it. An error of the contract (ErrNotFound,
+// ErrGraphMismatch, ErrThreadBusy) comes before any write but the
+// creation of the thread create (which exists then).
+func createRun(tx sqlitedb.Tx, r server.RunRecord, create *server.ThreadRecord, out *server.RunRecord) error {
 	md, err := encode(orEmpty(r.Metadata))
 	if err != nil {
-		return r, err
+		return err
 	}
 	if len(r.Kwargs) > 0 && !json.Valid(r.Kwargs) {
-		return r, fmt.Errorf("server/sqlite: run %s: kwargs are not JSON", r.ID)
+		return fmt.Errorf("server/sqlite: run %s: kwargs are not JSON", r.ID)
 	}
-	var out server.RunRecord
-	err = b.db.Write(ctx, func(tx sqlitedb.Tx) error {
+	{
 		now := nanos(time.Now())
 		if create != nil {
 			tmd, err := encode(orEmpty(create.Metadata))
@@ -569,7 +584,7 @@ func (b *Backend) CreateRun(ctx context.Context, r server.RunRecord, create *ser
 				return err
 			}
 		}
-		out, _, err = scanRun(tx.QueryRow(`INSERT INTO `+runsTable+`
+		*out, _, err = scanRun(tx.QueryRow(`INSERT INTO `+runsTable+`
 			(run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, multitask_strategy, kwargs)
 			VALUES (?1, ?2, ?3, ?4, ?4, 'pending', ?5, ?6, ?7) RETURNING `+runCols,
 			r.ID, r.ThreadID, r.AssistantID, nanos(r.CreatedAt), md, r.MultitaskStrategy, rawOr(r.Kwargs, "{}")), 0)
@@ -583,13 +598,9 @@ func (b *Backend) CreateRun(ctx context.Context, r server.RunRecord, create *ser
 			return err
 		}
 		_, err = tx.Exec(`UPDATE `+threadsTable+` SET metadata = ?2, status = 'busy', updated_at = ?3 WHERE thread_id = ?1`, r.ThreadID, tmd, now)
+		out.GraphID = r.GraphID
 		return err
-	})
-	if err != nil {
-		return r, wrap(err, "creating run %s", r.ID)
 	}
-	out.GraphID = r.GraphID
-	return out, nil
 }
 
 // ClaimRun implements [server.Backend]. The claim is one write

@@ -64,6 +64,14 @@
 //     (assistant_id, version). SQLite runs one write at a time, across
 //     processes, so two patches at once number two versions. Assistant
 //     searches filter name and metadata in the process.
+//   - agentgraph_server_crons (schema version 3): one row per cron, with
+//     next_run_at, its next due time (NULL once it fires no more).
+//     [Backend.FireCron] sets it from the due time it read to the next,
+//     WHERE next_run_at is still the one read, in the write transaction
+//     that creates the tick's run: of processes firing one tick at once,
+//     one changes the row and makes the run, the others change nothing.
+//     A thread's crons are deleted with it; cron searches filter metadata
+//     in the process.
 //
 // Times are Unix nanoseconds; JSON columns carry CHECK (json_valid(…)),
 // so that SQLite refuses malformed JSON. Thread searches filter metadata

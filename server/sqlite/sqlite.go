@@ -195,4 +195,4 @@ var migrations = [][]string{{
 		created_at   INTEGER NOT NULL,
 		PRIMARY KEY (assistant_id, version)
 	)`,
-}}
+}, cronsMigration}
