@@ -36,7 +36,7 @@ type graphAdapter interface {
 
 // runParams is what a run was asked to do, decoded from RunCreate.
 type runParams struct {
-	abandoned                   *sync.WaitGroup // see thread.abandoned
+	abandoned                   *sync.WaitGroup // see executeClaim: nodes a cancelled run left running
 	thread, runID, checkpointID string
 	input                       json.RawMessage // nil or null: continue from the checkpoint
 	command                     *commandBody

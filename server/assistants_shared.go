@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The assistants with a Backend: the graphs' own assistants stay computed
+// The assistants: the graphs' own assistants stay computed
 // in each process (s.assistants holds them alone); every other assistant,
 // with its versions, lives in the Backend, so that any process reads,
 // searches, patches and runs it.
@@ -332,7 +332,7 @@ func (s *Server) assistantVersionsFromMemory(w http.ResponseWriter, filter map[s
 	s.mu.Lock()
 	var out []assistantVersion
 	for i := len(a.versions) - 1; i >= 0; i-- {
-		if contains(map[string]any(a.versions[i].Metadata), map[string]any(filter)) {
+		if jsonContains(map[string]any(a.versions[i].Metadata), map[string]any(filter)) {
 			out = append(out, a.versions[i])
 		}
 	}

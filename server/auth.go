@@ -200,8 +200,7 @@ func (f AuthorizerFunc) Authorize(ctx context.Context, req *AuthRequest) (map[st
 
 // WithAuthorizer has a decide every request on threads, runs, assistants
 // other than the graphs' own (which every identity reads and runs) and
-// the store (see [Authorizer]); [OwnerPolicy] is a ready one. It needs
-// [WithBackend].
+// the store (see [Authorizer]); [OwnerPolicy] is a ready one.
 func WithAuthorizer(a Authorizer) Option {
 	return optionFunc(func(c *config) error {
 		if a == nil {
@@ -275,7 +274,7 @@ func (s *Server) authorize(r *http.Request, req *AuthRequest) (map[string]any, e
 // holds reports whether metadata holds filter (nil holds nothing but
 // allows everything).
 func holds(metadata, filter map[string]any) bool {
-	return len(filter) == 0 || contains(metadata, filter)
+	return len(filter) == 0 || jsonContains(map[string]any(metadata), map[string]any(filter))
 }
 
 // narrow merges filter into a search's metadata filter q: both must hold.

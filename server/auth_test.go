@@ -39,12 +39,7 @@ type authEnv struct {
 
 func newAuthEnv(t *testing.T, opts ...server.Option) *authEnv {
 	t.Helper()
-	saver, shared := envSaver(t)
-	if shared == nil {
-		var b server.Backend
-		saver, b = sqliteEnv(t)
-		shared = []server.Option{server.WithBackend(b), server.WithPollInterval(10 * time.Millisecond), server.WithRunLeaseTTL(2 * time.Second)}
-	}
+	saver, shared := envSaver(t) // without AGENTGRAPH_TEST_SERVER_BACKEND, the server's own MemoryBackend
 	authn, err := server.TokenAuthenticator(map[string]server.Identity{
 		tokenAlice: {ID: "alice", DisplayName: "Alice"},
 		tokenBob:   {ID: "bob", DisplayName: "Bob"},
@@ -173,7 +168,6 @@ func TestAuthOptionsRefuseBadCombinations(t *testing.T) {
 		{"two authenticators", []server.Option{server.WithAuth(authn), server.WithAuthToken("x")}, "more than once"},
 		{"authenticator and loopback", []server.Option{server.WithAuth(authn), server.WithoutAuthLoopbackOnly()}, "exclude each other"},
 		{"nil authorizer", []server.Option{server.WithAuth(authn), server.WithAuthorizer(nil)}, "nil authorizer"},
-		{"authorizer without a backend", []server.Option{server.WithAuth(authn), server.WithAuthorizer(server.OwnerPolicy())}, "needs WithBackend"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

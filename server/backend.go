@@ -11,8 +11,9 @@ import (
 // Backend keeps a Server's threads, runs and assistants where several server
 // processes share them, such as a PostgreSQL database (package
 // server/postgres) or a SQLite file (package server/sqlite);
-// server/backendtest checks an implementation. Without [WithBackend] a Server holds them in memory,
-// for itself alone.
+// server/backendtest checks an implementation. Without [WithBackend] a
+// Server keeps them in a [MemoryBackend] of its own, for itself alone:
+// the same code path, in one process's memory.
 //
 // A Backend decides the multitask strategies against its shared rows and
 // guarantees that one thread never has two running runs, whichever
@@ -266,10 +267,10 @@ type Event struct {
 	Data json.RawMessage
 }
 
-// Defaults of the options of a Server with a [Backend].
+// Defaults of the options of a Server's run service.
 const (
-	// DefaultWorkers is how many runs a server executes at once when
-	// [WithWorkers] is not given.
+	// DefaultWorkers is how many runs a server with [WithBackend]
+	// executes at once when [WithWorkers] is not given.
 	DefaultWorkers = 8
 	// DefaultRunLeaseTTL is a claimed run's lease when [WithRunLeaseTTL]
 	// is not given.
@@ -280,7 +281,8 @@ const (
 )
 
 // WithBackend keeps threads, runs and assistants in b, shared with every server
-// process using the same store, instead of in memory. The server then
+// process using the same store, instead of in a [MemoryBackend] of the
+// server's own. The server then
 // executes the runs it claims from b, [WithWorkers] at once, under leases
 // of [WithRunLeaseTTL]; it needs [WithCheckpointer] with the saver
 // its graphs share (a run taken over from a dead process resumes from the
@@ -300,8 +302,9 @@ func WithBackend(b Backend) Option {
 	})
 }
 
-// WithWorkers sets how many runs a server with a [Backend] executes at
-// once (default [DefaultWorkers]).
+// WithWorkers sets how many runs a server executes at once (default
+// [DefaultWorkers] with [WithBackend]; without it, as many as there are
+// threads with a run: each thread runs one at a time anyway).
 func WithWorkers(n int) Option {
 	return optionFunc(func(c *config) error {
 		if n < 1 {
@@ -326,10 +329,12 @@ func WithRunLeaseTTL(ttl time.Duration) Option {
 	})
 }
 
-// WithPollInterval sets how often a server with a [Backend] looks for
-// runs to claim when idle, and for the events and ends of runs other
-// processes execute (default [DefaultPollInterval]); a request waiting on
-// such a run backs off to ten times that while nothing changes.
+// WithPollInterval sets how often a server looks for runs to claim when
+// idle, and for the events and ends of runs other processes execute
+// (default [DefaultPollInterval]); a request waiting on such a run backs
+// off to ten times that while nothing changes. The runs a server queues
+// or ends itself wake it at once: without [WithBackend] it never waits
+// for a poll.
 func WithPollInterval(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
 		if d <= 0 {

@@ -67,3 +67,33 @@ func BenchmarkStatelessStream(b *testing.B) {
 		benchPost(b, hs, "/runs/stream", `{"assistant_id":"greeter","input":{"name":"Ada"},"stream_mode":["values","updates"]}`)
 	}
 }
+
+// BenchmarkStatelessStreamManyEvents measures one POST /runs/stream of a
+// node that writes 100 custom events, read to its end: the cost of each
+// event from the node to the client.
+func BenchmarkStatelessStreamManyEvents(b *testing.B) {
+	saver := checkpoint.NewMemory()
+	gb := graph.New[Greeting]()
+	gb.AddNode("chat", func(ctx context.Context, s Greeting) (Greeting, error) {
+		w := graph.StreamWriter(ctx)
+		for i := range 100 {
+			w(map[string]int{"i": i})
+		}
+		return s, nil
+	})
+	gb.AddEdge(graph.Start, "chat")
+	gb.AddEdge("chat", graph.End)
+	g, err := gb.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := server.New(server.Graph("chatty", g), server.WithCheckpointer(saver), server.WithAuthToken(token))
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	b.Cleanup(hs.Close)
+	for b.Loop() {
+		benchPost(b, hs, "/runs/stream", `{"assistant_id":"chatty","input":{"name":"Ada"},"stream_mode":["custom"]}`)
+	}
+}

@@ -30,58 +30,6 @@ func copiedStatus(status string) string {
 	return status
 }
 
-// copyThread serves POST /threads/{id}/copy: a new thread with the
-// source's metadata (thread_id set to the copy's), state and checkpoints.
-func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
-	id, err := threadID(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	src, err := s.lookupThread(id)
-	if err != nil {
-		s.mu.Unlock()
-		fail(w, err)
-		return
-	}
-	md := maps.Clone(src.Metadata)
-	values, status := src.Values, copiedStatus(src.Status)
-	interrupts := maps.Clone(src.Interrupts)
-	s.mu.Unlock()
-
-	newID := newUUID()
-	if md == nil {
-		md = map[string]any{}
-	}
-	md["thread_id"] = newID
-	// The checkpoints first: the copy is not seen before it has them.
-	if err := s.copyCheckpoints(r.Context(), id, newID); err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	t := s.newThread(newID, md)
-	t.Values, t.Status = values, status
-	if interrupts != nil {
-		t.Interrupts = interrupts
-	}
-	g := s.graphOf(md)
-	s.mu.Unlock()
-	if g != nil {
-		// What the copy shows comes from the checkpoints it got, which a
-		// run of the source may have moved past the source's record.
-		failed := ""
-		if status == statusError {
-			failed = "copied from a failed thread"
-		}
-		s.refreshThread(r.Context(), t, g, failed)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	writeJSON(w, http.StatusOK, t)
-}
-
 // graphOf returns the graph a thread's metadata names, or nil.
 func (s *Server) graphOf(md map[string]any) graphAdapter {
 	name, _ := md["graph_id"].(string)
@@ -91,7 +39,8 @@ func (s *Server) graphOf(md map[string]any) graphAdapter {
 	return nil
 }
 
-// sharedCopyThread is copyThread with a Backend.
+// sharedCopyThread serves POST /threads/{id}/copy: a new thread with the
+// source's metadata (thread_id set to the copy's), state and checkpoints.
 func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
 	id, err := threadID(r)
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 	"time"
 )
 
-// memoryCrons keeps crons in memory, for a Backend of one process. It
+// memoryCrons keeps crons in memory, for a Backend of one process (the
+// [MemoryBackend] embeds it). It
 // has every method of [CronBackend] but FireCron, which the Backend
 // that embeds it builds on fire with its own creation of a run:
 //
@@ -89,7 +90,7 @@ func (m *memoryCrons) SearchCrons(ctx context.Context, q CronQuery) ([]CronRecor
 	var all []CronRecord
 	for _, c := range m.crons {
 		if (q.AssistantID == "" || c.AssistantID == q.AssistantID) && (q.ThreadID == "" || c.ThreadID == q.ThreadID) &&
-			(q.Enabled == nil || c.Enabled == *q.Enabled) && contains(c.Metadata, md) {
+			(q.Enabled == nil || c.Enabled == *q.Enabled) && jsonContains(map[string]any(c.Metadata), map[string]any(md)) {
 			all = append(all, copyCron(c))
 		}
 	}

@@ -172,8 +172,11 @@ func (e *env) runsOn(tid string) []map[string]any {
 }
 
 func TestCronRoutesAnswer404WithoutACronBackend(t *testing.T) {
-	memoryOnly(t, "a server without a Backend keeps no crons")
-	e := newEnv(t)
+	memoryOnly(t, "the test gives a Backend of its own")
+	// A Backend that is no CronBackend: the MemoryBackend's Backend
+	// methods alone.
+	noCrons := struct{ server.Backend }{server.NewMemoryBackend()}
+	e := newEnv(t, server.WithBackend(noCrons))
 	r := e.do("POST", "/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "* * * * *"})
 	require.Equal(t, 404, r.status, "%s", r.body)
 	require.Contains(t, string(r.body), "keeps no crons")
@@ -182,6 +185,23 @@ func TestCronRoutesAnswer404WithoutACronBackend(t *testing.T) {
 	}
 	e.ok("GET", "/info", nil, &info)
 	require.False(t, info.Flags["crons"])
+}
+
+// A server without WithBackend keeps crons in its own MemoryBackend.
+func TestALocalServerServesCrons(t *testing.T) {
+	memoryOnly(t, "a server without WithBackend")
+	e := newEnv(t)
+	var c map[string]any
+	e.ok("POST", "/runs/crons", map[string]any{"assistant_id": "agent", "schedule": "0 3 * * *", "input": map[string]any{"topic": "x"}}, &c)
+	var found []map[string]any
+	e.ok("POST", "/runs/crons/search", map[string]any{}, &found)
+	require.Len(t, found, 1)
+	require.Equal(t, c["cron_id"], found[0]["cron_id"])
+	var info struct {
+		Flags map[string]bool `json:"flags"`
+	}
+	e.ok("GET", "/info", nil, &info)
+	require.True(t, info.Flags["crons"])
 }
 
 func TestCronCreateRefusesABadCron(t *testing.T) {

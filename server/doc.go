@@ -46,8 +46,8 @@
 // runs and copies), runs and assistants get metadata "owner" set to the
 // user's ID, which no request can change, and are the user's alone; a
 // store namespace must start with the user's ID. The graphs' own
-// assistants are every identity's to read and run. An Authorizer needs
-// [WithBackend].
+// assistants are every identity's to read and run. It applies with or
+// without [WithBackend]: every request goes through the same handlers.
 //
 //	auth, err := server.TokenAuthenticator(map[string]server.Identity{
 //		aliceToken: {ID: "alice"}, bobToken: {ID: "bob"},
@@ -97,7 +97,8 @@
 //     their own, deleted when the run ends unless on_completion is "keep".
 //   - store: put, get, delete, search, namespaces on a [store.Store].
 //   - crons, with a Backend that keeps them ([CronBackend]: server/sqlite,
-//     server/postgres): create (POST /runs/crons, or
+//     server/postgres, and the [MemoryBackend] of a server without
+//     [WithBackend]): create (POST /runs/crons, or
 //     /threads/{id}/runs/crons for a cron whose runs all run on that
 //     thread), search, count, patch, delete; see Crons below.
 //
@@ -114,10 +115,15 @@
 // "messages/partial" with the text so far after each token, and after each
 // step "messages/complete" with the state's messages not sent before. The
 // mode "events" is refused with 422. Event ids count from 0 per run;
-// every event of a run is kept, so
-// a client joining with GET …/runs/{id}/stream gets the run from its start
-// (or after the Last-Event-ID it sends) and then live events. When a run
-// pauses, "updates" and "values" carry {"__interrupt__": [{id, value}]}.
+// every event of a pending or running run is kept, so a client joining
+// with GET …/runs/{id}/stream gets the run from its start (or after the
+// Last-Event-ID it sends) and then live events. Once a run ended, a
+// [Backend] given with [WithBackend] keeps its events until it or its
+// thread is deleted; without one, the events of a stream_resumable run
+// are kept up to [WithKeptEventBytes] (past it a join gets an "error"
+// event, EventsDropped), those of another run are dropped once no stream
+// reads them (a join gets its "end" alone). When a run pauses, "updates"
+// and "values" carry {"__interrupt__": [{id, value}]}.
 //
 // # Runs and multitask strategies
 //
@@ -134,14 +140,28 @@
 // runs end "interrupted";
 // a run that paused at an interrupt ends "success" and leaves its thread
 // "interrupted"; a failed run ends "error", as does its thread.
-// [Server.Shutdown] cancels every run and refuses new ones.
+// [Server.Shutdown] refuses new runs; without [WithBackend] it cancels
+// every run, with one it hands its runs back (see below).
 //
 // A cancelled run's node that ignores its context is abandoned by the
 // graph runtime, which does not wait for it (see package graph); the
 // thread's next run waits for it all the same (graph.WithAbandonedNodes),
 // so that one thread's runs never overlap — and a node that never returns
-// keeps its thread busy. The server remembers the last [DefaultKeptRuns]
-// ended runs ([WithKeptRuns]) and forgets older ones.
+// keeps its thread busy. Without [WithBackend], the server remembers the
+// last [DefaultKeptRuns] ended runs ([WithKeptRuns]) and forgets older
+// ones.
+//
+// # One code path
+//
+// The package is three layers: the HTTP handlers (parsing and checking a
+// request, answering it), the run service (a dispatcher that claims runs
+// from the Backend, executes each under a lease it renews, records its
+// events and ends it; and the waits, joins and streams that read them
+// back), and the [Backend], which stores threads, runs, events and
+// assistants and decides the multitask strategies. Every server has a
+// Backend: the one given with [WithBackend], or else a [MemoryBackend] of
+// its own, which passes the same conformance suite (server/backendtest)
+// as the SQL ones. A behaviour is built once, whichever keeps the rows.
 //
 // # One process or several
 //
@@ -156,8 +176,12 @@
 //     server/sqlite, a SQLite file, for one process or several on one
 //     machine; server/postgres, for processes on any number of machines).
 //
-// Without [WithBackend], threads, runs and assistants are held in memory:
-// a restart forgets them, though the checkpoints stay in the saver. The
+// Without [WithBackend], threads, runs and assistants are held in the
+// server's own [MemoryBackend]: a restart forgets them, though the
+// checkpoints stay in the saver. Such a server runs as many runs at once
+// as there are threads with one (unless [WithWorkers]), keeps the graphs'
+// own thread leases (graph.WithLeaseTTL), and, having no other process to
+// hand a run to, cancels its runs at [Server.Shutdown]. The
 // SQLite packages may share one file, as examples/graphserver does with
 // server/sqlite as its backend: then everything survives a restart.
 //
@@ -213,7 +237,12 @@
 // request whose backend call meets such a fault answers 503 with
 // Retry-After (the SDKs retry it); a wait, join or stream of a run waits
 // the fault out. A fault that never passes keeps its run queued, attempt
-// after attempt, until the run is cancelled.
+// after attempt, until the run is cancelled. A server without
+// [WithBackend] runs a run that stopped on such a fault of its saver again
+// from its last checkpoint, 30 attempts at most (about half a minute),
+// then ends it "error"; a fenced write ends its run at once (a holder
+// outside the server took the thread over), as does any fault when the
+// server was given no [WithCheckpointer] to resume from.
 //
 // # Crons
 //

@@ -331,7 +331,10 @@ func TestConcurrentMixedStrategiesNeverFailTheServer(t *testing.T) {
 	var list []map[string]any
 	e.ok("GET", "/threads/"+tid+"/runs?limit=100", nil, &list)
 	for _, rn := range list {
-		e.ok("GET", "/threads/"+tid+"/runs/"+rn["run_id"].(string)+"/join", nil, nil)
+		// A run that a later rollback cancelled is deleted once it ended:
+		// listed while it ran, it may be gone (404) by its join.
+		r := e.do("GET", "/threads/"+tid+"/runs/"+rn["run_id"].(string)+"/join", nil)
+		require.Contains(t, []int{200, 404}, r.status, "%s", r.body)
 	}
 	var th map[string]any
 	e.ok("GET", "/threads/"+tid, nil, &th)

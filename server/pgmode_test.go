@@ -20,7 +20,9 @@ import (
 )
 
 // backendEnv runs the tests built on newEnv against a server keeping its
-// threads and runs in a Backend instead of in memory: "postgres"
+// threads and runs in a Backend given with WithBackend instead of its own
+// MemoryBackend: "memory" (a MemoryBackend given as a shared one would
+// be: runs released at shutdown, DefaultWorkers at once), "postgres"
 // (server/postgres, with the checkpoints in PostgreSQL too; needs
 // AGENTGRAPH_TEST_POSTGRES_URL) or "sqlite" (server/sqlite, with the
 // checkpoints in the same SQLite file; needs nothing).
@@ -29,7 +31,7 @@ const backendEnv = "AGENTGRAPH_TEST_SERVER_BACKEND"
 // onBackend reports whether the tests run against a Backend.
 func onBackend() bool {
 	switch os.Getenv(backendEnv) {
-	case "postgres", "sqlite":
+	case "memory", "postgres", "sqlite":
 		return true
 	}
 	return false
@@ -54,6 +56,8 @@ func envSaver(t *testing.T) (checkpoint.Saver, []server.Option) {
 		saver, b = postgresEnv(t)
 	case "sqlite":
 		saver, b = sqliteEnv(t)
+	case "memory":
+		saver, b = checkpoint.NewMemory(), server.NewMemoryBackend()
 	default:
 		return checkpoint.NewMemory(), nil
 	}

@@ -9,10 +9,8 @@ import (
 	"strings"
 )
 
-// The parsers of this file read and check the requests that both modes
-// serve, in memory and with a Backend, so that the two answer a bad
-// request with the same status and message; each handler keeps only its
-// storage logic.
+// The parsers of this file read and check the requests the handlers
+// serve, so that each handler keeps only its calls to the Backend.
 
 // threadCreate is the body of POST /threads.
 type threadCreate struct {

@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -56,30 +54,6 @@ func (a *assistant) snapshot(now time.Time) {
 		Metadata: md, Name: a.Name, Description: a.Description, Version: a.Version, CreatedAt: now})
 }
 
-// thread is the API's Thread, with the runs waiting on it.
-type thread struct {
-	ID         string                    `json:"thread_id"`
-	CreatedAt  time.Time                 `json:"created_at"`
-	UpdatedAt  time.Time                 `json:"updated_at"`
-	Metadata   map[string]any            `json:"metadata"`
-	Status     string                    `json:"status"`
-	Config     map[string]any            `json:"config"`
-	Values     any                       `json:"values"`
-	Interrupts map[string][]apiInterrupt `json:"interrupts"`
-
-	active   *run // the run executing on the thread
-	updating bool // a state update is being written
-	// abandoned counts the nodes a run of the thread left running when it
-	// was cancelled (graph.WithAbandonedNodes): the thread's next run waits
-	// for them, so that two runs never work on one thread at once.
-	abandoned sync.WaitGroup
-	// resetTo, after a rollback, is the checkpoint the next run starts
-	// from ("" for an empty thread).
-	resetTo *string
-	queue   []*run // pending runs, oldest first
-	runs    []*run // every run of the thread, in creation order
-}
-
 // Thread statuses.
 const (
 	statusIdle        = "idle"
@@ -109,27 +83,6 @@ func normalizeMap(m map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return out
-}
-
-// contains reports whether target contains filter, JSONB-style: every key
-// of an object filter is in target with a value that contains the
-// filter's; other values are equal.
-func contains(target, filter any) bool {
-	fm, ok := filter.(map[string]any)
-	if !ok {
-		return reflect.DeepEqual(target, filter)
-	}
-	tm, ok := target.(map[string]any)
-	if !ok {
-		return false
-	}
-	for k, fv := range fm {
-		tv, ok := tm[k]
-		if !ok || !contains(tv, fv) {
-			return false
-		}
-	}
-	return true
 }
 
 // page is limit and offset of a search, checked.
@@ -181,7 +134,8 @@ func paginate[T any](w http.ResponseWriter, items []T, limit, offset int) []T {
 
 // resolveAssistant returns the assistant in memory with the given id, or
 // the system assistant of the graph so named; the caller holds s.mu.
-// With a Backend, memory holds only the graphs' own (see runAssistant).
+// Memory holds only the graphs' own; the others are the Backend's (see
+// runAssistant).
 func (s *Server) resolveAssistant(id string) (*assistant, error) {
 	id = assistantKey(id)
 	if a, ok := s.assistants[id]; ok {
@@ -193,16 +147,16 @@ func (s *Server) resolveAssistant(id string) (*assistant, error) {
 	return nil, errorf(http.StatusNotFound, "No assistant found for %q", id)
 }
 
-// runAssistant resolves the assistant a run or a drawing names: from
-// memory, else, with a Backend, from it (see sharedResolveAssistant). It
-// holds s.mu for the lookup in memory only, never while it reads the
-// Backend.
+// runAssistant resolves the assistant a run or a drawing names: a
+// graph's own from memory, else from the Backend (see
+// sharedResolveAssistant). It holds s.mu for the lookup in memory only,
+// never while it reads the Backend.
 func (s *Server) runAssistant(ctx context.Context, id string) (*assistant, error) {
 	s.mu.Lock()
 	a, err := s.resolveAssistant(id)
 	s.mu.Unlock()
-	if err == nil || s.cfg.backend == nil {
-		return a, err
+	if err == nil {
+		return a, nil
 	}
 	return s.sharedResolveAssistant(ctx, assistantKey(id))
 }
@@ -256,43 +210,6 @@ func (s *Server) parseAssistantCreate(r *http.Request) (assistantCreate, error) 
 	return body, nil
 }
 
-func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
-	body, err := s.parseAssistantCreate(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := cmp.Or(body.AssistantID, newUUID())
-	if old, ok := s.assistants[id]; ok {
-		if body.IfExists == "do_nothing" {
-			writeJSON(w, http.StatusOK, old)
-			return
-		}
-		fail(w, errorf(http.StatusConflict, "Assistant already exists"))
-		return
-	}
-	now := s.cfg.now()
-	a := &assistant{ID: id, GraphID: body.GraphID, Config: normalizeMap(body.Config), Context: normalize(cmp.Or[any](body.Context, map[string]any{})),
-		Metadata: normalizeMap(body.Metadata), Name: cmp.Or(body.Name, "Untitled"), Description: body.Description, Version: 1,
-		CreatedAt: now, UpdatedAt: now}
-	a.snapshot(now)
-	s.assistants[id] = a
-	writeJSON(w, http.StatusOK, a)
-}
-
-func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, a)
-}
-
 // assistantFilter is the filter of POST /assistants/search and count.
 type assistantFilter struct {
 	GraphID  string         `json:"graph_id"`
@@ -304,7 +221,7 @@ type assistantFilter struct {
 func (f assistantFilter) matches(a *assistant) bool {
 	return (f.GraphID == "" || a.GraphID == f.GraphID) &&
 		(f.Name == "" || strings.Contains(strings.ToLower(a.Name), strings.ToLower(f.Name))) &&
-		contains(map[string]any(a.Metadata), map[string]any(f.Metadata))
+		jsonContains(map[string]any(a.Metadata), map[string]any(f.Metadata))
 }
 
 // matchingAssistants returns the assistants held in memory that f
@@ -342,20 +259,6 @@ func parseAssistantCount(r *http.Request) (assistantFilter, error) {
 	err := decodeBody(r, &f)
 	f.Metadata = normalizeMap(f.Metadata)
 	return f, err
-}
-
-func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
-	f, limit, offset, err := parseAssistantSearch(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	out := s.matchingAssistants(f)
-	out = paginate(w, out, limit, offset)
-	b, err := json.Marshal(out)
-	s.mu.Unlock()
-	writeRaw(w, b, err)
 }
 
 // writeRaw answers JSON encoded under the lock.
@@ -407,143 +310,6 @@ func threadID(r *http.Request) (string, error) {
 	return id, nil
 }
 
-// lookupThread returns the thread; s.mu must be held.
-func (s *Server) lookupThread(id string) (*thread, error) {
-	t, ok := s.threads[id]
-	if !ok {
-		return nil, errorf(http.StatusNotFound, "Thread with ID %s not found", id)
-	}
-	return t, nil
-}
-
-func (s *Server) newThread(id string, metadata map[string]any) *thread {
-	now := s.cfg.now()
-	t := &thread{ID: id, CreatedAt: now, UpdatedAt: now, Metadata: metadata, Status: statusIdle,
-		Config: map[string]any{}, Interrupts: map[string][]apiInterrupt{}}
-	s.threads[id] = t
-	return t
-}
-
-func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
-	body, md, err := s.parseThreadCreate(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := cmp.Or(body.ThreadID, newUUID())
-	if old, ok := s.threads[id]; ok {
-		if body.IfExists == "do_nothing" {
-			writeJSON(w, http.StatusOK, old)
-			return
-		}
-		fail(w, errorf(http.StatusConflict, "Thread already exists"))
-		return
-	}
-	writeJSON(w, http.StatusOK, s.newThread(id, md))
-}
-
-func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
-	id, err := threadID(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookupThread(id)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, t)
-}
-
-// threadOrders are the orders of POST /threads/search by its sort_by.
-var threadOrders = map[string]func(x, y *thread) int{
-	"created_at": func(x, y *thread) int { return x.CreatedAt.Compare(y.CreatedAt) },
-	"updated_at": func(x, y *thread) int { return x.UpdatedAt.Compare(y.UpdatedAt) },
-	"thread_id":  func(x, y *thread) int { return strings.Compare(x.ID, y.ID) },
-	"status":     func(x, y *thread) int { return strings.Compare(x.Status, y.Status) },
-}
-
-// matches reports whether t passes the filters of q (its ids, status,
-// metadata and values).
-func (t *thread) matches(q ThreadQuery) bool {
-	return (len(q.IDs) == 0 || slices.Contains(q.IDs, t.ID)) &&
-		(q.Status == "" || t.Status == q.Status) &&
-		contains(map[string]any(t.Metadata), map[string]any(q.Metadata)) &&
-		(len(q.Values) == 0 || contains(normalize(t.Values), map[string]any(q.Values)))
-}
-
-func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
-	q, err := parseThreadSearch(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	order := threadOrders[q.SortBy]
-	s.mu.Lock()
-	var out []*thread
-	for _, t := range s.threads {
-		if t.matches(q) {
-			out = append(out, t)
-		}
-	}
-	slices.SortFunc(out, func(x, y *thread) int {
-		c := cmp.Or(order(x, y), strings.Compare(x.ID, y.ID))
-		if q.Desc {
-			return -c
-		}
-		return c
-	})
-	out = paginate(w, out, q.Limit, q.Offset)
-	b, err := json.Marshal(out)
-	s.mu.Unlock()
-	writeRaw(w, b, err)
-}
-
-func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
-	id, err := threadID(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	t, err := s.lookupThread(id)
-	if err != nil {
-		s.mu.Unlock()
-		fail(w, err)
-		return
-	}
-	delete(s.threads, id)
-	for _, rn := range t.runs {
-		delete(s.runs, rn.ID)
-	}
-	for _, rn := range slices.Clone(t.queue) {
-		s.cancelLocked(rn, "thread deleted")
-	}
-	active := t.active
-	if active != nil {
-		s.cancelLocked(active, "thread deleted")
-	}
-	s.mu.Unlock()
-	if active != nil {
-		// Its checkpoints are deleted once it wrote its last one.
-		select {
-		case <-active.done:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if err := s.deleteThreadCheckpoints(r.Context(), id); err != nil {
-		fail(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
 // deleteThreadCheckpoints deletes thread id's checkpoints, when the saver
 // is a [checkpoint.ThreadDeleter], fenced as a graph's writes are: when
 // the saver leases threads ([checkpoint.Leaser]) it takes the thread's
@@ -591,19 +357,10 @@ func (s *Server) deleteCheckpoints(ctx context.Context, id string) error {
 
 // threadGraph returns the thread and the graph its state belongs to (nil
 // before any run or graph_id).
-func (s *Server) threadGraph(ctx context.Context, id string) (*thread, graphAdapter, error) {
-	if s.cfg.backend != nil {
-		t, err := s.sharedThread(ctx, id)
-		if err != nil {
-			return nil, nil, err
-		}
-		return nil, s.graphOf(t.Metadata), nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookupThread(id)
+func (s *Server) threadGraph(ctx context.Context, id string) (ThreadRecord, graphAdapter, error) {
+	t, err := s.sharedThread(ctx, id)
 	if err != nil {
-		return nil, nil, err
+		return ThreadRecord{}, nil, err
 	}
 	return t, s.graphOf(t.Metadata), nil
 }
@@ -654,42 +411,6 @@ func (c *checkpointArg) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (s *Server) updateThreadState(w http.ResponseWriter, r *http.Request) {
-	u, err := parseStateUpdate(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	id := u.threadID
-	t, g, err := s.threadGraph(r.Context(), id)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if g == nil {
-		fail(w, errNoGraph(id))
-		return
-	}
-	s.mu.Lock()
-	busy := t.active != nil || len(t.queue) > 0 || t.updating
-	t.updating = !busy
-	s.mu.Unlock()
-	if busy {
-		fail(w, errorf(http.StatusConflict, "Thread is busy"))
-		return
-	}
-	cid, err := g.update(r.Context(), id, u.values, u.asNode, u.checkpoint)
-	s.mu.Lock()
-	t.updating = false
-	s.mu.Unlock()
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.refreshThread(r.Context(), t, g, "")
-	writeStateUpdated(w, id, cid)
-}
-
 // interruptsByTask returns the pending interrupts of the state's tasks,
 // by task id: a thread's "interrupts".
 func (st *threadState) interruptsByTask() map[string][]apiInterrupt {
@@ -700,32 +421,6 @@ func (st *threadState) interruptsByTask() map[string][]apiInterrupt {
 		}
 	}
 	return in
-}
-
-// refreshThread copies the thread's latest state into its values and
-// interrupts and sets its status; runErr is the error of the run that
-// just ended ("" for none).
-func (s *Server) refreshThread(ctx context.Context, t *thread, g graphAdapter, runErr string) {
-	st, err := retry1(ctx, "reading the state of thread "+t.ID, func(ctx context.Context) (*threadState, error) { return g.state(ctx, t.ID, "") })
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t.UpdatedAt = s.cfg.now()
-	if err == nil {
-		t.Values = normalize(st.Values)
-		t.Interrupts = st.interruptsByTask()
-	}
-	switch {
-	case t.active != nil:
-		t.Status = statusBusy
-	case runErr != "":
-		t.Status = statusError
-	case err == nil && len(st.Next) > 0:
-		t.Status = statusInterrupted
-	case len(t.queue) > 0:
-		t.Status = statusBusy
-	default:
-		t.Status = statusIdle
-	}
 }
 
 func (s *Server) threadHistory(w http.ResponseWriter, r *http.Request) {
@@ -775,58 +470,6 @@ func (s *Server) threadHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h)
 }
 
-func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
-	id, md, err := parseThreadPatch(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookupThread(id)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if err := s.checkGraphChange(id, t.Metadata, md); err != nil {
-		fail(w, err)
-		return
-	}
-	for k, v := range md {
-		t.Metadata[k] = v
-	}
-	t.UpdatedAt = s.cfg.now()
-	writeJSON(w, http.StatusOK, t)
-}
-
-func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
-	q, err := parseThreadCount(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, t := range s.threads {
-		if t.matches(q) {
-			n++
-		}
-	}
-	writeJSON(w, http.StatusOK, n)
-}
-
-func (s *Server) countAssistants(w http.ResponseWriter, r *http.Request) {
-	f, err := parseAssistantCount(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	writeJSON(w, http.StatusOK, len(s.matchingAssistants(f)))
-}
-
 // assistantPatchBody is the body of PATCH /assistants/{id}.
 type assistantPatchBody struct {
 	GraphID     string         `json:"graph_id"`
@@ -857,59 +500,6 @@ func errSystemAssistant(graph, change string) error {
 		return errorf(http.StatusConflict, "the system assistant of graph %q cannot be changed; create an assistant of your own", graph)
 	}
 	return errorf(http.StatusConflict, "the system assistant of graph %q cannot be %s", graph, change)
-}
-
-func (s *Server) patchAssistant(w http.ResponseWriter, r *http.Request) {
-	body, err := s.parseAssistantPatch(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if a.Metadata["created_by"] == "system" {
-		fail(w, errSystemAssistant(a.GraphID, "changed"))
-		return
-	}
-	a.GraphID = cmp.Or(body.GraphID, a.GraphID)
-	if body.Config != nil {
-		a.Config = normalizeMap(body.Config)
-	}
-	if body.Context != nil {
-		a.Context = normalize(body.Context)
-	}
-	for k, v := range normalizeMap(body.Metadata) {
-		a.Metadata[k] = v
-	}
-	a.Name = cmp.Or(body.Name, a.Name)
-	if body.Description != nil {
-		a.Description = body.Description
-	}
-	a.Version = len(a.versions) + 1
-	a.UpdatedAt = s.cfg.now()
-	a.snapshot(a.UpdatedAt)
-	writeJSON(w, http.StatusOK, a)
-}
-
-func (s *Server) deleteAssistant(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if a.Metadata["created_by"] == "system" {
-		fail(w, errSystemAssistant(a.GraphID, "deleted"))
-		return
-	}
-	delete(s.assistants, a.ID)
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // getThreadStateAt answers POST /threads/{id}/state/checkpoint, the form
@@ -943,48 +533,4 @@ func parseLatestVersion(r *http.Request) (int, error) {
 	}
 	err := decodeBody(r, &body)
 	return body.Version, err
-}
-
-func (s *Server) assistantVersions(w http.ResponseWriter, r *http.Request) {
-	filter, limit, offset, err := parseAssistantVersions(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
-	s.mu.Unlock()
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.assistantVersionsFromMemory(w, filter, limit, offset, a)
-}
-
-func (s *Server) setLatestVersion(w http.ResponseWriter, r *http.Request) {
-	version, err := parseLatestVersion(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.resolveAssistant(r.PathValue("id"))
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	i := slices.IndexFunc(a.versions, func(v assistantVersion) bool { return v.Version == version })
-	if i < 0 {
-		fail(w, errorf(http.StatusNotFound, "assistant %s has no version %d", a.ID, version))
-		return
-	}
-	v := a.versions[i]
-	a.GraphID, a.Config, a.Context, a.Name, a.Description, a.Version = v.GraphID, v.Config, v.Context, v.Name, v.Description, v.Version
-	a.Metadata = make(map[string]any, len(v.Metadata))
-	for k, x := range v.Metadata {
-		a.Metadata[k] = x
-	}
-	a.UpdatedAt = s.cfg.now()
-	writeJSON(w, http.StatusOK, a)
 }

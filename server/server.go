@@ -47,7 +47,7 @@ type config struct {
 	// WithKeptEventBytes).
 	keptEventBytes int64
 
-	backend  Backend // see WithBackend; nil: threads and runs in memory
+	backend  Backend // see WithBackend; New makes a MemoryBackend without it
 	workers  int
 	leaseTTL time.Duration
 	poll     time.Duration
@@ -122,12 +122,15 @@ const DefaultKeptEventBytes = 64 << 20
 
 // WithKeptEventBytes bounds the events that ended resumable runs
 // (stream_resumable) keep in memory for joins with Last-Event-ID, in
-// bytes of event data (default [DefaultKeptEventBytes]): beyond it the
-// events of the runs that ended first are dropped, and a join of their
-// stream gets an error event saying so (the run itself, its result and its
-// thread stay). The events of runs still running are not bounded. It
-// applies to a server without [WithBackend], which keeps runs in memory;
-// a Backend keeps events in its store.
+// bytes of event names and data (default [DefaultKeptEventBytes]):
+// beyond it the events of the runs that ended first are dropped, and a
+// join of their stream gets an "error" event with error "EventsDropped"
+// (the run itself, its result and its thread stay). The events of an
+// ended run that was not resumable are dropped once no stream reads them
+// (a join then gets its "end" alone), and those of runs still pending or
+// running are not bounded. It applies to a server without [WithBackend]
+// (its [MemoryBackend]); a Backend given with WithBackend keeps events in
+// its store until the run or its thread is deleted.
 func WithKeptEventBytes(n int64) Option {
 	return optionFunc(func(c *config) error {
 		if n < 0 {
@@ -142,11 +145,12 @@ func WithKeptEventBytes(n int64) Option {
 // [WithKeptRuns] is not given.
 const DefaultKeptRuns = 10_000
 
-// WithKeptRuns sets how many ended runs the server remembers (default
-// [DefaultKeptRuns]): beyond them the oldest ended runs are forgotten —
-// GET and join answer 404 for them, and they leave their threads' run
-// lists — so that a long-lived server's memory stays bounded. Threads'
-// checkpoints are not touched.
+// WithKeptRuns sets how many ended runs a server without [WithBackend]
+// remembers (default [DefaultKeptRuns]): beyond them the oldest ended
+// runs are forgotten — GET and join answer 404 for them, and they leave
+// their threads' run lists — so that a long-lived server's memory stays
+// bounded. Threads' checkpoints are not touched. A Backend given with
+// WithBackend keeps every run until it or its thread is deleted.
 func WithKeptRuns(n int) Option {
 	return optionFunc(func(c *config) error {
 		if n < 1 {
@@ -199,31 +203,30 @@ func WithStore(s store.Store) Option {
 
 // Server is an [http.Handler] speaking the LangGraph Server API for the
 // graphs registered with [Graph]. Threads, runs and the assistants other
-// than the graphs' own are held in memory, in this process, or in the
-// [Backend] given with [WithBackend], shared by every process using it.
+// than the graphs' own are kept in a [Backend]: the [Backend] given with
+// [WithBackend], shared by every process using it, or else a
+// [MemoryBackend] of the server's own. Either way the HTTP handlers call
+// the run service (the dispatcher that claims runs and executes them),
+// which calls the Backend.
 type Server struct {
 	cfg config
 	mux *http.ServeMux
 
 	mu         sync.Mutex
-	assistants map[string]*assistant // by assistant_id
-	threads    map[string]*thread
-	runs       map[string]*run
-	ended      []*run // runs that ended, oldest first (see WithKeptRuns)
-	// keptEvents are the ended resumable runs whose events are kept,
-	// oldest first, holding keptEventBytes (see WithKeptEventBytes).
-	keptEvents     []*run
-	keptEventBytes int64
-	closed         bool // Shutdown was called
+	assistants map[string]*assistant // the graphs' own, by assistant_id
+	closed     bool                  // Shutdown was called
 
-	shared *shared // the runs executed here, with a Backend
+	// local: the Backend is the server's own MemoryBackend, which no
+	// other process shares.
+	local  bool
+	shared *shared // the runs executed here
 }
 
 // New returns a Server for the graphs given with [Graph]. It needs
 // one of [WithAuth], [WithAuthToken] or [WithoutAuthLoopbackOnly].
 func New(opts ...Option) (*Server, error) {
 	cfg := config{graphs: map[string]graphAdapter{}, maxBody: DefaultMaxBodyBytes, now: time.Now, kept: DefaultKeptRuns, keptEventBytes: DefaultKeptEventBytes,
-		workers: DefaultWorkers, leaseTTL: DefaultRunLeaseTTL, poll: DefaultPollInterval}
+		leaseTTL: DefaultRunLeaseTTL, poll: DefaultPollInterval}
 	var errs []error
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
@@ -236,17 +239,22 @@ func New(opts ...Option) (*Server, error) {
 	if cfg.auth != nil && cfg.noAuth {
 		errs = append(errs, errors.New("server: WithAuth (or WithAuthToken) and WithoutAuthLoopbackOnly exclude each other"))
 	}
-	if cfg.authz != nil && cfg.backend == nil {
-		// The in-memory handlers do not ask the Authorizer.
-		errs = append(errs, errors.New("server: WithAuthorizer needs WithBackend"))
-	}
 	if cfg.backend != nil && cfg.saver == nil {
 		errs = append(errs, errors.New("server: WithBackend needs WithCheckpointer with the saver the graphs share"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, assistants: map[string]*assistant{}, threads: map[string]*thread{}, runs: map[string]*run{}}
+	local := cfg.backend == nil
+	if local {
+		// Runs of one process: as many at once as there are threads
+		// running (unless WithWorkers bounds them), none released to
+		// another process.
+		cfg.backend = newMemoryBackend(cfg.kept, cfg.keptEventBytes)
+	} else if cfg.workers == 0 {
+		cfg.workers = DefaultWorkers
+	}
+	s := &Server{cfg: cfg, assistants: map[string]*assistant{}, local: local}
 	now := cfg.now()
 	for _, name := range cfg.order {
 		id := graphAssistantID(name)
@@ -258,10 +266,8 @@ func New(opts ...Option) (*Server, error) {
 		s.assistants[id].snapshot(now)
 	}
 	s.routes()
-	if cfg.backend != nil {
-		s.startShared()
-		s.startCrons()
-	}
+	s.startShared()
+	s.startCrons()
 	return s, nil
 }
 
@@ -372,60 +378,53 @@ func (s *Server) authenticate(r *http.Request) (Identity, int, string) {
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
-	// With a Backend, threads, runs and assistants are served from it.
 	// The handlers of a thread's state and history, and of an
 	// assistant's drawing and schemas, are wrapped to ask the Authorizer.
-	pick := func(memory, shared http.HandlerFunc) http.HandlerFunc {
-		if s.cfg.backend != nil {
-			return shared
-		}
-		return memory
-	}
 	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
 	m.HandleFunc("GET /info", s.info)
 
-	m.HandleFunc("POST /assistants", pick(s.createAssistant, s.sharedCreateAssistant))
-	m.HandleFunc("POST /assistants/search", pick(s.searchAssistants, s.sharedSearchAssistants))
-	m.HandleFunc("POST /assistants/count", pick(s.countAssistants, s.sharedCountAssistants))
-	m.HandleFunc("GET /assistants/{id}", pick(s.getAssistant, s.sharedGetAssistant))
-	m.HandleFunc("PATCH /assistants/{id}", pick(s.patchAssistant, s.sharedPatchAssistant))
-	m.HandleFunc("DELETE /assistants/{id}", pick(s.deleteAssistant, s.sharedDeleteAssistant))
-	m.HandleFunc("POST /assistants/{id}/versions", pick(s.assistantVersions, s.sharedAssistantVersions))
-	m.HandleFunc("POST /assistants/{id}/latest", pick(s.setLatestVersion, s.sharedSetLatestVersion))
+	m.HandleFunc("POST /assistants", s.sharedCreateAssistant)
+	m.HandleFunc("POST /assistants/search", s.sharedSearchAssistants)
+	m.HandleFunc("POST /assistants/count", s.sharedCountAssistants)
+	m.HandleFunc("GET /assistants/{id}", s.sharedGetAssistant)
+	m.HandleFunc("PATCH /assistants/{id}", s.sharedPatchAssistant)
+	m.HandleFunc("DELETE /assistants/{id}", s.sharedDeleteAssistant)
+	m.HandleFunc("POST /assistants/{id}/versions", s.sharedAssistantVersions)
+	m.HandleFunc("POST /assistants/{id}/latest", s.sharedSetLatestVersion)
 	m.HandleFunc("GET /assistants/{id}/graph", s.assistantReader(s.assistantGraph))
 	m.HandleFunc("GET /assistants/{id}/schemas", s.assistantReader(s.assistantSchemas))
 
-	m.HandleFunc("POST /threads", pick(s.createThread, s.sharedCreateThread))
-	m.HandleFunc("POST /threads/search", pick(s.searchThreads, s.sharedSearchThreads))
-	m.HandleFunc("POST /threads/count", pick(s.countThreads, s.sharedCountThreads))
-	m.HandleFunc("GET /threads/{tid}", pick(s.getThread, s.sharedGetThread))
-	m.HandleFunc("PATCH /threads/{tid}", pick(s.patchThread, s.sharedPatchThread))
+	m.HandleFunc("POST /threads", s.sharedCreateThread)
+	m.HandleFunc("POST /threads/search", s.sharedSearchThreads)
+	m.HandleFunc("POST /threads/count", s.sharedCountThreads)
+	m.HandleFunc("GET /threads/{tid}", s.sharedGetThread)
+	m.HandleFunc("PATCH /threads/{tid}", s.sharedPatchThread)
 	m.HandleFunc("POST /threads/{tid}/state/checkpoint", s.threadReader(s.getThreadStateAt))
-	m.HandleFunc("DELETE /threads/{tid}", pick(s.deleteThread, s.sharedDeleteThread))
-	m.HandleFunc("POST /threads/{tid}/copy", pick(s.copyThread, s.sharedCopyThread))
+	m.HandleFunc("DELETE /threads/{tid}", s.sharedDeleteThread)
+	m.HandleFunc("POST /threads/{tid}/copy", s.sharedCopyThread)
 	m.HandleFunc("GET /threads/{tid}/state", s.threadReader(s.getThreadState))
 	m.HandleFunc("GET /threads/{tid}/state/{cid}", s.threadReader(s.getThreadState))
-	m.HandleFunc("POST /threads/{tid}/state", pick(s.updateThreadState, s.sharedUpdateThreadState))
+	m.HandleFunc("POST /threads/{tid}/state", s.sharedUpdateThreadState)
 	m.HandleFunc("POST /threads/{tid}/history", s.threadReader(s.threadHistory))
 	m.HandleFunc("GET /threads/{tid}/history", s.threadReader(s.threadHistory))
 
-	m.HandleFunc("POST /threads/{tid}/runs", pick(s.createRun, s.sharedCreateRun))
-	m.HandleFunc("POST /threads/{tid}/runs/stream", pick(s.streamRun, s.sharedStreamRun))
-	m.HandleFunc("POST /threads/{tid}/runs/wait", pick(s.waitRun, s.sharedWaitRun))
-	m.HandleFunc("GET /threads/{tid}/runs", pick(s.listRuns, s.sharedListRuns))
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}", pick(s.getRun, s.sharedGetRun))
-	m.HandleFunc("DELETE /threads/{tid}/runs/{rid}", pick(s.deleteRun, s.sharedDeleteRun))
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", pick(s.joinRun, s.sharedJoinRun))
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", pick(s.joinRunStream, s.sharedJoinRunStream))
-	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", pick(s.cancelRun, s.sharedCancelRun))
+	m.HandleFunc("POST /threads/{tid}/runs", s.sharedCreateRun)
+	m.HandleFunc("POST /threads/{tid}/runs/stream", s.sharedStreamRun)
+	m.HandleFunc("POST /threads/{tid}/runs/wait", s.sharedWaitRun)
+	m.HandleFunc("GET /threads/{tid}/runs", s.sharedListRuns)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}", s.sharedGetRun)
+	m.HandleFunc("DELETE /threads/{tid}/runs/{rid}", s.sharedDeleteRun)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", s.sharedJoinRun)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", s.sharedJoinRunStream)
+	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", s.sharedCancelRun)
 
-	m.HandleFunc("POST /runs", pick(s.createRun, s.sharedCreateRun))
-	m.HandleFunc("POST /runs/stream", pick(s.streamRun, s.sharedStreamRun))
-	m.HandleFunc("POST /runs/wait", pick(s.waitRun, s.sharedWaitRun))
-	m.HandleFunc("GET /runs/{rid}", pick(s.getRun, s.sharedGetRun))
-	m.HandleFunc("GET /runs/{rid}/join", pick(s.joinRun, s.sharedJoinRun))
-	m.HandleFunc("GET /runs/{rid}/stream", pick(s.joinRunStream, s.sharedJoinRunStream))
-	m.HandleFunc("POST /runs/{rid}/cancel", pick(s.cancelRun, s.sharedCancelRun))
+	m.HandleFunc("POST /runs", s.sharedCreateRun)
+	m.HandleFunc("POST /runs/stream", s.sharedStreamRun)
+	m.HandleFunc("POST /runs/wait", s.sharedWaitRun)
+	m.HandleFunc("GET /runs/{rid}", s.sharedGetRun)
+	m.HandleFunc("GET /runs/{rid}/join", s.sharedJoinRun)
+	m.HandleFunc("GET /runs/{rid}/stream", s.sharedJoinRunStream)
+	m.HandleFunc("POST /runs/{rid}/cancel", s.sharedCancelRun)
 
 	m.HandleFunc("POST /runs/crons", s.createCron)
 	m.HandleFunc("POST /threads/{tid}/runs/crons", s.createCron)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -18,8 +19,8 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint"
 )
 
-// shared is the state of a Server with a Backend: its dispatcher and the
-// runs it executes.
+// shared is the run service of a Server: its dispatcher, which claims
+// runs from the Backend, and the runs it executes.
 type shared struct {
 	ctx  context.Context // cancelled by Shutdown: no more claims
 	stop context.CancelFunc
@@ -124,14 +125,26 @@ func (sh *shared) poke(tid, rid string) {
 func (s *Server) dispatch() {
 	sh := s.shared
 	defer sh.wg.Done()
-	slots := make(chan struct{}, s.cfg.workers)
+	var slots chan struct{} // nil: no bound (a server's own MemoryBackend without WithWorkers)
+	if s.cfg.workers > 0 {
+		slots = make(chan struct{}, s.cfg.workers)
+	}
+	release := func() {
+		if slots != nil {
+			<-slots
+		}
+	}
 	var warned time.Time // the last claim error logged: one every 10s at most
 	// The runs its workers claim: of the graphs it serves.
 	served := slices.Sorted(maps.Keys(s.cfg.graphs))
 	for {
-		select {
-		case slots <- struct{}{}:
-		case <-sh.ctx.Done():
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-sh.ctx.Done():
+				return
+			}
+		} else if sh.ctx.Err() != nil {
 			return
 		}
 		c, err := s.cfg.backend.ClaimRun(sh.ctx, s.cfg.holder, s.cfg.leaseTTL, served)
@@ -140,12 +153,12 @@ func (s *Server) dispatch() {
 			go func() {
 				defer sh.wg.Done()
 				s.executeClaim(c)
-				<-slots
+				release()
 				sh.wake() // the thread's next run may be claimable now
 			}()
 			continue
 		}
-		<-slots
+		release()
 		if err != nil && sh.ctx.Err() == nil && time.Since(warned) > 10*time.Second {
 			warned = time.Now()
 			slog.Warn("server: claiming a run", "holder", s.cfg.holder, "err", err)
@@ -208,9 +221,11 @@ func (s *Server) params(rec RunRecord) (runKwargs, graphAdapter, runParams, erro
 		before: kw.InterruptBefore, after: kw.InterruptAfter,
 		metadata:       checkpointMetadata(kw.Config.Configurable.GraphID, rec.AssistantID, rec.ThreadID, rec.Metadata),
 		recursionLimit: kw.Config.RecursionLimit,
+	}
+	if !s.local {
 		// A run taken over from a dead process finds the thread free: the
 		// dead run's thread lease expires with its run lease.
-		leaseTTL: s.cfg.leaseTTL,
+		p.leaseTTL = s.cfg.leaseTTL
 	}
 	return kw, g, p, nil
 }
@@ -224,6 +239,11 @@ const finishTimeout = time.Minute
 // run, each try bounded by the run lease's time: a try that hangs on a
 // dead connection is a fault like any other.
 func (s *Server) backendTry(ctx context.Context, op string, f func(context.Context) error) error {
+	if s.local {
+		// Its own MemoryBackend never hangs: only the saver's faults
+		// (reading where a run starts) are retried.
+		return retry(ctx, op, f)
+	}
 	return retry(ctx, op, func(ctx context.Context) error {
 		ctx, stop := context.WithTimeout(ctx, s.cfg.leaseTTL)
 		defer stop()
@@ -240,6 +260,28 @@ func faulted(err error) bool {
 	_, fenced := errors.AsType[*checkpoint.FencedError](err)
 	return fenced || IsTransient(err)
 }
+
+// releasable reports whether claim c, whose run stopped on err, is
+// released to run again from its last checkpoint rather than ended: on a
+// fault of the Backend or the saver ([faulted]). A server with its own
+// [MemoryBackend] releases a run only on a transient fault, when it has
+// the graphs' saver to resume from ([WithCheckpointer]), and for
+// [localFaultTries] attempts at most: no other process takes over what it
+// gives up, and a fenced write means a holder outside the server took the
+// thread over — running the run again would apply it a second time over
+// that holder's work.
+func (s *Server) releasable(c *Claim, err error) bool {
+	if !s.local {
+		return faulted(err)
+	}
+	_, fenced := errors.AsType[*checkpoint.FencedError](err)
+	return !fenced && IsTransient(err) && s.cfg.saver != nil && c.Run.Attempt < localFaultTries
+}
+
+// localFaultTries bounds the attempts of a run that keeps stopping on a
+// transient fault (a database that stays down) in a server with its own
+// MemoryBackend: with the waits between them, about half a minute.
+const localFaultTries = 30
 
 // executeClaim runs a claimed run to its end, renewing its lease, unless the
 // lease is lost, the server shuts down or the Backend or the saver fails
@@ -259,7 +301,7 @@ func (s *Server) executeClaim(c *Claim) {
 		sh.mu.Unlock()
 		sh.notify(rec.ID)
 	}()
-	if sh.ctx.Err() != nil {
+	if sh.ctx.Err() != nil && !s.local {
 		cancel(errShutdown)
 	}
 
@@ -289,12 +331,17 @@ func (s *Server) executeClaim(c *Claim) {
 				return
 			}
 		}
-		// A try that failed may have been recorded all the same (its
-		// answer lost): then the event is in the stream twice.
-		err = s.backendTry(context.Background(), "recording a "+name+" event of run "+rec.ID, func(ctx context.Context) error {
-			_, err := b.AppendEvent(ctx, c, name, raw)
-			return err
-		})
+		if s.local {
+			// Its own MemoryBackend meets no fault to retry.
+			_, err = b.AppendEvent(context.Background(), c, name, raw)
+		} else {
+			// A try that failed may have been recorded all the same (its
+			// answer lost): then the event is in the stream twice.
+			err = s.backendTry(context.Background(), "recording a "+name+" event of run "+rec.ID, func(ctx context.Context) error {
+				_, err := b.AppendEvent(ctx, c, name, raw)
+				return err
+			})
+		}
 		if err != nil {
 			emitErr = fmt.Errorf("server: recording a %s event of run %s: %w", name, rec.ID, err)
 			if errors.Is(err, ErrLeaseLost) {
@@ -327,11 +374,11 @@ func (s *Server) executeClaim(c *Claim) {
 	}
 	ctx, stop := context.WithTimeout(context.Background(), max(s.cfg.leaseTTL, finishTimeout))
 	defer stop()
-	if errors.Is(context.Cause(runCtx), errShutdown) && err != nil && !isPause(err) {
+	if !s.local && errors.Is(context.Cause(runCtx), errShutdown) && err != nil && !isPause(err) {
 		s.release(ctx, c, "at shutdown", nil)
 		return
 	}
-	if cancelled.Load() == nil && err != nil && faulted(err) {
+	if cancelled.Load() == nil && err != nil && s.releasable(c, err) {
 		s.release(ctx, c, "after a fault", err)
 		return
 	}
@@ -350,8 +397,15 @@ func (s *Server) executeClaim(c *Claim) {
 			return s.latestState(ctx, g, rec.ThreadID, runErr != nil)
 		})
 		if serr != nil {
-			s.release(ctx, c, "after a fault", serr)
-			return
+			if s.releasable(c, serr) {
+				s.release(ctx, c, "after a fault", serr)
+				return
+			}
+			// Given up: the thread keeps the values it showed.
+			res.Thread = ThreadState{Status: statusIdle}
+			if runErr != nil {
+				res.Thread.Status = statusError
+			}
 		}
 		if res.Status == runSuccess && lastValues == nil {
 			// Resumed after its last checkpoint: nothing was left to run.
@@ -368,7 +422,7 @@ func (s *Server) executeClaim(c *Claim) {
 	if lost.Load() {
 		return
 	}
-	if emitErr != nil && faulted(emitErr) {
+	if emitErr != nil && s.releasable(c, emitErr) {
 		s.release(ctx, c, "after a fault", emitErr)
 		return
 	}
@@ -435,7 +489,7 @@ func (s *Server) runClaimed(ctx context.Context, c *Claim, g graphAdapter, p run
 	for {
 		q := p
 		resumed := false
-		if c.Run.Attempt > 1 {
+		if c.Run.Attempt > 1 && s.cfg.saver != nil {
 			tup, err := retry1(ctx, "reading the checkpoint run "+c.Run.ID+" resumes from", func(ctx context.Context) (*checkpoint.Tuple, error) {
 				return s.cfg.saver.Get(ctx, checkpoint.Ref{ThreadID: c.Run.ThreadID})
 			})
@@ -791,9 +845,12 @@ func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request)
 
 // ---- runs ----
 
-// sharedNewRun validates the body and queues the run in the Backend.
-func (s *Server) sharedNewRun(r *http.Request) (RunRecord, *runSpec, error) {
-	sp, err := s.parseRun(r)
+// sharedNewRun validates the body and queues the run in the Backend. For
+// a stream (streaming set) it holds the run's events from before the run
+// is made, when the Backend drops those of ended runs no stream reads
+// ([eventHolder]), until sp.release is called.
+func (s *Server) sharedNewRun(r *http.Request, streaming bool) (rec RunRecord, sp *runSpec, err error) {
+	sp, err = s.parseRun(r)
 	if err != nil {
 		return RunRecord{}, nil, err
 	}
@@ -804,8 +861,13 @@ func (s *Server) sharedNewRun(r *http.Request) (RunRecord, *runSpec, error) {
 	if err := s.authorizeNewRun(r, sp.assistant, &rec, create, sp.stateless); err != nil {
 		return RunRecord{}, nil, err
 	}
+	sp.release = func() {}
+	if h, ok := s.cfg.backend.(eventHolder); ok && streaming {
+		sp.release = h.holdEvents(rec.ID)
+	}
 	rec, err = s.cfg.backend.CreateRun(r.Context(), rec, create)
 	if err != nil {
+		sp.release()
 		if errors.Is(err, ErrNotFound) {
 			return RunRecord{}, nil, errorf(http.StatusNotFound, "Thread with ID %s not found", sp.tid)
 		}
@@ -847,15 +909,17 @@ func (s *Server) runRecord(sp *runSpec) (RunRecord, *ThreadRecord, error) {
 }
 
 func sharedLocation(rec RunRecord) string {
-	var kw runKwargs
-	if json.Unmarshal(rec.Kwargs, &kw) == nil && kw.Stateless {
+	var kw struct {
+		Stateless bool `json:"stateless"`
+	}
+	if bytes.Contains(rec.Kwargs, []byte(`"stateless"`)) && json.Unmarshal(rec.Kwargs, &kw) == nil && kw.Stateless {
 		return "/runs/" + rec.ID
 	}
 	return "/threads/" + rec.ThreadID + "/runs/" + rec.ID
 }
 
 func (s *Server) sharedCreateRun(w http.ResponseWriter, r *http.Request) {
-	rec, _, err := s.sharedNewRun(r)
+	rec, _, err := s.sharedNewRun(r, false)
 	if err != nil {
 		fail(w, err)
 		return
@@ -865,7 +929,7 @@ func (s *Server) sharedCreateRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedWaitRun(w http.ResponseWriter, r *http.Request) {
-	rec, _, err := s.sharedNewRun(r)
+	rec, _, err := s.sharedNewRun(r, false)
 	if err != nil {
 		fail(w, err)
 		return
@@ -1020,11 +1084,12 @@ func (s *Server) sharedDeleteRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedStreamRun(w http.ResponseWriter, r *http.Request) {
-	rec, sp, err := s.sharedNewRun(r)
+	rec, sp, err := s.sharedNewRun(r, true)
 	if err != nil {
 		fail(w, err)
 		return
 	}
+	defer sp.release()
 	s.sharedSSE(w, r, rec, 0, sp.body.OnDisconnect == "cancel", sp.body.StreamResumable)
 }
 
@@ -1048,6 +1113,9 @@ func (s *Server) sharedJoinRunStream(w http.ResponseWriter, r *http.Request) {
 // executes it, until the run ended or the client went away (cancelling
 // the run then when cancelOnGone).
 func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord, from int, cancelOnGone, resumable bool) {
+	if h, ok := s.cfg.backend.(eventHolder); ok {
+		defer h.holdEvents(rec.ID)()
+	}
 	gone := true
 	defer func() {
 		if gone && cancelOnGone {
@@ -1081,6 +1149,13 @@ func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord
 		var evs []Event
 		if err == nil {
 			evs, err = s.cfg.backend.Events(ctx, rec.ID, next)
+		}
+		if errEventsDropped(err) {
+			// Dropped past the Backend's bound: the stream says so.
+			gone = false
+			data, _ := json.Marshal(runErrorData{Error: "EventsDropped", Message: err.Error()})
+			_, _ = fmt.Fprintf(w, "event: error\ndata: %s\n\n", data)
+			return
 		}
 		if err != nil && !IsTransient(err) || ctx.Err() != nil {
 			return
@@ -1124,20 +1199,42 @@ func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord
 
 // shutdownShared stops claiming runs and releases the runs executing here
 // to other processes, waiting until they returned or ctx is done.
+// A server with its own MemoryBackend cancels its runs instead: they end
+// "interrupted".
 func (s *Server) shutdownShared(ctx context.Context) error {
 	sh := s.shared
-	sh.stop()
-	sh.mu.Lock()
-	for _, lr := range sh.local {
-		lr.cancel(errShutdown)
+	if s.local {
+		s.cancelLocal(ctx)
 	}
-	sh.mu.Unlock()
+	sh.stop()
+	if !s.local {
+		sh.mu.Lock()
+		for _, lr := range sh.local {
+			lr.cancel(errShutdown)
+		}
+		sh.mu.Unlock()
+	}
 	done := make(chan struct{})
 	go func() { sh.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("server: shutdown: %w", ctx.Err())
+	}
+	if s.local {
+		s.cancelLocal(ctx) // runs a request queued meanwhile
+	}
+	return nil
+}
+
+// cancelLocal cancels every pending and running run of the server's own
+// MemoryBackend: a pending run ends at once, a running one at its next
+// lease renewal, made now.
+func (s *Server) cancelLocal(ctx context.Context) {
+	for _, id := range s.cfg.backend.(*MemoryBackend).activeRuns() {
+		if _, err := s.cfg.backend.CancelRun(ctx, id, "server shutting down"); err == nil {
+			s.shared.poke("", id)
+			s.shared.notify(id)
+		}
 	}
 }
