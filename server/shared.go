@@ -843,15 +843,19 @@ func (s *Server) sharedWaitRun(w http.ResponseWriter, r *http.Request) {
 func (s *Server) waitEnded(ctx context.Context, id string) (RunRecord, error) {
 	wait := s.cfg.poll
 	for {
-		changed, done := s.shared.watchRun(id)
+		changed, done := s.watchRun(id)
 		rec, err := s.cfg.backend.Run(ctx, id)
 		if err != nil && !IsTransient(err) || err == nil && rec.ended() || ctx.Err() != nil {
 			done()
 			return rec, err
 		}
+		poll := s.pollAfter(wait)
+		if err != nil {
+			poll = time.After(wait) // a transient fault: tried again
+		}
 		select {
 		case <-changed:
-		case <-time.After(wait):
+		case <-poll:
 			wait = s.cfg.backoff(wait)
 		case <-ctx.Done():
 		}
@@ -1030,7 +1034,7 @@ func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord
 	for {
 		done()
 		var changed <-chan struct{}
-		changed, done = s.shared.watchRun(rec.ID)
+		changed, done = s.watchRun(rec.ID)
 		cur, err := s.cfg.backend.Run(ctx, rec.ID)
 		if errors.Is(err, ErrNotFound) {
 			// Deleted (rolled back, or its thread deleted) with its
@@ -1067,15 +1071,18 @@ func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord
 				return
 			}
 			wait = s.cfg.poll
-			continue
-		}
-		if cur.ended() {
+			if cur.ended() || !s.pushed() {
+				continue
+			}
+			// Pushed: the watch, made before the reads, tells of what
+			// came after them.
+		} else if cur.ended() {
 			gone = false
 			return
 		}
 		select {
 		case <-changed:
-		case <-time.After(wait):
+		case <-s.pollAfter(wait):
 			wait = s.cfg.backoff(wait)
 		case <-ctx.Done():
 			return

@@ -252,7 +252,7 @@ func (b *Backend) CreateThread(ctx context.Context, t server.ThreadRecord, ifExi
 // Thread implements [server.Backend].
 func (b *Backend) Thread(ctx context.Context, id string) (server.ThreadRecord, error) {
 	var t server.ThreadRecord
-	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.read(ctx, func(tx sqlitedb.Tx) error {
 		var err error
 		t, err = scanThread(tx.QueryRow(`SELECT `+threadCols+` FROM `+threadsTable+` WHERE thread_id = ?1`, id))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -301,7 +301,7 @@ func (b *Backend) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]se
 		ids[id] = true
 	}
 	var all []server.ThreadRecord
-	err = b.db.Read(ctx, func(tx sqlitedb.Tx) error {
+	err = b.read(ctx, func(tx sqlitedb.Tx) error {
 		all = all[:0]
 		rows, err := tx.Query(`SELECT `+threadCols+` FROM `+threadsTable+` WHERE (?1 = '' OR status = ?1)`, q.Status)
 		if err != nil {
@@ -609,7 +609,7 @@ func (b *Backend) ClaimRun(ctx context.Context, holder string, ttl time.Duration
 	// the other writers of the file (checkpoints, other processes) wait
 	// for; the write transaction decides.
 	var claimable bool
-	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.read(ctx, func(tx sqlitedb.Tx) error {
 		return tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM `+runsTable+` WHERE status IN ('pending', 'running')
 			AND (status = 'pending' OR lease_expires < ?1))`, time.Now().UnixNano()).Scan(&claimable)
 	})
@@ -879,6 +879,7 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 			thread, nullable(res.Thread.Values), nullable(res.Thread.Interrupts), res.Thread.Status, now)
 		return err
 	})
+	b.changed(err, c.Run.ID)
 	return wrap(err, "finishing run %s", c.Run.ID)
 }
 
@@ -895,13 +896,14 @@ func (b *Backend) AppendEvent(ctx context.Context, c *server.Claim, name string,
 		}
 		return err
 	})
+	b.changed(err, c.Run.ID)
 	return id, wrap(err, "recording an event of run %s", c.Run.ID)
 }
 
 // Events implements [server.Backend].
 func (b *Backend) Events(ctx context.Context, runID string, from int) ([]server.Event, error) {
 	var evs []server.Event
-	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.read(ctx, func(tx sqlitedb.Tx) error {
 		evs = nil
 		rows, err := tx.Query(`SELECT id, name, data FROM `+eventsTable+` WHERE run_id = ?1 AND id >= ?2 ORDER BY id`, runID, from)
 		if err != nil {
@@ -931,7 +933,7 @@ func (b *Backend) Events(ctx context.Context, runID string, from int) ([]server.
 // Run implements [server.Backend].
 func (b *Backend) Run(ctx context.Context, id string) (server.RunRecord, error) {
 	var r server.RunRecord
-	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.read(ctx, func(tx sqlitedb.Tx) error {
 		var err error
 		r, _, err = scanRun(tx.QueryRow(`SELECT `+runCols+` FROM `+runsTable+` WHERE run_id = ?1`, id), 0)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -946,7 +948,7 @@ func (b *Backend) Run(ctx context.Context, id string) (server.RunRecord, error) 
 func (b *Backend) ListRuns(ctx context.Context, threadID, status string, limit, offset int) ([]server.RunRecord, int, error) {
 	var out []server.RunRecord
 	var total int
-	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.read(ctx, func(tx sqlitedb.Tx) error {
 		out = nil
 		if err := tx.QueryRow(`SELECT count(*) FROM `+runsTable+` WHERE thread_id = ?1 AND (?2 = '' OR status = ?2)`,
 			threadID, status).Scan(&total); err != nil {
@@ -1000,6 +1002,7 @@ func (b *Backend) CancelRun(ctx context.Context, id, reason string) (server.RunR
 		}
 		return err
 	})
+	b.changed(err, id)
 	return out, wrap(err, "cancelling run %s", id)
 }
 
@@ -1019,5 +1022,6 @@ func (b *Backend) DeleteRun(ctx context.Context, id string) error {
 		}
 		return deleteRun(tx, id)
 	})
+	b.changed(err, id)
 	return wrap(err, "deleting run %s", id)
 }

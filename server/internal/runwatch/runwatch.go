@@ -1,0 +1,267 @@
+// Package runwatch fans the changes of runs out to the requests of one
+// process watching them, for the server backends (server/postgres,
+// server/sqlite): whatever the number of watchers, the process has one
+// source of changes (a LISTEN connection, a poller) and, while runs are
+// watched, one poll query over all of them at a time.
+//
+// A [Hub] hands each watcher a channel closed at the run's next change.
+// Changes come from two places: [Hub.Changed], called when the backend
+// learns that a run changed (a notification, a write of this process),
+// and the hub's poll, which reads a [Mark] of every watched run and wakes
+// the watchers of the runs whose mark differs from the one it saw before.
+// A watch never misses a change the poll can see: a run's first poll after
+// a watcher came wakes it (the hub cannot know what the watcher read), and
+// a watcher that came while a poll was under way is woken by that poll.
+// A wake may be spurious; a watcher reads the run again and waits again.
+package runwatch
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Mark is what a poll sees of a run: enough to tell that it changed for a
+// watcher (an event appended, its status changed, it was deleted).
+type Mark struct {
+	Exists    bool
+	Status    string
+	LastEvent int // the id of its last event, -1 for none
+}
+
+// PollFunc returns the marks of the runs ids names; a run it leaves out
+// does not exist.
+type PollFunc func(ctx context.Context, ids []string) (map[string]Mark, error)
+
+// Config configures a [Hub].
+type Config struct {
+	// Poll reads the marks of the watched runs.
+	Poll PollFunc
+	// Interval is the time between two polls while runs are watched; it
+	// is asked again after each poll (a backend polls slowly while it is
+	// notified of changes, often when it is not).
+	Interval func() time.Duration
+	// Source, if not nil, runs while the hub is active, until its context
+	// is done: a backend's notification listener, which calls
+	// [Hub.Changed] and [Hub.PollNow].
+	Source func(ctx context.Context, h *Hub)
+	// Linger is how long the hub stays active (polling, running Source)
+	// after its last watcher left; 0 stops it at once.
+	Linger time.Duration
+	// Name names the hub in its log lines.
+	Name string
+}
+
+// Hub fans changes out to the watchers of runs. Create one with [New];
+// its loop runs only while runs are watched (and Linger after), and
+// [Hub.Close] stops it.
+type Hub struct {
+	cfg Config
+
+	mu      sync.Mutex
+	runs    map[string]*entry
+	active  bool          // the loop runs
+	closed  bool          // Close was called
+	stop    chan struct{} // closed by Close
+	done    chan struct{} // closed when the loop returned
+	kick    chan struct{} // polls now
+	changed chan struct{} // the watched set changed (a first watcher, a last one left)
+
+	polls atomic.Int64
+}
+
+// entry is the watchers of one run.
+type entry struct {
+	ch    chan struct{} // closed and replaced at a change
+	n     int           // watchers
+	gen   uint64        // counts the watches, so a poll sees one that came meanwhile
+	base  Mark          // what the last poll saw
+	based bool          // a poll saw the run since its first watcher came
+}
+
+// New returns a Hub; nothing runs until a run is watched.
+func New(cfg Config) *Hub {
+	return &Hub{cfg: cfg, runs: map[string]*entry{}, stop: make(chan struct{}),
+		kick: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
+}
+
+// Watch returns a channel closed once run id may have changed after Watch
+// was called, and the function to call when done waiting.
+func (h *Hub) Watch(id string) (<-chan struct{}, func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.runs[id]
+	if e == nil {
+		e = &entry{ch: make(chan struct{})}
+		h.runs[id] = e
+		signal(h.changed)
+	}
+	e.n++
+	e.gen++
+	ch := e.ch
+	if !h.active && !h.closed {
+		h.active = true
+		h.done = make(chan struct{})
+		go h.loop(h.done)
+	}
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if e.n--; e.n == 0 && h.runs[id] == e {
+				delete(h.runs, id)
+				signal(h.changed)
+			}
+		})
+	}
+}
+
+// Changed wakes the watchers of run id.
+func (h *Hub) Changed(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.runs[id]; e != nil {
+		close(e.ch)
+		e.ch = make(chan struct{})
+	}
+}
+
+// PollNow makes the hub poll at once (a notification source that was
+// down polls to catch up with the changes it missed).
+func (h *Hub) PollNow() { signal(h.kick) }
+
+// Watched returns how many runs are watched.
+func (h *Hub) Watched() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.runs)
+}
+
+// Polls returns how many polls the hub made.
+func (h *Hub) Polls() int64 { return h.polls.Load() }
+
+// Close stops the hub's loop and waits until it returned. Watches made
+// after Close are woken by [Hub.Changed] only.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	close(h.stop)
+	done := h.done
+	h.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// loop polls while runs are watched and Linger after, running Source
+// alongside.
+func (h *Hub) loop(done chan struct{}) {
+	defer close(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	var src sync.WaitGroup
+	defer func() { cancel(); src.Wait() }()
+	if h.cfg.Source != nil {
+		src.Go(func() { h.cfg.Source(ctx, h) })
+	}
+	go func() {
+		select {
+		case <-h.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var idleSince time.Time
+	var warned time.Time
+	timer := time.NewTimer(h.cfg.Interval())
+	defer timer.Stop()
+	for {
+		h.mu.Lock()
+		n := len(h.runs)
+		if n > 0 {
+			idleSince = time.Time{}
+		} else if idleSince.IsZero() {
+			idleSince = time.Now()
+		}
+		if n == 0 && (h.closed || time.Since(idleSince) >= h.cfg.Linger) {
+			h.active = false
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		var linger <-chan time.Time
+		if n == 0 {
+			linger = time.After(h.cfg.Linger - time.Since(idleSince))
+		}
+		select {
+		case <-ctx.Done():
+			h.mu.Lock()
+			h.active = false
+			h.mu.Unlock()
+			return
+		case <-h.changed:
+			continue
+		case <-linger:
+			continue
+		case <-h.kick:
+		case <-timer.C:
+		}
+		if err := h.poll(ctx); err != nil && ctx.Err() == nil && time.Since(warned) > 10*time.Second {
+			warned = time.Now()
+			slog.Warn("server: polling the watched runs", "backend", h.cfg.Name, "err", err)
+		}
+		timer.Reset(h.cfg.Interval())
+	}
+}
+
+// poll reads the marks of the watched runs and wakes the watchers of
+// those that changed since the last poll, that no poll saw yet, or that
+// got a watcher while the poll ran.
+func (h *Hub) poll(ctx context.Context) error {
+	h.mu.Lock()
+	if len(h.runs) == 0 {
+		h.mu.Unlock()
+		return nil
+	}
+	ids := make([]string, 0, len(h.runs))
+	gens := make(map[*entry]uint64, len(h.runs))
+	for id, e := range h.runs {
+		ids = append(ids, id)
+		gens[e] = e.gen
+	}
+	h.mu.Unlock()
+	h.polls.Add(1)
+	marks, err := h.cfg.Poll(ctx, ids)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		e := h.runs[id]
+		gen, seen := gens[e]
+		if e == nil || !seen {
+			continue // gone, or a new entry the poll did not ask about
+		}
+		m := marks[id]
+		if !e.based || e.base != m || e.gen != gen {
+			close(e.ch)
+			e.ch = make(chan struct{})
+		}
+		e.base, e.based = m, true
+	}
+	return nil
+}
