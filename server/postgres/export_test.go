@@ -3,3 +3,16 @@ package postgres
 // MigrationsForTest returns the schema migrations, to build a database of
 // an older version.
 func MigrationsForTest() [][]string { return migrations }
+
+// WatchStatsForTest returns how many runs requests of b's process watch,
+// how many polls b's hub made and how many LISTEN connections b opened.
+func WatchStatsForTest(b *Backend) (watched int, polls, connects int64) {
+	return b.watch.Watched(), b.watch.Polls(), b.lis.connects.Load()
+}
+
+// DeafForTest makes b's listener drop (deaf) or deliver the notifications
+// it receives.
+func DeafForTest(b *Backend, deaf bool) { b.lis.deaf.Store(deaf) }
+
+// ChannelForTest returns b's NOTIFY channel.
+func ChannelForTest(b *Backend) string { return b.channel }

@@ -128,6 +128,7 @@ func (b *Backend) listen(ctx context.Context, h *runwatch.Hub) {
 	var warned time.Time
 	for attempt := 0; ctx.Err() == nil; attempt++ {
 		err := b.listenOnce(ctx, h)
+		h.SetLive(false)
 		if b.lis.up.Swap(false) {
 			attempt = 0
 			h.PollNow() // poll often until LISTEN is back
@@ -164,7 +165,9 @@ func (b *Backend) listenOnce(ctx context.Context, h *runwatch.Hub) error {
 	}
 	b.lis.connects.Add(1)
 	b.lis.up.Store(true)
-	// What changed before LISTEN took effect was not notified.
+	h.SetLive(true)
+	// What changed before LISTEN took effect was not notified: the runs
+	// watched since are polled once.
 	h.PollNow()
 	for {
 		n, err := conn.WaitForNotification(ctx)

@@ -9,10 +9,11 @@
 // learns that a run changed (a notification, a write of this process),
 // and the hub's poll, which reads a [Mark] of every watched run and wakes
 // the watchers of the runs whose mark differs from the one it saw before.
-// A watch never misses a change the poll can see: a run's first poll after
-// a watcher came wakes it (the hub cannot know what the watcher read), and
-// a watcher that came while a poll was under way is woken by that poll.
-// A wake may be spurious; a watcher reads the run again and waits again.
+// A watch never misses a change: while the backend's source of
+// notifications is live ([Hub.SetLive]) every change is notified, and a
+// watcher that came while it was not (or before it was lost since) is
+// woken by the next poll, which cannot know what the watcher read. A wake
+// may be spurious; a watcher reads the run again and waits again.
 package runwatch
 
 import (
@@ -64,21 +65,28 @@ type Hub struct {
 	runs    map[string]*entry
 	active  bool          // the loop runs
 	closed  bool          // Close was called
+	live    bool          // every change is notified (SetLive)
+	epoch   uint64        // counts the times live was lost
 	stop    chan struct{} // closed by Close
 	done    chan struct{} // closed when the loop returned
 	kick    chan struct{} // polls now
 	changed chan struct{} // the watched set changed (a first watcher, a last one left)
 
 	polls atomic.Int64
+	woken atomic.Int64
 }
 
 // entry is the watchers of one run.
 type entry struct {
 	ch    chan struct{} // closed and replaced at a change
 	n     int           // watchers
-	gen   uint64        // counts the watches, so a poll sees one that came meanwhile
 	base  Mark          // what the last poll saw
 	based bool          // a poll saw the run since its first watcher came
+	// Watches since a poll last dealt with the entry: whether there were
+	// any, whether one came while the hub was not live, and the epoch of
+	// the first.
+	fresh, unsafe bool
+	epoch         uint64
 }
 
 // New returns a Hub; nothing runs until a run is watched.
@@ -99,7 +107,12 @@ func (h *Hub) Watch(id string) (<-chan struct{}, func()) {
 		signal(h.changed)
 	}
 	e.n++
-	e.gen++
+	if !e.fresh {
+		e.fresh, e.epoch = true, h.epoch
+	}
+	if !h.live {
+		e.unsafe = true
+	}
 	ch := e.ch
 	if !h.active && !h.closed {
 		h.active = true
@@ -129,6 +142,19 @@ func (h *Hub) Changed(id string) {
 	}
 }
 
+// SetLive tells the hub whether every change of a run is notified
+// through [Hub.Changed] from now on (a LISTEN is in effect): a watch made
+// while it is live is woken by notifications alone, one made while it is
+// not, or before it was lost since, by the next poll too.
+func (h *Hub) SetLive(live bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.live && !live {
+		h.epoch++
+	}
+	h.live = live
+}
+
 // PollNow makes the hub poll at once (a notification source that was
 // down polls to catch up with the changes it missed).
 func (h *Hub) PollNow() { signal(h.kick) }
@@ -142,6 +168,9 @@ func (h *Hub) Watched() int {
 
 // Polls returns how many polls the hub made.
 func (h *Hub) Polls() int64 { return h.polls.Load() }
+
+// Woken returns how many times a poll woke the watchers of a run.
+func (h *Hub) Woken() int64 { return h.woken.Load() }
 
 // Close stops the hub's loop and waits until it returned. Watches made
 // after Close are woken by [Hub.Changed] only.
@@ -228,8 +257,8 @@ func (h *Hub) loop(done chan struct{}) {
 }
 
 // poll reads the marks of the watched runs and wakes the watchers of
-// those that changed since the last poll, that no poll saw yet, or that
-// got a watcher while the poll ran.
+// those that changed since the last poll, and of those watched since
+// then while changes may have gone unnotified.
 func (h *Hub) poll(ctx context.Context) error {
 	h.mu.Lock()
 	if len(h.runs) == 0 {
@@ -237,10 +266,10 @@ func (h *Hub) poll(ctx context.Context) error {
 		return nil
 	}
 	ids := make([]string, 0, len(h.runs))
-	gens := make(map[*entry]uint64, len(h.runs))
+	asked := make(map[*entry]bool, len(h.runs))
 	for id, e := range h.runs {
 		ids = append(ids, id)
-		gens[e] = e.gen
+		asked[e] = true
 	}
 	h.mu.Unlock()
 	h.polls.Add(1)
@@ -252,16 +281,22 @@ func (h *Hub) poll(ctx context.Context) error {
 	defer h.mu.Unlock()
 	for _, id := range ids {
 		e := h.runs[id]
-		gen, seen := gens[e]
-		if e == nil || !seen {
+		if e == nil || !asked[e] {
 			continue // gone, or a new entry the poll did not ask about
 		}
 		m := marks[id]
-		if !e.based || e.base != m || e.gen != gen {
+		// A watch made while not live, or in an earlier epoch, may have
+		// missed a change made after it read the run; one made while live
+		// in this epoch is told of every change. A watch made while the
+		// poll ran is dealt with too: the marks are older than its read.
+		missed := e.fresh && (e.unsafe || e.epoch != h.epoch)
+		if missed || e.based && e.base != m {
 			close(e.ch)
 			e.ch = make(chan struct{})
+			h.woken.Add(1)
 		}
 		e.base, e.based = m, true
+		e.fresh, e.unsafe = false, false
 	}
 	return nil
 }
