@@ -842,11 +842,11 @@ func (s *Server) sharedWaitRun(w http.ResponseWriter, r *http.Request) {
 // of the Backend (see [IsTransient]) is waited out.
 func (s *Server) waitEnded(ctx context.Context, id string) (RunRecord, error) {
 	wait := s.cfg.poll
+	changed, done := s.watchRun(id)
+	defer func() { done() }()
 	for {
-		changed, done := s.watchRun(id)
 		rec, err := s.cfg.backend.Run(ctx, id)
 		if err != nil && !IsTransient(err) || err == nil && rec.ended() || ctx.Err() != nil {
-			done()
 			return rec, err
 		}
 		poll := s.pollAfter(wait)
@@ -859,10 +859,14 @@ func (s *Server) waitEnded(ctx context.Context, id string) (RunRecord, error) {
 			wait = s.cfg.backoff(wait)
 		case <-ctx.Done():
 		}
-		done()
 		if ctx.Err() != nil {
 			return rec, ctx.Err()
 		}
+		// The next watch is made before the last one ends, so that what
+		// the watcher keeps of the run carries over.
+		prev := done
+		changed, done = s.watchRun(id)
+		prev()
 	}
 }
 
@@ -1032,9 +1036,10 @@ func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord
 	done := func() {}
 	defer func() { done() }()
 	for {
-		done()
+		prev := done
 		var changed <-chan struct{}
 		changed, done = s.watchRun(rec.ID)
+		prev() // after the next watch: what the watcher keeps of the run carries over
 		cur, err := s.cfg.backend.Run(ctx, rec.ID)
 		if errors.Is(err, ErrNotFound) {
 			// Deleted (rolled back, or its thread deleted) with its

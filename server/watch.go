@@ -20,8 +20,10 @@ type RunWatcher interface {
 	// status changed, the run deleted — and the function to call when
 	// done waiting, which frees what the watch holds (it may be called
 	// more than once). A change is never missed, though the channel may
-	// be closed with nothing changed; the caller reads the run again, and
-	// calls WatchRun again, before reading, to wait for the next change.
+	// be closed with nothing changed; the caller calls WatchRun again,
+	// then reads the run, to wait for the next change, and stops the
+	// previous watch after the new one is made (so that what the Backend
+	// keeps of a watched run carries over).
 	WatchRun(runID string) (changed <-chan struct{}, stop func())
 }
 

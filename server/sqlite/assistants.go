@@ -112,7 +112,7 @@ func (b *Backend) CreateAssistant(ctx context.Context, a server.AssistantRecord,
 // Assistant implements [server.Backend].
 func (b *Backend) Assistant(ctx context.Context, id string) (server.AssistantRecord, error) {
 	var a server.AssistantRecord
-	err := b.read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
 		var err error
 		a, err = readAssistant(tx, id)
 		return err
@@ -159,7 +159,7 @@ func (b *Backend) SearchAssistants(ctx context.Context, q server.AssistantQuery)
 		return strings.Contains(strings.ToLower(a.Name), name) && contains(a.Metadata, md)
 	}
 	var all []server.AssistantRecord
-	err = b.read(ctx, func(tx sqlitedb.Tx) error {
+	err = b.db.Read(ctx, func(tx sqlitedb.Tx) error {
 		var err error
 		all, err = scanAssistants(tx, "assistants", keep, `SELECT `+assistantCols+` FROM `+assistantsTable+`
 			WHERE (?1 = '' OR graph_id = ?1) ORDER BY created_at DESC, assistant_id`, q.GraphID)
@@ -246,7 +246,7 @@ func (b *Backend) AssistantVersions(ctx context.Context, id string, metadata map
 		return nil, 0, err
 	}
 	var all []server.AssistantRecord
-	err = b.read(ctx, func(tx sqlitedb.Tx) error {
+	err = b.db.Read(ctx, func(tx sqlitedb.Tx) error {
 		if _, err := readAssistant(tx, id); err != nil {
 			return err
 		}

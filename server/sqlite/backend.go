@@ -252,7 +252,7 @@ func (b *Backend) CreateThread(ctx context.Context, t server.ThreadRecord, ifExi
 // Thread implements [server.Backend].
 func (b *Backend) Thread(ctx context.Context, id string) (server.ThreadRecord, error) {
 	var t server.ThreadRecord
-	err := b.read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
 		var err error
 		t, err = scanThread(tx.QueryRow(`SELECT `+threadCols+` FROM `+threadsTable+` WHERE thread_id = ?1`, id))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -301,7 +301,7 @@ func (b *Backend) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]se
 		ids[id] = true
 	}
 	var all []server.ThreadRecord
-	err = b.read(ctx, func(tx sqlitedb.Tx) error {
+	err = b.db.Read(ctx, func(tx sqlitedb.Tx) error {
 		all = all[:0]
 		rows, err := tx.Query(`SELECT `+threadCols+` FROM `+threadsTable+` WHERE (?1 = '' OR status = ?1)`, q.Status)
 		if err != nil {
@@ -609,7 +609,7 @@ func (b *Backend) ClaimRun(ctx context.Context, holder string, ttl time.Duration
 	// the other writers of the file (checkpoints, other processes) wait
 	// for; the write transaction decides.
 	var claimable bool
-	err := b.read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
 		return tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM `+runsTable+` WHERE status IN ('pending', 'running')
 			AND (status = 'pending' OR lease_expires < ?1))`, time.Now().UnixNano()).Scan(&claimable)
 	})
@@ -948,7 +948,7 @@ func (b *Backend) Run(ctx context.Context, id string) (server.RunRecord, error) 
 func (b *Backend) ListRuns(ctx context.Context, threadID, status string, limit, offset int) ([]server.RunRecord, int, error) {
 	var out []server.RunRecord
 	var total int
-	err := b.read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
 		out = nil
 		if err := tx.QueryRow(`SELECT count(*) FROM `+runsTable+` WHERE thread_id = ?1 AND (?2 = '' OR status = ?2)`,
 			threadID, status).Scan(&total); err != nil {

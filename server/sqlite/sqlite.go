@@ -18,7 +18,7 @@ import (
 type Backend struct {
 	db    *sqlitedb.DB
 	watch *runwatch.Hub
-	reads atomic.Int64 // read transactions begun, for the tests
+	reads atomic.Int64 // reads of runs and events, for the tests
 }
 
 var (

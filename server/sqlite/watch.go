@@ -21,7 +21,8 @@ func (b *Backend) WatchRun(runID string) (<-chan struct{}, func()) {
 	return b.watch.Watch(runID)
 }
 
-// read runs fn in a read transaction, counted.
+// read runs fn in a read transaction, counted: the reads of the runs
+// watched (Run, Events and the poll), which the tests count.
 func (b *Backend) read(ctx context.Context, fn func(sqlitedb.Tx) error) error {
 	b.reads.Add(1)
 	return b.db.Read(ctx, fn)

@@ -9,11 +9,14 @@
 // learns that a run changed (a notification, a write of this process),
 // and the hub's poll, which reads a [Mark] of every watched run and wakes
 // the watchers of the runs whose mark differs from the one it saw before.
-// A watch never misses a change: while the backend's source of
-// notifications is live ([Hub.SetLive]) every change is notified, and a
-// watcher that came while it was not (or before it was lost since) is
-// woken by the next poll, which cannot know what the watcher read. A wake
-// may be spurious; a watcher reads the run again and waits again.
+// A watch never misses a change. While the backend's source of
+// notifications is live ([Hub.SetLive]) every change is notified; when it
+// stops being live, every watcher is woken, since a notification may have
+// been lost. A poll wakes the watchers of a run whose mark differs from
+// the one the previous poll saw, and a watcher that came while the hub was
+// not live before any poll saw its run (the poll cannot tell what it
+// read). A wake may be spurious; a watcher reads the run again and waits
+// again.
 package runwatch
 
 import (
@@ -66,7 +69,6 @@ type Hub struct {
 	active  bool          // the loop runs
 	closed  bool          // Close was called
 	live    bool          // every change is notified (SetLive)
-	epoch   uint64        // counts the times live was lost
 	stop    chan struct{} // closed by Close
 	done    chan struct{} // closed when the loop returned
 	kick    chan struct{} // polls now
@@ -81,12 +83,10 @@ type entry struct {
 	ch    chan struct{} // closed and replaced at a change
 	n     int           // watchers
 	base  Mark          // what the last poll saw
-	based bool          // a poll saw the run since its first watcher came
-	// Watches since a poll last dealt with the entry: whether there were
-	// any, whether one came while the hub was not live, and the epoch of
-	// the first.
-	fresh, unsafe bool
-	epoch         uint64
+	based bool          // base is set
+	// unsafe: a watch was made while the hub was not live since a poll
+	// last dealt with the entry.
+	unsafe bool
 }
 
 // New returns a Hub; nothing runs until a run is watched.
@@ -107,9 +107,6 @@ func (h *Hub) Watch(id string) (<-chan struct{}, func()) {
 		signal(h.changed)
 	}
 	e.n++
-	if !e.fresh {
-		e.fresh, e.epoch = true, h.epoch
-	}
 	if !h.live {
 		e.unsafe = true
 	}
@@ -144,13 +141,17 @@ func (h *Hub) Changed(id string) {
 
 // SetLive tells the hub whether every change of a run is notified
 // through [Hub.Changed] from now on (a LISTEN is in effect): a watch made
-// while it is live is woken by notifications alone, one made while it is
-// not, or before it was lost since, by the next poll too.
+// while it is live is woken by notifications, one made while it is not by
+// a poll too. Live lost wakes every watcher.
 func (h *Hub) SetLive(live bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.live && !live {
-		h.epoch++
+		for _, e := range h.runs {
+			close(e.ch)
+			e.ch = make(chan struct{})
+			e.based, e.unsafe = false, false
+		}
 	}
 	h.live = live
 }
@@ -266,10 +267,10 @@ func (h *Hub) poll(ctx context.Context) error {
 		return nil
 	}
 	ids := make([]string, 0, len(h.runs))
-	asked := make(map[*entry]bool, len(h.runs))
+	based := make(map[*entry]bool, len(h.runs)) // of the entries asked about
 	for id, e := range h.runs {
 		ids = append(ids, id)
-		asked[e] = true
+		based[e] = e.based
 	}
 	h.mu.Unlock()
 	h.polls.Add(1)
@@ -281,22 +282,27 @@ func (h *Hub) poll(ctx context.Context) error {
 	defer h.mu.Unlock()
 	for _, id := range ids {
 		e := h.runs[id]
-		if e == nil || !asked[e] {
+		wasBased, ok := based[e]
+		if e == nil || !ok {
 			continue // gone, or a new entry the poll did not ask about
 		}
 		m := marks[id]
-		// A watch made while not live, or in an earlier epoch, may have
-		// missed a change made after it read the run; one made while live
-		// in this epoch is told of every change. A watch made while the
-		// poll ran is dealt with too: the marks are older than its read.
-		missed := e.fresh && (e.unsafe || e.epoch != h.epoch)
-		if missed || e.based && e.base != m {
+		// A watch made while not live before any poll saw the run may
+		// have read it before what the marks show. One made since is told
+		// by the marks' difference from the base, which is older than its
+		// read (or equal to the marks, so that its read saw them: marks
+		// only move forward), one made while live by a notification.
+		changed := wasBased && e.base != m
+		blind := e.unsafe && !wasBased
+		if changed || blind {
 			close(e.ch)
 			e.ch = make(chan struct{})
 			h.woken.Add(1)
 		}
-		e.base, e.based = m, true
-		e.fresh, e.unsafe = false, false
+		if e.based == wasBased { // live was not lost meanwhile
+			e.base, e.based = m, true
+		}
+		e.unsafe = false
 	}
 	return nil
 }

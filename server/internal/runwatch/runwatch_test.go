@@ -12,8 +12,9 @@ import (
 // table is a fake backend: the marks of its runs, set by the test.
 type table struct {
 	mu    sync.Mutex
-	marks map[string]Mark
-	calls int
+	marks  map[string]Mark
+	calls  int
+	during func() // runs inside the next poll, as if while its query ran
 }
 
 func (t *table) set(id string, m Mark) {
@@ -23,6 +24,13 @@ func (t *table) set(id string, m Mark) {
 }
 
 func (t *table) poll(_ context.Context, ids []string) (map[string]Mark, error) {
+	t.mu.Lock()
+	during := t.during
+	t.during = nil
+	t.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.calls++
@@ -145,4 +153,50 @@ func TestTheLoopPollsEveryIntervalWhileRunsAreWatched(t *testing.T) {
 	defer stop()
 	<-ch // the first poll wakes the watch, made while not live
 	require.Eventually(t, func() bool { return h.Polls() >= 3 }, 10*time.Second, time.Millisecond)
+}
+
+func TestAWatchMadeWhileNotLiveBetweenTwoPollsThatSawItsRunUnchangedSleeps(t *testing.T) {
+	h, _ := newHub(t)
+	_, stop := h.Watch("a")
+	defer stop()
+	require.NoError(t, h.poll(t.Context())) // the run seen
+	ch, stop2 := h.Watch("a")
+	defer stop2()
+	require.NoError(t, h.poll(t.Context()))
+	require.False(t, closed(ch))
+}
+
+func TestAWatchMadeWhileNotLiveWhileAPollRan(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		seen, change bool
+		woken        bool
+	}{
+		{name: "on a run a poll saw before sleeps while the run is unchanged", seen: true},
+		{name: "on a run a poll saw before is woken when the run changed", seen: true, change: true, woken: true},
+		{name: "on a run no poll saw is woken (it may have read the run before the poll)", woken: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, tb := newHub(t)
+			_, stop := h.Watch("a")
+			defer stop()
+			if tc.seen {
+				require.NoError(t, h.poll(t.Context()))
+			}
+			var ch <-chan struct{}
+			tb.mu.Lock()
+			tb.during = func() {
+				var stop func()
+				ch, stop = h.Watch("a")
+				t.Cleanup(stop)
+				if tc.change {
+					tb.set("a", Mark{Exists: true, Status: "running", LastEvent: 0})
+				}
+			}
+			tb.mu.Unlock()
+			require.NoError(t, h.poll(t.Context()))
+			require.NotNil(t, ch)
+			require.Equal(t, tc.woken, closed(ch))
+		})
+	}
 }
