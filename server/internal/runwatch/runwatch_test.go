@@ -11,7 +11,7 @@ import (
 
 // table is a fake backend: the marks of its runs, set by the test.
 type table struct {
-	mu    sync.Mutex
+	mu     sync.Mutex
 	marks  map[string]Mark
 	calls  int
 	during func() // runs inside the next poll, as if while its query ran
