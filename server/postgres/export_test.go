@@ -10,6 +10,10 @@ func WatchStatsForTest(b *Backend) (watched int, polls, connects int64) {
 	return b.watch.Watched(), b.watch.Polls(), b.lis.connects.Load()
 }
 
+// WokenForTest returns how many times a poll of b's hub woke the
+// watchers of a run.
+func WokenForTest(b *Backend) int64 { return b.watch.Woken() }
+
 // DeafForTest makes b's listener drop (deaf) or deliver the notifications
 // it receives.
 func DeafForTest(b *Backend, deaf bool) { b.lis.deaf.Store(deaf) }
