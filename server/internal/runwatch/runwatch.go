@@ -198,24 +198,35 @@ func signal(c chan struct{}) {
 }
 
 // loop polls while runs are watched and Linger after, running Source
-// alongside.
+// alongside. It marks the hub inactive only once its Source returned, so
+// that the Source of the next loop never overlaps this one's.
 func (h *Hub) loop(done chan struct{}) {
 	defer close(done)
+	for h.serve() {
+	}
+}
+
+// serve runs Source and polls until nothing was watched for Linger, or
+// the hub is closed. It reports whether to serve again: runs were watched
+// again while its Source stopped.
+func (h *Hub) serve() bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	var src sync.WaitGroup
-	defer func() { cancel(); src.Wait() }()
+	defer func() {
+		cancel()
+		src.Wait()
+	}()
 	if h.cfg.Source != nil {
 		src.Go(func() { h.cfg.Source(ctx, h) })
 	}
-	go func() {
+	go func() { // Close cancels a poll under way
 		select {
 		case <-h.stop:
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
-	var idleSince time.Time
-	var warned time.Time
+	var idleSince, warned time.Time
 	timer := time.NewTimer(h.cfg.Interval())
 	defer timer.Stop()
 	for {
@@ -226,10 +237,9 @@ func (h *Hub) loop(done chan struct{}) {
 		} else if idleSince.IsZero() {
 			idleSince = time.Now()
 		}
-		if n == 0 && (h.closed || time.Since(idleSince) >= h.cfg.Linger) {
-			h.active = false
+		if h.closed || n == 0 && time.Since(idleSince) >= h.cfg.Linger {
 			h.mu.Unlock()
-			return
+			break
 		}
 		h.mu.Unlock()
 		var linger <-chan time.Time
@@ -237,11 +247,8 @@ func (h *Hub) loop(done chan struct{}) {
 			linger = time.After(h.cfg.Linger - time.Since(idleSince))
 		}
 		select {
-		case <-ctx.Done():
-			h.mu.Lock()
-			h.active = false
-			h.mu.Unlock()
-			return
+		case <-h.stop:
+			continue
 		case <-h.changed:
 			continue
 		case <-linger:
@@ -255,6 +262,15 @@ func (h *Hub) loop(done chan struct{}) {
 		}
 		timer.Reset(h.cfg.Interval())
 	}
+	cancel()
+	src.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closed && len(h.runs) > 0 {
+		return true
+	}
+	h.active = false
+	return false
 }
 
 // poll reads the marks of the watched runs and wakes the watchers of

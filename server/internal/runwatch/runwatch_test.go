@@ -3,6 +3,7 @@ package runwatch
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -199,4 +200,39 @@ func TestAWatchMadeWhileNotLiveWhileAPollRan(t *testing.T) {
 			require.Equal(t, tc.woken, closed(ch))
 		})
 	}
+}
+
+func TestTheSourcesOfTwoLoopsNeverOverlapAndALateWatchIsServed(t *testing.T) {
+	tb := &table{marks: map[string]Mark{}}
+	var running, most, started atomic.Int64
+	h := New(Config{Poll: tb.poll, Interval: func() time.Duration { return time.Millisecond },
+		Source: func(ctx context.Context, h *Hub) {
+			started.Add(1)
+			n := running.Add(1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			<-ctx.Done()
+			running.Add(-1)
+		}})
+	defer h.Close()
+	// Watches come and go, so that loops stop (Linger 0) and start again.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 200 {
+				_, stop := h.Watch(string(rune('a' + i)))
+				stop()
+			}
+		})
+	}
+	wg.Wait()
+	ch, stop := h.Watch("z")
+	defer stop()
+	<-ch // a loop serves it: its first poll wakes it (made while not live)
+	require.Equal(t, int64(1), most.Load(), "two sources ran at once")
+	require.Positive(t, started.Load())
 }
