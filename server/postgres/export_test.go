@@ -20,3 +20,10 @@ func DeafForTest(b *Backend, deaf bool) { b.lis.deaf.Store(deaf) }
 
 // ChannelForTest returns b's NOTIFY channel.
 func ChannelForTest(b *Backend) string { return b.channel }
+
+// LiveForTest reports whether b takes its LISTEN connection for live:
+// open, and its pings come back.
+func LiveForTest(b *Backend) bool { return b.lis.up.Load() }
+
+// PingsForTest returns the pings b sent and the last it received.
+func PingsForTest(b *Backend) (sent, got int64) { return b.lis.sent.Load(), b.lis.got.Load() }

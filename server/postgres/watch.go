@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -73,10 +75,24 @@ func channelName(schema string) string {
 
 // listener is the state of the Backend's LISTEN connection.
 type listener struct {
-	up       atomic.Bool  // LISTEN is in effect
+	open     atomic.Bool  // a LISTEN connection is open
+	up       atomic.Bool  // notifications come: LISTEN is in effect, its pings come back
 	connects atomic.Int64 // LISTEN connections opened, for the tests
 	deaf     atomic.Bool  // notifications are dropped, for the tests
+	// The pings each poll sends through the pool, which the LISTEN
+	// connection must receive: the last sent, the last received, and
+	// since when (Unix nanoseconds) one is unanswered.
+	sent, got, unanswered atomic.Int64
 }
+
+// pingPrefix starts the payload of a ping; a run id (a UUID) never does.
+const pingPrefix = "agentgraph:ping:"
+
+// pingGrace is how long a ping may stay unanswered before the LISTEN
+// connection is taken for deaf (a pooler in transaction mode delivers no
+// notification; a connection may be half-open): the watched runs are then
+// polled every poll interval until pings come back.
+const pingGrace = 2 * time.Second
 
 // WatchRun implements [server.RunWatcher] with one LISTEN connection per
 // Backend. Every write that changes a run as its watchers see it (an event
@@ -96,8 +112,13 @@ type listener struct {
 // before the connection is open, and after it was lost, while the
 // Backend opens a new one (backing off up to five seconds between
 // tries), after which it polls once more to catch up with the changes
-// it missed. However many requests wait, an idle process costs the
-// database one query per safety interval.
+// it missed. Each poll while the connection is open also sends it a
+// ping (a NOTIFY in the poll's transaction); a ping unanswered for two
+// seconds makes the Backend take the connection for deaf — behind a
+// pooler in transaction mode, which delivers no notification, or on a
+// half-open connection — and poll every poll interval until a ping comes
+// back. However many requests wait, an idle process costs the database
+// one transaction per safety interval.
 //
 // NOTIFY makes PostgreSQL serialize the commits of the transactions that
 // send it, a cost paid per event appended rather than per watcher.
@@ -164,6 +185,9 @@ func (b *Backend) listenOnce(ctx context.Context, h *runwatch.Hub) error {
 		return err
 	}
 	b.lis.connects.Add(1)
+	b.lis.got.Store(b.lis.sent.Load()) // the pings sent before it are not its to answer
+	b.lis.open.Store(true)
+	defer b.lis.open.Store(false)
 	b.lis.up.Store(true)
 	h.SetLive(true)
 	// What changed before LISTEN took effect was not notified: the runs
@@ -174,31 +198,82 @@ func (b *Backend) listenOnce(ctx context.Context, h *runwatch.Hub) error {
 		if err != nil {
 			return err
 		}
-		if !b.lis.deaf.Load() {
-			h.Changed(n.Payload)
+		if b.lis.deaf.Load() {
+			continue
 		}
+		if seq, ok := strings.CutPrefix(n.Payload, pingPrefix); ok {
+			if i, err := strconv.ParseInt(seq, 10, 64); err == nil && i > b.lis.got.Load() {
+				b.lis.got.Store(i)
+			}
+			if !b.lis.up.Swap(true) { // deaf no more
+				h.SetLive(true)
+				h.PollNow()
+			}
+			continue
+		}
+		h.Changed(n.Payload)
 	}
 }
 
 // marks reads what the fallback poll compares of the runs ids names.
+// While a LISTEN connection is open it also sends it a ping, in the same
+// transaction, and takes the connection for deaf when a ping stayed
+// unanswered for pingGrace.
 func (b *Backend) marks(ctx context.Context, ids []string) (map[string]runwatch.Mark, error) {
-	rows, err := b.pool.Query(ctx, `SELECT r.run_id, r.status,
-		COALESCE((SELECT max(e.id) FROM agentgraph_server_events e WHERE e.run_id = r.run_id), -1)
-		FROM agentgraph_server_runs r WHERE r.run_id = ANY($1)`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("server/postgres: polling %d watched runs: %w", len(ids), err)
-	}
 	out := make(map[string]runwatch.Mark, len(ids))
-	var id string
-	m := runwatch.Mark{Exists: true}
-	_, err = pgx.ForEachRow(rows, []any{&id, &m.Status, &m.LastEvent}, func() error {
-		out[id] = m
-		return nil
-	})
+	read := func(q interface {
+		Query(context.Context, string, ...any) (pgx.Rows, error)
+	}) error {
+		clear(out)
+		rows, err := q.Query(ctx, `SELECT r.run_id, r.status,
+			COALESCE((SELECT max(e.id) FROM agentgraph_server_events e WHERE e.run_id = r.run_id), -1)
+			FROM agentgraph_server_runs r WHERE r.run_id = ANY($1)`, ids)
+		if err != nil {
+			return err
+		}
+		var id string
+		m := runwatch.Mark{Exists: true}
+		_, err = pgx.ForEachRow(rows, []any{&id, &m.Status, &m.LastEvent}, func() error {
+			out[id] = m
+			return nil
+		})
+		return err
+	}
+	var err error
+	if !b.lis.open.Load() {
+		err = read(b.pool)
+	} else {
+		b.checkPings()
+		err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+			if b.lis.sent.Load() == b.lis.got.Load() {
+				b.lis.unanswered.Store(time.Now().UnixNano())
+			}
+			seq := b.lis.sent.Add(1)
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, b.channel, pingPrefix+strconv.FormatInt(seq, 10)); err != nil {
+				return err
+			}
+			return read(tx)
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("server/postgres: polling %d watched runs: %w", len(ids), err)
 	}
 	return out, nil
+}
+
+// checkPings takes the LISTEN connection for deaf when a ping stayed
+// unanswered for pingGrace: the watched runs are polled every poll
+// interval from then on, until a ping comes back.
+func (b *Backend) checkPings() {
+	l := &b.lis
+	if !l.up.Load() || l.sent.Load() <= l.got.Load() || time.Since(time.Unix(0, l.unanswered.Load())) < pingGrace {
+		return
+	}
+	if l.up.Swap(false) {
+		b.watch.SetLive(false)
+		slog.Warn("server/postgres: the LISTEN connection receives no notification (behind a pooler in transaction mode?); polling the watched runs",
+			"channel", b.channel)
+	}
 }
 
 // notify sends, in tx, the notification that the runs ids changed.

@@ -39,8 +39,9 @@ type readCounting struct {
 	reads atomic.Int64
 }
 
+// Events counts a read once it returned: a read counted is done.
 func (c *readCounting) Events(ctx context.Context, runID string, from int) ([]server.Event, error) {
-	c.reads.Add(1)
+	defer c.reads.Add(1)
 	return c.Backend.Events(ctx, runID, from)
 }
 
@@ -260,7 +261,7 @@ func TestAStreamGetsEveryEventOfARunAnotherProcessWritesInOrder(t *testing.T) {
 		dropListen bool // the reader's LISTEN connection is ended halfway
 	}{
 		{name: "notified"},
-		{name: "notifications lost: the safety poll finds the events", deaf: true,
+		{name: "notifications lost: pings unanswered, the runs are polled", deaf: true,
 			opts: []postgres.Option{postgres.WithSafetyPollInterval(50 * time.Millisecond)}},
 		{name: "LISTEN connection lost: polled until a new one is open", dropListen: true},
 	} {
@@ -296,6 +297,11 @@ func TestAStreamGetsEveryEventOfARunAnotherProcessWritesInOrder(t *testing.T) {
 				require.NoError(t, err)
 				time.Sleep(5 * time.Millisecond) // the stream reads as the run goes
 			}
+			if tc.deaf {
+				// Its pings unanswered, the reader takes its LISTEN
+				// connection for deaf, and polls every poll interval.
+				eventually(t, "the LISTEN connection taken for deaf", func() bool { return !postgres.LiveForTest(reader.b) })
+			}
 			require.NoError(t, writer.FinishRun(ctx, c, server.RunResult{Status: "success", Result: json.RawMessage(`null`),
 				Thread: server.ThreadState{Status: "idle"}}))
 
@@ -321,6 +327,7 @@ func TestAStreamGetsEveryEventOfARunAnotherProcessWritesInOrder(t *testing.T) {
 				})
 			default:
 				require.Equal(t, int64(1), connects)
+				require.True(t, postgres.LiveForTest(reader.b), "the pings come back")
 			}
 		})
 	}

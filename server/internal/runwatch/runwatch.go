@@ -316,9 +316,8 @@ func (h *Hub) poll(ctx context.Context) error {
 			h.woken.Add(1)
 		}
 		if e.based == wasBased { // live was not lost meanwhile
-			e.base, e.based = m, true
-		}
-		e.unsafe = false
+			e.base, e.based, e.unsafe = m, true, false
+		} // else the watches made since it was lost are the next poll's to wake
 	}
 	return nil
 }

@@ -236,3 +236,24 @@ func TestTheSourcesOfTwoLoopsNeverOverlapAndALateWatchIsServed(t *testing.T) {
 	require.Equal(t, int64(1), most.Load(), "two sources ran at once")
 	require.Positive(t, started.Load())
 }
+
+func TestAWatchMadeAfterLiveWasLostWhileAPollRanIsWokenAtItsRunsChange(t *testing.T) {
+	h, tb := newHub(t)
+	h.SetLive(true)
+	_, stop := h.Watch("a")
+	defer stop()
+	require.NoError(t, h.poll(t.Context())) // the run seen
+	var ch <-chan struct{}
+	tb.mu.Lock()
+	tb.during = func() {
+		h.SetLive(false) // wakes the first watch
+		var stop func()
+		ch, stop = h.Watch("a") // its watcher reads the run, then it changes
+		t.Cleanup(stop)
+	}
+	tb.mu.Unlock()
+	require.NoError(t, h.poll(t.Context()))
+	tb.set("a", Mark{Exists: true, Status: "success", LastEvent: 2})
+	require.NoError(t, h.poll(t.Context()))
+	require.True(t, closed(ch))
+}
