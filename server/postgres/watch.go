@@ -81,7 +81,8 @@ type listener struct {
 	deaf     atomic.Bool  // notifications are dropped, for the tests
 	// The pings each poll sends through the pool, which the LISTEN
 	// connection must receive: the last sent, the last received, and
-	// since when (Unix nanoseconds) one is unanswered.
+	// since when (Unix nanoseconds) the Backend waits for the next: the
+	// last ping received, or the first sent after it.
 	sent, got, unanswered atomic.Int64
 }
 
@@ -204,6 +205,8 @@ func (b *Backend) listenOnce(ctx context.Context, h *runwatch.Hub) error {
 		if seq, ok := strings.CutPrefix(n.Payload, pingPrefix); ok {
 			if i, err := strconv.ParseInt(seq, 10, 64); err == nil && i > b.lis.got.Load() {
 				b.lis.got.Store(i)
+				// The pings still under way are waited for from now.
+				b.lis.unanswered.Store(time.Now().UnixNano())
 			}
 			if !b.lis.up.Swap(true) { // deaf no more
 				h.SetLive(true)

@@ -261,7 +261,7 @@ func TestAStreamGetsEveryEventOfARunAnotherProcessWritesInOrder(t *testing.T) {
 		dropListen bool // the reader's LISTEN connection is ended halfway
 	}{
 		{name: "notified"},
-		{name: "notifications lost: pings unanswered, the runs are polled", deaf: true,
+		{name: "notifications lost: pings unanswered, the runs are polled until they come back", deaf: true,
 			opts: []postgres.Option{postgres.WithSafetyPollInterval(50 * time.Millisecond)}},
 		{name: "LISTEN connection lost: polled until a new one is open", dropListen: true},
 	} {
@@ -301,6 +301,10 @@ func TestAStreamGetsEveryEventOfARunAnotherProcessWritesInOrder(t *testing.T) {
 				// Its pings unanswered, the reader takes its LISTEN
 				// connection for deaf, and polls every poll interval.
 				eventually(t, "the LISTEN connection taken for deaf", func() bool { return !postgres.LiveForTest(reader.b) })
+				// Notifications come again: a ping comes back, and the
+				// run's end is notified.
+				postgres.DeafForTest(reader.b, false)
+				eventually(t, "the LISTEN connection taken for live again", func() bool { return postgres.LiveForTest(reader.b) })
 			}
 			require.NoError(t, writer.FinishRun(ctx, c, server.RunResult{Status: "success", Result: json.RawMessage(`null`),
 				Thread: server.ThreadState{Status: "idle"}}))
