@@ -332,9 +332,10 @@ func WithRunLeaseTTL(ttl time.Duration) Option {
 // WithPollInterval sets how often a server looks for runs to claim when
 // idle, and for the events and ends of runs other processes execute
 // (default [DefaultPollInterval]); a request waiting on such a run backs
-// off to ten times that while nothing changes. The runs a server queues
-// or ends itself wake it at once: without [WithBackend] it never waits
-// for a poll.
+// off to ten times that while nothing changes. A Backend that is a
+// [RunWatcher] tells the requests of the changes instead, and they do not
+// poll. The runs a server queues or ends itself wake it at once: without
+// [WithBackend] it never waits for a poll.
 func WithPollInterval(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
 		if d <= 0 {

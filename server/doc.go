@@ -201,8 +201,9 @@
 // rollback, through any process flags the run in the backend; the process
 // executing it reads the flag at its next lease renewal (at once when it
 // is the same process). A run's events are recorded in the backend, so its
-// stream, join and wait are served by any process, live (polled every
-// [WithPollInterval] when another process executes the run), and stay
+// stream, join and wait are served by any process, live (told of the
+// run's changes by a Backend that is a [RunWatcher], as server/postgres
+// and server/sqlite are; polled every [WithPollInterval] otherwise), and stay
 // until the run or its thread is deleted ([WithKeptRuns] does not apply).
 // [Server.Shutdown] stops claiming and gives the runs it executes back to
 // the backend, where another process resumes them. The assistants other

@@ -942,23 +942,31 @@ func (s *Server) sharedWaitRun(w http.ResponseWriter, r *http.Request) {
 // of the Backend (see [IsTransient]) is waited out.
 func (s *Server) waitEnded(ctx context.Context, id string) (RunRecord, error) {
 	wait := s.cfg.poll
+	changed, done := s.watchRun(id)
+	defer func() { done() }()
 	for {
-		changed, done := s.shared.watchRun(id)
 		rec, err := s.cfg.backend.Run(ctx, id)
 		if err != nil && !IsTransient(err) || err == nil && rec.ended() || ctx.Err() != nil {
-			done()
 			return rec, err
+		}
+		poll := s.pollAfter(wait)
+		if err != nil {
+			poll = time.After(wait) // a transient fault: tried again
 		}
 		select {
 		case <-changed:
-		case <-time.After(wait):
+		case <-poll:
 			wait = s.cfg.backoff(wait)
 		case <-ctx.Done():
 		}
-		done()
 		if ctx.Err() != nil {
 			return rec, ctx.Err()
 		}
+		// The next watch is made before the last one ends, so that what
+		// the watcher keeps of the run carries over.
+		prev := done
+		changed, done = s.watchRun(id)
+		prev()
 	}
 }
 
@@ -1135,9 +1143,10 @@ func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord
 	done := func() {}
 	defer func() { done() }()
 	for {
-		done()
+		prev := done
 		var changed <-chan struct{}
-		changed, done = s.shared.watchRun(rec.ID)
+		changed, done = s.watchRun(rec.ID)
+		prev() // after the next watch: what the watcher keeps of the run carries over
 		cur, err := s.cfg.backend.Run(ctx, rec.ID)
 		if errors.Is(err, ErrNotFound) {
 			// Deleted (rolled back, or its thread deleted) with its
@@ -1181,15 +1190,18 @@ func (s *Server) sharedSSE(w http.ResponseWriter, r *http.Request, rec RunRecord
 				return
 			}
 			wait = s.cfg.poll
-			continue
-		}
-		if cur.ended() {
+			if cur.ended() || !s.pushed() {
+				continue
+			}
+			// Pushed: the watch, made before the reads, tells of what
+			// came after them.
+		} else if cur.ended() {
 			gone = false
 			return
 		}
 		select {
 		case <-changed:
-		case <-time.After(wait):
+		case <-s.pollAfter(wait):
 			wait = s.cfg.backoff(wait)
 		case <-ctx.Done():
 			return

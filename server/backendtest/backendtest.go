@@ -32,7 +32,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) server.Backend, opts ...Opt
 	for _, opt := range opts {
 		opt(&o)
 	}
-	for _, c := range slices.Concat(cases, assistantCases, cronCases) {
+	for _, c := range slices.Concat(cases, assistantCases, cronCases, watchCases) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Cleanup(func() {
 				if t.Failed() {

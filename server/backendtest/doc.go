@@ -24,7 +24,9 @@
 // kwargs handed over as stored, whatever their shape, without blocking
 // the queue; assistants created, read, searched, patched into versions
 // (distinct ones under concurrent patches), set back to a version and
-// deleted, leaving their runs. A failing subtest logs the promise it checks. The cases that
+// deleted, leaving their runs; and, for a backend that is a
+// [server.RunWatcher], watches woken at a run's changes made through
+// either instance. A failing subtest logs the promise it checks. The cases that
 // need two instances of the backend on one database — two processes —
 // run only with [WithSecondInstance].
 package backendtest

@@ -127,12 +127,20 @@ type process struct {
 	srv    *server.Server
 	http   *httptest.Server
 	pool   *pgxpool.Pool
+	b      *postgres.Backend
 	killed *atomic.Bool
 }
 
 // startProcess starts a server named name on d. Its pool refuses every
 // connection once killed is set, as a process that died would.
 func startProcess(t *testing.T, d *db, name string, opts ...server.Option) *process {
+	t.Helper()
+	return startProcessWith(t, d, name, nil, opts...)
+}
+
+// startProcessWith starts a server named name on d, its Backend made with
+// bopts.
+func startProcessWith(t *testing.T, d *db, name string, bopts []postgres.Option, opts ...server.Option) *process {
 	t.Helper()
 	ctx := t.Context()
 	saver, err := pgsaver.Open(ctx, d.url, pgsaver.WithSchema(d.schema), pgsaver.WithMaxConns(8))
@@ -151,7 +159,7 @@ func startProcess(t *testing.T, d *db, name string, opts ...server.Option) *proc
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
-	b, err := postgres.New(ctx, pool)
+	b, err := postgres.New(ctx, pool, bopts...)
 	require.NoError(t, err)
 
 	gb := graph.New[State]()
@@ -188,12 +196,13 @@ func startProcess(t *testing.T, d *db, name string, opts ...server.Option) *proc
 		server.WithoutAuthLoopbackOnly(), server.WithHolder(name), server.WithRunLeaseTTL(time.Second),
 		server.WithPollInterval(20 * time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
-	p := &process{name: name, srv: srv, http: httptest.NewServer(srv), pool: pool, killed: killed}
+	p := &process{name: name, srv: srv, http: httptest.NewServer(srv), pool: pool, b: b, killed: killed}
 	t.Cleanup(func() {
 		p.http.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		require.NoError(t, srv.Shutdown(ctx))
+		b.Close()
 		pool.Close()
 		require.NoError(t, saver.Close())
 	})

@@ -16,15 +16,23 @@ import (
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 
 	"github.com/agentgraph/agentgraph/server"
+	"github.com/agentgraph/agentgraph/server/internal/runwatch"
 )
 
 // Backend is a [server.Backend] in PostgreSQL, safe for concurrent use by
 // any number of goroutines and processes. Create one with [New].
 type Backend struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	channel string // the NOTIFY channel of the Backend's schema
+	opts    options
+	watch   *runwatch.Hub
+	lis     listener
 }
 
-var _ server.Backend = (*Backend)(nil)
+var (
+	_ server.Backend    = (*Backend)(nil)
+	_ server.RunWatcher = (*Backend)(nil)
+)
 
 // SchemaVersionError is returned by [New] for a schema written by a newer
 // version of this package.
@@ -32,9 +40,13 @@ type SchemaVersionError = pgdb.SchemaVersionError
 
 // New returns a Backend on pool's database, creating or migrating its
 // tables first. The pool stays the caller's to close.
-func New(ctx context.Context, pool *pgxpool.Pool) (*Backend, error) {
+func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, error) {
 	if pool == nil {
 		return nil, errors.New("server/postgres: New: nil pool")
+	}
+	o := options{poll: server.DefaultPollInterval, safety: DefaultSafetyPollInterval, linger: DefaultListenLinger}
+	for _, opt := range opts {
+		opt(&o)
 	}
 	err := pgdb.Migrate(ctx, pool, pgdb.Config{Lock: "agentgraph/server/postgres migrate", MigrationsTable: migrationsTable, Migrations: migrations})
 	if _, ok := errors.AsType[*SchemaVersionError](err); ok {
@@ -43,7 +55,14 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server/postgres: %w", err)
 	}
-	return &Backend{pool: pool}, nil
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return nil, fmt.Errorf("server/postgres: reading the schema: %w", err)
+	}
+	b := &Backend{pool: pool, channel: channelName(schema), opts: o}
+	b.watch = runwatch.New(runwatch.Config{Poll: b.marks, Interval: b.pollInterval, Source: b.listen,
+		Linger: o.linger, Name: "server/postgres"})
+	return b, nil
 }
 
 // SchemaVersion is the schema version this package writes.
@@ -376,10 +395,18 @@ func (b *Backend) DeleteThread(ctx context.Context, id string) ([]string, error)
 			WHERE e.run_id = r.run_id AND r.thread_id = $1 AND r.status <> 'running'`, id); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `DELETE FROM agentgraph_server_runs WHERE thread_id = $1 AND status <> 'running'`, id); err != nil {
+			rows, err := tx.Query(ctx, `DELETE FROM agentgraph_server_runs WHERE thread_id = $1 AND status <> 'running' RETURNING run_id`, id)
+			if err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, `UPDATE agentgraph_server_runs SET cancel_reason = COALESCE(cancel_reason, 'thread deleted')
+			deleted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			if err := b.notify(ctx, tx, deleted...); err != nil {
+				return err
+			}
+			rows, err = tx.Query(ctx, `UPDATE agentgraph_server_runs SET cancel_reason = COALESCE(cancel_reason, 'thread deleted')
 			WHERE thread_id = $1 AND status = 'running' RETURNING run_id`, id)
 			if err != nil {
 				return err
@@ -489,6 +516,9 @@ func (b *Backend) createRun(ctx context.Context, r server.RunRecord, create *ser
 						return err
 					}
 				}
+				if err := b.notify(ctx, tx, ids...); err != nil {
+					return err
+				}
 			case r.MultitaskStrategy == "rollback":
 				if _, err := tx.Exec(ctx, `UPDATE agentgraph_server_runs SET cancel_reason = COALESCE(cancel_reason, $2), rollback = true
 				WHERE thread_id = $1 AND status = 'running'`, r.ThreadID, "rolled back by a new run (multitask_strategy rollback)"); err != nil {
@@ -499,7 +529,15 @@ func (b *Backend) createRun(ctx context.Context, r server.RunRecord, create *ser
 				WHERE e.run_id = r.run_id AND r.thread_id = $1 AND r.status = 'pending'`, r.ThreadID); err != nil {
 					return err
 				}
-				if _, err := tx.Exec(ctx, `DELETE FROM agentgraph_server_runs WHERE thread_id = $1 AND status = 'pending'`, r.ThreadID); err != nil {
+				rows, err := tx.Query(ctx, `DELETE FROM agentgraph_server_runs WHERE thread_id = $1 AND status = 'pending' RETURNING run_id`, r.ThreadID)
+				if err != nil {
+					return err
+				}
+				ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					return err
+				}
+				if err := b.notify(ctx, tx, ids...); err != nil {
 					return err
 				}
 			}
@@ -601,6 +639,9 @@ func (b *Backend) claim(ctx context.Context, holder string, ttl time.Duration, g
 			if err := endDeadCancelled(ctx, tx, d.run, d.thread, d.start, d.rollback); err != nil {
 				return err
 			}
+			if err := b.notify(ctx, tx, d.run); err != nil {
+				return err
+			}
 		}
 
 		var id string
@@ -634,6 +675,9 @@ func (b *Backend) claim(ctx context.Context, holder string, ttl time.Duration, g
 			lease_expires = now() + $3::interval, updated_at = now() WHERE run_id = $1 RETURNING `+runCols+`, reset_to`,
 			id, holder, interval(ttl)), &resetTo)
 		if err != nil {
+			return err
+		}
+		if err := b.notify(ctx, tx, id); err != nil {
 			return err
 		}
 		c = &server.Claim{Run: run, Holder: holder, ResetTo: resetTo}
@@ -775,6 +819,9 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 			updated_at = now() WHERE run_id = $1`, c.Run.ID, res.Status, rawOr(res.Result, "null")); err != nil {
 				return err
 			}
+			if err := b.notify(ctx, tx, c.Run.ID); err != nil {
+				return err
+			}
 			if res.DropThread {
 				_, err := tx.Exec(ctx, `DELETE FROM agentgraph_server_threads WHERE thread_id = $1`, thread)
 				return err
@@ -793,10 +840,12 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 // AppendEvent implements [server.Backend].
 func (b *Backend) AppendEvent(ctx context.Context, c *server.Claim, name string, data json.RawMessage) (int, error) {
 	var id int
-	err := b.pool.QueryRow(ctx, `INSERT INTO agentgraph_server_events (run_id, id, name, data)
+	// The NOTIFY is sent by the statement's own transaction: at its commit.
+	err := b.pool.QueryRow(ctx, `WITH ins AS (INSERT INTO agentgraph_server_events (run_id, id, name, data)
 		SELECT $1, COALESCE((SELECT max(id) + 1 FROM agentgraph_server_events WHERE run_id = $1), 0), $4, $5
-		WHERE EXISTS (SELECT 1 FROM agentgraph_server_runs WHERE `+fence+`) RETURNING id`,
-		c.Run.ID, c.Holder, c.Run.Attempt, name, string(data)).Scan(&id)
+		WHERE EXISTS (SELECT 1 FROM agentgraph_server_runs WHERE `+fence+`) RETURNING id)
+		SELECT id, pg_notify($6, $1) FROM ins`,
+		c.Run.ID, c.Holder, c.Run.Attempt, name, string(data), b.channel).Scan(&id, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, leaseLost(c)
 	}
@@ -868,6 +917,9 @@ func (b *Backend) CancelRun(ctx context.Context, id, reason string) (server.RunR
 				if err := appendEnd(ctx, tx, id); err != nil {
 					return err
 				}
+				if err := b.notify(ctx, tx, id); err != nil {
+					return err
+				}
 				_, err := tx.Exec(ctx, `UPDATE agentgraph_server_threads t SET status = 'idle', updated_at = now()
 				WHERE thread_id = $1 AND status = 'busy' AND NOT `+activeRuns, r.ThreadID)
 				return err
@@ -910,8 +962,10 @@ func (b *Backend) DeleteRun(ctx context.Context, id string) error {
 				}
 				return notFound("run", id)
 			}
-			_, err = tx.Exec(ctx, `DELETE FROM agentgraph_server_events WHERE run_id = $1`, id)
-			return err
+			if _, err := tx.Exec(ctx, `DELETE FROM agentgraph_server_events WHERE run_id = $1`, id); err != nil {
+				return err
+			}
+			return b.notify(ctx, tx, id)
 		})
 	})
 	if err != nil && !errors.Is(err, server.ErrNotFound) && !errors.Is(err, server.ErrThreadBusy) {

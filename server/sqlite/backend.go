@@ -890,6 +890,7 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 			thread, nullable(res.Thread.Values), nullable(res.Thread.Interrupts), res.Thread.Status, now)
 		return err
 	})
+	b.changed(err, c.Run.ID)
 	return wrap(err, "finishing run %s", c.Run.ID)
 }
 
@@ -906,13 +907,14 @@ func (b *Backend) AppendEvent(ctx context.Context, c *server.Claim, name string,
 		}
 		return err
 	})
+	b.changed(err, c.Run.ID)
 	return id, wrap(err, "recording an event of run %s", c.Run.ID)
 }
 
 // Events implements [server.Backend].
 func (b *Backend) Events(ctx context.Context, runID string, from int) ([]server.Event, error) {
 	var evs []server.Event
-	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.read(ctx, func(tx sqlitedb.Tx) error {
 		evs = nil
 		rows, err := tx.Query(`SELECT id, name, data FROM `+eventsTable+` WHERE run_id = ?1 AND id >= ?2 ORDER BY id`, runID, from)
 		if err != nil {
@@ -942,7 +944,7 @@ func (b *Backend) Events(ctx context.Context, runID string, from int) ([]server.
 // Run implements [server.Backend].
 func (b *Backend) Run(ctx context.Context, id string) (server.RunRecord, error) {
 	var r server.RunRecord
-	err := b.db.Read(ctx, func(tx sqlitedb.Tx) error {
+	err := b.read(ctx, func(tx sqlitedb.Tx) error {
 		var err error
 		r, _, err = scanRun(tx.QueryRow(`SELECT `+runCols+` FROM `+runsTable+` WHERE run_id = ?1`, id), 0)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -1011,6 +1013,7 @@ func (b *Backend) CancelRun(ctx context.Context, id, reason string) (server.RunR
 		}
 		return err
 	})
+	b.changed(err, id)
 	return out, wrap(err, "cancelling run %s", id)
 }
 
@@ -1030,5 +1033,6 @@ func (b *Backend) DeleteRun(ctx context.Context, id string) error {
 		}
 		return deleteRun(tx, id)
 	})
+	b.changed(err, id)
 	return wrap(err, "deleting run %s", id)
 }

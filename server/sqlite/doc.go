@@ -15,6 +15,12 @@
 // read-only ones. The three packages keep their own tables and may share
 // one file.
 //
+// The requests that wait on a run (a stream, a join, a wait) are woken by
+// one poller per Backend ([Backend.WatchRun], which makes the Backend a
+// [server.RunWatcher]): it reads all the runs they watch in one query
+// every [WithPollInterval], and the Backend's own writes wake them at
+// once. Idle requests cost no query of their own, however many there are.
+//
 // # Queue and leases
 //
 // Every change is one write transaction begun with BEGIN IMMEDIATE, which

@@ -4,42 +4,66 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/server"
+	"github.com/agentgraph/agentgraph/server/internal/runwatch"
 )
 
 // Backend is a [server.Backend] in a SQLite file, safe for concurrent use
 // by many goroutines and by several processes opening the same file.
 // Create one with [Open].
 type Backend struct {
-	db *sqlitedb.DB
+	db    *sqlitedb.DB
+	watch *runwatch.Hub
+	reads atomic.Int64 // reads of runs and events, for the tests
 }
 
-var _ server.Backend = (*Backend)(nil)
+var (
+	_ server.Backend    = (*Backend)(nil)
+	_ server.RunWatcher = (*Backend)(nil)
+)
 
 // An Option configures [Open].
-type Option func(*sqlitedb.Options)
+type Option func(*options)
+
+type options struct {
+	db   sqlitedb.Options
+	poll time.Duration
+}
 
 // WithBusyTimeout sets how long a statement waits for a database locked by
 // another connection or process before failing with SQLITE_BUSY (after
 // which the transaction is retried a few times). The default is 5s.
 func WithBusyTimeout(d time.Duration) Option {
-	return func(o *sqlitedb.Options) { o.BusyTimeout = d }
+	return func(o *options) { o.db.BusyTimeout = d }
 }
 
 // WithMaxReaders caps the connections used for reads. The default is
 // max(4, GOMAXPROCS).
 func WithMaxReaders(n int) Option {
-	return func(o *sqlitedb.Options) { o.MaxReaders = n }
+	return func(o *options) { o.db.MaxReaders = n }
 }
 
 // WithSynchronous sets PRAGMA synchronous: "NORMAL" (the default; in WAL
 // mode a power loss may lose the last transactions but never corrupts the
 // file) or "FULL" (every commit is durable).
 func WithSynchronous(mode string) Option {
-	return func(o *sqlitedb.Options) { o.Synchronous = mode }
+	return func(o *options) { o.db.Synchronous = mode }
+}
+
+// WithPollInterval sets how often the Backend's poller reads the runs
+// that requests of this process wait on, to see the changes other
+// processes made (default [server.DefaultPollInterval]); see
+// [Backend.WatchRun]. A value of zero or less keeps the default.
+func WithPollInterval(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.poll = d
+		}
+	}
 }
 
 // SchemaVersionError is returned by [Open] for a database whose server
@@ -95,12 +119,12 @@ func (e *CorruptRowError) Is(target error) bool { return target == ErrCorrupt }
 // database, fails with a [*CorruptFileError]; a schema newer than this
 // package knows fails with a [*SchemaVersionError].
 func Open(ctx context.Context, path string, opts ...Option) (*Backend, error) {
-	o := sqlitedb.DefaultOptions()
+	o := options{db: sqlitedb.DefaultOptions(), poll: server.DefaultPollInterval}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	db, err := sqlitedb.Open(ctx, path, sqlitedb.Config{
-		Options:         o,
+		Options:         o.db,
 		MigrationsTable: migrationsTable,
 		Migrations:      migrations,
 		ErrCorrupt:      ErrCorrupt,
@@ -111,11 +135,16 @@ func Open(ctx context.Context, path string, opts ...Option) (*Backend, error) {
 		}
 		return nil, fmt.Errorf("server/sqlite: %w", err)
 	}
-	return &Backend{db: db}, nil
+	b := &Backend{db: db}
+	b.watch = runwatch.New(runwatch.Config{Poll: b.marks, Interval: func() time.Duration { return o.poll }, Name: "server/sqlite"})
+	return b, nil
 }
 
-// Close closes the database.
-func (b *Backend) Close() error { return b.db.Close() }
+// Close stops the poller and closes the database.
+func (b *Backend) Close() error {
+	b.watch.Close()
+	return b.db.Close()
+}
 
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }
