@@ -243,6 +243,7 @@ func serve(raw string) error {
 	if err != nil {
 		return err
 	}
+	defer b.Close() // its LISTEN connection, before the pool
 	saver, err := pgsaver.Open(ctx, c.URL, pgsaver.WithSchema(c.Schema), pgsaver.WithMaxConns(int32(c.Workers+4)))
 	if err != nil {
 		return err

@@ -91,8 +91,9 @@ func openPostgres(ctx context.Context, url string) (*storage, error) {
 		backend: b,
 		where:   "PostgreSQL (checkpoints, store, threads and runs; shared with every graphserver on the database)",
 		close: func() error {
+			err := b.Close() // its LISTEN connection, before the pool
 			pool.Close()
-			return errors.Join(st.Close(), saver.Close())
+			return errors.Join(err, st.Close(), saver.Close())
 		},
 	}, nil
 }

@@ -128,12 +128,14 @@ func (b *Backend) WatchRun(runID string) (<-chan struct{}, func()) {
 }
 
 // Close closes the Backend's LISTEN connection, if open, and waits until
-// its goroutines returned. It does not close the pool. A Backend that is
+// its goroutines returned; it returns nil (its result makes the Backend an
+// io.Closer, as the SQLite one is). It does not close the pool. A Backend that is
 // not closed closes the connection [DefaultListenLinger] after the last
 // watch ended; runs watched after Close are polled by nobody, so Close a
 // Backend only once done serving.
-func (b *Backend) Close() {
+func (b *Backend) Close() error {
 	b.watch.Close()
+	return nil
 }
 
 // pollInterval is the time between two polls of the watched runs.

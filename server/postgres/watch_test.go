@@ -185,7 +185,7 @@ func TestIdleWatchersCostTheDatabaseNoTransactions(t *testing.T) {
 			t.Cleanup(pool.Close)
 			b, err := postgres.New(t.Context(), pool)
 			require.NoError(t, err)
-			t.Cleanup(b.Close)
+			t.Cleanup(func() { _ = b.Close() })
 			saver := checkpoint.NewMemory() // no run executes
 			gb := graph.New[State]()
 			gb.AddNode("first", func(context.Context, State) (State, error) { return State{}, nil })
@@ -271,7 +271,7 @@ func TestAStreamGetsEveryEventOfARunAnotherProcessWritesInOrder(t *testing.T) {
 			reader := startProcessWith(t, d, "reader", tc.opts)
 			postgres.DeafForTest(reader.b, tc.deaf)
 			writer := openBackend(t, d.url, d.schema)
-			t.Cleanup(writer.Close)
+			t.Cleanup(func() { _ = writer.Close() })
 			run := createIdleRuns(t, writer, 1)[0]
 			c, err := writer.ClaimRun(ctx, "writer", time.Minute, []string{"elsewhere"})
 			require.NoError(t, err)
