@@ -270,7 +270,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	var version int
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT MAX(version) FROM agentgraph_store_migrations`).Scan(&version))
 	require.Equal(t, postgres.SchemaVersion(), version)
-	require.Equal(t, 2, postgres.SchemaVersion())
+	require.Equal(t, 3, postgres.SchemaVersion())
 	got, err := s.Get(t.Context(), []string{"c"}, "old")
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"text": "red"}, got.Value)

@@ -289,7 +289,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	var version int
 	require.NoError(t, rawDB(t, path).QueryRow(`SELECT MAX(version) FROM agentgraph_store_migrations`).Scan(&version))
 	require.Equal(t, sqlite.SchemaVersion(), version)
-	require.Equal(t, 2, sqlite.SchemaVersion())
+	require.Equal(t, 3, sqlite.SchemaVersion())
 	got, err := s.Get(t.Context(), []string{"c"}, "old")
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"text": "red"}, got.Value)
