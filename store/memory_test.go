@@ -152,3 +152,12 @@ func TestSweepEveryRejectsNonPositiveInterval(t *testing.T) {
 	err := store.SweepEvery(t.Context(), store.NewMemory(), 0, nil)
 	require.ErrorIs(t, err, store.ErrInvalidOption)
 }
+
+func TestMemoryKeepsJSONText(t *testing.T) {
+	m := store.NewMemory()
+	text := `{"b":1,"a":{"d":2,"c":3}}`
+	require.NoError(t, m.Put(t.Context(), []string{"n"}, "k", map[string]any{"a": map[string]any{"c": 3, "d": 2}, "b": 1}, store.WithJSON([]byte(text))))
+	got, err := m.Get(t.Context(), []string{"n"}, "k")
+	require.NoError(t, err)
+	require.Equal(t, text, string(got.JSON))
+}
