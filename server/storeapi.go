@@ -13,16 +13,24 @@ import (
 
 // apiItem is the API's store Item.
 type apiItem struct {
-	Namespace []string       `json:"namespace"`
-	Key       string         `json:"key"`
-	Value     map[string]any `json:"value"`
-	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time      `json:"updated_at"`
-	Score     *float64       `json:"score,omitempty"`
+	Namespace []string  `json:"namespace"`
+	Key       string    `json:"key"`
+	Value     any       `json:"value"` // the item's JSON text, or its map
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Score     *float64  `json:"score,omitempty"`
 }
 
+// showItem answers an item's value as it was put, keys in the order the
+// client sent them (as LangGraph's JS server does), when the store kept
+// the text; otherwise (a store that keeps none, an item put by Go code
+// without store.WithJSON) as its map, keys sorted.
 func showItem(it store.Item) apiItem {
-	return apiItem{Namespace: it.Namespace, Key: it.Key, Value: it.Value, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, Score: it.Score}
+	a := apiItem{Namespace: it.Namespace, Key: it.Key, Value: it.Value, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, Score: it.Score}
+	if it.JSON != nil {
+		a.Value = it.JSON
+	}
+	return a
 }
 
 // storeOf returns the store, or a 404 when the server has none.
@@ -64,7 +72,9 @@ func (s *Server) storePut(w http.ResponseWriter, r *http.Request) {
 		fail(w, errorf(http.StatusUnprocessableEntity, "value must be a JSON object"))
 		return
 	}
-	var opts []store.PutOption
+	// The text goes with the map, so that the store keeps the value as
+	// sent; it checks the two agree (they do: both are the body's).
+	opts := []store.PutOption{store.WithJSON(body.Value)}
 	if body.TTL != nil {
 		if *body.TTL < 0 {
 			fail(w, errorf(http.StatusUnprocessableEntity, "ttl must not be negative"))

@@ -24,6 +24,15 @@
 //
 //	nss, err := s.ListNamespaces(ctx, store.Prefix("users", "*", "memories"), store.MaxDepth(2))
 //
+// A map[string]any has no key order, so a value reads back with its keys
+// sorted, unless it was put with the JSON text it came as: [WithJSON]
+// gives Put the text beside the map (the store checks that they agree),
+// and [Item.JSON] returns it, keys in the text's order, as LangGraph's
+// JS server answers values as they were sent:
+//
+//	err := s.Put(ctx, ns, "k", value, store.WithJSON(body)) // value decoded from body
+//	item, err := s.Get(ctx, ns, "k") // item.JSON: body, compacted; item.Value: value
+//
 // # Semantic search
 //
 // A store opened with an [IndexConfig] ([WithIndex] for [Memory], the
@@ -112,8 +121,10 @@
 // checkpoint savers. store/storetest is the conformance suite every
 // implementation passes. The exported configurations ([NewSearchConfig],
 // [NewListConfig], ...) and helpers ([ValidateNamespace], [MarshalValue],
-// [SearchConfig.Match], [ListConfig.Apply]) let other implementations
-// share the exact semantics.
+// [PutConfig.Encode], [SearchConfig.Match], [ListConfig.Apply]) let other
+// implementations share the exact semantics. A store that keeps no JSON
+// texts may ignore [WithJSON]: its items read back with a nil
+// [Item.JSON], and the server answers their values with sorted keys.
 //
 // [checkpoint.Saver]: https://pkg.go.dev/github.com/agentgraph/agentgraph/checkpoint#Saver
 package store

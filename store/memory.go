@@ -15,8 +15,9 @@ import (
 
 // Memory is a [Store] that keeps items in memory, for tests and
 // single-process programs; it also implements [Sweeper] and
-// [ClockSetter]. Values are kept as JSON, so they read back exactly as
-// from the SQLite and PostgreSQL stores. Search and ListNamespaces scan
+// [ClockSetter]. Values are kept as JSON text (that of [WithJSON] when
+// given, returned as [Item.JSON]), so they read back exactly as from the
+// SQLite and PostgreSQL stores. Search and ListNamespaces scan
 // every item. It is safe for concurrent use. The zero value is an empty
 // store ready to use, without an index, reading the time from time.Now,
 // like the one [NewMemory] returns without options.
@@ -38,7 +39,8 @@ var (
 type memItem struct {
 	namespace []string
 	key       string
-	raw       []byte         // the value as stored
+	raw       []byte         // the value as stored; never changed
+	kept      bool           // raw is the text of WithJSON
 	value     map[string]any // raw decoded, for filters; never handed out
 	created   time.Time
 	updated   time.Time
@@ -51,6 +53,15 @@ func (it *memItem) live(now time.Time) bool {
 	return it.expires.IsZero() || it.expires.After(now)
 }
 
+// json returns a copy of the text of WithJSON the item was put with, or
+// nil.
+func (it *memItem) json() []byte {
+	if !it.kept {
+		return nil
+	}
+	return slices.Clone(it.raw)
+}
+
 func (it *memItem) item() (Item, error) {
 	v, err := UnmarshalValue(it.raw)
 	if err != nil {
@@ -60,6 +71,7 @@ func (it *memItem) item() (Item, error) {
 		Namespace: slices.Clone(it.namespace),
 		Key:       it.key,
 		Value:     v,
+		JSON:      it.json(),
 		CreatedAt: it.created,
 		UpdatedAt: it.updated,
 		ExpiresAt: it.expires,
@@ -136,11 +148,7 @@ func (m *Memory) Put(ctx context.Context, namespace []string, key string, value 
 	if err != nil {
 		return fmt.Errorf("store: put: %w", err)
 	}
-	raw, err := MarshalValue(value)
-	if err != nil {
-		return fmt.Errorf("store: put: %w", err)
-	}
-	decoded, err := UnmarshalValue(raw)
+	raw, decoded, err := cfg.Encode(value)
 	if err != nil {
 		return fmt.Errorf("store: put: %w", err)
 	}
@@ -175,6 +183,7 @@ func (m *Memory) Put(ctx context.Context, namespace []string, key string, value 
 		namespace: slices.Clone(namespace),
 		key:       key,
 		raw:       raw,
+		kept:      cfg.JSON != nil,
 		value:     decoded,
 		created:   created,
 		updated:   now,

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,4 +153,45 @@ func TestSweepEvery(t *testing.T) {
 func TestSweepEveryRejectsNonPositiveInterval(t *testing.T) {
 	err := store.SweepEvery(t.Context(), store.NewMemory(), 0, nil)
 	require.ErrorIs(t, err, store.ErrInvalidOption)
+}
+
+func TestMemoryKeepsJSONText(t *testing.T) {
+	m := store.NewMemory()
+	text := `{"b":1,"a":{"d":2,"c":3}}`
+	require.NoError(t, m.Put(t.Context(), []string{"n"}, "k", map[string]any{"a": map[string]any{"c": 3, "d": 2}, "b": 1}, store.WithJSON([]byte(text))))
+	got, err := m.Get(t.Context(), []string{"n"}, "k")
+	require.NoError(t, err)
+	require.Equal(t, text, string(got.JSON))
+}
+
+// BenchmarkMemoryPutLargeValue measures what WithJSON adds to a Put of a
+// large value (a 1 MiB string and 5,000 keys): normalizing the text,
+// decoding it and comparing it with the value.
+func BenchmarkMemoryPutLargeValue(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"s":"` + strings.Repeat("0123456789abcdef", 1<<16) + `"`)
+	for i := 4999; i >= 0; i-- {
+		fmt.Fprintf(&sb, `,"k%04d":%d`, i, i)
+	}
+	sb.WriteString("}")
+	text := []byte(sb.String())
+	value, err := store.UnmarshalValue(text)
+	require.NoError(b, err)
+	for _, bc := range []struct {
+		name string
+		opts []store.PutOption
+	}{
+		{"map", nil},
+		{"map+json", []store.PutOption{store.WithJSON(text)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			m := store.NewMemory()
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				if err := m.Put(b.Context(), []string{"n"}, "k", value, bc.opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

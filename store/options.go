@@ -21,7 +21,7 @@ const (
 type GetOption interface{ applyGet(*GetConfig) }
 
 // A PutOption configures [Store.Put]: [WithTTL], [IndexFields],
-// [NoIndex].
+// [NoIndex], [WithJSON].
 type PutOption interface{ applyPut(*PutConfig) }
 
 // A SearchOption configures [Store.Search]: [Query], [Filter], [Limit],
@@ -221,10 +221,16 @@ type PutConfig struct {
 	// Fields, if not nil, are the field paths to embed instead of the
 	// index's; empty means not to index the item.
 	Fields []string
+	// JSON is the value's JSON text given with [WithJSON], normalized,
+	// or nil. [PutConfig.Encode] checks it against the value.
+	JSON []byte
+
+	jsonSet bool
 }
 
 // NewPutConfig resolves Put options; it fails with an error wrapping
-// [ErrInvalidOption] for a negative TTL or an invalid field path.
+// [ErrInvalidOption] for a negative TTL, an invalid field path or a
+// [WithJSON] text that is not a JSON object.
 func NewPutConfig(opts ...PutOption) (PutConfig, error) {
 	var c PutConfig
 	for _, o := range opts {
@@ -234,6 +240,13 @@ func NewPutConfig(opts ...PutOption) (PutConfig, error) {
 	}
 	if c.TTL < 0 {
 		return c, fmt.Errorf("%w: negative TTL %v", ErrInvalidOption, c.TTL)
+	}
+	if c.jsonSet {
+		text, err := normalizeText(c.JSON)
+		if err != nil {
+			return c, fmt.Errorf("%w: WithJSON: %w", ErrInvalidOption, err)
+		}
+		c.JSON = text
 	}
 	for _, f := range c.Fields {
 		if _, err := parseFieldPath(f); err != nil {

@@ -24,6 +24,12 @@ type Item struct {
 	// objects map[string]any. It is never nil, and it is the caller's own
 	// copy.
 	Value map[string]any
+	// JSON is the value's JSON text as it was put with [WithJSON]
+	// (normalized, keys in the order of the text), or nil for an item put
+	// without it or by a store that keeps no texts. It decodes to Value,
+	// and it is the caller's own copy. The stores of this module keep it
+	// (PostgreSQL's for items put since its schema version 3).
+	JSON json.RawMessage
 	// CreatedAt is when the item was first put (since it last did not
 	// exist: deleted or expired). Overwriting an item keeps it.
 	CreatedAt time.Time
@@ -58,7 +64,8 @@ type Store interface {
 	// Put stores value under namespace and key, replacing any item there
 	// (its CreatedAt is kept, UpdatedAt is set to now). value must
 	// encode as a JSON object; nil stores an empty object. Put keeps its
-	// own copy of value. Without WithTTL the item never expires, also if
+	// own copy of value. [WithJSON] gives the value's JSON text too, for
+	// stores that keep it (see [Item.JSON]). Without WithTTL the item never expires, also if
 	// the item it replaces had a TTL. A store with an [IndexConfig]
 	// embeds the item before writing it: if embedding fails, Put returns
 	// the error and changes nothing.

@@ -138,3 +138,88 @@ func TestMarshalValue(t *testing.T) {
 	_, err = store.UnmarshalValue([]byte(`null`))
 	require.Error(t, err)
 }
+
+func TestWithJSONNormalizesText(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"whitespace", "{ \"b\" : 1 ,\n\t\"a\" : [ 1 , { \"y\" : 2 , \"x\" : 3 } ] }", `{"b":1,"a":[1,{"y":2,"x":3}]}`},
+		{"a repeated key keeps its first place and last value", `{"a":1,"b":2,"a":3}`, `{"a":3,"b":2}`},
+		{"a repeated key nested", `{"o":{"k":[1],"j":0,"k":{"z":1}}}`, `{"o":{"k":{"z":1},"j":0}}`},
+		{"numbers spelled as given", `{"n":[1.0,1E2,-0,0.5e-3,12345678901234567890]}`, `{"n":[1.0,1E2,-0,0.5e-3,12345678901234567890]}`},
+		{"strings re-escaped", `{"s":"\u00e9\/<&>\u2028\t\u0001"}`, "{\"s\":\"é/<&>\\u2028\\t\\u0001\"}"},
+		{"invalid UTF-8", "{\"s\":\"a\xffb\"}", "{\"s\":\"a\uFFFDb\"}"},
+		{"empty containers", `{"o":{},"a":[]}`, `{"o":{},"a":[]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := store.NewPutConfig(store.WithJSON([]byte(tt.text)))
+			require.NoError(t, err)
+			require.Equal(t, tt.want, string(cfg.JSON))
+		})
+	}
+}
+
+func TestWithJSONKeepsNoReferenceToTheCallersText(t *testing.T) {
+	text := []byte(`{"a":1}`)
+	opt := store.WithJSON(text)
+	text[2] = 'b'
+	cfg, err := store.NewPutConfig(opt)
+	require.NoError(t, err)
+	require.Equal(t, `{"a":1}`, string(cfg.JSON))
+}
+
+func TestWithJSONRejectsTextsThatAreNotObjects(t *testing.T) {
+	for _, text := range []string{``, ` `, `[]`, `"x"`, `1`, `null`, `{`, `{"a":}`, `{"a":1}x`, `{"a":1}{}`, `{'a':1}`} {
+		_, err := store.NewPutConfig(store.WithJSON([]byte(text)))
+		require.ErrorIs(t, err, store.ErrInvalidOption, "%q", text)
+	}
+}
+
+func TestEncodeChecksTheTextAgainstTheValue(t *testing.T) {
+	tests := []struct {
+		name  string
+		value map[string]any
+		text  string
+		ok    bool
+	}{
+		{"equal", map[string]any{"a": 1, "b": "x"}, `{"b":"x","a":1}`, true},
+		{"numbers by value", map[string]any{"a": int64(1), "f": float32(0.5)}, `{"f":5e-1,"a":1.0}`, true},
+		{"nil value, empty text", nil, `{}`, true},
+		{"a repeated key decodes to its last value", map[string]any{"a": 2}, `{"a":1,"a":2}`, true},
+		{"a repeated key's first value is not the value", map[string]any{"a": 1}, `{"a":1,"a":2}`, false},
+		{"another value", map[string]any{"a": 1}, `{"a":2}`, false},
+		{"a missing key", map[string]any{"a": 1, "b": nil}, `{"a":1}`, false},
+		{"another type", map[string]any{"a": true}, `{"a":1}`, false},
+		{"a number out of range", map[string]any{}, `{"a":1e999}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := store.NewPutConfig(store.WithJSON([]byte(tt.text)))
+			if err != nil {
+				require.False(t, tt.ok)
+				require.ErrorIs(t, err, store.ErrInvalidOption)
+				return
+			}
+			raw, decoded, err := cfg.Encode(tt.value)
+			if !tt.ok {
+				require.ErrorIs(t, err, store.ErrInvalidOption)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, string(cfg.JSON), string(raw))
+			want, err := store.UnmarshalValue(raw)
+			require.NoError(t, err)
+			require.Equal(t, want, decoded)
+		})
+	}
+}
+
+func TestEncodeWithoutTextMarshalsTheValue(t *testing.T) {
+	cfg, err := store.NewPutConfig()
+	require.NoError(t, err)
+	raw, decoded, err := cfg.Encode(map[string]any{"b": 1, "a": 2})
+	require.NoError(t, err)
+	require.Equal(t, `{"a":2,"b":1}`, string(raw))
+	require.Equal(t, map[string]any{"a": 2.0, "b": 1.0}, decoded)
+}

@@ -36,7 +36,13 @@
 // bytea holding little-endian float32s, with a foreign key to the item
 // that deletes the vectors with it (Delete, Sweep). Put writes the item,
 // deletes its old vectors and inserts the new ones in one implicit
-// transaction (a pipelined batch), after embedding.
+// transaction (a pipelined batch), after embedding. Schema version 3 adds
+// the column value_text: the value's JSON text as put with
+// [store.WithJSON], keys in its order, which jsonb does not keep. Put
+// writes both columns from one text in one statement; reads return
+// value_text as [store.Item.JSON], and filters use the jsonb. Items put
+// without the text, or before version 3, have a NULL value_text: they
+// read back from the jsonb, with a nil Item.JSON.
 //
 // # Queries
 //

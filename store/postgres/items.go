@@ -20,7 +20,13 @@ import (
 )
 
 const (
-	itemColumns = `namespace, key, value, created_at, updated_at, expires_at, ttl`
+	// itemColumns are the columns of an item, as inserted and returned.
+	itemColumns = `namespace, key, value, value_text, created_at, updated_at, expires_at, ttl`
+	// readColumns are an item as read: its JSON text (value_text, or the
+	// jsonb's text for items put without WithJSON or before schema
+	// version 3) and whether that is the text kept, then created_at to
+	// ttl.
+	readColumns = `namespace, key, COALESCE(value_text, value::text), value_text IS NOT NULL, created_at, updated_at, expires_at, ttl`
 
 	// getItem returns the live item ($1, $2) at time $3, and extends its
 	// TTL first if $4. The final SELECT sees the table as it was before
@@ -30,17 +36,18 @@ const (
 	WHERE $4::boolean AND namespace = $1 AND key = $2 AND ttl IS NOT NULL AND expires_at > $3::timestamptz
 	RETURNING ` + itemColumns + `
 )
-SELECT ` + itemColumns + ` FROM refreshed
+SELECT ` + readColumns + ` FROM refreshed
 UNION ALL
-SELECT ` + itemColumns + ` FROM agentgraph_store_items
+SELECT ` + readColumns + ` FROM agentgraph_store_items
 WHERE namespace = $1 AND key = $2 AND (expires_at IS NULL OR expires_at > $3::timestamptz) AND NOT EXISTS (SELECT FROM refreshed)`
 
 	// upsertItem keeps created_at when it replaces a live item; an
 	// expired item it replaces counts as absent.
 	upsertItem = `INSERT INTO agentgraph_store_items AS t (` + itemColumns + `)
-VALUES ($1, $2, $3, $4, $4, $5, $6)
+VALUES ($1, $2, $3, $7, $4, $4, $5, $6)
 ON CONFLICT (namespace, key) DO UPDATE SET
 	value = EXCLUDED.value,
+	value_text = EXCLUDED.value_text,
 	created_at = CASE
 		WHEN t.expires_at IS NOT NULL AND t.expires_at <= EXCLUDED.updated_at THEN EXCLUDED.created_at
 		ELSE t.created_at
@@ -65,7 +72,7 @@ WHERE t.namespace = r.namespace COLLATE "C" AND t.key = r.key COLLATE "C" AND t.
 	insertVectors = `INSERT INTO agentgraph_store_vectors (namespace, key, field, vector)
 SELECT $1, $2, f, v FROM unnest($3::text[], $4::bytea[]) AS u(f, v)`
 
-	// itemVectors follows itemColumns in a query search.
+	// itemVectors follows readColumns in a query search.
 	itemVectors = `ARRAY(SELECT v.vector FROM agentgraph_store_vectors AS v WHERE v.namespace = t.namespace AND v.key = t.key)`
 	hasVectors  = `EXISTS (SELECT FROM agentgraph_store_vectors AS v WHERE v.namespace = t.namespace AND v.key = t.key)`
 )
@@ -74,7 +81,8 @@ SELECT $1, $2, f, v FROM unnest($3::text[], $4::bytea[]) AS u(f, v)`
 type row struct {
 	namespace string // labels joined with "."
 	key       string
-	raw       []byte         // the value as stored, until decoded
+	raw       []byte         // the value's JSON text, until decoded unless kept
+	kept      bool           // raw is the text kept (value_text), returned as Item.JSON
 	value     map[string]any // raw decoded
 	created   time.Time
 	updated   time.Time
@@ -95,7 +103,7 @@ func scanUndecoded(sc interface{ Scan(...any) error }) (*row, error) {
 	var r row
 	var expires pgtype.Timestamptz
 	var ttl pgtype.Interval
-	if err := sc.Scan(&r.namespace, &r.key, &r.raw, &r.created, &r.updated, &expires, &ttl); err != nil {
+	if err := sc.Scan(&r.namespace, &r.key, &r.raw, &r.kept, &r.created, &r.updated, &expires, &ttl); err != nil {
 		return nil, err
 	}
 	r.created, r.updated = r.created.UTC(), r.updated.UTC()
@@ -117,7 +125,10 @@ func (r *row) decode() error {
 	if err != nil {
 		return fmt.Errorf("item %q in %s: %w", r.key, r.namespace, err)
 	}
-	r.value, r.raw = v, nil
+	r.value = v
+	if !r.kept {
+		r.raw = nil // jsonb's text: not returned
+	}
 	return nil
 }
 
@@ -126,6 +137,7 @@ func (r *row) item() store.Item {
 		Namespace: strings.Split(r.namespace, "."),
 		Key:       r.key,
 		Value:     r.value,
+		JSON:      r.raw,
 		CreatedAt: r.created,
 		UpdatedAt: r.updated,
 		ExpiresAt: r.expires,
@@ -153,8 +165,10 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string, opts ..
 	return &it, nil
 }
 
-// Put implements [store.Store]. PostgreSQL's jsonb cannot hold the
-// character U+0000: a value with a string containing it fails.
+// Put implements [store.Store]. Given [store.WithJSON], it writes the
+// value's JSON text twice, as jsonb for filters and as text to return
+// (see [store.Item.JSON]), in one statement. PostgreSQL's jsonb cannot hold the character U+0000: a
+// value with a string containing it fails, and nothing is stored.
 func (s *Store) Put(ctx context.Context, namespace []string, key string, value map[string]any, opts ...store.PutOption) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store/postgres: put: %w", err)
@@ -166,7 +180,7 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err != nil {
 		return fmt.Errorf("store/postgres: put: %w", err)
 	}
-	raw, err := store.MarshalValue(value)
+	raw, decoded, err := cfg.Encode(value)
 	if err != nil {
 		return fmt.Errorf("store/postgres: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
 	}
@@ -174,10 +188,7 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if s.index != nil {
 		// Embed before writing: an embedder that fails leaves the
 		// stored item as it was.
-		decoded, err := store.UnmarshalValue(raw)
-		if err == nil {
-			vectors, err = s.index.EmbedValue(ctx, decoded, cfg)
-		}
+		vectors, err = s.index.EmbedValue(ctx, decoded, cfg)
 		if err != nil {
 			return fmt.Errorf("store/postgres: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
 		}
@@ -193,7 +204,12 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	// A batch runs in one implicit transaction, each statement with its
 	// own snapshot.
 	b := &pgx.Batch{}
-	b.Queue(upsertItem, ns, key, raw, now, expires, ttl)
+	var text *string // value_text: only the text of WithJSON
+	if cfg.JSON != nil {
+		t := string(raw)
+		text = &t
+	}
+	b.Queue(upsertItem, ns, key, raw, now, expires, ttl, text)
 	b.Queue(deleteVectors, ns, key)
 	if len(vectors) > 0 {
 		fields, blobs := make([]string, len(vectors)), make([][]byte, len(vectors))
@@ -277,7 +293,7 @@ func (s *Store) Search(ctx context.Context, prefix []string, opts ...store.Searc
 	if err := q.filter(cfg.Filter); err != nil {
 		return nil, fmt.Errorf("store/postgres: search: %w", err)
 	}
-	sql := `SELECT ` + itemColumns + ` FROM agentgraph_store_items WHERE ` + strings.Join(q.where, " AND ") +
+	sql := `SELECT ` + readColumns + ` FROM agentgraph_store_items WHERE ` + strings.Join(q.where, " AND ") +
 		` ORDER BY updated_at DESC, namespace, key`
 	filtered := len(cfg.Filter) > 0
 	if !filtered {
@@ -313,7 +329,7 @@ func (s *Store) querySearch(ctx context.Context, prefix []string, cfg store.Sear
 	if err := q.filter(cfg.Filter); err != nil {
 		return nil, fmt.Errorf("store/postgres: search: %w", err)
 	}
-	sql := `SELECT ` + itemColumns + `, ` + itemVectors + ` FROM agentgraph_store_items AS t WHERE ` + strings.Join(q.where, " AND ")
+	sql := `SELECT ` + readColumns + `, ` + itemVectors + ` FROM agentgraph_store_items AS t WHERE ` + strings.Join(q.where, " AND ")
 	top, err := s.scoreRows(ctx, sql, q.args, qv, cfg)
 	var found []rank.Entry[*row]
 	if err == nil {

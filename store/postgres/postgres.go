@@ -152,6 +152,12 @@ var migrations = [][]string{{
 		PRIMARY KEY (namespace, key, field),
 		FOREIGN KEY (namespace, key) REFERENCES agentgraph_store_items (namespace, key) ON DELETE CASCADE
 	)`,
+}, {
+	// The value's JSON text as put with WithJSON, keys in its order
+	// (jsonb keeps its own order), returned as Item.JSON; value stays for
+	// filters. NULL for items put without the text, or before: they read
+	// back from value.
+	`ALTER TABLE agentgraph_store_items ADD COLUMN value_text text`,
 }}
 
 // SchemaVersion is the schema version this package writes.

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -194,6 +195,28 @@ func TestFilterEdgeCases(t *testing.T) {
 	require.Error(t, err, "jsonb cannot hold U+0000")
 }
 
+// TestJSONTextWithNULFails checks that a text with U+0000, which the text
+// column could hold but the jsonb cannot, fails as the map does, storing
+// nothing and leaving the item there as it was.
+func TestJSONTextWithNULFails(t *testing.T) {
+	s := open(t, freshSchema(t))
+	ctx := t.Context()
+	ns := []string{"nul"}
+	require.NoError(t, s.Put(ctx, ns, "k", map[string]any{"s": "ok"}, store.WithJSON([]byte(`{"s":"ok"}`))))
+	for _, text := range []string{`{"s":"a\u0000b"}`, `{"\u0000":"a"}`} {
+		var value map[string]any
+		require.NoError(t, json.Unmarshal([]byte(text), &value))
+		require.Error(t, s.Put(ctx, ns, "k", value, store.WithJSON([]byte(text))), text)
+		require.Error(t, s.Put(ctx, ns, "new", value, store.WithJSON([]byte(text))), text)
+	}
+	got, err := s.Get(ctx, ns, "k")
+	require.NoError(t, err)
+	require.Equal(t, `{"s":"ok"}`, string(got.JSON))
+	got, err = s.Get(ctx, ns, "new")
+	require.NoError(t, err)
+	require.Nil(t, got)
+}
+
 func TestSemanticConformance(t *testing.T) {
 	pgdbtest.URL(t)
 	storetest.RunSemantic(t, func(t *testing.T, index *store.IndexConfig) store.Store {
@@ -270,13 +293,20 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	var version int
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT MAX(version) FROM agentgraph_store_migrations`).Scan(&version))
 	require.Equal(t, postgres.SchemaVersion(), version)
-	require.Equal(t, 2, postgres.SchemaVersion())
+	require.Equal(t, 3, postgres.SchemaVersion())
 	got, err := s.Get(t.Context(), []string{"c"}, "old")
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"text": "red"}, got.Value)
+	require.Nil(t, got.JSON, "an item put before version 3 has no text")
 	require.Empty(t, queryKeys(t, s, "red"), "an item put before the index has no vectors")
 	require.NoError(t, s.Put(t.Context(), []string{"c"}, "old", got.Value))
 	require.Equal(t, []string{"old"}, queryKeys(t, s, "red"))
+
+	text := `{"text":"red","b":1,"a":2}`
+	require.NoError(t, s.Put(t.Context(), []string{"c"}, "new", map[string]any{"a": 2, "b": 1, "text": "red"}, store.WithJSON([]byte(text))))
+	got, err = s.Get(t.Context(), []string{"c"}, "new")
+	require.NoError(t, err)
+	require.Equal(t, text, string(got.JSON), "the migrated store keeps texts")
 }
 
 func TestOpenInvalidIndexFails(t *testing.T) {

@@ -35,7 +35,11 @@
 // delete an item's vectors when the item is deleted or its value
 // replaced, whoever does it (Delete, Sweep, or a Put by a store opened
 // without an index); Put writes the item and its new vectors in one
-// transaction, after embedding.
+// transaction, after embedding. Schema version 3 adds value_kept, 1 when
+// the value column holds the text given with [store.WithJSON] (keys in
+// its order, which SQLite's JSON functions read as well as any other),
+// returned as [store.Item.JSON]; items put without it, or before, read
+// back with a nil Item.JSON.
 //
 // # Queries
 //

@@ -16,7 +16,7 @@ import (
 )
 
 const (
-	itemColumns = `namespace, key, value, created_at, updated_at, expires_at, ttl_ns`
+	itemColumns = `namespace, key, value, created_at, updated_at, expires_at, ttl_ns, value_kept`
 	liveAt      = `(expires_at IS NULL OR expires_at > ?)`
 
 	selectItem = `SELECT ` + itemColumns + ` FROM agentgraph_store_items
@@ -25,9 +25,10 @@ WHERE namespace = ?1 AND key = ?2 AND (expires_at IS NULL OR expires_at > ?3)`
 	// upsertItem keeps created_at when it replaces a live item; an
 	// expired item it replaces counts as absent.
 	upsertItem = `INSERT INTO agentgraph_store_items (` + itemColumns + `)
-VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
+VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)
 ON CONFLICT (namespace, key) DO UPDATE SET
 	value = excluded.value,
+	value_kept = excluded.value_kept,
 	created_at = CASE
 		WHEN agentgraph_store_items.expires_at IS NOT NULL AND agentgraph_store_items.expires_at <= excluded.updated_at
 		THEN excluded.created_at
@@ -59,6 +60,7 @@ type row struct {
 	namespace string // labels joined with "."
 	key       string
 	raw       string
+	kept      bool           // raw is the text of WithJSON
 	value     map[string]any // raw decoded, if done
 	created   time.Time
 	updated   time.Time
@@ -70,7 +72,7 @@ func scanRow(sc interface{ Scan(...any) error }) (*row, error) {
 	var r row
 	var created, updated int64
 	var expires, ttl sql.NullInt64
-	if err := sc.Scan(&r.namespace, &r.key, &r.raw, &created, &updated, &expires, &ttl); err != nil {
+	if err := sc.Scan(&r.namespace, &r.key, &r.raw, &created, &updated, &expires, &ttl, &r.kept); err != nil {
 		return nil, err
 	}
 	r.created = time.Unix(0, created).UTC()
@@ -100,14 +102,18 @@ func (r *row) item() (store.Item, error) {
 	if err != nil {
 		return store.Item{}, err
 	}
-	return store.Item{
+	it := store.Item{
 		Namespace: strings.Split(r.namespace, "."),
 		Key:       r.key,
 		Value:     v,
 		CreatedAt: r.created,
 		UpdatedAt: r.updated,
 		ExpiresAt: r.expires,
-	}, nil
+	}
+	if r.kept {
+		it.JSON = []byte(r.raw)
+	}
+	return it, nil
 }
 
 // Get implements [store.Store].
@@ -184,7 +190,7 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err != nil {
 		return fmt.Errorf("store/sqlite: put: %w", err)
 	}
-	raw, err := store.MarshalValue(value)
+	raw, decoded, err := cfg.Encode(value)
 	if err != nil {
 		return fmt.Errorf("store/sqlite: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
 	}
@@ -192,10 +198,7 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if s.index != nil {
 		// Embed before writing: an embedder that fails leaves the
 		// stored item as it was.
-		decoded, err := store.UnmarshalValue(raw)
-		if err == nil {
-			vectors, err = s.index.EmbedValue(ctx, decoded, cfg)
-		}
+		vectors, err = s.index.EmbedValue(ctx, decoded, cfg)
 		if err != nil {
 			return fmt.Errorf("store/sqlite: put %q in %s: %w", key, store.FormatNamespace(namespace), err)
 		}
@@ -206,16 +209,17 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 		expires, ttl = cfg.ExpiresAt(now).UnixNano(), int64(cfg.TTL)
 	}
 	ns := strings.Join(namespace, ".")
+	kept := cfg.JSON != nil // raw is the text of WithJSON
 	if len(vectors) == 0 {
 		err = sqlitedb.Retry(ctx, func() error {
 			// The value is bound as TEXT: SQLite's JSON functions would
 			// take a BLOB for JSONB.
-			_, err := s.db.WS[upsertItem].ExecContext(ctx, ns, key, string(raw), now.UnixNano(), expires, ttl)
+			_, err := s.db.WS[upsertItem].ExecContext(ctx, ns, key, string(raw), now.UnixNano(), expires, ttl, kept)
 			return err
 		})
 	} else {
 		err = s.db.Write(ctx, func(tx sqlitedb.Tx) error {
-			if _, err := tx.Exec(upsertItem, ns, key, string(raw), now.UnixNano(), expires, ttl); err != nil {
+			if _, err := tx.Exec(upsertItem, ns, key, string(raw), now.UnixNano(), expires, ttl, kept); err != nil {
 				return err
 			}
 			for _, v := range vectors {
@@ -368,7 +372,7 @@ func (s *Store) querySearch(ctx context.Context, prefix []string, cfg store.Sear
 	qnorm := vector.Norm(q)
 	now := s.now()
 	cond, args := where(now, prefix, cfg)
-	stmt := `SELECT i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, i.ttl_ns, v.vector
+	stmt := `SELECT i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, i.ttl_ns, i.value_kept, v.vector
 FROM (SELECT ` + itemColumns + ` FROM agentgraph_store_items WHERE ` + cond + `) AS i
 JOIN agentgraph_store_vectors AS v ON v.namespace = i.namespace AND v.key = i.key
 ORDER BY i.namespace, i.key`

@@ -156,6 +156,11 @@ var migrations = [][]string{{
 	BEGIN
 		DELETE FROM agentgraph_store_vectors WHERE namespace = OLD.namespace AND key = OLD.key;
 	END`,
+}, {
+	// 1 if value is the JSON text given with WithJSON, kept in its key
+	// order and returned as Item.JSON; 0 for values put as maps, and
+	// before.
+	`ALTER TABLE agentgraph_store_items ADD COLUMN value_kept INTEGER NOT NULL DEFAULT 0`,
 }}
 
 // SchemaVersion is the schema version this package writes.

@@ -289,13 +289,20 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	var version int
 	require.NoError(t, rawDB(t, path).QueryRow(`SELECT MAX(version) FROM agentgraph_store_migrations`).Scan(&version))
 	require.Equal(t, sqlite.SchemaVersion(), version)
-	require.Equal(t, 2, sqlite.SchemaVersion())
+	require.Equal(t, 3, sqlite.SchemaVersion())
 	got, err := s.Get(t.Context(), []string{"c"}, "old")
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"text": "red"}, got.Value)
+	require.Nil(t, got.JSON, "an item put before version 3 has no text")
 	require.Empty(t, queryKeys(t, s, "red"), "an item put before the index has no vectors")
 	require.NoError(t, s.Put(t.Context(), []string{"c"}, "old", got.Value))
 	require.Equal(t, []string{"old"}, queryKeys(t, s, "red"))
+
+	text := `{"text":"red","b":1,"a":2}`
+	require.NoError(t, s.Put(t.Context(), []string{"c"}, "new", map[string]any{"a": 2, "b": 1, "text": "red"}, store.WithJSON([]byte(text))))
+	got, err = s.Get(t.Context(), []string{"c"}, "new")
+	require.NoError(t, err)
+	require.Equal(t, text, string(got.JSON), "the migrated store keeps texts")
 }
 
 func TestOpenInvalidIndexFails(t *testing.T) {

@@ -19,8 +19,11 @@
 // prefix with equality filters and each operator, limits, offsets and
 // ordering, listing namespaces with prefixes, suffixes, wildcards, maximum
 // depths and pages, expiry, TTL refresh and sweeping, concurrent writers,
-// large values, unusual keys and labels, and cancellation. A failing
-// subtest logs the promise it checks.
+// large values, unusual keys and labels, values put with their JSON text
+// ([store.WithJSON]: the text read back in its key order, replaced on
+// update, checked against the value), and cancellation. A failing
+// subtest logs the promise it checks. Stores that keep no JSON texts (a
+// nil [store.Item.JSON]) skip the subtests that read texts back.
 //
 // Stores with semantic search also call [RunSemantic], whose function
 // opens a store with the [store.IndexConfig] it is given (or without an

@@ -808,6 +808,148 @@ var cases = []testCase{
 		},
 	},
 	{
+		name:        "json-text-kept-in-order",
+		explanation: "a value put WithJSON reads back from Get and Search with Item.JSON the text as put, normalized (no whitespace, a repeated key once at its first place with its last value), keys in the text's order at every level, and Value its decoding; filters and ListNamespaces work on it as on any value (a store that keeps no texts returns a nil Item.JSON and skips this)",
+		run: func(e *env) {
+			ns := []string{"json", "order"}
+			text := "{ \"b\": 1,\n \"a\": {\"z\": true, \"y\": [3, {\"d\": 1.0, \"c\": \"x\"}]}, \"m\": null }"
+			want := `{"b":1,"a":{"z":true,"y":[3,{"d":1.0,"c":"x"}]},"m":null}`
+			e.put(ns, "k", obj(text), store.WithJSON([]byte(text)))
+			got := e.get(ns, "k")
+			require.NotNil(e.t, got)
+			if got.JSON == nil {
+				e.t.Skip("the store keeps no JSON texts: Item.JSON is nil")
+			}
+			require.Equal(e.t, want, string(got.JSON), "Get")
+			e.requireValue(obj(text), got.Value, "Get")
+			found := e.search(ns, store.Filter(map[string]any{"b": 1}))
+			require.Len(e.t, found, 1)
+			require.Equal(e.t, want, string(found[0].JSON), "Search")
+			e.requireValue(obj(text), found[0].Value, "Search")
+			require.Empty(e.t, e.search(ns, store.Filter(map[string]any{"b": 2})))
+			require.Equal(e.t, [][]string{ns}, e.list())
+
+			dup := `{"a":1,"b":2,"a":{"x":1,"x":[3]}}`
+			e.put(ns, "dup", obj(dup), store.WithJSON([]byte(dup)))
+			got = e.get(ns, "dup")
+			require.Equal(e.t, `{"a":{"x":[3]},"b":2}`, string(got.JSON), "a repeated key")
+			e.requireValue(obj(`{"a":{"x":[3]},"b":2}`), got.Value, "a repeated key")
+
+			got.JSON[1] = 'X'
+			require.Equal(e.t, want, string(e.get(ns, "k").JSON), "Item.JSON is the caller's copy")
+		},
+	},
+	{
+		name:        "json-text-replaced-on-update",
+		explanation: "putting an item again replaces its text: with another WithJSON text, Item.JSON is the new text; without WithJSON, Item.JSON is nil and Value the new map",
+		run: func(e *env) {
+			ns := []string{"json", "update"}
+			e.put(ns, "k", obj(`{"b":1,"a":2}`), store.WithJSON([]byte(`{"b":1,"a":2}`)))
+			if e.get(ns, "k").JSON == nil {
+				e.t.Skip("the store keeps no JSON texts: Item.JSON is nil")
+			}
+			e.put(ns, "k", obj(`{"z":1,"c":2,"a":3}`), store.WithJSON([]byte(`{"z":1,"c":2,"a":3}`)))
+			got := e.get(ns, "k")
+			require.Equal(e.t, `{"z":1,"c":2,"a":3}`, string(got.JSON))
+			e.requireValue(obj(`{"z":1,"c":2,"a":3}`), got.Value, "after a put with a new text")
+			e.put(ns, "k", obj(`{"y":1,"x":2}`))
+			got = e.get(ns, "k")
+			require.Nil(e.t, got.JSON, "a put without a text leaves none")
+			e.requireValue(obj(`{"y":1,"x":2}`), got.Value, "after a put without a text")
+			found := e.search(ns)
+			require.Len(e.t, found, 1)
+			require.Nil(e.t, found[0].JSON)
+		},
+	},
+	{
+		name:        "values-without-json-text",
+		explanation: "an item put without WithJSON reads back as before: Item.JSON nil from Get and Search, Value the map's JSON decoding",
+		run: func(e *env) {
+			ns := []string{"json", "none"}
+			e.put(ns, "k", map[string]any{"b": 1, "a": []int{2}})
+			got := e.get(ns, "k")
+			require.Nil(e.t, got.JSON)
+			e.requireValue(obj(`{"a":[2],"b":1}`), got.Value, "Get")
+			found := e.search(ns)
+			require.Len(e.t, found, 1)
+			require.Nil(e.t, found[0].JSON)
+		},
+	},
+	{
+		name:        "json-text-checked",
+		explanation: "Put WithJSON fails with an error wrapping store.ErrInvalidOption, storing nothing and leaving the item there as it was, when the text disagrees with the value (another number, a missing or extra key), is not a JSON object, is invalid JSON, has data after the object, or nests deeper than 10,000 levels; a text agreeing with the value by JSON equality (1 and 1.0) is accepted",
+		run: func(e *env) {
+			ns := []string{"json", "checked"}
+			e.put(ns, "k", obj(`{"a":1}`))
+			deep := strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001)
+			for _, tt := range []struct {
+				name  string
+				value map[string]any
+				text  string
+			}{
+				{"another number", obj(`{"a":2}`), `{"a":3}`},
+				{"a missing key", obj(`{"a":2,"b":1}`), `{"a":2}`},
+				{"an extra key", obj(`{"a":2}`), `{"a":2,"b":1}`},
+				{"a nested difference", obj(`{"a":{"b":[1,2]}}`), `{"a":{"b":[2,1]}}`},
+				{"a string for a number", obj(`{"a":2}`), `{"a":"2"}`},
+				{"an array", obj(`{}`), `[1]`},
+				{"a string", obj(`{}`), `"{}"`},
+				{"null", obj(`{}`), `null`},
+				{"empty", obj(`{}`), ``},
+				{"invalid", obj(`{"a":2}`), `{"a":2`},
+				{"data after", obj(`{"a":2}`), `{"a":2} {"a":2}`},
+				{"a number out of range", obj(`{}`), `{"a":1e400}`},
+				{"too deep", obj(`{}`), deep},
+			} {
+				err := e.s.Put(e.ctx, ns, "k", tt.value, store.WithJSON([]byte(tt.text)))
+				require.ErrorIs(e.t, err, store.ErrInvalidOption, tt.name)
+				err = e.s.Put(e.ctx, ns, "new", tt.value, store.WithJSON([]byte(tt.text)))
+				require.ErrorIs(e.t, err, store.ErrInvalidOption, tt.name)
+				require.Nil(e.t, e.get(ns, "new"), "%s: nothing stored", tt.name)
+				got := e.get(ns, "k")
+				require.Nil(e.t, got.JSON, tt.name)
+				e.requireValue(obj(`{"a":1}`), got.Value, tt.name+": the item is as it was")
+			}
+			e.put(ns, "k", map[string]any{"a": 1, "b": int64(2)}, store.WithJSON([]byte(`{"b":2.0,"a":1}`)))
+			e.requireValue(obj(`{"a":1,"b":2}`), e.get(ns, "k").Value, "JSON-equal text and value")
+		},
+	},
+	{
+		name:        "json-text-large-and-unusual",
+		explanation: "texts round trip at size and with unusual content: 5,000 keys in descending order, a 1 MiB string, strings with escapes, HTML characters, non-ASCII and invalid UTF-8 (read back as U+FFFD, as encoding/json decodes it), numbers spelled as given; a text with U+0000 either round trips or fails and stores nothing (PostgreSQL's jsonb cannot hold it)",
+		run: func(e *env) {
+			ns := []string{"json", "large"}
+			var b strings.Builder
+			b.WriteString(`{"s":"` + strings.Repeat("0123456789abcdef", 1<<16) + `"`)
+			for i := 4999; i >= 0; i-- {
+				fmt.Fprintf(&b, `,"k%04d":%d`, i, i)
+			}
+			b.WriteString("}")
+			big := b.String()
+			e.put(ns, "big", obj(big), store.WithJSON([]byte(big)))
+			got := e.get(ns, "big")
+			if got.JSON == nil {
+				e.t.Skip("the store keeps no JSON texts: Item.JSON is nil")
+			}
+			require.True(e.t, string(got.JSON) == big, "5,000 keys in descending order and a 1 MiB string")
+
+			odd := "{\"é\":\"\\u00e9<&>\\n\\u2028 🐴\",\"bad\":\"a\xffb\",\"n\":[1E2,-0,0.50,12345678901234567890]}"
+			e.put(ns, "odd", obj(odd), store.WithJSON([]byte(odd)))
+			got = e.get(ns, "odd")
+			require.Equal(e.t, "{\"é\":\"é<&>\\n\\u2028 🐴\",\"bad\":\"a\ufffdb\",\"n\":[1E2,-0,0.50,12345678901234567890]}", string(got.JSON))
+			e.requireValue(obj(odd), got.Value, "odd")
+
+			nul := `{"s":"a\u0000b","\u0000":1}`
+			if err := e.s.Put(e.ctx, ns, "nul", obj(nul), store.WithJSON([]byte(nul))); err != nil {
+				require.Nil(e.t, e.get(ns, "nul"), "a failed put stores nothing")
+				return
+			}
+			got = e.get(ns, "nul")
+			require.Equal(e.t, nul, string(got.JSON))
+			e.requireValue(obj(nul), got.Value, "U+0000")
+		},
+	},
+	{
 		name:        "context-cancelled",
 		explanation: "every method called with a cancelled context returns an error wrapping context.Canceled",
 		run: func(e *env) {

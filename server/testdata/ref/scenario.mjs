@@ -136,6 +136,14 @@ export async function scenario({ client, badClient, harness, check }) {
     check.equal("store item value", item.value, { theme: "dark" });
     check.observe("store item", item);
     check.equal("missing store item", await client.store.getItem(["users", "u1"], "nope"), null);
+    // A value comes back with its keys in the order sent, at every level.
+    await client.store.putItem(["users", "u1"], "order", { b: 1, a: { d: 2, c: 3 } });
+    const ordered = await client.store.getItem(["users", "u1"], "order");
+    check.equal("store value key order", Object.keys(ordered.value), ["b", "a"]);
+    check.equal("store nested key order", Object.keys(ordered.value.a), ["d", "c"]);
+    const orderedFound = await client.store.searchItems(["users"], { filter: { b: 1 } });
+    check.equal("store search key order", Object.keys(orderedFound.items[0]?.value ?? {}), ["b", "a"]);
+    await client.store.deleteItem(["users", "u1"], "order");
     const found = await client.store.searchItems(["users"], { filter: { theme: "dark" } });
     check.equal("store search count", found.items.length, 1);
     const ns = await client.store.listNamespaces({ prefix: ["users"] });
