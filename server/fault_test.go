@@ -83,11 +83,24 @@ func call1[T any](f *faults, op string, do func() (T, error)) (T, error) {
 	return out, err
 }
 
-// faultyBackend fails the calls of the run service through f: the claims,
-// leases, events and ends of runs and the reads of runs.
+// faultyBackend fails the calls of the run service through f: the
+// creations of threads and runs, the claims, leases, events and ends of
+// runs and the reads of threads and runs.
 type faultyBackend struct {
 	server.Backend
 	f *faults
+}
+
+func (b faultyBackend) CreateThread(ctx context.Context, t server.ThreadRecord, ifExists string) (server.ThreadRecord, error) {
+	return call1(b.f, "create thread", func() (server.ThreadRecord, error) { return b.Backend.CreateThread(ctx, t, ifExists) })
+}
+
+func (b faultyBackend) Thread(ctx context.Context, id string) (server.ThreadRecord, error) {
+	return call1(b.f, "thread", func() (server.ThreadRecord, error) { return b.Backend.Thread(ctx, id) })
+}
+
+func (b faultyBackend) CreateRun(ctx context.Context, r server.RunRecord, create *server.ThreadRecord) (server.RunRecord, error) {
+	return call1(b.f, "create run", func() (server.RunRecord, error) { return b.Backend.CreateRun(ctx, r, create) })
 }
 
 func (b faultyBackend) ClaimRun(ctx context.Context, holder string, ttl time.Duration, graphs []string) (*server.Claim, error) {
@@ -188,7 +201,11 @@ func TestEveryRunSucceedsOnceThroughTransientFaults(t *testing.T) {
 		t.Skip("runs on every backend itself: in the run without " + backendEnv)
 	}
 	memory := func(*testing.T) (checkpoint.Saver, server.Backend) { return checkpoint.NewMemory(), nil }
-	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend){"memory": memory, "sqlite": sqliteEnv, "postgres": postgresEnv}
+	memoryBackend := func(*testing.T) (checkpoint.Saver, server.Backend) {
+		return checkpoint.NewMemory(), server.NewMemoryBackend()
+	}
+	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend){"memory": memory,
+		"memory-backend": memoryBackend, "sqlite": sqliteEnv, "postgres": postgresEnv}
 	for name, open := range backends {
 		t.Run(name, func(t *testing.T) {
 			saver, backend := open(t)

@@ -665,8 +665,23 @@ func (s *Server) sharedCreateThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.now()
-	t, err := s.cfg.backend.CreateThread(r.Context(), ThreadRecord{ID: cmp.Or(body.ThreadID, newUUID()), CreatedAt: now, UpdatedAt: now,
-		Metadata: md, Status: statusIdle, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}, body.IfExists)
+	rec := ThreadRecord{ID: cmp.Or(body.ThreadID, newUUID()), CreatedAt: now, UpdatedAt: now,
+		Metadata: md, Status: statusIdle, Config: map[string]any{}, Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}
+	// After a fault, a thread found under the id is this request's when
+	// the id is the server's, when an existing one is the answer anyway
+	// (do_nothing), or when it was created at this request's instant.
+	ours := func(t ThreadRecord) bool {
+		return body.ThreadID == "" || body.IfExists == "do_nothing" || t.CreatedAt.Truncate(time.Microsecond).Equal(now.Truncate(time.Microsecond))
+	}
+	t, err := createOnce(r.Context(), "creating thread "+rec.ID,
+		func(ctx context.Context) (ThreadRecord, bool, error) {
+			t, err := s.cfg.backend.Thread(ctx, rec.ID)
+			if errors.Is(err, ErrNotFound) {
+				return t, false, nil
+			}
+			return t, err == nil && ours(t), err
+		},
+		func(ctx context.Context) (ThreadRecord, error) { return s.cfg.backend.CreateThread(ctx, rec, body.IfExists) })
 	if err != nil {
 		fail(w, backendError(err))
 		return
@@ -865,7 +880,16 @@ func (s *Server) sharedNewRun(r *http.Request, streaming bool) (rec RunRecord, s
 	if h, ok := s.cfg.backend.(eventHolder); ok && streaming {
 		sp.release = h.holdEvents(rec.ID)
 	}
-	rec, err = s.cfg.backend.CreateRun(r.Context(), rec, create)
+	id := rec.ID
+	rec, err = createOnce(r.Context(), "creating run "+id,
+		func(ctx context.Context) (RunRecord, bool, error) {
+			got, err := s.cfg.backend.Run(ctx, id)
+			if errors.Is(err, ErrNotFound) {
+				return got, false, nil
+			}
+			return got, err == nil, err
+		},
+		func(ctx context.Context) (RunRecord, error) { return s.cfg.backend.CreateRun(ctx, rec, create) })
 	if err != nil {
 		sp.release()
 		if errors.Is(err, ErrNotFound) {

@@ -147,3 +147,25 @@ func retry1[T any](ctx context.Context, op string, f func(context.Context) (T, e
 	})
 	return out, err
 }
+
+// createOnce creates something through create, retrying transient faults
+// as [retry] does, without creating it twice: a try that follows a fault
+// first asks find for what an earlier try may have created (its commit
+// made, its answer lost), and that is the answer when found. create must
+// create under an id of the caller's choosing, which find looks up.
+//
+// What an earlier try created and something else deleted before find
+// looked (a stateless run that ran and was deleted within the retry's
+// wait) is created again.
+func createOnce[T any](ctx context.Context, op string, find func(context.Context) (T, bool, error), create func(context.Context) (T, error)) (T, error) {
+	faulted := false
+	return retry1(ctx, op, func(ctx context.Context) (T, error) {
+		if faulted {
+			if got, ok, err := find(ctx); err != nil || ok {
+				return got, err
+			}
+		}
+		faulted = true // the next try, if any, follows a fault
+		return create(ctx)
+	})
+}
