@@ -681,7 +681,9 @@ func (s *Server) sharedCreateThread(w http.ResponseWriter, r *http.Request) {
 			}
 			return t, err == nil && ours(t), err
 		},
-		func(ctx context.Context) (ThreadRecord, error) { return s.cfg.backend.CreateThread(ctx, rec, body.IfExists) })
+		func(ctx context.Context) (ThreadRecord, error) {
+			return s.cfg.backend.CreateThread(ctx, rec, body.IfExists)
+		})
 	if err != nil {
 		fail(w, backendError(err))
 		return
