@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/agentgraph/agentgraph/server/internal/jsonb"
 )
 
 // The assistants: the graphs' own assistants stay computed
@@ -332,7 +334,7 @@ func (s *Server) assistantVersionsFromMemory(w http.ResponseWriter, filter map[s
 	s.mu.Lock()
 	var out []assistantVersion
 	for i := len(a.versions) - 1; i >= 0; i-- {
-		if jsonContains(map[string]any(a.versions[i].Metadata), map[string]any(filter)) {
+		if jsonb.Contains(map[string]any(a.versions[i].Metadata), map[string]any(filter)) {
 			out = append(out, a.versions[i])
 		}
 	}

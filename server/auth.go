@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/server/internal/jsonb"
 )
 
 // Identity is who a request comes from, as an [Authenticator] tells.
@@ -274,7 +276,7 @@ func (s *Server) authorize(r *http.Request, req *AuthRequest) (map[string]any, e
 // holds reports whether metadata holds filter (nil holds nothing but
 // allows everything).
 func holds(metadata, filter map[string]any) bool {
-	return len(filter) == 0 || jsonContains(map[string]any(metadata), map[string]any(filter))
+	return len(filter) == 0 || jsonb.Contains(map[string]any(metadata), map[string]any(filter))
 }
 
 // narrow merges filter into a search's metadata filter q: both must hold.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentgraph/agentgraph/server/internal/jsonb"
 )
 
 // memoryCrons keeps crons in memory, for a Backend of one process (the
@@ -90,7 +92,7 @@ func (m *memoryCrons) SearchCrons(ctx context.Context, q CronQuery) ([]CronRecor
 	var all []CronRecord
 	for _, c := range m.crons {
 		if (q.AssistantID == "" || c.AssistantID == q.AssistantID) && (q.ThreadID == "" || c.ThreadID == q.ThreadID) &&
-			(q.Enabled == nil || c.Enabled == *q.Enabled) && jsonContains(map[string]any(c.Metadata), map[string]any(md)) {
+			(q.Enabled == nil || c.Enabled == *q.Enabled) && jsonb.Contains(map[string]any(c.Metadata), map[string]any(md)) {
 			all = append(all, copyCron(c))
 		}
 	}

@@ -39,12 +39,13 @@ func TestAFencedRunOfALocalServerIsNotRunAgain(t *testing.T) {
 	mem := checkpoint.NewMemory()
 	var stalled atomic.Bool
 	var executions atomic.Int32
-	wake := make(chan struct{})
+	wake, started := make(chan struct{}), make(chan struct{})
 	saver := stalledRenewals{mem, &stalled}
 	b := graph.New[StepState]()
 	b.AddNode("a", func(ctx context.Context, s StepState) (StepState, error) {
 		if executions.Add(1) == 1 {
 			stalled.Store(true) // the lease runs out while the node waits
+			close(started)
 			<-wake
 		}
 		return StepState{Steps: state.Items("a")}, nil
@@ -68,7 +69,9 @@ func TestAFencedRunOfALocalServerIsNotRunAgain(t *testing.T) {
 	faultFreeCall(t, hs.URL, "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "steps", "input": map[string]any{}}, &run)
 
 	// Another process takes the thread over once the lease ran out, and
-	// runs on it.
+	// runs on it. (The run is executed by a worker of the server, not by
+	// its creation: it must hold the lease before the other tries.)
+	<-started
 	ob := graph.New[StepState]()
 	ob.AddNode("b", func(ctx context.Context, s StepState) (StepState, error) {
 		return StepState{Steps: state.Items("other")}, nil

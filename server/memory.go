@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentgraph/agentgraph/server/internal/jsonb"
 )
 
 // MemoryBackend is a [Backend] and a [CronBackend] that holds threads,
@@ -253,43 +255,6 @@ func (a AssistantRecord) clone() AssistantRecord {
 	return a
 }
 
-// jsonContains reports whether have contains want as PostgreSQL's jsonb
-// @> decides it: objects contain the keys of want with contained values,
-// arrays contain every element of want, other values are equal.
-func jsonContains(have, want any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		h, ok := have.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, wv := range w {
-			hv, ok := h[k]
-			if !ok || !jsonContains(hv, wv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		h, ok := have.([]any)
-		if !ok {
-			return false
-		}
-		for _, wv := range w {
-			if !slices.ContainsFunc(h, func(hv any) bool { return jsonContains(hv, wv) }) {
-				return false
-			}
-		}
-		return true
-	default:
-		switch have.(type) {
-		case map[string]any, []any:
-			return false
-		}
-		return have == want
-	}
-}
-
 // pageOf returns all[offset:offset+limit], within bounds.
 func pageOf[T any](all []T, limit, offset int) []T {
 	lo := min(max(offset, 0), len(all))
@@ -372,12 +337,12 @@ func (b *MemoryBackend) SearchThreads(ctx context.Context, q ThreadQuery) ([]Thr
 	for _, t := range b.threads {
 		if len(q.IDs) > 0 && !slices.Contains(q.IDs, t.rec.ID) ||
 			q.Status != "" && t.rec.Status != q.Status ||
-			!jsonContains(t.rec.Metadata, md) {
+			!jsonb.Contains(t.rec.Metadata, md) {
 			continue
 		}
 		if len(vals) > 0 {
 			var v any
-			if json.Unmarshal(t.rec.Values, &v) != nil || !jsonContains(v, vals) {
+			if json.Unmarshal(t.rec.Values, &v) != nil || !jsonb.Contains(v, vals) {
 				continue
 			}
 		}
@@ -967,7 +932,7 @@ func (b *MemoryBackend) SearchAssistants(ctx context.Context, q AssistantQuery) 
 	defer b.mu.Unlock()
 	var all []*memAssistant
 	for _, a := range b.assistants {
-		if (q.GraphID == "" || a.cur.GraphID == q.GraphID) && strings.Contains(strings.ToLower(a.cur.Name), name) && jsonContains(a.cur.Metadata, md) {
+		if (q.GraphID == "" || a.cur.GraphID == q.GraphID) && strings.Contains(strings.ToLower(a.cur.Name), name) && jsonb.Contains(a.cur.Metadata, md) {
 			all = append(all, a)
 		}
 	}
@@ -1057,7 +1022,7 @@ func (b *MemoryBackend) AssistantVersions(ctx context.Context, id string, metada
 	}
 	var all []AssistantRecord
 	for _, v := range slices.Backward(a.versions) {
-		if jsonContains(v.Metadata, md) {
+		if jsonb.Contains(v.Metadata, md) {
 			all = append(all, v)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/server/internal/jsonb"
 )
 
 // assistant is the API's Assistant.
@@ -221,7 +222,7 @@ type assistantFilter struct {
 func (f assistantFilter) matches(a *assistant) bool {
 	return (f.GraphID == "" || a.GraphID == f.GraphID) &&
 		(f.Name == "" || strings.Contains(strings.ToLower(a.Name), strings.ToLower(f.Name))) &&
-		jsonContains(map[string]any(a.Metadata), map[string]any(f.Metadata))
+		jsonb.Contains(map[string]any(a.Metadata), map[string]any(f.Metadata))
 }
 
 // matchingAssistants returns the assistants held in memory that f

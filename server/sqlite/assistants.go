@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/server"
+	"github.com/agentgraph/agentgraph/server/internal/jsonb"
 )
 
 // Table names of the assistants.
@@ -156,7 +157,7 @@ func (b *Backend) SearchAssistants(ctx context.Context, q server.AssistantQuery)
 	}
 	name := strings.ToLower(q.Name)
 	keep := func(a server.AssistantRecord) bool {
-		return strings.Contains(strings.ToLower(a.Name), name) && contains(a.Metadata, md)
+		return strings.Contains(strings.ToLower(a.Name), name) && jsonb.Contains(a.Metadata, md)
 	}
 	var all []server.AssistantRecord
 	err = b.db.Read(ctx, func(tx sqlitedb.Tx) error {
@@ -251,7 +252,7 @@ func (b *Backend) AssistantVersions(ctx context.Context, id string, metadata map
 			return err
 		}
 		var err error
-		all, err = scanAssistants(tx, "assistant_versions", func(a server.AssistantRecord) bool { return contains(a.Metadata, md) },
+		all, err = scanAssistants(tx, "assistant_versions", func(a server.AssistantRecord) bool { return jsonb.Contains(a.Metadata, md) },
 			`SELECT `+versionCols+` FROM `+versionsTable+` WHERE assistant_id = ?1 ORDER BY version DESC`, id)
 		return err
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/server"
+	"github.com/agentgraph/agentgraph/server/internal/jsonb"
 )
 
 // Table names.
@@ -316,12 +317,12 @@ func (b *Backend) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]se
 			if len(ids) > 0 && !ids[t.ID] {
 				continue
 			}
-			if !contains(t.Metadata, md) {
+			if !jsonb.Contains(t.Metadata, md) {
 				continue
 			}
 			if len(vals) > 0 {
 				var v any
-				if err := json.Unmarshal(t.Values, &v); err != nil || !contains(v, vals) {
+				if err := json.Unmarshal(t.Values, &v); err != nil || !jsonb.Contains(v, vals) {
 					continue
 				}
 			}
@@ -361,43 +362,6 @@ func roundTrip(m map[string]any) (map[string]any, error) {
 	}
 	var out map[string]any
 	return out, json.Unmarshal([]byte(s), &out)
-}
-
-// contains reports whether have contains want as PostgreSQL's jsonb @>
-// decides it: objects contain the keys of want with contained values,
-// arrays contain every element of want, other values are equal.
-func contains(have, want any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		h, ok := have.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, wv := range w {
-			hv, ok := h[k]
-			if !ok || !contains(hv, wv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		h, ok := have.([]any)
-		if !ok {
-			return false
-		}
-		for _, wv := range w {
-			if !slices.ContainsFunc(h, func(hv any) bool { return contains(hv, wv) }) {
-				return false
-			}
-		}
-		return true
-	default:
-		switch have.(type) {
-		case map[string]any, []any:
-			return false
-		}
-		return have == want
-	}
 }
 
 // PatchThread implements [server.Backend].

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/server"
+	"github.com/agentgraph/agentgraph/server/internal/jsonb"
 )
 
 var _ server.CronBackend = (*Backend)(nil)
@@ -184,7 +185,7 @@ func (b *Backend) SearchCrons(ctx context.Context, q server.CronQuery) ([]server
 			if err != nil {
 				return err
 			}
-			if contains(c.Metadata, md) {
+			if jsonb.Contains(c.Metadata, md) {
 				all = append(all, c)
 			}
 		}
