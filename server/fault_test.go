@@ -268,7 +268,8 @@ func TestEveryRunSucceedsOnceThroughTransientFaults(t *testing.T) {
 							RunID string `json:"run_id"`
 						}
 						faultFreeCall(t, hs.URL, "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "steps",
-							"input": map[string]any{"seq": seq}, "multitask_strategy": "enqueue"}, &r)
+							"input": map[string]any{"seq": seq}, "multitask_strategy": "enqueue",
+							"stream_mode": []string{"values", "updates"}, "stream_resumable": true}, &r)
 						runIDs[i] = append(runIDs[i], r.RunID)
 					}
 					for _, id := range runIDs[i] {
@@ -304,6 +305,18 @@ func TestEveryRunSucceedsOnceThroughTransientFaults(t *testing.T) {
 				}
 				faultFreeCall(t, hs.URL, "GET", "/threads/"+tid+"/state", nil, &st)
 				require.Equal(t, want, st.Values["steps"], "thread %s holds each run's steps once, in order", tid)
+				for _, rid := range runIDs[i] {
+					// An event whose answer a fault lost is not
+					// recorded twice.
+					evs := faultFreeStream(t, hs.URL, "/threads/"+tid+"/runs/"+rid+"/stream")
+					require.NotEmpty(t, evs)
+					require.Equal(t, "end", evs[len(evs)-1].Name, "run %s", rid)
+					for k := 1; k < len(evs); k++ {
+						require.Greater(t, evs[k].ID, evs[k-1].ID, "run %s", rid)
+						require.False(t, evs[k].Name == evs[k-1].Name && bytes.Equal(evs[k].Data, evs[k-1].Data),
+							"run %s: event %d (%s %s) recorded twice", rid, evs[k].ID, evs[k].Name, evs[k].Data)
+					}
+				}
 				mu.Lock()
 				for seq := range runs {
 					for _, n := range []string{"a", "b"} {
@@ -314,6 +327,30 @@ func TestEveryRunSucceedsOnceThroughTransientFaults(t *testing.T) {
 				mu.Unlock()
 			}
 		})
+	}
+}
+
+// faultFreeStream reads a run's whole event stream (a join of a
+// resumable run from its first event), sent again after a 503 as
+// faultFreeCall does.
+func faultFreeStream(t *testing.T, url, path string) []event {
+	for try := 0; ; try++ {
+		require.Less(t, try, 50, "GET %s kept failing", path)
+		req, err := http.NewRequestWithContext(t.Context(), "GET", url+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Last-Event-ID", "-1")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err)
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", path, b)
+		return parseSSE(t, b)
 	}
 }
 

@@ -251,6 +251,33 @@ func (s *Server) backendTry(ctx context.Context, op string, f func(context.Conte
 	})
 }
 
+// recordedEvent looks for the event (name, data) that a try of a claim
+// may have recorded in run's stream before its answer was lost, after
+// the claim's last recorded event, whose id is last (-1 before the
+// claim's first). A claim is its run's only writer, so an event after
+// last is the one looked for; before the claim's first, the stream's last
+// event is, when it has the same name and data (the first event of a
+// claim, its "metadata", names the claim's attempt); either must have the
+// same name and data. It returns the event's id and whether it is there;
+// otherwise, last.
+func recordedEvent(ctx context.Context, b Backend, run string, last int, name string, data json.RawMessage) (int, bool, error) {
+	evs, err := b.Events(ctx, run, last+1)
+	if err != nil {
+		return last, false, err
+	}
+	if len(evs) == 0 {
+		return last, false, nil
+	}
+	e := evs[0]
+	if last < 0 {
+		e = evs[len(evs)-1]
+	}
+	if e.Name != name || !bytes.Equal(e.Data, data) {
+		return last, false, nil
+	}
+	return e.ID, true, nil
+}
+
 // faulted reports whether a claimed run's error is a fault of the
 // Backend or the saver, not the graph's own, so that the run is released
 // to run again from its last checkpoint rather than failed: a transient
@@ -315,6 +342,7 @@ func (s *Server) executeClaim(c *Claim) {
 
 	var lastValues json.RawMessage
 	var emitErr error
+	appended := -1 // the id of the last event this claim recorded; -1 before its first
 	kw, g, p, perr := s.params(rec)
 	emit := func(name string, data any) {
 		if emitErr != nil && faulted(emitErr) {
@@ -335,10 +363,23 @@ func (s *Server) executeClaim(c *Claim) {
 			// Its own MemoryBackend meets no fault to retry.
 			_, err = b.AppendEvent(context.Background(), c, name, raw)
 		} else {
-			// A try that failed may have been recorded all the same (its
-			// answer lost): then the event is in the stream twice.
+			faulted := false
 			err = s.backendTry(context.Background(), "recording a "+name+" event of run "+rec.ID, func(ctx context.Context) error {
-				_, err := b.AppendEvent(ctx, c, name, raw)
+				if faulted {
+					// The try that failed may have been recorded all
+					// the same (its answer lost): then it is not
+					// recorded twice.
+					id, found, err := recordedEvent(ctx, b, rec.ID, appended, name, raw)
+					if err != nil || found {
+						appended = id
+						return err
+					}
+				}
+				faulted = true
+				id, err := b.AppendEvent(ctx, c, name, raw)
+				if err == nil {
+					appended = id
+				}
 				return err
 			})
 		}
