@@ -416,16 +416,20 @@ func (s *Server) authorizeOne(r *http.Request, resource Resource, action Action,
 // create on rec's thread (rec's metadata tagged as it says) and checks
 // its filter against the thread, when it exists; a thread to create with
 // the run (create not nil) is authorized as a thread's create, and the
-// assistant, unless a graph's own, as an assistant's read.
-func (s *Server) authorizeNewRun(r *http.Request, a *assistant, rec *RunRecord, create *ThreadRecord, stateless bool) error {
+// assistant, unless a graph's own, as an assistant's read. It returns the
+// thread the Backend is to create with the run, if any: a thread the
+// request names (if_not_exists "create") is made here, or found, and
+// checked, so that a thread another identity creates under that id
+// between the check and the run's creation does not receive the run.
+func (s *Server) authorizeNewRun(r *http.Request, a *assistant, rec *RunRecord, create *ThreadRecord, stateless bool) (*ThreadRecord, error) {
 	if s.cfg.authz == nil {
-		return nil
+		return create, nil
 	}
 	s.mu.Lock()
 	_, system := s.assistants[a.ID]
 	s.mu.Unlock()
 	if _, err := s.authorizeAssistant(r, a, system, ActionRead, nil); err != nil {
-		return err
+		return nil, err
 	}
 	tid := rec.ThreadID
 	if stateless {
@@ -433,26 +437,36 @@ func (s *Server) authorizeNewRun(r *http.Request, a *assistant, rec *RunRecord, 
 	}
 	md, f, err := s.authorizeCreate(r, ResourceRuns, "", tid, rec.Metadata)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rec.Metadata = md
-	if !stateless {
-		t, err := s.cfg.backend.Thread(r.Context(), rec.ThreadID)
-		switch {
-		case err == nil && !holds(t.Metadata, f):
-			return errThreadNotFound(rec.ThreadID)
-		case err != nil && !errors.Is(err, ErrNotFound):
-			return backendError(err)
-		}
-	}
 	if create != nil {
 		md, _, err := s.authorizeCreate(r, ResourceThreads, create.ID, "", create.Metadata)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		create.Metadata = md
 	}
-	return nil
+	if stateless {
+		return create, nil // its thread's id is the server's own, new
+	}
+	var t ThreadRecord
+	if create != nil {
+		made := *create
+		made.Status = statusIdle // until the run is queued on it
+		t, err = retry1(r.Context(), "creating thread "+made.ID, func(ctx context.Context) (ThreadRecord, error) {
+			return s.cfg.backend.CreateThread(ctx, made, "do_nothing")
+		})
+	} else {
+		t, err = s.cfg.backend.Thread(r.Context(), rec.ThreadID)
+	}
+	switch {
+	case err == nil && !holds(t.Metadata, f):
+		return nil, errThreadNotFound(rec.ThreadID)
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return nil, backendError(err)
+	}
+	return nil, nil
 }
 
 // authorizeAssistant checks that r's identity may do action to assistant

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -531,4 +532,61 @@ func TestOwnerPolicyKeepsCronsToTheirUser(t *testing.T) {
 	}
 	e.okAs(tokenBob, "POST", "/threads/search", map[string]any{}, &threads)
 	require.Empty(t, threads, "bob sees none of them")
+}
+
+// sneakyBackend creates alice's thread under id, through the Backend
+// itself, right after the first look at that thread or right before its
+// first creation: the moment between a request's check that the thread
+// does not exist and its run's creation.
+type sneakyBackend struct {
+	server.Backend
+	id   string
+	once *sync.Once
+}
+
+func (b sneakyBackend) sneak(ctx context.Context, id string) {
+	if id != b.id {
+		return
+	}
+	b.once.Do(func() {
+		now := time.Now()
+		_, err := b.Backend.CreateThread(ctx, server.ThreadRecord{ID: id, CreatedAt: now, UpdatedAt: now,
+			Metadata: map[string]any{"owner": "alice"}, Status: "idle", Config: map[string]any{},
+			Values: json.RawMessage("null"), Interrupts: json.RawMessage("{}")}, "")
+		if err != nil {
+			panic(err)
+		}
+	})
+}
+
+func (b sneakyBackend) Thread(ctx context.Context, id string) (server.ThreadRecord, error) {
+	t, err := b.Backend.Thread(ctx, id)
+	b.sneak(ctx, id) // after the look: what it saw is out of date
+	return t, err
+}
+
+func (b sneakyBackend) CreateThread(ctx context.Context, t server.ThreadRecord, ifExists string) (server.ThreadRecord, error) {
+	b.sneak(ctx, t.ID)
+	return b.Backend.CreateThread(ctx, t, ifExists)
+}
+
+// A run asked for with if_not_exists "create" on a thread id that another
+// user creates meanwhile is refused as on any thread of theirs; it does
+// not land on their thread.
+func TestOwnerPolicyRunOnAThreadCreatedMeanwhileIsRefused(t *testing.T) {
+	if onBackend() {
+		t.Skip("wraps a MemoryBackend of its own")
+	}
+	id := "00000000-0000-4000-8000-0000000000aa"
+	b := sneakyBackend{Backend: server.NewMemoryBackend(), id: id, once: new(sync.Once)}
+	e := newAuthEnv(t, server.WithAuthorizer(server.OwnerPolicy()), server.WithBackend(b))
+	r := e.as(tokenBob, "POST", "/threads/"+id+"/runs", map[string]any{"assistant_id": "agent", "if_not_exists": "create",
+		"input": map[string]any{"topic": "bob's"}})
+	require.Equal(t, 404, r.status, "%s", r.body)
+	var runs []server.RunRecord
+	e.okAs(tokenAlice, "GET", "/threads/"+id+"/runs", nil, &runs)
+	require.Empty(t, runs, "bob's run is not on alice's thread")
+	var th server.ThreadRecord
+	e.okAs(tokenAlice, "GET", "/threads/"+id, nil, &th)
+	require.Equal(t, "alice", th.Metadata["owner"])
 }

@@ -699,7 +699,7 @@ func (s *Server) fireCron(ctx context.Context, cb CronBackend, c *CronRecord, no
 		}
 		if err == nil && s.cfg.authz != nil {
 			// The run is the cron's user's, as if they had asked for it.
-			err = s.authorizeNewRun(asUser(ctx, c.UserID), sp.assistant, &rec, create, sp.stateless)
+			create, err = s.authorizeNewRun(asUser(ctx, c.UserID), sp.assistant, &rec, create, sp.stateless)
 		}
 		ae, _ := errors.AsType[*apiError](err)
 		switch {

@@ -916,7 +916,7 @@ func (s *Server) sharedNewRun(r *http.Request, streaming bool) (rec RunRecord, s
 	if err != nil {
 		return RunRecord{}, nil, err
 	}
-	if err := s.authorizeNewRun(r, sp.assistant, &rec, create, sp.stateless); err != nil {
+	if create, err = s.authorizeNewRun(r, sp.assistant, &rec, create, sp.stateless); err != nil {
 		return RunRecord{}, nil, err
 	}
 	sp.release = func() {}
