@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -452,19 +451,7 @@ func TestAuthorizerRefusalAnswers403(t *testing.T) {
 
 // The official JS client, as two users and as one without credentials.
 func TestOfficialJSClientSeesOnlyTheUsersThreads(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	entry, err := filepath.Abs(sdkEntry)
-	require.NoError(t, err)
-	if _, err := os.Stat(entry); err != nil {
-		msg := fmt.Sprintf("the LangGraph JS client is not installed at %s: run npm ci in server/testdata", entry)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node, entry := officialClient(t)
 	e := newAuthEnv(t, server.WithAuthorizer(server.OwnerPolicy()))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

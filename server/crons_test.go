@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -472,26 +471,6 @@ func TestCronTwoProcessesFireEachTickOnce(t *testing.T) {
 			require.Len(t, e.runsOn(tid), ticks, "one run per tick")
 		})
 	}
-}
-
-// officialClient returns node and the official JS client's entry, skipping
-// the test without them (failing it in CI, which installs them).
-func officialClient(t *testing.T) (node, entry string) {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	entry, err = filepath.Abs(sdkEntry)
-	require.NoError(t, err)
-	if _, err := os.Stat(entry); err != nil {
-		msg := fmt.Sprintf("the LangGraph JS client is not installed at %s: run npm ci in server/testdata", entry)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return node, entry
 }
 
 func TestOfficialJSClientDrivesCrons(t *testing.T) {

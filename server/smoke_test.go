@@ -16,20 +16,29 @@ import (
 // client, pinned by server/testdata/package-lock.json (.ci/run does it).
 const sdkEntry = "testdata/node_modules/@langchain/langgraph-sdk/dist/index.js"
 
-func TestOfficialJSClientDrivesTheServer(t *testing.T) {
+// officialClient returns node and the official client's entry point, or
+// skips the test without them (fails it in CI, which installs them: a
+// missing client is a broken CI, not a skip).
+func officialClient(t *testing.T) (node, entry string) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed")
 	}
-	entry, err := filepath.Abs(sdkEntry)
+	entry, err = filepath.Abs(sdkEntry)
 	require.NoError(t, err)
 	if _, err := os.Stat(entry); err != nil {
 		msg := fmt.Sprintf("the LangGraph JS client is not installed at %s: run npm ci in server/testdata", entry)
 		if os.Getenv("CI") != "" {
-			t.Fatal(msg) // CI installs it: a missing client is a broken CI, not a skip
+			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
+	return node, entry
+}
+
+func TestOfficialJSClientDrivesTheServer(t *testing.T) {
+	node, entry := officialClient(t)
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hung client fails instead of hanging the suite
 	defer cancel()
