@@ -108,12 +108,7 @@ func (m *memoryCrons) SearchCrons(ctx context.Context, q CronQuery) ([]CronRecor
 		}
 		return n
 	})
-	lo := min(max(q.Offset, 0), total)
-	hi := total
-	if q.Limit > 0 {
-		hi = min(lo+q.Limit, total)
-	}
-	return all[lo:hi], total, nil
+	return pageOf(all, q.Limit, q.Offset), total, nil
 }
 
 // UpdateCron implements [CronBackend].

@@ -343,12 +343,7 @@ func (b *Backend) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]se
 		}
 		return less(a, c)
 	})
-	lo := min(max(q.Offset, 0), total)
-	hi := total
-	if q.Limit > 0 {
-		hi = min(lo+q.Limit, total)
-	}
-	return all[lo:hi], total, nil
+	return page(all, q.Limit, q.Offset), total, nil
 }
 
 // roundTrip returns m as it decodes from its JSON (nil for empty).

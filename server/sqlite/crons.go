@@ -212,12 +212,7 @@ func (b *Backend) SearchCrons(ctx context.Context, q server.CronQuery) ([]server
 		}
 		return n
 	})
-	lo := min(max(q.Offset, 0), total)
-	hi := total
-	if q.Limit > 0 {
-		hi = min(lo+q.Limit, total)
-	}
-	return all[lo:hi], total, nil
+	return page(all, q.Limit, q.Offset), total, nil
 }
 
 // UpdateCron implements [server.CronBackend].
