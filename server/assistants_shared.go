@@ -129,7 +129,7 @@ func (s *Server) sharedCreateAssistant(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	md, filter, err := s.authorizeCreate(r, ResourceAssistants, body.AssistantID, "", normalizeMap(body.Metadata))
+	md, filter, err := s.authorizeCreate(r.Context(), ResourceAssistants, body.AssistantID, "", normalizeMap(body.Metadata))
 	if err != nil {
 		fail(w, err)
 		return
@@ -162,7 +162,7 @@ func (s *Server) answerAssistant(w http.ResponseWriter, rec AssistantRecord, err
 func (s *Server) sharedGetAssistant(w http.ResponseWriter, r *http.Request) {
 	a, system, err := s.sharedAssistant(r.Context(), r.PathValue("id"))
 	if err == nil {
-		_, err = s.authorizeAssistant(r, a, system, ActionRead, nil)
+		_, err = s.authorizeAssistant(r.Context(), a, system, ActionRead, nil)
 	}
 	if err != nil {
 		fail(w, err)
@@ -186,7 +186,7 @@ func (s *Server) sharedMatching(r *http.Request, f assistantFilter, limit, offse
 	}
 	var recs []AssistantRecord
 	total := 0
-	md, some, err := s.authorizeSearch(r, ResourceAssistants, q.Metadata)
+	md, some, err := s.authorizeSearch(r.Context(), ResourceAssistants, q.Metadata)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -248,7 +248,7 @@ func (s *Server) sharedStored(r *http.Request, change string, action Action, md 
 	if system {
 		return "", nil, errSystemAssistant(a.GraphID, change)
 	}
-	if md, err = s.authorizeAssistant(r, a, system, action, md); err != nil {
+	if md, err = s.authorizeAssistant(r.Context(), a, system, action, md); err != nil {
 		return "", nil, err
 	}
 	return a.ID, md, nil
@@ -300,7 +300,7 @@ func (s *Server) sharedAssistantVersions(w http.ResponseWriter, r *http.Request)
 	}
 	a, system, err := s.sharedAssistant(r.Context(), r.PathValue("id"))
 	if err == nil {
-		_, err = s.authorizeAssistant(r, a, system, ActionRead, nil)
+		_, err = s.authorizeAssistant(r.Context(), a, system, ActionRead, nil)
 	}
 	if err != nil {
 		fail(w, err)
@@ -352,7 +352,7 @@ func (s *Server) sharedSetLatestVersion(w http.ResponseWriter, r *http.Request) 
 	}
 	a, system, err := s.sharedAssistant(r.Context(), r.PathValue("id"))
 	if err == nil {
-		_, err = s.authorizeAssistant(r, a, system, ActionUpdate, nil)
+		_, err = s.authorizeAssistant(r.Context(), a, system, ActionUpdate, nil)
 	}
 	if err != nil {
 		fail(w, err)

@@ -258,15 +258,15 @@ func identity(ctx context.Context) Identity {
 	return id
 }
 
-// authorize asks the server's Authorizer about req for r's identity and
+// authorize asks the server's Authorizer about req for the identity in ctx and
 // returns its filter; a refusal is a 403. Without an Authorizer every
 // request is allowed, with no filter.
-func (s *Server) authorize(r *http.Request, req *AuthRequest) (map[string]any, error) {
+func (s *Server) authorize(ctx context.Context, req *AuthRequest) (map[string]any, error) {
 	if s.cfg.authz == nil {
 		return nil, nil
 	}
-	req.Identity = identity(r.Context())
-	f, err := s.cfg.authz.Authorize(r.Context(), req)
+	req.Identity = identity(ctx)
+	f, err := s.cfg.authz.Authorize(ctx, req)
 	if err != nil {
 		return nil, &apiError{status: http.StatusForbidden, msg: err.Error(), err: errors.Join(ErrForbidden, err)}
 	}
@@ -333,16 +333,16 @@ func errThreadNotFound(id string) error {
 	return errorf(http.StatusNotFound, "Thread with ID %s not found", id)
 }
 
-// authorizedThread reads thread id for action by r's identity: a thread
+// authorizedThread reads thread id for action by the identity in ctx: a thread
 // the Authorizer's filter hides is not found. md is the metadata an
 // update stores (the Authorizer may tag it); nil otherwise.
-func (s *Server) authorizedThread(r *http.Request, id string, action Action, md map[string]any) (ThreadRecord, map[string]any, error) {
+func (s *Server) authorizedThread(ctx context.Context, id string, action Action, md map[string]any) (ThreadRecord, map[string]any, error) {
 	req := &AuthRequest{Resource: ResourceThreads, Action: action, ID: id, Metadata: md}
-	f, err := s.authorize(r, req)
+	f, err := s.authorize(ctx, req)
 	if err != nil {
 		return ThreadRecord{}, nil, err
 	}
-	t, err := s.sharedThread(r.Context(), id)
+	t, err := s.sharedThread(ctx, id)
 	var ae *apiError
 	if s.cfg.authz != nil && errors.As(err, &ae) && ae.status == http.StatusNotFound || err == nil && !holds(t.Metadata, f) {
 		// One answer for a thread that does not exist and one hidden.
@@ -356,23 +356,23 @@ func (s *Server) authorizedThread(r *http.Request, id string, action Action, md 
 
 // checkThread is authorizedThread for a handler that reads the thread
 // itself, or not at all: without an Authorizer it does nothing.
-func (s *Server) checkThread(r *http.Request, id string, action Action) error {
+func (s *Server) checkThread(ctx context.Context, id string, action Action) error {
 	if s.cfg.authz == nil {
 		return nil
 	}
-	_, _, err := s.authorizedThread(r, id, action, nil)
+	_, _, err := s.authorizedThread(ctx, id, action, nil)
 	return err
 }
 
 // authorizeCreate asks the Authorizer about a create of resource with
 // metadata md and returns md as the Authorizer left it (tagged), with
 // the filter the created resource must hold.
-func (s *Server) authorizeCreate(r *http.Request, resource Resource, id, threadID string, md map[string]any) (map[string]any, map[string]any, error) {
+func (s *Server) authorizeCreate(ctx context.Context, resource Resource, id, threadID string, md map[string]any) (map[string]any, map[string]any, error) {
 	if md == nil {
 		md = map[string]any{}
 	}
 	req := &AuthRequest{Resource: resource, Action: ActionCreate, ID: id, ThreadID: threadID, Metadata: md}
-	f, err := s.authorize(r, req)
+	f, err := s.authorize(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -381,8 +381,8 @@ func (s *Server) authorizeCreate(r *http.Request, resource Resource, id, threadI
 
 // authorizeSearch narrows a search of resource's metadata filter q by the
 // Authorizer's filter; false when nothing can match both.
-func (s *Server) authorizeSearch(r *http.Request, resource Resource, q map[string]any) (map[string]any, bool, error) {
-	f, err := s.authorize(r, &AuthRequest{Resource: resource, Action: ActionSearch})
+func (s *Server) authorizeSearch(ctx context.Context, resource Resource, q map[string]any) (map[string]any, bool, error) {
+	f, err := s.authorize(ctx, &AuthRequest{Resource: resource, Action: ActionSearch})
 	if err != nil {
 		return nil, false, err
 	}
@@ -390,19 +390,19 @@ func (s *Server) authorizeSearch(r *http.Request, resource Resource, q map[strin
 	return out, ok, nil
 }
 
-// authorizeRun checks that r's identity may do action to run rec: a run
+// authorizeRun checks that the identity in ctx may do action to run rec: a run
 // the Authorizer's filter hides (checked on the run's metadata) is not
 // found.
-func (s *Server) authorizeRun(r *http.Request, rec RunRecord, action Action) error {
-	return s.authorizeOne(r, ResourceRuns, action, rec.ID, rec.ThreadID, rec.Metadata, errRunNotFound())
+func (s *Server) authorizeRun(ctx context.Context, rec RunRecord, action Action) error {
+	return s.authorizeOne(ctx, ResourceRuns, action, rec.ID, rec.ThreadID, rec.Metadata, errRunNotFound())
 }
 
-// authorizeOne checks that r's identity may do action (read, update,
+// authorizeOne checks that the identity in ctx may do action (read, update,
 // delete) to the resource id, of thread tid, whose stored metadata is
 // metadata: one the Authorizer's filter hides answers notFound, as one
 // that does not exist. (The cron handlers call it as the runs' do.)
-func (s *Server) authorizeOne(r *http.Request, resource Resource, action Action, id, tid string, metadata map[string]any, notFound error) error {
-	f, err := s.authorize(r, &AuthRequest{Resource: resource, Action: action, ID: id, ThreadID: tid})
+func (s *Server) authorizeOne(ctx context.Context, resource Resource, action Action, id, tid string, metadata map[string]any, notFound error) error {
+	f, err := s.authorize(ctx, &AuthRequest{Resource: resource, Action: action, ID: id, ThreadID: tid})
 	if err != nil {
 		return err
 	}
@@ -421,27 +421,27 @@ func (s *Server) authorizeOne(r *http.Request, resource Resource, action Action,
 // request names (if_not_exists "create") is made here, or found, and
 // checked, so that a thread another identity creates under that id
 // between the check and the run's creation does not receive the run.
-func (s *Server) authorizeNewRun(r *http.Request, a *assistant, rec *RunRecord, create *ThreadRecord, stateless bool) (*ThreadRecord, error) {
+func (s *Server) authorizeNewRun(ctx context.Context, a *assistant, rec *RunRecord, create *ThreadRecord, stateless bool) (*ThreadRecord, error) {
 	if s.cfg.authz == nil {
 		return create, nil
 	}
 	s.mu.Lock()
 	_, system := s.assistants[a.ID]
 	s.mu.Unlock()
-	if _, err := s.authorizeAssistant(r, a, system, ActionRead, nil); err != nil {
+	if _, err := s.authorizeAssistant(ctx, a, system, ActionRead, nil); err != nil {
 		return nil, err
 	}
 	tid := rec.ThreadID
 	if stateless {
 		tid = ""
 	}
-	md, f, err := s.authorizeCreate(r, ResourceRuns, "", tid, rec.Metadata)
+	md, f, err := s.authorizeCreate(ctx, ResourceRuns, "", tid, rec.Metadata)
 	if err != nil {
 		return nil, err
 	}
 	rec.Metadata = md
 	if create != nil {
-		md, _, err := s.authorizeCreate(r, ResourceThreads, create.ID, "", create.Metadata)
+		md, _, err := s.authorizeCreate(ctx, ResourceThreads, create.ID, "", create.Metadata)
 		if err != nil {
 			return nil, err
 		}
@@ -454,11 +454,11 @@ func (s *Server) authorizeNewRun(r *http.Request, a *assistant, rec *RunRecord, 
 	if create != nil {
 		made := *create
 		made.Status = statusIdle // until the run is queued on it
-		t, err = retry1(r.Context(), "creating thread "+made.ID, func(ctx context.Context) (ThreadRecord, error) {
+		t, err = retry1(ctx, "creating thread "+made.ID, func(ctx context.Context) (ThreadRecord, error) {
 			return s.cfg.backend.CreateThread(ctx, made, "do_nothing")
 		})
 	} else {
-		t, err = s.cfg.backend.Thread(r.Context(), rec.ThreadID)
+		t, err = s.cfg.backend.Thread(ctx, rec.ThreadID)
 	}
 	switch {
 	case err == nil && !holds(t.Metadata, f):
@@ -469,15 +469,15 @@ func (s *Server) authorizeNewRun(r *http.Request, a *assistant, rec *RunRecord, 
 	return nil, nil
 }
 
-// authorizeAssistant checks that r's identity may do action to assistant
+// authorizeAssistant checks that the identity in ctx may do action to assistant
 // a (tagging md, on an update): one the Authorizer's filter hides is not
 // found. The graphs' own assistants (system) are every identity's to read.
-func (s *Server) authorizeAssistant(r *http.Request, a *assistant, system bool, action Action, md map[string]any) (map[string]any, error) {
+func (s *Server) authorizeAssistant(ctx context.Context, a *assistant, system bool, action Action, md map[string]any) (map[string]any, error) {
 	if system {
 		return md, nil
 	}
 	req := &AuthRequest{Resource: ResourceAssistants, Action: action, ID: a.ID, Metadata: md}
-	f, err := s.authorize(r, req)
+	f, err := s.authorize(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -489,9 +489,9 @@ func (s *Server) authorizeAssistant(r *http.Request, a *assistant, system bool, 
 
 // authorizeStore asks the Authorizer about a store action on namespace ns
 // and returns the namespace as it left it.
-func (s *Server) authorizeStore(r *http.Request, action Action, ns []string) ([]string, error) {
+func (s *Server) authorizeStore(ctx context.Context, action Action, ns []string) ([]string, error) {
 	req := &AuthRequest{Resource: ResourceStore, Action: action, Namespace: slices.Clone(ns)}
-	if _, err := s.authorize(r, req); err != nil {
+	if _, err := s.authorize(ctx, req); err != nil {
 		return nil, err
 	}
 	if s.cfg.authz == nil {
@@ -507,7 +507,7 @@ func (s *Server) threadReader(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := threadID(r)
 		if err == nil {
-			err = s.checkThread(r, id, ActionRead)
+			err = s.checkThread(r.Context(), id, ActionRead)
 		}
 		if err != nil {
 			fail(w, err)
@@ -525,7 +525,7 @@ func (s *Server) assistantReader(h http.HandlerFunc) http.HandlerFunc {
 		if s.cfg.authz != nil {
 			a, system, err := s.sharedAssistant(r.Context(), r.PathValue("id"))
 			if err == nil {
-				_, err = s.authorizeAssistant(r, a, system, ActionRead, nil)
+				_, err = s.authorizeAssistant(r.Context(), a, system, ActionRead, nil)
 			}
 			if err != nil {
 				fail(w, err)
@@ -542,38 +542,38 @@ func errCronNotFound(id string) error {
 	return errorf(http.StatusNotFound, "Cron with ID %s not found", id)
 }
 
-// authorizedCron reads cron id for action by r's identity: one the
+// authorizedCron reads cron id for action by the identity in ctx: one the
 // Authorizer's filter hides is not found, as one that does not exist.
-func (s *Server) authorizedCron(r *http.Request, cb CronBackend, id string, action Action) (CronRecord, error) {
-	c, err := cb.Cron(r.Context(), id)
+func (s *Server) authorizedCron(ctx context.Context, cb CronBackend, id string, action Action) (CronRecord, error) {
+	c, err := cb.Cron(ctx, id)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return CronRecord{}, errCronNotFound(id)
 	case err != nil:
 		return CronRecord{}, backendError(err)
 	}
-	if err := s.authorizeOne(r, ResourceCrons, action, id, c.ThreadID, c.Metadata, errCronNotFound(id)); err != nil {
+	if err := s.authorizeOne(ctx, ResourceCrons, action, id, c.ThreadID, c.Metadata, errCronNotFound(id)); err != nil {
 		return CronRecord{}, err
 	}
 	return c, nil
 }
 
 // authorizeNewCron asks the Authorizer about the create of cron c (its
-// metadata tagged as it says) by r's identity; a cron on a thread the
+// metadata tagged as it says) by the identity in ctx; a cron on a thread the
 // identity may not change is refused as if the thread did not exist
 // (unless the thread does not exist and the cron's runs create it).
 // The runs the cron makes are authorized when it fires, as its user's.
-func (s *Server) authorizeNewCron(r *http.Request, c *CronRecord, sp *runSpec) error {
+func (s *Server) authorizeNewCron(ctx context.Context, c *CronRecord, sp *runSpec) error {
 	if s.cfg.authz == nil {
 		return nil
 	}
 	if c.ThreadID != "" {
-		err := s.checkThread(r, c.ThreadID, ActionUpdate)
-		if err != nil && !(sp.body.IfNotExists == "create" && s.threadMissing(r.Context(), c.ThreadID)) {
+		err := s.checkThread(ctx, c.ThreadID, ActionUpdate)
+		if err != nil && !(sp.body.IfNotExists == "create" && s.threadMissing(ctx, c.ThreadID)) {
 			return err
 		}
 	}
-	md, _, err := s.authorizeCreate(r, ResourceCrons, c.ID, c.ThreadID, c.Metadata)
+	md, _, err := s.authorizeCreate(ctx, ResourceCrons, c.ID, c.ThreadID, c.Metadata)
 	if err != nil {
 		return err
 	}
@@ -587,11 +587,10 @@ func (s *Server) threadMissing(ctx context.Context, id string) bool {
 	return errors.Is(err, ErrNotFound)
 }
 
-// asUser is a request of the user with the given id, for the Authorizer's
-// questions about what is done on their behalf without a request of
-// theirs (a cron's runs): it carries the ID alone, not the permissions the
-// user's requests had.
-func asUser(ctx context.Context, user string) *http.Request {
-	r, _ := http.NewRequestWithContext(context.WithValue(ctx, identityKey{}, Identity{ID: user}), http.MethodPost, "/runs", nil)
-	return r
+// asUser is ctx carrying the identity of the user with the given id, for
+// the Authorizer's questions about what is done on their behalf without a
+// request of theirs (a cron's runs): it carries the ID alone, not the
+// permissions the user's requests had.
+func asUser(ctx context.Context, user string) context.Context {
+	return context.WithValue(ctx, identityKey{}, Identity{ID: user})
 }

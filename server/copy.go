@@ -47,7 +47,7 @@ func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	src, _, err := s.authorizedThread(r, id, ActionRead, nil)
+	src, _, err := s.authorizedThread(r.Context(), id, ActionRead, nil)
 	if err != nil {
 		fail(w, err)
 		return
@@ -58,7 +58,7 @@ func (s *Server) sharedCopyThread(w http.ResponseWriter, r *http.Request) {
 		md = map[string]any{}
 	}
 	md["thread_id"] = newID
-	if md, _, err = s.authorizeCreate(r, ResourceThreads, newID, "", md); err != nil {
+	if md, _, err = s.authorizeCreate(r.Context(), ResourceThreads, newID, "", md); err != nil {
 		fail(w, err)
 		return
 	}

@@ -404,7 +404,7 @@ func (s *Server) createCron(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.UserID = identity(r.Context()).ID
-	if err := s.authorizeNewCron(r, &c, sp); err != nil {
+	if err := s.authorizeNewCron(r.Context(), &c, sp); err != nil {
 		fail(w, err)
 		return
 	}
@@ -467,7 +467,7 @@ func (s *Server) patchCron(w http.ResponseWriter, r *http.Request) {
 	}
 	// Checked on the cron as it is now, outside the Backend's
 	// transaction (checking reads the Backend and the saver).
-	cur, err := s.authorizedCron(r, cb, id, ActionUpdate)
+	cur, err := s.authorizedCron(r.Context(), cb, id, ActionUpdate)
 	if err != nil {
 		fail(w, err)
 		return
@@ -500,7 +500,7 @@ func (s *Server) deleteCron(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cfg.authz != nil {
-		if _, err := s.authorizedCron(r, cb, id, ActionDelete); err != nil {
+		if _, err := s.authorizedCron(r.Context(), cb, id, ActionDelete); err != nil {
 			fail(w, err)
 			return
 		}
@@ -560,7 +560,7 @@ func (s *Server) searchCrons(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ok bool
-	if q.Metadata, ok, err = s.authorizeSearch(r, ResourceCrons, q.Metadata); err != nil || !ok {
+	if q.Metadata, ok, err = s.authorizeSearch(r.Context(), ResourceCrons, q.Metadata); err != nil || !ok {
 		answerNone(w, err, limit, offset)
 		return
 	}
@@ -615,7 +615,7 @@ func (s *Server) countCrons(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ok bool
-	if q.Metadata, ok, err = s.authorizeSearch(r, ResourceCrons, q.Metadata); err != nil || !ok {
+	if q.Metadata, ok, err = s.authorizeSearch(r.Context(), ResourceCrons, q.Metadata); err != nil || !ok {
 		answerNone(w, err, -1, 0)
 		return
 	}

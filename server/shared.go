@@ -700,7 +700,7 @@ func (s *Server) sharedCreateThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	md, filter, err := s.authorizeCreate(r, ResourceThreads, body.ThreadID, "", md)
+	md, filter, err := s.authorizeCreate(r.Context(), ResourceThreads, body.ThreadID, "", md)
 	if err != nil {
 		fail(w, err)
 		return
@@ -752,7 +752,7 @@ func (s *Server) sharedGetThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	t, _, err := s.authorizedThread(r, id, ActionRead, nil)
+	t, _, err := s.authorizedThread(r.Context(), id, ActionRead, nil)
 	if err != nil {
 		fail(w, err)
 		return
@@ -767,7 +767,7 @@ func (s *Server) sharedSearchThreads(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var some bool
-	if q.Metadata, some, err = s.authorizeSearch(r, ResourceThreads, q.Metadata); err != nil || !some {
+	if q.Metadata, some, err = s.authorizeSearch(r.Context(), ResourceThreads, q.Metadata); err != nil || !some {
 		answerNone(w, err, q.Limit, q.Offset)
 		return
 	}
@@ -798,7 +798,7 @@ func (s *Server) sharedCountThreads(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var some bool
-	if q.Metadata, some, err = s.authorizeSearch(r, ResourceThreads, q.Metadata); err != nil || !some {
+	if q.Metadata, some, err = s.authorizeSearch(r.Context(), ResourceThreads, q.Metadata); err != nil || !some {
 		answerNone(w, err, -1, 0)
 		return
 	}
@@ -816,7 +816,7 @@ func (s *Server) sharedPatchThread(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	t, md, err := s.authorizedThread(r, id, ActionUpdate, md)
+	t, md, err := s.authorizedThread(r.Context(), id, ActionUpdate, md)
 	if err != nil {
 		fail(w, err)
 		return
@@ -835,7 +835,7 @@ func (s *Server) sharedPatchThread(w http.ResponseWriter, r *http.Request) {
 func (s *Server) sharedDeleteThread(w http.ResponseWriter, r *http.Request) {
 	id, err := threadID(r)
 	if err == nil {
-		err = s.checkThread(r, id, ActionDelete)
+		err = s.checkThread(r.Context(), id, ActionDelete)
 	}
 	if err != nil {
 		fail(w, err)
@@ -868,7 +868,7 @@ func (s *Server) sharedUpdateThreadState(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	id := u.threadID
-	t, _, err := s.authorizedThread(r, id, ActionUpdate, nil)
+	t, _, err := s.authorizedThread(r.Context(), id, ActionUpdate, nil)
 	if err != nil {
 		fail(w, err)
 		return
@@ -916,7 +916,7 @@ func (s *Server) sharedNewRun(r *http.Request, streaming bool) (rec RunRecord, s
 	if err != nil {
 		return RunRecord{}, nil, err
 	}
-	if create, err = s.authorizeNewRun(r, sp.assistant, &rec, create, sp.stateless); err != nil {
+	if create, err = s.authorizeNewRun(r.Context(), sp.assistant, &rec, create, sp.stateless); err != nil {
 		return RunRecord{}, nil, err
 	}
 	sp.release = func() {}
@@ -1070,7 +1070,7 @@ func (s *Server) sharedFindRun(r *http.Request, action Action) (RunRecord, error
 		return RunRecord{}, errRunNotFound()
 	}
 	if err == nil {
-		err = s.authorizeRun(r, rec, action)
+		err = s.authorizeRun(r.Context(), rec, action)
 	}
 	return rec, err
 }
@@ -1099,7 +1099,7 @@ func (s *Server) sharedListRuns(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if _, _, err := s.authorizedThread(r, q.threadID, ActionRead, nil); err != nil {
+	if _, _, err := s.authorizedThread(r.Context(), q.threadID, ActionRead, nil); err != nil {
 		fail(w, err)
 		return
 	}

@@ -94,7 +94,7 @@ func (s *Server) storePut(w http.ResponseWriter, r *http.Request) {
 		}
 		opts = append(opts, store.IndexFields(fields...))
 	}
-	ns, err := s.authorizeStore(r, ActionUpdate, body.Namespace)
+	ns, err := s.authorizeStore(r.Context(), ActionUpdate, body.Namespace)
 	if err != nil {
 		fail(w, err)
 		return
@@ -131,7 +131,7 @@ func (s *Server) storeGet(w http.ResponseWriter, r *http.Request) {
 		}
 		opts = append(opts, store.RefreshTTL(b))
 	}
-	namespace, err := s.authorizeStore(r, ActionRead, strings.Split(ns, "."))
+	namespace, err := s.authorizeStore(r.Context(), ActionRead, strings.Split(ns, "."))
 	if err != nil {
 		fail(w, err)
 		return
@@ -166,7 +166,7 @@ func (s *Server) storeDelete(w http.ResponseWriter, r *http.Request) {
 		fail(w, errorf(http.StatusUnprocessableEntity, "key is required"))
 		return
 	}
-	ns, err := s.authorizeStore(r, ActionDelete, body.Namespace)
+	ns, err := s.authorizeStore(r.Context(), ActionDelete, body.Namespace)
 	if err != nil {
 		fail(w, err)
 		return
@@ -206,7 +206,7 @@ func (s *Server) storeSearch(w http.ResponseWriter, r *http.Request) {
 	if body.RefreshTTL != nil {
 		opts = append(opts, store.RefreshTTL(*body.RefreshTTL))
 	}
-	prefix, err := s.authorizeStore(r, ActionSearch, body.NamespacePrefix)
+	prefix, err := s.authorizeStore(r.Context(), ActionSearch, body.NamespacePrefix)
 	if err != nil {
 		fail(w, err)
 		return
@@ -240,7 +240,7 @@ func (s *Server) storeNamespaces(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	prefix, err := s.authorizeStore(r, ActionSearch, body.Prefix)
+	prefix, err := s.authorizeStore(r.Context(), ActionSearch, body.Prefix)
 	if err != nil {
 		fail(w, err)
 		return
