@@ -40,11 +40,12 @@ const (
 	// turning the lookups into hash joins over a thread's blobs. A base is
 	// always an older version: the chain stops at a blob whose base is
 	// not, so that a damaged base column cannot make the query loop (the
-	// path then does not decode).
+	// path then does not decode). The arrays are unnested in a target list,
+	// not in FROM, for the reason given at checkPut.
 	selectPaths = `
 WITH RECURSIVE path AS (
 	SELECT b.channel, b.version, b.base, b.depth, b.size, b.hash, b.data
-	FROM unnest($3::text[], $4::bigint[]) AS w(channel, version)
+	FROM (SELECT unnest($3::text[]) AS channel, unnest($4::bigint[]) AS version) AS w
 	CROSS JOIN LATERAL (
 		SELECT x.channel, x.version, x.base, x.depth, x.size, x.hash, x.data FROM agentgraph_blobs AS x
 		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = w.channel AND x.version = w.version
@@ -67,7 +68,7 @@ SELECT channel, version, base, depth, size, hash, data FROM path`
 	selectPrevPaths = `
 WITH RECURSIVE path AS (
 	SELECT b.channel, b.version, b.base, b.depth, b.size, b.hash
-	FROM unnest($3::text[], $4::bigint[]) AS w(channel, version)
+	FROM (SELECT unnest($3::text[]) AS channel, unnest($4::bigint[]) AS version) AS w
 	CROSS JOIN LATERAL (
 		SELECT x.channel, x.version, x.base, x.depth, x.size, x.hash FROM agentgraph_blobs AS x
 		WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = w.channel AND x.version <= w.version
