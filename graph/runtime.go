@@ -56,7 +56,7 @@ func (rt *taskCtx) nested() *nestedInfo {
 	parents[sh.ns] = rt.hdr.env.cp
 	return &nestedInfo{
 		ns: joinNS(sh.ns, rt.hdr.nodeName()+":"+rt.hdr.ID()), threadID: sh.thread, saver: sh.saver,
-		resuming: rt.hdr.resuming, resume: rt.hdr.resumeInput(), emit: rt.hdr.env.emit, modes: sh.modes,
+		resuming: rt.hdr.resuming(), resume: rt.hdr.resumeInput(), emit: rt.hdr.env.emit, modes: sh.modes,
 		subgraphs: sh.subgraphs, durability: sh.durability, parents: parents, abandoned: sh.abandoned, limit: sh.limit,
 	}
 }
@@ -81,9 +81,11 @@ type taskEnv struct {
 // scratchpad is guarded by its own mutex), and what it points to is not
 // reused: a context kept by the node's goroutines after the node returned
 // reads the same values for ever, without a data race. It is kept small
-// (48 bytes), as every task gets one and, in a process whose garbage
-// collector has not cycled yet, every byte of it is memory touched for the
-// first time.
+// (32 bytes, four words), as every task gets one: in a process whose
+// garbage collector has not cycled yet every byte of it is memory touched
+// for the first time, and afterwards every byte brings the next cycle
+// nearer (on a small heap a cycle keeps the write barrier on for
+// milliseconds of wall time).
 type taskCtx struct {
 	hdr taskHeader
 }
@@ -101,22 +103,107 @@ func (c *taskCtx) Value(key any) any {
 
 // taskHeader identifies a task; its ID is computed when first asked for.
 // Its identity is written before the task runs and only read after. A
-// header is made for every task (see loop.newEnv), so it is kept small:
-// what the tasks of a step share is in env, the name points to the node's,
-// and the interrupt bookkeeping, which most tasks never need, is made on
-// first use (see scratch).
+// header is made for every task (see loop.newEnv), so it is kept to four
+// words: what the tasks of a step share is in env, the name points to the
+// node's, the step, position and flags are packed in pos, and the ID and
+// the interrupt bookkeeping, which many tasks never need, are in more,
+// made on first use.
 type taskHeader struct {
-	env  *taskEnv               // nil for a command's task, which no node sees
-	name *string                // the node's name (nil: "")
-	id   atomic.Pointer[string] // computed when first asked for
-	// sp is the task's interrupt bookkeeping, nil until needed.
-	sp   atomic.Pointer[scratchpad]
-	step int
-	idx  int32
-	push bool
-	// resuming is set when the task has pending writes: a subgraph in it
-	// resumes.
-	resuming bool
+	env  *taskEnv // nil for a command's task, which no node sees
+	name *string  // the node's name (nil: "")
+	more atomic.Pointer[taskMore]
+	pos  taskPos
+}
+
+// taskMore is the part of a task's header made when first needed: its ID
+// and its scratchpad, each set once. detachedMore stands for it in a task
+// whose node returned before it needed either.
+type taskMore struct {
+	id atomic.Pointer[string]
+	sp atomic.Pointer[scratchpad]
+	// big holds the step and position of a task whose pos could not (see
+	// taskPos); it is set before the task is handed out.
+	big *bigPos
+}
+
+// bigPos is the step and position of a task outside taskPos's range.
+type bigPos struct{ step, idx int }
+
+// detachedMore is the more of every task whose node returned before it
+// needed an ID or a scratchpad. It is never changed: ID replaces it.
+var detachedMore = func() *taskMore {
+	m := &taskMore{}
+	m.sp.Store(detachedPad)
+	return m
+}()
+
+// taskPos packs a task's step, its position among the step's Sends (0 for
+// a pulled node) and its flags into one word: the step plus one in the low
+// 40 bits (steps start at -1, the input's), then the push and resuming
+// flags, then a flag saying that the step and position are in more.big
+// instead, and the position in the top 21 bits. No run reaches a step of
+// 2^40 or 2^21 Sends in one step in practice; both are kept exactly all
+// the same.
+type taskPos uint64
+
+const (
+	posStepBits = 40
+	posPush     = taskPos(1) << 40
+	posResuming = taskPos(1) << 41
+	posBig      = taskPos(1) << 42
+	posIdxShift = 43
+	posMaxIdx   = 1<<(64-posIdxShift) - 1
+)
+
+// setPos sets the header's step, position and push flag (and clears the
+// resuming flag); it is called before the task is handed out.
+func (h *taskHeader) setPos(step, idx int, push bool) {
+	var p taskPos
+	if push {
+		p = posPush
+	}
+	if s := step + 1; s >= 0 && s < 1<<posStepBits && idx >= 0 && idx <= posMaxIdx {
+		h.pos = p | taskPos(s) | taskPos(idx)<<posIdxShift
+		return
+	}
+	h.pos = p | posBig
+	h.more.Store(&taskMore{big: &bigPos{step: step, idx: idx}})
+}
+
+// setResuming marks the task as one with pending writes, before it is
+// handed out.
+func (h *taskHeader) setResuming() { h.pos |= posResuming }
+
+// step returns the task's step.
+func (h *taskHeader) step() int {
+	if h.pos&posBig != 0 {
+		return h.more.Load().big.step
+	}
+	return int(h.pos&(1<<posStepBits-1)) - 1
+}
+
+// idx returns the task's position among its step's Sends.
+func (h *taskHeader) idx() int {
+	if h.pos&posBig != 0 {
+		return h.more.Load().big.idx
+	}
+	return int(h.pos >> posIdxShift)
+}
+
+// push reports whether the task runs a Send.
+func (h *taskHeader) push() bool { return h.pos&posPush != 0 }
+
+// resuming reports whether the task has pending writes: a subgraph in it
+// resumes.
+func (h *taskHeader) resuming() bool { return h.pos&posResuming != 0 }
+
+// copyIdentity makes h, not handed out yet, name the same task as th: the
+// same name, step, position and flags, so that it computes the same ID.
+func (h *taskHeader) copyIdentity(th *taskHeader) {
+	h.name, h.pos = th.name, th.pos
+	if th.pos&posBig != 0 {
+		h.more.Store(&taskMore{big: th.more.Load().big})
+	}
 }
 
 // nodeName returns the name of the task's node.
@@ -128,13 +215,27 @@ func (h *taskHeader) nodeName() string {
 }
 
 // scratch returns the task's scratchpad, making it on first use (a
-// goroutine of the node may race the runtime to it).
+// goroutine of the node may race the runtime to it). A task detached
+// before it needed one gets detachedPad.
 func (h *taskHeader) scratch() *scratchpad {
-	if sp := h.sp.Load(); sp != nil {
+	m := h.more.Load()
+	if m == nil {
+		h.more.CompareAndSwap(nil, new(taskMore))
+		m = h.more.Load()
+	}
+	if sp := m.sp.Load(); sp != nil {
 		return sp
 	}
-	h.sp.CompareAndSwap(nil, new(scratchpad))
-	return h.sp.Load()
+	m.sp.CompareAndSwap(nil, new(scratchpad))
+	return m.sp.Load()
+}
+
+// pad returns the task's scratchpad, nil if it has none yet.
+func (h *taskHeader) pad() *scratchpad {
+	if m := h.more.Load(); m != nil {
+		return m.sp.Load()
+	}
+	return nil
 }
 
 // detachedPad is the scratchpad of every task whose node returned before
@@ -144,15 +245,19 @@ var detachedPad = &scratchpad{detached: true}
 // detach ends the node's access to the task's scratchpad (see
 // scratchpad.detached).
 func (h *taskHeader) detach() {
-	if h.sp.Load() == nil && h.sp.CompareAndSwap(nil, detachedPad) {
+	if h.more.Load() == nil && h.more.CompareAndSwap(nil, detachedMore) {
 		return
 	}
-	h.sp.Load().detach()
+	m := h.more.Load()
+	if m.sp.Load() == nil && m.sp.CompareAndSwap(nil, detachedPad) {
+		return
+	}
+	m.sp.Load().detach()
 }
 
 // interrupts returns whether the task paused, and its interrupts.
 func (h *taskHeader) interrupts() (paused bool, raised []Interruption) {
-	sp := h.sp.Load()
+	sp := h.pad()
 	if sp == nil || sp == detachedPad {
 		return false, nil
 	}
@@ -164,7 +269,7 @@ func (h *taskHeader) interrupts() (paused bool, raised []Interruption) {
 // resumeInput returns the resume values of the run's first step, if the
 // task has them.
 func (h *taskHeader) resumeInput() *resumeInput {
-	sp := h.sp.Load()
+	sp := h.pad()
 	if sp == nil {
 		return nil
 	}
@@ -175,7 +280,7 @@ func (h *taskHeader) resumeInput() *resumeInput {
 
 // answers returns the resume values the task took.
 func (h *taskHeader) answers() []any {
-	sp := h.sp.Load()
+	sp := h.pad()
 	if sp == nil || sp == detachedPad {
 		return nil
 	}
@@ -187,7 +292,7 @@ func (h *taskHeader) answers() []any {
 // clearPause forgets the task's pause (its interrupts were refused or
 // ignored).
 func (h *taskHeader) clearPause() {
-	if sp := h.sp.Load(); sp != nil {
+	if sp := h.pad(); sp != nil {
 		sp.mu.Lock()
 		sp.paused, sp.raised = false, nil
 		sp.mu.Unlock()
@@ -197,20 +302,44 @@ func (h *taskHeader) clearPause() {
 // ID returns the task's ID, a hash of the checkpoint it starts from, its
 // namespace, step, node and position.
 func (h *taskHeader) ID() string {
-	if id := h.id.Load(); id != nil {
-		return *id
+	m := h.more.Load()
+	if m != nil {
+		if id := m.id.Load(); id != nil {
+			return *id
+		}
 	}
 	kind := "pull"
-	if h.push {
+	if h.push() {
 		kind = "push"
 	}
 	ns, cp := "", ""
 	if h.env != nil {
 		ns, cp = h.env.run.ns, h.env.cp
 	}
-	id := hashID(cp + "|" + ns + "|" + strconv.Itoa(h.step) + "|" + h.nodeName() + "|" + kind + "|" + strconv.Itoa(int(h.idx)))
-	h.id.CompareAndSwap(nil, &id) // a racing caller computed the same
-	return id
+	id := hashID(cp + "|" + ns + "|" + strconv.Itoa(h.step()) + "|" + h.nodeName() + "|" + kind + "|" + strconv.Itoa(h.idx()))
+	for {
+		switch m {
+		case nil:
+			nm := new(taskMore)
+			nm.id.Store(&id)
+			if h.more.CompareAndSwap(nil, nm) {
+				return id
+			}
+		case detachedMore:
+			// The shared stand-in is never written: a detached task that
+			// is asked its ID gets a more of its own.
+			nm := new(taskMore)
+			nm.sp.Store(detachedPad)
+			nm.id.Store(&id)
+			if h.more.CompareAndSwap(detachedMore, nm) {
+				return id
+			}
+		default:
+			m.id.CompareAndSwap(nil, &id) // a racing caller computed the same
+			return *m.id.Load()
+		}
+		m = h.more.Load()
+	}
 }
 
 func hashID(s string) string {
@@ -229,7 +358,7 @@ func runtimeFrom(ctx context.Context) *taskCtx {
 // applies the input), or -1 outside a node.
 func Step(ctx context.Context) int {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.hdr.step
+		return rt.hdr.step()
 	}
 	return -1
 }
@@ -239,7 +368,7 @@ func Step(ctx context.Context) int {
 // gracefully when it gets low. It returns -1 outside a node.
 func RemainingSteps(ctx context.Context) int {
 	if rt := runtimeFrom(ctx); rt != nil {
-		return rt.hdr.env.run.stop - rt.hdr.step
+		return rt.hdr.env.run.stop - rt.hdr.step()
 	}
 	return -1
 }
@@ -303,7 +432,7 @@ func writer[T any](ctx context.Context, mode Mode) func(T) {
 	if rt == nil || rt.hdr.env.run.modes&mode == 0 {
 		return func(T) {}
 	}
-	emit, ev := rt.hdr.env.emit, Event{Mode: mode, Namespace: rt.hdr.env.run.ns, Step: rt.hdr.step, Node: rt.hdr.nodeName(), TaskID: rt.hdr.ID()}
+	emit, ev := rt.hdr.env.emit, Event{Mode: mode, Namespace: rt.hdr.env.run.ns, Step: rt.hdr.step(), Node: rt.hdr.nodeName(), TaskID: rt.hdr.ID()}
 	return func(payload T) {
 		ev := ev
 		ev.Payload = payload

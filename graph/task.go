@@ -213,7 +213,7 @@ func (l *loop[S]) attempts(ctx context.Context, t *task[S]) error {
 	for {
 		t.attempts++
 		n++
-		if sp := t.hdr.sp.Load(); sp != nil {
+		if sp := t.hdr.pad(); sp != nil {
 			sp.mu.Lock()
 			sp.counter = 0
 			sp.mu.Unlock()
@@ -394,7 +394,7 @@ func (a *apart[S]) detach(t *task[S], returned bool) {
 		close(a.quit)
 	}
 	a.env.hdr.detach()
-	sp := a.env.hdr.sp.Load()
+	sp := a.env.hdr.pad()
 	if sp == detachedPad {
 		return // it needed no scratchpad
 	}
@@ -444,11 +444,12 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		nodeEmit = a.emit
 	}
 	h, th := &a.env.hdr, t.hdr // h computes the same ID as th, if asked
-	h.env, h.step, h.name, h.push, h.idx, h.resuming = &a.share, th.step, th.name, th.push, th.idx, th.resuming
+	h.env = &a.share
+	h.copyIdentity(th)
 	a.share.run, a.share.cp = th.env.run, th.env.cp
 	// Clipped: an Interrupt of the node appends to a copy, never to the
 	// task's array.
-	if tsp := th.sp.Load(); tsp != nil {
+	if tsp := th.pad(); tsp != nil {
 		tsp.mu.Lock()
 		hsp := h.scratch()
 		hsp.answers, hsp.resume = slices.Clip(tsp.answers), tsp.resume
