@@ -1,0 +1,528 @@
+package codeindex
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultTermModelDim is the dimension of the term model when
+// [WithTermModel] is not given.
+const DefaultTermModelDim = 128
+
+// termModelVersion names how the term model is trained (the terms, the
+// documents, the weights, the SVD); a change retrains it.
+const termModelVersion = "lsa-v1"
+
+// termModelFile is the term model's file in the index folder.
+const termModelFile = "terms.gob"
+
+// Query expansion by the term model (see [WithExpansion]): each query
+// term brings its expansionTerms nearest terms whose cosine is at least
+// expansionMinCos.
+const (
+	expansionTerms  = 2
+	expansionMinCos = 0.5
+)
+
+// retrainShare is the share of the index's files that may be added,
+// changed or removed since the term model was trained before Update
+// trains it again.
+const retrainShare = 4 // one in four
+
+// A termModel is a latent semantic model of the terms of the indexed
+// files (latent semantic analysis, Deerwester et al., 1990): a unit
+// vector per term, from a truncated SVD of the matrix of definitions ×
+// terms, so that terms used in the same definitions — the words of doc
+// comments and the parts of the identifiers beside them — have close
+// vectors. It is trained by Update on the index's own files, so it knows
+// the vocabulary of whatever repository is indexed, and it expands a
+// keyword query with the terms nearest to the query's.
+type termModel struct {
+	Dim   int
+	Terms []string  // sorted
+	Vecs  []float32 // len(Terms)*Dim: term t's unit vector at [t*Dim:(t+1)*Dim]
+
+	index map[string]int32
+}
+
+// modelTerms returns the terms of text for the term model: each
+// identifier split into its parts (as [Tokens] splits them), lowercased
+// and stemmed, stop words, one-letter parts and parts that start with a
+// digit left out, and identifiers of other scripts too.
+func modelTerms(text string) []string {
+	var out []string
+	isWord := func(c byte) bool {
+		return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	for i := 0; i < len(text); {
+		if !isWord(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isWord(text[j]) {
+			j++
+		}
+		word := text[i:j]
+		i = j
+		if len(word) > maxWordLen {
+			continue
+		}
+		for _, p := range splitIdent(word) {
+			lp := strings.ToLower(p)
+			if len(lp) < 2 || stopwords[lp] || lp[0] >= '0' && lp[0] <= '9' {
+				continue
+			}
+			out = append(out, stem(lp))
+		}
+	}
+	return out
+}
+
+// termCounter gathers the documents a term model is trained on, each as
+// its terms' counts.
+type termCounter struct {
+	ids   map[string]int32
+	terms []string
+	df    []int
+	docs  [][]termCount
+}
+
+type termCount struct{ id, tf int32 }
+
+// add counts the terms of one document.
+func (c *termCounter) add(text string) {
+	if c.ids == nil {
+		c.ids = map[string]int32{}
+	}
+	tf := map[int32]int32{}
+	for _, t := range modelTerms(text) {
+		id, ok := c.ids[t]
+		if !ok {
+			id = int32(len(c.terms))
+			c.ids[t] = id
+			c.terms = append(c.terms, t)
+			c.df = append(c.df, 0)
+		}
+		tf[id]++
+	}
+	doc := make([]termCount, 0, len(tf))
+	for id, n := range tf {
+		doc = append(doc, termCount{id, n})
+		c.df[id]++
+	}
+	slices.SortFunc(doc, func(a, b termCount) int { return cmp.Compare(a.id, b.id) })
+	c.docs = append(c.docs, doc)
+}
+
+// termTrainConfig says how a term model is trained.
+type termTrainConfig struct {
+	dim   int     // vector dimension
+	minDF int     // a term must occur in at least this many documents
+	maxDF float64 // and in at most this share of them
+	power int     // power iterations of the randomized SVD
+	seed  uint64
+}
+
+// defaultTermTraining is the training of [WithTermModel] with dimension dim.
+func defaultTermTraining(dim int) termTrainConfig {
+	return termTrainConfig{dim: dim, minDF: 3, maxDF: 0.5, power: 2, seed: 1}
+}
+
+// train learns a term model from the counted documents. The result
+// depends only on the documents, in their order, and cfg: the SVD is
+// randomized with a fixed seed and computed in one goroutine.
+func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termModel, error) {
+	n := len(c.docs)
+	var terms []string
+	for id, t := range c.terms {
+		if c.df[id] >= cfg.minDF && float64(c.df[id]) <= cfg.maxDF*float64(n) {
+			terms = append(terms, t)
+		}
+	}
+	slices.Sort(terms)
+	m := len(terms)
+	col := make(map[int32]int32, m) // counter id → column
+	for i, t := range terms {
+		col[c.ids[t]] = int32(i)
+	}
+	// The document × term matrix, rows in CSR form, each entry
+	// (1 + log tf) × idf.
+	rowStart := make([]int, 1, n+1)
+	var cols []int32
+	var vals []float64
+	for _, d := range c.docs {
+		for _, tc := range d {
+			k, ok := col[tc.id]
+			if !ok {
+				continue
+			}
+			cols = append(cols, k)
+			vals = append(vals, (1+math.Log(float64(tc.tf)))*float64(float32(math.Log(float64(n)/float64(c.df[tc.id])))))
+		}
+		rowStart = append(rowStart, len(cols))
+	}
+	// Within each row, columns ascending (the counter's ids follow first
+	// use, the columns the sorted terms).
+	for d := range n {
+		lo, hi := rowStart[d], rowStart[d+1]
+		idx := make([]int, hi-lo)
+		for i := range idx {
+			idx[i] = lo + i
+		}
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(cols[a], cols[b]) })
+		cs, vs := make([]int32, len(idx)), make([]float64, len(idx))
+		for i, p := range idx {
+			cs[i], vs[i] = cols[p], vals[p]
+		}
+		copy(cols[lo:hi], cs)
+		copy(vals[lo:hi], vs)
+	}
+	dim := min(cfg.dim, m, n)
+	l := min(dim+10, m, n)
+	model := &termModel{Dim: dim, Terms: terms}
+	if dim == 0 {
+		model.Dim, model.Terms = 0, nil
+		model.reindex()
+		return model, nil
+	}
+	// Randomized SVD (Halko, Martinsson and Tropp, 2011) of A (n × m):
+	// Q spans the top right singular vectors, found from A^T A Ω.
+	rng := rand.New(rand.NewPCG(cfg.seed, 0x5eed))
+	omega := make([]float64, n*l)
+	for i := range omega {
+		omega[i] = rng.NormFloat64()
+	}
+	at := func(z []float64) []float64 { // A^T z: m × l from n × l
+		y := make([]float64, m*l)
+		for d := 0; d < n; d++ {
+			zr := z[d*l : (d+1)*l]
+			for p := rowStart[d]; p < rowStart[d+1]; p++ {
+				yr := y[int(cols[p])*l : (int(cols[p])+1)*l]
+				v := vals[p]
+				for j := range yr {
+					yr[j] += v * zr[j]
+				}
+			}
+		}
+		return y
+	}
+	a := func(q []float64) []float64 { // A q: n × l from m × l
+		z := make([]float64, n*l)
+		for d := 0; d < n; d++ {
+			zr := z[d*l : (d+1)*l]
+			for p := rowStart[d]; p < rowStart[d+1]; p++ {
+				qr := q[int(cols[p])*l : (int(cols[p])+1)*l]
+				v := vals[p]
+				for j := range zr {
+					zr[j] += v * qr[j]
+				}
+			}
+		}
+		return z
+	}
+	q := orthonormalize(at(omega), m, l)
+	for range cfg.power {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("codeindex: train term model: %w", err)
+		}
+		z := orthonormalize(a(q), n, l)
+		q = orthonormalize(at(z), m, l)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("codeindex: train term model: %w", err)
+	}
+	// B = A Q (n × l); the eigenvectors W of B^T B rotate Q onto the right
+	// singular vectors, its eigenvalues are the squared singular values.
+	b := a(q)
+	gram := make([]float64, l*l)
+	for d := 0; d < n; d++ {
+		br := b[d*l : (d+1)*l]
+		for i := range l {
+			if br[i] == 0 {
+				continue
+			}
+			for j := i; j < l; j++ {
+				gram[i*l+j] += br[i] * br[j]
+			}
+		}
+	}
+	for i := range l {
+		for j := 0; j < i; j++ {
+			gram[i*l+j] = gram[j*l+i]
+		}
+	}
+	eig, w := symEigen(gram, l)
+	order := make([]int, l)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(eig[y], eig[x]) })
+	vecs := make([]float32, m*dim)
+	for k := range dim {
+		col := order[k]
+		if eig[col] <= 0 {
+			continue
+		}
+		for t := range m {
+			var s float64
+			qr := q[t*l : (t+1)*l]
+			for j := range l {
+				s += qr[j] * w[j*l+col]
+			}
+			vecs[t*dim+k] = float32(s)
+		}
+	}
+	for t := range m {
+		normalize(vecs[t*dim : (t+1)*dim])
+	}
+	model.Vecs = vecs
+	model.reindex()
+	return model, nil
+}
+
+// orthonormalize makes the l columns of the rows × l row-major matrix y
+// orthonormal in place (modified Gram-Schmidt, twice for accuracy), and
+// returns it. A column that vanishes is left zero.
+func orthonormalize(y []float64, rows, l int) []float64 {
+	cols := make([][]float64, l)
+	for j := range l {
+		col := make([]float64, rows)
+		for r := range rows {
+			col[r] = y[r*l+j]
+		}
+		cols[j] = col
+	}
+	for range 2 {
+		for j := range l {
+			cj := cols[j]
+			for i := 0; i < j; i++ {
+				ci := cols[i]
+				var d float64
+				for r := range cj {
+					d += ci[r] * cj[r]
+				}
+				for r := range cj {
+					cj[r] -= d * ci[r]
+				}
+			}
+			var ss float64
+			for _, x := range cj {
+				ss += x * x
+			}
+			if ss < 1e-300 {
+				clear(cj)
+				continue
+			}
+			inv := 1 / math.Sqrt(ss)
+			for r := range cj {
+				cj[r] *= inv
+			}
+		}
+	}
+	for j, col := range cols {
+		for r, x := range col {
+			y[r*l+j] = x
+		}
+	}
+	return y
+}
+
+// symEigen returns the eigenvalues and eigenvectors (as the columns of a
+// row-major l × l matrix) of the symmetric l × l matrix c, by cyclic
+// Jacobi rotations. c is overwritten.
+func symEigen(c []float64, l int) ([]float64, []float64) {
+	v := make([]float64, l*l)
+	for i := range l {
+		v[i*l+i] = 1
+	}
+	for sweep := 0; sweep < 100; sweep++ {
+		var off float64
+		for i := range l {
+			for j := i + 1; j < l; j++ {
+				off += c[i*l+j] * c[i*l+j]
+			}
+		}
+		if off < 1e-22 {
+			break
+		}
+		for p := range l {
+			for q := p + 1; q < l; q++ {
+				apq := c[p*l+q]
+				if math.Abs(apq) < 1e-300 {
+					continue
+				}
+				app, aqq := c[p*l+p], c[q*l+q]
+				theta := (aqq - app) / (2 * apq)
+				t := 1 / (math.Abs(theta) + math.Sqrt(theta*theta+1))
+				if theta < 0 {
+					t = -t
+				}
+				cs := 1 / math.Sqrt(t*t+1)
+				sn := t * cs
+				for k := range l {
+					akp, akq := c[k*l+p], c[k*l+q]
+					c[k*l+p] = cs*akp - sn*akq
+					c[k*l+q] = sn*akp + cs*akq
+				}
+				for k := range l {
+					apk, aqk := c[p*l+k], c[q*l+k]
+					c[p*l+k] = cs*apk - sn*aqk
+					c[q*l+k] = sn*apk + cs*aqk
+				}
+				for k := range l {
+					vkp, vkq := v[k*l+p], v[k*l+q]
+					v[k*l+p] = cs*vkp - sn*vkq
+					v[k*l+q] = sn*vkp + cs*vkq
+				}
+			}
+		}
+	}
+	eig := make([]float64, l)
+	for i := range l {
+		eig[i] = c[i*l+i]
+	}
+	return eig, v
+}
+
+func (m *termModel) reindex() {
+	m.index = make(map[string]int32, len(m.Terms))
+	for i, t := range m.Terms {
+		m.index[t] = int32(i)
+	}
+}
+
+// expand returns the terms the model puts nearest to the terms of q: for
+// each of q's terms it knows, in order, the expansionTerms other terms of
+// highest cosine, if at least expansionMinCos, leaving out q's own terms
+// and those already given.
+func (m *termModel) expand(q string) []string {
+	if m == nil || m.Dim == 0 {
+		return nil
+	}
+	qt := modelTerms(q)
+	own := make(map[string]bool, len(qt))
+	for _, t := range qt {
+		own[t] = true
+	}
+	type near struct {
+		t int
+		c float32
+	}
+	var out []string
+	given := map[string]bool{}
+	for _, t := range qt {
+		id, ok := m.index[t]
+		if !ok || given["q:"+t] {
+			continue
+		}
+		given["q:"+t] = true
+		row := m.Vecs[int(id)*m.Dim : (int(id)+1)*m.Dim]
+		best := make([]near, 0, expansionTerms+1)
+		for i := range m.Terms {
+			c := dot(row, m.Vecs[i*m.Dim:(i+1)*m.Dim])
+			if c < expansionMinCos || own[m.Terms[i]] {
+				continue
+			}
+			if len(best) == expansionTerms && c <= best[len(best)-1].c {
+				continue
+			}
+			best = append(best, near{i, c})
+			slices.SortStableFunc(best, func(a, b near) int { return cmp.Compare(b.c, a.c) })
+			best = best[:min(len(best), expansionTerms)]
+		}
+		for _, b := range best {
+			if t := m.Terms[b.t]; !given[t] {
+				given[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// termModelID names a term model trained with dimension dim and encoded
+// as data: the training and a hash of the model.
+func termModelID(dim int, data []byte) string {
+	sum := sha256.Sum256(data)
+	return fmt.Sprintf("%s/%d/%x", termModelVersion, dim, sum[:8])
+}
+
+// trainsAs reports whether the recorded term model id was trained as a
+// model of dimension dim would be now.
+func trainsAs(id string, dim int) bool {
+	return strings.HasPrefix(id, fmt.Sprintf("%s/%d/", termModelVersion, dim))
+}
+
+// encode returns the model's file content.
+func (m *termModel) encode() ([]byte, error) {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(m); err != nil {
+		return nil, fmt.Errorf("codeindex: save term model: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// saveTermModel writes data, an encoded term model, to path, through a
+// temporary file renamed over it.
+func saveTermModel(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".terms-*")
+	if err != nil {
+		return fmt.Errorf("codeindex: save term model: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("codeindex: save term model: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("codeindex: save term model: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("codeindex: save term model: %w", err)
+	}
+	return nil
+}
+
+// errStaleTermModel reports a term model file that is not the one the
+// manifest records: written by an Update that stopped before its
+// manifest, or changed since.
+var errStaleTermModel = errors.New("codeindex: term model file is not the one the manifest records")
+
+// loadTermModel reads the term model of path, which must be the one
+// recorded as id.
+func loadTermModel(path, id string) (*termModel, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errStaleTermModel
+	}
+	if err != nil {
+		return nil, fmt.Errorf("codeindex: load term model: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	if !strings.HasSuffix(id, fmt.Sprintf("/%x", sum[:8])) {
+		return nil, errStaleTermModel
+	}
+	var m termModel
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&m); err != nil || len(m.Vecs) != len(m.Terms)*m.Dim {
+		return nil, errStaleTermModel
+	}
+	m.reindex()
+	return &m, nil
+}
