@@ -36,6 +36,13 @@ const (
 	expansionMinCos = 0.5
 )
 
+// A term model has at most one dimension per termsPerDim terms and
+// documents, and none below minTermDim dimensions (see train).
+const (
+	termsPerDim = 8
+	minTermDim  = 4
+)
+
 // retrainShare is the share of the index's files that may be added,
 // changed or removed since the term model was trained before Update
 // trains it again.
@@ -190,7 +197,14 @@ func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termMode
 		copy(cols[lo:hi], cs)
 		copy(vals[lo:hi], vs)
 	}
-	dim := min(cfg.dim, m, n)
+	// Terms come close only in a space much smaller than the matrix's
+	// rank (with all the dimensions every term is orthogonal to every
+	// other): at most one dimension per termsPerDim terms and documents,
+	// and no model at all below minTermDim.
+	dim := min(cfg.dim, m/termsPerDim, n/termsPerDim)
+	if dim < minTermDim {
+		dim = 0
+	}
 	l := min(dim+10, m, n)
 	model := &termModel{Dim: dim, Terms: terms}
 	if dim == 0 {
