@@ -62,7 +62,9 @@ type Index struct {
 	vmu sync.Mutex // guards vec, loaded lazily: keyword search never needs it
 	vec *flatIndex
 
-	terms *termModel // the term model (see WithTermModel); nil when there is none
+	tmu        sync.Mutex // guards terms and termsTried: the term model is read on first use
+	terms      *termModel // the term model (see WithTermModel); nil when there is none
+	termsTried bool       // whether terms was read from the folder
 
 	smu   sync.Mutex        // guards stats (see bm25Stats)
 	stats *search.BM25Stats // nil until read from statsFile by Open or computed by a keyword search
@@ -184,19 +186,6 @@ func open(root, dir string, cfg config) (*Index, error) {
 		return nil, fmt.Errorf("codeindex: open keyword index: %w", err)
 	}
 	ix.stats = loadStats(filepath.Join(dir, statsFile))
-	if ix.man.TermModel != "" && cfg.termDim > 0 {
-		// A model file that is missing, damaged or not the one recorded
-		// (an Update stopped between the two) is trained again by the
-		// next Update; until then searches are not expanded.
-		ix.terms, err = loadTermModel(filepath.Join(dir, termModelFile), ix.man.TermModel)
-		if errors.Is(err, errStaleTermModel) {
-			ix.man.TermModel, err = "", nil
-		}
-		if err != nil {
-			ix.kw.Close()
-			return nil, err
-		}
-	}
 	return ix, nil
 }
 
@@ -285,6 +274,30 @@ func (ix *Index) vectors() (*flatIndex, error) {
 		ix.vec = v
 	}
 	return ix.vec, nil
+}
+
+// termModel returns the term model, reading it on first use; nil when
+// the index has none, or when its file cannot be read or is not the one
+// the manifest records (written by an Update that stopped before its
+// manifest): searches are then not expanded, and the next Update trains
+// the model again.
+func (ix *Index) termModel() *termModel {
+	ix.tmu.Lock()
+	defer ix.tmu.Unlock()
+	if !ix.termsTried {
+		ix.termsTried = true
+		if ix.man.TermModel != "" && ix.cfg.termDim > 0 {
+			ix.terms, _ = loadTermModel(filepath.Join(ix.dir, termModelFile), ix.man.TermModel)
+		}
+	}
+	return ix.terms
+}
+
+// setTermModel replaces the term model.
+func (ix *Index) setTermModel(m *termModel) {
+	ix.tmu.Lock()
+	defer ix.tmu.Unlock()
+	ix.terms, ix.termsTried = m, true
 }
 
 // Stats summarises what [Index.Update] did.
@@ -467,28 +480,27 @@ func (ix *Index) updateTermModel(ctx context.Context, paths []string, changed in
 		if ix.man.TermModel == "" {
 			return false, nil
 		}
-		ix.terms, ix.man.TermModel, ix.man.TermsChanged = nil, "", 0
+		ix.setTermModel(nil)
+		ix.man.TermModel, ix.man.TermsChanged = "", 0
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return false, fmt.Errorf("codeindex: remove term model: %w", err)
 		}
 		return true, nil
 	}
 	ix.man.TermsChanged += changed
-	if ix.terms != nil && trainsAs(ix.man.TermModel, ix.cfg.termDim) && ix.man.TermsChanged*retrainShare <= len(ix.man.Files) {
+	if ix.termModel() != nil && trainsAs(ix.man.TermModel, ix.cfg.termDim) && ix.man.TermsChanged*retrainShare <= len(ix.man.Files) {
 		return changed > 0, nil
 	}
 	m, err := ix.trainTermModel(ctx, paths)
 	if err != nil {
 		return false, err
 	}
-	data, err := m.encode()
-	if err != nil {
-		return false, err
-	}
+	data, id := m.encode(ix.cfg.termDim)
 	if err := saveTermModel(path, data); err != nil {
 		return false, err
 	}
-	ix.terms, ix.man.TermModel, ix.man.TermsChanged = m, termModelID(ix.cfg.termDim, data), 0
+	ix.setTermModel(m)
+	ix.man.TermModel, ix.man.TermsChanged = id, 0
 	return true, nil
 }
 

@@ -56,18 +56,32 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	}
 	// The file ranking first (see WithFileWeight): the keyword ranking
 	// looks into its files too, and it weighs every ranking's chunks.
+	// The keyword query's expansion (see WithExpansion) beside the file
+	// ranking, which does not need it.
+	var kq keywordQ
+	kqDone := make(chan struct{})
+	if sc.mode != Vector {
+		go func() {
+			defer close(kqDone)
+			kq = ix.keywordQueryOf(q, sc.expansion)
+		}()
+	} else {
+		close(kqDone)
+	}
 	var files []scored
 	if sc.fileWeight > 0 && sc.mode != Vector {
 		var err error
 		if files, err = ix.searchFiles(ctx, q, fileCandidates); err != nil {
+			<-kqDone
 			return nil, err
 		}
 	}
+	<-kqDone
 	var ranked []scored
 	var err error
 	switch sc.mode {
 	case BM25:
-		ranked, err = ix.keywordRanking(ctx, ix.keywordQueryOf(q, sc.expansion), files, pool)
+		ranked, err = ix.keywordRanking(ctx, kq, files, pool)
 	case Vector:
 		ranked, err = ix.searchVector(ctx, q, pool)
 	case Hybrid:
@@ -80,7 +94,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 			vec, vecErr = ix.searchVector(ctx, q, pool)
 		}()
 		var kw []scored
-		kw, err = ix.keywordRanking(ctx, ix.keywordQueryOf(q, sc.expansion), files, pool)
+		kw, err = ix.keywordRanking(ctx, kq, files, pool)
 		<-done
 		if err == nil {
 			err = vecErr
@@ -257,8 +271,10 @@ type keywordQ struct {
 // model with weight w (none when w is 0 or there is no model).
 func (ix *Index) keywordQueryOf(q string, w float64) keywordQ {
 	kq := keywordQ{text: keywordText(q)}
-	if w > 0 && ix.terms != nil {
-		kq.expansion, kq.weight = ix.terms.expand(kq.text), w
+	if w > 0 {
+		if m := ix.termModel(); m != nil {
+			kq.expansion, kq.weight = m.expand(kq.text), w
+		}
 	}
 	return kq
 }

@@ -5,7 +5,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,7 +26,7 @@ const DefaultTermModelDim = 128
 const termModelVersion = "lsa-v1"
 
 // termModelFile is the term model's file in the index folder.
-const termModelFile = "terms.gob"
+const termModelFile = "terms.bin"
 
 // Query expansion by the term model (see [WithExpansion]): each query
 // term brings its expansionTerms nearest terms whose cosine is at least
@@ -421,7 +421,8 @@ func (m *termModel) reindex() {
 // expand returns the terms the model puts nearest to the terms of q: for
 // each of q's terms it knows, in order, the expansionTerms other terms of
 // highest cosine, if at least expansionMinCos, leaving out q's own terms
-// and those already given.
+// and those already given. The cosines of all of q's terms are computed
+// in one pass over the model's vectors, four rows at a time.
 func (m *termModel) expand(q string) []string {
 	if m == nil || m.Dim == 0 {
 		return nil
@@ -431,34 +432,55 @@ func (m *termModel) expand(q string) []string {
 	for _, t := range qt {
 		own[t] = true
 	}
+	var known []int32 // q's terms the model knows, each once, in order
+	for _, t := range qt {
+		if id, ok := m.index[t]; ok && !slices.Contains(known, id) {
+			known = append(known, id)
+		}
+	}
+	if len(known) == 0 {
+		return nil
+	}
 	type near struct {
 		t int
 		c float32
 	}
+	best := make([][]near, len(known))
+	consider := func(j, i int, c float32) {
+		b := best[j]
+		if c < expansionMinCos || own[m.Terms[i]] || len(b) == expansionTerms && c <= b[len(b)-1].c {
+			return
+		}
+		b = append(b, near{i, c})
+		slices.SortStableFunc(b, func(x, y near) int { return cmp.Compare(y.c, x.c) })
+		best[j] = b[:min(len(b), expansionTerms)]
+	}
+	d := m.Dim
+	rows := make([][]float32, len(known))
+	for j, id := range known {
+		rows[j] = m.Vecs[int(id)*d : (int(id)+1)*d]
+	}
+	i := 0
+	for ; i+4 <= len(m.Terms); i += 4 {
+		block := m.Vecs[i*d : (i+4)*d]
+		for j, q := range rows {
+			s0, s1, s2, s3 := dot4(q, block)
+			consider(j, i, s0)
+			consider(j, i+1, s1)
+			consider(j, i+2, s2)
+			consider(j, i+3, s3)
+		}
+	}
+	for ; i < len(m.Terms); i++ {
+		for j, q := range rows {
+			consider(j, i, dot(q, m.Vecs[i*d:(i+1)*d]))
+		}
+	}
 	var out []string
 	given := map[string]bool{}
-	for _, t := range qt {
-		id, ok := m.index[t]
-		if !ok || given["q:"+t] {
-			continue
-		}
-		given["q:"+t] = true
-		row := m.Vecs[int(id)*m.Dim : (int(id)+1)*m.Dim]
-		best := make([]near, 0, expansionTerms+1)
-		for i := range m.Terms {
-			c := dot(row, m.Vecs[i*m.Dim:(i+1)*m.Dim])
-			if c < expansionMinCos || own[m.Terms[i]] {
-				continue
-			}
-			if len(best) == expansionTerms && c <= best[len(best)-1].c {
-				continue
-			}
-			best = append(best, near{i, c})
-			slices.SortStableFunc(best, func(a, b near) int { return cmp.Compare(b.c, a.c) })
-			best = best[:min(len(best), expansionTerms)]
-		}
-		for _, b := range best {
-			if t := m.Terms[b.t]; !given[t] {
+	for _, b := range best {
+		for _, n := range b {
+			if t := m.Terms[n.t]; !given[t] {
 				given[t] = true
 				out = append(out, t)
 			}
@@ -467,10 +489,10 @@ func (m *termModel) expand(q string) []string {
 	return out
 }
 
-// termModelID names a term model trained with dimension dim and encoded
-// as data: the training and a hash of the model.
-func termModelID(dim int, data []byte) string {
-	sum := sha256.Sum256(data)
+// termModelID names a term model trained with dimension dim whose
+// encoding (see encode) is payload: the training and a hash of the model.
+func termModelID(dim int, payload []byte) string {
+	sum := sha256.Sum256(payload)
 	return fmt.Sprintf("%s/%d/%x", termModelVersion, dim, sum[:8])
 }
 
@@ -480,13 +502,28 @@ func trainsAs(id string, dim int) bool {
 	return strings.HasPrefix(id, fmt.Sprintf("%s/%d/", termModelVersion, dim))
 }
 
-// encode returns the model's file content.
-func (m *termModel) encode() ([]byte, error) {
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(m); err != nil {
-		return nil, fmt.Errorf("codeindex: save term model: %w", err)
+// termMagic starts a term model file.
+const termMagic = "coderag-terms 1\n"
+
+// encode returns the content of the model's file and the model's ID (see
+// termModelID) for the dimension dim it was asked to have: a header line
+// with the ID, then the dimension and the number of terms (uint32), the
+// terms (each a uvarint length and its bytes) and the vectors (float32),
+// little-endian. The ID in the header lets a reader tell the recorded
+// model from another without hashing it.
+func (m *termModel) encode(dim int) (data []byte, id string) {
+	payload := binary.LittleEndian.AppendUint32(nil, uint32(m.Dim))
+	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Terms)))
+	for _, t := range m.Terms {
+		payload = binary.AppendUvarint(payload, uint64(len(t)))
+		payload = append(payload, t...)
 	}
-	return b.Bytes(), nil
+	for _, x := range m.Vecs {
+		payload = binary.LittleEndian.AppendUint32(payload, math.Float32bits(x))
+	}
+	id = termModelID(dim, payload)
+	data = append([]byte(termMagic+id+"\n"), payload...)
+	return data, id
 }
 
 // saveTermModel writes data, an encoded term model, to path, through a
@@ -520,23 +557,38 @@ func saveTermModel(path string, data []byte) (err error) {
 var errStaleTermModel = errors.New("codeindex: term model file is not the one the manifest records")
 
 // loadTermModel reads the term model of path, which must be the one
-// recorded as id.
+// recorded as id; errStaleTermModel if it is not, or cannot be read.
 func loadTermModel(path, id string) (*termModel, error) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errStaleTermModel
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("codeindex: load term model: %w", err)
 	}
-	sum := sha256.Sum256(data)
-	if !strings.HasSuffix(id, fmt.Sprintf("/%x", sum[:8])) {
+	head := termMagic + id + "\n"
+	if err != nil || !bytes.HasPrefix(data, []byte(head)) {
 		return nil, errStaleTermModel
 	}
-	var m termModel
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&m); err != nil || len(m.Vecs) != len(m.Terms)*m.Dim {
+	p := data[len(head):]
+	if len(p) < 8 {
 		return nil, errStaleTermModel
+	}
+	m := &termModel{Dim: int(binary.LittleEndian.Uint32(p)), Terms: make([]string, 0, min(int(binary.LittleEndian.Uint32(p[4:])), len(p)))}
+	n := int(binary.LittleEndian.Uint32(p[4:]))
+	p = p[8:]
+	for range n {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || l > uint64(len(p)-k) {
+			return nil, errStaleTermModel
+		}
+		m.Terms = append(m.Terms, string(p[k:k+int(l)]))
+		p = p[k+int(l):]
+	}
+	if m.Dim < 0 || n > 0 && m.Dim > len(p)/4/n || len(p) != 4*n*m.Dim {
+		return nil, errStaleTermModel
+	}
+	m.Vecs = make([]float32, n*m.Dim)
+	for i := range m.Vecs {
+		m.Vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
 	}
 	m.reindex()
-	return &m, nil
+	return m, nil
 }

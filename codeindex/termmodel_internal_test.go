@@ -61,11 +61,11 @@ func TestTermModelTrainingIsDeterministic(t *testing.T) {
 	writeTermTree(t, a, tree)
 	writeTermTree(t, b, tree)
 	ia, ib := openUpdated(t, a), openUpdated(t, b)
-	require.NotNil(t, ia.terms)
-	require.NotZero(t, ia.terms.Dim)
+	require.NotNil(t, ia.termModel())
+	require.NotZero(t, ia.termModel().Dim)
 	require.Equal(t, ia.man.TermModel, ib.man.TermModel, "the recorded ID hashes the model's file")
-	require.Equal(t, ia.terms.Terms, ib.terms.Terms)
-	require.Equal(t, ia.terms.Vecs, ib.terms.Vecs)
+	require.Equal(t, ia.termModel().Terms, ib.termModel().Terms)
+	require.Equal(t, ia.termModel().Vecs, ib.termModel().Vecs)
 	da, err := os.ReadFile(filepath.Join(ia.Dir(), termModelFile))
 	require.NoError(t, err)
 	db, err := os.ReadFile(filepath.Join(ib.Dir(), termModelFile))
@@ -77,8 +77,8 @@ func TestTermModelPutsAWordBesideTheIdentifierItIsUsedWith(t *testing.T) {
 	root := t.TempDir()
 	writeTermTree(t, root, termTree())
 	ix := openUpdated(t, root)
-	require.Contains(t, ix.terms.expand("sluggish"), "deadlin")
-	require.Empty(t, ix.terms.expand("zebra"), "a word the model does not know brings nothing")
+	require.Contains(t, ix.termModel().expand("sluggish"), "deadlin")
+	require.Empty(t, ix.termModel().expand("zebra"), "a word the model does not know brings nothing")
 }
 
 func TestTermModelRoundTripsThroughOpen(t *testing.T) {
@@ -86,7 +86,7 @@ func TestTermModelRoundTripsThroughOpen(t *testing.T) {
 	root := t.TempDir()
 	writeTermTree(t, root, termTree())
 	ix := openUpdated(t, root)
-	id, want := ix.man.TermModel, ix.terms.expand("sluggish")
+	id, want, vecs := ix.man.TermModel, ix.termModel().expand("sluggish"), ix.termModel().Vecs
 	hits, err := ix.Search(ctx, "sluggish", WithMode(BM25))
 	require.NoError(t, err)
 	require.NoError(t, ix.Close())
@@ -94,9 +94,10 @@ func TestTermModelRoundTripsThroughOpen(t *testing.T) {
 	ix, err = Open(ctx, root)
 	require.NoError(t, err)
 	defer ix.Close()
-	require.NotNil(t, ix.terms, "Open loads the model, no Update needed")
+	require.NotNil(t, ix.termModel(), "read from the folder, no Update needed")
 	require.Equal(t, id, ix.man.TermModel)
-	require.Equal(t, want, ix.terms.expand("sluggish"))
+	require.Equal(t, vecs, ix.termModel().Vecs)
+	require.Equal(t, want, ix.termModel().expand("sluggish"))
 	again, err := ix.Search(ctx, "sluggish", WithMode(BM25))
 	require.NoError(t, err)
 	require.Equal(t, hits, again)
@@ -115,11 +116,11 @@ func TestTermModelOfAnotherDimensionIsTrainedAgain(t *testing.T) {
 
 	ix = openUpdated(t, root, WithTermModel(4))
 	require.True(t, trainsAs(ix.man.TermModel, 4), ix.man.TermModel)
-	require.Equal(t, 4, ix.terms.Dim)
+	require.Equal(t, 4, ix.termModel().Dim)
 	require.NoError(t, ix.Close())
 
 	ix = openUpdated(t, root, WithTermModel(0))
-	require.Nil(t, ix.terms)
+	require.Nil(t, ix.termModel())
 	require.Empty(t, ix.man.TermModel)
 	_, err := os.Stat(filepath.Join(ix.Dir(), termModelFile))
 	require.ErrorIs(t, err, os.ErrNotExist)
@@ -133,6 +134,13 @@ func TestTermModelFileNotTheRecordedOneIsNotUsedAndIsTrainedAgain(t *testing.T) 
 	for name, damage := range map[string]func(path string) error{
 		"garbage": func(p string) error { return os.WriteFile(p, []byte("not a model"), 0o644) },
 		"missing": os.Remove,
+		"truncated": func(p string) error { // the recorded header, half the vectors
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, data[:len(data)/2], 0o644)
+		},
 		"another model": func(p string) error { // a valid model, not the one the manifest names
 			words := []string{"apple", "river", "stone", "cloud", "lamp", "garden", "violin", "rabbit", "copper"}
 			var c termCounter
@@ -143,10 +151,7 @@ func TestTermModelFileNotTheRecordedOneIsNotUsedAndIsTrainedAgain(t *testing.T) 
 			if err != nil {
 				return err
 			}
-			data, err := m.encode()
-			if err != nil {
-				return err
-			}
+			data, _ := m.encode(4)
 			return os.WriteFile(p, data, 0o644)
 		},
 	} {
@@ -161,14 +166,14 @@ func TestTermModelFileNotTheRecordedOneIsNotUsedAndIsTrainedAgain(t *testing.T) 
 			ix, err := Open(ctx, root)
 			require.NoError(t, err, "a damaged model does not stop the index from opening")
 			defer ix.Close()
-			require.Nil(t, ix.terms)
+			require.Nil(t, ix.termModel())
 			hits, err := ix.Search(ctx, "sluggish", WithMode(BM25))
 			require.NoError(t, err)
 			require.Len(t, hits, 4, "searched without expansion")
 			_, err = ix.Update(ctx)
 			require.NoError(t, err)
 			require.Equal(t, id, ix.man.TermModel, "the next Update trains the same model again")
-			require.NotNil(t, ix.terms)
+			require.NotNil(t, ix.termModel())
 		})
 	}
 }
@@ -180,17 +185,17 @@ func TestTermModelIsTrainedAgainOnceAQuarterOfTheFilesChanged(t *testing.T) {
 	tree["netx/extra.go"] = "package netx\n\n// Extra is one more.\nfunc Extra() {}\n"
 	writeTermTree(t, root, tree) // 6 files
 	ix := openUpdated(t, root)
-	first := ix.terms
+	first := ix.termModel()
 
 	require.NoError(t, os.WriteFile(filepath.Join(root, "netx/extra.go"), []byte("package netx\n\n// Extra is still one more.\nfunc Extra() {}\n"), 0o644))
 	_, err := ix.Update(ctx)
 	require.NoError(t, err)
-	require.Same(t, first, ix.terms, "one file of six: kept")
+	require.Same(t, first, ix.termModel(), "one file of six: kept")
 	require.Equal(t, 1, ix.man.TermsChanged)
 
 	require.NoError(t, os.Remove(filepath.Join(root, "netx/extra.go")))
 	_, err = ix.Update(ctx)
 	require.NoError(t, err)
-	require.NotSame(t, first, ix.terms, "two of five: trained again")
+	require.NotSame(t, first, ix.termModel(), "two of five: trained again")
 	require.Zero(t, ix.man.TermsChanged)
 }

@@ -133,7 +133,7 @@ func TestIndexWithoutTermModelDoesNotExpand(t *testing.T) {
 	hits, err := ix.Search(context.Background(), "sluggish", codeindex.WithMode(codeindex.BM25))
 	require.NoError(t, err)
 	require.NotContains(t, symbols(hits), "netx.armTimer")
-	_, err = os.Stat(filepath.Join(ix.Dir(), "terms.gob"))
+	_, err = os.Stat(filepath.Join(ix.Dir(), "terms.bin"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
