@@ -148,7 +148,8 @@ func defaultTermTraining(dim int) termTrainConfig {
 	return termTrainConfig{dim: dim, minDF: 3, maxDF: 0.5, power: 2, seed: 1}
 }
 
-// train learns a term model from the counted documents. The result
+// train learns a term model from the counted documents, and forgets
+// them (the counter cannot be trained twice). The result
 // depends only on the documents, in their order, and cfg: the SVD is
 // randomized with a fixed seed and computed in one goroutine.
 func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termModel, error) {
@@ -167,9 +168,16 @@ func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termMode
 	}
 	// The document × term matrix, rows in CSR form, each entry
 	// (1 + log tf) × idf.
+	nnz := 0
+	for _, d := range c.docs {
+		for _, tc := range d {
+			if _, ok := col[tc.id]; ok {
+				nnz++
+			}
+		}
+	}
 	rowStart := make([]int, 1, n+1)
-	var cols []int32
-	var vals []float64
+	cols, vals := make([]int32, 0, nnz), make([]float64, 0, nnz)
 	for _, d := range c.docs {
 		for _, tc := range d {
 			k, ok := col[tc.id]
@@ -181,6 +189,7 @@ func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termMode
 		}
 		rowStart = append(rowStart, len(cols))
 	}
+	c.docs, c.ids = nil, nil // the matrix holds what training needs of them
 	// Within each row, columns ascending (the counter's ids follow first
 	// use, the columns the sorted terms).
 	for d := range n {
@@ -213,41 +222,51 @@ func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termMode
 		return model, nil
 	}
 	// Randomized SVD (Halko, Martinsson and Tropp, 2011) of A (n × m):
-	// Q spans the top right singular vectors, found from A^T A Ω.
+	// Q spans the top right singular vectors, found from A^T A Ω. Blocks
+	// are column-major (column j of an r-row block at [j*r:(j+1)*r]), so
+	// that orthonormalize works in place, and Ω is drawn row by row as
+	// A^T Ω needs it, never held whole.
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x5eed))
-	omega := make([]float64, n*l)
-	for i := range omega {
-		omega[i] = rng.NormFloat64()
-	}
-	at := func(z []float64) []float64 { // A^T z: m × l from n × l
-		y := make([]float64, m*l)
+	row := make([]float64, l)
+	// Two blocks, reused: the n × l one (A q) and the m × l one (A^T z).
+	zbuf, ybuf := make([]float64, n*l), make([]float64, m*l)
+	at := func(z []float64) []float64 { // A^T z into ybuf: m × l from n × l; Ω for z nil
+		y := ybuf
+		clear(y)
 		for d := 0; d < n; d++ {
-			zr := z[d*l : (d+1)*l]
+			for j := range row {
+				if z == nil {
+					row[j] = rng.NormFloat64()
+				} else {
+					row[j] = z[j*n+d]
+				}
+			}
 			for p := rowStart[d]; p < rowStart[d+1]; p++ {
-				yr := y[int(cols[p])*l : (int(cols[p])+1)*l]
-				v := vals[p]
-				for j := range yr {
-					yr[j] += v * zr[j]
+				t, v := int(cols[p]), vals[p]
+				for j, x := range row {
+					y[j*m+t] += v * x
 				}
 			}
 		}
 		return y
 	}
-	a := func(q []float64) []float64 { // A q: n × l from m × l
-		z := make([]float64, n*l)
+	a := func(q []float64) []float64 { // A q into zbuf: n × l from m × l
+		z := zbuf
 		for d := 0; d < n; d++ {
-			zr := z[d*l : (d+1)*l]
+			clear(row)
 			for p := rowStart[d]; p < rowStart[d+1]; p++ {
-				qr := q[int(cols[p])*l : (int(cols[p])+1)*l]
-				v := vals[p]
-				for j := range zr {
-					zr[j] += v * qr[j]
+				t, v := int(cols[p]), vals[p]
+				for j := range row {
+					row[j] += v * q[j*m+t]
 				}
+			}
+			for j, x := range row {
+				z[j*n+d] = x
 			}
 		}
 		return z
 	}
-	q := orthonormalize(at(omega), m, l)
+	q := orthonormalize(at(nil), m, l)
 	for range cfg.power {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("codeindex: train term model: %w", err)
@@ -263,13 +282,15 @@ func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termMode
 	b := a(q)
 	gram := make([]float64, l*l)
 	for d := 0; d < n; d++ {
-		br := b[d*l : (d+1)*l]
+		for j := range row {
+			row[j] = b[j*n+d]
+		}
 		for i := range l {
-			if br[i] == 0 {
+			if row[i] == 0 {
 				continue
 			}
 			for j := i; j < l; j++ {
-				gram[i*l+j] += br[i] * br[j]
+				gram[i*l+j] += row[i] * row[j]
 			}
 		}
 	}
@@ -292,9 +313,8 @@ func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termMode
 		}
 		for t := range m {
 			var s float64
-			qr := q[t*l : (t+1)*l]
 			for j := range l {
-				s += qr[j] * w[j*l+col]
+				s += q[j*m+t] * w[j*l+col]
 			}
 			vecs[t*dim+k] = float32(s)
 		}
@@ -307,23 +327,15 @@ func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termMode
 	return model, nil
 }
 
-// orthonormalize makes the l columns of the rows × l row-major matrix y
-// orthonormal in place (modified Gram-Schmidt, twice for accuracy), and
-// returns it. A column that vanishes is left zero.
+// orthonormalize makes the l columns of the column-major rows × l
+// matrix y orthonormal in place (modified Gram-Schmidt, twice for
+// accuracy), and returns it. A column that vanishes is left zero.
 func orthonormalize(y []float64, rows, l int) []float64 {
-	cols := make([][]float64, l)
-	for j := range l {
-		col := make([]float64, rows)
-		for r := range rows {
-			col[r] = y[r*l+j]
-		}
-		cols[j] = col
-	}
 	for range 2 {
 		for j := range l {
-			cj := cols[j]
+			cj := y[j*rows : (j+1)*rows]
 			for i := 0; i < j; i++ {
-				ci := cols[i]
+				ci := y[i*rows : (i+1)*rows]
 				var d float64
 				for r := range cj {
 					d += ci[r] * cj[r]
@@ -344,11 +356,6 @@ func orthonormalize(y []float64, rows, l int) []float64 {
 			for r := range cj {
 				cj[r] *= inv
 			}
-		}
-	}
-	for j, col := range cols {
-		for r, x := range col {
-			y[r*l+j] = x
 		}
 	}
 	return y
