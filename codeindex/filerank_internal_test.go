@@ -99,13 +99,14 @@ func TestKeywordRankingLooksIntoTheRankedFilesBelowItsCut(t *testing.T) {
 		"a.go": "package a\n\n// Gannet gannet gannet.\nfunc A() {}\n",
 		"b.go": "package a\n\n// Gannet.\nfunc B() {}\n",
 	})
-	kw, err := ix.keywordRanking(ctx, "gannet", nil, 1)
+	kq := ix.keywordQueryOf("gannet", 0)
+	kw, err := ix.keywordRanking(ctx, kq, nil, 1)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a.go#1"}, fileIDs(kw))
-	kw, err = ix.keywordRanking(ctx, "gannet", []scored{{"b.go", 1}}, 1)
+	kw, err = ix.keywordRanking(ctx, kq, []scored{{"b.go", 1}}, 1)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a.go#1", "b.go#1"}, fileIDs(kw))
-	all, err := ix.searchKeyword(ctx, "gannet", 10)
+	all, err := ix.searchKeyword(ctx, kq, 10)
 	require.NoError(t, err)
 	require.Equal(t, all, kw, "scored as the whole index's ranking scores them")
 }

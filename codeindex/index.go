@@ -62,6 +62,10 @@ type Index struct {
 	vmu sync.Mutex // guards vec, loaded lazily: keyword search never needs it
 	vec *flatIndex
 
+	tmu        sync.Mutex // guards terms and termsTried: the term model is read on first use
+	terms      *termModel // the term model (see WithTermModel); nil when there is none
+	termsTried bool       // whether terms was read from the folder
+
 	smu   sync.Mutex        // guards stats (see bm25Stats)
 	stats *search.BM25Stats // nil until read from statsFile by Open or computed by a keyword search
 }
@@ -272,6 +276,30 @@ func (ix *Index) vectors() (*flatIndex, error) {
 	return ix.vec, nil
 }
 
+// termModel returns the term model, reading it on first use; nil when
+// the index has none, or when its file cannot be read or is not the one
+// the manifest records (written by an Update that stopped before its
+// manifest): searches are then not expanded, and the next Update trains
+// the model again.
+func (ix *Index) termModel() *termModel {
+	ix.tmu.Lock()
+	defer ix.tmu.Unlock()
+	if !ix.termsTried {
+		ix.termsTried = true
+		if ix.man.TermModel != "" && ix.cfg.termDim > 0 {
+			ix.terms, _ = loadTermModel(filepath.Join(ix.dir, termModelFile), ix.man.TermModel)
+		}
+	}
+	return ix.terms
+}
+
+// setTermModel replaces the term model.
+func (ix *Index) setTermModel(m *termModel) {
+	ix.tmu.Lock()
+	defer ix.tmu.Unlock()
+	ix.terms, ix.termsTried = m, true
+}
+
 // Stats summarises what [Index.Update] did.
 type Stats struct {
 	Files       int // files the index holds afterwards
@@ -358,7 +386,8 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		}
 		st.Removed = len(gone)
 	}
-	if u.dirty || len(gone) > 0 || reembed || vec.v1 {
+	saveManifest := u.dirty || len(gone) > 0 || reembed || vec.v1
+	if saveManifest {
 		// A version 1 file is rewritten in the current format, which is
 		// mapped instead of read on the next Open.
 		if err := vec.save(filepath.Join(ix.dir, vectorFile)); err != nil {
@@ -366,6 +395,12 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		}
 		vec.v1 = false
 		ix.man.Embedder = embID
+	}
+	trained, err := ix.updateTermModel(ctx, paths, st.Added+st.Changed+st.Removed)
+	if err != nil {
+		return st, err
+	}
+	if saveManifest || trained {
 		if err := ix.man.save(filepath.Join(ix.dir, manifestFile)); err != nil {
 			return st, err
 		}
@@ -408,28 +443,93 @@ func (ix *Index) updateFile(u *updater, st *Stats, rel string, reembed bool, see
 	default:
 		st.Changed++
 	}
-	var chunks []Chunk
+	chunks, parsed := ix.chunkFile(rel, data)
+	if !parsed {
+		st.ParseErrors++
+	}
+	return u.stage(rel, sum, old, chunks, fileText(rel, data))
+}
+
+// chunkFile splits the file rel by definition (Go, Python, JavaScript,
+// TypeScript) or else by lines; parsed is false for a file of one of
+// those languages that did not parse, chunked by lines instead.
+func (ix *Index) chunkFile(rel string, data []byte) (chunks []Chunk, parsed bool) {
+	var err error
 	switch {
 	case strings.HasSuffix(rel, ".go"):
 		chunks, err = ChunkGo(rel, data)
-		if err != nil {
-			st.ParseErrors++
-		}
 	case strings.HasSuffix(rel, ".py"):
 		chunks, err = ChunkPython(rel, data, ix.cfg.window, ix.cfg.overlap)
-		if err != nil {
-			st.ParseErrors++
-		}
 	case jsLanguage(rel) != nil:
 		chunks, err = ChunkJavaScript(rel, data, ix.cfg.window, ix.cfg.overlap)
-		if err != nil {
-			st.ParseErrors++
-		}
 	}
 	if chunks == nil {
 		chunks = ChunkLines(rel, data, ix.cfg.window, ix.cfg.overlap)
 	}
-	return u.stage(rel, sum, old, chunks, fileText(rel, data))
+	return chunks, err == nil
+}
+
+// updateTermModel trains the term model (see WithTermModel) when the
+// index has none, one of another dimension, or one trained before a
+// quarter of its files were added, changed or removed (changed counts
+// this Update's), and saves it; with WithTermModel(0) it forgets the
+// model. It reports whether the manifest must be saved.
+func (ix *Index) updateTermModel(ctx context.Context, paths []string, changed int) (bool, error) {
+	path := filepath.Join(ix.dir, termModelFile)
+	if ix.cfg.termDim == 0 {
+		if ix.man.TermModel == "" {
+			return false, nil
+		}
+		ix.setTermModel(nil)
+		ix.man.TermModel, ix.man.TermsChanged = "", 0
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("codeindex: remove term model: %w", err)
+		}
+		return true, nil
+	}
+	ix.man.TermsChanged += changed
+	if ix.termModel() != nil && trainsAs(ix.man.TermModel, ix.cfg.termDim) && ix.man.TermsChanged*retrainShare <= len(ix.man.Files) {
+		return changed > 0, nil
+	}
+	m, err := ix.trainTermModel(ctx, paths)
+	if err != nil {
+		return false, err
+	}
+	data, id := m.encode(ix.cfg.termDim)
+	if err := saveTermModel(path, data); err != nil {
+		return false, err
+	}
+	ix.setTermModel(m)
+	ix.man.TermModel, ix.man.TermsChanged = id, 0
+	return true, nil
+}
+
+// trainTermModel trains a term model on the definitions of the indexed
+// files among paths, in their order: each one's symbol and content.
+func (ix *Index) trainTermModel(ctx context.Context, paths []string) (*termModel, error) {
+	var c termCounter
+	for _, rel := range paths {
+		if ix.man.Files[rel] == nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("codeindex: train term model: %w", err)
+		}
+		data, err := os.ReadFile(filepath.Join(ix.root, filepath.FromSlash(rel)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted since the walk: the next Update drops it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("codeindex: train term model: %w", err)
+		}
+		chunks, _ := ix.chunkFile(rel, data)
+		for _, ch := range chunks {
+			if ch.Kind != KindLines {
+				c.add(ch.Symbol + "\n" + ch.Content)
+			}
+		}
+	}
+	return c.train(ctx, defaultTermTraining(ix.cfg.termDim))
 }
 
 // fileText is the text of a file's document in the keyword index: its path

@@ -25,6 +25,11 @@ type manifest struct {
 	Version  int
 	Embedder string // the vector space (see embedderID); "" before any vector
 	Files    map[string]*fileEntry
+	// TermModel names the term model in termModelFile (see termModelID);
+	// "" when there is none. TermsChanged counts the files added, changed
+	// or removed since it was trained.
+	TermModel    string
+	TermsChanged int
 }
 
 type fileEntry struct {

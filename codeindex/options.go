@@ -27,6 +27,7 @@ type config struct {
 	maxFileSize     int64
 	testdata        bool
 	progress        func(Progress)
+	termDim         int
 }
 
 func defaultConfig() config {
@@ -35,6 +36,7 @@ func defaultConfig() config {
 		window:      DefaultLineWindow,
 		overlap:     DefaultLineOverlap,
 		maxFileSize: DefaultMaxFileSize,
+		termDim:     DefaultTermModelDim,
 	}
 }
 
@@ -61,6 +63,25 @@ func WithMaxFileSize(n int64) Option { return func(c *config) { c.maxFileSize = 
 // as vendor, node_modules and version-control folders always are.
 func WithTestdata(include bool) Option { return func(c *config) { c.testdata = include } }
 
+// WithTermModel sets the dimension of the term model that [Index.Update]
+// trains on the indexed files (default [DefaultTermModelDim]; 0: none).
+// The model is latent semantic analysis: a truncated SVD of the matrix
+// of the index's definitions (Go, Python, JavaScript and TypeScript; doc
+// comment, declaration and body) by their terms, so that a word of doc
+// comments and the identifier parts it is used beside get close vectors.
+// A keyword or hybrid search adds to its query the terms nearest to the
+// query's ([WithExpansion]), so a question in the words of comments also
+// finds code that uses the identifiers those words go with. The model is
+// kept in the index folder and is trained by the first Update, again
+// when a quarter of the files have been added, changed or removed since,
+// and when the dimension changes; training reads every file once more
+// (about 15 s and 210 MB more at the peak for the 6,372 files of
+// GOROOT/src). It is deterministic: the same files give the same model.
+// The model has at most one dimension per 8 terms and per 8 definitions
+// and none below 4, so a tree of fewer than about 32 definitions gets no
+// model and its searches are not expanded.
+func WithTermModel(dim int) Option { return func(c *config) { c.termDim = dim } }
+
 // WithRebuild makes Open delete what the index folder holds, once it
 // holds the folder's lock and before it reads anything there, so that
 // the next Update indexes every file again: the way out of a damaged
@@ -81,6 +102,8 @@ func (c *config) validate() error {
 		return &OptionError{Option: "WithLineWindow", Reason: fmt.Sprintf("overlap %d is not in [0, window)", c.overlap)}
 	case c.maxFileSize < 1:
 		return &OptionError{Option: "WithMaxFileSize", Reason: fmt.Sprintf("size %d is not positive", c.maxFileSize)}
+	case c.termDim < 0:
+		return &OptionError{Option: "WithTermModel", Reason: fmt.Sprintf("dimension %d is negative", c.termDim)}
 	}
 	return nil
 }
@@ -199,10 +222,11 @@ type searchConfig struct {
 	fusion                Fusion
 	testsLast             bool
 	fileWeight            float64
+	expansion             float64
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, expansion: DefaultExpansionWeight}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -259,6 +283,22 @@ const fileCandidates = 50
 // changed.
 func WithFileWeight(w float64) SearchOption { return func(c *searchConfig) { c.fileWeight = w } }
 
+// DefaultExpansionWeight is the weight of the terms a keyword or hybrid
+// search adds to its query (see [WithExpansion]).
+const DefaultExpansionWeight = 0.3
+
+// WithExpansion sets the weight, against the query's own terms, of the
+// terms a keyword or hybrid search adds to its query from the index's
+// term model (default [DefaultExpansionWeight]; 0 turns the expansion
+// off; see [WithTermModel]): for each query term the model knows, the two
+// terms nearest to it, if their cosine is at least 0.5. They are asked
+// in the definitions' content, head and symbol, not in their paths, and
+// the file ranking ([WithFileWeight]) does not use them. Vector search
+// alone ([Vector]) is not changed. An index without a term model (built
+// with WithTermModel(0), or whose model has not been trained yet) is
+// searched without expansion.
+func WithExpansion(w float64) SearchOption { return func(c *searchConfig) { c.expansion = w } }
+
 func (c *searchConfig) validate() error {
 	switch {
 	case c.mode != Hybrid && c.mode != BM25 && c.mode != Vector:
@@ -273,6 +313,8 @@ func (c *searchConfig) validate() error {
 		return &OptionError{Option: "WithWeights", Reason: "weights must be non-negative and not both zero"}
 	case c.fileWeight < 0 || math.IsNaN(c.fileWeight) || math.IsInf(c.fileWeight, 0):
 		return &OptionError{Option: "WithFileWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.fileWeight)}
+	case c.expansion < 0 || math.IsNaN(c.expansion) || math.IsInf(c.expansion, 0):
+		return &OptionError{Option: "WithExpansion", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.expansion)}
 	}
 	return nil
 }

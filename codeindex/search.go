@@ -56,18 +56,32 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	}
 	// The file ranking first (see WithFileWeight): the keyword ranking
 	// looks into its files too, and it weighs every ranking's chunks.
+	// The keyword query's expansion (see WithExpansion) beside the file
+	// ranking, which does not need it.
+	var kq keywordQ
+	kqDone := make(chan struct{})
+	if sc.mode != Vector {
+		go func() {
+			defer close(kqDone)
+			kq = ix.keywordQueryOf(q, sc.expansion)
+		}()
+	} else {
+		close(kqDone)
+	}
 	var files []scored
 	if sc.fileWeight > 0 && sc.mode != Vector {
 		var err error
 		if files, err = ix.searchFiles(ctx, q, fileCandidates); err != nil {
+			<-kqDone
 			return nil, err
 		}
 	}
+	<-kqDone
 	var ranked []scored
 	var err error
 	switch sc.mode {
 	case BM25:
-		ranked, err = ix.keywordRanking(ctx, q, files, pool)
+		ranked, err = ix.keywordRanking(ctx, kq, files, pool)
 	case Vector:
 		ranked, err = ix.searchVector(ctx, q, pool)
 	case Hybrid:
@@ -80,7 +94,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 			vec, vecErr = ix.searchVector(ctx, q, pool)
 		}()
 		var kw []scored
-		kw, err = ix.keywordRanking(ctx, q, files, pool)
+		kw, err = ix.keywordRanking(ctx, kq, files, pool)
 		<-done
 		if err == nil {
 			err = vecErr
@@ -245,37 +259,63 @@ func keywordText(q string) string {
 	return strings.Join(kept, " ")
 }
 
-// keywordQuery is the keyword query of the chunks for q (stop words
-// left out): a match in any of the chunk fields, each with its boost.
-func keywordQuery(q string) query.Query {
-	q = keywordText(q)
-	field := func(name string, boost float64) query.Query {
-		m := bleve.NewMatchQuery(q)
+// A keywordQ is a keyword query: the question's text and the terms the
+// term model adds to it (see WithExpansion), with their weight.
+type keywordQ struct {
+	text      string
+	expansion []string
+	weight    float64
+}
+
+// keywordQueryOf is the keyword query of q, expanded by the index's term
+// model with weight w (none when w is 0 or there is no model).
+func (ix *Index) keywordQueryOf(q string, w float64) keywordQ {
+	kq := keywordQ{text: keywordText(q)}
+	if w > 0 {
+		if m := ix.termModel(); m != nil {
+			kq.expansion, kq.weight = m.expand(kq.text), w
+		}
+	}
+	return kq
+}
+
+// query is the keyword query of the chunks for kq (stop words left out):
+// a match in any of the chunk fields, each with its boost, and of the
+// expansion terms in the content, head and symbol fields, each with its
+// boost times their weight.
+func (kq keywordQ) query() query.Query {
+	field := func(text, name string, boost float64) query.Query {
+		m := bleve.NewMatchQuery(text)
 		m.SetField(name)
 		m.SetBoost(boost)
 		return m
 	}
-	return bleve.NewDisjunctionQuery(field("content", boostContent), field("head", boostHead), field("symbol", boostSymbol), field("path", boostPath))
+	dq := bleve.NewDisjunctionQuery(field(kq.text, "content", boostContent), field(kq.text, "head", boostHead), field(kq.text, "symbol", boostSymbol), field(kq.text, "path", boostPath))
+	if len(kq.expansion) > 0 {
+		x := strings.Join(kq.expansion, " ")
+		dq.AddQuery(field(x, "content", boostContent*kq.weight), field(x, "head", boostHead*kq.weight), field(x, "symbol", boostSymbol*kq.weight))
+	}
+	return dq
 }
 
-func (ix *Index) searchKeyword(ctx context.Context, q string, n int) ([]scored, error) {
+func (ix *Index) searchKeyword(ctx context.Context, kq keywordQ, n int) ([]scored, error) {
 	stats, err := ix.bm25Stats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return ix.bm25(ctx, keywordQuery(q), stats, n)
+	return ix.bm25(ctx, kq.query(), stats, n)
 }
 
 // keywordRanking is the keyword ranking of the chunks for q: the n best
 // chunks of the whole index and, when files are given, the n best of the
 // chunks of those files, which a query over the whole index may rank
 // below its first n.
-func (ix *Index) keywordRanking(ctx context.Context, q string, files []scored, n int) ([]scored, error) {
-	kw, err := ix.searchKeyword(ctx, q, n)
+func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored, n int) ([]scored, error) {
+	kw, err := ix.searchKeyword(ctx, kq, n)
 	if err != nil || len(files) == 0 {
 		return kw, err
 	}
-	in, err := ix.searchKeywordIn(ctx, q, files, n)
+	in, err := ix.searchKeywordIn(ctx, kq, files, n)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +403,7 @@ func spreadTop(r []scored, top, per int, testsLast bool) []scored {
 }
 
 // searchKeywordIn is searchKeyword over the chunks of files alone.
-func (ix *Index) searchKeywordIn(ctx context.Context, q string, files []scored, n int) ([]scored, error) {
+func (ix *Index) searchKeywordIn(ctx context.Context, kq keywordQ, files []scored, n int) ([]scored, error) {
 	var ids []string
 	for _, f := range files {
 		if e := ix.man.Files[f.id]; e != nil {
@@ -383,7 +423,7 @@ func (ix *Index) searchKeywordIn(ctx context.Context, q string, files []scored, 
 	// query's constant score to every chunk's, which then outscored the
 	// same chunk found by searchKeyword.
 	bq := bleve.NewBooleanQuery()
-	bq.AddMust(keywordQuery(q))
+	bq.AddMust(kq.query())
 	bq.AddFilter(bleve.NewDocIDQuery(ids))
 	return ix.bm25(ctx, bq, stats, n)
 }

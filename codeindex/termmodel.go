@@ -1,0 +1,601 @@
+package codeindex
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultTermModelDim is the dimension of the term model when
+// [WithTermModel] is not given.
+const DefaultTermModelDim = 128
+
+// termModelVersion names how the term model is trained (the terms, the
+// documents, the weights, the SVD); a change retrains it.
+const termModelVersion = "lsa-v1"
+
+// termModelFile is the term model's file in the index folder.
+const termModelFile = "terms.bin"
+
+// Query expansion by the term model (see [WithExpansion]): each query
+// term brings its expansionTerms nearest terms whose cosine is at least
+// expansionMinCos.
+const (
+	expansionTerms  = 2
+	expansionMinCos = 0.5
+)
+
+// A term model has at most one dimension per termsPerDim terms and
+// documents, and none below minTermDim dimensions (see train).
+const (
+	termsPerDim = 8
+	minTermDim  = 4
+)
+
+// retrainShare is the share of the index's files that may be added,
+// changed or removed since the term model was trained before Update
+// trains it again.
+const retrainShare = 4 // one in four
+
+// A termModel is a latent semantic model of the terms of the indexed
+// files (latent semantic analysis, Deerwester et al., 1990): a unit
+// vector per term, from a truncated SVD of the matrix of definitions ×
+// terms, so that terms used in the same definitions — the words of doc
+// comments and the parts of the identifiers beside them — have close
+// vectors. It is trained by Update on the index's own files, so it knows
+// the vocabulary of whatever repository is indexed, and it expands a
+// keyword query with the terms nearest to the query's.
+type termModel struct {
+	Dim   int
+	Terms []string  // sorted
+	Vecs  []float32 // len(Terms)*Dim: term t's unit vector at [t*Dim:(t+1)*Dim]
+
+	index map[string]int32
+}
+
+// modelTerms returns the terms of text for the term model: each
+// identifier split into its parts (as [Tokens] splits them), lowercased
+// and stemmed, stop words, one-letter parts and parts that start with a
+// digit left out, and identifiers of other scripts too.
+func modelTerms(text string) []string {
+	var out []string
+	isWord := func(c byte) bool {
+		return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	for i := 0; i < len(text); {
+		if !isWord(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isWord(text[j]) {
+			j++
+		}
+		word := text[i:j]
+		i = j
+		if len(word) > maxWordLen {
+			continue
+		}
+		for _, p := range splitIdent(word) {
+			lp := strings.ToLower(p)
+			if len(lp) < 2 || stopwords[lp] || lp[0] >= '0' && lp[0] <= '9' {
+				continue
+			}
+			out = append(out, stem(lp))
+		}
+	}
+	return out
+}
+
+// termCounter gathers the documents a term model is trained on, each as
+// its terms' counts.
+type termCounter struct {
+	ids   map[string]int32
+	terms []string
+	df    []int
+	docs  [][]termCount
+}
+
+type termCount struct{ id, tf int32 }
+
+// add counts the terms of one document.
+func (c *termCounter) add(text string) {
+	if c.ids == nil {
+		c.ids = map[string]int32{}
+	}
+	tf := map[int32]int32{}
+	for _, t := range modelTerms(text) {
+		id, ok := c.ids[t]
+		if !ok {
+			id = int32(len(c.terms))
+			c.ids[t] = id
+			c.terms = append(c.terms, t)
+			c.df = append(c.df, 0)
+		}
+		tf[id]++
+	}
+	doc := make([]termCount, 0, len(tf))
+	for id, n := range tf {
+		doc = append(doc, termCount{id, n})
+		c.df[id]++
+	}
+	slices.SortFunc(doc, func(a, b termCount) int { return cmp.Compare(a.id, b.id) })
+	c.docs = append(c.docs, doc)
+}
+
+// termTrainConfig says how a term model is trained.
+type termTrainConfig struct {
+	dim   int     // vector dimension
+	minDF int     // a term must occur in at least this many documents
+	maxDF float64 // and in at most this share of them
+	power int     // power iterations of the randomized SVD
+	seed  uint64
+}
+
+// defaultTermTraining is the training of [WithTermModel] with dimension dim.
+func defaultTermTraining(dim int) termTrainConfig {
+	return termTrainConfig{dim: dim, minDF: 3, maxDF: 0.5, power: 2, seed: 1}
+}
+
+// train learns a term model from the counted documents, and forgets
+// them (the counter cannot be trained twice). The result
+// depends only on the documents, in their order, and cfg: the SVD is
+// randomized with a fixed seed and computed in one goroutine.
+func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termModel, error) {
+	n := len(c.docs)
+	var terms []string
+	for id, t := range c.terms {
+		if c.df[id] >= cfg.minDF && float64(c.df[id]) <= cfg.maxDF*float64(n) {
+			terms = append(terms, t)
+		}
+	}
+	slices.Sort(terms)
+	m := len(terms)
+	col := make(map[int32]int32, m) // counter id → column
+	for i, t := range terms {
+		col[c.ids[t]] = int32(i)
+	}
+	// The document × term matrix, rows in CSR form, each entry
+	// (1 + log tf) × idf.
+	nnz := 0
+	for _, d := range c.docs {
+		for _, tc := range d {
+			if _, ok := col[tc.id]; ok {
+				nnz++
+			}
+		}
+	}
+	rowStart := make([]int, 1, n+1)
+	cols, vals := make([]int32, 0, nnz), make([]float64, 0, nnz)
+	for _, d := range c.docs {
+		for _, tc := range d {
+			k, ok := col[tc.id]
+			if !ok {
+				continue
+			}
+			cols = append(cols, k)
+			vals = append(vals, (1+math.Log(float64(tc.tf)))*float64(float32(math.Log(float64(n)/float64(c.df[tc.id])))))
+		}
+		rowStart = append(rowStart, len(cols))
+	}
+	c.docs, c.ids = nil, nil // the matrix holds what training needs of them
+	// Within each row, columns ascending (the counter's ids follow first
+	// use, the columns the sorted terms).
+	for d := range n {
+		lo, hi := rowStart[d], rowStart[d+1]
+		idx := make([]int, hi-lo)
+		for i := range idx {
+			idx[i] = lo + i
+		}
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(cols[a], cols[b]) })
+		cs, vs := make([]int32, len(idx)), make([]float64, len(idx))
+		for i, p := range idx {
+			cs[i], vs[i] = cols[p], vals[p]
+		}
+		copy(cols[lo:hi], cs)
+		copy(vals[lo:hi], vs)
+	}
+	// Terms come close only in a space much smaller than the matrix's
+	// rank (with all the dimensions every term is orthogonal to every
+	// other): at most one dimension per termsPerDim terms and documents,
+	// and no model at all below minTermDim.
+	dim := min(cfg.dim, m/termsPerDim, n/termsPerDim)
+	if dim < minTermDim {
+		dim = 0
+	}
+	l := min(dim+10, m, n)
+	model := &termModel{Dim: dim, Terms: terms}
+	if dim == 0 {
+		model.Dim, model.Terms = 0, nil
+		model.reindex()
+		return model, nil
+	}
+	// Randomized SVD (Halko, Martinsson and Tropp, 2011) of A (n × m):
+	// Q spans the top right singular vectors, found from A^T A Ω. Blocks
+	// are column-major (column j of an r-row block at [j*r:(j+1)*r]), so
+	// that orthonormalize works in place, and Ω is drawn row by row as
+	// A^T Ω needs it, never held whole.
+	rng := rand.New(rand.NewPCG(cfg.seed, 0x5eed))
+	row := make([]float64, l)
+	// Two blocks, reused: the n × l one (A q) and the m × l one (A^T z).
+	zbuf, ybuf := make([]float64, n*l), make([]float64, m*l)
+	at := func(z []float64) []float64 { // A^T z into ybuf: m × l from n × l; Ω for z nil
+		y := ybuf
+		clear(y)
+		for d := 0; d < n; d++ {
+			for j := range row {
+				if z == nil {
+					row[j] = rng.NormFloat64()
+				} else {
+					row[j] = z[j*n+d]
+				}
+			}
+			for p := rowStart[d]; p < rowStart[d+1]; p++ {
+				t, v := int(cols[p]), vals[p]
+				for j, x := range row {
+					y[j*m+t] += v * x
+				}
+			}
+		}
+		return y
+	}
+	a := func(q []float64) []float64 { // A q into zbuf: n × l from m × l
+		z := zbuf
+		for d := 0; d < n; d++ {
+			clear(row)
+			for p := rowStart[d]; p < rowStart[d+1]; p++ {
+				t, v := int(cols[p]), vals[p]
+				for j := range row {
+					row[j] += v * q[j*m+t]
+				}
+			}
+			for j, x := range row {
+				z[j*n+d] = x
+			}
+		}
+		return z
+	}
+	q := orthonormalize(at(nil), m, l)
+	for range cfg.power {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("codeindex: train term model: %w", err)
+		}
+		z := orthonormalize(a(q), n, l)
+		q = orthonormalize(at(z), m, l)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("codeindex: train term model: %w", err)
+	}
+	// B = A Q (n × l); the eigenvectors W of B^T B rotate Q onto the right
+	// singular vectors, its eigenvalues are the squared singular values.
+	b := a(q)
+	gram := make([]float64, l*l)
+	for d := 0; d < n; d++ {
+		for j := range row {
+			row[j] = b[j*n+d]
+		}
+		for i := range l {
+			if row[i] == 0 {
+				continue
+			}
+			for j := i; j < l; j++ {
+				gram[i*l+j] += row[i] * row[j]
+			}
+		}
+	}
+	for i := range l {
+		for j := 0; j < i; j++ {
+			gram[i*l+j] = gram[j*l+i]
+		}
+	}
+	eig, w := symEigen(gram, l)
+	order := make([]int, l)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(eig[y], eig[x]) })
+	vecs := make([]float32, m*dim)
+	for k := range dim {
+		col := order[k]
+		if eig[col] <= 0 {
+			continue
+		}
+		for t := range m {
+			var s float64
+			for j := range l {
+				s += q[j*m+t] * w[j*l+col]
+			}
+			vecs[t*dim+k] = float32(s)
+		}
+	}
+	for t := range m {
+		normalize(vecs[t*dim : (t+1)*dim])
+	}
+	model.Vecs = vecs
+	model.reindex()
+	return model, nil
+}
+
+// orthonormalize makes the l columns of the column-major rows × l
+// matrix y orthonormal in place (modified Gram-Schmidt, twice for
+// accuracy), and returns it. A column that vanishes is left zero.
+func orthonormalize(y []float64, rows, l int) []float64 {
+	for range 2 {
+		for j := range l {
+			cj := y[j*rows : (j+1)*rows]
+			for i := 0; i < j; i++ {
+				ci := y[i*rows : (i+1)*rows]
+				var d float64
+				for r := range cj {
+					d += ci[r] * cj[r]
+				}
+				for r := range cj {
+					cj[r] -= d * ci[r]
+				}
+			}
+			var ss float64
+			for _, x := range cj {
+				ss += x * x
+			}
+			if ss < 1e-300 {
+				clear(cj)
+				continue
+			}
+			inv := 1 / math.Sqrt(ss)
+			for r := range cj {
+				cj[r] *= inv
+			}
+		}
+	}
+	return y
+}
+
+// symEigen returns the eigenvalues and eigenvectors (as the columns of a
+// row-major l × l matrix) of the symmetric l × l matrix c, by cyclic
+// Jacobi rotations. c is overwritten.
+func symEigen(c []float64, l int) ([]float64, []float64) {
+	v := make([]float64, l*l)
+	for i := range l {
+		v[i*l+i] = 1
+	}
+	for sweep := 0; sweep < 100; sweep++ {
+		var off float64
+		for i := range l {
+			for j := i + 1; j < l; j++ {
+				off += c[i*l+j] * c[i*l+j]
+			}
+		}
+		if off < 1e-22 {
+			break
+		}
+		for p := range l {
+			for q := p + 1; q < l; q++ {
+				apq := c[p*l+q]
+				if math.Abs(apq) < 1e-300 {
+					continue
+				}
+				app, aqq := c[p*l+p], c[q*l+q]
+				theta := (aqq - app) / (2 * apq)
+				t := 1 / (math.Abs(theta) + math.Sqrt(theta*theta+1))
+				if theta < 0 {
+					t = -t
+				}
+				cs := 1 / math.Sqrt(t*t+1)
+				sn := t * cs
+				for k := range l {
+					akp, akq := c[k*l+p], c[k*l+q]
+					c[k*l+p] = cs*akp - sn*akq
+					c[k*l+q] = sn*akp + cs*akq
+				}
+				for k := range l {
+					apk, aqk := c[p*l+k], c[q*l+k]
+					c[p*l+k] = cs*apk - sn*aqk
+					c[q*l+k] = sn*apk + cs*aqk
+				}
+				for k := range l {
+					vkp, vkq := v[k*l+p], v[k*l+q]
+					v[k*l+p] = cs*vkp - sn*vkq
+					v[k*l+q] = sn*vkp + cs*vkq
+				}
+			}
+		}
+	}
+	eig := make([]float64, l)
+	for i := range l {
+		eig[i] = c[i*l+i]
+	}
+	return eig, v
+}
+
+func (m *termModel) reindex() {
+	m.index = make(map[string]int32, len(m.Terms))
+	for i, t := range m.Terms {
+		m.index[t] = int32(i)
+	}
+}
+
+// expand returns the terms the model puts nearest to the terms of q: for
+// each of q's terms it knows, in order, the expansionTerms other terms of
+// highest cosine, if at least expansionMinCos, leaving out q's own terms
+// and those already given. The cosines of all of q's terms are computed
+// in one pass over the model's vectors, four rows at a time.
+func (m *termModel) expand(q string) []string {
+	if m == nil || m.Dim == 0 {
+		return nil
+	}
+	qt := modelTerms(q)
+	own := make(map[string]bool, len(qt))
+	for _, t := range qt {
+		own[t] = true
+	}
+	var known []int32 // q's terms the model knows, each once, in order
+	for _, t := range qt {
+		if id, ok := m.index[t]; ok && !slices.Contains(known, id) {
+			known = append(known, id)
+		}
+	}
+	if len(known) == 0 {
+		return nil
+	}
+	type near struct {
+		t int
+		c float32
+	}
+	best := make([][]near, len(known))
+	consider := func(j, i int, c float32) {
+		b := best[j]
+		if c < expansionMinCos || own[m.Terms[i]] || len(b) == expansionTerms && c <= b[len(b)-1].c {
+			return
+		}
+		b = append(b, near{i, c})
+		slices.SortStableFunc(b, func(x, y near) int { return cmp.Compare(y.c, x.c) })
+		best[j] = b[:min(len(b), expansionTerms)]
+	}
+	d := m.Dim
+	rows := make([][]float32, len(known))
+	for j, id := range known {
+		rows[j] = m.Vecs[int(id)*d : (int(id)+1)*d]
+	}
+	i := 0
+	for ; i+4 <= len(m.Terms); i += 4 {
+		block := m.Vecs[i*d : (i+4)*d]
+		for j, q := range rows {
+			s0, s1, s2, s3 := dot4(q, block)
+			consider(j, i, s0)
+			consider(j, i+1, s1)
+			consider(j, i+2, s2)
+			consider(j, i+3, s3)
+		}
+	}
+	for ; i < len(m.Terms); i++ {
+		for j, q := range rows {
+			consider(j, i, dot(q, m.Vecs[i*d:(i+1)*d]))
+		}
+	}
+	var out []string
+	given := map[string]bool{}
+	for _, b := range best {
+		for _, n := range b {
+			if t := m.Terms[n.t]; !given[t] {
+				given[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// termModelID names a term model trained with dimension dim whose
+// encoding (see encode) is payload: the training and a hash of the model.
+func termModelID(dim int, payload []byte) string {
+	sum := sha256.Sum256(payload)
+	return fmt.Sprintf("%s/%d/%x", termModelVersion, dim, sum[:8])
+}
+
+// trainsAs reports whether the recorded term model id was trained as a
+// model of dimension dim would be now.
+func trainsAs(id string, dim int) bool {
+	return strings.HasPrefix(id, fmt.Sprintf("%s/%d/", termModelVersion, dim))
+}
+
+// termMagic starts a term model file.
+const termMagic = "coderag-terms 1\n"
+
+// encode returns the content of the model's file and the model's ID (see
+// termModelID) for the dimension dim it was asked to have: a header line
+// with the ID, then the dimension and the number of terms (uint32), the
+// terms (each a uvarint length and its bytes) and the vectors (float32),
+// little-endian. The ID in the header lets a reader tell the recorded
+// model from another without hashing it.
+func (m *termModel) encode(dim int) (data []byte, id string) {
+	payload := binary.LittleEndian.AppendUint32(nil, uint32(m.Dim))
+	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Terms)))
+	for _, t := range m.Terms {
+		payload = binary.AppendUvarint(payload, uint64(len(t)))
+		payload = append(payload, t...)
+	}
+	for _, x := range m.Vecs {
+		payload = binary.LittleEndian.AppendUint32(payload, math.Float32bits(x))
+	}
+	id = termModelID(dim, payload)
+	data = append([]byte(termMagic+id+"\n"), payload...)
+	return data, id
+}
+
+// saveTermModel writes data, an encoded term model, to path, through a
+// temporary file renamed over it.
+func saveTermModel(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".terms-*")
+	if err != nil {
+		return fmt.Errorf("codeindex: save term model: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("codeindex: save term model: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("codeindex: save term model: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("codeindex: save term model: %w", err)
+	}
+	return nil
+}
+
+// errStaleTermModel reports a term model file that is not the one the
+// manifest records: written by an Update that stopped before its
+// manifest, or changed since.
+var errStaleTermModel = errors.New("codeindex: term model file is not the one the manifest records")
+
+// loadTermModel reads the term model of path, which must be the one
+// recorded as id; errStaleTermModel if it is not, or cannot be read.
+func loadTermModel(path, id string) (*termModel, error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("codeindex: load term model: %w", err)
+	}
+	head := termMagic + id + "\n"
+	if err != nil || !bytes.HasPrefix(data, []byte(head)) {
+		return nil, errStaleTermModel
+	}
+	p := data[len(head):]
+	if len(p) < 8 {
+		return nil, errStaleTermModel
+	}
+	m := &termModel{Dim: int(binary.LittleEndian.Uint32(p)), Terms: make([]string, 0, min(int(binary.LittleEndian.Uint32(p[4:])), len(p)))}
+	n := int(binary.LittleEndian.Uint32(p[4:]))
+	p = p[8:]
+	for range n {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || l > uint64(len(p)-k) {
+			return nil, errStaleTermModel
+		}
+		m.Terms = append(m.Terms, string(p[k:k+int(l)]))
+		p = p[k+int(l):]
+	}
+	if m.Dim < 0 || n > 0 && m.Dim > len(p)/4/n || len(p) != 4*n*m.Dim {
+		return nil, errStaleTermModel
+	}
+	m.Vecs = make([]float32, n*m.Dim)
+	for i := range m.Vecs {
+		m.Vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+	}
+	m.reindex()
+	return m, nil
+}
