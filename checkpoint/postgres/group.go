@@ -33,6 +33,68 @@ import (
 // and the others are sent again likewise; an error that is not a
 // statement's (the connection's) is every write's of the batch.
 
+// Lock order. A batch takes the advisory locks of every write in it: each
+// fenced write the shared lock of its thread's lease, each Put the
+// exclusive lock of its thread and namespace. Batches of two processes (or
+// two Savers) that write the same threads — a stale holder's write beside
+// its successor's, several threads' Puts of one PutBatch — would take them
+// in their own arrival orders and could wait for each other: the server
+// breaks such a deadlock only after deadlock_timeout (a second by default),
+// failing one batch, whose writes are then sent again and can meet the
+// next one the same way. So every transaction of the saver that holds
+// several of these locks takes them in one order — the lease locks
+// (shared) by key, then the Put locks (exclusive) by key, as putInTx,
+// DeleteThread and a single write do by themselves — and a batch whose
+// statements would not, takes all of its locks first, in that order, in
+// one statement (orderLocks); the writes' own lock statements then find
+// them held.
+
+// takeLocksInOrder takes the lease locks $1 shared, then the Put locks $2
+// exclusive, each list in key order: the aggregate evaluates its argument
+// row by row in the subquery's order.
+const takeLocksInOrder = `SELECT count(CASE WHEN x THEN pg_advisory_xact_lock(k) ELSE pg_advisory_xact_lock_shared(k) END)
+	FROM (SELECT DISTINCT k, x FROM (SELECT unnest($1::bigint[]) AS k, false AS x UNION ALL SELECT unnest($2::bigint[]), true) AS l
+		ORDER BY x, k) AS o`
+
+// orderLocks returns b, or, when b's statements take advisory locks in an
+// order other than the saver's (see "Lock order" above), b with a first
+// statement that takes them all in order, and 1 (the statements' offset).
+func orderLocks(b *pgx.Batch) (*pgx.Batch, int) {
+	var shared, exclusive []int64
+	ordered := true
+	var lastShared, lastExclusive int64
+	take := func(key int64, x bool) {
+		switch {
+		case x && slices.Contains(exclusive, key), !x && slices.Contains(shared, key):
+			return // held already
+		case x:
+			ordered = ordered && (len(exclusive) == 0 || key > lastExclusive)
+			exclusive, lastExclusive = append(exclusive, key), key
+		default:
+			ordered = ordered && len(exclusive) == 0 && (len(shared) == 0 || key > lastShared)
+			shared, lastShared = append(shared, key), key
+		}
+	}
+	for _, q := range b.QueuedQueries {
+		switch q.SQL {
+		case lockPut:
+			take(q.Arguments[0].(int64), true)
+		case lockPutFenced:
+			take(q.Arguments[1].(int64), false)
+			take(q.Arguments[0].(int64), true)
+		case lockWrites:
+			take(q.Arguments[0].(int64), false)
+		}
+	}
+	if ordered {
+		return b, 0
+	}
+	o := &pgx.Batch{}
+	o.Queue(takeLocksInOrder, shared, exclusive)
+	o.QueuedQueries = append(o.QueuedQueries, b.QueuedQueries...)
+	return o, 1
+}
+
 // maxBatch caps the writes of one batch.
 const maxBatch = 256
 
@@ -79,6 +141,7 @@ func (g *sender) commit(batch []*groupWrite) {
 		w := batch[0]
 		b := &pgx.Batch{}
 		w.Op(b)
+		b, _ = orderLocks(b) // a PutBatch may write several threads
 		_, w.Err = g.send(w.Ctx, b)
 		return
 	}
@@ -93,7 +156,11 @@ func (g *sender) commit(batch []*groupWrite) {
 			w.Op(b)
 			ends[i] = b.Len()
 		}
-		failed, err := g.send(ctx, b)
+		ob, offset := orderLocks(b)
+		failed, err := g.send(ctx, ob)
+		if failed >= 0 {
+			failed -= offset // -1 when the lock statement failed: every write's error
+		}
 		if err == nil {
 			for _, w := range batch {
 				w.Err = nil

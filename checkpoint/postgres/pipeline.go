@@ -97,9 +97,10 @@ $$`
 )
 
 // isStale reports whether err is agentgraph_check's, or a deadlock the
-// server broke by failing the write (two batches of several processes
-// that lock the same threads in different orders): the write is made
-// again the long way, in a transaction of its own.
+// server broke by failing the write: the write is made again the long
+// way, in a transaction of its own. The saver's own transactions take
+// their locks in one order (see "Lock order" in group.go) and do not
+// deadlock among themselves; a deadlock is some other holder's.
 func isStale(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == errStaleCode || pe.Code == "40P01")

@@ -559,6 +559,24 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 	var failed string
 	paths := map[threadNS]*cachedPaths{} // the last Put's of each thread and namespace
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if len(batch) > 1 {
+			// Several ops may lock several threads: in the saver's
+			// order first (see "Lock order" in group.go).
+			var shared, exclusive []int64
+			for _, p := range batch {
+				thread := p.op.Ref.ThreadID
+				if cp := p.op.Checkpoint; cp != nil {
+					thread = cp.ThreadID
+					exclusive = append(exclusive, threadLockKey(cp.ThreadID, cp.Namespace))
+				}
+				if leaseOf(ctx, thread) != nil {
+					shared = append(shared, leaseLockKey(thread))
+				}
+			}
+			if _, err := tx.Exec(ctx, takeLocksInOrder, shared, exclusive); err != nil {
+				return err
+			}
+		}
 		for _, p := range batch {
 			if cp := p.op.Checkpoint; cp != nil {
 				ps, err := s.putInTx(ctx, tx, cp, p.row, p.changed)

@@ -1,0 +1,77 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOrderLocksPrependsALockStatementOnlyWhenTheWritesWouldLockOutOfOrder(t *testing.T) {
+	// Keys as the statements carry them: lease keys shared, Put keys
+	// exclusive; the saver's order is every lease lock by key, then every
+	// Put lock by key.
+	type lock struct {
+		sql  string
+		args []any
+	}
+	tests := []struct {
+		name                 string
+		locks                []lock
+		wantShared, wantExcl []int64 // nil: b is sent as it is
+	}{
+		{name: "one fenced Put", locks: []lock{{lockPutFenced, []any{int64(1), int64(9)}}}},
+		{name: "one unfenced Put", locks: []lock{{lockPut, []any{int64(5)}}}},
+		{name: "a run's PutWrites then its Put then its next Put", locks: []lock{
+			{lockWrites, []any{int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}},
+		}},
+		{name: "a Put then the PutWrites of its step", locks: []lock{{lockPutFenced, []any{int64(1), int64(9)}}, {lockWrites, []any{int64(9)}}}},
+		{name: "unfenced Puts of two threads in key order", locks: []lock{{lockPut, []any{int64(-3)}}, {lockPut, []any{int64(4)}}}},
+		{
+			name:       "unfenced Puts of two threads against key order",
+			locks:      []lock{{lockPut, []any{int64(4)}}, {lockPut, []any{int64(-3)}}, {lockPut, []any{int64(4)}}},
+			wantShared: []int64{}, wantExcl: []int64{4, -3},
+		},
+		{
+			name:       "fenced Puts of two threads",
+			locks:      []lock{{lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(2), int64(8)}}},
+			wantShared: []int64{9, 8}, wantExcl: []int64{1, 2},
+		},
+		{
+			name:       "a fenced PutWrites after another thread's Put",
+			locks:      []lock{{lockPut, []any{int64(1)}}, {lockWrites, []any{int64(8)}}},
+			wantShared: []int64{8}, wantExcl: []int64{1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &pgx.Batch{}
+			for _, l := range tt.locks {
+				b.Queue(l.sql, l.args...)
+				b.Queue(`SELECT 1`) // a write's other statements
+			}
+			got, offset := orderLocks(b)
+			if tt.wantExcl == nil {
+				require.Same(t, b, got)
+				require.Zero(t, offset)
+				return
+			}
+			require.Equal(t, 1, offset)
+			require.Equal(t, b.Len()+1, got.Len())
+			first := got.QueuedQueries[0]
+			require.Equal(t, takeLocksInOrder, first.SQL)
+			shared, excl := first.Arguments[0].([]int64), first.Arguments[1].([]int64)
+			if d := cmp.Diff(tt.wantShared, shared, cmpEmptyIsNil); d != "" {
+				t.Errorf("shared keys (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.wantExcl, excl); d != "" {
+				t.Errorf("exclusive keys (-want +got):\n%s", d)
+			}
+			require.Equal(t, b.QueuedQueries, got.QueuedQueries[1:], "the writes' statements follow, unchanged")
+		})
+	}
+}
+
+// cmpEmptyIsNil makes an empty list equal to nil.
+var cmpEmptyIsNil = cmp.FilterValues(func(a, b []int64) bool { return len(a) == 0 && len(b) == 0 }, cmp.Comparer(func(a, b []int64) bool { return true }))

@@ -1,0 +1,133 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/internal/pgdb/pgdbtest"
+)
+
+// openNamed opens a Saver on schema whose connections carry name as their
+// application_name and never let the server break a deadlock, so that one
+// stays for the test to see.
+func openNamed(t *testing.T, schema, name string) *postgres.Saver {
+	t.Helper()
+	u, err := url.Parse(pgdbtest.URL(t))
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("application_name", name)
+	q.Set("deadlock_timeout", "600000") // ms
+	u.RawQuery = q.Encode()
+	s, err := postgres.Open(t.Context(), u.String(), postgres.WithSchema(schema), postgres.WithMaxConns(4))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}
+
+// blockedBy reports whether a backend of application a waits for a lock
+// a backend of application b holds.
+func blockedBy(t *testing.T, conn *pgx.Conn, a, b string) bool {
+	t.Helper()
+	var n int
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity AS w
+		WHERE w.application_name = $1 AND w.wait_event_type = 'Lock' AND EXISTS (
+			SELECT 1 FROM pg_stat_activity AS h WHERE h.application_name = $2 AND h.pid = ANY (pg_blocking_pids(w.pid)))`, a, b).Scan(&n))
+	return n > 0
+}
+
+// waitingApps counts the applications among names with a backend waiting
+// for a lock.
+func waitingApps(t *testing.T, conn *pgx.Conn, names ...string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(DISTINCT application_name) FROM pg_stat_activity
+		WHERE application_name = ANY ($1) AND wait_event_type = 'Lock'`, names).Scan(&n))
+	return n
+}
+
+func TestBatchesOfTwoSaversWritingTheSameThreadsInOppositeOrdersDoNotDeadlock(t *testing.T) {
+	// Two processes' batches may hold Puts of the same threads (a stale
+	// holder's write beside its successor's; several threads' Puts in one
+	// PutBatch). Here saver a's batch writes t1 then t2 and saver b's t2
+	// then t1, both held at their first lock until the gate lets them go
+	// together: taking the locks in their own orders, a would hold t1 and
+	// wait for t2 while b held t2 and waited for t1.
+	schema := freshSchema(t)
+	nonce := time.Now().UnixNano()
+	nameA, nameB := fmt.Sprintf("agt-lockorder-a-%d", nonce), fmt.Sprintf("agt-lockorder-b-%d", nonce)
+	a, b := openNamed(t, schema, nameA), openNamed(t, schema, nameB)
+	t1, t2 := fmt.Sprintf("order-1-%d", nonce), fmt.Sprintf("order-2-%d", nonce)
+
+	watch := connect(t, schema)
+	gate, err := connect(t, schema).Begin(t.Context())
+	require.NoError(t, err)
+	_, err = gate.Exec(t.Context(), `SELECT pg_advisory_xact_lock($1), pg_advisory_xact_lock($2)`,
+		postgres.ThreadLockKey(t1, ""), postgres.ThreadLockKey(t2, ""))
+	require.NoError(t, err)
+
+	errA, errB := make(chan error, 1), make(chan error, 1)
+	go func() {
+		errA <- a.PutBatch(context.Background(), []checkpoint.Op{
+			{Checkpoint: cpOf(t1, "0001", "", 1, `"a"`)}, {Checkpoint: cpOf(t2, "0001", "", 1, `"a"`)},
+		})
+	}()
+	go func() {
+		errB <- b.PutBatch(context.Background(), []checkpoint.Op{
+			{Checkpoint: cpOf(t2, "0002", "", 1, `"b"`)}, {Checkpoint: cpOf(t1, "0002", "", 1, `"b"`)},
+		})
+	}()
+	for waitingApps(t, watch, nameA, nameB) < 2 {
+		select {
+		case err := <-errA:
+			t.Fatalf("a's batch returned (%v) without waiting at the gate", err)
+		case err := <-errB:
+			t.Fatalf("b's batch returned (%v) without waiting at the gate", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	require.NoError(t, gate.Commit(t.Context()))
+
+	var results []error
+	for len(results) < 2 {
+		select {
+		case err := <-errA:
+			results = append(results, err)
+		case err := <-errB:
+			results = append(results, err)
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(5 * time.Millisecond):
+			if blockedBy(t, watch, nameA, nameB) && blockedBy(t, watch, nameB, nameA) {
+				// End the cycle so the test can end.
+				_, err := watch.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY ($1)`,
+					[]string{nameA, nameB})
+				require.NoError(t, err)
+				t.Fatal("the two batches wait for each other: a deadlock")
+			}
+		}
+	}
+	// Whichever batch took the first lock lands whole; the other starts
+	// the same threads again and is refused whole.
+	var landed int
+	for _, err := range results {
+		if err == nil {
+			landed++
+			continue
+		}
+		require.ErrorIs(t, err, checkpoint.ErrConflict)
+	}
+	require.Equal(t, 1, landed, "one batch lands: %v", results)
+	got1, err := a.Get(t.Context(), checkpoint.Ref{ThreadID: t1})
+	require.NoError(t, err)
+	got2, err := a.Get(t.Context(), checkpoint.Ref{ThreadID: t2})
+	require.NoError(t, err)
+	require.Equal(t, got1.ID, got2.ID, "both threads hold the same batch's checkpoint")
+}
