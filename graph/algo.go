@@ -223,9 +223,9 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 	var edges []string
 	var brs []*branch[S]
 	if t.name == Start {
-		edges, brs = l.g.startEdges, l.g.startBr
+		edges, brs = l.g.startNext, l.g.startBr
 	} else {
-		edges, brs = t.node.edges, t.node.branches
+		edges, brs = t.node.next, t.node.branches
 	}
 	if err := l.validateRoute(gotos, cmdSends); err != nil {
 		return err
@@ -400,11 +400,16 @@ func filterEnd(nodes []string) []string {
 	return out
 }
 
+// sortedUnique sorts s and drops repeats, in place. A step's frontier is
+// often sorted already (one task's static edges, or many tasks' edges to
+// one join): that is checked first, without moving a string.
 func sortedUnique(s []string) []string {
 	if len(s) < 2 {
 		return s
 	}
-	slices.Sort(s)
+	if !slices.IsSorted(s) {
+		slices.Sort(s)
+	}
 	return slices.Compact(s)
 }
 

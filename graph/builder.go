@@ -46,6 +46,7 @@ type node[S any] struct {
 	dests    []string
 	mw       []Middleware[S] // the node's own (WithMiddleware); Compile puts the graph's first
 	edges    []string
+	next     []string // edges sorted by name, without repeats or End (set by Compile)
 	branches []*branch[S]
 	joinOf   []joinRef // the joins this node is a source of (set by Compile)
 }

@@ -158,6 +158,7 @@ type Graph[S any] struct {
 	nodes           map[string]*node[S]
 	names           []string // sorted
 	startEdges      []string
+	startNext       []string // startEdges as node.next
 	startBr         []*branch[S]
 	joins           []*join
 	hasDeferred     bool
@@ -343,6 +344,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		nodes:      b.nodes,
 		names:      slices.Sorted(slices.Values(b.order)),
 		startEdges: b.startEdges,
+		startNext:  nextNodes(b.startEdges),
 		startBr:    b.startBr,
 		joins:      b.joins,
 		sc:         sc,
@@ -362,6 +364,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	for name, n := range b.nodes {
 		c := *n
 		c.joinOf = nil
+		c.next = nextNodes(n.edges)
 		if c.inType == nil && len(b.mw) > 0 {
 			c.mw = append(slices.Clone(b.mw), n.mw...)
 		}
@@ -476,6 +479,13 @@ func (b *Builder[S]) reachability() []string {
 		}
 	}
 	return problems
+}
+
+// nextNodes returns the targets of a node's edges as a step's frontier
+// lists them: by name, each once, without End. A route built from them
+// alone needs no sorting when the next step's frontier is computed.
+func nextNodes(edges []string) []string {
+	return slices.Compact(filterEnd(slices.Sorted(slices.Values(edges))))
 }
 
 // fingerprint identifies the graph's shape: fields, nodes and edges.
