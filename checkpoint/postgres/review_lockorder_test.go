@@ -1,0 +1,212 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/postgres"
+)
+
+// Review of "Lock order" (group.go): attacks on the claim that the saver's
+// own transactions never wait for each other in a cycle, and on the index
+// mapping and fencing of a batch with a prepended lock statement.
+
+// reviewAdvisory reports whether a backend of application app holds
+// (granted) and waits for (waiting) the advisory lock key.
+func reviewAdvisory(t *testing.T, conn *pgx.Conn, app string, key int64) (granted, waiting bool) {
+	t.Helper()
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT coalesce(bool_or(l.granted), false), coalesce(bool_or(NOT l.granted), false)
+		FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+		WHERE a.application_name = $1 AND l.locktype = 'advisory' AND l.objsubid = 1
+		AND l.classid::bigint = ($2::bigint >> 32) & 4294967295 AND l.objid::bigint = $2::bigint & 4294967295`, app, key).Scan(&granted, &waiting))
+	return granted, waiting
+}
+
+// reviewWaitFor polls cond until it holds; it fails the test if one of
+// the returned channels is closed first (what should wait returned).
+func reviewWaitFor(t *testing.T, what string, cond func() bool, returned ...<-chan struct{}) {
+	t.Helper()
+	for !cond() {
+		for _, r := range returned {
+			select {
+			case <-r:
+				t.Fatalf("%s: returned before the condition held", what)
+			default:
+			}
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: %v", what, t.Context().Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// reviewCollect waits for n results on errc, failing the test, after
+// ending both applications' backends, if the two wait for each other.
+func reviewCollect(t *testing.T, watch *pgx.Conn, errc <-chan error, n int, nameA, nameB string) []error {
+	t.Helper()
+	var results []error
+	for len(results) < n {
+		select {
+		case err := <-errc:
+			results = append(results, err)
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(5 * time.Millisecond):
+			if blockedBy(t, watch, nameA, nameB) && blockedBy(t, watch, nameB, nameA) {
+				var locks []string
+				rows, err := watch.Query(t.Context(), `SELECT a.application_name || ': ' || l.locktype || ' ' || l.mode || ' granted=' || l.granted
+					FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+					WHERE a.application_name = ANY ($1) AND l.locktype IN ('advisory', 'transactionid') ORDER BY 1`, []string{nameA, nameB})
+				require.NoError(t, err)
+				locks, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				require.NoError(t, err)
+				_, err = watch.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY ($1)`,
+					[]string{nameA, nameB})
+				require.NoError(t, err)
+				t.Fatalf("the two savers' transactions wait for each other: a deadlock; their locks:\n%v", locks)
+			}
+		}
+	}
+	return results
+}
+
+// TestReviewPendingWriteRowAndPutLockOfTwoSaversDoNotDeadlock: a pending
+// write's row is not covered by any advisory lock, and the insert of a
+// row another transaction inserted and has not committed waits for that
+// transaction. Two savers whose batches write the same pending write (the
+// same task of the same checkpoint: a stale holder and its successor
+// running the same step, task IDs being deterministic) and a Put of the
+// same other thread, in opposite orders:
+//
+//	a: PutWrites(A, k), Put(X)  — inserts k, then waits for X's Put lock
+//	b: Put(X), PutWrites(A, k)  — holds X's Put lock, then waits for a's k
+//
+// Each batch's advisory locks are "in order" (one lock each), so
+// orderLocks prepends nothing, and a holds the row while it waits for
+// the advisory lock.
+func TestReviewPendingWriteRowAndPutLockOfTwoSaversDoNotDeadlock(t *testing.T) {
+	for _, fenced := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fenced=%v", fenced), func(t *testing.T) {
+			schema := freshSchema(t)
+			nonce := time.Now().UnixNano()
+			nameA, nameB := fmt.Sprintf("agt-rev-row-a-%d", nonce), fmt.Sprintf("agt-rev-row-b-%d", nonce)
+			a, b := openNamed(t, schema, nameA), openNamed(t, schema, nameB)
+			threadA, threadX := fmt.Sprintf("rev-row-A-%d", nonce), fmt.Sprintf("rev-row-X-%d", nonce)
+			ref := checkpoint.Ref{ThreadID: threadA, ID: "0001"}
+			writes := []checkpoint.Write{{TaskID: "task", Idx: 0, Channel: "c", Value: []byte(`1`)}}
+
+			// Fenced: a is the current holder of A and b the stale one (whose
+			// write is checked only after its insert); X is written
+			// unfenced by both (a context carries one lease).
+			ctxA, ctxB := context.Background(), context.Background()
+			if fenced {
+				old, err := b.AcquireLease(t.Context(), threadA, "old", time.Minute)
+				require.NoError(t, err)
+				require.NoError(t, b.ReleaseLease(t.Context(), old))
+				cur, err := a.AcquireLease(t.Context(), threadA, "new", time.Minute)
+				require.NoError(t, err)
+				ctxA, ctxB = checkpoint.WithLease(ctxA, cur), checkpoint.WithLease(ctxB, old)
+			}
+
+			watch := connect(t, schema)
+			gate, err := connect(t, schema).Begin(t.Context())
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = gate.Rollback(context.Background()) })
+			_, err = gate.Exec(t.Context(), `SELECT pg_advisory_xact_lock($1)`, postgres.ThreadLockKey(threadX, ""))
+			require.NoError(t, err)
+
+			errc := make(chan error, 2)
+			doneB, doneA := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(doneB)
+				errc <- b.PutBatch(ctxB, []checkpoint.Op{
+					{Checkpoint: cpOf(threadX, "0002", "", 1, `"b"`)}, {Ref: ref, Writes: writes},
+				})
+			}()
+			// b queues first for X's Put lock, so it is granted first.
+			reviewWaitFor(t, "b waits for X's Put lock", func() bool {
+				_, w := reviewAdvisory(t, watch, nameB, postgres.ThreadLockKey(threadX, ""))
+				return w
+			}, doneB)
+			go func() {
+				defer close(doneA)
+				errc <- a.PutBatch(ctxA, []checkpoint.Op{
+					{Ref: ref, Writes: writes}, {Checkpoint: cpOf(threadX, "0001", "", 1, `"a"`)},
+				})
+			}()
+			reviewWaitFor(t, "a waits for X's Put lock", func() bool {
+				_, w := reviewAdvisory(t, watch, nameA, postgres.ThreadLockKey(threadX, ""))
+				return w
+			}, doneA)
+			require.NoError(t, gate.Commit(t.Context()))
+
+			results := reviewCollect(t, watch, errc, 2, nameA, nameB)
+			for _, err := range results {
+				if err != nil && !errors.Is(err, checkpoint.ErrConflict) && !errors.Is(err, checkpoint.ErrLeaseLost) {
+					t.Errorf("unexpected error: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestReviewPendingWritesOfTwoSaversInOppositeOrdersDoNotDeadlock: the
+// same with pending writes alone, of two threads, in opposite orders: a
+// writes A's row then B's, b B's then A's (the same rows: the same task
+// of the same checkpoints). No advisory lock of the saver's is involved,
+// only the rows. Between its two writes each batch runs a statement of
+// the test's (standing for the other writes of a batch, which take their
+// time) that waits at a gate, so that both have inserted their first row
+// when they insert their second.
+func TestReviewPendingWritesOfTwoSaversInOppositeOrdersDoNotDeadlock(t *testing.T) {
+	schema := freshSchema(t)
+	nonce := time.Now().UnixNano()
+	nameA, nameB := fmt.Sprintf("agt-rev-pw-a-%d", nonce), fmt.Sprintf("agt-rev-pw-b-%d", nonce)
+	a, b := openNamed(t, schema, nameA), openNamed(t, schema, nameB)
+	t1, t2 := fmt.Sprintf("rev-pw-1-%d", nonce), fmt.Sprintf("rev-pw-2-%d", nonce)
+	write := func(s *postgres.Saver, thread string) func() error {
+		return func() error {
+			return s.PutWrites(context.Background(), checkpoint.Ref{ThreadID: thread, ID: "0001"},
+				[]checkpoint.Write{{TaskID: "task", Idx: 0, Channel: "c", Value: []byte(`1`)}})
+		}
+	}
+	gateKey := nonce ^ 0x5a5a5a5a
+	// Not one of the saver's lock statements (orderLocks ignores it).
+	wait := func(s *postgres.Saver) func() error {
+		return func() error {
+			return s.DoInGroup(context.Background(), func(b *pgx.Batch) { b.Queue(`SELECT pg_advisory_xact_lock_shared($1::bigint)`, gateKey) })
+		}
+	}
+	watch := connect(t, schema)
+	gate, err := connect(t, schema).Begin(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = gate.Rollback(context.Background()) })
+	_, err = gate.Exec(t.Context(), `SELECT pg_advisory_xact_lock($1)`, gateKey)
+	require.NoError(t, err)
+
+	errc := make(chan error, 6)
+	ha, hb := hold(t, a, schema), hold(t, b, schema)
+	qs := []<-chan error{
+		queue(t, a, 1, write(a, t1)), queue(t, a, 2, wait(a)), queue(t, a, 3, write(a, t2)),
+		queue(t, b, 1, write(b, t2)), queue(t, b, 2, wait(b)), queue(t, b, 3, write(b, t1)),
+	}
+	for _, q := range qs {
+		go func() { errc <- <-q }()
+	}
+	ha.end(t)
+	hb.end(t)
+	reviewWaitFor(t, "both batches wait at the gate", func() bool { return waitingApps(t, watch, nameA, nameB) == 2 })
+	require.NoError(t, gate.Commit(t.Context()))
+	for _, err := range reviewCollect(t, watch, errc, len(qs), nameA, nameB) {
+		require.NoError(t, err)
+	}
+}
