@@ -1,9 +1,11 @@
 package postgres_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -208,5 +210,91 @@ func TestReviewPendingWritesOfTwoSaversInOppositeOrdersDoNotDeadlock(t *testing.
 	require.NoError(t, gate.Commit(t.Context()))
 	for _, err := range reviewCollect(t, watch, errc, len(qs), nameA, nameB) {
 		require.NoError(t, err)
+	}
+}
+
+// TestReviewLongWayPutBatchAndDeleteThreadOverNamespacesDoNotDeadlock: a
+// PutBatch made the long way (its parents are not in its saver's cache)
+// that writes three namespaces of a thread in an order other than their
+// keys', beside a fenced DeleteThread of the thread on another saver,
+// which locks every namespace, and a PutBatch the long way that writes them
+// in the opposite order. The test holds every namespace's Put lock until
+// the three wait; released together, they must not wait for each other.
+func TestReviewLongWayPutBatchAndDeleteThreadOverNamespacesDoNotDeadlock(t *testing.T) {
+	schema := freshSchema(t)
+	nonce := time.Now().UnixNano()
+	names := []string{fmt.Sprintf("agt-rev-ns-a-%d", nonce), fmt.Sprintf("agt-rev-ns-b-%d", nonce), fmt.Sprintf("agt-rev-ns-c-%d", nonce)}
+	a, b, c := openNamed(t, schema, names[0]), openNamed(t, schema, names[1]), openNamed(t, schema, names[2])
+	thread := fmt.Sprintf("rev-ns-%d", nonce)
+	namespaces := []string{"", "n1", "n2", "n3"}
+	w := open(t, schema)
+	lease, err := w.AcquireLease(t.Context(), thread, "h", time.Minute)
+	require.NoError(t, err)
+	ctx := checkpoint.WithLease(context.Background(), lease)
+	keys := make([]int64, len(namespaces))
+	for i, ns := range namespaces {
+		cp := cpOf(thread, "0001", "", 1, `1`)
+		cp.Namespace = ns
+		require.NoError(t, w.Put(ctx, cp))
+		keys[i] = postgres.ThreadLockKey(thread, ns)
+	}
+	// The namespaces by key, then the batches' two orders against it.
+	byKey := slices.Clone(namespaces)
+	slices.SortFunc(byKey, func(x, y string) int {
+		return cmp.Compare(postgres.ThreadLockKey(thread, x), postgres.ThreadLockKey(thread, y))
+	})
+	ops := func(order []string, id string) []checkpoint.Op {
+		var ops []checkpoint.Op
+		for _, ns := range order {
+			cp := cpOf(thread, id, "0001", 2, `2`)
+			cp.Namespace = ns
+			ops = append(ops, checkpoint.Op{Checkpoint: cp})
+		}
+		return ops
+	}
+	// b: the highest key first, then the rest ascending; c: descending.
+	orderB := append([]string{byKey[len(byKey)-1]}, byKey[:len(byKey)-1]...)
+	orderC := slices.Clone(byKey)
+	slices.Reverse(orderC)
+
+	watch := connect(t, schema)
+	gate, err := connect(t, schema).Begin(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = gate.Rollback(context.Background()) })
+	for _, k := range keys {
+		_, err = gate.Exec(t.Context(), `SELECT pg_advisory_xact_lock($1)`, k)
+		require.NoError(t, err)
+	}
+	errc := make(chan error, 3)
+	go func() {
+		errc <- checkpoint.Fenced(a, lease).(checkpoint.ThreadDeleter).DeleteThread(context.Background(), thread)
+	}()
+	go func() { errc <- b.PutBatch(ctx, ops(orderB, "0002")) }()
+	go func() { errc <- c.PutBatch(ctx, ops(orderC, "0003")) }()
+	reviewWaitFor(t, "the three wait at the gate", func() bool { return waitingApps(t, watch, names...) == 3 })
+	require.NoError(t, gate.Commit(t.Context()))
+	var results []error
+	for len(results) < 3 {
+		select {
+		case err := <-errc:
+			results = append(results, err)
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(5 * time.Millisecond):
+			for i := range names {
+				for j := range names {
+					if i < j && blockedBy(t, watch, names[i], names[j]) && blockedBy(t, watch, names[j], names[i]) {
+						_, err := watch.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY ($1)`, names)
+						require.NoError(t, err)
+						t.Fatalf("%s and %s wait for each other: a deadlock", names[i], names[j])
+					}
+				}
+			}
+		}
+	}
+	for _, err := range results {
+		if err != nil && !errors.Is(err, checkpoint.ErrConflict) {
+			t.Errorf("unexpected error: %v", err)
+		}
 	}
 }
