@@ -34,8 +34,10 @@ import (
 // statement's (the connection's) is every write's of the batch.
 
 // Lock order. A batch takes the advisory locks of every write in it: each
-// fenced write the shared lock of its thread's lease, each Put the
-// exclusive lock of its thread and namespace. Batches of two processes (or
+// fenced write the shared lock of its thread's lease, each Put and
+// PutWrites the exclusive lock of its thread and namespace, under which
+// are all the rows the saver writes (checkpoints, blobs, pending writes),
+// so that no two transactions wait for each other's rows. Batches of two processes (or
 // two Savers) that write the same threads — a stale holder's write beside
 // its successor's, several threads' Puts of one PutBatch — would take them
 // in their own arrival orders and could wait for each other: the server
@@ -82,8 +84,6 @@ func orderLocks(b *pgx.Batch) (*pgx.Batch, int) {
 		case lockPutFenced:
 			take(q.Arguments[1].(int64), false)
 			take(q.Arguments[0].(int64), true)
-		case lockWrites:
-			take(q.Arguments[0].(int64), false)
 		}
 	}
 	if ordered {

@@ -24,9 +24,10 @@ func TestOrderLocksPrependsALockStatementOnlyWhenTheWritesWouldLockOutOfOrder(t 
 		{name: "one fenced Put", locks: []lock{{lockPutFenced, []any{int64(1), int64(9)}}}},
 		{name: "one unfenced Put", locks: []lock{{lockPut, []any{int64(5)}}}},
 		{name: "a run's PutWrites then its Put then its next Put", locks: []lock{
-			{lockWrites, []any{int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}},
+			{lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}},
 		}},
-		{name: "a Put then the PutWrites of its step", locks: []lock{{lockPutFenced, []any{int64(1), int64(9)}}, {lockWrites, []any{int64(9)}}}},
+		{name: "a Put then the PutWrites of its step", locks: []lock{{lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}}}},
+		{name: "an unfenced PutWrites then a Put of the same thread", locks: []lock{{lockPut, []any{int64(1)}}, {lockPut, []any{int64(1)}}}},
 		{name: "unfenced Puts of two threads in key order", locks: []lock{{lockPut, []any{int64(-3)}}, {lockPut, []any{int64(4)}}}},
 		{
 			name:       "unfenced Puts of two threads against key order",
@@ -40,8 +41,8 @@ func TestOrderLocksPrependsALockStatementOnlyWhenTheWritesWouldLockOutOfOrder(t 
 		},
 		{
 			name:       "a fenced PutWrites after another thread's Put",
-			locks:      []lock{{lockPut, []any{int64(1)}}, {lockWrites, []any{int64(8)}}},
-			wantShared: []int64{8}, wantExcl: []int64{1},
+			locks:      []lock{{lockPut, []any{int64(1)}}, {lockPutFenced, []any{int64(2), int64(8)}}},
+			wantShared: []int64{8}, wantExcl: []int64{1, 2},
 		},
 	}
 	for _, tt := range tests {

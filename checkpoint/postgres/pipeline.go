@@ -63,6 +63,10 @@ BEGIN
 END
 $$`
 
+	// lockPut takes the exclusive lock of a thread and namespace ($1,
+	// threadLockKey) for a Put or a PutWrites: every row the saver writes
+	// is under it (see "Lock order" in group.go). lockPutFenced also takes
+	// the thread's lease lock ($2) shared, first.
 	lockPut       = `SELECT pg_advisory_xact_lock($1)`
 	lockPutFenced = `SELECT pg_advisory_xact_lock_shared($2), pg_advisory_xact_lock($1)`
 
@@ -91,8 +95,7 @@ $$`
 		WHERE (SELECT x.hash = w.hash AND (w.depth < 0 OR x.depth = w.depth) FROM agentgraph_blobs AS x
 			WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = w.channel AND x.version = w.version LIMIT 1) IS NOT TRUE))`
 
-	// lockWrites and checkFence fence a PutWrites or a DeleteThread.
-	lockWrites = `SELECT pg_advisory_xact_lock_shared($1)`
+	// checkFence checks the fence of a PutWrites or a DeleteThread.
 	checkFence = `SELECT agentgraph_check(EXISTS (SELECT 1 FROM agentgraph_leases WHERE thread_id = $1 AND token = $2 AND token <> ''))`
 )
 
@@ -299,11 +302,17 @@ func checkpointRow(cp *checkpoint.Checkpoint, meta, versions []byte) []any {
 	return []any{cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape}
 }
 
-// queueWrites queues the statements of a PutWrites in b: the fence's lock
-// first when fenced, the inserts, then the fence's check.
+// queueWrites queues the statements of a PutWrites in b: the locks (the
+// fence's first when fenced), the inserts, then the fence's check. The
+// rows are under the thread and namespace's Put lock, as a Put's are: two
+// savers' batches writing the same pending writes (a stale holder's and
+// its successor's, whose task IDs are the same) would otherwise wait for
+// each other's rows outside the lock order.
 func queueWrites(b *pgx.Batch, ref checkpoint.Ref, writes []checkpoint.Write, lease *checkpoint.Lease) {
 	if lease != nil {
-		b.Queue(lockWrites, leaseLockKey(ref.ThreadID))
+		b.Queue(lockPutFenced, threadLockKey(ref.ThreadID, ref.Namespace), leaseLockKey(ref.ThreadID))
+	} else {
+		b.Queue(lockPut, threadLockKey(ref.ThreadID, ref.Namespace))
 	}
 	for _, w := range writes {
 		q := insertWriteIgnore

@@ -145,10 +145,9 @@ func TestReviewPendingWriteRowAndPutLockOfTwoSaversDoNotDeadlock(t *testing.T) {
 					{Ref: ref, Writes: writes}, {Checkpoint: cpOf(threadX, "0001", "", 1, `"a"`)},
 				})
 			}()
-			reviewWaitFor(t, "a waits for X's Put lock", func() bool {
-				_, w := reviewAdvisory(t, watch, nameA, postgres.ThreadLockKey(threadX, ""))
-				return w
-			}, doneA)
+			// a waits for X's Put lock, or, once PutWrites takes A's Put
+			// lock in the lock order, possibly for A's, which b took first.
+			reviewWaitFor(t, "a waits for a lock", func() bool { return waitingApps(t, watch, nameA) == 1 }, doneA)
 			require.NoError(t, gate.Commit(t.Context()))
 
 			results := reviewCollect(t, watch, errc, 2, nameA, nameB)
