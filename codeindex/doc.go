@@ -148,7 +148,9 @@
 // chunk spans. The vector file keeps the vectors in one block, and is
 // mapped into memory (on unix) rather than read, on the first vector
 // search: a process that opens a large index to ask one question does not
-// read all of it. [Index.Update] skips files whose hash is unchanged, re-chunks
+// read all of it. The manifest is a compact binary file with a checksum,
+// read at once and decoded in one pass when the index is opened.
+// [Index.Update] skips files whose hash is unchanged, re-chunks
 // changed ones, adds new ones and removes deleted ones; the manifest is
 // written last, so an interrupted Update is redone by the next one.
 //

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,8 +26,12 @@ import (
 const (
 	keywordDir   = "keyword"       // the bleve index
 	vectorFile   = "vectors.bin"   // the flat vector index
-	manifestFile = "manifest.gob"  // per-file hashes and chunk spans
+	manifestFile = "manifest.bin"  // per-file hashes and chunk spans (see manifest.encode)
 	statsFile    = "bm25stats.gob" // the keyword index's BM25 statistics, a cache (see bm25Stats)
+
+	// legacyManifestFile is the manifest of versions before 7, in gob: a
+	// folder that holds it and no manifestFile is rebuilt.
+	legacyManifestFile = "manifest.gob"
 )
 
 // Field boosts of the keyword query: a match in a definition's name counts
@@ -154,7 +157,7 @@ func open(root, dir string, cfg config) (*Index, error) {
 	if errors.Is(err, errOldVersion) {
 		// Written by an older version of this package: rebuilt from
 		// scratch by the next Update, as a folder without a manifest is.
-		fresh, ix.man, err = true, &manifest{Version: manifestVersion, Files: map[string]*fileEntry{}}, nil
+		fresh, ix.man, err = true, newManifest(), nil
 		if rerr := os.Remove(manPath); rerr != nil {
 			return nil, fmt.Errorf("codeindex: open: %w", rerr)
 		}
@@ -165,7 +168,11 @@ func open(root, dir string, cfg config) (*Index, error) {
 	kwPath := filepath.Join(dir, keywordDir)
 	if fresh {
 		// Without a manifest nothing in the folder can be trusted: an
-		// earlier first Update may have stopped half-way.
+		// earlier first Update may have stopped half-way, or the folder
+		// was written by a version whose manifest was legacyManifestFile.
+		if err := os.Remove(filepath.Join(dir, legacyManifestFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("codeindex: open: %w", err)
+		}
 		if err := os.RemoveAll(kwPath); err != nil {
 			return nil, fmt.Errorf("codeindex: open: %w", err)
 		}
@@ -370,9 +377,10 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		b := ix.kw.NewBatch()
 		for _, rel := range gone {
 			b.Delete(fileDocID(rel))
-			for _, c := range ix.man.Files[rel].Chunks {
-				b.Delete(c.ID)
-				vec.remove(c.ID)
+			for j := range ix.man.Files[rel].Chunks {
+				id := chunkID(rel, j)
+				b.Delete(id)
+				vec.remove(id)
 			}
 		}
 		if err := ix.invalidateStats(); err != nil {
@@ -599,9 +607,10 @@ func (u *updater) flush() error {
 	k := 0
 	for i, f := range u.files {
 		if f.old != nil {
-			for _, c := range f.old.Chunks {
-				b.Delete(c.ID)
-				u.vec.remove(c.ID)
+			for j := range f.old.Chunks {
+				id := chunkID(f.rel, j)
+				b.Delete(id)
+				u.vec.remove(id)
 			}
 		}
 		terms := 0
@@ -611,8 +620,8 @@ func (u *updater) flush() error {
 			return fmt.Errorf("codeindex: index %s: %w", f.rel, err)
 		}
 		for j, c := range f.chunks {
-			id := f.rel + "#" + strconv.Itoa(j)
-			e.Chunks[j] = chunkMeta{ID: id, Symbol: c.Symbol, Kind: c.Kind, StartLine: c.StartLine, EndLine: c.EndLine}
+			id := chunkID(f.rel, j)
+			e.Chunks[j] = chunkMeta{Symbol: c.Symbol, Kind: c.Kind, StartLine: c.StartLine, EndLine: c.EndLine}
 			doc := map[string]any{"path": c.Path, "symbol": c.Symbol, "kind": string(c.Kind), "content": c.Content}
 			if c.Head != "" {
 				doc["head"] = c.Head

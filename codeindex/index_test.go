@@ -425,7 +425,7 @@ func TestWithRebuildIndexesADamagedFolderAgain(t *testing.T) {
 	_, err = ix.Update(t.Context())
 	require.NoError(t, err)
 	require.NoError(t, ix.Close())
-	manifest := filepath.Join(root, codeindex.DefaultDir, "manifest.gob")
+	manifest := filepath.Join(root, codeindex.DefaultDir, "manifest.bin")
 	data, err := os.ReadFile(manifest)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(manifest, data[:len(data)/2], 0o644))

@@ -407,8 +407,8 @@ func (ix *Index) searchKeywordIn(ctx context.Context, kq keywordQ, files []score
 	var ids []string
 	for _, f := range files {
 		if e := ix.man.Files[f.id]; e != nil {
-			for _, c := range e.Chunks {
-				ids = append(ids, c.ID)
+			for j := range e.Chunks {
+				ids = append(ids, chunkID(f.id, j))
 			}
 		}
 	}

@@ -168,7 +168,7 @@ func TestIndexRebuildRepairsADamagedIndex(t *testing.T) {
 		damage func(t *testing.T, folder string)
 	}{
 		{"truncated manifest", func(t *testing.T, folder string) {
-			path := filepath.Join(folder, "manifest.gob")
+			path := filepath.Join(folder, "manifest.bin")
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(path, data[:len(data)/2], 0o644))
