@@ -53,6 +53,36 @@ func waitingApps(t *testing.T, conn *pgx.Conn, names ...string) int {
 	return n
 }
 
+// collectUnlessDeadlocked waits for n results on errc, failing the test, after
+// ending both applications' backends, if the two wait for each other.
+func collectUnlessDeadlocked(t *testing.T, watch *pgx.Conn, errc <-chan error, n int, nameA, nameB string) []error {
+	t.Helper()
+	var results []error
+	for len(results) < n {
+		select {
+		case err := <-errc:
+			results = append(results, err)
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(5 * time.Millisecond):
+			if blockedBy(t, watch, nameA, nameB) && blockedBy(t, watch, nameB, nameA) {
+				var locks []string
+				rows, err := watch.Query(t.Context(), `SELECT a.application_name || ': ' || l.locktype || ' ' || l.mode || ' granted=' || l.granted
+					FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+					WHERE a.application_name = ANY ($1) AND l.locktype IN ('advisory', 'transactionid') ORDER BY 1`, []string{nameA, nameB})
+				require.NoError(t, err)
+				locks, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				require.NoError(t, err)
+				_, err = watch.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY ($1)`,
+					[]string{nameA, nameB})
+				require.NoError(t, err)
+				t.Fatalf("the two savers' transactions wait for each other: a deadlock; their locks:\n%v", locks)
+			}
+		}
+	}
+	return results
+}
+
 func TestBatchesOfTwoSaversWritingTheSameThreadsInOppositeOrdersDoNotDeadlock(t *testing.T) {
 	// Two processes' batches may hold Puts of the same threads (a stale
 	// holder's write beside its successor's; several threads' Puts in one
@@ -73,47 +103,27 @@ func TestBatchesOfTwoSaversWritingTheSameThreadsInOppositeOrdersDoNotDeadlock(t 
 		postgres.ThreadLockKey(t1, ""), postgres.ThreadLockKey(t2, ""))
 	require.NoError(t, err)
 
-	errA, errB := make(chan error, 1), make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() {
-		errA <- a.PutBatch(context.Background(), []checkpoint.Op{
+		errc <- a.PutBatch(context.Background(), []checkpoint.Op{
 			{Checkpoint: cpOf(t1, "0001", "", 1, `"a"`)}, {Checkpoint: cpOf(t2, "0001", "", 1, `"a"`)},
 		})
 	}()
 	go func() {
-		errB <- b.PutBatch(context.Background(), []checkpoint.Op{
+		errc <- b.PutBatch(context.Background(), []checkpoint.Op{
 			{Checkpoint: cpOf(t2, "0002", "", 1, `"b"`)}, {Checkpoint: cpOf(t1, "0002", "", 1, `"b"`)},
 		})
 	}()
 	for waitingApps(t, watch, nameA, nameB) < 2 {
 		select {
-		case err := <-errA:
-			t.Fatalf("a's batch returned (%v) without waiting at the gate", err)
-		case err := <-errB:
-			t.Fatalf("b's batch returned (%v) without waiting at the gate", err)
+		case err := <-errc:
+			t.Fatalf("a batch returned (%v) without waiting at the gate", err)
 		case <-time.After(time.Millisecond):
 		}
 	}
 	require.NoError(t, gate.Commit(t.Context()))
 
-	var results []error
-	for len(results) < 2 {
-		select {
-		case err := <-errA:
-			results = append(results, err)
-		case err := <-errB:
-			results = append(results, err)
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(5 * time.Millisecond):
-			if blockedBy(t, watch, nameA, nameB) && blockedBy(t, watch, nameB, nameA) {
-				// End the cycle so the test can end.
-				_, err := watch.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY ($1)`,
-					[]string{nameA, nameB})
-				require.NoError(t, err)
-				t.Fatal("the two batches wait for each other: a deadlock")
-			}
-		}
-	}
+	results := collectUnlessDeadlocked(t, watch, errc, 2, nameA, nameB)
 	// Whichever batch took the first lock lands whole; the other starts
 	// the same threads again and is refused whole.
 	var landed int

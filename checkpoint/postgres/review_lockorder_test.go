@@ -51,36 +51,6 @@ func reviewWaitFor(t *testing.T, what string, cond func() bool, returned ...<-ch
 	}
 }
 
-// reviewCollect waits for n results on errc, failing the test, after
-// ending both applications' backends, if the two wait for each other.
-func reviewCollect(t *testing.T, watch *pgx.Conn, errc <-chan error, n int, nameA, nameB string) []error {
-	t.Helper()
-	var results []error
-	for len(results) < n {
-		select {
-		case err := <-errc:
-			results = append(results, err)
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(5 * time.Millisecond):
-			if blockedBy(t, watch, nameA, nameB) && blockedBy(t, watch, nameB, nameA) {
-				var locks []string
-				rows, err := watch.Query(t.Context(), `SELECT a.application_name || ': ' || l.locktype || ' ' || l.mode || ' granted=' || l.granted
-					FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
-					WHERE a.application_name = ANY ($1) AND l.locktype IN ('advisory', 'transactionid') ORDER BY 1`, []string{nameA, nameB})
-				require.NoError(t, err)
-				locks, err = pgx.CollectRows(rows, pgx.RowTo[string])
-				require.NoError(t, err)
-				_, err = watch.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY ($1)`,
-					[]string{nameA, nameB})
-				require.NoError(t, err)
-				t.Fatalf("the two savers' transactions wait for each other: a deadlock; their locks:\n%v", locks)
-			}
-		}
-	}
-	return results
-}
-
 // TestReviewPendingWriteRowAndPutLockOfTwoSaversDoNotDeadlock: a pending
 // write's row is not covered by any advisory lock, and the insert of a
 // row another transaction inserted and has not committed waits for that
@@ -150,7 +120,7 @@ func TestReviewPendingWriteRowAndPutLockOfTwoSaversDoNotDeadlock(t *testing.T) {
 			reviewWaitFor(t, "a waits for a lock", func() bool { return waitingApps(t, watch, nameA) == 1 }, doneA)
 			require.NoError(t, gate.Commit(t.Context()))
 
-			results := reviewCollect(t, watch, errc, 2, nameA, nameB)
+			results := collectUnlessDeadlocked(t, watch, errc, 2, nameA, nameB)
 			for _, err := range results {
 				if err != nil && !errors.Is(err, checkpoint.ErrConflict) && !errors.Is(err, checkpoint.ErrLeaseLost) {
 					t.Errorf("unexpected error: %v", err)
@@ -207,7 +177,7 @@ func TestReviewPendingWritesOfTwoSaversInOppositeOrdersDoNotDeadlock(t *testing.
 	hb.end(t)
 	reviewWaitFor(t, "both batches wait at the gate", func() bool { return waitingApps(t, watch, nameA, nameB) == 2 })
 	require.NoError(t, gate.Commit(t.Context()))
-	for _, err := range reviewCollect(t, watch, errc, len(qs), nameA, nameB) {
+	for _, err := range collectUnlessDeadlocked(t, watch, errc, len(qs), nameA, nameB) {
 		require.NoError(t, err)
 	}
 }
