@@ -1,11 +1,14 @@
 package postgres
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
 )
 
 func TestOrderLocksPrependsALockStatementOnlyWhenTheWritesWouldLockOutOfOrder(t *testing.T) {
@@ -76,3 +79,18 @@ func TestOrderLocksPrependsALockStatementOnlyWhenTheWritesWouldLockOutOfOrder(t 
 
 // cmpEmptyIsNil makes an empty list equal to nil.
 var cmpEmptyIsNil = cmp.FilterValues(func(a, b []int64) bool { return len(a) == 0 && len(b) == 0 }, cmp.Comparer(func(a, b []int64) bool { return true }))
+
+func TestOpLocksOfALongWayBatchHoldEveryPutAndPutWritesLock(t *testing.T) {
+	// The long way of a PutBatch takes these first, in order: a
+	// PutWrites' Put lock left out would be taken later, out of order.
+	lease := checkpoint.Lease{ThreadID: "a", Holder: "h", Token: "tok"}
+	ctx := checkpoint.WithLease(context.Background(), lease)
+	ops := []checkpoint.Op{
+		{Checkpoint: &checkpoint.Checkpoint{ThreadID: "x", Namespace: "n", ID: "1"}},
+		{Ref: checkpoint.Ref{ThreadID: "a", ID: "1"}, Writes: []checkpoint.Write{{TaskID: "t", Channel: "c"}}},
+		{Checkpoint: &checkpoint.Checkpoint{ThreadID: "a", ID: "2", ParentID: "1"}},
+	}
+	shared, exclusive := opLocks(ctx, ops)
+	require.Equal(t, []int64{leaseLockKey("a"), leaseLockKey("a")}, shared)
+	require.Equal(t, []int64{threadLockKey("x", "n"), threadLockKey("a", ""), threadLockKey("a", "")}, exclusive)
+}

@@ -91,8 +91,11 @@ SELECT channel, version, base, depth, size, hash FROM path`
 	// lockThread takes the transaction's lock on the Puts of one thread
 	// and namespace (see threadLockKey).
 	lockThread = `SELECT pg_advisory_xact_lock($1)`
-	// selectThreadNamespaces lists the namespaces a thread has blobs in.
-	selectThreadNamespaces = `SELECT DISTINCT ns FROM agentgraph_blobs WHERE thread_id = $1`
+	// selectThreadNamespaces lists the namespaces a thread has rows in
+	// (checkpoints, blobs or pending writes): DeleteThread locks each.
+	selectThreadNamespaces = `SELECT ns FROM agentgraph_blobs WHERE thread_id = $1
+		UNION SELECT ns FROM agentgraph_checkpoints WHERE thread_id = $1
+		UNION SELECT ns FROM agentgraph_writes WHERE thread_id = $1`
 	// selectLatestOther returns the ID of the latest checkpoint of a
 	// thread and namespace other than the given one.
 	selectLatestOther = `SELECT id FROM agentgraph_checkpoints
@@ -562,17 +565,11 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 		if len(batch) > 1 {
 			// Several ops may lock several threads: in the saver's
 			// order first (see "Lock order" in group.go).
-			var shared, exclusive []int64
-			for _, p := range batch {
-				thread := p.op.Ref.ThreadID
-				if cp := p.op.Checkpoint; cp != nil {
-					thread = cp.ThreadID
-					exclusive = append(exclusive, threadLockKey(cp.ThreadID, cp.Namespace))
-				}
-				if leaseOf(ctx, thread) != nil {
-					shared = append(shared, leaseLockKey(thread))
-				}
+			ops := make([]checkpoint.Op, len(batch))
+			for i, p := range batch {
+				ops[i] = p.op
 			}
+			shared, exclusive := opLocks(ctx, ops)
 			if _, err := tx.Exec(ctx, takeLocksInOrder, shared, exclusive); err != nil {
 				return err
 			}
@@ -604,6 +601,24 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 		s.cache.put(k.thread, k.ns, p)
 	}
 	return nil
+}
+
+// opLocks returns the advisory locks the ops take made one by one the long
+// way: each op's thread's lease lock (shared) when ctx carries its lease,
+// and the Put lock (exclusive) of its thread and namespace, which a Put
+// and a PutWrites both take.
+func opLocks(ctx context.Context, ops []checkpoint.Op) (shared, exclusive []int64) {
+	for _, op := range ops {
+		thread, ns := op.Ref.ThreadID, op.Ref.Namespace
+		if cp := op.Checkpoint; cp != nil {
+			thread, ns = cp.ThreadID, cp.Namespace
+		}
+		exclusive = append(exclusive, threadLockKey(thread, ns))
+		if leaseOf(ctx, thread) != nil {
+			shared = append(shared, leaseLockKey(thread))
+		}
+	}
+	return shared, exclusive
 }
 
 // List implements [checkpoint.Saver]. It selects the matching checkpoints
