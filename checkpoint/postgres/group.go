@@ -62,19 +62,18 @@ const takeLocksInOrder = `SELECT count(CASE WHEN x THEN pg_advisory_xact_lock(k)
 // order other than the saver's (see "Lock order" above), b with a first
 // statement that takes them all in order, and 1 (the statements' offset).
 func orderLocks(b *pgx.Batch) (*pgx.Batch, int) {
-	var shared, exclusive []int64
+	var shared, exclusive []int64 // in the order b takes them, each once
 	ordered := true
-	var lastShared, lastExclusive int64
 	take := func(key int64, x bool) {
 		switch {
 		case x && slices.Contains(exclusive, key), !x && slices.Contains(shared, key):
 			return // held already
 		case x:
-			ordered = ordered && (len(exclusive) == 0 || key > lastExclusive)
-			exclusive, lastExclusive = append(exclusive, key), key
+			ordered = ordered && (len(exclusive) == 0 || key > exclusive[len(exclusive)-1])
+			exclusive = append(exclusive, key)
 		default:
-			ordered = ordered && len(exclusive) == 0 && (len(shared) == 0 || key > lastShared)
-			shared, lastShared = append(shared, key), key
+			ordered = ordered && len(exclusive) == 0 && (len(shared) == 0 || key > shared[len(shared)-1])
+			shared = append(shared, key)
 		}
 	}
 	for _, q := range b.QueuedQueries {
