@@ -53,6 +53,37 @@ func waitingApps(t *testing.T, conn *pgx.Conn, names ...string) int {
 	return n
 }
 
+// advisoryLock reports whether a backend of application app holds
+// (granted) and waits for (waiting) the advisory lock key.
+func advisoryLock(t *testing.T, conn *pgx.Conn, app string, key int64) (granted, waiting bool) {
+	t.Helper()
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT coalesce(bool_or(l.granted), false), coalesce(bool_or(NOT l.granted), false)
+		FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+		WHERE a.application_name = $1 AND l.locktype = 'advisory' AND l.objsubid = 1
+		AND l.classid::bigint = ($2::bigint >> 32) & 4294967295 AND l.objid::bigint = $2::bigint & 4294967295`, app, key).Scan(&granted, &waiting))
+	return granted, waiting
+}
+
+// waitFor polls cond until it holds; it fails the test if one of
+// the returned channels is closed first (what should wait returned).
+func waitFor(t *testing.T, what string, cond func() bool, returned ...<-chan struct{}) {
+	t.Helper()
+	for !cond() {
+		for _, r := range returned {
+			select {
+			case <-r:
+				t.Fatalf("%s: returned before the condition held", what)
+			default:
+			}
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: %v", what, t.Context().Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
 // collectUnlessDeadlocked waits for n results on errc, failing the test, after
 // ending both applications' backends, if the two wait for each other.
 func collectUnlessDeadlocked(t *testing.T, watch *pgx.Conn, errc <-chan error, n int, nameA, nameB string) []error {
@@ -104,23 +135,20 @@ func TestBatchesOfTwoSaversWritingTheSameThreadsInOppositeOrdersDoNotDeadlock(t 
 	require.NoError(t, err)
 
 	errc := make(chan error, 2)
+	doneA, doneB := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(doneA)
 		errc <- a.PutBatch(context.Background(), []checkpoint.Op{
 			{Checkpoint: cpOf(t1, "0001", "", 1, `"a"`)}, {Checkpoint: cpOf(t2, "0001", "", 1, `"a"`)},
 		})
 	}()
 	go func() {
+		defer close(doneB)
 		errc <- b.PutBatch(context.Background(), []checkpoint.Op{
 			{Checkpoint: cpOf(t2, "0002", "", 1, `"b"`)}, {Checkpoint: cpOf(t1, "0002", "", 1, `"b"`)},
 		})
 	}()
-	for waitingApps(t, watch, nameA, nameB) < 2 {
-		select {
-		case err := <-errc:
-			t.Fatalf("a batch returned (%v) without waiting at the gate", err)
-		case <-time.After(time.Millisecond):
-		}
-	}
+	waitFor(t, "both batches wait at the gate", func() bool { return waitingApps(t, watch, nameA, nameB) == 2 }, doneA, doneB)
 	require.NoError(t, gate.Commit(t.Context()))
 
 	results := collectUnlessDeadlocked(t, watch, errc, 2, nameA, nameB)

@@ -137,11 +137,11 @@ func TestReviewFailedLockStatementIsEveryWritesError(t *testing.T) {
 					low = min(low, k)
 				}
 			}
-			reviewWaitFor(t, "the lock statement waits for the gate's key", func() bool {
-				_, w := reviewAdvisory(t, conn, name, base)
+			waitFor(t, "the lock statement waits for the gate's key", func() bool {
+				_, w := advisoryLock(t, conn, name, base)
 				return w
 			}, done)
-			granted, _ := reviewAdvisory(t, conn, name, low)
+			granted, _ := advisoryLock(t, conn, name, low)
 			require.True(t, granted, "the lowest key, in signed order, is held while the batch waits for the gate's")
 			var query string
 			require.NoError(t, conn.QueryRow(t.Context(), `SELECT query FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, name).Scan(&query))
@@ -209,11 +209,11 @@ func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 			pf := queue(t, s, 2, func() error { return w.write(context.Background(), checkpoint.Fenced(s, lease), f) })
 			py := queue(t, s, 3, func() error { return s.Put(t.Context(), cpOf(y, "0001", "", 1, `1`)) })
 			h.end(t)
-			reviewWaitFor(t, "the batch waits for the lease lock", func() bool {
-				_, w := reviewAdvisory(t, conn, name, postgres.LeaseLockKey(f))
+			waitFor(t, "the batch waits for the lease lock", func() bool {
+				_, w := advisoryLock(t, conn, name, postgres.LeaseLockKey(f))
 				return w
 			})
-			held, _ := reviewAdvisory(t, conn, name, postgres.ThreadLockKey(x, ""))
+			held, _ := advisoryLock(t, conn, name, postgres.ThreadLockKey(x, ""))
 			require.False(t, held, "the lease lock comes before x's Put lock")
 			require.NoError(t, tx.Commit(t.Context()))
 
@@ -257,8 +257,8 @@ func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 			pf := queue(t, s, 2, func() error { return w.write(context.Background(), checkpoint.Fenced(s, lease), f) })
 			py := queue(t, s, 3, func() error { return s.Put(t.Context(), cpOf(y, "0001", "", 1, `1`)) })
 			h.end(t)
-			reviewWaitFor(t, "the batch holds the lease lock and waits for a Put lock", func() bool {
-				g, _ := reviewAdvisory(t, conn, name, postgres.LeaseLockKey(f))
+			waitFor(t, "the batch holds the lease lock and waits for a Put lock", func() bool {
+				g, _ := advisoryLock(t, conn, name, postgres.LeaseLockKey(f))
 				return g && waitingApps(t, conn, name) == 1
 			})
 

@@ -20,37 +20,6 @@ import (
 // own transactions never wait for each other in a cycle, and on the index
 // mapping and fencing of a batch with a prepended lock statement.
 
-// reviewAdvisory reports whether a backend of application app holds
-// (granted) and waits for (waiting) the advisory lock key.
-func reviewAdvisory(t *testing.T, conn *pgx.Conn, app string, key int64) (granted, waiting bool) {
-	t.Helper()
-	require.NoError(t, conn.QueryRow(t.Context(), `SELECT coalesce(bool_or(l.granted), false), coalesce(bool_or(NOT l.granted), false)
-		FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
-		WHERE a.application_name = $1 AND l.locktype = 'advisory' AND l.objsubid = 1
-		AND l.classid::bigint = ($2::bigint >> 32) & 4294967295 AND l.objid::bigint = $2::bigint & 4294967295`, app, key).Scan(&granted, &waiting))
-	return granted, waiting
-}
-
-// reviewWaitFor polls cond until it holds; it fails the test if one of
-// the returned channels is closed first (what should wait returned).
-func reviewWaitFor(t *testing.T, what string, cond func() bool, returned ...<-chan struct{}) {
-	t.Helper()
-	for !cond() {
-		for _, r := range returned {
-			select {
-			case <-r:
-				t.Fatalf("%s: returned before the condition held", what)
-			default:
-			}
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("%s: %v", what, t.Context().Err())
-		case <-time.After(time.Millisecond):
-		}
-	}
-}
-
 // TestReviewPendingWriteRowAndPutLockOfTwoSaversDoNotDeadlock: a pending
 // write's row is not covered by any advisory lock, and the insert of a
 // row another transaction inserted and has not committed waits for that
@@ -105,8 +74,8 @@ func TestReviewPendingWriteRowAndPutLockOfTwoSaversDoNotDeadlock(t *testing.T) {
 				})
 			}()
 			// b queues first for X's Put lock, so it is granted first.
-			reviewWaitFor(t, "b waits for X's Put lock", func() bool {
-				_, w := reviewAdvisory(t, watch, nameB, postgres.ThreadLockKey(threadX, ""))
+			waitFor(t, "b waits for X's Put lock", func() bool {
+				_, w := advisoryLock(t, watch, nameB, postgres.ThreadLockKey(threadX, ""))
 				return w
 			}, doneB)
 			go func() {
@@ -117,7 +86,7 @@ func TestReviewPendingWriteRowAndPutLockOfTwoSaversDoNotDeadlock(t *testing.T) {
 			}()
 			// a waits for X's Put lock, or, once PutWrites takes A's Put
 			// lock in the lock order, possibly for A's, which b took first.
-			reviewWaitFor(t, "a waits for a lock", func() bool { return waitingApps(t, watch, nameA) == 1 }, doneA)
+			waitFor(t, "a waits for a lock", func() bool { return waitingApps(t, watch, nameA) == 1 }, doneA)
 			require.NoError(t, gate.Commit(t.Context()))
 
 			results := collectUnlessDeadlocked(t, watch, errc, 2, nameA, nameB)
@@ -175,7 +144,7 @@ func TestReviewPendingWritesOfTwoSaversInOppositeOrdersDoNotDeadlock(t *testing.
 	}
 	ha.end(t)
 	hb.end(t)
-	reviewWaitFor(t, "both batches wait at the gate", func() bool { return waitingApps(t, watch, nameA, nameB) == 2 })
+	waitFor(t, "both batches wait at the gate", func() bool { return waitingApps(t, watch, nameA, nameB) == 2 })
 	require.NoError(t, gate.Commit(t.Context()))
 	for _, err := range collectUnlessDeadlocked(t, watch, errc, len(qs), nameA, nameB) {
 		require.NoError(t, err)
@@ -240,7 +209,7 @@ func TestReviewLongWayPutBatchAndDeleteThreadOverNamespacesDoNotDeadlock(t *test
 	}()
 	go func() { errc <- b.PutBatch(ctx, ops(orderB, "0002")) }()
 	go func() { errc <- c.PutBatch(ctx, ops(orderC, "0003")) }()
-	reviewWaitFor(t, "the three wait at the gate", func() bool { return waitingApps(t, watch, names...) == 3 })
+	waitFor(t, "the three wait at the gate", func() bool { return waitingApps(t, watch, names...) == 3 })
 	require.NoError(t, gate.Commit(t.Context()))
 	var results []error
 	for len(results) < 3 {
