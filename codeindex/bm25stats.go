@@ -138,22 +138,5 @@ func loadStats(path string) *search.BM25Stats {
 // saveStats writes st to path atomically (a temporary file renamed over
 // path).
 func saveStats(path string, st *search.BM25Stats) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".bm25stats-*")
-	if err != nil {
-		return err
-	}
-	if err := gob.NewEncoder(tmp).Encode(st); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return writeFileAtomic(path, ".bm25stats-*", func(f *os.File) error { return gob.NewEncoder(f).Encode(st) })
 }

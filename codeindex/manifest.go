@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 )
@@ -309,27 +308,13 @@ func (r *manifestReader) hash(h *[32]byte) {
 
 // save writes the manifest to path atomically: to a temporary file in the
 // same folder, renamed over path.
-func (m *manifest) save(path string) (err error) {
-	tmp, err := os.CreateTemp(dirOf(path), ".manifest-*")
+func (m *manifest) save(path string) error {
+	err := writeFileAtomic(path, ".manifest-*", func(f *os.File) error {
+		_, err := f.Write(m.encode())
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("codeindex: save manifest: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(m.encode()); err != nil {
-		return fmt.Errorf("codeindex: save manifest: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("codeindex: save manifest: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("codeindex: save manifest: %w", err)
 	}
 	return nil
 }
-
-func dirOf(path string) string { return filepath.Dir(path) }

@@ -12,7 +12,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -535,24 +534,12 @@ func (m *termModel) encode(dim int) (data []byte, id string) {
 
 // saveTermModel writes data, an encoded term model, to path, through a
 // temporary file renamed over it.
-func saveTermModel(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".terms-*")
+func saveTermModel(path string, data []byte) error {
+	err := writeFileAtomic(path, ".terms-*", func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("codeindex: save term model: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("codeindex: save term model: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("codeindex: save term model: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("codeindex: save term model: %w", err)
 	}
 	return nil

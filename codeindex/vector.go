@@ -338,19 +338,17 @@ func (h *rowHeap) down(i int) {
 //
 // The vectors start at a multiple of 8 bytes, so a mapped file can be
 // read as []float32 in place.
-func (f *flatIndex) save(path string) (err error) {
-	tmp, err := os.CreateTemp(dirOf(path), ".vectors-*")
-	if err != nil {
+func (f *flatIndex) save(path string) error {
+	if err := writeFileAtomic(path, ".vectors-*", f.write); err != nil {
 		return fmt.Errorf("codeindex: save vectors: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	return nil
+}
+
+// write writes f in save's format to out.
+func (f *flatIndex) write(out *os.File) error {
 	n := f.rows()
-	w := bufio.NewWriterSize(tmp, 1<<20)
+	w := bufio.NewWriterSize(out, 1<<20)
 	hdr := append([]byte(vectorMagic), 0)
 	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(f.dim))
 	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(n))
@@ -372,16 +370,7 @@ func (f *flatIndex) save(path string) (err error) {
 	for r := range n {
 		w.WriteString(f.id(r))
 	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("codeindex: save vectors: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("codeindex: save vectors: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("codeindex: save vectors: %w", err)
-	}
-	return nil
+	return w.Flush()
 }
 
 // vectorHeader is the length of a version 2 file's header.
