@@ -216,7 +216,7 @@ func (c *termCounter) train(ctx context.Context, cfg termTrainConfig) (*termMode
 	l := min(dim+10, m, n)
 	model := &termModel{Dim: dim, Terms: terms}
 	if dim == 0 {
-		model.Dim, model.Terms = 0, nil
+		model.Terms = nil
 		model.reindex()
 		return model, nil
 	}
@@ -565,8 +565,8 @@ func loadTermModel(path, id string) (*termModel, error) {
 	if len(p) < 8 {
 		return nil, errStaleTermModel
 	}
-	m := &termModel{Dim: int(binary.LittleEndian.Uint32(p)), Terms: make([]string, 0, min(int(binary.LittleEndian.Uint32(p[4:])), len(p)))}
 	n := int(binary.LittleEndian.Uint32(p[4:]))
+	m := &termModel{Dim: int(binary.LittleEndian.Uint32(p)), Terms: make([]string, 0, min(n, len(p)))}
 	p = p[8:]
 	for range n {
 		l, k := binary.Uvarint(p)
