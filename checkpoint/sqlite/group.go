@@ -17,22 +17,15 @@ import (
 // FULL) per batch instead of one per write. A write that finds no
 // transaction of the group in flight commits at once, alone.
 //
-// In a batch of several writes each runs inside a SAVEPOINT: a write
-// refused for what it is — a conflict, a version conflict, a fenced
-// (stale) lease — is rolled back to its savepoint and gets its own error,
-// and the others commit. The fence check stays in the write's transaction,
-// as the write's first statement. Any other error of a write (the
-// driver's: I/O, a damaged file) aborts the whole transaction; that write
-// gets the error and the others are committed again in a new transaction
-// without it.
-
-// The statements around each write of a batch (prepared on the writer
-// connection, as every statement of a write transaction is).
-const (
-	savepoint  = `SAVEPOINT w`
-	rollbackTo = `ROLLBACK TO w`
-	release    = `RELEASE w`
-)
+// In a batch of several writes, a write refused for what it is — a
+// conflict, a version conflict, a fenced (stale) lease — before it changed
+// anything (its function returns the refusal as *unchanged) gets its own
+// error, and the others commit. The fence check stays in the write's
+// transaction, as the write's first statement. Any other error of a write
+// — a refusal after it changed rows, or the driver's: I/O, a damaged file
+// — aborts the whole transaction; that write gets the error and the others
+// are committed again in a new transaction without it. No write pays for
+// a savepoint.
 
 // maxBatch caps the writes of one transaction.
 const maxBatch = 512
@@ -59,7 +52,7 @@ func (s *Saver) initGroup() {
 func commit(db *sqlitedb.DB, batch []*groupWrite) {
 	if len(batch) == 1 {
 		w := batch[0]
-		w.Err = db.Write(w.Ctx, func(tx sqlitedb.Tx) error { return w.Op(w.Ctx, tx) })
+		w.Err = db.Write(w.Ctx, func(tx sqlitedb.Tx) error { return bare(w.Op(w.Ctx, tx)) })
 		return
 	}
 	// The batch's statements run under a context no caller can cancel:
@@ -71,21 +64,12 @@ func commit(db *sqlitedb.DB, batch []*groupWrite) {
 		err := db.Write(ctx, func(tx sqlitedb.Tx) error {
 			for _, w := range batch {
 				w.Err = nil
-				if _, err := tx.Exec(savepoint); err != nil {
-					return err
-				}
 				err := w.Op(w.Ctx, tx)
-				if err != nil && refusal(err) {
-					w.Err = err
-					if _, err := tx.Exec(rollbackTo); err != nil {
-						return err
-					}
+				if u, ok := err.(*unchanged); ok && refusal(u.err) {
+					w.Err = u.err
 				} else if err != nil {
-					failed = &writeFailure{w: w, err: err}
+					failed = &writeFailure{w: w, err: bare(err)}
 					return failed
-				}
-				if _, err := tx.Exec(release); err != nil {
-					return err
 				}
 			}
 			return nil
@@ -127,6 +111,24 @@ func refusal(err error) bool {
 	// A fenced write (*checkpoint.FencedError) or a renewal of a lease
 	// that is no longer current.
 	return errors.Is(err, checkpoint.ErrLeaseLost)
+}
+
+// unchanged is the refusal of a write whose function changed nothing in
+// its transaction before it refused it: its batch needs no savepoint to
+// undo it. Only a write's own function returns it, and only before its
+// first change; a function that makes several writes (PutBatch) returns
+// what its parts refuse as a plain error (bare).
+type unchanged struct{ err error }
+
+func (u *unchanged) Error() string { return u.err.Error() }
+func (u *unchanged) Unwrap() error { return u.err }
+
+// bare returns the error an *unchanged carries, or err.
+func bare(err error) error {
+	if u, ok := err.(*unchanged); ok {
+		return u.err
+	}
+	return err
 }
 
 // writeFailure is the error of one write that aborts its batch's

@@ -98,9 +98,11 @@ func TestGroupCommitRefusesOnlyTheBadWriteOfABatch(t *testing.T) {
 	// the bad write gets its own error and leaves nothing behind; the good
 	// ones land, in the same batch.
 	//
-	// A refusal (conflict, fenced lease) is rolled back to the write's
-	// savepoint: the batch's transaction goes on and each write runs once.
-	// A database error aborts the transaction: the others run again.
+	// A refusal made before the write changed anything (conflict with the
+	// parent, fenced lease, lease held) leaves the batch's transaction
+	// going on: each write runs once. A refusal after a change (a version
+	// conflict found once the row was written) and a database error abort
+	// the transaction: the others run again, without the bad one.
 	cases := []struct {
 		name   string
 		aborts bool
@@ -115,10 +117,10 @@ func TestGroupCommitRefusesOnlyTheBadWriteOfABatch(t *testing.T) {
 					requireLatest(t, s, "c", "0001")
 				}
 		}},
-		{"version-conflict", false, func(t *testing.T, s *sqlite.Saver) (func() error, func(*testing.T, error)) {
+		{"version-conflict", true, func(t *testing.T, s *sqlite.Saver) (func() error, func(*testing.T, error)) {
 			require.NoError(t, s.Put(t.Context(), cpOf("v", "0001", "", 1, `1`)))
 			// Its row is written before its value is found to conflict:
-			// the savepoint must take the row back.
+			// the row must not stay.
 			return func() error { return s.Put(t.Context(), cpOf("v", "0002", "0001", 1, `"other"`)) },
 				func(t *testing.T, err error) {
 					_, ok := errors.AsType[*checkpoint.VersionConflictError](err)

@@ -77,7 +77,8 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl t
 			l.Expires = time.Unix(0, exp)
 			return take(cur.token)
 		}
-		return &checkpoint.LeaseHeldError{ThreadID: threadID, Holder: cur.holder, Expires: time.Unix(0, cur.expires)}
+		// Refused after reads only.
+		return &unchanged{&checkpoint.LeaseHeldError{ThreadID: threadID, Holder: cur.holder, Expires: time.Unix(0, cur.expires)}}
 	})
 	if err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/sqlite: acquire lease of thread %q: %w", threadID, err)
@@ -144,7 +145,7 @@ func (s *Saver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return checkpoint.ErrLeaseLost
+			return &unchanged{checkpoint.ErrLeaseLost}
 		}
 		lease.Expires = time.Unix(0, exp)
 		return nil

@@ -344,7 +344,7 @@ func (s *Saver) putWrite(cp *checkpoint.Checkpoint) (func(context.Context, sqlit
 // storeCheckpoint is putWrite's write.
 func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpoint.Checkpoint, created sql.NullInt64, meta, versions []byte, changed []checkpoint.Channel) error {
 	if err := checkFence(ctx, tx, cp.ThreadID); err != nil {
-		return err
+		return &unchanged{err}
 	}
 	res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork)
 	if err != nil {
@@ -355,10 +355,16 @@ func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpo
 		return err
 	}
 	if n == 0 {
-		return parentConflict(tx, cp)
+		return &unchanged{parentConflict(tx, cp)}
 	}
 	for _, c := range changed {
 		ch, v := c.Name, c.Version
+		if deltas.AlwaysWhole(c.Value) {
+			if err := storeWhole(tx, cp, c); err != nil {
+				return fmt.Errorf("channel %q: %w", ch, err)
+			}
+			continue
+		}
 		path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, ch, v)
 		if err != nil {
 			return fmt.Errorf("channel %q: %w", ch, err)
@@ -379,6 +385,30 @@ func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpo
 		}
 	}
 	return nil
+}
+
+// storeWhole stores the value of channel c of cp, which is stored whole
+// whatever its channel's earlier versions (deltas.AlwaysWhole), without
+// reading them first: when its version is stored already, the insert does
+// nothing, and the stored value's hash is compared with c's as prevPath's
+// caller does.
+func storeWhole(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel) error {
+	b := deltas.Encode(c.Version, c.Value, nil, 0)
+	res, err := tx.Exec(insertBlob, cp.ThreadID, cp.Namespace, c.Name, c.Version, sql.NullInt64{}, b.Depth, b.Size, b.Hash[:], b.Data)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	stored, err := scanMeta(tx.QueryRow(selectLeaf, cp.ThreadID, cp.Namespace, c.Name, c.Version))
+	if err != nil {
+		return err
+	}
+	if stored.Version != c.Version || stored.Hash != b.Hash {
+		return &checkpoint.VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: c.Name, Version: c.Version}
+	}
+	return nil // stored by an earlier checkpoint: keep the first
 }
 
 // parentConflict returns the [*checkpoint.ConflictError] of cp, whose row
@@ -427,7 +457,7 @@ func writesWrite(ref checkpoint.Ref, writes []checkpoint.Write) (func(context.Co
 // storeWrites is writesWrite's write.
 func storeWrites(ctx context.Context, tx sqlitedb.Tx, ref checkpoint.Ref, writes []checkpoint.Write) error {
 	if err := checkFence(ctx, tx, ref.ThreadID); err != nil {
-		return err
+		return &unchanged{err}
 	}
 	for _, w := range writes {
 		q := insertWriteIgnore
@@ -477,8 +507,10 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 	err := s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error {
 		for _, w := range writes {
 			if err := w.write(ctx, tx); err != nil {
+				// An op refused after others wrote: the batch is undone
+				// whole, never as if nothing had changed.
 				failed = w.what
-				return err
+				return bare(err)
 			}
 		}
 		return nil

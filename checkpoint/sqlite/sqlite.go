@@ -180,6 +180,6 @@ func SchemaVersion() int { return len(migrations) }
 
 // writeQueries and readQueries are prepared when the Saver opens.
 var (
-	writeQueries = []string{selectLeaf, selectMetaPath, insertBlob, upsertCheckpoint, insertWriteIgnore, insertWriteReplace, deleteThread[0], deleteThread[1], deleteThread[2], acquireLease, selectLease, renewLease, releaseLease, holdsLease, savepoint, rollbackTo, release}
+	writeQueries = []string{selectLeaf, selectMetaPath, insertBlob, upsertCheckpoint, insertWriteIgnore, insertWriteReplace, deleteThread[0], deleteThread[1], deleteThread[2], acquireLease, selectLease, renewLease, releaseLease, holdsLease, selectLatestOther}
 	readQueries  = []string{selectLatest, selectByID, selectPaths, selectWrites}
 )

@@ -89,6 +89,14 @@ func Decode(path []Blob) ([]byte, error) {
 	return out, nil
 }
 
+// AlwaysWhole reports whether [Encode] stores value whole whatever the
+// channel's previous versions are: value is not a JSON array (its first
+// byte is not '[' or its last not ']'), so it appends to no earlier value.
+// A saver need not read the previous version's path to encode it.
+func AlwaysWhole(value []byte) bool {
+	return len(value) < 2 || value[0] != '[' || value[len(value)-1] != ']'
+}
+
 // Encode returns the blob that stores value as version, given prev, the
 // decoding path (as for [Decode]) of the channel's previous stored version,
 // or nil if there is none. Only the Version, Depth, Size and Hash of the

@@ -239,3 +239,34 @@ func TestDecodeRejectsCorruptBlobs(t *testing.T) {
 		})
 	}
 }
+
+func TestAlwaysWholeValuesAreNeverEncodedAsDeltas(t *testing.T) {
+	// Each value is put after each previous history, at depths up to
+	// past a fanout's jump: a value AlwaysWhole reports is stored whole
+	// after every one; the arrays among them become deltas after some.
+	histories := [][]string{
+		{`[]`}, {`[1]`}, {`[1]`, `[1,2]`, `[1,2,3]`, `[1,2,3,4]`, `[1,2,3,4,5]`},
+		{`"a"`}, {`{"a":[1]}`}, {`[1,2]`, `[1,2]`},
+	}
+	values := []string{``, `[`, `]`, `[]`, `[1]`, `[1,2]`, `[1,2,3,4,5,6]`, `1`, `"[1]"`, `{"a":[1]}`, `[1] `, ` [1]`, `[1,2,3,4,5`}
+	for _, value := range values {
+		delta := false
+		for _, history := range histories {
+			for _, fanout := range []int{2, 4} {
+				s := newStore()
+				for i, h := range history {
+					s.put(int64(i+1), []byte(h), fanout)
+				}
+				b := s.put(int64(len(history)+1), []byte(value), fanout)
+				if AlwaysWhole([]byte(value)) {
+					require.False(t, b.Delta, "%q after %q (fanout %d)", value, history, fanout)
+					require.Equal(t, Encode(b.Version, []byte(value), nil, fanout), b)
+				}
+				delta = delta || b.Delta
+			}
+		}
+		if value == `[1,2,3,4,5,6]` {
+			require.True(t, delta, "an array extending the history is a delta after it")
+		}
+	}
+}
