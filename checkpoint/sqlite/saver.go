@@ -263,14 +263,17 @@ const selectLatestOther = `SELECT id FROM checkpoints
 const (
 	insertBlob = `INSERT INTO blobs (thread_id, ns, channel, version, base, depth, size, hash, data)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
-	// upsertCheckpoint writes a checkpoint row if it is a fork (?10) or
-	// its parent (?4) is the latest other checkpoint of its thread and
-	// namespace ("" for none), and writes nothing otherwise. The check
-	// is part of the statement, which is prepared, rather than a query of
-	// its own.
+	// upsertCheckpoint writes a checkpoint row if the write's lease
+	// token (?11; NULL for a write under no lease) is its thread's
+	// current one, and it is a fork (?10) or its parent (?4) is the
+	// latest other checkpoint of its thread and namespace ("" for none);
+	// it writes nothing otherwise. The checks are part of the statement,
+	// which is prepared, rather than queries of their own; the fence is
+	// checked before anything of the write is.
 	upsertCheckpoint = `INSERT INTO checkpoints (thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape)
 		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
-		WHERE ?10 OR ?4 = coalesce((` + selectLatestOther + `), '')
+		WHERE (?11 IS NULL OR EXISTS (SELECT 1 FROM leases WHERE thread_id = ?1 AND token = ?11 AND token <> ''))
+			AND (?10 OR ?4 = coalesce((` + selectLatestOther + `), ''))
 		ON CONFLICT (thread_id, ns, id) DO UPDATE SET
 			parent_id = excluded.parent_id, created_at = excluded.created_at, metadata = excluded.metadata,
 			versions = excluded.versions, frontier = excluded.frontier, shape = excluded.shape`
@@ -343,10 +346,11 @@ func (s *Saver) putWrite(cp *checkpoint.Checkpoint) (func(context.Context, sqlit
 
 // storeCheckpoint is putWrite's write.
 func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpoint.Checkpoint, created sql.NullInt64, meta, versions []byte, changed []checkpoint.Channel) error {
-	if err := checkFence(ctx, tx, cp.ThreadID); err != nil {
-		return &unchanged{err}
+	var token sql.NullString
+	if lease, ok := checkpoint.LeaseFrom(ctx, cp.ThreadID); ok {
+		token = sql.NullString{String: lease.Token, Valid: true}
 	}
-	res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork)
+	res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork, token)
 	if err != nil {
 		return err
 	}
@@ -355,6 +359,11 @@ func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpo
 		return err
 	}
 	if n == 0 {
+		// Refused by the fence or for its parent: which, the same
+		// transaction's reads say.
+		if err := checkFence(ctx, tx, cp.ThreadID); err != nil {
+			return &unchanged{err}
+		}
 		return &unchanged{parentConflict(tx, cp)}
 	}
 	for _, c := range changed {
