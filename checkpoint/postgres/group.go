@@ -59,9 +59,12 @@ const takeLocksInOrder = `SELECT count(CASE WHEN x THEN pg_advisory_xact_lock(k)
 		ORDER BY x, k) AS o`
 
 // orderLocks returns b, or, when b's statements take advisory locks in an
-// order other than the saver's (see "Lock order" above), b with a first
-// statement that takes them all in order, and 1 (the statements' offset).
-func orderLocks(b *pgx.Batch) (*pgx.Batch, int) {
+// order other than the saver's (see "Lock order" above), a batch whose
+// first statement takes them all in order, followed by b's statements
+// without their own lock statements (which would find every lock held),
+// and origin: the index in b of each statement of the returned batch, -1
+// for the first. origin is nil when b is returned.
+func orderLocks(b *pgx.Batch) (*pgx.Batch, []int) {
 	var shared, exclusive []int64 // in the order b takes them, each once
 	ordered := true
 	take := func(key int64, x bool) {
@@ -76,22 +79,32 @@ func orderLocks(b *pgx.Batch) (*pgx.Batch, int) {
 			shared = append(shared, key)
 		}
 	}
+	locks := 0
 	for _, q := range b.QueuedQueries {
 		switch q.SQL {
 		case lockPut:
 			take(q.Arguments[0].(int64), true)
+			locks++
 		case lockPutFenced:
 			take(q.Arguments[1].(int64), false)
 			take(q.Arguments[0].(int64), true)
+			locks++
 		}
 	}
 	if ordered {
-		return b, 0
+		return b, nil
 	}
 	o := &pgx.Batch{}
 	o.Queue(takeLocksInOrder, shared, exclusive)
-	o.QueuedQueries = append(o.QueuedQueries, b.QueuedQueries...)
-	return o, 1
+	origin := make([]int, 1, b.Len()-locks+1)
+	origin[0] = -1
+	for i, q := range b.QueuedQueries {
+		if q.SQL != lockPut && q.SQL != lockPutFenced {
+			o.QueuedQueries = append(o.QueuedQueries, q)
+			origin = append(origin, i)
+		}
+	}
+	return o, origin
 }
 
 // maxBatch caps the writes of one batch.
@@ -155,10 +168,10 @@ func (g *sender) commit(batch []*groupWrite) {
 			w.Op(b)
 			ends[i] = b.Len()
 		}
-		ob, offset := orderLocks(b)
+		ob, origin := orderLocks(b)
 		failed, err := g.send(ctx, ob)
-		if failed >= 0 {
-			failed -= offset // -1 when the lock statement failed: every write's error
+		if failed >= 0 && origin != nil {
+			failed = origin[failed] // -1 when the lock statement failed: every write's error
 		}
 		if err == nil {
 			for _, w := range batch {

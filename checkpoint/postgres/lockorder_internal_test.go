@@ -55,14 +55,14 @@ func TestOrderLocksPrependsALockStatementOnlyWhenTheWritesWouldLockOutOfOrder(t 
 				b.Queue(l.sql, l.args...)
 				b.Queue(`SELECT 1`) // a write's other statements
 			}
-			got, offset := orderLocks(b)
+			got, origin := orderLocks(b)
 			if tt.wantExcl == nil {
 				require.Same(t, b, got)
-				require.Zero(t, offset)
+				require.Nil(t, origin)
 				return
 			}
-			require.Equal(t, 1, offset)
-			require.Equal(t, b.Len()+1, got.Len())
+			require.Equal(t, len(tt.locks)+1, got.Len(), "the lock statement, then each write's other statement")
+			require.Equal(t, got.Len(), len(origin))
 			first := got.QueuedQueries[0]
 			require.Equal(t, takeLocksInOrder, first.SQL)
 			shared, excl := first.Arguments[0].([]int64), first.Arguments[1].([]int64)
@@ -72,7 +72,11 @@ func TestOrderLocksPrependsALockStatementOnlyWhenTheWritesWouldLockOutOfOrder(t 
 			if d := cmp.Diff(tt.wantExcl, excl); d != "" {
 				t.Errorf("exclusive keys (-want +got):\n%s", d)
 			}
-			require.Equal(t, b.QueuedQueries, got.QueuedQueries[1:], "the writes' statements follow, unchanged")
+			require.Equal(t, -1, origin[0])
+			for j, q := range got.QueuedQueries[1:] {
+				require.Equal(t, `SELECT 1`, q.SQL, "the writes' statements follow, without their locks")
+				require.Same(t, b.QueuedQueries[origin[j+1]], q, "statement %d comes from b's %d", j+1, origin[j+1])
+			}
 		})
 	}
 }
