@@ -66,27 +66,40 @@ func TestTakeoverWaitsForAFencedWriteInFlight(t *testing.T) {
 	waitForLock(t, connect(t, schema), postgres.ThreadLockKey(thread, ""), putDone, "the fenced Put")
 
 	// The lease expires: it may be taken over.
-	_, err = connect(t, schema).Exec(t.Context(), `UPDATE agentgraph_leases SET expires_at = now() - interval '1 second' WHERE thread_id = $1`, thread)
-	require.NoError(t, err)
-	acqDone, acqErr := make(chan struct{}), make(chan error, 1)
-	var taken checkpoint.Lease
-	go func() {
-		defer close(acqDone)
-		var err error
-		taken, err = other.AcquireLease(context.Background(), thread, "new", time.Minute)
-		acqErr <- err
-	}()
-	waitForLock(t, connect(t, schema), postgres.LeaseLockKey(thread), acqDone, "the takeover")
+	takeover := expireAndTakeOver(t, schema, other, thread)
 	require.NoError(t, tx.Commit(t.Context()))
 
 	// The write was made under the current lease: it lands, before the
 	// takeover, which then succeeds.
 	require.NoError(t, <-putErr)
-	require.NoError(t, <-acqErr)
+	taken, err := takeover()
+	require.NoError(t, err)
 	require.Greater(t, taken.Fence, lease.Fence)
 	requireLatest(t, s, thread, "0001")
 	err = checkpoint.Fenced(s, lease).Put(t.Context(), cpOf(thread, "0002", "0001", 2, `2`))
 	require.ErrorIs(t, err, checkpoint.ErrLeaseLost, "the old holder's next write")
+}
+
+// expireAndTakeOver expires thread's lease and has other take it over in
+// the background, once the takeover waits for the thread's lease lock
+// (held by a write in flight); the function returned waits for the
+// takeover's outcome.
+func expireAndTakeOver(t *testing.T, schema string, other *postgres.Saver, thread string) func() (checkpoint.Lease, error) {
+	t.Helper()
+	_, err := connect(t, schema).Exec(t.Context(), `UPDATE agentgraph_leases SET expires_at = now() - interval '1 second' WHERE thread_id = $1`, thread)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	var taken checkpoint.Lease
+	var takeErr error
+	go func() {
+		defer close(done)
+		taken, takeErr = other.AcquireLease(context.Background(), thread, "new", time.Minute)
+	}()
+	waitForLock(t, connect(t, schema), postgres.LeaseLockKey(thread), done, "the takeover")
+	return func() (checkpoint.Lease, error) {
+		<-done
+		return taken, takeErr
+	}
 }
 
 func TestFencedWriteThatMeetsATakeoverInFlightIsRefused(t *testing.T) {

@@ -264,23 +264,14 @@ func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 
 			// The lease expires; another saver takes it over: it waits for
 			// the batch in flight.
-			_, err = conn.Exec(t.Context(), `UPDATE agentgraph_leases SET expires_at = now() - interval '1 second' WHERE thread_id = $1`, f)
-			require.NoError(t, err)
-			acqDone, acqErr := make(chan struct{}), make(chan error, 1)
-			var taken checkpoint.Lease
-			go func() {
-				defer close(acqDone)
-				var err error
-				taken, err = other.AcquireLease(context.Background(), f, "new", time.Minute)
-				acqErr <- err
-			}()
-			waitForLock(t, connect(t, schema), postgres.LeaseLockKey(f), acqDone, "the takeover")
+			takeover := expireAndTakeOver(t, schema, other, f)
 			require.NoError(t, gate.Commit(t.Context()))
 
 			require.NoError(t, <-px)
 			require.NoError(t, <-pf, "made while the lease was current: lands before the takeover")
 			require.NoError(t, <-py)
-			require.NoError(t, <-acqErr)
+			taken, err := takeover()
+			require.NoError(t, err)
 			require.Greater(t, taken.Fence, lease.Fence)
 			got, err := s.Get(t.Context(), checkpoint.Ref{ThreadID: f})
 			require.NoError(t, err)
