@@ -211,20 +211,28 @@ func TestLoadFlatIndexReportsCorruptFile(t *testing.T) {
 
 func truncate(path string, n int64) error { return os.Truncate(path, n) }
 
-// A folder written by an older version of the package (another analyzer)
-// is rebuilt by the next Update, not trusted and not refused.
-func TestAFolderOfAnOlderVersionIsRebuilt(t *testing.T) {
+// helloIndex returns a folder holding one Go file (a.go: func Hello,
+// "Hello greets.") and its index, opened and updated.
+func helloIndex(t *testing.T) (string, *Index) {
+	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Hello greets.\nfunc Hello() {}\n"), 0o644))
 	ix, err := Open(t.Context(), root)
 	require.NoError(t, err)
 	_, err = ix.Update(t.Context())
 	require.NoError(t, err)
+	return root, ix
+}
+
+// A folder written by an older version of the package (another analyzer)
+// is rebuilt by the next Update, not trusted and not refused.
+func TestAFolderOfAnOlderVersionIsRebuilt(t *testing.T) {
+	root, ix := helloIndex(t)
 	ix.man.Version = manifestVersion - 1
 	require.NoError(t, ix.man.save(filepath.Join(ix.dir, manifestFile)))
 	require.NoError(t, ix.Close())
 
-	ix, err = Open(t.Context(), root)
+	ix, err := Open(t.Context(), root)
 	require.NoError(t, err)
 	defer ix.Close()
 	st, err := ix.Update(t.Context())
@@ -238,12 +246,7 @@ func TestAFolderOfAnOlderVersionIsRebuilt(t *testing.T) {
 }
 
 func TestBM25StatisticsAreKeptAcrossOpenUntilTheKeywordIndexChanges(t *testing.T) {
-	root := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Hello greets.\nfunc Hello() {}\n"), 0o644))
-	ix, err := Open(t.Context(), root)
-	require.NoError(t, err)
-	_, err = ix.Update(t.Context())
-	require.NoError(t, err)
+	root, ix := helloIndex(t)
 	statsPath := filepath.Join(ix.dir, statsFile)
 	require.NoFileExists(t, statsPath, "computed by the first keyword search, not by Update")
 	want, err := ix.Search(t.Context(), "greets", WithMode(BM25))
@@ -267,12 +270,7 @@ func TestBM25StatisticsAreKeptAcrossOpenUntilTheKeywordIndexChanges(t *testing.T
 }
 
 func TestADamagedBM25StatisticsFileIsComputedAgain(t *testing.T) {
-	root := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Hello greets.\nfunc Hello() {}\n"), 0o644))
-	ix, err := Open(t.Context(), root)
-	require.NoError(t, err)
-	_, err = ix.Update(t.Context())
-	require.NoError(t, err)
+	root, ix := helloIndex(t)
 	want, err := ix.Search(t.Context(), "greets", WithMode(BM25))
 	require.NoError(t, err)
 	require.NoError(t, ix.Close())

@@ -187,12 +187,7 @@ func TestDecodeManifestRefusesEveryCutAndGarbledByte(t *testing.T) {
 // An index folder of a version whose manifest was legacyManifestFile (gob)
 // is rebuilt by the next Update, and the old file is removed.
 func TestAFolderWithAGobManifestIsRebuilt(t *testing.T) {
-	root := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Hello greets.\nfunc Hello() {}\n"), 0o644))
-	ix, err := Open(t.Context(), root)
-	require.NoError(t, err)
-	_, err = ix.Update(t.Context())
-	require.NoError(t, err)
+	root, ix := helloIndex(t)
 	dir := ix.dir
 	require.NoError(t, ix.Close())
 	legacy := filepath.Join(dir, legacyManifestFile)
