@@ -102,23 +102,50 @@ func expireAndTakeOver(t *testing.T, schema string, other *postgres.Saver, threa
 	}
 }
 
+// fencedWrite is a write of a thread holding a checkpoint 0001, made
+// through a fenced view f.
+type fencedWrite struct {
+	name  string
+	write func(ctx context.Context, f checkpoint.Saver, thread string) error
+}
+
+var (
+	fencedPut = fencedWrite{"put", func(ctx context.Context, f checkpoint.Saver, thread string) error {
+		return f.Put(ctx, cpOf(thread, "0002", "0001", 2, `2`))
+	}}
+	fencedPutWrites = fencedWrite{"put-writes", func(ctx context.Context, f checkpoint.Saver, thread string) error {
+		return f.PutWrites(ctx, checkpoint.Ref{ThreadID: thread, ID: "0001"}, []checkpoint.Write{{TaskID: "t", Channel: "a", Value: []byte(`1`)}})
+	}}
+	fencedPutBatch = fencedWrite{"put-batch", func(ctx context.Context, f checkpoint.Saver, thread string) error {
+		return f.(checkpoint.Batcher).PutBatch(ctx, []checkpoint.Op{
+			{Ref: checkpoint.Ref{ThreadID: thread, ID: "0001"}, Writes: []checkpoint.Write{{TaskID: "t", Channel: "a", Value: []byte(`1`)}}},
+			{Checkpoint: cpOf(thread, "0002", "0001", 2, `2`)},
+		})
+	}}
+	fencedDeleteThread = fencedWrite{"delete-thread", func(ctx context.Context, f checkpoint.Saver, thread string) error {
+		return f.(checkpoint.ThreadDeleter).DeleteThread(ctx, thread)
+	}}
+)
+
+// takeoverInFlight begins a takeover of thread's lease as AcquireLease
+// makes it — the lease lock, then the row's update to holder "new" — and
+// leaves it uncommitted (rolled back at the test's end).
+func takeoverInFlight(t *testing.T, schema, thread string) pgx.Tx {
+	t.Helper()
+	tx, err := connect(t, schema).Begin(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock($1)`, postgres.LeaseLockKey(thread))
+	require.NoError(t, err)
+	_, err = tx.Exec(t.Context(), `UPDATE agentgraph_leases SET holder = 'new', token = 'new-token', fence = fence + 1 WHERE thread_id = $1`, thread)
+	require.NoError(t, err)
+	return tx
+}
+
 func TestFencedWriteThatMeetsATakeoverInFlightIsRefused(t *testing.T) {
 	schema := freshSchema(t)
 	s := open(t, schema)
-	cases := []struct {
-		name  string
-		write func(ctx context.Context, f checkpoint.Saver, thread string) error
-	}{
-		{"put", func(ctx context.Context, f checkpoint.Saver, thread string) error {
-			return f.Put(ctx, cpOf(thread, "0002", "0001", 2, `2`))
-		}},
-		{"put-writes", func(ctx context.Context, f checkpoint.Saver, thread string) error {
-			return f.PutWrites(ctx, checkpoint.Ref{ThreadID: thread, ID: "0001"}, []checkpoint.Write{{TaskID: "t", Channel: "a", Value: []byte(`1`)}})
-		}},
-		{"delete-thread", func(ctx context.Context, f checkpoint.Saver, thread string) error {
-			return f.(checkpoint.ThreadDeleter).DeleteThread(ctx, thread)
-		}},
-	}
+	cases := []fencedWrite{fencedPut, fencedPutWrites, fencedDeleteThread}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			thread := fmt.Sprintf("meet-%s-%d", c.name, time.Now().UnixNano())
@@ -128,13 +155,7 @@ func TestFencedWriteThatMeetsATakeoverInFlightIsRefused(t *testing.T) {
 
 			// A takeover in flight, as AcquireLease makes it: the lease
 			// lock, then the row's update, not committed yet.
-			conn := connect(t, schema)
-			tx, err := conn.Begin(t.Context())
-			require.NoError(t, err)
-			_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock($1)`, postgres.LeaseLockKey(thread))
-			require.NoError(t, err)
-			_, err = tx.Exec(t.Context(), `UPDATE agentgraph_leases SET holder = 'new', token = 'new-token', fence = fence + 1 WHERE thread_id = $1`, thread)
-			require.NoError(t, err)
+			tx := takeoverInFlight(t, schema, thread)
 
 			done, errc := make(chan struct{}), make(chan error, 1)
 			go func() {

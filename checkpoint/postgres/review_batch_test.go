@@ -166,23 +166,7 @@ func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 	// A batch of three callers: a Put of thread x, a fenced write of thread
 	// f, a Put of thread y. The fenced write's lease lock comes after x's
 	// Put lock: the batch takes its locks first, the lease's first.
-	writes := []struct {
-		name  string
-		write func(ctx context.Context, f checkpoint.Saver, thread string) error
-	}{
-		{"put", func(ctx context.Context, f checkpoint.Saver, thread string) error {
-			return f.Put(ctx, cpOf(thread, "0002", "0001", 2, `2`))
-		}},
-		{"put-writes", func(ctx context.Context, f checkpoint.Saver, thread string) error {
-			return f.PutWrites(ctx, checkpoint.Ref{ThreadID: thread, ID: "0001"}, []checkpoint.Write{{TaskID: "t", Channel: "a", Value: []byte(`1`)}})
-		}},
-		{"put-batch", func(ctx context.Context, f checkpoint.Saver, thread string) error {
-			return f.(checkpoint.Batcher).PutBatch(ctx, []checkpoint.Op{
-				{Ref: checkpoint.Ref{ThreadID: thread, ID: "0001"}, Writes: []checkpoint.Write{{TaskID: "t", Channel: "a", Value: []byte(`1`)}}},
-				{Checkpoint: cpOf(thread, "0002", "0001", 2, `2`)},
-			})
-		}},
-	}
+	writes := []fencedWrite{fencedPut, fencedPutWrites, fencedPutBatch}
 	for _, w := range writes {
 		t.Run(w.name+"/takeover first: refused", func(t *testing.T) {
 			schema := freshSchema(t)
@@ -196,13 +180,7 @@ func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 			conn := connect(t, schema)
 
 			// A takeover in flight, as AcquireLease makes it.
-			tx, err := connect(t, schema).Begin(t.Context())
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
-			_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock($1)`, postgres.LeaseLockKey(f))
-			require.NoError(t, err)
-			_, err = tx.Exec(t.Context(), `UPDATE agentgraph_leases SET holder = 'new', token = 'new-token', fence = fence + 1 WHERE thread_id = $1`, f)
-			require.NoError(t, err)
+			tx := takeoverInFlight(t, schema, f)
 
 			h := hold(t, s, schema)
 			px := queue(t, s, 1, func() error { return s.Put(t.Context(), cpOf(x, "0001", "", 1, `1`)) })
