@@ -94,10 +94,10 @@ func commit(db *sqlitedb.DB, batch []*groupWrite) {
 }
 
 // refusal reports whether err refuses a write for what it is, not for a
-// failure of the database: the write is rolled back to its savepoint and
-// the rest of its batch goes on. (Every refusal is found before its write
-// changes anything but a version conflict; the savepoint makes each one
-// safe whatever the order.)
+// failure of the database. A refusal made before its write changed
+// anything (*unchanged) leaves the rest of its batch going on; one made
+// after a change (a version conflict) aborts the batch like any other
+// error, and the batch is committed again without it.
 func refusal(err error) bool {
 	if _, ok := errors.AsType[*checkpoint.ConflictError](err); ok {
 		return true

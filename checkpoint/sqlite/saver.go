@@ -667,7 +667,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	}
 	err := s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error {
 		if err := checkFence(ctx, tx, threadID); err != nil {
-			return err
+			return &unchanged{err}
 		}
 		for _, q := range deleteThread {
 			if _, err := tx.Exec(q, threadID); err != nil {
