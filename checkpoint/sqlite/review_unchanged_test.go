@@ -420,7 +420,9 @@ func TestReviewExpiredLeaseNotTakenOverStillWritesUntilTakenOver(t *testing.T) {
 	require.Greater(t, cur.Fence, lease.Fence)
 	errs = inOneBatch(t, s,
 		func() error { return f.Put(t.Context(), cpOf("e", "0003", "0002", 3, `3`)) },
-		func() error { return checkpoint.Fenced(s, cur).Put(t.Context(), cpOf("e", "0003", "0002", 3, `[1,2,3]`)) },
+		func() error {
+			return checkpoint.Fenced(s, cur).Put(t.Context(), cpOf("e", "0003", "0002", 3, `[1,2,3]`))
+		},
 	)
 	fe := requireAs[*checkpoint.FencedError](t, errs[0])
 	require.Equal(t, cur.Fence, fe.Current)
