@@ -26,15 +26,17 @@
 // transaction commits waits for it and is then committed together with the
 // others that arrived meanwhile (up to 512), in their order of arrival, so
 // that many threads checkpointing at once share commits — and, with
-// synchronous FULL, fsyncs. Each write of such a batch runs inside a
-// savepoint and is checked on its own: a conflict, a fenced (stale) lease
-// or a lease held by another refuses that write alone, with its own error,
-// and the others commit; an error of the database itself in one write
-// aborts the transaction, that write gets the error and the others are
-// committed again without it. A
-// write whose context is done while it waits is dropped; one already in a
-// batch is committed or refused with it. [Saver.Close] waits for the
-// transaction in flight and fails the writes still waiting.
+// synchronous FULL, fsyncs. Each write of such a batch is checked on its
+// own: a conflict, a fenced (stale) lease or a lease held by another
+// refuses that write alone, with its own error, and the others commit. A
+// refusal found before the write changed anything leaves the transaction
+// going on; one found after (a version conflict, once the checkpoint's row
+// was written) and an error of the database itself in one write abort the
+// transaction: that write gets its error and the others are committed
+// again without it. A write whose context is done while it waits is
+// dropped; one already in a batch is committed or refused with it.
+// [Saver.Close] waits for the transaction in flight and fails the writes
+// still waiting.
 //
 // # Schema
 //
