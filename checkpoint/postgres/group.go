@@ -37,19 +37,19 @@ import (
 // fenced write the shared lock of its thread's lease, each Put and
 // PutWrites the exclusive lock of its thread and namespace, under which
 // are all the rows the saver writes (checkpoints, blobs, pending writes),
-// so that no two transactions wait for each other's rows. Batches of two processes (or
-// two Savers) that write the same threads — a stale holder's write beside
-// its successor's, several threads' Puts of one PutBatch — would take them
-// in their own arrival orders and could wait for each other: the server
-// breaks such a deadlock only after deadlock_timeout (a second by default),
-// failing one batch, whose writes are then sent again and can meet the
-// next one the same way. So every transaction of the saver that holds
-// several of these locks takes them in one order — the lease locks
-// (shared) by key, then the Put locks (exclusive) by key, as putInTx,
-// DeleteThread and a single write do by themselves — and a batch whose
-// statements would not, takes all of its locks first, in that order, in
-// one statement (orderLocks); the writes' own lock statements then find
-// them held.
+// so that no two transactions wait for each other's rows. Batches of two
+// processes (or two Savers) that write the same threads — a stale
+// holder's write beside its successor's, several threads' Puts of one
+// PutBatch — would take them in their own arrival orders and could wait
+// for each other: the server breaks such a deadlock only after
+// deadlock_timeout (a second by default), failing one batch, whose writes
+// are then sent again and can meet the next one the same way. So every
+// transaction of the saver that holds several of these locks takes them in
+// one order — the lease locks (shared) by key, then the Put locks
+// (exclusive) by key, as putInTx, DeleteThread and a single write do by
+// themselves — and a batch whose statements would not, takes all of its
+// locks first, in that order, in one statement, and is sent without the
+// writes' own lock statements (orderLocks).
 
 // takeLocksInOrder takes the lease locks $1 shared, then the Put locks $2
 // exclusive, each list in key order: the aggregate evaluates its argument
@@ -82,10 +82,10 @@ func orderLocks(b *pgx.Batch) (*pgx.Batch, []int) {
 	locks := 0
 	for _, q := range b.QueuedQueries {
 		switch q.SQL {
-		case lockPut:
+		case lockThread:
 			take(q.Arguments[0].(int64), true)
 			locks++
-		case lockPutFenced:
+		case lockThreadFenced:
 			take(q.Arguments[1].(int64), false)
 			take(q.Arguments[0].(int64), true)
 			locks++
@@ -99,7 +99,7 @@ func orderLocks(b *pgx.Batch) (*pgx.Batch, []int) {
 	origin := make([]int, 1, b.Len()-locks+1)
 	origin[0] = -1
 	for i, q := range b.QueuedQueries {
-		if q.SQL != lockPut && q.SQL != lockPutFenced {
+		if q.SQL != lockThread && q.SQL != lockThreadFenced {
 			o.QueuedQueries = append(o.QueuedQueries, q)
 			origin = append(origin, i)
 		}

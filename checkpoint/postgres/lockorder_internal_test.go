@@ -24,27 +24,27 @@ func TestOrderLocksPrependsALockStatementOnlyWhenTheWritesWouldLockOutOfOrder(t 
 		locks                []lock
 		wantShared, wantExcl []int64 // nil: b is sent as it is
 	}{
-		{name: "one fenced Put", locks: []lock{{lockPutFenced, []any{int64(1), int64(9)}}}},
-		{name: "one unfenced Put", locks: []lock{{lockPut, []any{int64(5)}}}},
+		{name: "one fenced Put", locks: []lock{{lockThreadFenced, []any{int64(1), int64(9)}}}},
+		{name: "one unfenced Put", locks: []lock{{lockThread, []any{int64(5)}}}},
 		{name: "a run's PutWrites then its Put then its next Put", locks: []lock{
-			{lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}},
+			{lockThreadFenced, []any{int64(1), int64(9)}}, {lockThreadFenced, []any{int64(1), int64(9)}}, {lockThreadFenced, []any{int64(1), int64(9)}},
 		}},
-		{name: "a Put then the PutWrites of its step", locks: []lock{{lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(1), int64(9)}}}},
-		{name: "an unfenced PutWrites then a Put of the same thread", locks: []lock{{lockPut, []any{int64(1)}}, {lockPut, []any{int64(1)}}}},
-		{name: "unfenced Puts of two threads in key order", locks: []lock{{lockPut, []any{int64(-3)}}, {lockPut, []any{int64(4)}}}},
+		{name: "a Put then the PutWrites of its step", locks: []lock{{lockThreadFenced, []any{int64(1), int64(9)}}, {lockThreadFenced, []any{int64(1), int64(9)}}}},
+		{name: "an unfenced PutWrites then a Put of the same thread", locks: []lock{{lockThread, []any{int64(1)}}, {lockThread, []any{int64(1)}}}},
+		{name: "unfenced Puts of two threads in key order", locks: []lock{{lockThread, []any{int64(-3)}}, {lockThread, []any{int64(4)}}}},
 		{
 			name:       "unfenced Puts of two threads against key order",
-			locks:      []lock{{lockPut, []any{int64(4)}}, {lockPut, []any{int64(-3)}}, {lockPut, []any{int64(4)}}},
+			locks:      []lock{{lockThread, []any{int64(4)}}, {lockThread, []any{int64(-3)}}, {lockThread, []any{int64(4)}}},
 			wantShared: []int64{}, wantExcl: []int64{4, -3},
 		},
 		{
 			name:       "fenced Puts of two threads",
-			locks:      []lock{{lockPutFenced, []any{int64(1), int64(9)}}, {lockPutFenced, []any{int64(2), int64(8)}}},
+			locks:      []lock{{lockThreadFenced, []any{int64(1), int64(9)}}, {lockThreadFenced, []any{int64(2), int64(8)}}},
 			wantShared: []int64{9, 8}, wantExcl: []int64{1, 2},
 		},
 		{
 			name:       "a fenced PutWrites after another thread's Put",
-			locks:      []lock{{lockPut, []any{int64(1)}}, {lockPutFenced, []any{int64(2), int64(8)}}},
+			locks:      []lock{{lockThread, []any{int64(1)}}, {lockThreadFenced, []any{int64(2), int64(8)}}},
 			wantShared: []int64{8}, wantExcl: []int64{1, 2},
 		},
 	}

@@ -63,12 +63,10 @@ BEGIN
 END
 $$`
 
-	// lockPut takes the exclusive lock of a thread and namespace ($1,
-	// threadLockKey) for a Put or a PutWrites: every row the saver writes
-	// is under it (see "Lock order" in group.go). lockPutFenced also takes
-	// the thread's lease lock ($2) shared, first.
-	lockPut       = `SELECT pg_advisory_xact_lock($1)`
-	lockPutFenced = `SELECT pg_advisory_xact_lock_shared($2), pg_advisory_xact_lock($1)`
+	// lockThreadFenced is lockThread ($1) for a fenced write: it takes
+	// the thread's lease lock ($2) shared, first (see "Lock order" in
+	// group.go).
+	lockThreadFenced = `SELECT pg_advisory_xact_lock_shared($2), pg_advisory_xact_lock($1)`
 
 	// checkPut: $3 is the checkpoint's ID, $4 its parent's, "" for
 	// none; $5 the lease token of a fenced write (NULL when not fenced);
@@ -259,9 +257,9 @@ func (s *Saver) planPut(ctx context.Context, cp *checkpoint.Checkpoint, row []an
 func (p *putPlan) queue(b *pgx.Batch) {
 	cp := p.cp
 	if p.fenced {
-		b.Queue(lockPutFenced, threadLockKey(cp.ThreadID, cp.Namespace), leaseLockKey(cp.ThreadID))
+		b.Queue(lockThreadFenced, threadLockKey(cp.ThreadID, cp.Namespace), leaseLockKey(cp.ThreadID))
 	} else {
-		b.Queue(lockPut, threadLockKey(cp.ThreadID, cp.Namespace))
+		b.Queue(lockThread, threadLockKey(cp.ThreadID, cp.Namespace))
 	}
 	for i, blob := range p.blobs {
 		var base *int64
@@ -310,9 +308,9 @@ func checkpointRow(cp *checkpoint.Checkpoint, meta, versions []byte) []any {
 // each other's rows outside the lock order.
 func queueWrites(b *pgx.Batch, ref checkpoint.Ref, writes []checkpoint.Write, lease *checkpoint.Lease) {
 	if lease != nil {
-		b.Queue(lockPutFenced, threadLockKey(ref.ThreadID, ref.Namespace), leaseLockKey(ref.ThreadID))
+		b.Queue(lockThreadFenced, threadLockKey(ref.ThreadID, ref.Namespace), leaseLockKey(ref.ThreadID))
 	} else {
-		b.Queue(lockPut, threadLockKey(ref.ThreadID, ref.Namespace))
+		b.Queue(lockThread, threadLockKey(ref.ThreadID, ref.Namespace))
 	}
 	for _, w := range writes {
 		q := insertWriteIgnore

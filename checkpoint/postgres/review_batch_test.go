@@ -21,7 +21,7 @@ import (
 // taken in signed order, and fencing holds for a batch that waited in the
 // lock statement.
 
-// reviewLockSQL is the saver's lockPut statement: orderLocks takes the
+// reviewLockSQL is the saver's lockThread statement: orderLocks takes the
 // key of a write that queues it as a Put lock.
 const reviewLockSQL = `SELECT pg_advisory_xact_lock($1)`
 

@@ -88,8 +88,9 @@ SELECT channel, version, base, depth, size, hash FROM path`
 	selectWrites = `SELECT task_id, task_path, idx, channel, value FROM agentgraph_writes
 	WHERE thread_id = $1 AND ns = $2 AND checkpoint_id = $3 ORDER BY task_id, idx`
 
-	// lockThread takes the transaction's lock on the Puts of one thread
-	// and namespace (see threadLockKey).
+	// lockThread takes the exclusive lock of a thread and namespace ($1,
+	// threadLockKey) for a Put or a PutWrites: every row the saver writes
+	// is under it (see "Lock order" in group.go).
 	lockThread = `SELECT pg_advisory_xact_lock($1)`
 	// selectThreadNamespaces lists the namespaces a thread has rows in
 	// (checkpoints, blobs or pending writes): DeleteThread locks each.
