@@ -367,43 +367,37 @@ func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpo
 		return &unchanged{parentConflict(tx, cp)}
 	}
 	for _, c := range changed {
-		ch, v := c.Name, c.Version
-		if deltas.AlwaysWhole(c.Value) {
-			if err := storeWhole(tx, cp, c); err != nil {
-				return fmt.Errorf("channel %q: %w", ch, err)
-			}
-			continue
-		}
-		path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, ch, v)
-		if err != nil {
-			return fmt.Errorf("channel %q: %w", ch, err)
-		}
-		if exists {
-			if path[0].Hash != sha256.Sum256(c.Value) {
-				return &checkpoint.VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: ch, Version: v}
-			}
-			continue // stored by an earlier checkpoint: keep the first
-		}
-		b := deltas.Encode(v, c.Value, path, s.fanout)
-		var base sql.NullInt64
-		if b.Delta {
-			base = sql.NullInt64{Int64: b.Base, Valid: true}
-		}
-		if _, err := tx.Exec(insertBlob, cp.ThreadID, cp.Namespace, ch, v, base, b.Depth, b.Size, b.Hash[:], b.Data); err != nil {
-			return fmt.Errorf("channel %q: %w", ch, err)
+		if err := s.storeValue(tx, cp, c); err != nil {
+			return fmt.Errorf("channel %q: %w", c.Name, err)
 		}
 	}
 	return nil
 }
 
-// storeWhole stores the value of channel c of cp, which is stored whole
-// whatever its channel's earlier versions (deltas.AlwaysWhole), without
-// reading them first: when its version is stored already, the insert does
-// nothing, and the stored value's hash is compared with c's as prevPath's
-// caller does.
-func storeWhole(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel) error {
-	b := deltas.Encode(c.Version, c.Value, nil, 0)
-	res, err := tx.Exec(insertBlob, cp.ThreadID, cp.Namespace, c.Name, c.Version, sql.NullInt64{}, b.Depth, b.Size, b.Hash[:], b.Data)
+// storeValue stores the value of channel c of cp: a delta of the
+// channel's previous version when it appends to it, else whole. A value
+// that is never a delta (deltas.AlwaysWhole) is inserted without reading
+// the channel's path first. A version stored already keeps its first
+// value, and another value under it is a version conflict; the path read
+// finds it, or else the insert, which then does nothing.
+func (s *Saver) storeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel) error {
+	var path []deltas.Blob
+	if !deltas.AlwaysWhole(c.Value) {
+		p, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, c.Name, c.Version)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return keepFirst(cp, c, p[0], sha256.Sum256(c.Value))
+		}
+		path = p
+	}
+	b := deltas.Encode(c.Version, c.Value, path, s.fanout)
+	var base sql.NullInt64
+	if b.Delta {
+		base = sql.NullInt64{Int64: b.Base, Valid: true}
+	}
+	res, err := tx.Exec(insertBlob, cp.ThreadID, cp.Namespace, c.Name, c.Version, base, b.Depth, b.Size, b.Hash[:], b.Data)
 	if err != nil {
 		return err
 	}
@@ -414,10 +408,17 @@ func storeWhole(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel)
 	if err != nil {
 		return err
 	}
-	if stored.Version != c.Version || stored.Hash != b.Hash {
+	return keepFirst(cp, c, stored, b.Hash)
+}
+
+// keepFirst returns nil when stored, the blob already stored under c's
+// version, holds the value whose hash is hash (the first is kept), and
+// the *checkpoint.VersionConflictError of c otherwise.
+func keepFirst(cp *checkpoint.Checkpoint, c checkpoint.Channel, stored deltas.Blob, hash [sha256.Size]byte) error {
+	if stored.Version != c.Version || stored.Hash != hash {
 		return &checkpoint.VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: c.Name, Version: c.Version}
 	}
-	return nil // stored by an earlier checkpoint: keep the first
+	return nil
 }
 
 // parentConflict returns the [*checkpoint.ConflictError] of cp, whose row
