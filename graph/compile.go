@@ -485,7 +485,7 @@ func (b *Builder[S]) reachability() []string {
 // lists them: by name, each once, without End. A route built from them
 // alone needs no sorting when the next step's frontier is computed.
 func nextNodes(edges []string) []string {
-	return slices.Compact(filterEnd(slices.Sorted(slices.Values(edges))))
+	return sortedUnique(filterEnd(slices.Clone(edges)))
 }
 
 // fingerprint identifies the graph's shape: fields, nodes and edges.
