@@ -1,6 +1,7 @@
 package codeindex
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -62,9 +63,8 @@ const manifestMagic = "CIMAN\n"
 // path's length, its hash, its terms and its chunk count; a chunk's is at
 // least its symbol's and kind's lengths and its two lines.
 const (
-	minFileBytes  = 1 + sha256Size + 1 + 1
+	minFileBytes  = 1 + sha256.Size + 1 + 1
 	minChunkBytes = 4
-	sha256Size    = 32
 	crcSize       = 4
 )
 
@@ -113,7 +113,7 @@ func (m *manifest) encode() []byte {
 	for rel, e := range m.Files {
 		paths = append(paths, rel)
 		chunks += len(e.Chunks)
-		size += len(rel) + sha256Size + 16
+		size += len(rel) + sha256.Size + 16
 		for _, c := range e.Chunks {
 			size += len(c.Symbol) + len(c.Kind) + 8
 		}

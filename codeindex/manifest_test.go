@@ -1,6 +1,7 @@
 package codeindex
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
 	"hash/crc32"
@@ -86,7 +87,7 @@ func (b manifestBody) raw(p ...byte) manifestBody { return append(b, p...) }
 
 // file appends a file's path, hash and terms, and its chunk count.
 func (b manifestBody) file(rel string, terms int, chunks uint64) manifestBody {
-	return b.str(rel).raw(make([]byte, sha256Size)...).int(terms).uint(chunks)
+	return b.str(rel).raw(make([]byte, sha256.Size)...).int(terms).uint(chunks)
 }
 
 func (b manifestBody) chunk(sym string, kind Kind, from, to int) manifestBody {
