@@ -162,6 +162,42 @@ func TestReviewFailedLockStatementIsEveryWritesError(t *testing.T) {
 	}
 }
 
+// fencedBatchSetup is a saver s on its own schema, whose connections are
+// named name, holding thread f under lease (checkpoint 0001 written), and
+// two more threads x and y; conn watches its locks.
+type fencedBatchSetup struct {
+	schema, name string
+	s            *postgres.Saver
+	f, x, y      string
+	lease        checkpoint.Lease
+	conn         *pgx.Conn
+}
+
+func newFencedBatchSetup(t *testing.T) *fencedBatchSetup {
+	t.Helper()
+	schema := freshSchema(t)
+	name := fmt.Sprintf("agt-rev-fence-%d", time.Now().UnixNano())
+	s := openNamed(t, schema, name)
+	nonce := time.Now().UnixNano()
+	f, x, y := fmt.Sprintf("f-%d", nonce), fmt.Sprintf("x-%d", nonce), fmt.Sprintf("y-%d", nonce)
+	lease, err := s.AcquireLease(t.Context(), f, "old", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, checkpoint.Fenced(s, lease).Put(t.Context(), cpOf(f, "0001", "", 1, `1`)))
+	return &fencedBatchSetup{schema: schema, name: name, s: s, f: f, x: x, y: y, lease: lease, conn: connect(t, schema)}
+}
+
+// queueBatch has one batch of the group make a Put of x, w through the
+// fenced view of f, and a Put of y, in that order.
+func (b *fencedBatchSetup) queueBatch(t *testing.T, w fencedWrite) (px, pf, py <-chan error) {
+	t.Helper()
+	h := hold(t, b.s, b.schema)
+	px = queue(t, b.s, 1, func() error { return b.s.Put(t.Context(), cpOf(b.x, "0001", "", 1, `1`)) })
+	pf = queue(t, b.s, 2, func() error { return w.write(context.Background(), checkpoint.Fenced(b.s, b.lease), b.f) })
+	py = queue(t, b.s, 3, func() error { return b.s.Put(t.Context(), cpOf(b.y, "0001", "", 1, `1`)) })
+	h.end(t)
+	return px, pf, py
+}
+
 func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 	// A batch of three callers: a Put of thread x, a fenced write of thread
 	// f, a Put of thread y. The fenced write's lease lock comes after x's
@@ -169,24 +205,13 @@ func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 	writes := []fencedWrite{fencedPut, fencedPutWrites, fencedPutBatch}
 	for _, w := range writes {
 		t.Run(w.name+"/takeover first: refused", func(t *testing.T) {
-			schema := freshSchema(t)
-			name := fmt.Sprintf("agt-rev-fence-%d", time.Now().UnixNano())
-			s := openNamed(t, schema, name)
-			nonce := time.Now().UnixNano()
-			f, x, y := fmt.Sprintf("f-%d", nonce), fmt.Sprintf("x-%d", nonce), fmt.Sprintf("y-%d", nonce)
-			lease, err := s.AcquireLease(t.Context(), f, "old", time.Minute)
-			require.NoError(t, err)
-			require.NoError(t, checkpoint.Fenced(s, lease).Put(t.Context(), cpOf(f, "0001", "", 1, `1`)))
-			conn := connect(t, schema)
+			b := newFencedBatchSetup(t)
+			schema, name, s, f, x, y, lease, conn := b.schema, b.name, b.s, b.f, b.x, b.y, b.lease, b.conn
 
 			// A takeover in flight, as AcquireLease makes it.
 			tx := takeoverInFlight(t, schema, f)
 
-			h := hold(t, s, schema)
-			px := queue(t, s, 1, func() error { return s.Put(t.Context(), cpOf(x, "0001", "", 1, `1`)) })
-			pf := queue(t, s, 2, func() error { return w.write(context.Background(), checkpoint.Fenced(s, lease), f) })
-			py := queue(t, s, 3, func() error { return s.Put(t.Context(), cpOf(y, "0001", "", 1, `1`)) })
-			h.end(t)
+			px, pf, py := b.queueBatch(t, w)
 			waitFor(t, "the batch waits for the lease lock", func() bool {
 				_, w := advisoryLock(t, conn, name, postgres.LeaseLockKey(f))
 				return w
@@ -197,7 +222,7 @@ func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 
 			require.NoError(t, <-px)
 			require.NoError(t, <-py)
-			err = <-pf
+			err := <-pf
 			fe, ok := errors.AsType[*checkpoint.FencedError](err)
 			require.True(t, ok, "want a *checkpoint.FencedError, got %v", err)
 			require.Equal(t, "new", fe.Holder)
@@ -211,15 +236,9 @@ func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 		})
 
 		t.Run(w.name+"/batch first: the takeover waits", func(t *testing.T) {
-			schema := freshSchema(t)
-			name := fmt.Sprintf("agt-rev-fence-%d", time.Now().UnixNano())
-			s, other := openNamed(t, schema, name), open(t, schema)
-			nonce := time.Now().UnixNano()
-			f, x, y := fmt.Sprintf("f-%d", nonce), fmt.Sprintf("x-%d", nonce), fmt.Sprintf("y-%d", nonce)
-			lease, err := s.AcquireLease(t.Context(), f, "old", time.Minute)
-			require.NoError(t, err)
-			require.NoError(t, checkpoint.Fenced(s, lease).Put(t.Context(), cpOf(f, "0001", "", 1, `1`)))
-			conn := connect(t, schema)
+			b := newFencedBatchSetup(t)
+			schema, name, s, f, x, y, lease, conn := b.schema, b.name, b.s, b.f, b.x, b.y, b.lease, b.conn
+			other := open(t, schema)
 
 			// The test holds x's and y's Put locks: the batch takes the
 			// lease lock, then waits there.
@@ -230,11 +249,7 @@ func TestReviewFencedWriteInABatchThatWaitedInItsLockStatement(t *testing.T) {
 				postgres.ThreadLockKey(x, ""), postgres.ThreadLockKey(y, ""))
 			require.NoError(t, err)
 
-			h := hold(t, s, schema)
-			px := queue(t, s, 1, func() error { return s.Put(t.Context(), cpOf(x, "0001", "", 1, `1`)) })
-			pf := queue(t, s, 2, func() error { return w.write(context.Background(), checkpoint.Fenced(s, lease), f) })
-			py := queue(t, s, 3, func() error { return s.Put(t.Context(), cpOf(y, "0001", "", 1, `1`)) })
-			h.end(t)
+			px, pf, py := b.queueBatch(t, w)
 			waitFor(t, "the batch holds the lease lock and waits for a Put lock", func() bool {
 				g, _ := advisoryLock(t, conn, name, postgres.LeaseLockKey(f))
 				return g && waitingApps(t, conn, name) == 1
