@@ -513,9 +513,11 @@ func (ix *Index) updateTermModel(ctx context.Context, paths []string, changed in
 }
 
 // trainTermModel trains a term model on the definitions of the indexed
-// files among paths, in their order: each one's symbol and content.
+// files among paths, in their order: each one's symbol and content; and
+// gives it the vectors of those files (see filevec.go).
 func (ix *Index) trainTermModel(ctx context.Context, paths []string) (*termModel, error) {
 	var c termCounter
+	var fc fileTermCounter
 	for _, rel := range paths {
 		if ix.man.Files[rel] == nil {
 			continue
@@ -536,8 +538,14 @@ func (ix *Index) trainTermModel(ctx context.Context, paths []string) (*termModel
 				c.add(ch.Symbol + "\n" + ch.Content)
 			}
 		}
+		fc.add(rel, data)
 	}
-	return c.train(ctx, defaultTermTraining(ix.cfg.termDim))
+	m, err := c.train(ctx, defaultTermTraining(ix.cfg.termDim))
+	if err != nil {
+		return nil, err
+	}
+	m.setFiles(&fc)
+	return m, nil
 }
 
 // fileText is the text of a file's document in the keyword index: its path

@@ -222,11 +222,12 @@ type searchConfig struct {
 	fusion                Fusion
 	testsLast             bool
 	fileWeight            float64
+	latentFileWeight      float64
 	expansion             float64
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, expansion: DefaultExpansionWeight}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, expansion: DefaultExpansionWeight}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -283,6 +284,29 @@ const fileCandidates = 50
 // changed.
 func WithFileWeight(w float64) SearchOption { return func(c *searchConfig) { c.fileWeight = w } }
 
+// DefaultLatentFileWeight is the weight of the latent file ranking in
+// keyword and hybrid searches (see [WithLatentFileWeight]).
+const DefaultLatentFileWeight = 0.5
+
+// WithLatentFileWeight sets how much the term model's similarity between
+// the query and each file counts in the file ranking of a keyword or
+// hybrid search (default [DefaultLatentFileWeight]; 0 turns it off; it
+// needs the file ranking, [WithFileWeight], on). The term model (see
+// [WithTermModel]) gives every file a vector made of the terms of its
+// path and its line comments, and the query one made of its own terms:
+// a file whose comments use the vocabulary of the question's words (the
+// identifier parts and words used beside them in the repository's
+// definitions) comes close to it even where it shares few of those words.
+// Each file of the ranking scores its BM25 score over the best one's plus
+// weight times its cosine over the best cosine, and the 50 best of either
+// ranking are kept. The vectors are those of the files when the model was
+// trained: a file added or changed since has none until the model is
+// trained again. An index without a term model ranks its files by BM25
+// alone.
+func WithLatentFileWeight(w float64) SearchOption {
+	return func(c *searchConfig) { c.latentFileWeight = w }
+}
+
 // DefaultExpansionWeight is the weight of the terms a keyword or hybrid
 // search adds to its query (see [WithExpansion]).
 const DefaultExpansionWeight = 0.3
@@ -313,6 +337,8 @@ func (c *searchConfig) validate() error {
 		return &OptionError{Option: "WithWeights", Reason: "weights must be non-negative and not both zero"}
 	case c.fileWeight < 0 || math.IsNaN(c.fileWeight) || math.IsInf(c.fileWeight, 0):
 		return &OptionError{Option: "WithFileWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.fileWeight)}
+	case c.latentFileWeight < 0 || math.IsNaN(c.latentFileWeight) || math.IsInf(c.latentFileWeight, 0):
+		return &OptionError{Option: "WithLatentFileWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.latentFileWeight)}
 	case c.expansion < 0 || math.IsNaN(c.expansion) || math.IsInf(c.expansion, 0):
 		return &OptionError{Option: "WithExpansion", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.expansion)}
 	}

@@ -75,6 +75,9 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 			<-kqDone
 			return nil, err
 		}
+		if sc.latentFileWeight > 0 {
+			files = ix.latentFiles(q, files, sc.latentFileWeight, fileCandidates)
+		}
 	}
 	<-kqDone
 	var ranked []scored

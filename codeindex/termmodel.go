@@ -22,7 +22,7 @@ const DefaultTermModelDim = 128
 
 // termModelVersion names how the term model is trained (the terms, the
 // documents, the weights, the SVD); a change retrains it.
-const termModelVersion = "lsa-v1"
+const termModelVersion = "lsa-v2"
 
 // termModelFile is the term model's file in the index folder.
 const termModelFile = "terms.bin"
@@ -59,6 +59,14 @@ type termModel struct {
 	Dim   int
 	Terms []string  // sorted
 	Vecs  []float32 // len(Terms)*Dim: term t's unit vector at [t*Dim:(t+1)*Dim]
+
+	// The latent file ranking's (see filevec.go): each term's IDF over
+	// the files' comment texts (0 for a term none of them uses), the
+	// files, sorted by path, and their unit vectors, file i's at
+	// [i*Dim:(i+1)*Dim].
+	IDF      []float32
+	Files    []modelFile
+	FileVecs []float32
 
 	index map[string]int32
 }
@@ -509,13 +517,15 @@ func trainsAs(id string, dim int) bool {
 }
 
 // termMagic starts a term model file.
-const termMagic = "coderag-terms 1\n"
+const termMagic = "coderag-terms 2\n"
 
 // encode returns the content of the model's file and the model's ID (see
 // termModelID) for the dimension dim it was asked to have: a header line
 // with the ID, then the dimension and the number of terms (uint32), the
-// terms (each a uvarint length and its bytes) and the vectors (float32),
-// little-endian. The ID in the header lets a reader tell the recorded
+// terms (each a uvarint length and its bytes), the vectors (float32), the
+// terms' IDF (float32), the number of files (uint32), each file's path (a
+// uvarint length and its bytes) and hash (32 bytes), and the files'
+// vectors (float32), little-endian. The ID in the header lets a reader tell the recorded
 // model from another without hashing it.
 func (m *termModel) encode(dim int) (data []byte, id string) {
 	payload := binary.LittleEndian.AppendUint32(nil, uint32(m.Dim))
@@ -524,9 +534,15 @@ func (m *termModel) encode(dim int) (data []byte, id string) {
 		payload = binary.AppendUvarint(payload, uint64(len(t)))
 		payload = append(payload, t...)
 	}
-	for _, x := range m.Vecs {
-		payload = binary.LittleEndian.AppendUint32(payload, math.Float32bits(x))
+	payload = appendFloats(payload, m.Vecs)
+	payload = appendFloats(payload, m.IDF)
+	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Files)))
+	for _, f := range m.Files {
+		payload = binary.AppendUvarint(payload, uint64(len(f.Path)))
+		payload = append(payload, f.Path...)
+		payload = append(payload, f.Hash[:]...)
 	}
+	payload = appendFloats(payload, m.FileVecs)
 	id = termModelID(dim, payload)
 	data = append([]byte(termMagic+id+"\n"), payload...)
 	return data, id
@@ -576,13 +592,56 @@ func loadTermModel(path, id string) (*termModel, error) {
 		m.Terms = append(m.Terms, string(p[k:k+int(l)]))
 		p = p[k+int(l):]
 	}
-	if m.Dim < 0 || n > 0 && m.Dim > len(p)/4/n || len(p) != 4*n*m.Dim {
+	var ok bool
+	if m.Dim < 0 || n > 0 && m.Dim > len(p)/4/n {
 		return nil, errStaleTermModel
 	}
-	m.Vecs = make([]float32, n*m.Dim)
-	for i := range m.Vecs {
-		m.Vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+	if m.Vecs, p, ok = readFloats(p, n*m.Dim); !ok {
+		return nil, errStaleTermModel
+	}
+	if m.IDF, p, ok = readFloats(p, n); !ok || len(p) < 4 {
+		return nil, errStaleTermModel
+	}
+	files := int(binary.LittleEndian.Uint32(p))
+	p = p[4:]
+	m.Files = make([]modelFile, 0, min(files, len(p)/33))
+	for range files {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || l > uint64(len(p)-k) || len(p)-k-int(l) < 32 {
+			return nil, errStaleTermModel
+		}
+		f := modelFile{Path: string(p[k : k+int(l)])}
+		copy(f.Hash[:], p[k+int(l):])
+		m.Files = append(m.Files, f)
+		p = p[k+int(l)+32:]
+	}
+	if m.Dim > 0 && files > len(p)/4/m.Dim {
+		return nil, errStaleTermModel
+	}
+	if m.FileVecs, p, ok = readFloats(p, files*m.Dim); !ok || len(p) != 0 {
+		return nil, errStaleTermModel
 	}
 	m.reindex()
 	return m, nil
+}
+
+// appendFloats appends xs to b, little-endian.
+func appendFloats(b []byte, xs []float32) []byte {
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return b
+}
+
+// readFloats reads n little-endian float32s from p and returns them and
+// the rest of p; ok is false when p is too short.
+func readFloats(p []byte, n int) (xs []float32, rest []byte, ok bool) {
+	if n < 0 || n > len(p)/4 {
+		return nil, p, false
+	}
+	xs = make([]float32, n)
+	for i := range xs {
+		xs[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+	}
+	return xs, p[4*n:], true
 }

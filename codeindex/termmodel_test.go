@@ -150,5 +150,27 @@ func TestTermModelOptionsRejectBadValues(t *testing.T) {
 		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithExpansion(w))
 		require.ErrorAs(t, err, &oe)
 		require.Equal(t, "WithExpansion", oe.Option)
+		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithLatentFileWeight(w))
+		require.ErrorAs(t, err, &oe)
+		require.Equal(t, "WithLatentFileWeight", oe.Option)
+	}
+}
+
+func TestLatentFileWeightZeroRanksAsAnIndexWithoutTermModel(t *testing.T) {
+	ctx := context.Background()
+	tree := withFiller(sluggishTree)
+	tree["netx/timer.go"] = "package netx\n\n// The deadline of a timer: a deadline set once is kept.\nfunc keep(t *Timer) { t.SetDeadline(2) }\n"
+	with, without := t.TempDir(), t.TempDir()
+	writeTree(t, with, tree)
+	writeTree(t, without, tree)
+	ixWith, ixWithout := openIndexed(t, with), openIndexed(t, without, codeindex.WithTermModel(0))
+	for _, q := range []string{"sluggish", "sluggish timer", "deadline of a timer"} {
+		for _, mode := range []codeindex.Mode{codeindex.BM25, codeindex.Hybrid} {
+			a, err := ixWith.Search(ctx, q, codeindex.WithMode(mode), codeindex.WithExpansion(0), codeindex.WithLatentFileWeight(0))
+			require.NoError(t, err)
+			b, err := ixWithout.Search(ctx, q, codeindex.WithMode(mode))
+			require.NoError(t, err)
+			require.Equal(t, b, a, "%q, %v", q, mode)
+		}
 	}
 }

@@ -12,7 +12,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-expansion W] [-modes bm25,vector,hybrid] [-v]
+//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-latent-file-weight W] [-expansion W] [-modes bm25,vector,hybrid] [-v]
 package main
 
 import (
@@ -42,6 +42,7 @@ type options struct {
 	wb, wv    float64
 	testsLast bool
 	fileW     float64
+	latentW   float64
 	expansion float64
 	verbose   bool
 }
@@ -56,6 +57,7 @@ func main() {
 	weights := flag.String("weights", "1,1", "weights of the bm25 and vector rankings in hybrid search")
 	testsLast := flag.Bool("tests-last", true, "rank test files' chunks after the others (codeindex.WithTestsLast)")
 	fileW := flag.Float64("file-weight", codeindex.DefaultFileWeight, "weight of the file ranking in bm25 and hybrid search (0: off; codeindex.WithFileWeight)")
+	latentW := flag.Float64("latent-file-weight", codeindex.DefaultLatentFileWeight, "weight of the term model's latent file ranking beside BM25's in bm25 and hybrid search (0: off; codeindex.WithLatentFileWeight)")
 	expansion := flag.Float64("expansion", codeindex.DefaultExpansionWeight, "weight of the term model's query expansion in bm25 and hybrid search (0: off; codeindex.WithExpansion)")
 	verbose := flag.Bool("v", false, "also print the rank of the answering symbol per question")
 	modes := flag.String("modes", "bm25,vector,hybrid", "the search modes asked, comma-separated")
@@ -69,7 +71,7 @@ func main() {
 		}
 		evaluation.Modes = append(evaluation.Modes, mode)
 	}
-	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, expansion: *expansion, verbose: *verbose}
+	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, latentW: *latentW, expansion: *expansion, verbose: *verbose}
 	if err := o.parse(*fusion, *weights); err == nil {
 		err = run(o)
 		if err == nil {
@@ -155,9 +157,9 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast), codeindex.WithFileWeight(o.fileW), codeindex.WithExpansion(o.expansion)}
-	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; file weight %g; expansion %g; tests last: %v; MRR over the top %d\n",
-		o.fusion, o.k, o.wb, o.wv, o.fileW, o.expansion, o.testsLast, evaluation.Limit)
+	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast), codeindex.WithFileWeight(o.fileW), codeindex.WithLatentFileWeight(o.latentW), codeindex.WithExpansion(o.expansion)}
+	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; file weight %g; latent file weight %g; expansion %g; tests last: %v; MRR over the top %d\n",
+		o.fusion, o.k, o.wb, o.wv, o.fileW, o.latentW, o.expansion, o.testsLast, evaluation.Limit)
 
 	var corpus *evaluation.Corpus
 	if o.corpus == "goroot" {
