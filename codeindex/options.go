@@ -223,11 +223,12 @@ type searchConfig struct {
 	testsLast             bool
 	fileWeight            float64
 	latentFileWeight      float64
+	latentChunkWeight     float64
 	expansion             float64
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, expansion: DefaultExpansionWeight}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, expansion: DefaultExpansionWeight}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -307,6 +308,25 @@ func WithLatentFileWeight(w float64) SearchOption {
 	return func(c *searchConfig) { c.latentFileWeight = w }
 }
 
+// DefaultLatentChunkWeight is the weight of the latent chunk ranking in
+// keyword and hybrid searches (see [WithLatentChunkWeight]).
+const DefaultLatentChunkWeight = 0.5
+
+// WithLatentChunkWeight sets how much the term model's similarity between
+// the query and each of the 50 best chunks of a keyword or hybrid search
+// counts (default [DefaultLatentChunkWeight]; 0 turns it off). Each of
+// them gets a vector made of the terms of its symbol and text, as a
+// file's is (see [WithLatentFileWeight]), and weight times its cosine with
+// the query's vector, over the best cosine among them, times the best
+// score of the ranking, is added to its score: among the definitions a
+// search found, the one that speaks of what the question speaks of comes
+// up. The chunks' text is read from their files under the root; a file
+// changed since the last Update adds nothing. An index without a term
+// model is ranked without it.
+func WithLatentChunkWeight(w float64) SearchOption {
+	return func(c *searchConfig) { c.latentChunkWeight = w }
+}
+
 // DefaultExpansionWeight is the weight of the terms a keyword or hybrid
 // search adds to its query (see [WithExpansion]).
 const DefaultExpansionWeight = 0.3
@@ -339,6 +359,8 @@ func (c *searchConfig) validate() error {
 		return &OptionError{Option: "WithFileWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.fileWeight)}
 	case c.latentFileWeight < 0 || math.IsNaN(c.latentFileWeight) || math.IsInf(c.latentFileWeight, 0):
 		return &OptionError{Option: "WithLatentFileWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.latentFileWeight)}
+	case c.latentChunkWeight < 0 || math.IsNaN(c.latentChunkWeight) || math.IsInf(c.latentChunkWeight, 0):
+		return &OptionError{Option: "WithLatentChunkWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.latentChunkWeight)}
 	case c.expansion < 0 || math.IsNaN(c.expansion) || math.IsInf(c.expansion, 0):
 		return &OptionError{Option: "WithExpansion", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.expansion)}
 	}

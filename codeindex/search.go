@@ -112,6 +112,9 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if len(files) > 0 {
 		ranked = filePrior(ranked, files, sc.fileWeight)
 	}
+	if sc.latentChunkWeight > 0 && sc.mode != Vector {
+		ranked = ix.latentChunks(q, ranked, sc.latentChunkWeight, latentChunkCandidates)
+	}
 	if demote {
 		ranked = testsLast(ranked)
 	}

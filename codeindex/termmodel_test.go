@@ -153,10 +153,13 @@ func TestTermModelOptionsRejectBadValues(t *testing.T) {
 		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithLatentFileWeight(w))
 		require.ErrorAs(t, err, &oe)
 		require.Equal(t, "WithLatentFileWeight", oe.Option)
+		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithLatentChunkWeight(w))
+		require.ErrorAs(t, err, &oe)
+		require.Equal(t, "WithLatentChunkWeight", oe.Option)
 	}
 }
 
-func TestLatentFileWeightZeroRanksAsAnIndexWithoutTermModel(t *testing.T) {
+func TestLatentWeightsZeroRankAsAnIndexWithoutTermModel(t *testing.T) {
 	ctx := context.Background()
 	tree := withFiller(sluggishTree)
 	tree["netx/timer.go"] = "package netx\n\n// The deadline of a timer: a deadline set once is kept.\nfunc keep(t *Timer) { t.SetDeadline(2) }\n"
@@ -166,7 +169,7 @@ func TestLatentFileWeightZeroRanksAsAnIndexWithoutTermModel(t *testing.T) {
 	ixWith, ixWithout := openIndexed(t, with), openIndexed(t, without, codeindex.WithTermModel(0))
 	for _, q := range []string{"sluggish", "sluggish timer", "deadline of a timer"} {
 		for _, mode := range []codeindex.Mode{codeindex.BM25, codeindex.Hybrid} {
-			a, err := ixWith.Search(ctx, q, codeindex.WithMode(mode), codeindex.WithExpansion(0), codeindex.WithLatentFileWeight(0))
+			a, err := ixWith.Search(ctx, q, codeindex.WithMode(mode), codeindex.WithExpansion(0), codeindex.WithLatentFileWeight(0), codeindex.WithLatentChunkWeight(0))
 			require.NoError(t, err)
 			b, err := ixWithout.Search(ctx, q, codeindex.WithMode(mode))
 			require.NoError(t, err)

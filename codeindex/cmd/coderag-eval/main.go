@@ -12,7 +12,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-latent-file-weight W] [-expansion W] [-modes bm25,vector,hybrid] [-v]
+//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-latent-file-weight W] [-latent-chunk-weight W] [-expansion W] [-modes bm25,vector,hybrid] [-v]
 package main
 
 import (
@@ -43,6 +43,7 @@ type options struct {
 	testsLast bool
 	fileW     float64
 	latentW   float64
+	latentCW  float64
 	expansion float64
 	verbose   bool
 }
@@ -58,6 +59,7 @@ func main() {
 	testsLast := flag.Bool("tests-last", true, "rank test files' chunks after the others (codeindex.WithTestsLast)")
 	fileW := flag.Float64("file-weight", codeindex.DefaultFileWeight, "weight of the file ranking in bm25 and hybrid search (0: off; codeindex.WithFileWeight)")
 	latentW := flag.Float64("latent-file-weight", codeindex.DefaultLatentFileWeight, "weight of the term model's latent file ranking beside BM25's in bm25 and hybrid search (0: off; codeindex.WithLatentFileWeight)")
+	latentCW := flag.Float64("latent-chunk-weight", codeindex.DefaultLatentChunkWeight, "weight of the term model's latent ranking of the best chunks in bm25 and hybrid search (0: off; codeindex.WithLatentChunkWeight)")
 	expansion := flag.Float64("expansion", codeindex.DefaultExpansionWeight, "weight of the term model's query expansion in bm25 and hybrid search (0: off; codeindex.WithExpansion)")
 	verbose := flag.Bool("v", false, "also print the rank of the answering symbol per question")
 	modes := flag.String("modes", "bm25,vector,hybrid", "the search modes asked, comma-separated")
@@ -71,7 +73,7 @@ func main() {
 		}
 		evaluation.Modes = append(evaluation.Modes, mode)
 	}
-	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, latentW: *latentW, expansion: *expansion, verbose: *verbose}
+	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, latentW: *latentW, latentCW: *latentCW, expansion: *expansion, verbose: *verbose}
 	if err := o.parse(*fusion, *weights); err == nil {
 		err = run(o)
 		if err == nil {
@@ -157,9 +159,9 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast), codeindex.WithFileWeight(o.fileW), codeindex.WithLatentFileWeight(o.latentW), codeindex.WithExpansion(o.expansion)}
-	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; file weight %g; latent file weight %g; expansion %g; tests last: %v; MRR over the top %d\n",
-		o.fusion, o.k, o.wb, o.wv, o.fileW, o.latentW, o.expansion, o.testsLast, evaluation.Limit)
+	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast), codeindex.WithFileWeight(o.fileW), codeindex.WithLatentFileWeight(o.latentW), codeindex.WithLatentChunkWeight(o.latentCW), codeindex.WithExpansion(o.expansion)}
+	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; file weight %g; latent file weight %g; latent chunk weight %g; expansion %g; tests last: %v; MRR over the top %d\n",
+		o.fusion, o.k, o.wb, o.wv, o.fileW, o.latentW, o.latentCW, o.expansion, o.testsLast, evaluation.Limit)
 
 	var corpus *evaluation.Corpus
 	if o.corpus == "goroot" {

@@ -4,11 +4,17 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
-// The latent file ranking (see [WithLatentFileWeight]). When the term
+// The latent rankings: of the files ([WithLatentFileWeight]) and of the
+// best chunks ([WithLatentChunkWeight]).
+//
+// The latent file ranking. When the term
 // model is trained, every indexed file also gets a vector in the model's
 // space: the sum of the vectors of the terms of its path and of its line
 // comments, each weighted by (1 + log tf) × idf (document frequencies over
@@ -230,4 +236,119 @@ func (ix *Index) latentFiles(q string, files []scored, weight float64, n int) []
 	}
 	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
 	return out[:min(n, len(out))]
+}
+
+// The latent chunk ranking. The first latentChunkCandidates chunks of a
+// keyword or hybrid ranking each get a vector made as a file's is, of the
+// terms of their symbol and text, and their cosine with the query's vector
+// (over the best cosine among them, times the best score of the ranking,
+// times the weight) is added to their score: among the definitions the
+// ranking found, the one that speaks of what the question speaks of, in
+// the repository's vocabulary, comes up. A chunk's text is read from its
+// file under the root, and only if the file's content is still the one
+// indexed (its hash): a file changed since the last Update adds nothing.
+const latentChunkCandidates = 50
+
+// textVector returns the unit vector of text in m's space, weighted as a
+// file's is ((1 + log tf) × idf, see setFiles), or nil when m knows none
+// of its terms.
+func (m *termModel) textVector(text string) []float32 {
+	tf := map[int32]int{}
+	for _, t := range modelTerms(text) {
+		if k, ok := m.index[t]; ok && m.IDF[k] > 0 {
+			tf[k]++
+		}
+	}
+	if len(tf) == 0 {
+		return nil
+	}
+	ks := make([]int32, 0, len(tf))
+	for k := range tf {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks) // a fixed order of the sums
+	d := m.Dim
+	v := make([]float32, d)
+	for _, k := range ks {
+		w, tv := float32(1+math.Log(float64(tf[k])))*m.IDF[k], m.Vecs[int(k)*d:(int(k)+1)*d]
+		for j := range v {
+			v[j] += w * tv[j]
+		}
+	}
+	normalize(v)
+	return v
+}
+
+// latentChunks returns ranked (best first) with the latent chunk ranking's
+// share (see above) added to its first n chunks, sorted again.
+func (ix *Index) latentChunks(q string, ranked []scored, weight float64, n int) []scored {
+	m := ix.termModel()
+	qv := m.queryVector(q)
+	if qv == nil || len(ranked) == 0 {
+		return ranked
+	}
+	n = min(n, len(ranked))
+	texts := ix.chunkTexts(ranked[:n])
+	cos := make([]float64, n)
+	var best float64
+	for i, text := range texts {
+		if v := m.textVector(text); v != nil {
+			cos[i] = float64(dot(qv, v))
+			best = max(best, cos[i])
+		}
+	}
+	if best <= 0 {
+		return ranked
+	}
+	var top float64
+	for _, r := range ranked {
+		top = max(top, r.score)
+	}
+	out := slices.Clone(ranked)
+	for i, c := range cos {
+		if c > 0 {
+			out[i].score += weight * top * c / best
+		}
+	}
+	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
+	return out
+}
+
+// chunkTexts returns the symbol and text of each chunk of chunks, "" for
+// one whose file cannot be read under the root or is no longer the
+// content indexed. Each file is read once, through an [os.Root], so that
+// a path of the manifest never leads outside the root.
+func (ix *Index) chunkTexts(chunks []scored) []string {
+	out := make([]string, len(chunks))
+	root, err := os.OpenRoot(ix.root)
+	if err != nil {
+		return out
+	}
+	defer root.Close()
+	lines := map[string][]string{} // nil: unreadable or changed
+	for i, c := range chunks {
+		j := strings.LastIndexByte(c.id, '#')
+		if j < 0 {
+			continue
+		}
+		rel, k := c.id[:j], c.id[j+1:]
+		e := ix.man.Files[rel]
+		n, err := strconv.Atoi(k)
+		if e == nil || err != nil || n < 0 || n >= len(e.Chunks) {
+			continue
+		}
+		ls, ok := lines[rel]
+		if !ok {
+			if data, err := root.ReadFile(filepath.FromSlash(rel)); err == nil && sha256.Sum256(data) == e.Hash {
+				ls = strings.Split(string(data), "\n")
+			}
+			lines[rel] = ls
+		}
+		meta := e.Chunks[n]
+		if meta.StartLine < 1 || meta.EndLine > len(ls) || meta.StartLine > meta.EndLine {
+			continue
+		}
+		out[i] = meta.Symbol + "\n" + strings.Join(ls[meta.StartLine-1:meta.EndLine], "\n")
+	}
+	return out
 }

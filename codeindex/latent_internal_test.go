@@ -107,30 +107,69 @@ func TestTermModelFileCutAnywhereIsNotUsed(t *testing.T) {
 	}
 }
 
+// stopRanks returns the ranks of netx.stop and clock.stop among the hits of
+// "halt sluggish" in ix with opts: both stop functions say "halt" alone;
+// netx/timer.go speaks of deadlines, which the term model puts beside
+// "sluggish", clock/bell.go of bells.
+func stopRanks(t *testing.T, ix *Index, opts ...SearchOption) (timer, bell int) {
+	t.Helper()
+	hits, err := ix.Search(context.Background(), "halt sluggish", append([]SearchOption{WithMode(BM25), WithExpansion(0)}, opts...)...)
+	require.NoError(t, err)
+	timer, bell = -1, -1
+	for i, h := range hits {
+		switch h.Symbol {
+		case "netx.stop":
+			timer = i
+		case "clock.stop":
+			bell = i
+		}
+	}
+	require.True(t, timer >= 0 && bell >= 0, "both found: %v", hits)
+	return timer, bell
+}
+
 func TestSearchPutsTheMatchInTheFileCloseToTheQueryFirst(t *testing.T) {
-	ctx := context.Background()
 	root := t.TempDir()
 	writeTermTree(t, root, latentTree())
 	ix := openUpdated(t, root)
-	// Both stop functions say "halt" alone; netx/timer.go's comments speak
-	// of deadlines, which the term model puts beside "sluggish".
-	rank := func(w float64) (timer, bell int) {
-		hits, err := ix.Search(ctx, "halt sluggish", WithMode(BM25), WithExpansion(0), WithLatentFileWeight(w))
-		require.NoError(t, err)
-		timer, bell = -1, -1
-		for i, h := range hits {
-			switch {
-			case h.Symbol == "netx.stop":
-				timer = i
-			case h.Symbol == "clock.stop":
-				bell = i
-			}
-		}
-		require.True(t, timer >= 0 && bell >= 0, "both found: %v", hits)
-		return timer, bell
-	}
-	timer, bell := rank(0)
+	timer, bell := stopRanks(t, ix, WithLatentChunkWeight(0), WithLatentFileWeight(0))
 	require.Less(t, bell, timer, "BM25 alone: clock.stop first")
-	timer, bell = rank(DefaultLatentFileWeight)
-	require.Less(t, timer, bell, "with the latent file ranking: the file about deadlines first")
+	timer, bell = stopRanks(t, ix, WithLatentChunkWeight(0), WithLatentFileWeight(DefaultLatentFileWeight))
+	require.Less(t, timer, bell, "with the latent file ranking: the one in the file about deadlines first")
+}
+
+func TestSearchPutsTheDefinitionCloseToTheQueryFirst(t *testing.T) {
+	root := t.TempDir()
+	writeTermTree(t, root, latentTree())
+	ix := openUpdated(t, root)
+	timer, bell := stopRanks(t, ix, WithLatentFileWeight(0), WithLatentChunkWeight(DefaultLatentChunkWeight))
+	require.Less(t, timer, bell, "with the latent chunk ranking: the definition beside the deadlines first")
+}
+
+func TestLatentChunkRankingReadsNoFileChangedSinceTheUpdate(t *testing.T) {
+	root := t.TempDir()
+	writeTermTree(t, root, latentTree())
+	ix := openUpdated(t, root)
+	p := filepath.Join(root, "netx", "timer.go")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, append(data, "\n// Kept.\n"...), 0o644)) // no Update
+	timer, bell := stopRanks(t, ix, WithLatentFileWeight(0), WithLatentChunkWeight(DefaultLatentChunkWeight))
+	require.Less(t, bell, timer, "the changed file's text is not read: BM25's order")
+}
+
+func TestLatentChunkRankingDoesNotFollowALinkOutOfTheRoot(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeTermTree(t, root, latentTree())
+	ix := openUpdated(t, root)
+	// The indexed file swapped, after the Update, for a link to a file of
+	// the same content outside the root: its hash still matches.
+	p := filepath.Join(root, "netx", "timer.go")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "timer.go"), data, 0o644))
+	require.NoError(t, os.Remove(p))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "timer.go"), p))
+	timer, bell := stopRanks(t, ix, WithLatentFileWeight(0), WithLatentChunkWeight(DefaultLatentChunkWeight))
+	require.Less(t, bell, timer, "the link is not followed: BM25's order")
 }
