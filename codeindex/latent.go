@@ -3,12 +3,15 @@ package codeindex
 import (
 	"cmp"
 	"crypto/sha256"
+	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // The latent rankings: of the files ([WithLatentFileWeight]) and of the
@@ -293,8 +296,10 @@ func (ix *Index) latentChunks(q string, ranked []scored, weight float64, n int) 
 	var best float64
 	for i, text := range texts {
 		if v := m.textVector(text); v != nil {
-			cos[i] = float64(dot(qv, v))
-			best = max(best, cos[i])
+			if c := float64(dot(qv, v)); c > 0 && c <= 1.001 { // NaN and Inf fail
+				cos[i] = c
+				best = max(best, c)
+			}
 		}
 	}
 	if best <= 0 {
@@ -339,7 +344,7 @@ func (ix *Index) chunkTexts(chunks []scored) []string {
 		}
 		ls, ok := lines[rel]
 		if !ok {
-			if data, err := root.ReadFile(filepath.FromSlash(rel)); err == nil && sha256.Sum256(data) == e.Hash {
+			if data, err := readRegular(root, filepath.FromSlash(rel), ix.cfg.maxFileSize); err == nil && sha256.Sum256(data) == e.Hash {
 				ls = strings.Split(string(data), "\n")
 			}
 			lines[rel] = ls
@@ -351,4 +356,22 @@ func (ix *Index) chunkTexts(chunks []scored) []string {
 		out[i] = meta.Symbol + "\n" + strings.Join(ls[meta.StartLine-1:meta.EndLine], "\n")
 	}
 	return out
+}
+
+// readRegular reads the regular file name under root, of at most max
+// bytes, without blocking on a FIFO or device.
+func readRegular(root *os.Root, name string, max int64) ([]byte, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, errors.New("not an indexable file")
+	}
+	return io.ReadAll(io.LimitReader(f, max+1))
 }

@@ -582,7 +582,12 @@ func loadTermModel(path, id string) (*termModel, error) {
 		return nil, errStaleTermModel
 	}
 	n := int(binary.LittleEndian.Uint32(p[4:]))
-	m := &termModel{Dim: int(binary.LittleEndian.Uint32(p)), Terms: make([]string, 0, min(n, len(p)))}
+	dim := int64(binary.LittleEndian.Uint32(p))
+	// Each term takes at least a length byte, its vector and its IDF.
+	if n < 0 || int64(n) > int64(len(p))/(5+4*dim) {
+		return nil, errStaleTermModel
+	}
+	m := &termModel{Dim: int(dim), Terms: make([]string, 0, n)}
 	p = p[8:]
 	for range n {
 		l, k := binary.Uvarint(p)
@@ -604,6 +609,9 @@ func loadTermModel(path, id string) (*termModel, error) {
 	}
 	files := int(binary.LittleEndian.Uint32(p))
 	p = p[4:]
+	if files < 0 {
+		return nil, errStaleTermModel
+	}
 	m.Files = make([]modelFile, 0, min(files, len(p)/33))
 	for range files {
 		l, k := binary.Uvarint(p)
@@ -642,6 +650,9 @@ func readFloats(p []byte, n int) (xs []float32, rest []byte, ok bool) {
 	xs = make([]float32, n)
 	for i := range xs {
 		xs[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+		if math.IsNaN(float64(xs[i])) || math.IsInf(float64(xs[i]), 0) {
+			return nil, p, false
+		}
 	}
 	return xs, p[4*n:], true
 }
