@@ -109,8 +109,8 @@ func TestTermModelFileCutAnywhereIsNotUsed(t *testing.T) {
 
 // stopRanks returns the ranks of netx.stop and clock.stop among the hits of
 // "halt sluggish" in ix with opts: both stop functions say "halt" alone;
-// netx/timer.go speaks of deadlines, which the term model puts beside
-// "sluggish", clock/bell.go of bells.
+// the timer file's comments speak of deadlines, which the term model puts
+// beside "sluggish", the bell file's of bells.
 func stopRanks(t *testing.T, ix *Index, opts ...SearchOption) (timer, bell int) {
 	t.Helper()
 	hits, err := ix.Search(context.Background(), "halt sluggish", append([]SearchOption{WithMode(BM25), WithExpansion(0)}, opts...)...)
