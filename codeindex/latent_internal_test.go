@@ -20,17 +20,27 @@ func latentTree() map[string]string {
 	return tree
 }
 
-func TestLatentFileRankingAddsAFileThatSpeaksOfTheQuerysVocabulary(t *testing.T) {
-	ctx := context.Background()
+// latentIndex returns the updated index of latentTree, and its root.
+func latentIndex(t *testing.T) (*Index, string) {
+	t.Helper()
 	root := t.TempDir()
 	writeTermTree(t, root, latentTree())
-	ix := openUpdated(t, root)
+	return openUpdated(t, root), root
+}
 
-	bm25, err := ix.searchFiles(ctx, "sluggish", fileCandidates)
+// sluggishFiles returns the BM25 file ranking of "sluggish" in ix and the
+// latent one made of it.
+func sluggishFiles(t *testing.T, ix *Index) (bm25, latent []string) {
+	t.Helper()
+	files, err := ix.searchFiles(context.Background(), "sluggish", fileCandidates)
 	require.NoError(t, err)
-	require.Equal(t, []string{"netx/peers.go"}, fileIDs(bm25), "BM25 finds only the file that says it")
+	return fileIDs(files), fileIDs(ix.latentFiles("sluggish", files, DefaultLatentFileWeight, fileCandidates))
+}
 
-	latent := fileIDs(ix.latentFiles("sluggish", bm25, DefaultLatentFileWeight, fileCandidates))
+func TestLatentFileRankingAddsAFileThatSpeaksOfTheQuerysVocabulary(t *testing.T) {
+	ix, _ := latentIndex(t)
+	bm25, latent := sluggishFiles(t, ix)
+	require.Equal(t, []string{"netx/peers.go"}, bm25, "BM25 finds only the file that says it")
 	require.Equal(t, "netx/peers.go", latent[0], "the file that says it stays first")
 	require.Contains(t, latent, "netx/timer.go")
 	if i := slices.Index(latent, "clock/bell.go"); i >= 0 {
@@ -39,63 +49,39 @@ func TestLatentFileRankingAddsAFileThatSpeaksOfTheQuerysVocabulary(t *testing.T)
 }
 
 func TestLatentFileRankingLeavesOutAFileChangedSinceTheModelWasTrained(t *testing.T) {
-	ctx := context.Background()
-	root := t.TempDir()
-	writeTermTree(t, root, latentTree())
-	ix := openUpdated(t, root)
+	ix, root := latentIndex(t)
 	first := ix.termModel()
-	bm25, err := ix.searchFiles(ctx, "sluggish", fileCandidates)
-	require.NoError(t, err)
-	require.Contains(t, fileIDs(ix.latentFiles("sluggish", bm25, DefaultLatentFileWeight, fileCandidates)), "netx/timer.go")
+	_, latent := sluggishFiles(t, ix)
+	require.Contains(t, latent, "netx/timer.go")
 
+	appendKept(t, root)
+	_, err := ix.Update(context.Background())
+	require.NoError(t, err)
+	require.Same(t, first, ix.termModel(), "one file of eight changed: the model is kept")
+	_, latent = sluggishFiles(t, ix)
+	require.NotContains(t, latent, "netx/timer.go", "its vector was made of the content before the change")
+}
+
+// appendKept appends a comment line to the timer file of latentTree under
+// root: its content, and so its hash, changes; its vocabulary does not.
+func appendKept(t *testing.T, root string) {
+	t.Helper()
 	p := filepath.Join(root, "netx", "timer.go")
 	data, err := os.ReadFile(p)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(p, append(data, "\n// Kept.\n"...), 0o644))
-	_, err = ix.Update(ctx)
-	require.NoError(t, err)
-	require.Same(t, first, ix.termModel(), "one file of eight changed: the model is kept")
-	bm25, err = ix.searchFiles(ctx, "sluggish", fileCandidates)
-	require.NoError(t, err)
-	require.NotContains(t, fileIDs(ix.latentFiles("sluggish", bm25, DefaultLatentFileWeight, fileCandidates)), "netx/timer.go",
-		"its vector was made of the content before the change")
 }
 
 func TestLatentFileRankingOfAQueryTheModelDoesNotKnowIsBM25s(t *testing.T) {
-	ctx := context.Background()
-	root := t.TempDir()
-	writeTermTree(t, root, latentTree())
-	ix := openUpdated(t, root)
-	bm25, err := ix.searchFiles(ctx, "zebra bell", fileCandidates)
+	ix, _ := latentIndex(t)
+	bm25, err := ix.searchFiles(context.Background(), "zebra bell", fileCandidates)
 	require.NoError(t, err)
 	require.NotEmpty(t, bm25)
 	require.Equal(t, bm25, ix.latentFiles("zebra", bm25, DefaultLatentFileWeight, fileCandidates))
 }
 
-func TestTermModelFileVectorsRoundTripAndAreDeterministic(t *testing.T) {
-	tree := latentTree()
-	a, b := t.TempDir(), t.TempDir()
-	writeTermTree(t, a, tree)
-	writeTermTree(t, b, tree)
-	ia, ib := openUpdated(t, a), openUpdated(t, b)
-	ma, mb := ia.termModel(), ib.termModel()
-	require.Len(t, ma.Files, len(tree))
-	require.Len(t, ma.FileVecs, len(tree)*ma.Dim)
-	require.Equal(t, ma.Files, mb.Files)
-	require.Equal(t, ma.FileVecs, mb.FileVecs)
-	require.Equal(t, ma.IDF, mb.IDF)
-
-	loaded, err := loadTermModel(filepath.Join(ia.Dir(), termModelFile), ia.man.TermModel)
-	require.NoError(t, err)
-	require.Equal(t, ma.Files, loaded.Files)
-	require.Equal(t, ma.FileVecs, loaded.FileVecs)
-	require.Equal(t, ma.IDF, loaded.IDF)
-}
-
 func TestTermModelFileCutAnywhereIsNotUsed(t *testing.T) {
-	root := t.TempDir()
-	writeTermTree(t, root, latentTree())
-	ix := openUpdated(t, root)
+	ix, _ := latentIndex(t)
 	path := filepath.Join(ix.Dir(), termModelFile)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -129,9 +115,7 @@ func stopRanks(t *testing.T, ix *Index, opts ...SearchOption) (timer, bell int) 
 }
 
 func TestSearchPutsTheMatchInTheFileCloseToTheQueryFirst(t *testing.T) {
-	root := t.TempDir()
-	writeTermTree(t, root, latentTree())
-	ix := openUpdated(t, root)
+	ix, _ := latentIndex(t)
 	timer, bell := stopRanks(t, ix, WithLatentChunkWeight(0), WithLatentFileWeight(0))
 	require.Less(t, bell, timer, "BM25 alone: clock.stop first")
 	timer, bell = stopRanks(t, ix, WithLatentChunkWeight(0), WithLatentFileWeight(DefaultLatentFileWeight))
@@ -139,29 +123,21 @@ func TestSearchPutsTheMatchInTheFileCloseToTheQueryFirst(t *testing.T) {
 }
 
 func TestSearchPutsTheDefinitionCloseToTheQueryFirst(t *testing.T) {
-	root := t.TempDir()
-	writeTermTree(t, root, latentTree())
-	ix := openUpdated(t, root)
+	ix, _ := latentIndex(t)
 	timer, bell := stopRanks(t, ix, WithLatentFileWeight(0), WithLatentChunkWeight(DefaultLatentChunkWeight))
 	require.Less(t, timer, bell, "with the latent chunk ranking: the definition beside the deadlines first")
 }
 
 func TestLatentChunkRankingReadsNoFileChangedSinceTheUpdate(t *testing.T) {
-	root := t.TempDir()
-	writeTermTree(t, root, latentTree())
-	ix := openUpdated(t, root)
-	p := filepath.Join(root, "netx", "timer.go")
-	data, err := os.ReadFile(p)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(p, append(data, "\n// Kept.\n"...), 0o644)) // no Update
+	ix, root := latentIndex(t)
+	appendKept(t, root) // no Update
 	timer, bell := stopRanks(t, ix, WithLatentFileWeight(0), WithLatentChunkWeight(DefaultLatentChunkWeight))
 	require.Less(t, bell, timer, "the changed file's text is not read: BM25's order")
 }
 
 func TestLatentChunkRankingDoesNotFollowALinkOutOfTheRoot(t *testing.T) {
-	root, outside := t.TempDir(), t.TempDir()
-	writeTermTree(t, root, latentTree())
-	ix := openUpdated(t, root)
+	ix, root := latentIndex(t)
+	outside := t.TempDir()
 	// The indexed file swapped, after the Update, for a link to a file of
 	// the same content outside the root: its hash still matches.
 	p := filepath.Join(root, "netx", "timer.go")
