@@ -421,9 +421,14 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 }
 
 // updateFile looks at one file and stages its chunks if it is new or changed.
+// A file removed since the walk is not seen: the index drops it, as any
+// file gone from the tree.
 func (ix *Index) updateFile(u *updater, st *Stats, rel string, reembed bool, seen map[string]bool) error {
 	abs := filepath.Join(ix.root, filepath.FromSlash(rel))
 	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("codeindex: update: %w", err)
 	}
@@ -432,6 +437,9 @@ func (ix *Index) updateFile(u *updater, st *Stats, rel string, reembed bool, see
 		return nil
 	}
 	data, err := os.ReadFile(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("codeindex: update: %w", err)
 	}

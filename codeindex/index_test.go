@@ -353,6 +353,38 @@ func TestUpdateReportsProgressPerFile(t *testing.T) {
 	require.Empty(t, cmp.Diff(want, got))
 }
 
+func TestUpdateDropsAFileRemovedWhileItRuns(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, tree)
+	remove := ""
+	ix, err := codeindex.Open(ctx, root, codeindex.WithProgress(func(p codeindex.Progress) {
+		if p.Path == "README.md" && remove != "" { // the walk has listed the file, Update has not looked at it yet
+			require.NoError(t, os.Remove(filepath.Join(root, remove)))
+		}
+	}))
+	require.NoError(t, err)
+	defer ix.Close()
+
+	remove = "store/config.go" // never indexed
+	st, err := ix.Update(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, st.Files)
+	require.Equal(t, 2, st.Added)
+
+	writeTree(t, root, map[string]string{"store/config.go": tree["store/config.go"]})
+	remove = ""
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+	remove = "store/config.go" // indexed by the Update before
+	st, err = ix.Update(ctx)
+	require.NoError(t, err)
+	require.Equal(t, codeindex.Stats{Files: 2, Chunks: st.Chunks, Unchanged: 2, Removed: 1}, st)
+	hits, err := ix.Search(ctx, "readConfigFile", codeindex.WithMode(codeindex.BM25), codeindex.WithLimit(50))
+	require.NoError(t, err)
+	require.NotContains(t, paths(hits), "store/config.go")
+}
+
 func TestUpdateStopsOnCancelledContext(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, tree)
