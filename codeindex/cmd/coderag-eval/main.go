@@ -12,7 +12,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-latent-file-weight W] [-latent-chunk-weight W] [-expansion W] [-modes bm25,vector,hybrid] [-v]
+//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-latent-file-weight W] [-latent-chunk-weight W] [-expansion W] [-term-dim N] [-modes bm25,vector,hybrid] [-v]
 package main
 
 import (
@@ -45,6 +45,7 @@ type options struct {
 	latentW   float64
 	latentCW  float64
 	expansion float64
+	termDim   int
 	verbose   bool
 }
 
@@ -61,6 +62,7 @@ func main() {
 	latentW := flag.Float64("latent-file-weight", codeindex.DefaultLatentFileWeight, "weight of the term model's latent file ranking beside BM25's in bm25 and hybrid search (0: off; codeindex.WithLatentFileWeight)")
 	latentCW := flag.Float64("latent-chunk-weight", codeindex.DefaultLatentChunkWeight, "weight of the term model's latent ranking of the best chunks in bm25 and hybrid search (0: off; codeindex.WithLatentChunkWeight)")
 	expansion := flag.Float64("expansion", codeindex.DefaultExpansionWeight, "weight of the term model's query expansion in bm25 and hybrid search (0: off; codeindex.WithExpansion)")
+	termDim := flag.Int("term-dim", codeindex.DefaultTermModelDim, "dimension of the term model of the whole-GOROOT index (-corpus goroot; 0: none; codeindex.WithTermModel); another dimension than the kept index's trains it again")
 	verbose := flag.Bool("v", false, "also print the rank of the answering symbol per question")
 	modes := flag.String("modes", "bm25,vector,hybrid", "the search modes asked, comma-separated")
 	flag.Parse()
@@ -73,7 +75,7 @@ func main() {
 		}
 		evaluation.Modes = append(evaluation.Modes, mode)
 	}
-	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, latentW: *latentW, latentCW: *latentCW, expansion: *expansion, verbose: *verbose}
+	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, latentW: *latentW, latentCW: *latentCW, expansion: *expansion, termDim: *termDim, verbose: *verbose}
 	if err := o.parse(*fusion, *weights); err == nil {
 		err = run(o)
 		if err == nil {
@@ -169,7 +171,7 @@ func run(o options) error {
 		if dir == "" {
 			dir = filepath.Join(work, "goroot.coderag")
 		}
-		if corpus, err = evaluation.OpenCorpus(ctx, goroot, dir); err != nil {
+		if corpus, err = evaluation.OpenCorpus(ctx, goroot, dir, codeindex.WithTermModel(o.termDim)); err != nil {
 			return err
 		}
 		defer corpus.Close()
