@@ -58,36 +58,16 @@ func commentText(rel string, data []byte) string {
 }
 
 // fileTermCounter gathers the terms of the files' comment texts (see
-// commentText) while the term model is trained.
+// commentText) while the term model is trained: one document per file.
 type fileTermCounter struct {
-	ids   map[string]int32
-	terms []string
+	termCounter
 	files []modelFile
-	tfs   [][]termCount // per file, by id
 }
 
 // add counts the comment text of the file rel, of content data.
 func (c *fileTermCounter) add(rel string, data []byte) {
-	if c.ids == nil {
-		c.ids = map[string]int32{}
-	}
-	tf := map[int32]int32{}
-	for _, t := range modelTerms(commentText(rel, data)) {
-		id, ok := c.ids[t]
-		if !ok {
-			id = int32(len(c.terms))
-			c.ids[t] = id
-			c.terms = append(c.terms, t)
-		}
-		tf[id]++
-	}
-	counts := make([]termCount, 0, len(tf))
-	for id, n := range tf {
-		counts = append(counts, termCount{id, n})
-	}
-	slices.SortFunc(counts, func(a, b termCount) int { return cmp.Compare(a.id, b.id) })
+	c.termCounter.add(commentText(rel, data))
 	c.files = append(c.files, modelFile{Path: rel, Hash: sha256.Sum256(data)})
-	c.tfs = append(c.tfs, counts)
 }
 
 // setFiles gives m the IDF of its terms over the counted files and the
@@ -97,59 +77,58 @@ func (m *termModel) setFiles(c *fileTermCounter) {
 	if m.Dim == 0 {
 		return
 	}
+	// The model's index of each counted term (-1 for a term it lacks),
+	// and its IDF over the files.
+	model := make([]int32, len(c.terms))
+	m.IDF = make([]float32, len(m.Terms))
+	for id, t := range c.terms {
+		model[id] = -1
+		if k, ok := m.index[t]; ok {
+			model[id] = k
+			m.IDF[k] = float32(math.Log(float64(len(c.files)) / float64(c.df[id])))
+		}
+	}
 	order := make([]int, len(c.files))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(c.files[a].Path, c.files[b].Path) })
-	// The model's index of each counted term (-1 for a term it lacks).
-	model := make([]int32, len(c.terms))
-	for id, t := range c.terms {
-		model[id] = -1
-		if k, ok := m.index[t]; ok {
-			model[id] = k
-		}
-	}
-	df := make([]int, len(m.Terms))
-	for _, tf := range c.tfs {
-		for _, tc := range tf {
-			if k := model[tc.id]; k >= 0 {
-				df[k]++
-			}
-		}
-	}
-	m.IDF = make([]float32, len(m.Terms))
-	for k, n := range df {
-		if n > 0 {
-			m.IDF[k] = float32(math.Log(float64(len(c.files)) / float64(n)))
-		}
-	}
 	d := m.Dim
 	m.Files = make([]modelFile, len(order))
 	m.FileVecs = make([]float32, len(order)*d)
-	type weighted struct {
-		k int32
-		w float32
-	}
-	var terms []weighted
+	var terms []termWeight
 	for i, f := range order {
 		m.Files[i] = c.files[f]
 		terms = terms[:0]
-		for _, tc := range c.tfs[f] {
+		for _, tc := range c.docs[f] {
 			if k := model[tc.id]; k >= 0 {
-				terms = append(terms, weighted{k, float32(1+math.Log(float64(tc.tf))) * m.IDF[k]})
+				terms = append(terms, termWeight{k, float32(1+math.Log(float64(tc.tf))) * m.IDF[k]})
 			}
 		}
-		slices.SortFunc(terms, func(a, b weighted) int { return cmp.Compare(a.k, b.k) })
-		v := m.FileVecs[i*d : (i+1)*d]
-		for _, t := range terms {
-			tv := m.Vecs[int(t.k)*d : (int(t.k)+1)*d]
-			for j := range v {
-				v[j] += t.w * tv[j]
-			}
-		}
-		normalize(v)
+		slices.SortFunc(terms, func(a, b termWeight) int { return cmp.Compare(a.k, b.k) })
+		m.sumVectors(m.FileVecs[i*d:(i+1)*d], terms)
 	}
+}
+
+// termWeight is a term of a term model (its index) and its weight in a
+// sum of term vectors.
+type termWeight struct {
+	k int32
+	w float32
+}
+
+// sumVectors adds to v the vectors of terms, in their order (a fixed order
+// gives the same float sum every time), each times its weight, and
+// normalises v.
+func (m *termModel) sumVectors(v []float32, terms []termWeight) {
+	d := m.Dim
+	for _, t := range terms {
+		tv := m.Vecs[int(t.k)*d : (int(t.k)+1)*d]
+		for j := range v {
+			v[j] += t.w * tv[j]
+		}
+	}
+	normalize(v)
 }
 
 // queryVector returns the unit vector of q in m's space (see the latent
@@ -158,24 +137,17 @@ func (m *termModel) queryVector(q string) []float32 {
 	if m == nil || m.Dim == 0 || len(m.Files) == 0 {
 		return nil
 	}
-	d := m.Dim
-	v := make([]float32, d)
-	known := false
+	var terms []termWeight // each occurrence, in the query's order
 	for _, t := range modelTerms(q) {
-		k, ok := m.index[t]
-		if !ok || m.IDF[k] == 0 {
-			continue
-		}
-		known = true
-		w, tv := m.IDF[k], m.Vecs[int(k)*d:(int(k)+1)*d]
-		for j := range v {
-			v[j] += w * tv[j]
+		if k, ok := m.index[t]; ok && m.IDF[k] != 0 {
+			terms = append(terms, termWeight{k, m.IDF[k]})
 		}
 	}
-	if !known {
+	if len(terms) == 0 {
 		return nil
 	}
-	normalize(v)
+	v := make([]float32, m.Dim)
+	m.sumVectors(v, terms)
 	return v
 }
 
@@ -265,20 +237,13 @@ func (m *termModel) textVector(text string) []float32 {
 	if len(tf) == 0 {
 		return nil
 	}
-	ks := make([]int32, 0, len(tf))
-	for k := range tf {
-		ks = append(ks, k)
+	terms := make([]termWeight, 0, len(tf))
+	for k, n := range tf {
+		terms = append(terms, termWeight{k, float32(1+math.Log(float64(n))) * m.IDF[k]})
 	}
-	slices.Sort(ks) // a fixed order of the sums
-	d := m.Dim
-	v := make([]float32, d)
-	for _, k := range ks {
-		w, tv := float32(1+math.Log(float64(tf[k])))*m.IDF[k], m.Vecs[int(k)*d:(int(k)+1)*d]
-		for j := range v {
-			v[j] += w * tv[j]
-		}
-	}
-	normalize(v)
+	slices.SortFunc(terms, func(a, b termWeight) int { return cmp.Compare(a.k, b.k) })
+	v := make([]float32, m.Dim)
+	m.sumVectors(v, terms)
 	return v
 }
 
