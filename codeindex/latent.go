@@ -118,9 +118,9 @@ type termWeight struct {
 }
 
 // sumVectors adds to v the vectors of terms, in their order (a fixed order
-// gives the same float sum every time), each times its weight, and
-// normalises v.
-func (m *termModel) sumVectors(v []float32, terms []termWeight) {
+// gives the same float sum every time), each times its weight, normalises
+// v and returns it.
+func (m *termModel) sumVectors(v []float32, terms []termWeight) []float32 {
 	d := m.Dim
 	for _, t := range terms {
 		tv := m.Vecs[int(t.k)*d : (int(t.k)+1)*d]
@@ -129,6 +129,7 @@ func (m *termModel) sumVectors(v []float32, terms []termWeight) {
 		}
 	}
 	normalize(v)
+	return v
 }
 
 // queryVector returns the unit vector of q in m's space (see the latent
@@ -146,9 +147,7 @@ func (m *termModel) queryVector(q string) []float32 {
 	if len(terms) == 0 {
 		return nil
 	}
-	v := make([]float32, m.Dim)
-	m.sumVectors(v, terms)
-	return v
+	return m.sumVectors(make([]float32, m.Dim), terms)
 }
 
 // latentFiles returns the file ranking files (BM25, best first) fused with
@@ -242,9 +241,7 @@ func (m *termModel) textVector(text string) []float32 {
 		terms = append(terms, termWeight{k, float32(1+math.Log(float64(n))) * m.IDF[k]})
 	}
 	slices.SortFunc(terms, func(a, b termWeight) int { return cmp.Compare(a.k, b.k) })
-	v := make([]float32, m.Dim)
-	m.sumVectors(v, terms)
-	return v
+	return m.sumVectors(make([]float32, m.Dim), terms)
 }
 
 // latentChunks returns ranked (best first) with the latent chunk ranking's
