@@ -182,9 +182,9 @@ func open(root, dir string, cfg config) (*Index, error) {
 		if err := os.Remove(filepath.Join(dir, vectorFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("codeindex: open: %w", err)
 		}
-		ix.kw, err = bleve.NewUsing(kwPath, keywordMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, lockConfig)
+		ix.kw, err = bleve.NewUsing(kwPath, keywordMapping(), bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, lockConfig())
 	} else {
-		ix.kw, err = bleve.OpenUsing(kwPath, lockConfig)
+		ix.kw, err = bleve.OpenUsing(kwPath, lockConfig())
 	}
 	if errors.Is(err, bbolt.ErrTimeout) {
 		return nil, &LockedError{Dir: dir, Wait: lockWait}
@@ -201,7 +201,14 @@ func open(root, dir string, cfg config) (*Index, error) {
 // another, gets a *LockedError instead of waiting for ever.
 const lockWait = 2 * time.Second
 
-var lockConfig = map[string]any{"bolt_timeout": lockWait.String()}
+// lockConfig returns the runtime configuration of the keyword index: a new
+// map at every call, because bleve writes into the map it is given (the
+// store's path, create_if_missing, error_if_exists) and copies it over the
+// stored configuration when it opens an index. A map shared by all calls
+// made an index reopened after another was created open the other's
+// store: a LockedError while the other was open, its keyword index once
+// it was closed.
+func lockConfig() map[string]any { return map[string]any{"bolt_timeout": lockWait.String()} }
 
 // keywordMapping indexes path, symbol and content with the code-aware
 // analyzer and scores with BM25.

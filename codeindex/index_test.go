@@ -385,6 +385,34 @@ func TestUpdateDropsAFileRemovedWhileItRuns(t *testing.T) {
 	require.NotContains(t, paths(hits), "store/config.go")
 }
 
+func TestAnIndexReopenedAfterAnotherWasCreatedReadsItsOwnFolder(t *testing.T) {
+	ctx := context.Background()
+	a, b := t.TempDir(), t.TempDir()
+	writeTree(t, a, map[string]string{"a.go": "package a\n\n// Alpha is only in the first tree.\nfunc Alpha() {}\n"})
+	writeTree(t, b, map[string]string{"b.go": "package b\n\n// Bravo is only in the second tree.\nfunc Bravo() {}\n"})
+	ia := openIndexed(t, a)
+	ib := openIndexed(t, b) // created after the first was opened
+	require.NoError(t, ia.Close())
+
+	t.Run("while the other is open", func(t *testing.T) {
+		ia, err := codeindex.Open(ctx, a)
+		require.NoError(t, err, "not the other index's lock")
+		defer ia.Close()
+		hits, err := ia.Search(ctx, "alpha", codeindex.WithMode(codeindex.BM25))
+		require.NoError(t, err)
+		require.Equal(t, []string{"a.Alpha"}, symbols(hits))
+	})
+	require.NoError(t, ib.Close())
+	t.Run("once the other is closed", func(t *testing.T) {
+		ia, err := codeindex.Open(ctx, a)
+		require.NoError(t, err)
+		defer ia.Close()
+		hits, err := ia.Search(ctx, "alpha", codeindex.WithMode(codeindex.BM25))
+		require.NoError(t, err)
+		require.Equal(t, []string{"a.Alpha"}, symbols(hits), "the first index reads its own keyword index, not the second's")
+	})
+}
+
 func TestUpdateStopsOnCancelledContext(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, tree)
