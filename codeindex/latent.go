@@ -150,19 +150,36 @@ func (m *termModel) queryVector(q string) []float32 {
 	return m.sumVectors(make([]float32, m.Dim), terms)
 }
 
+// A latentQuery is a query's vector in the term model's space, made once
+// per search for both latent rankings.
+type latentQuery struct {
+	m *termModel
+	v []float32
+}
+
+// latentQueryOf returns the latent query of q; nil when the index has no
+// term model or the model knows none of q's terms.
+func (ix *Index) latentQueryOf(q string) *latentQuery {
+	m := ix.termModel()
+	if v := m.queryVector(q); v != nil {
+		return &latentQuery{m: m, v: v}
+	}
+	return nil
+}
+
 // latentFiles returns the file ranking files (BM25, best first) fused with
 // the latent one: each file scores its BM25 score over the best one's plus
-// weight times its cosine with q (when positive) over the best cosine's,
+// weight times its cosine with lq (when positive) over the best cosine's,
 // among the n best files of either ranking, best first. A file whose
 // content is not the one its vector was made of (hash, see modelFile) has
 // no cosine. Scores are scaled back by the best BM25 score, so that a
-// caller reading files[0].score sees the scale it had.
-func (ix *Index) latentFiles(q string, files []scored, weight float64, n int) []scored {
-	m := ix.termModel()
-	qv := m.queryVector(q)
-	if qv == nil {
+// caller reading files[0].score sees the scale it had. It returns files
+// unchanged when lq is nil.
+func (ix *Index) latentFiles(lq *latentQuery, files []scored, weight float64, n int) []scored {
+	if lq == nil {
 		return files
 	}
+	m, qv := lq.m, lq.v
 	d := m.Dim
 	fresh := func(i int) bool {
 		e := ix.man.Files[m.Files[i].Path]
@@ -245,13 +262,13 @@ func (m *termModel) textVector(text string) []float32 {
 }
 
 // latentChunks returns ranked (best first) with the latent chunk ranking's
-// share (see above) added to its first n chunks, sorted again.
-func (ix *Index) latentChunks(q string, ranked []scored, weight float64, n int) []scored {
-	m := ix.termModel()
-	qv := m.queryVector(q)
-	if qv == nil || len(ranked) == 0 {
+// share for lq (see above) added to its first n chunks, sorted again;
+// ranked unchanged when lq is nil.
+func (ix *Index) latentChunks(lq *latentQuery, ranked []scored, weight float64, n int) []scored {
+	if lq == nil || len(ranked) == 0 {
 		return ranked
 	}
+	m, qv := lq.m, lq.v
 	n = min(n, len(ranked))
 	texts := ix.chunkTexts(ranked[:n])
 	cos := make([]float64, n)

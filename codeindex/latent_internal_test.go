@@ -34,7 +34,7 @@ func sluggishFiles(t *testing.T, ix *Index) (bm25, latent []string) {
 	t.Helper()
 	files, err := ix.searchFiles(context.Background(), "sluggish", fileCandidates)
 	require.NoError(t, err)
-	return fileIDs(files), fileIDs(ix.latentFiles("sluggish", files, DefaultLatentFileWeight, fileCandidates))
+	return fileIDs(files), fileIDs(ix.latentFiles(ix.latentQueryOf("sluggish"), files, DefaultLatentFileWeight, fileCandidates))
 }
 
 func TestLatentFileRankingAddsAFileThatSpeaksOfTheQuerysVocabulary(t *testing.T) {
@@ -77,7 +77,7 @@ func TestLatentFileRankingOfAQueryTheModelDoesNotKnowIsBM25s(t *testing.T) {
 	bm25, err := ix.searchFiles(context.Background(), "zebra bell", fileCandidates)
 	require.NoError(t, err)
 	require.NotEmpty(t, bm25)
-	require.Equal(t, bm25, ix.latentFiles("zebra", bm25, DefaultLatentFileWeight, fileCandidates))
+	require.Equal(t, bm25, ix.latentFiles(ix.latentQueryOf("zebra"), bm25, DefaultLatentFileWeight, fileCandidates))
 }
 
 func TestTermModelFileCutAnywhereIsNotUsed(t *testing.T) {

@@ -101,7 +101,7 @@ func TestReviewLatentFileRankingWhenBM25FindsNoFile(t *testing.T) {
 	root := t.TempDir()
 	writeTermTree(t, root, latentTree())
 	ix := openUpdated(t, root)
-	out := ix.latentFiles("sluggish deadline", nil, DefaultLatentFileWeight, fileCandidates)
+	out := ix.latentFiles(ix.latentQueryOf("sluggish deadline"), nil, DefaultLatentFileWeight, fileCandidates)
 	require.NotEmpty(t, out)
 	for _, f := range out {
 		require.False(t, math.IsNaN(f.score) || math.IsInf(f.score, 0), "%s %v", f.id, f.score)
@@ -109,13 +109,13 @@ func TestReviewLatentFileRankingWhenBM25FindsNoFile(t *testing.T) {
 	}
 	// And a BM25 ranking whose best score is 0.
 	zero := []scored{{id: "clock/bell.go", score: 0}, {id: "netx/timer.go", score: 0}}
-	out = ix.latentFiles("sluggish deadline", zero, DefaultLatentFileWeight, fileCandidates)
+	out = ix.latentFiles(ix.latentQueryOf("sluggish deadline"), zero, DefaultLatentFileWeight, fileCandidates)
 	for _, f := range out {
 		require.False(t, math.IsNaN(f.score) || math.IsInf(f.score, 0), "%s %v", f.id, f.score)
 	}
 	// Chunks all scored 0.
 	chunks := []scored{{id: "netx/timer.go#0", score: 0}, {id: "netx/timer.go#1", score: 0}, {id: "clock/bell.go#1", score: 0}}
-	for _, c := range ix.latentChunks("sluggish deadline", chunks, DefaultLatentChunkWeight, latentChunkCandidates) {
+	for _, c := range ix.latentChunks(ix.latentQueryOf("sluggish deadline"), chunks, DefaultLatentChunkWeight, latentChunkCandidates) {
 		require.False(t, math.IsNaN(c.score) || math.IsInf(c.score, 0), "%s %v", c.id, c.score)
 	}
 }

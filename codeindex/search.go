@@ -68,6 +68,11 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	} else {
 		close(kqDone)
 	}
+	// The query's latent vector, once for both latent rankings.
+	var lq *latentQuery
+	if sc.mode != Vector && (sc.fileWeight > 0 && sc.latentFileWeight > 0 || sc.latentChunkWeight > 0) {
+		lq = ix.latentQueryOf(q)
+	}
 	var files []scored
 	if sc.fileWeight > 0 && sc.mode != Vector {
 		var err error
@@ -76,7 +81,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 			return nil, err
 		}
 		if sc.latentFileWeight > 0 {
-			files = ix.latentFiles(q, files, sc.latentFileWeight, fileCandidates)
+			files = ix.latentFiles(lq, files, sc.latentFileWeight, fileCandidates)
 		}
 	}
 	<-kqDone
@@ -113,7 +118,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 		ranked = filePrior(ranked, files, sc.fileWeight)
 	}
 	if sc.latentChunkWeight > 0 && sc.mode != Vector {
-		ranked = ix.latentChunks(q, ranked, sc.latentChunkWeight, latentChunkCandidates)
+		ranked = ix.latentChunks(lq, ranked, sc.latentChunkWeight, latentChunkCandidates)
 	}
 	if demote {
 		ranked = testsLast(ranked)
