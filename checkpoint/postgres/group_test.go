@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/groupcommit/groupcommittest"
 	"github.com/agentgraph/agentgraph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/internal/pgdb/pgdbtest"
 )
@@ -55,27 +55,6 @@ func (h *held) end(t *testing.T) {
 	t.Helper()
 	require.NoError(t, h.tx.Commit(t.Context()))
 	require.NoError(t, <-h.done)
-}
-
-// queue starts write on its own goroutine and returns once it waits in
-// the group's queue (it is the n-th there); its error arrives on the
-// channel.
-func queue(t *testing.T, s *postgres.Saver, n int, write func() error) <-chan error {
-	t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- write() }()
-	for s.QueuedWrites() < n {
-		select {
-		case err := <-errc:
-			t.Fatalf("write %d returned before it was queued: %v", n, err)
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		default:
-			runtime.Gosched()
-			time.Sleep(100 * time.Microsecond)
-		}
-	}
-	return errc
 }
 
 func TestGroupCommitRefusesOnlyTheBadWriteOfABatch(t *testing.T) {
@@ -173,11 +152,11 @@ func TestGroupCommitRefusesOnlyTheBadWriteOfABatch(t *testing.T) {
 					})
 				}
 			}
-			first := queue(t, s, 1, count(0))
-			errs := []<-chan error{queue(t, s, 2, good(0)), queue(t, s, 3, good(1))}
-			badErr := queue(t, s, 4, bad)
-			errs = append(errs, queue(t, s, 5, good(2)), queue(t, s, 6, good(3)))
-			last := queue(t, s, 7, count(1))
+			first := groupcommittest.Enqueue(t, s, 1, count(0))
+			errs := []<-chan error{groupcommittest.Enqueue(t, s, 2, good(0)), groupcommittest.Enqueue(t, s, 3, good(1))}
+			badErr := groupcommittest.Enqueue(t, s, 4, bad)
+			errs = append(errs, groupcommittest.Enqueue(t, s, 5, good(2)), groupcommittest.Enqueue(t, s, 6, good(3)))
+			last := groupcommittest.Enqueue(t, s, 7, count(1))
 			h.end(t)
 			require.NoError(t, <-first)
 			require.NoError(t, <-last)
@@ -199,7 +178,7 @@ func TestGroupCommitSharesOneTransaction(t *testing.T) {
 	txids := make([]int64, n)
 	var errs []<-chan error
 	for i := range n {
-		errs = append(errs, queue(t, s, i+1, func() error {
+		errs = append(errs, groupcommittest.Enqueue(t, s, i+1, func() error {
 			return s.DoInGroup(t.Context(), func(b *pgx.Batch) {
 				b.Queue(`SELECT txid_current()`).QueryRow(func(row pgx.Row) error { return row.Scan(&txids[i]) })
 			})
@@ -236,11 +215,11 @@ func TestGroupCommitKeepsTheOrderOfOneThread(t *testing.T) {
 			h := hold(t, s, schema)
 			var pa, pb, wa, wb <-chan error
 			if aFirst {
-				pa, wa = queue(t, s, 1, putA), queue(t, s, 2, writeA)
-				pb, wb = queue(t, s, 3, putB), queue(t, s, 4, writeB)
+				pa, wa = groupcommittest.Enqueue(t, s, 1, putA), groupcommittest.Enqueue(t, s, 2, writeA)
+				pb, wb = groupcommittest.Enqueue(t, s, 3, putB), groupcommittest.Enqueue(t, s, 4, writeB)
 			} else {
-				pb, wb = queue(t, s, 1, putB), queue(t, s, 2, writeB)
-				pa, wa = queue(t, s, 3, putA), queue(t, s, 4, writeA)
+				pb, wb = groupcommittest.Enqueue(t, s, 1, putB), groupcommittest.Enqueue(t, s, 2, writeB)
+				pa, wa = groupcommittest.Enqueue(t, s, 3, putA), groupcommittest.Enqueue(t, s, 4, writeA)
 			}
 			h.end(t)
 			require.NoError(t, <-wa)
@@ -285,7 +264,7 @@ func TestGroupCommitDropsAQueuedWriteWhoseContextIsDone(t *testing.T) {
 	s := open(t, schema)
 	h := hold(t, s, schema)
 	ctx, cancel := context.WithCancel(t.Context())
-	errc := queue(t, s, 1, func() error { return s.Put(ctx, cpOf("t", "0001", "", 1, `1`)) })
+	errc := groupcommittest.Enqueue(t, s, 1, func() error { return s.Put(ctx, cpOf("t", "0001", "", 1, `1`)) })
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
 	require.Zero(t, s.QueuedWrites())
@@ -299,7 +278,7 @@ func TestCloseFailsQueuedWritesAndWaitsForTheBatchInFlight(t *testing.T) {
 	s, err := postgres.Open(t.Context(), pgdbtest.URL(t), postgres.WithSchema(schema))
 	require.NoError(t, err)
 	h := hold(t, s, schema)
-	errc := queue(t, s, 1, func() error { return s.Put(t.Context(), cpOf("t", "0001", "", 1, `1`)) })
+	errc := groupcommittest.Enqueue(t, s, 1, func() error { return s.Put(t.Context(), cpOf("t", "0001", "", 1, `1`)) })
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	require.ErrorContains(t, <-errc, "saver closed")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/groupcommit/groupcommittest"
 	"github.com/agentgraph/agentgraph/checkpoint/postgres"
 )
 
@@ -49,7 +50,7 @@ func TestReviewBatchWithLockStatementGivesEachWriteItsOwnError(t *testing.T) {
 			h := hold(t, s, schema)
 			var errs []<-chan error
 			for i, k := range keys {
-				errs = append(errs, queue(t, s, i+1, func() error {
+				errs = append(errs, groupcommittest.Enqueue(t, s, i+1, func() error {
 					return s.DoInGroup(t.Context(), func(b *pgx.Batch) {
 						b.Queue(reviewLockSQL, k)
 						if i == bad {
@@ -112,7 +113,7 @@ func TestReviewFailedLockStatementIsEveryWritesError(t *testing.T) {
 			h := hold(t, s, schema)
 			var errs []<-chan error
 			for i, ks := range writes {
-				errs = append(errs, queue(t, s, i+1, func() error {
+				errs = append(errs, groupcommittest.Enqueue(t, s, i+1, func() error {
 					return s.DoInGroup(t.Context(), func(b *pgx.Batch) {
 						for _, k := range ks {
 							b.Queue(reviewLockSQL, k)
@@ -191,9 +192,9 @@ func newFencedBatchSetup(t *testing.T) *fencedBatchSetup {
 func (b *fencedBatchSetup) queueBatch(t *testing.T, w fencedWrite) (px, pf, py <-chan error) {
 	t.Helper()
 	h := hold(t, b.s, b.schema)
-	px = queue(t, b.s, 1, func() error { return b.s.Put(t.Context(), cpOf(b.x, "0001", "", 1, `1`)) })
-	pf = queue(t, b.s, 2, func() error { return w.write(context.Background(), checkpoint.Fenced(b.s, b.lease), b.f) })
-	py = queue(t, b.s, 3, func() error { return b.s.Put(t.Context(), cpOf(b.y, "0001", "", 1, `1`)) })
+	px = groupcommittest.Enqueue(t, b.s, 1, func() error { return b.s.Put(t.Context(), cpOf(b.x, "0001", "", 1, `1`)) })
+	pf = groupcommittest.Enqueue(t, b.s, 2, func() error { return w.write(context.Background(), checkpoint.Fenced(b.s, b.lease), b.f) })
+	py = groupcommittest.Enqueue(t, b.s, 3, func() error { return b.s.Put(t.Context(), cpOf(b.y, "0001", "", 1, `1`)) })
 	h.end(t)
 	return px, pf, py
 }

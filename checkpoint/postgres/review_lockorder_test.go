@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/groupcommit/groupcommittest"
 	"github.com/agentgraph/agentgraph/checkpoint/postgres"
 )
 
@@ -136,8 +137,8 @@ func TestReviewPendingWritesOfTwoSaversInOppositeOrdersDoNotDeadlock(t *testing.
 	errc := make(chan error, 6)
 	ha, hb := hold(t, a, schema), hold(t, b, schema)
 	qs := []<-chan error{
-		queue(t, a, 1, write(a, t1)), queue(t, a, 2, wait(a)), queue(t, a, 3, write(a, t2)),
-		queue(t, b, 1, write(b, t2)), queue(t, b, 2, wait(b)), queue(t, b, 3, write(b, t1)),
+		groupcommittest.Enqueue(t, a, 1, write(a, t1)), groupcommittest.Enqueue(t, a, 2, wait(a)), groupcommittest.Enqueue(t, a, 3, write(a, t2)),
+		groupcommittest.Enqueue(t, b, 1, write(b, t2)), groupcommittest.Enqueue(t, b, 2, wait(b)), groupcommittest.Enqueue(t, b, 3, write(b, t1)),
 	}
 	for _, q := range qs {
 		go func() { errc <- <-q }()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/groupcommit/groupcommittest"
 	"github.com/agentgraph/agentgraph/checkpoint/postgres"
 )
 
@@ -22,16 +23,7 @@ import (
 func reviewInOneBatch(t *testing.T, s *postgres.Saver, schema string, writes ...func() error) []error {
 	t.Helper()
 	h := hold(t, s, schema)
-	errcs := make([]<-chan error, len(writes))
-	for i, w := range writes {
-		errcs[i] = queue(t, s, i+1, w)
-	}
-	h.end(t)
-	errs := make([]error, len(writes))
-	for i, errc := range errcs {
-		errs[i] = <-errc
-	}
-	return errs
+	return groupcommittest.InOneBatch(t, s, func() { h.end(t) }, writes...)
 }
 
 func reviewAs[E error](t *testing.T, err error, what string) E {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/groupcommit/groupcommittest"
 	"github.com/agentgraph/agentgraph/checkpoint/sqlite"
 )
 
@@ -50,27 +50,6 @@ func (h *held) end(t *testing.T) {
 	t.Helper()
 	close(h.release)
 	require.NoError(t, <-h.done)
-}
-
-// queue starts write on its own goroutine and returns once it waits in
-// the group's queue (it is the n-th there); its error arrives on the
-// channel.
-func queue(t *testing.T, s *sqlite.Saver, n int, write func() error) <-chan error {
-	t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- write() }()
-	for s.QueuedWrites() < n {
-		select {
-		case err := <-errc:
-			t.Fatalf("write %d returned before it was queued: %v", n, err)
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		default:
-			runtime.Gosched()
-			time.Sleep(100 * time.Microsecond)
-		}
-	}
-	return errc
 }
 
 func openFile(t *testing.T) *sqlite.Saver {
@@ -211,11 +190,11 @@ func TestGroupCommitRefusesOnlyTheBadWriteOfABatch(t *testing.T) {
 					})
 				}
 			}
-			first := queue(t, s, 1, count(0))
-			errs := []<-chan error{queue(t, s, 2, good(0)), queue(t, s, 3, good(1))}
-			badErr := queue(t, s, 4, bad)
-			errs = append(errs, queue(t, s, 5, good(2)), queue(t, s, 6, good(3)))
-			last := queue(t, s, 7, count(1))
+			first := groupcommittest.Enqueue(t, s, 1, count(0))
+			errs := []<-chan error{groupcommittest.Enqueue(t, s, 2, good(0)), groupcommittest.Enqueue(t, s, 3, good(1))}
+			badErr := groupcommittest.Enqueue(t, s, 4, bad)
+			errs = append(errs, groupcommittest.Enqueue(t, s, 5, good(2)), groupcommittest.Enqueue(t, s, 6, good(3)))
+			last := groupcommittest.Enqueue(t, s, 7, count(1))
 			h.end(t)
 			require.NoError(t, <-first)
 			require.NoError(t, <-last)
@@ -240,7 +219,7 @@ func TestGroupCommitSharesOneTransaction(t *testing.T) {
 	txs := make([]*sql.Tx, n)
 	var errs []<-chan error
 	for i := range n {
-		errs = append(errs, queue(t, s, i+1, func() error {
+		errs = append(errs, groupcommittest.Enqueue(t, s, i+1, func() error {
 			return s.DoInGroup(t.Context(), func(_ context.Context, tx *sql.Tx) error {
 				txs[i] = tx
 				return nil
@@ -277,11 +256,11 @@ func TestGroupCommitKeepsTheOrderOfOneThread(t *testing.T) {
 			child := func() error { return s.Put(t.Context(), cpOf("t", "0002", "0001", 2, `2`)) }
 			var perr, cerr <-chan error
 			if c.childFirst {
-				cerr = queue(t, s, 1, child)
-				perr = queue(t, s, 2, parent)
+				cerr = groupcommittest.Enqueue(t, s, 1, child)
+				perr = groupcommittest.Enqueue(t, s, 2, parent)
 			} else {
-				perr = queue(t, s, 1, parent)
-				cerr = queue(t, s, 2, child)
+				perr = groupcommittest.Enqueue(t, s, 1, parent)
+				cerr = groupcommittest.Enqueue(t, s, 2, child)
 			}
 			h.end(t)
 			require.NoError(t, <-perr)
@@ -321,7 +300,7 @@ func TestGroupCommitDropsAQueuedWriteWhoseContextIsDone(t *testing.T) {
 	s := openFile(t)
 	h := hold(t, s)
 	ctx, cancel := context.WithCancel(t.Context())
-	errc := queue(t, s, 1, func() error { return s.Put(ctx, cpOf("t", "0001", "", 1, `1`)) })
+	errc := groupcommittest.Enqueue(t, s, 1, func() error { return s.Put(ctx, cpOf("t", "0001", "", 1, `1`)) })
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
 	require.Zero(t, s.QueuedWrites())
@@ -334,7 +313,7 @@ func TestCloseFailsQueuedWritesAndWaitsForTheTransactionInFlight(t *testing.T) {
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "checkpoints.db"))
 	require.NoError(t, err)
 	h := hold(t, s)
-	errc := queue(t, s, 1, func() error { return s.Put(t.Context(), cpOf("t", "0001", "", 1, `1`)) })
+	errc := groupcommittest.Enqueue(t, s, 1, func() error { return s.Put(t.Context(), cpOf("t", "0001", "", 1, `1`)) })
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	require.ErrorContains(t, <-errc, "saver closed")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/groupcommit/groupcommittest"
 	"github.com/agentgraph/agentgraph/checkpoint/sqlite"
 )
 
@@ -25,16 +26,7 @@ import (
 func inOneBatch(t *testing.T, s *sqlite.Saver, writes ...func() error) []error {
 	t.Helper()
 	h := hold(t, s)
-	errcs := make([]<-chan error, len(writes))
-	for i, w := range writes {
-		errcs[i] = queue(t, s, i+1, w)
-	}
-	h.end(t)
-	errs := make([]error, len(writes))
-	for i, errc := range errcs {
-		errs[i] = <-errc
-	}
-	return errs
+	return groupcommittest.InOneBatch(t, s, func() { h.end(t) }, writes...)
 }
 
 func requireAs[E error](t *testing.T, err error) E {
