@@ -116,6 +116,7 @@ func TestDescriptiveSetLabelsExist(t *testing.T) {
 	}{
 		{"testdata/descriptive.json", 60},
 		{"testdata/descriptive2.json", 30},
+		{"testdata/descriptive3.json", 60},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			s, err := evaluation.LoadSet(tt.file)
