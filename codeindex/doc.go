@@ -84,6 +84,11 @@
 // repository's words for it, comes up where it shares few of the
 // question's own.
 //
+// A long question (more than six distinct terms the model knows) also
+// weighs the breadth of each of those 50 chunks' match
+// ([WithCoverageWeight]): the share of its distinct terms, by idf, that
+// the chunk contains, which BM25's per-term sum does not reward.
+//
 // Every file is also a document of its own, its path and whole text,
 // and a keyword or hybrid search ranks the files first ([WithFileWeight]):
 // the chunks of the best 50 files join the keyword ranking even below its

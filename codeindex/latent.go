@@ -150,21 +150,30 @@ func (m *termModel) queryVector(q string) []float32 {
 	return m.sumVectors(make([]float32, m.Dim), terms)
 }
 
-// A latentQuery is a query's vector in the term model's space, made once
-// per search for both latent rankings.
+// A latentQuery is a query's vector in the term model's space and its
+// distinct terms, made once per search for both latent rankings and the
+// coverage of the best chunks.
 type latentQuery struct {
-	m *termModel
-	v []float32
+	m     *termModel
+	v     []float32
+	terms map[int32]float32 // the query's distinct terms the model knows, and their idf
 }
 
 // latentQueryOf returns the latent query of q; nil when the index has no
 // term model or the model knows none of q's terms.
 func (ix *Index) latentQueryOf(q string) *latentQuery {
 	m := ix.termModel()
-	if v := m.queryVector(q); v != nil {
-		return &latentQuery{m: m, v: v}
+	v := m.queryVector(q)
+	if v == nil {
+		return nil
 	}
-	return nil
+	terms := map[int32]float32{}
+	for _, t := range modelTerms(q) {
+		if k, ok := m.index[t]; ok && m.IDF[k] > 0 {
+			terms[k] = m.IDF[k]
+		}
+	}
+	return &latentQuery{m: m, v: v, terms: terms}
 }
 
 // latentFiles returns the file ranking files (BM25, best first) fused with
@@ -261,27 +270,46 @@ func (m *termModel) textVector(text string) []float32 {
 	return m.sumVectors(make([]float32, m.Dim), terms)
 }
 
-// latentChunks returns ranked (best first) with the latent chunk ranking's
-// share for lq (see above) added to its first n chunks, sorted again;
-// ranked unchanged when lq is nil.
-func (ix *Index) latentChunks(lq *latentQuery, ranked []scored, weight float64, n int) []scored {
+// rerankChunks returns ranked (best first) with the shares of the latent
+// chunk ranking (latentWeight, see above) and of the coverage of the
+// query's terms (coverageWeight, see coverageShare) for lq added to its
+// first n chunks, sorted again; ranked unchanged when lq is nil or neither
+// adds anything. Both read the chunks' texts, once.
+func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, latentWeight, coverageWeight float64, n int) []scored {
 	if lq == nil || len(ranked) == 0 {
 		return ranked
 	}
-	m, qv := lq.m, lq.v
 	n = min(n, len(ranked))
 	texts := ix.chunkTexts(ranked[:n])
-	cos := make([]float64, n)
-	var best float64
-	for i, text := range texts {
-		if v := m.textVector(text); v != nil {
-			if c := float64(dot(qv, v)); c > 0 && c <= 1.001 { // NaN and Inf fail
-				cos[i] = c
-				best = max(best, c)
+	share := make([]float64, n)
+	var any bool
+	if latentWeight > 0 {
+		cos := make([]float64, n)
+		var best float64
+		for i, text := range texts {
+			if v := lq.m.textVector(text); v != nil {
+				if c := float64(dot(lq.v, v)); c > 0 && c <= 1.001 { // NaN and Inf fail
+					cos[i] = c
+					best = max(best, c)
+				}
+			}
+		}
+		if best > 0 {
+			for i, c := range cos {
+				share[i] += latentWeight * c / best
+				any = any || c > 0
 			}
 		}
 	}
-	if best <= 0 {
+	if w := coverageWeight * lq.coverageRamp(); w > 0 {
+		for i, text := range texts {
+			if c := lq.coverage(text); c > 0 {
+				share[i] += w * c
+				any = true
+			}
+		}
+	}
+	if !any {
 		return ranked
 	}
 	var top float64
@@ -289,10 +317,8 @@ func (ix *Index) latentChunks(lq *latentQuery, ranked []scored, weight float64, 
 		top = max(top, r.score)
 	}
 	out := slices.Clone(ranked)
-	for i, c := range cos {
-		if c > 0 {
-			out[i].score += weight * top * c / best
-		}
+	for i, sh := range share {
+		out[i].score += top * sh
 	}
 	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
 	return out

@@ -224,11 +224,12 @@ type searchConfig struct {
 	fileWeight            float64
 	latentFileWeight      float64
 	latentChunkWeight     float64
+	coverageWeight        float64
 	expansion             float64
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, expansion: DefaultExpansionWeight}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, expansion: DefaultExpansionWeight}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -327,6 +328,26 @@ func WithLatentChunkWeight(w float64) SearchOption {
 	return func(c *searchConfig) { c.latentChunkWeight = w }
 }
 
+// DefaultCoverageWeight is the weight of the coverage of a long query's
+// terms in keyword and hybrid searches (see [WithCoverageWeight]).
+const DefaultCoverageWeight = 1
+
+// WithCoverageWeight sets how much the breadth of a chunk's match counts
+// among the 50 best chunks of a keyword or hybrid search, for a long
+// query (default [DefaultCoverageWeight]; 0 turns it off). BM25 sums each
+// query term's score on its own, so a chunk that repeats a few of a long
+// question's words can outscore one that mentions most of them. Each of
+// those chunks gets the share of the query's distinct terms, weighted by
+// their idf, that its symbol and text contain; weight times that share,
+// times the best score of the ranking, is added to its score. It counts
+// only for a query of more than 6 distinct terms the term model knows (a
+// question, not a name), fully from 12 on, and not at all in an index
+// without a term model (see [WithTermModel]). The chunks' text is read as
+// for [WithLatentChunkWeight].
+func WithCoverageWeight(w float64) SearchOption {
+	return func(c *searchConfig) { c.coverageWeight = w }
+}
+
 // DefaultExpansionWeight is the weight of the terms a keyword or hybrid
 // search adds to its query (see [WithExpansion]).
 const DefaultExpansionWeight = 0.3
@@ -361,6 +382,8 @@ func (c *searchConfig) validate() error {
 		return &OptionError{Option: "WithLatentFileWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.latentFileWeight)}
 	case c.latentChunkWeight < 0 || math.IsNaN(c.latentChunkWeight) || math.IsInf(c.latentChunkWeight, 0):
 		return &OptionError{Option: "WithLatentChunkWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.latentChunkWeight)}
+	case c.coverageWeight < 0 || math.IsNaN(c.coverageWeight) || math.IsInf(c.coverageWeight, 0):
+		return &OptionError{Option: "WithCoverageWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.coverageWeight)}
 	case c.expansion < 0 || math.IsNaN(c.expansion) || math.IsInf(c.expansion, 0):
 		return &OptionError{Option: "WithExpansion", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.expansion)}
 	}

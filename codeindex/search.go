@@ -68,9 +68,10 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	} else {
 		close(kqDone)
 	}
-	// The query's latent vector, once for both latent rankings.
+	// The query's latent vector and terms, once for both latent rankings
+	// and the coverage.
 	var lq *latentQuery
-	if sc.mode != Vector && (sc.fileWeight > 0 && sc.latentFileWeight > 0 || sc.latentChunkWeight > 0) {
+	if sc.mode != Vector && (sc.fileWeight > 0 && sc.latentFileWeight > 0 || sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
 		lq = ix.latentQueryOf(q)
 	}
 	var files []scored
@@ -117,8 +118,8 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if len(files) > 0 {
 		ranked = filePrior(ranked, files, sc.fileWeight)
 	}
-	if sc.latentChunkWeight > 0 && sc.mode != Vector {
-		ranked = ix.latentChunks(lq, ranked, sc.latentChunkWeight, latentChunkCandidates)
+	if sc.mode != Vector && (sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
+		ranked = ix.rerankChunks(lq, ranked, sc.latentChunkWeight, sc.coverageWeight, latentChunkCandidates)
 	}
 	if demote {
 		ranked = testsLast(ranked)

@@ -156,6 +156,9 @@ func TestTermModelOptionsRejectBadValues(t *testing.T) {
 		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithLatentChunkWeight(w))
 		require.ErrorAs(t, err, &oe)
 		require.Equal(t, "WithLatentChunkWeight", oe.Option)
+		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithCoverageWeight(w))
+		require.ErrorAs(t, err, &oe)
+		require.Equal(t, "WithCoverageWeight", oe.Option)
 	}
 }
 
@@ -169,7 +172,7 @@ func TestLatentWeightsZeroRankAsAnIndexWithoutTermModel(t *testing.T) {
 	ixWith, ixWithout := openIndexed(t, with), openIndexed(t, without, codeindex.WithTermModel(0))
 	for _, q := range []string{"sluggish", "sluggish timer", "deadline of a timer"} {
 		for _, mode := range []codeindex.Mode{codeindex.BM25, codeindex.Hybrid} {
-			a, err := ixWith.Search(ctx, q, codeindex.WithMode(mode), codeindex.WithExpansion(0), codeindex.WithLatentFileWeight(0), codeindex.WithLatentChunkWeight(0))
+			a, err := ixWith.Search(ctx, q, codeindex.WithMode(mode), codeindex.WithExpansion(0), codeindex.WithLatentFileWeight(0), codeindex.WithLatentChunkWeight(0), codeindex.WithCoverageWeight(0))
 			require.NoError(t, err)
 			b, err := ixWithout.Search(ctx, q, codeindex.WithMode(mode))
 			require.NoError(t, err)
