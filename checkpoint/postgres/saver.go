@@ -265,7 +265,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		return err
 	}
 	if p := s.planPut(ctx, cp, row, changed); p != nil {
-		err := s.group.Do(ctx, p.queue)
+		err := s.group.Do(ctx, groupOp{items: []batchItem{{plan: p}}})
 		if err == nil {
 			p.committed(&s.cache)
 			return nil
@@ -427,7 +427,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	}
 	lease := leaseOf(ctx, ref.ThreadID)
 	// One implicit transaction, in a batch of the group (group.go).
-	err := s.group.Do(ctx, func(b *pgx.Batch) { queueWrites(b, ref, writes, lease) })
+	err := s.group.Do(ctx, groupOp{items: []batchItem{{ref: ref, writes: writes, lease: lease}}})
 	if isStale(err) {
 		err = s.putWritesChecked(ctx, ref, writes) // finds the fenced error
 	}
@@ -536,15 +536,11 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 		}
 	}
 	if pipelined {
-		err := s.group.Do(ctx, func(b *pgx.Batch) {
-			for _, p := range batch {
-				if p.plan != nil {
-					p.plan.queue(b)
-				} else {
-					queueWrites(b, p.op.Ref, p.op.Writes, p.lease)
-				}
-			}
-		})
+		items := make([]batchItem, len(batch))
+		for i, p := range batch {
+			items[i] = batchItem{plan: p.plan, ref: p.op.Ref, writes: p.op.Writes, lease: p.lease}
+		}
+		err := s.group.Do(ctx, groupOp{items: items})
 		if err == nil {
 			for _, p := range batch {
 				if p.plan != nil {
