@@ -33,6 +33,10 @@ import (
 // new batch, without it. Any other error of a statement is its write's,
 // and the others are sent again likewise; an error that is not a
 // statement's (the connection's) is every write's of the batch.
+//
+// A batch of several of the saver's own writes is sent set-based first: a
+// handful of statements over arrays whatever its size (set.go), with the
+// same outcome for each write.
 
 // Lock order. A batch takes the advisory locks of every write in it: each
 // fenced write the shared lock of its thread's lease, each Put and

@@ -13,9 +13,9 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint/internal/sqlsaver"
 )
 
-// Set-based batches. A batch of the group made of the saver's own writes
-// (Puts and PutWrites, not a test's statements) is sent as a handful of
-// statements whatever its size: the locks of every write in one statement
+// Set-based batches. A batch of the group of two writes or more, all of
+// them the saver's own (Puts and PutWrites, not a test's statements), is
+// sent as a handful of statements whatever its size: the locks of every write in one statement
 // (see "Lock order" in group.go), then, for each table, one statement over
 // arrays (unnested in its target list, for the reason given at checkPut)
 // and one statement that checks every write, in place of the three or four
@@ -23,35 +23,38 @@ import (
 //
 // Two writes of one thread and namespace in one such statement would not
 // be made in order: the check of the first would see the second's
-// checkpoint as the latest, and an upsert cannot touch one row twice. So
+// checkpoint as the latest, and an insert over arrays must not hold one
+// key twice (ON CONFLICT DO UPDATE refuses to touch a row twice). So
 // the batch is cut, in arrival order, into runs (setRun) in which each
 // thread and namespace has one write at most, and each run has its own
 // statements, its check after its writes: what the check of a write sees
 // is then what it sees when the writes are made one by one.
 //
-// The check (checkSet) returns a row per write it checks, in the run's
-// order, and raises errStaleCode at the first write whose check fails,
+// The check (checkSet) returns a row per write it checks (a Put, a fenced
+// PutWrites), in the run's order, and raises errStaleCode at the first write whose check fails,
 // rolling the batch back: the rows read before the error tell which write
 // failed. That write alone gets the error, as in a batch of statements,
 // and the others are sent again. Any other error of a statement cannot be
 // told apart by write (an insert over arrays fails as a whole): the batch
 // is then sent again as statements (sender.commit), which gives the error
-// to its write alone.
+// to its write alone. A lone write is sent as statements: for one write
+// the arrays save no statement.
 
 const (
-	// insertBlobs inserts blobs; it returns the keys of those it
-	// inserted (a blob stored already is not).
+	// insertBlobs is insertBlob over arrays, and insertCheckpoints
+	// upsertCheckpoint, both without their ON CONFLICT clause: a blob
+	// stored already, or a checkpoint written again (a Put retried, a
+	// branch that stores a version again), fails the statement with a
+	// unique violation, and the batch is then sent as statements, whose
+	// inserts keep the stored blob and update the checkpoint as always.
+	// That is rare, and the clause cost a fifth of the server's time per
+	// write (bench/SAVERS.md).
 	insertBlobs = `INSERT INTO agentgraph_blobs (thread_id, ns, channel, version, base, depth, size, hash, data)
 	SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::bigint[]), unnest($5::bigint[]),
-		unnest($6::bigint[]), unnest($7::bigint[]), unnest($8::bytea[]), unnest($9::bytea[])
-	ON CONFLICT DO NOTHING RETURNING thread_id, ns, channel, version`
-	// upsertCheckpoints is upsertCheckpoint over arrays.
-	upsertCheckpoints = `INSERT INTO agentgraph_checkpoints (thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape)
+		unnest($6::bigint[]), unnest($7::bigint[]), unnest($8::bytea[]), unnest($9::bytea[])`
+	insertCheckpoints = `INSERT INTO agentgraph_checkpoints (thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape)
 	SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]), unnest($5::timestamptz[]),
-		unnest($6::text[])::jsonb, unnest($7::text[])::jsonb, unnest($8::bytea[]), unnest($9::text[])
-	ON CONFLICT (thread_id, ns, id) DO UPDATE SET
-		parent_id = excluded.parent_id, created_at = excluded.created_at, metadata = excluded.metadata,
-		versions = excluded.versions, frontier = excluded.frontier, shape = excluded.shape`
+		unnest($6::text[])::jsonb, unnest($7::text[])::jsonb, unnest($8::bytea[]), unnest($9::text[])`
 	// insertWritesIgnoreSet is insertWriteIgnore over arrays.
 	insertWritesIgnoreSet = `INSERT INTO agentgraph_writes (thread_id, ns, checkpoint_id, task_id, idx, channel, task_path, value)
 	SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]), unnest($5::integer[]),
@@ -145,8 +148,7 @@ func setBased(batch []*groupWrite) bool {
 // What a statement of a set-based batch is, to tell whose its error is.
 const (
 	stmtLocks = iota
-	stmtBlobs
-	stmtWrite // an insert whose error is the batch's
+	stmtWrite // an insert, whose error is the batch's
 	stmtCheck
 )
 
@@ -156,13 +158,6 @@ type setStmt struct {
 	// rows: for stmtCheck, the index in the batch of the write each row
 	// checks.
 	rows []int
-	// blobs: for stmtBlobs, where to record that a blob was inserted.
-	blobs map[blobKey]*bool
-}
-
-type blobKey struct {
-	thread, ns, channel string
-	version             int64
 }
 
 // setRun holds the arrays of a run of writes with one write at most per
@@ -175,7 +170,6 @@ type setRun struct {
 	bBase                  []*int64
 	bDepth, bSize          []int64
 	bHash, bData           [][]byte
-	written                map[blobKey]*bool
 	// checkpoints
 	cThread, cNS, cID, cParent []string
 	cCreated                   []*time.Time
@@ -260,9 +254,6 @@ func (r *setRun) add(i int, it *batchItem) {
 
 func (r *setRun) addPut(i int, p *putPlan) {
 	cp := p.cp
-	if r.written == nil {
-		r.written = make(map[blobKey]*bool)
-	}
 	for j, blob := range p.blobs {
 		var base *int64
 		if blob.Delta {
@@ -271,8 +262,6 @@ func (r *setRun) addPut(i int, p *putPlan) {
 		r.bThread, r.bNS, r.bChannel = append(r.bThread, cp.ThreadID), append(r.bNS, cp.Namespace), append(r.bChannel, p.names[j])
 		r.bVersion, r.bBase, r.bDepth, r.bSize = append(r.bVersion, blob.Version), append(r.bBase, base), append(r.bDepth, blob.Depth), append(r.bSize, blob.Size)
 		r.bHash, r.bData = append(r.bHash, blob.Hash[:]), append(r.bData, blob.Data)
-		p.written[j] = false
-		r.written[blobKey{cp.ThreadID, cp.Namespace, p.names[j], blob.Version}] = &p.written[j]
 	}
 	row := p.args // checkpointRow's
 	r.cThread, r.cNS, r.cID, r.cParent = append(r.cThread, cp.ThreadID), append(r.cNS, cp.Namespace), append(r.cID, cp.ID), append(r.cParent, cp.ParentID)
@@ -300,10 +289,10 @@ func (r *setRun) addCheck(i int, thread, ns, id string, parent, token *string, c
 func (r *setRun) queue(b *pgx.Batch, stmts []setStmt) []setStmt {
 	if len(r.bThread) > 0 {
 		b.Queue(insertBlobs, r.bThread, r.bNS, r.bChannel, r.bVersion, r.bBase, r.bDepth, r.bSize, r.bHash, r.bData)
-		stmts = append(stmts, setStmt{kind: stmtBlobs, blobs: r.written})
+		stmts = append(stmts, setStmt{kind: stmtWrite})
 	}
 	if len(r.cThread) > 0 {
-		b.Queue(upsertCheckpoints, r.cThread, r.cNS, r.cID, r.cParent, r.cCreated, r.cMeta, r.cVersions, r.cFrontier, r.cShape)
+		b.Queue(insertCheckpoints, r.cThread, r.cNS, r.cID, r.cParent, r.cCreated, r.cMeta, r.cVersions, r.cFrontier, r.cShape)
 		stmts = append(stmts, setStmt{kind: stmtWrite})
 	}
 	if len(r.ignore.thread) > 0 {
@@ -366,19 +355,8 @@ func (g *sender) sendSet(ctx context.Context, b *pgx.Batch, stmts []setStmt) (in
 	for _, st := range stmts {
 		var n int
 		switch st.kind {
-		case stmtBlobs:
-			n, err = readRows(br, func(rows pgx.Rows) error {
-				var k blobKey
-				if err := rows.Scan(&k.thread, &k.ns, &k.channel, &k.version); err != nil {
-					return err
-				}
-				if w := st.blobs[k]; w != nil {
-					*w = true
-				}
-				return nil
-			})
 		case stmtCheck:
-			n, err = readRows(br, nil)
+			n, err = countRows(br)
 		default:
 			_, err = br.Exec()
 		}
@@ -402,9 +380,9 @@ func (g *sender) sendSet(ctx context.Context, b *pgx.Batch, stmts []setStmt) (in
 	return failed, err
 }
 
-// readRows reads the rows of br's next result, calling each (when set)
-// for each, and returns how many it read.
-func readRows(br pgx.BatchResults, each func(pgx.Rows) error) (int, error) {
+// countRows reads the rows of br's next result and returns how many it
+// read before it ended or failed.
+func countRows(br pgx.BatchResults) (int, error) {
 	rows, err := br.Query()
 	if err != nil {
 		return 0, err
@@ -412,11 +390,6 @@ func readRows(br pgx.BatchResults, each func(pgx.Rows) error) (int, error) {
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
-		if each != nil {
-			if err := each(rows); err != nil {
-				return n, err
-			}
-		}
 		n++
 	}
 	return n, rows.Err()
@@ -433,6 +406,13 @@ func (g *sender) commitSet(ctx context.Context, batch []*groupWrite) []*groupWri
 		case err == nil:
 			for _, w := range batch {
 				w.Err = nil
+				for _, it := range w.Op.items {
+					if it.plan != nil {
+						for j := range it.plan.written {
+							it.plan.written[j] = true // or the insert failed
+						}
+					}
+				}
 			}
 			return nil
 		case failed == -1:

@@ -95,6 +95,28 @@ func TestSetBatchKeepsTheSemanticsOfWritesMadeOneByOne(t *testing.T) {
 				reviewAs[*checkpoint.ConflictError](t, errs[1], "the second start of the thread")
 				requireLatest(t, s, th, "0001")
 			},
+			fallbacks: 1, // the second stores version 1 again
+		},
+		{
+			name: "a-stale-parent",
+			setup: func(t *testing.T, s *postgres.Saver, schema, th string) []func() error {
+				require.NoError(t, s.Put(t.Context(), cpOf(th, "0001", "", 1, `1`)))
+				require.NoError(t, open(t, schema).Put(t.Context(), cpOf(th, "0002", "0001", 2, `2`)))
+				return []func() error{
+					func() error { return s.Put(t.Context(), cpOf(th+"-x", "0001", "", 1, `1`)) },
+					func() error { return s.Put(t.Context(), cpOf(th, "0003", "0001", 3, `3`)) }, // s knows 0001 as the latest
+					func() error { return s.Put(t.Context(), cpOf(th+"-y", "0001", "", 1, `1`)) },
+				}
+			},
+			check: func(t *testing.T, s *postgres.Saver, th string, errs []error) {
+				require.NoError(t, errs[0])
+				c := reviewAs[*checkpoint.ConflictError](t, errs[1], "the Put on a stale parent")
+				require.Equal(t, "0002", c.LatestID)
+				require.NoError(t, errs[2])
+				requireLatest(t, s, th, "0002")
+				requireLatest(t, s, th+"-x", "0001")
+				requireLatest(t, s, th+"-y", "0001")
+			},
 			refused: 1,
 		},
 		{
@@ -113,6 +135,20 @@ func TestSetBatchKeepsTheSemanticsOfWritesMadeOneByOne(t *testing.T) {
 				reviewValue(t, s, th, "0001", `["a"]`)
 				reviewValue(t, s, th, "0002", `["a","b"]`)
 			},
+			fallbacks: 1, // the insert of version 1 fails; the statements keep the stored blob
+		},
+		{
+			name: "a-checkpoint-written-again",
+			setup: func(t *testing.T, s *postgres.Saver, _, th string) []func() error {
+				require.NoError(t, s.Put(t.Context(), cpOf(th, "0001", "", 1, `1`)))
+				return []func() error{func() error { return s.Put(t.Context(), cpOf(th, "0001", "", 2, `2`)) }}
+			},
+			check: func(t *testing.T, s *postgres.Saver, th string, errs []error) {
+				require.NoError(t, errs[0])
+				requireLatest(t, s, th, "0001")
+				reviewValue(t, s, th, "0001", `2`)
+			},
+			fallbacks: 1, // the insert of checkpoint 0001 fails; the statements update it
 		},
 		{
 			name: "an-insert-the-server-refuses",
