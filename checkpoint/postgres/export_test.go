@@ -29,8 +29,9 @@ func (s *Saver) Closing() bool {
 }
 
 // SetBatches returns how many set-based batches the group sent, how many
-// writes they refused at their check, and how many of them it sent again
-// as statements.
-func (s *Saver) SetBatches() (sets, refused, fallbacks int64) {
-	return s.sender.sets.Load(), s.sender.refused.Load(), s.sender.fallbacks.Load()
+// writes they refused at their check, how many of them it sent again with
+// ON CONFLICT, and how many as statements.
+func (s *Saver) SetBatches() (sets, refused, upserts, fallbacks int64) {
+	sd := s.sender
+	return sd.sets.Load(), sd.refused.Load(), sd.upserts.Load(), sd.fallbacks.Load()
 }

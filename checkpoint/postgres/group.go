@@ -130,10 +130,11 @@ type sender struct {
 	// connection behind the pool's other users at every batch; it goes
 	// back to the pool when the group turns idle.
 	conn *pgxpool.Conn
-	// sets, refused and fallbacks count the set-based batches sent, the
-	// writes they refused at their check and the batches sent again as
-	// statements (for tests).
-	sets, refused, fallbacks atomic.Int64
+	// sets, refused, upserts and fallbacks count the set-based batches
+	// sent, the writes they refused at their check, the batches sent
+	// again with ON CONFLICT and those sent again as statements (for
+	// tests).
+	sets, refused, upserts, fallbacks atomic.Int64
 }
 
 // initGroup sets up the group commit of s's writes.

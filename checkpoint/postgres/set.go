@@ -34,27 +34,38 @@ import (
 // PutWrites), in the run's order, and raises errStaleCode at the first write whose check fails,
 // rolling the batch back: the rows read before the error tell which write
 // failed. That write alone gets the error, as in a batch of statements,
-// and the others are sent again. Any other error of a statement cannot be
-// told apart by write (an insert over arrays fails as a whole): the batch
-// is then sent again as statements (sender.commit), which gives the error
-// to its write alone. A lone write is sent as statements: for one write
+// and the others are sent again. A unique violation of an insert (a blob
+// stored already, a checkpoint written again) sends the batch again with
+// the inserts' ON CONFLICT clauses (see insertBlobs). Any other error of
+// a statement cannot be told apart by write (an insert over arrays fails
+// as a whole): the batch is then sent again as statements
+// (sender.commit), which gives the error to its write alone. A lone write is sent as statements: for one write
 // the arrays save no statement.
 
 const (
 	// insertBlobs is insertBlob over arrays, and insertCheckpoints
-	// upsertCheckpoint, both without their ON CONFLICT clause: a blob
-	// stored already, or a checkpoint written again (a Put retried, a
-	// branch that stores a version again), fails the statement with a
-	// unique violation, and the batch is then sent as statements, whose
-	// inserts keep the stored blob and update the checkpoint as always.
-	// That is rare, and the clause cost a fifth of the server's time per
-	// write (bench/SAVERS.md).
+	// upsertCheckpoint, both without their ON CONFLICT clause, which
+	// cost a fifth of the server's time per write (bench/SAVERS.md): a
+	// blob stored already, or a checkpoint written again (a Put retried,
+	// a branch that stores a version again, a stale lease holder's write
+	// beside its successor's), fails the statement with a unique
+	// violation, and the batch is sent again with the clauses
+	// (upsertBlobs, upsertCheckpoints).
 	insertBlobs = `INSERT INTO agentgraph_blobs (thread_id, ns, channel, version, base, depth, size, hash, data)
 	SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::bigint[]), unnest($5::bigint[]),
 		unnest($6::bigint[]), unnest($7::bigint[]), unnest($8::bytea[]), unnest($9::bytea[])`
 	insertCheckpoints = `INSERT INTO agentgraph_checkpoints (thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape)
 	SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]), unnest($5::timestamptz[]),
 		unnest($6::text[])::jsonb, unnest($7::text[])::jsonb, unnest($8::bytea[]), unnest($9::text[])`
+	// upsertBlobs is insertBlobs keeping a blob stored already; it
+	// returns the keys of those it inserted.
+	upsertBlobs = insertBlobs + `
+	ON CONFLICT DO NOTHING RETURNING thread_id, ns, channel, version`
+	// upsertCheckpoints is upsertCheckpoint over arrays.
+	upsertCheckpoints = insertCheckpoints + `
+	ON CONFLICT (thread_id, ns, id) DO UPDATE SET
+		parent_id = excluded.parent_id, created_at = excluded.created_at, metadata = excluded.metadata,
+		versions = excluded.versions, frontier = excluded.frontier, shape = excluded.shape`
 	// insertWritesIgnoreSet is insertWriteIgnore over arrays.
 	insertWritesIgnoreSet = `INSERT INTO agentgraph_writes (thread_id, ns, checkpoint_id, task_id, idx, channel, task_path, value)
 	SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]), unnest($5::integer[]),
@@ -149,6 +160,7 @@ func setBased(batch []*groupWrite) bool {
 const (
 	stmtLocks = iota
 	stmtWrite // an insert, whose error is the batch's
+	stmtBlobs // upsertBlobs
 	stmtCheck
 )
 
@@ -158,6 +170,13 @@ type setStmt struct {
 	// rows: for stmtCheck, the index in the batch of the write each row
 	// checks.
 	rows []int
+	// written: for stmtBlobs, where to record that a blob was inserted.
+	written map[blobKey]*bool
+}
+
+type blobKey struct {
+	thread, ns, channel string
+	version             int64
 }
 
 // setRun holds the arrays of a run of writes with one write at most per
@@ -170,6 +189,7 @@ type setRun struct {
 	bBase                  []*int64
 	bDepth, bSize          []int64
 	bHash, bData           [][]byte
+	written                map[blobKey]*bool
 	// checkpoints
 	cThread, cNS, cID, cParent []string
 	cCreated                   []*time.Time
@@ -262,6 +282,11 @@ func (r *setRun) addPut(i int, p *putPlan) {
 		r.bThread, r.bNS, r.bChannel = append(r.bThread, cp.ThreadID), append(r.bNS, cp.Namespace), append(r.bChannel, p.names[j])
 		r.bVersion, r.bBase, r.bDepth, r.bSize = append(r.bVersion, blob.Version), append(r.bBase, base), append(r.bDepth, blob.Depth), append(r.bSize, blob.Size)
 		r.bHash, r.bData = append(r.bHash, blob.Hash[:]), append(r.bData, blob.Data)
+		if r.written == nil {
+			r.written = make(map[blobKey]*bool)
+		}
+		p.written[j] = false
+		r.written[blobKey{cp.ThreadID, cp.Namespace, p.names[j], blob.Version}] = &p.written[j]
 	}
 	row := p.args // checkpointRow's
 	r.cThread, r.cNS, r.cID, r.cParent = append(r.cThread, cp.ThreadID), append(r.cNS, cp.Namespace), append(r.cID, cp.ID), append(r.cParent, cp.ParentID)
@@ -285,14 +310,25 @@ func (r *setRun) addCheck(i int, thread, ns, id string, parent, token *string, c
 	r.rows = append(r.rows, i)
 }
 
-// queue queues r's statements in b and records them in stmts.
-func (r *setRun) queue(b *pgx.Batch, stmts []setStmt) []setStmt {
+// queue queues r's statements in b and records them in stmts; upsert
+// chooses the inserts with ON CONFLICT.
+func (r *setRun) queue(b *pgx.Batch, stmts []setStmt, upsert bool) []setStmt {
 	if len(r.bThread) > 0 {
-		b.Queue(insertBlobs, r.bThread, r.bNS, r.bChannel, r.bVersion, r.bBase, r.bDepth, r.bSize, r.bHash, r.bData)
-		stmts = append(stmts, setStmt{kind: stmtWrite})
+		args := []any{r.bThread, r.bNS, r.bChannel, r.bVersion, r.bBase, r.bDepth, r.bSize, r.bHash, r.bData}
+		if upsert {
+			b.Queue(upsertBlobs, args...)
+			stmts = append(stmts, setStmt{kind: stmtBlobs, written: r.written})
+		} else {
+			b.Queue(insertBlobs, args...)
+			stmts = append(stmts, setStmt{kind: stmtWrite})
+		}
 	}
 	if len(r.cThread) > 0 {
-		b.Queue(insertCheckpoints, r.cThread, r.cNS, r.cID, r.cParent, r.cCreated, r.cMeta, r.cVersions, r.cFrontier, r.cShape)
+		q := insertCheckpoints
+		if upsert {
+			q = upsertCheckpoints
+		}
+		b.Queue(q, r.cThread, r.cNS, r.cID, r.cParent, r.cCreated, r.cMeta, r.cVersions, r.cFrontier, r.cShape)
 		stmts = append(stmts, setStmt{kind: stmtWrite})
 	}
 	if len(r.ignore.thread) > 0 {
@@ -311,8 +347,8 @@ func (r *setRun) queue(b *pgx.Batch, stmts []setStmt) []setStmt {
 }
 
 // setBatch returns batch as a set-based pipelined batch and what each of
-// its statements is.
-func setBatch(batch []*groupWrite) (*pgx.Batch, []setStmt) {
+// its statements is; upsert chooses the inserts with ON CONFLICT.
+func setBatch(batch []*groupWrite, upsert bool) (*pgx.Batch, []setStmt) {
 	b := &pgx.Batch{}
 	var shared, exclusive []int64
 	for _, w := range batch {
@@ -331,13 +367,13 @@ func setBatch(batch []*groupWrite) (*pgx.Batch, []setStmt) {
 		for j := range w.Op.items {
 			it := &w.Op.items[j]
 			if r.has(it.key()) {
-				stmts = r.queue(b, stmts)
+				stmts = r.queue(b, stmts, upsert)
 				r = &setRun{}
 			}
 			r.add(i, it)
 		}
 	}
-	return b, r.queue(b, stmts)
+	return b, r.queue(b, stmts, upsert)
 }
 
 // sendSet sends b, whose statements are stmts, and reads its results. It
@@ -356,7 +392,18 @@ func (g *sender) sendSet(ctx context.Context, b *pgx.Batch, stmts []setStmt) (in
 		var n int
 		switch st.kind {
 		case stmtCheck:
-			n, err = countRows(br)
+			n, err = countRows(br, nil)
+		case stmtBlobs:
+			n, err = countRows(br, func(rows pgx.Rows) error {
+				var k blobKey
+				if err := rows.Scan(&k.thread, &k.ns, &k.channel, &k.version); err != nil {
+					return err
+				}
+				if w := st.written[k]; w != nil {
+					*w = true
+				}
+				return nil
+			})
 		default:
 			_, err = br.Exec()
 		}
@@ -380,9 +427,9 @@ func (g *sender) sendSet(ctx context.Context, b *pgx.Batch, stmts []setStmt) (in
 	return failed, err
 }
 
-// countRows reads the rows of br's next result and returns how many it
-// read before it ended or failed.
-func countRows(br pgx.BatchResults) (int, error) {
+// countRows reads the rows of br's next result, calling each (when set)
+// for each, and returns how many it read before it ended or failed.
+func countRows(br pgx.BatchResults, each func(pgx.Rows) error) (int, error) {
 	rows, err := br.Query()
 	if err != nil {
 		return 0, err
@@ -390,6 +437,11 @@ func countRows(br pgx.BatchResults) (int, error) {
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
+		if each != nil {
+			if err := each(rows); err != nil {
+				return n, err
+			}
+		}
 		n++
 	}
 	return n, rows.Err()
@@ -398,8 +450,9 @@ func countRows(br pgx.BatchResults) (int, error) {
 // commitSet commits batch set-based, setting each write's err, and
 // returns the writes left to send as statements (nil when none is).
 func (g *sender) commitSet(ctx context.Context, batch []*groupWrite) []*groupWrite {
+	upsert := false
 	for len(batch) > 0 {
-		b, stmts := setBatch(batch)
+		b, stmts := setBatch(batch, upsert)
 		g.sets.Add(1)
 		failed, err := g.sendSet(ctx, b, stmts)
 		switch {
@@ -407,7 +460,7 @@ func (g *sender) commitSet(ctx context.Context, batch []*groupWrite) []*groupWri
 			for _, w := range batch {
 				w.Err = nil
 				for _, it := range w.Op.items {
-					if it.plan != nil {
+					if it.plan != nil && !upsert {
 						for j := range it.plan.written {
 							it.plan.written[j] = true // or the insert failed
 						}
@@ -420,6 +473,11 @@ func (g *sender) commitSet(ctx context.Context, batch []*groupWrite) []*groupWri
 				w.Err = err
 			}
 			return nil
+		case failed == -2 && !upsert && isUniqueViolation(err):
+			// A blob stored already, a checkpoint written again.
+			g.upserts.Add(1)
+			upsert = true
+			continue
 		case failed == -2:
 			g.fallbacks.Add(1)
 			return batch
@@ -431,4 +489,10 @@ func (g *sender) commitSet(ctx context.Context, batch []*groupWrite) []*groupWri
 		batch = slices.Delete(batch, failed, failed+1)
 	}
 	return nil
+}
+
+// isUniqueViolation reports whether err is a unique violation.
+func isUniqueViolation(err error) bool {
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pe.Code == "23505"
 }

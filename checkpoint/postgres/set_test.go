@@ -28,9 +28,10 @@ func TestSetBatchKeepsTheSemanticsOfWritesMadeOneByOne(t *testing.T) {
 		// check checks the writes' errors and what they stored.
 		check func(t *testing.T, s *postgres.Saver, th string, errs []error)
 		// refused is how many writes the batch refuses at its check
-		// (each is then made the long way), fallbacks how many times the
-		// batch is sent again as statements.
-		refused, fallbacks int64
+		// (each is then made the long way), upserts how many times the
+		// batch is sent again with ON CONFLICT, fallbacks how many times
+		// as statements.
+		refused, upserts, fallbacks int64
 	}{
 		{
 			name: "one-thread-chain-of-deltas-in-one-put-batch",
@@ -95,7 +96,8 @@ func TestSetBatchKeepsTheSemanticsOfWritesMadeOneByOne(t *testing.T) {
 				reviewAs[*checkpoint.ConflictError](t, errs[1], "the second start of the thread")
 				requireLatest(t, s, th, "0001")
 			},
-			fallbacks: 1, // the second stores version 1 again
+			upserts: 1, // the second stores version 1 again
+			refused: 1,
 		},
 		{
 			name: "a-stale-parent",
@@ -135,7 +137,7 @@ func TestSetBatchKeepsTheSemanticsOfWritesMadeOneByOne(t *testing.T) {
 				reviewValue(t, s, th, "0001", `["a"]`)
 				reviewValue(t, s, th, "0002", `["a","b"]`)
 			},
-			fallbacks: 1, // the insert of version 1 fails; the statements keep the stored blob
+			upserts: 1, // the insert of version 1 fails; the upsert keeps the stored blob
 		},
 		{
 			name: "a-checkpoint-written-again",
@@ -148,7 +150,7 @@ func TestSetBatchKeepsTheSemanticsOfWritesMadeOneByOne(t *testing.T) {
 				requireLatest(t, s, th, "0001")
 				reviewValue(t, s, th, "0001", `2`)
 			},
-			fallbacks: 1, // the insert of checkpoint 0001 fails; the statements update it
+			upserts: 1, // the insert of checkpoint 0001 fails; the upsert updates it
 		},
 		{
 			name: "an-insert-the-server-refuses",
@@ -210,9 +212,9 @@ func TestSetBatchKeepsTheSemanticsOfWritesMadeOneByOne(t *testing.T) {
 			writes := c.setup(t, s, schema, th)
 			all := append([]func() error{func() error { return s.Put(t.Context(), cpOf(th+"-before", "0001", "", 1, `1`)) }}, writes...)
 			all = append(all, func() error { return s.Put(t.Context(), cpOf(th+"-after", "0001", "", 1, `1`)) })
-			sets0, refused0, fallbacks0 := s.SetBatches()
+			sets0, refused0, upserts0, fallbacks0 := s.SetBatches()
 			errs := reviewInOneBatch(t, s, schema, all...)
-			sets, refused, fallbacks := s.SetBatches()
+			sets, refused, upserts, fallbacks := s.SetBatches()
 			require.NoError(t, errs[0])
 			require.NoError(t, errs[len(errs)-1])
 			requireLatest(t, s, th+"-before", "0001")
@@ -220,6 +222,7 @@ func TestSetBatchKeepsTheSemanticsOfWritesMadeOneByOne(t *testing.T) {
 			c.check(t, s, th, errs[1:len(errs)-1])
 			require.Positive(t, sets-sets0, "the batch is sent set-based")
 			require.Equal(t, c.refused, refused-refused0, "writes refused at the check")
+			require.Equal(t, c.upserts, upserts-upserts0, "batches sent again with ON CONFLICT")
 			require.Equal(t, c.fallbacks, fallbacks-fallbacks0, "batches sent again as statements")
 		})
 	}
