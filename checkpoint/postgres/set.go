@@ -174,6 +174,7 @@ type setStmt struct {
 	written map[blobKey]*bool
 }
 
+// blobKey is the key of a blob.
 type blobKey struct {
 	thread, ns, channel string
 	version             int64
