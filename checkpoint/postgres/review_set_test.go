@@ -2,10 +2,12 @@ package postgres_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -40,9 +42,24 @@ func reviewAround(t *testing.T, s *postgres.Saver, schema, th string, writes ...
 func TestSetBatchAWriteTheClientCannotEncodeFailsOnlyItsCaller(t *testing.T) {
 	// An index beyond the integer column's range cannot be encoded: pgx
 	// refuses the whole pipeline before it sends it, an error no
-	// statement has.
-	for _, idx := range []int{math.MaxInt32 + 1, math.MinInt32 - 1} {
-		t.Run(fmt.Sprint(idx), func(t *testing.T) {
+	// statement has, which a batch could only give every write of it.
+	// The write is refused before it joins a batch.
+	for _, bad := range []struct {
+		name string
+		idx  int
+		do   func(ctx context.Context, s *postgres.Saver, ref checkpoint.Ref, ws []checkpoint.Write) error
+	}{
+		{"put-writes-above", math.MaxInt32 + 1, func(ctx context.Context, s *postgres.Saver, ref checkpoint.Ref, ws []checkpoint.Write) error {
+			return s.PutWrites(ctx, ref, ws)
+		}},
+		{"put-writes-below", math.MinInt32 - 1, func(ctx context.Context, s *postgres.Saver, ref checkpoint.Ref, ws []checkpoint.Write) error {
+			return s.PutWrites(ctx, ref, ws)
+		}},
+		{"put-batch", math.MaxInt32 + 1, func(ctx context.Context, s *postgres.Saver, ref checkpoint.Ref, ws []checkpoint.Write) error {
+			return s.PutBatch(ctx, []checkpoint.Op{{Ref: ref, Writes: ws}})
+		}},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
 			schema := freshSchema(t)
 			s := open(t, schema)
 			th := fmt.Sprintf("rev-enc-%d", time.Now().UnixNano())
@@ -50,12 +67,41 @@ func TestSetBatchAWriteTheClientCannotEncodeFailsOnlyItsCaller(t *testing.T) {
 			ref := checkpoint.Ref{ThreadID: th, ID: "0001"}
 			errs := reviewAround(t, s, schema, th,
 				func() error {
-					return s.PutWrites(t.Context(), ref, []checkpoint.Write{{TaskID: "t", Idx: idx, Channel: "a", Value: []byte(`1`)}})
+					return s.PutWrites(t.Context(), ref, []checkpoint.Write{{TaskID: "ok", Channel: "a", Value: []byte(`1`)}})
+				},
+				func() error {
+					// Refused at once: the batch held, queued behind it,
+					// is not joined.
+					n := s.QueuedWrites()
+					ctx, cancel := context.WithCancel(t.Context())
+					defer cancel()
+					errc := make(chan error, 1)
+					go func() {
+						errc <- bad.do(ctx, s, ref, []checkpoint.Write{{TaskID: "t", Idx: bad.idx, Channel: "a", Value: []byte(`1`)}})
+					}()
+					for done := false; !done; {
+						select {
+						case err := <-errc:
+							require.Error(t, err)
+							done = true
+						default:
+							if s.QueuedWrites() > n {
+								cancel() // leaves the queue, unwritten
+								<-errc
+								t.Error("the write joined the batch")
+								done = true
+							}
+							runtime.Gosched()
+						}
+					}
+					return s.PutWrites(t.Context(), ref, []checkpoint.Write{{TaskID: "ok2", Channel: "a", Value: []byte(`1`)}})
 				})
-			require.Error(t, errs[0])
+			for _, err := range errs {
+				require.NoError(t, err)
+			}
 			got, err := s.Get(t.Context(), ref)
 			require.NoError(t, err)
-			require.Empty(t, got.PendingWrites)
+			require.Len(t, got.PendingWrites, 2)
 		})
 	}
 }
