@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"iter"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -425,6 +426,9 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if err := checkWritesRef(ref); err != nil || len(writes) == 0 {
 		return err
 	}
+	if err := checkWriteIndexes(writes); err != nil {
+		return err
+	}
 	lease := leaseOf(ctx, ref.ThreadID)
 	// One implicit transaction, in a batch of the group (group.go).
 	err := s.group.Do(ctx, groupOp{items: []batchItem{{ref: ref, writes: writes, lease: lease}}})
@@ -442,6 +446,19 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 func checkWritesRef(ref checkpoint.Ref) error {
 	if ref.ThreadID == "" || ref.ID == "" {
 		return errors.New("checkpoint/postgres: put writes needs a thread ID and a checkpoint ID")
+	}
+	return nil
+}
+
+// checkWriteIndexes refuses a write whose index the integer column
+// cannot hold: the client cannot encode it, an error of the whole batch
+// it is sent in, which would fail the other writes of its group-commit
+// batch too.
+func checkWriteIndexes(writes []checkpoint.Write) error {
+	for _, w := range writes {
+		if w.Idx < math.MinInt32 || w.Idx > math.MaxInt32 {
+			return fmt.Errorf("checkpoint/postgres: put writes: task %q: index %d out of the range of a 32-bit integer", w.TaskID, w.Idx)
+		}
 	}
 	return nil
 }
@@ -500,6 +517,9 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 			}
 		} else {
 			if err := checkWritesRef(op.Ref); err != nil {
+				return err
+			}
+			if err := checkWriteIndexes(op.Writes); err != nil {
 				return err
 			}
 			if len(op.Writes) == 0 {
