@@ -40,7 +40,8 @@ import (
 // a statement cannot be told apart by write (an insert over arrays fails
 // as a whole): the batch is then sent again as statements
 // (sender.commit), which gives the error to its write alone. A lone write is sent as statements: for one write
-// the arrays save no statement.
+// the arrays save no statement. So is a batch of more than maxSetBytes of
+// values: its arrays could exceed a message.
 
 const (
 	// insertBlobs is insertBlob over arrays, and insertCheckpoints
@@ -146,14 +147,44 @@ func (it *batchItem) fenced() bool {
 	return it.lease != nil
 }
 
+// maxSetBytes bounds the bytes a set-based batch carries. Each of its
+// arrays is a parameter of one message, which pgx refuses to encode above
+// 1 GiB — an error of the whole batch, before it is sent, that no write
+// can be told by — where statements send a message per value. A larger
+// batch is sent as statements, whose cost its values' transfer outweighs.
+const maxSetBytes = 64 << 20
+
 // setBased reports whether every write of batch can be sent set-based.
 func setBased(batch []*groupWrite) bool {
+	n := 0
 	for _, w := range batch {
 		if w.Op.raw != nil {
 			return false
 		}
+		for i := range w.Op.items {
+			n += w.Op.items[i].size()
+		}
 	}
-	return true
+	return n <= maxSetBytes
+}
+
+// size returns about how many bytes it puts in a set-based batch's
+// arrays.
+func (it *batchItem) size() int {
+	if p := it.plan; p != nil {
+		cp := p.cp
+		n := len(cp.ThreadID) + len(cp.Namespace) + len(cp.ID) + len(cp.ParentID) + len(cp.Shape) + len(cp.Frontier) +
+			len(p.args[5].(string)) + len(p.args[6].(string))
+		for i, b := range p.blobs {
+			n += len(cp.ThreadID) + len(cp.Namespace) + len(p.names[i]) + len(b.Data) + 2*len(b.Hash)
+		}
+		return n
+	}
+	n := 0
+	for _, w := range it.writes {
+		n += len(it.ref.ThreadID) + len(it.ref.Namespace) + len(it.ref.ID) + len(w.TaskID) + len(w.Channel) + len(w.TaskPath) + len(w.Value)
+	}
+	return n
 }
 
 // What a statement of a set-based batch is, to tell whose its error is.
