@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -32,6 +33,10 @@ import (
 // new batch, without it. Any other error of a statement is its write's,
 // and the others are sent again likewise; an error that is not a
 // statement's (the connection's) is every write's of the batch.
+//
+// A batch of several of the saver's own writes is sent set-based first: a
+// handful of statements over arrays whatever its size (set.go), with the
+// same outcome for each write.
 
 // Lock order. A batch takes the advisory locks of every write in it: each
 // fenced write the shared lock of its thread's lease, each Put and
@@ -113,9 +118,8 @@ const maxBatch = 256
 // errSaverClosed is the error of a write queued or made after Close.
 var errSaverClosed = errors.New("checkpoint/postgres: saver closed")
 
-// groupWrite is one write waiting in, or taken by, the group: the
-// statements it queues.
-type groupWrite = groupcommit.Write[func(*pgx.Batch)]
+// groupWrite is one write waiting in, or taken by, the group.
+type groupWrite = groupcommit.Write[groupOp]
 
 // sender sends the group's batches.
 type sender struct {
@@ -126,11 +130,17 @@ type sender struct {
 	// connection behind the pool's other users at every batch; it goes
 	// back to the pool when the group turns idle.
 	conn *pgxpool.Conn
+	// sets, refused, upserts and fallbacks count the set-based batches
+	// sent, the writes they refused at their check, the batches sent
+	// again with ON CONFLICT and those sent again as statements (for
+	// tests).
+	sets, refused, upserts, fallbacks atomic.Int64
 }
 
 // initGroup sets up the group commit of s's writes.
 func (s *Saver) initGroup() {
 	snd := &sender{pool: s.pool}
+	s.sender = snd
 	s.group.Commit = snd.commit
 	s.group.Idle = snd.release
 	s.group.MaxBatch = maxBatch
@@ -152,7 +162,7 @@ func (g *sender) commit(batch []*groupWrite) {
 	if len(batch) == 1 {
 		w := batch[0]
 		b := &pgx.Batch{}
-		w.Op(b)
+		w.Op.queue(b)
 		b, _ = orderLocks(b) // a PutBatch may write several threads
 		_, w.Err = g.send(w.Ctx, b)
 		return
@@ -161,11 +171,16 @@ func (g *sender) commit(batch []*groupWrite) {
 	// giving up must not undo the others' writes.
 	ctx := context.WithoutCancel(batch[0].Ctx)
 	batch = slices.Clone(batch) // the leader's is the list to tell
+	if setBased(batch) {
+		// Set-based (set.go); what it cannot tell apart by write is sent
+		// again as statements.
+		batch = g.commitSet(ctx, batch)
+	}
 	for len(batch) > 0 {
 		b := &pgx.Batch{}
 		ends := make([]int, len(batch)) // ends[i]: the statements of batch[:i+1]
 		for i, w := range batch {
-			w.Op(b)
+			w.Op.queue(b)
 			ends[i] = b.Len()
 		}
 		ob, origin := orderLocks(b)
@@ -197,19 +212,35 @@ func (g *sender) commit(batch []*groupWrite) {
 // the statement that failed, with its error, or -1 with the error of the
 // batch.
 func (g *sender) send(ctx context.Context, b *pgx.Batch) (int, error) {
+	c, err := g.connect(ctx)
+	if err != nil {
+		return -1, err
+	}
+	failed, err := sendOn(ctx, c, b)
+	g.dropIfClosed(err)
+	return failed, err
+}
+
+// connect returns the group's connection, taken from the pool when it
+// has none.
+func (g *sender) connect(ctx context.Context) (*pgxpool.Conn, error) {
 	if g.conn == nil {
 		c, err := g.pool.Acquire(ctx)
 		if err != nil {
-			return -1, err
+			return nil, err
 		}
 		g.conn = c
 	}
-	failed, err := sendOn(ctx, g.conn, b)
-	if err != nil && g.conn.Conn().IsClosed() {
-		g.conn.Release() // the pool drops a closed connection
+	return g.conn, nil
+}
+
+// dropIfClosed gives the group's connection back after err when the
+// connection closed (the pool drops it).
+func (g *sender) dropIfClosed(err error) {
+	if err != nil && g.conn != nil && g.conn.Conn().IsClosed() {
+		g.conn.Release()
 		g.conn = nil
 	}
-	return failed, err
 }
 
 // sendOn sends b on c and reads its results in order.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -20,8 +19,9 @@ import (
 type Saver struct {
 	pool   *pgxpool.Pool
 	fanout int
-	cache  pathCache                           // see pipeline.go
-	group  groupcommit.Group[func(*pgx.Batch)] // shares batches (group.go)
+	cache  pathCache                  // see pipeline.go
+	group  groupcommit.Group[groupOp] // shares batches (group.go)
+	sender *sender                    // the group's
 }
 
 var (

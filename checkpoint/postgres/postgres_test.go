@@ -43,6 +43,14 @@ func TestConformance(t *testing.T) {
 	}, checkpointtest.WithSecondInstance(func(t *testing.T, s checkpoint.Saver) checkpoint.Saver {
 		return open(t, schemas[s])
 	}))
+	// The suite's concurrent writers share batches: it runs against the
+	// set-based path (set.go) too.
+	var sets int64
+	for s := range schemas {
+		n, _, _, _ := s.(*postgres.Saver).SetBatches()
+		sets += n
+	}
+	require.Positive(t, sets, "set-based batches the suite's writes were sent in")
 }
 
 func TestOpenUnreachableServerNamesHost(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"iter"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -265,7 +266,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		return err
 	}
 	if p := s.planPut(ctx, cp, row, changed); p != nil {
-		err := s.group.Do(ctx, p.queue)
+		err := s.group.Do(ctx, groupOp{items: []batchItem{{plan: p}}})
 		if err == nil {
 			p.committed(&s.cache)
 			return nil
@@ -425,9 +426,12 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if err := checkWritesRef(ref); err != nil || len(writes) == 0 {
 		return err
 	}
+	if err := checkWriteIndexes(writes); err != nil {
+		return err
+	}
 	lease := leaseOf(ctx, ref.ThreadID)
 	// One implicit transaction, in a batch of the group (group.go).
-	err := s.group.Do(ctx, func(b *pgx.Batch) { queueWrites(b, ref, writes, lease) })
+	err := s.group.Do(ctx, groupOp{items: []batchItem{{ref: ref, writes: writes, lease: lease}}})
 	if isStale(err) {
 		err = s.putWritesChecked(ctx, ref, writes) // finds the fenced error
 	}
@@ -442,6 +446,19 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 func checkWritesRef(ref checkpoint.Ref) error {
 	if ref.ThreadID == "" || ref.ID == "" {
 		return errors.New("checkpoint/postgres: put writes needs a thread ID and a checkpoint ID")
+	}
+	return nil
+}
+
+// checkWriteIndexes refuses a write whose index the integer column
+// cannot hold: the client cannot encode it, an error of the whole batch
+// it is sent in, which would fail the other writes of its group-commit
+// batch too.
+func checkWriteIndexes(writes []checkpoint.Write) error {
+	for _, w := range writes {
+		if w.Idx < math.MinInt32 || w.Idx > math.MaxInt32 {
+			return fmt.Errorf("checkpoint/postgres: put writes: task %q: index %d out of the range of a 32-bit integer", w.TaskID, w.Idx)
+		}
 	}
 	return nil
 }
@@ -502,6 +519,9 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 			if err := checkWritesRef(op.Ref); err != nil {
 				return err
 			}
+			if err := checkWriteIndexes(op.Writes); err != nil {
+				return err
+			}
 			if len(op.Writes) == 0 {
 				continue
 			}
@@ -536,15 +556,11 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 		}
 	}
 	if pipelined {
-		err := s.group.Do(ctx, func(b *pgx.Batch) {
-			for _, p := range batch {
-				if p.plan != nil {
-					p.plan.queue(b)
-				} else {
-					queueWrites(b, p.op.Ref, p.op.Writes, p.lease)
-				}
-			}
-		})
+		items := make([]batchItem, len(batch))
+		for i, p := range batch {
+			items[i] = batchItem{plan: p.plan, ref: p.op.Ref, writes: p.op.Writes, lease: p.lease}
+		}
+		err := s.group.Do(ctx, groupOp{items: items})
 		if err == nil {
 			for _, p := range batch {
 				if p.plan != nil {
