@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -106,27 +107,51 @@ func TestSetBatchAWriteTheClientCannotEncodeFailsOnlyItsCaller(t *testing.T) {
 	}
 }
 
+func TestSetBatchOverItsByteBoundIsSentAsStatements(t *testing.T) {
+	// Two pending writes of 40 MiB, 80 MiB together: above the set-based
+	// batches' bound, so the batch goes as statements (a message per
+	// value), and both commit.
+	largeSetBatch(t, 40<<20, func(sets, fallbacks int64) {
+		require.Zero(t, sets, "not set-based")
+		require.Zero(t, fallbacks, "sent as statements at once, not after a failed set-based try")
+	})
+}
+
 func TestSetBatchLargerThanOneMessageCommits(t *testing.T) {
 	// Two pending writes of 520 MiB: each fits in a message (pgx's limit
-	// is 1 GiB), both in one array do not.
-	if testing.Short() {
-		t.Skip("writes 1 GiB")
+	// is 1 GiB), both in one array do not. It writes 1 GiB, so it runs
+	// only when AGENTGRAPH_PG_LARGE is set; the test above checks the
+	// bound that keeps such a batch out of the set-based path.
+	if os.Getenv("AGENTGRAPH_PG_LARGE") == "" {
+		t.Skip("writes 1 GiB: set AGENTGRAPH_PG_LARGE=1")
 	}
+	largeSetBatch(t, 520<<20, func(int64, int64) {})
+}
+
+// largeSetBatch puts two pending writes of size bytes each in one batch
+// (between two small writes), requires that all commit, and gives check
+// the set-based batches and the fallbacks to statements the saver sent
+// for them.
+func largeSetBatch(t *testing.T, size int, check func(sets, fallbacks int64)) {
+	t.Helper()
 	schema := freshSchema(t)
 	s := open(t, schema)
 	th := fmt.Sprintf("rev-large-%d", time.Now().UnixNano())
 	require.NoError(t, s.Put(t.Context(), cpOf(th, "0001", "", 1, `1`)))
-	value := bytes.Repeat([]byte{'x'}, 520<<20)
+	value := bytes.Repeat([]byte{'x'}, size)
 	write := func(task string) func() error {
 		return func() error {
 			return s.PutWrites(t.Context(), checkpoint.Ref{ThreadID: th + "-" + task, ID: "0001"},
 				[]checkpoint.Write{{TaskID: task, Channel: "a", Value: value}})
 		}
 	}
+	sets0, _, _, fallbacks0 := s.SetBatches()
 	errs := reviewAround(t, s, schema, th, write("a"), write("b"))
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
+	sets, _, _, fallbacks := s.SetBatches()
+	check(sets-sets0, fallbacks-fallbacks0)
 }
 
 // reviewSide is one saver of TestSetBatchStoresWhatWritesMadeOneByOneStore
