@@ -16,6 +16,19 @@
 // one database: each Put is one transaction — one round trip for a run's
 // next checkpoint — and migrations are serialized with an advisory lock.
 //
+// # Group commit
+//
+// The writes of concurrent callers (Put, PutWrites, PutBatch) share
+// transactions: what arrives while a batch is in flight is sent as the
+// next one, up to 256 writes. A batch of two writes or more is sent
+// set-based — its locks in one statement, in a fixed order, then one
+// statement per table over arrays and one check of every write — so its
+// cost hardly grows with its size. Each thread's writes keep their order,
+// each caller gets its own error (a write that fails its check, or a
+// fenced write of a lease lost, is refused alone and the others commit),
+// and a batch of more than 64 MiB of values is sent one statement per
+// value instead.
+//
 // # Schema
 //
 // Migrations run on Open in one transaction and are recorded in the table
