@@ -23,9 +23,10 @@ func (lq *latentQuery) coverageRamp() float64 {
 	return max(0, min(1, float64(n-coverageFrom)/float64(coverageFull-coverageFrom)))
 }
 
-// coverage returns the share, by idf, of lq's distinct terms that text
-// contains: 0 when it contains none of them, 1 when it contains all.
-func (lq *latentQuery) coverage(text string) float64 {
+// coverage returns the share, by idf, of lq's distinct terms that a text
+// made of terms (its modelTerms) contains: 0 when it contains none of
+// them, 1 when it contains all.
+func (lq *latentQuery) coverage(terms []string) float64 {
 	var total, found float64
 	for _, w := range lq.terms {
 		total += float64(w)
@@ -34,7 +35,7 @@ func (lq *latentQuery) coverage(text string) float64 {
 		return 0
 	}
 	seen := make(map[int32]bool, len(lq.terms))
-	for _, t := range modelTerms(text) {
+	for _, t := range terms {
 		k, ok := lq.m.index[t]
 		if !ok || seen[k] {
 			continue

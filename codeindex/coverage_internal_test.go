@@ -63,7 +63,7 @@ func TestCoverageIsTheIdfShareOfTheQuerysTermsATextContains(t *testing.T) {
 		{"Apples by the rivers", (apple + river) / total},
 	}
 	for _, tt := range tests {
-		require.InDelta(t, tt.want, lq.coverage(tt.text), 1e-9, "%q", tt.text)
+		require.InDelta(t, tt.want, lq.coverage(modelTerms(tt.text)), 1e-9, "%q", tt.text)
 	}
 }
 

@@ -249,12 +249,12 @@ func (ix *Index) latentFiles(lq *latentQuery, files []scored, weight float64, n 
 // indexed (its hash): a file changed since the last Update adds nothing.
 const latentChunkCandidates = 50
 
-// textVector returns the unit vector of text in m's space, weighted as a
-// file's is ((1 + log tf) × idf, see setFiles), or nil when m knows none
-// of its terms.
-func (m *termModel) textVector(text string) []float32 {
+// textVector returns the unit vector of a text made of terms (its
+// modelTerms) in m's space, weighted as a file's is ((1 + log tf) × idf,
+// see setFiles), or nil when m knows none of them.
+func (m *termModel) textVector(terms []string) []float32 {
 	tf := map[int32]int{}
-	for _, t := range modelTerms(text) {
+	for _, t := range terms {
 		if k, ok := m.index[t]; ok && m.IDF[k] > 0 {
 			tf[k]++
 		}
@@ -262,17 +262,17 @@ func (m *termModel) textVector(text string) []float32 {
 	if len(tf) == 0 {
 		return nil
 	}
-	terms := make([]termWeight, 0, len(tf))
+	weights := make([]termWeight, 0, len(tf))
 	for k, n := range tf {
-		terms = append(terms, termWeight{k, float32(1+math.Log(float64(n))) * m.IDF[k]})
+		weights = append(weights, termWeight{k, float32(1+math.Log(float64(n))) * m.IDF[k]})
 	}
-	slices.SortFunc(terms, func(a, b termWeight) int { return cmp.Compare(a.k, b.k) })
-	return m.sumVectors(make([]float32, m.Dim), terms)
+	slices.SortFunc(weights, func(a, b termWeight) int { return cmp.Compare(a.k, b.k) })
+	return m.sumVectors(make([]float32, m.Dim), weights)
 }
 
 // rerankChunks returns ranked (best first) with the shares of the latent
 // chunk ranking (latentWeight, see above) and of the coverage of the
-// query's terms (coverageWeight, see coverageShare) for lq added to its
+// query's terms (coverageWeight, see coverage.go) for lq added to its
 // first n chunks, sorted again; ranked unchanged when lq is nil or neither
 // adds anything. Both read the chunks' texts, once.
 func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, latentWeight, coverageWeight float64, n int) []scored {
@@ -281,13 +281,17 @@ func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, latentWeight, co
 	}
 	n = min(n, len(ranked))
 	texts := ix.chunkTexts(ranked[:n])
+	terms := make([][]string, n) // each text's modelTerms, made once for both shares
+	for i, text := range texts {
+		terms[i] = modelTerms(text)
+	}
 	share := make([]float64, n)
 	var any bool
 	if latentWeight > 0 {
 		cos := make([]float64, n)
 		var best float64
-		for i, text := range texts {
-			if v := lq.m.textVector(text); v != nil {
+		for i, ts := range terms {
+			if v := lq.m.textVector(ts); v != nil {
 				if c := float64(dot(lq.v, v)); c > 0 && c <= 1.001 { // NaN and Inf fail
 					cos[i] = c
 					best = max(best, c)
@@ -302,8 +306,8 @@ func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, latentWeight, co
 		}
 	}
 	if w := coverageWeight * lq.coverageRamp(); w > 0 {
-		for i, text := range texts {
-			if c := lq.coverage(text); c > 0 {
+		for i, ts := range terms {
+			if c := lq.coverage(ts); c > 0 {
 				share[i] += w * c
 				any = true
 			}
