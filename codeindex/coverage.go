@@ -27,13 +27,10 @@ func (lq *latentQuery) coverageRamp() float64 {
 // made of terms (its modelTerms) contains: 0 when it contains none of
 // them, 1 when it contains all.
 func (lq *latentQuery) coverage(terms []string) float64 {
-	var total, found float64
-	for _, w := range lq.terms {
-		total += float64(w)
-	}
-	if total <= 0 {
+	if lq.idf <= 0 {
 		return 0
 	}
+	var found float64
 	seen := make(map[int32]bool, len(lq.terms))
 	for _, t := range terms {
 		k, ok := lq.m.index[t]
@@ -45,5 +42,5 @@ func (lq *latentQuery) coverage(terms []string) float64 {
 			found += float64(w)
 		}
 	}
-	return found / total
+	return found / lq.idf
 }

@@ -135,19 +135,26 @@ func (m *termModel) sumVectors(v []float32, terms []termWeight) []float32 {
 // queryVector returns the unit vector of q in m's space (see the latent
 // file ranking above), or nil when m knows none of q's terms.
 func (m *termModel) queryVector(q string) []float32 {
+	return m.termsVector(modelTerms(q))
+}
+
+// termsVector returns the unit vector of a query made of terms (its
+// modelTerms), each occurrence weighted by its idf, or nil when m knows
+// none of them.
+func (m *termModel) termsVector(terms []string) []float32 {
 	if m == nil || m.Dim == 0 || len(m.Files) == 0 {
 		return nil
 	}
-	var terms []termWeight // each occurrence, in the query's order
-	for _, t := range modelTerms(q) {
+	var weights []termWeight // each occurrence, in the query's order
+	for _, t := range terms {
 		if k, ok := m.index[t]; ok && m.IDF[k] != 0 {
-			terms = append(terms, termWeight{k, m.IDF[k]})
+			weights = append(weights, termWeight{k, m.IDF[k]})
 		}
 	}
-	if len(terms) == 0 {
+	if len(weights) == 0 {
 		return nil
 	}
-	return m.sumVectors(make([]float32, m.Dim), terms)
+	return m.sumVectors(make([]float32, m.Dim), weights)
 }
 
 // A latentQuery is a query's vector in the term model's space and its
@@ -157,23 +164,28 @@ type latentQuery struct {
 	m     *termModel
 	v     []float32
 	terms map[int32]float32 // the query's distinct terms the model knows, and their idf
+	idf   float64           // the sum of terms' idf
 }
 
 // latentQueryOf returns the latent query of q; nil when the index has no
 // term model or the model knows none of q's terms.
 func (ix *Index) latentQueryOf(q string) *latentQuery {
 	m := ix.termModel()
-	v := m.queryVector(q)
+	ts := modelTerms(q)
+	v := m.termsVector(ts)
 	if v == nil {
 		return nil
 	}
-	terms := map[int32]float32{}
-	for _, t := range modelTerms(q) {
+	lq := &latentQuery{m: m, v: v, terms: map[int32]float32{}}
+	for _, t := range ts {
 		if k, ok := m.index[t]; ok && m.IDF[k] > 0 {
-			terms[k] = m.IDF[k]
+			if _, dup := lq.terms[k]; !dup {
+				lq.terms[k] = m.IDF[k]
+				lq.idf += float64(m.IDF[k])
+			}
 		}
 	}
-	return &latentQuery{m: m, v: v, terms: terms}
+	return lq
 }
 
 // latentFiles returns the file ranking files (BM25, best first) fused with
