@@ -376,16 +376,20 @@ func (c *searchConfig) validate() error {
 		return &OptionError{Option: "WithRRFK", Reason: fmt.Sprintf("k %v is negative", c.k)}
 	case c.bm25Weight < 0 || c.vecWeight < 0 || c.bm25Weight+c.vecWeight == 0:
 		return &OptionError{Option: "WithWeights", Reason: "weights must be non-negative and not both zero"}
-	case c.fileWeight < 0 || math.IsNaN(c.fileWeight) || math.IsInf(c.fileWeight, 0):
-		return &OptionError{Option: "WithFileWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.fileWeight)}
-	case c.latentFileWeight < 0 || math.IsNaN(c.latentFileWeight) || math.IsInf(c.latentFileWeight, 0):
-		return &OptionError{Option: "WithLatentFileWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.latentFileWeight)}
-	case c.latentChunkWeight < 0 || math.IsNaN(c.latentChunkWeight) || math.IsInf(c.latentChunkWeight, 0):
-		return &OptionError{Option: "WithLatentChunkWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.latentChunkWeight)}
-	case c.coverageWeight < 0 || math.IsNaN(c.coverageWeight) || math.IsInf(c.coverageWeight, 0):
-		return &OptionError{Option: "WithCoverageWeight", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.coverageWeight)}
-	case c.expansion < 0 || math.IsNaN(c.expansion) || math.IsInf(c.expansion, 0):
-		return &OptionError{Option: "WithExpansion", Reason: fmt.Sprintf("weight %v is not a non-negative number", c.expansion)}
+	}
+	for _, w := range []struct {
+		option string
+		w      float64
+	}{
+		{"WithFileWeight", c.fileWeight},
+		{"WithLatentFileWeight", c.latentFileWeight},
+		{"WithLatentChunkWeight", c.latentChunkWeight},
+		{"WithCoverageWeight", c.coverageWeight},
+		{"WithExpansion", c.expansion},
+	} {
+		if w.w < 0 || math.IsNaN(w.w) || math.IsInf(w.w, 0) {
+			return &OptionError{Option: w.option, Reason: fmt.Sprintf("weight %v is not a non-negative number", w.w)}
+		}
 	}
 	return nil
 }

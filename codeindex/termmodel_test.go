@@ -146,19 +146,21 @@ func TestTermModelOptionsRejectBadValues(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, withFiller(sluggishTree))
 	ix := openIndexed(t, root)
+	weights := []struct {
+		option string
+		with   func(float64) codeindex.SearchOption
+	}{
+		{"WithExpansion", codeindex.WithExpansion},
+		{"WithLatentFileWeight", codeindex.WithLatentFileWeight},
+		{"WithLatentChunkWeight", codeindex.WithLatentChunkWeight},
+		{"WithCoverageWeight", codeindex.WithCoverageWeight},
+	}
 	for _, w := range []float64{-1, math.NaN(), math.Inf(1)} {
-		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithExpansion(w))
-		require.ErrorAs(t, err, &oe)
-		require.Equal(t, "WithExpansion", oe.Option)
-		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithLatentFileWeight(w))
-		require.ErrorAs(t, err, &oe)
-		require.Equal(t, "WithLatentFileWeight", oe.Option)
-		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithLatentChunkWeight(w))
-		require.ErrorAs(t, err, &oe)
-		require.Equal(t, "WithLatentChunkWeight", oe.Option)
-		_, err = ix.Search(context.Background(), "sluggish", codeindex.WithCoverageWeight(w))
-		require.ErrorAs(t, err, &oe)
-		require.Equal(t, "WithCoverageWeight", oe.Option)
+		for _, o := range weights {
+			_, err = ix.Search(context.Background(), "sluggish", o.with(w))
+			require.ErrorAs(t, err, &oe)
+			require.Equal(t, o.option, oe.Option, "%v", w)
+		}
 	}
 }
 
