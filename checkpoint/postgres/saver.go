@@ -423,10 +423,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/postgres: put writes: %w", err)
 	}
-	if err := checkWritesRef(ref); err != nil || len(writes) == 0 {
-		return err
-	}
-	if err := checkWriteIndexes(writes); err != nil {
+	if err := checkWrites(ref, writes); err != nil || len(writes) == 0 {
 		return err
 	}
 	lease := leaseOf(ctx, ref.ThreadID)
@@ -441,20 +438,15 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	return nil
 }
 
-// checkWritesRef refuses the checkpoint reference of a PutWrites that
-// names no thread or checkpoint.
-func checkWritesRef(ref checkpoint.Ref) error {
+// checkWrites refuses a PutWrites whose checkpoint reference names no
+// thread or checkpoint, or one of whose writes has an index the integer
+// column cannot hold: the client cannot encode it, an error of the whole
+// batch it is sent in, which would fail the other writes of its
+// group-commit batch too.
+func checkWrites(ref checkpoint.Ref, writes []checkpoint.Write) error {
 	if ref.ThreadID == "" || ref.ID == "" {
 		return errors.New("checkpoint/postgres: put writes needs a thread ID and a checkpoint ID")
 	}
-	return nil
-}
-
-// checkWriteIndexes refuses a write whose index the integer column
-// cannot hold: the client cannot encode it, an error of the whole batch
-// it is sent in, which would fail the other writes of its group-commit
-// batch too.
-func checkWriteIndexes(writes []checkpoint.Write) error {
 	for _, w := range writes {
 		if w.Idx < math.MinInt32 || w.Idx > math.MaxInt32 {
 			return fmt.Errorf("checkpoint/postgres: put writes: task %q: index %d out of the range of a 32-bit integer", w.TaskID, w.Idx)
@@ -516,10 +508,7 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 				return err
 			}
 		} else {
-			if err := checkWritesRef(op.Ref); err != nil {
-				return err
-			}
-			if err := checkWriteIndexes(op.Writes); err != nil {
+			if err := checkWrites(op.Ref, op.Writes); err != nil {
 				return err
 			}
 			if len(op.Writes) == 0 {
