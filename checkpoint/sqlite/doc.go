@@ -38,6 +38,13 @@
 // [Saver.Close] waits for the transaction in flight and fails the writes
 // still waiting.
 //
+// The pages a commit appends to the WAL are copied into the database file
+// by a checkpoint on a connection and goroutine of the Saver's own, at most
+// every 10 ms, not inside the commit that fills the WAL: a commit does not
+// wait for that copy, nor for the sync of the file that follows it. The
+// writer connection keeps SQLite's automatic checkpoint as a backstop (at
+// 10,000 pages), and a page cache of up to 64 MiB.
+//
 // # Schema
 //
 // Migrations run on Open inside one transaction and are recorded in the

@@ -70,6 +70,7 @@ type DB struct {
 
 	path       string
 	errCorrupt error
+	ckpt       *checkpointer // nil for ":memory:"
 }
 
 // SchemaVersionError is returned by [Open] for a database whose recorded
@@ -163,7 +164,10 @@ func openDB(ctx context.Context, path string, cfg Config) (*DB, error) {
 	// temp_store MEMORY keeps statement journals (a savepoint's undo
 	// pages, written for the first change of each page inside it) in
 	// memory rather than in a temporary file: a write per page otherwise.
-	w := cfg.pragmas("journal_mode(WAL)", "synchronous("+cfg.Synchronous+")", "temp_store(MEMORY)")
+	// The writer's page cache and automatic checkpoint: see
+	// checkpointer.go.
+	w := cfg.pragmas("journal_mode(WAL)", "synchronous("+cfg.Synchronous+")", "temp_store(MEMORY)",
+		fmt.Sprintf("cache_size(%d)", -writerCacheKiB), fmt.Sprintf("wal_autocheckpoint(%d)", writerAutocheckpoint))
 	w.Set("_txlock", "immediate")
 
 	memory := path == ":memory:"
@@ -207,6 +211,11 @@ func openDB(ctx context.Context, path string, cfg Config) (*DB, error) {
 		db.W.Close()
 		return nil, err
 	}
+	if db.ckpt, err = newCheckpointer(dsn(path, cfg.pragmas())); err != nil {
+		db.R.Close()
+		db.W.Close()
+		return nil, err
+	}
 	db.R.SetMaxOpenConns(max(cfg.MaxReaders, 1))
 	db.R.SetMaxIdleConns(max(cfg.MaxReaders, 1))
 	if db.WS, err = prepare(ctx, db.W, cfg.WriteQueries); err == nil {
@@ -221,13 +230,17 @@ func openDB(ctx context.Context, path string, cfg Config) (*DB, error) {
 
 // Close closes the prepared statements and the connections.
 func (db *DB) Close() error {
+	var cerr error
+	if db.ckpt != nil {
+		cerr = db.ckpt.close()
+	}
 	db.WS.close()
 	var err error
 	if db.R != nil && db.R != db.W {
 		db.RS.close()
 		err = db.R.Close()
 	}
-	return errors.Join(err, db.W.Close())
+	return errors.Join(cerr, err, db.W.Close())
 }
 
 // pragmas returns the connection parameters that every connection gets,
@@ -298,7 +311,13 @@ func (db *DB) Write(ctx context.Context, fn func(Tx) error) error {
 			tx.Rollback()
 			return err
 		}
-		return tx.Commit()
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		if db.ckpt != nil {
+			db.ckpt.committed()
+		}
+		return nil
 	}))
 }
 
