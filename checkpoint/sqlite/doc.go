@@ -54,7 +54,8 @@
 //   - checkpoints: one row per (thread_id, ns, id) with parent_id,
 //     created_at (Unix nanoseconds), metadata (JSON text, filtered with
 //     json_extract), versions (JSON object of channel versions), frontier
-//     and shape.
+//     and shape; indexed by its primary key and by id alone (for a list
+//     of every thread, in id order).
 //   - blobs: one row per (thread_id, ns, channel, version), inserted only if
 //     absent, so a channel that does not change costs nothing per
 //     checkpoint.

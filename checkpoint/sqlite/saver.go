@@ -544,38 +544,9 @@ func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListO
 }
 
 func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Ref, error) {
-	var where []string
-	var args []any
-	if threadID != "" {
-		where = append(where, "thread_id = ?")
-		args = append(args, threadID)
-	}
-	if opts.Namespace != nil {
-		where = append(where, "ns = ?")
-		args = append(args, *opts.Namespace)
-	}
-	if opts.Before != "" {
-		where = append(where, "id < ?")
-		args = append(args, opts.Before)
-	}
-	conds, fargs, ok := filterSQL(opts.Filter)
+	q, args, ok := listQuery(threadID, opts)
 	if !ok {
 		return nil, nil // the filter matches nothing
-	}
-	if len(conds) > 0 {
-		// Metadata that is not a JSON object passes, for Matches to
-		// report it.
-		where = append(where, "(NOT json_valid(metadata) OR json_type(metadata) <> 'object' OR ("+strings.Join(conds, " AND ")+"))")
-		args = append(args, fargs...)
-	}
-	q := `SELECT thread_id, ns, id, metadata FROM checkpoints`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY id DESC, thread_id, ns"
-	if opts.Limit > 0 && len(opts.Filter) == 0 {
-		q += " LIMIT ?"
-		args = append(args, opts.Limit)
 	}
 	var refs []checkpoint.Ref
 	err := s.db.Read(ctx, func(tx sqlitedb.Tx) error {
@@ -616,6 +587,45 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 		return nil, corruptFile(checkpoint.Ref{ThreadID: threadID, Namespace: ns}, err)
 	}
 	return refs, nil
+}
+
+// listQuery returns the query of the refs that List(threadID, opts)
+// yields, newest first, and its arguments; false if opts.Filter matches
+// no metadata.
+func listQuery(threadID string, opts checkpoint.ListOptions) (q string, args []any, ok bool) {
+	var where []string
+	if threadID != "" {
+		where = append(where, "thread_id = ?")
+		args = append(args, threadID)
+	}
+	if opts.Namespace != nil {
+		where = append(where, "ns = ?")
+		args = append(args, *opts.Namespace)
+	}
+	if opts.Before != "" {
+		where = append(where, "id < ?")
+		args = append(args, opts.Before)
+	}
+	conds, fargs, ok := filterSQL(opts.Filter)
+	if !ok {
+		return "", nil, false
+	}
+	if len(conds) > 0 {
+		// Metadata that is not a JSON object passes, for Matches to
+		// report it.
+		where = append(where, "(NOT json_valid(metadata) OR json_type(metadata) <> 'object' OR ("+strings.Join(conds, " AND ")+"))")
+		args = append(args, fargs...)
+	}
+	q = `SELECT thread_id, ns, id, metadata FROM checkpoints`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC, thread_id, ns"
+	if opts.Limit > 0 && len(opts.Filter) == 0 {
+		q += " LIMIT ?"
+		args = append(args, opts.Limit)
+	}
+	return q, args, true
 }
 
 // filterSQL returns conditions that every checkpoint whose metadata

@@ -173,6 +173,14 @@ var migrations = [][]string{{
 	`ALTER TABLE leases ADD COLUMN host TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE leases ADD COLUMN pid INTEGER NOT NULL DEFAULT 0`,
 	`ALTER TABLE leases ADD COLUMN pid_start INTEGER NOT NULL DEFAULT 0`,
+}, {
+	// Version 4: no index on (thread_id, id). Its entries went in at a
+	// random place for each Put of many threads, beside the primary
+	// key's: one more page of every batch to change, log and checkpoint.
+	// Listing a thread's checkpoints across namespaces now searches the
+	// primary key by thread_id and sorts them by id, as LangGraph's saver
+	// does.
+	`DROP INDEX IF EXISTS checkpoints_thread_id`,
 }}
 
 // SchemaVersion is the schema version this package writes.
