@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,4 +96,51 @@ func TestListOfAThreadSearchesPrimaryKey(t *testing.T) {
 		require.NotEmpty(t, plan)
 		require.Regexp(t, `^SEARCH checkpoints USING (COVERING )?INDEX \S+ \(thread_id=\?`, plan[0], "plan for %+v:\n%s", opts, strings.Join(plan, "\n"))
 	}
+}
+
+// upsertCheckpoint reads the table it inserts into (its parent check)
+// without SQLite copying the new row into a temporary table first, as an
+// INSERT … SELECT reading its own table would.
+func TestUpsertCheckpointNeedsNoTemporaryTable(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "plan.db"))
+	rows, err := s.db.W.QueryContext(t.Context(), "EXPLAIN "+upsertCheckpoint, "t", "", "id", "", nil, "{}", "{}", []byte{}, "", false, nil)
+	require.NoError(t, err)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	require.NoError(t, err)
+	var ops []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		require.NoError(t, rows.Scan(ptrs...))
+		ops = append(ops, fmt.Sprint(vals[1]))
+	}
+	require.NoError(t, rows.Err())
+	require.Contains(t, ops, "IdxInsert")
+	require.NotContains(t, ops, "OpenEphemeral")
+}
+
+// A checkpoint row that upsertCheckpoint skipped although the parent
+// check passes is not reported as a conflict with its own parent.
+func TestParentConflictOfARowSkippedForAnotherReasonIsAnError(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "x.db"))
+	first := &checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID()}
+	require.NoError(t, s.Put(t.Context(), first))
+	next := &checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(), ParentID: first.ID}
+	stale := &checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(), ParentID: "elsewhere"}
+	require.NoError(t, s.db.Write(t.Context(), func(tx sqlitedb.Tx) error {
+		err := parentConflict(tx, next)
+		require.Error(t, err)
+		_, isConflict := errors.AsType[*checkpoint.ConflictError](err)
+		require.False(t, isConflict, "%v", err)
+
+		err = parentConflict(tx, stale)
+		c, isConflict := errors.AsType[*checkpoint.ConflictError](err)
+		require.True(t, isConflict, "%v", err)
+		require.Equal(t, first.ID, c.LatestID)
+		return nil
+	}))
 }
