@@ -292,12 +292,12 @@ func (p *putPlan) committed(c *pathCache) {
 }
 
 // checkpointRow returns the arguments of upsertCheckpoint for cp.
-func checkpointRow(cp *checkpoint.Checkpoint, meta, versions []byte) []any {
+func checkpointRow(cp *checkpoint.Checkpoint, meta, versions string) []any {
 	var created *time.Time
 	if !cp.CreatedAt.IsZero() {
 		created = &cp.CreatedAt
 	}
-	return []any{cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape}
+	return []any{cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, meta, versions, sqlsaver.NotNull(cp.Frontier), cp.Shape}
 }
 
 // queueWrites queues the statements of a PutWrites in b: the locks (the

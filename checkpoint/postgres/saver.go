@@ -290,7 +290,7 @@ func preparePut(cp *checkpoint.Checkpoint) (row []any, changed []checkpoint.Chan
 	if cp.ThreadID == "" || cp.ID == "" {
 		return nil, nil, errors.New("checkpoint/postgres: put needs a thread ID and a checkpoint ID")
 	}
-	meta, versionsJSON, err := sqlsaver.EncodeColumns(cp)
+	meta, versionsJSON, err := encodeColumns(cp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint/postgres: put %s: %w", cp.ID, err)
 	}
