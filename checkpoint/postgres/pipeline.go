@@ -253,9 +253,11 @@ func (s *Saver) planPut(ctx context.Context, cp *checkpoint.Checkpoint, row []an
 	return p
 }
 
-// queue queues p's statements in b.
+// queue queues p's statements in b. The thread, namespace, ID and parent
+// are the checkpoint row's values (p.args), boxed once.
 func (p *putPlan) queue(b *pgx.Batch) {
 	cp := p.cp
+	thread, ns, id, parent := p.args[0], p.args[1], p.args[2], p.args[3]
 	if p.fenced {
 		b.Queue(lockThreadFenced, threadLockKey(cp.ThreadID, cp.Namespace), leaseLockKey(cp.ThreadID))
 	} else {
@@ -266,7 +268,7 @@ func (p *putPlan) queue(b *pgx.Batch) {
 		if blob.Delta {
 			base = &blob.Base
 		}
-		b.Queue(insertBlob, cp.ThreadID, cp.Namespace, p.names[i], blob.Version, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data).Exec(func(ct pgconn.CommandTag) error {
+		b.Queue(insertBlob, thread, ns, p.names[i], blob.Version, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data).Exec(func(ct pgconn.CommandTag) error {
 			p.written[i] = ct.RowsAffected() == 1
 			return nil
 		})
@@ -276,7 +278,7 @@ func (p *putPlan) queue(b *pgx.Batch) {
 	if p.fenced {
 		token = &p.lease.Token
 	}
-	b.Queue(checkPut, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, token, p.check[0], p.check[1], p.check[2], p.check[3])
+	b.Queue(checkPut, thread, ns, id, parent, token, p.check[0], p.check[1], p.check[2], p.check[3])
 }
 
 // committed records p's paths once its batch committed. A blob that was
@@ -291,7 +293,8 @@ func (p *putPlan) committed(c *pathCache) {
 	c.put(p.cp.ThreadID, p.cp.Namespace, &cachedPaths{id: p.cp.ID, paths: p.paths})
 }
 
-// checkpointRow returns the arguments of upsertCheckpoint for cp.
+// checkpointRow returns the arguments of upsertCheckpoint for cp: its
+// thread, namespace, ID and parent first (see putPlan.queue).
 func checkpointRow(cp *checkpoint.Checkpoint, meta, versions string) []any {
 	var created *time.Time
 	if !cp.CreatedAt.IsZero() {
