@@ -399,7 +399,7 @@ func (r *setRun) addCheck(i int, thread, ns, id string, parent, token *string, c
 // chooses the inserts with ON CONFLICT.
 func (r *setRun) queue(b *pgx.Batch, stmts []setStmt, upsert bool) []setStmt {
 	if len(r.bThread) > 0 {
-		args := []any{r.bThread, r.bNS, r.bChannel, r.bVersion, r.bBase, r.bDepth, r.bSize, r.bHash, r.bData}
+		args := presize(r.bThread, r.bNS, r.bChannel, r.bVersion, r.bBase, r.bDepth, r.bSize, r.bHash, r.bData)
 		if upsert {
 			b.Queue(upsertBlobs, args...)
 			written := make(map[blobKey]*bool, len(r.bWritten))
@@ -417,7 +417,7 @@ func (r *setRun) queue(b *pgx.Batch, stmts []setStmt, upsert bool) []setStmt {
 		if upsert {
 			q = upsertCheckpoints
 		}
-		b.Queue(q, r.cThread, r.cNS, r.cID, r.cParent, r.cCreated, r.cMeta, r.cVersions, r.cFrontier, r.cShape)
+		b.Queue(q, presize(r.cThread, r.cNS, r.cID, r.cParent, r.cCreated, r.cMeta, r.cVersions, r.cFrontier, r.cShape)...)
 		stmts = append(stmts, setStmt{kind: stmtWrite})
 	}
 	if len(r.ignore.thread) > 0 {
@@ -429,7 +429,7 @@ func (r *setRun) queue(b *pgx.Batch, stmts []setStmt, upsert bool) []setStmt {
 		stmts = append(stmts, setStmt{kind: stmtWrite})
 	}
 	if len(r.rows) > 0 {
-		b.Queue(checkSet, r.kThread, r.kNS, r.kID, r.kParent, r.kToken, r.kLo, r.kHi, r.kChannel, r.kVersion, r.kHash, r.kDepth)
+		b.Queue(checkSet, presize(r.kThread, r.kNS, r.kID, r.kParent, r.kToken, r.kLo, r.kHi, r.kChannel, r.kVersion, r.kHash, r.kDepth)...)
 		stmts = append(stmts, setStmt{kind: stmtCheck, rows: r.rows})
 	}
 	return stmts
@@ -500,6 +500,7 @@ func (g *sender) sendSet(ctx context.Context, b *pgx.Batch, stmts []setStmt) (in
 	if err != nil {
 		return -1, err
 	}
+	registerPresized(c.Conn().TypeMap())
 	br := c.SendBatch(ctx, b)
 	failed := -1
 	for _, st := range stmts {
