@@ -70,6 +70,9 @@ const takeLocksInOrder = `SELECT count(CASE WHEN x THEN pg_advisory_xact_lock(k)
 // and origin: the index in b of each statement of the returned batch, -1
 // for the first. origin is nil when b is returned.
 func orderLocks(b *pgx.Batch) (*pgx.Batch, []int) {
+	if lockStatements(b) < 2 {
+		return b, nil // a lone write's: in order
+	}
 	var shared, exclusive []int64 // in the order b takes them, each once
 	ordered := true
 	take := func(key int64, x bool) {
@@ -110,6 +113,17 @@ func orderLocks(b *pgx.Batch) (*pgx.Batch, []int) {
 		}
 	}
 	return o, origin
+}
+
+// lockStatements returns how many statements of b take locks.
+func lockStatements(b *pgx.Batch) int {
+	n := 0
+	for _, q := range b.QueuedQueries {
+		if q.SQL == lockThread || q.SQL == lockThreadFenced {
+			n++
+		}
+	}
+	return n
 }
 
 // maxBatch caps the writes of one batch.

@@ -24,6 +24,7 @@ func TestOrderLocksPrependsALockStatementOnlyWhenTheWritesWouldLockOutOfOrder(t 
 		locks                []lock
 		wantShared, wantExcl []int64 // nil: b is sent as it is
 	}{
+		{name: "no lock statement", locks: nil},
 		{name: "one fenced Put", locks: []lock{{lockThreadFenced, []any{int64(1), int64(9)}}}},
 		{name: "one unfenced Put", locks: []lock{{lockThread, []any{int64(5)}}}},
 		{name: "a run's PutWrites then its Put then its next Put", locks: []lock{

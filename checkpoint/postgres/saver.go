@@ -290,7 +290,7 @@ func preparePut(cp *checkpoint.Checkpoint) (row []any, changed []checkpoint.Chan
 	if cp.ThreadID == "" || cp.ID == "" {
 		return nil, nil, errors.New("checkpoint/postgres: put needs a thread ID and a checkpoint ID")
 	}
-	meta, versionsJSON, err := sqlsaver.EncodeColumns(cp)
+	meta, versionsJSON, err := encodeColumns(cp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint/postgres: put %s: %w", cp.ID, err)
 	}
@@ -309,7 +309,7 @@ func preparePut(cp *checkpoint.Checkpoint) (row []any, changed []checkpoint.Chan
 // delta encoding need, then the writes. It records the paths of cp's
 // channels in the cache.
 func (s *Saver) putChecked(ctx context.Context, cp *checkpoint.Checkpoint, row []any, changed []checkpoint.Channel) error {
-	var paths map[string][]deltas.Blob
+	var paths channelPaths
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		paths, err = s.putInTx(ctx, tx, cp, row, changed)
@@ -323,8 +323,8 @@ func (s *Saver) putChecked(ctx context.Context, cp *checkpoint.Checkpoint, row [
 
 // putInTx is putChecked's work in tx, the transaction it began; it
 // returns the paths of cp's channels, for the cache.
-func (s *Saver) putInTx(ctx context.Context, tx pgx.Tx, cp *checkpoint.Checkpoint, row []any, changed []checkpoint.Channel) (map[string][]deltas.Blob, error) {
-	paths := make(map[string][]deltas.Blob, len(cp.Channels))
+func (s *Saver) putInTx(ctx context.Context, tx pgx.Tx, cp *checkpoint.Checkpoint, row []any, changed []checkpoint.Channel) (channelPaths, error) {
+	paths := make(channelPaths, 0, len(cp.Channels))
 	err := func() error {
 		// The lock and the reads are separate statements: a statement
 		// that took the lock would read with the snapshot it started with.
@@ -376,7 +376,7 @@ func (s *Saver) putInTx(ctx context.Context, tx pgx.Tx, cp *checkpoint.Checkpoin
 		}
 		for _, ch := range cp.Channels {
 			if path := prev[ch.Name]; ch.Value == nil && len(path) > 0 && path[0].Version == ch.Version {
-				paths[ch.Name] = sortedPath(path)
+				paths.set(ch.Name, sortedPath(path))
 			}
 		}
 		b = &pgx.Batch{}
@@ -386,12 +386,12 @@ func (s *Saver) putInTx(ctx context.Context, tx pgx.Tx, cp *checkpoint.Checkpoin
 				if path[i].Hash != sha256.Sum256(ch.Value) {
 					return &checkpoint.VersionConflictError{ThreadID: cp.ThreadID, Namespace: cp.Namespace, Channel: ch.Name, Version: ch.Version}
 				}
-				paths[ch.Name] = sortedPath(path[i:]) // stored by an earlier checkpoint: keep the first
+				paths.set(ch.Name, sortedPath(path[i:])) // stored by an earlier checkpoint: keep the first
 				continue
 			}
 			sorted := sortedPath(path)
 			blob := deltas.Encode(ch.Version, ch.Value, sorted, s.fanout)
-			paths[ch.Name] = newPath(blob, sorted)
+			paths.set(ch.Name, newPath(blob, sorted))
 			var base *int64
 			if blob.Delta {
 				base = &blob.Base
@@ -537,7 +537,7 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 			pipelined = false
 			break
 		}
-		s.cache.put(cp.ThreadID, cp.Namespace, &cachedPaths{id: cp.ID, paths: maps.Clone(p.plan.paths)})
+		s.cache.put(cp.ThreadID, cp.Namespace, &cachedPaths{id: cp.ID, paths: slices.Clone(p.plan.paths)})
 	}
 	forget := func() {
 		for k := range touched {
