@@ -10,9 +10,12 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentgraph/agentgraph/checkpoint/internal/jsonstring"
 )
 
 // Ref names a checkpoint: a thread, a namespace inside it ("" for the root
@@ -42,6 +45,9 @@ type Metadata struct {
 
 // MarshalJSON flattens m into one object.
 func (m Metadata) MarshalJSON() ([]byte, error) {
+	if len(m.Extra) == 0 {
+		return m.appendJSON(make([]byte, 0, 128)), nil
+	}
 	out := make(map[string]any, len(m.Extra)+4)
 	for k, v := range m.Extra {
 		out[k] = v
@@ -57,6 +63,31 @@ func (m Metadata) MarshalJSON() ([]byte, error) {
 		out["run_id"] = m.RunID
 	}
 	return json.Marshal(out)
+}
+
+// appendJSON appends m, which has no Extra, as MarshalJSON's map would be
+// marshalled: the same bytes, keys sorted, without reflection (a run
+// writes such metadata at every step).
+func (m Metadata) appendJSON(b []byte) []byte {
+	b = append(b, `{"parents":{`...)
+	for i, k := range slices.Sorted(maps.Keys(m.Parents)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstring.Append(b, k)
+		b = append(b, ':')
+		b = jsonstring.Append(b, m.Parents[k])
+	}
+	b = append(b, '}')
+	if m.RunID != "" {
+		b = append(b, `,"run_id":`...)
+		b = jsonstring.Append(b, m.RunID)
+	}
+	b = append(b, `,"source":`...)
+	b = jsonstring.Append(b, m.Source)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendInt(b, int64(m.Step), 10)
+	return append(b, '}')
 }
 
 // UnmarshalJSON reads the flat form written by MarshalJSON.

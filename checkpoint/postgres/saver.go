@@ -290,7 +290,7 @@ func preparePut(cp *checkpoint.Checkpoint) (row []any, changed []checkpoint.Chan
 	if cp.ThreadID == "" || cp.ID == "" {
 		return nil, nil, errors.New("checkpoint/postgres: put needs a thread ID and a checkpoint ID")
 	}
-	meta, versionsJSON, err := encodeColumns(cp)
+	meta, versionsJSON, err := sqlsaver.EncodeColumns(cp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint/postgres: put %s: %w", cp.ID, err)
 	}
@@ -301,7 +301,7 @@ func preparePut(cp *checkpoint.Checkpoint) (row []any, changed []checkpoint.Chan
 		}
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	return checkpointRow(cp, meta, versionsJSON), changed, nil
+	return checkpointRow(cp, string(meta), string(versionsJSON)), changed, nil
 }
 
 // putChecked makes a Put in two round trips of a transaction (besides its

@@ -8,22 +8,51 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
+	"github.com/agentgraph/agentgraph/checkpoint/internal/jsonstring"
 )
 
-// EncodeColumns returns the metadata and versions columns of cp, as JSON.
+// EncodeColumns returns the metadata and versions columns of cp, as JSON:
+// the bytes json.Marshal writes for cp.Metadata and for
+// VersionMap(cp.Channels).
 func EncodeColumns(cp *checkpoint.Checkpoint) (meta, versions []byte, err error) {
-	meta, err = json.Marshal(cp.Metadata)
+	meta, err = cp.Metadata.MarshalJSON()
 	if err != nil {
 		return nil, nil, fmt.Errorf("metadata: %w", err)
 	}
-	versions, err = json.Marshal(VersionMap(cp.Channels))
-	if err != nil {
-		return nil, nil, fmt.Errorf("versions: %w", err)
+	return meta, appendVersions(make([]byte, 0, 16+24*len(cp.Channels)), cp.Channels), nil
+}
+
+// appendVersions appends the JSON object of VersionMap(chs) to b, keys
+// sorted as json.Marshal sorts a map's, without building the map: a
+// channel named twice keeps its last version.
+func appendVersions(b []byte, chs []checkpoint.Channel) []byte {
+	var small [16]int
+	order := small[:0]
+	for i := range chs {
+		order = append(order, i)
 	}
-	return meta, versions, nil
+	// Stable, so that of a name's entries the last stays last.
+	slices.SortStableFunc(order, func(i, j int) int { return strings.Compare(chs[i].Name, chs[j].Name) })
+	b = append(b, '{')
+	first := true
+	for k, i := range order {
+		if k+1 < len(order) && chs[order[k+1]].Name == chs[i].Name {
+			continue // a later entry of the same name wins
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = jsonstring.Append(b, chs[i].Name)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, chs[i].Version, 10)
+	}
+	return append(b, '}')
 }
 
 // DecodeColumns completes t, scanned from a checkpoint row, with its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,4 +171,33 @@ func parsePaths(in []byte) (map[string][]deltas.Blob, bool) {
 		paths[string(f[0])] = append(paths[string(f[0])], b)
 	}
 	return paths, true
+}
+
+func TestEncodeColumnsWritesTheVersionMapsBytes(t *testing.T) {
+	for name, chs := range map[string][]checkpoint.Channel{
+		"none":                               nil,
+		"sorted":                             {{Name: "a", Version: 1}, {Name: "b", Version: 2}},
+		"unsorted":                           {{Name: "messages", Version: 7}, {Name: "counter", Version: 43}, {Name: "__start__", Version: 1}},
+		"a channel twice keeps the last":     {{Name: "c", Version: 1}, {Name: "b", Version: 3}, {Name: "c", Version: 5}},
+		"three times, the last":              {{Name: "c", Version: 9}, {Name: "c", Version: 1}, {Name: "c", Version: 4}},
+		"escapes and invalid UTF-8":          {{Name: "ch\"\\\n日<", Version: 1}, {Name: "\xfe", Version: 2}, {Name: "\xff", Version: 3}},
+		"more channels than the stack array": manyChannels(40),
+	} {
+		t.Run(name, func(t *testing.T) {
+			want, err := json.Marshal(VersionMap(chs))
+			require.NoError(t, err)
+			_, got, err := EncodeColumns(&checkpoint.Checkpoint{Channels: chs})
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got))
+		})
+	}
+}
+
+// manyChannels returns n channels in descending name order.
+func manyChannels(n int) []checkpoint.Channel {
+	chs := make([]checkpoint.Channel, n)
+	for i := range chs {
+		chs[i] = checkpoint.Channel{Name: "ch" + strconv.Itoa(n-i), Version: int64(i)}
+	}
+	return chs
 }
