@@ -64,3 +64,31 @@ func TestMemoryDatabaseHasNoCheckpointer(t *testing.T) {
 		return err
 	}))
 }
+
+// The checkpointer's connection syncs as the writer's does: a checkpoint
+// syncs the files by its own connection's synchronous, so that with
+// synchronous OFF a checkpointer at SQLite's default (FULL) would fsync
+// the WAL and the database at every checkpoint the writer was told not to.
+func TestCheckpointerSyncsAsTheWriter(t *testing.T) {
+	tests := []struct {
+		mode string
+		want int // PRAGMA synchronous's value
+	}{
+		{"OFF", 0},
+		{"normal", 1},
+		{"Full", 2},
+		{"EXTRA", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Synchronous = tt.mode
+			db := open(t, filepath.Join(t.TempDir(), "x.db"), cfg)
+			var writer, ckpt int
+			require.NoError(t, db.W.QueryRow(`PRAGMA synchronous`).Scan(&writer))
+			require.NoError(t, db.ckpt.db.QueryRow(`PRAGMA synchronous`).Scan(&ckpt))
+			require.Equal(t, tt.want, writer)
+			require.Equal(t, tt.want, ckpt)
+		})
+	}
+}

@@ -211,7 +211,9 @@ func openDB(ctx context.Context, path string, cfg Config) (*DB, error) {
 		db.W.Close()
 		return nil, err
 	}
-	if db.ckpt, err = newCheckpointer(dsn(path, cfg.pragmas())); err != nil {
+	// The checkpointer's connection syncs the files as the writer's
+	// synchronous says: a checkpoint syncs by the connection that runs it.
+	if db.ckpt, err = newCheckpointer(dsn(path, cfg.pragmas("synchronous("+cfg.Synchronous+")"))); err != nil {
 		db.R.Close()
 		db.W.Close()
 		return nil, err
