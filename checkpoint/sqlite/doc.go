@@ -43,7 +43,9 @@
 // every 10 ms, not inside the commit that fills the WAL: a commit does not
 // wait for that copy, nor for the sync of the file that follows it. The
 // writer connection keeps SQLite's automatic checkpoint as a backstop (at
-// 10,000 pages), and a page cache of up to 64 MiB.
+// 10,000 pages), and a page cache of up to 64 MiB. While it is written to
+// steadily, the WAL file therefore grows to about 40 MiB (SQLite's default
+// keeps it near 4 MiB) and keeps that size until the Saver is closed.
 //
 // # Schema
 //

@@ -20,6 +20,16 @@ import (
 // as a backstop, at writerAutocheckpoint pages, for a checkpointer that
 // cannot keep up or cannot finish (another process checkpointing, a
 // reader holding an old snapshot).
+//
+// The price is disk: SQLite restarts the WAL from its start only when a
+// write transaction begins with every frame copied, and under steady
+// writing the next commit always lands before the checkpointer is done,
+// so the WAL grows to the backstop (about 40 MiB with 4 KiB pages) before
+// the writer's own checkpoint lets it restart, where SQLite's default
+// keeps it near 4 MiB; the file keeps that size until the database is
+// closed. A lower backstop costs the writer that checkpoint's sync more
+// often: with 1,000 or 2,000 pages a single thread's W5 sync step took
+// 195 and 186 µs, with 10,000 152 µs (median of 5, alternating).
 const (
 	// checkpointInterval is the least time between two checkpoints of the
 	// checkpointer.
