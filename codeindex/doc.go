@@ -96,6 +96,11 @@
 // the first 5 hits come from one file. Questions that
 // say what code does, in words its comments, names and strings spread
 // over one file, find that file where no single chunk matches them.
+// A file document also has a field of its path and comments alone, and
+// for a long question (as for the coverage) the files ranked by BM25
+// over their comments join the file ranking ([WithCommentWeight]): prose
+// matched against the code's prose, which its identifiers and literals
+// outnumber in the whole text.
 //
 // # Vector search
 //

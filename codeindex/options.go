@@ -225,11 +225,12 @@ type searchConfig struct {
 	latentFileWeight      float64
 	latentChunkWeight     float64
 	coverageWeight        float64
+	commentWeight         float64
 	expansion             float64
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, expansion: DefaultExpansionWeight}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -348,6 +349,29 @@ func WithCoverageWeight(w float64) SearchOption {
 	return func(c *searchConfig) { c.coverageWeight = w }
 }
 
+// DefaultCommentWeight is the weight of the comment ranking in the file
+// ranking of a long question (see [WithCommentWeight]).
+const DefaultCommentWeight = 1.0
+
+// WithCommentWeight sets how much the files' comments alone count in the
+// file ranking of a keyword or hybrid search for a long question (default
+// [DefaultCommentWeight]; 0 turns it off; it needs the file ranking,
+// [WithFileWeight], on). Every file document of the keyword index also
+// has a field of its path and the text of its line comments (after "//",
+// or "#" in a Python file), and the files are ranked by BM25 over it too:
+// a question written in prose is matched against the prose of the code,
+// where the file's whole text, whose identifiers and literals outnumber
+// its comments, buries it. Each file then scores its file score (over the
+// best file's) plus weight times its comment score (over the best
+// file's), among the 50 best files of either ranking, before the latent
+// file ranking ([WithLatentFileWeight]). Like the coverage of the query's
+// terms ([WithCoverageWeight]), it counts only for a query of more than 6
+// distinct terms the term model knows, fully from 12 on, and not at all
+// in an index without a term model (see [WithTermModel]): a short query,
+// often a name, is ranked as before. Vector search alone ([Vector]) is
+// not changed.
+func WithCommentWeight(w float64) SearchOption { return func(c *searchConfig) { c.commentWeight = w } }
+
 // DefaultExpansionWeight is the weight of the terms a keyword or hybrid
 // search adds to its query (see [WithExpansion]).
 const DefaultExpansionWeight = 0.3
@@ -385,6 +409,7 @@ func (c *searchConfig) validate() error {
 		{"WithLatentFileWeight", c.latentFileWeight},
 		{"WithLatentChunkWeight", c.latentChunkWeight},
 		{"WithCoverageWeight", c.coverageWeight},
+		{"WithCommentWeight", c.commentWeight},
 		{"WithExpansion", c.expansion},
 	} {
 		if w.w < 0 || math.IsNaN(w.w) || math.IsInf(w.w, 0) {

@@ -71,7 +71,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	// The query's latent vector and terms, once for both latent rankings
 	// and the coverage.
 	var lq *latentQuery
-	if sc.mode != Vector && (sc.fileWeight > 0 && sc.latentFileWeight > 0 || sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
+	if sc.mode != Vector && (sc.fileWeight > 0 && (sc.latentFileWeight > 0 || sc.commentWeight > 0) || sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
 		lq = ix.latentQueryOf(q)
 	}
 	var files []scored
@@ -80,6 +80,14 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 		if files, err = ix.searchFiles(ctx, q, fileCandidates); err != nil {
 			<-kqDone
 			return nil, err
+		}
+		if w := sc.commentWeight * lq.coverageRamp(); w > 0 {
+			var notes []scored
+			if notes, err = ix.searchComments(ctx, q, fileCandidates); err != nil {
+				<-kqDone
+				return nil, err
+			}
+			files = fuseComments(files, notes, w, fileCandidates)
 		}
 		if sc.latentFileWeight > 0 {
 			files = ix.latentFiles(lq, files, sc.latentFileWeight, fileCandidates)
@@ -454,6 +462,52 @@ func (ix *Index) searchFiles(ctx context.Context, q string, n int) ([]scored, er
 		out[i].id = chunkPath(out[i].id)
 	}
 	return out, nil
+}
+
+// searchComments ranks the files by the BM25 score of their comment texts
+// (see commentText) for q: at most n, best first, each scored by its path.
+func (ix *Index) searchComments(ctx context.Context, q string, n int) ([]scored, error) {
+	m := bleve.NewMatchQuery(keywordText(q))
+	m.SetField(commentField)
+	out, err := ix.bm25(ctx, m, ix.commentStats(), n)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].id = chunkPath(out[i].id)
+	}
+	return out, nil
+}
+
+// fuseComments returns the file ranking files (best first) fused with the
+// comment ranking notes (best first; see searchComments): each file
+// scores its score over the best file's plus weight times its comment
+// score over the best comment score, among the files of either ranking,
+// the n best, best first, ties by path. Scores are scaled back by the
+// best file's score, so that the latent file ranking after it sees the
+// scale it had. It returns files unchanged when notes is empty or weight
+// is 0.
+func fuseComments(files, notes []scored, weight float64, n int) []scored {
+	if len(notes) == 0 || weight <= 0 || notes[0].score <= 0 {
+		return files
+	}
+	scale := 1.0
+	if len(files) > 0 && files[0].score > 0 {
+		scale = files[0].score
+	}
+	score := make(map[string]float64, len(files)+len(notes))
+	for _, f := range files {
+		score[f.id] += f.score / scale
+	}
+	for _, c := range notes {
+		score[c.id] += weight * c.score / notes[0].score
+	}
+	out := make([]scored, 0, len(score))
+	for id, s := range score {
+		out = append(out, scored{id: id, score: s * scale})
+	}
+	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
+	return out[:min(n, len(out))]
 }
 
 // bm25 returns the n best documents of the keyword index for kq, scored by
