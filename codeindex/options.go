@@ -227,10 +227,11 @@ type searchConfig struct {
 	coverageWeight        float64
 	commentWeight         float64
 	expansion             float64
+	topFiles              int
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight, topFiles: DefaultTopFiles}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -349,6 +350,23 @@ func WithCoverageWeight(w float64) SearchOption {
 	return func(c *searchConfig) { c.coverageWeight = w }
 }
 
+// DefaultTopFiles is how many of the best files of the file ranking have
+// their best chunk among a keyword or hybrid search's candidates (see
+// [WithTopFiles]).
+const DefaultTopFiles = 3
+
+// WithTopFiles sets how many of the best files of the file ranking
+// ([WithFileWeight]) have their best chunk among the keyword candidates
+// of a keyword or hybrid search (default [DefaultTopFiles]; 0 turns it
+// off). The chunks of the best 50 files join the keyword ranking as the
+// 50 best of them all, and a file the question is about can have none
+// among those, beaten by chunks of other files that repeat one of its
+// words: its share of the file ranking then lifts nothing. So each of
+// the first n files that has no chunk among the candidates adds its
+// chunk of best keyword score, if any matches. Vector search alone
+// ([Vector]) is not changed.
+func WithTopFiles(n int) SearchOption { return func(c *searchConfig) { c.topFiles = n } }
+
 // DefaultCommentWeight is the weight of the comment ranking in the file
 // ranking of a long question (see [WithCommentWeight]).
 const DefaultCommentWeight = 1.0
@@ -400,6 +418,8 @@ func (c *searchConfig) validate() error {
 		return &OptionError{Option: "WithRRFK", Reason: fmt.Sprintf("k %v is negative", c.k)}
 	case c.bm25Weight < 0 || c.vecWeight < 0 || c.bm25Weight+c.vecWeight == 0:
 		return &OptionError{Option: "WithWeights", Reason: "weights must be non-negative and not both zero"}
+	case c.topFiles < 0:
+		return &OptionError{Option: "WithTopFiles", Reason: fmt.Sprintf("%d files is negative", c.topFiles)}
 	}
 	for _, w := range []struct {
 		option string

@@ -98,7 +98,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	var err error
 	switch sc.mode {
 	case BM25:
-		ranked, err = ix.keywordRanking(ctx, kq, files, pool)
+		ranked, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool)
 	case Vector:
 		ranked, err = ix.searchVector(ctx, q, pool)
 	case Hybrid:
@@ -111,7 +111,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 			vec, vecErr = ix.searchVector(ctx, q, pool)
 		}()
 		var kw []scored
-		kw, err = ix.keywordRanking(ctx, kq, files, pool)
+		kw, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool)
 		<-done
 		if err == nil {
 			err = vecErr
@@ -329,8 +329,9 @@ func (ix *Index) searchKeyword(ctx context.Context, kq keywordQ, n int) ([]score
 // keywordRanking is the keyword ranking of the chunks for q: the n best
 // chunks of the whole index and, when files are given, the n best of the
 // chunks of those files, which a query over the whole index may rank
-// below its first n.
-func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored, n int) ([]scored, error) {
+// below its first n, and the best chunk of each of the first top files
+// that has none among them (see WithTopFiles).
+func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored, top, n int) ([]scored, error) {
 	kw, err := ix.searchKeyword(ctx, kq, n)
 	if err != nil || len(files) == 0 {
 		return kw, err
@@ -345,11 +346,53 @@ func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored
 	}
 	for _, s := range in {
 		if !seen[s.id] {
+			seen[s.id] = true
 			kw = append(kw, s)
 		}
 	}
+	if top > 0 {
+		best, err := ix.bestChunks(ctx, kq, files[:min(top, len(files))], seen)
+		if err != nil {
+			return nil, err
+		}
+		kw = append(kw, best...)
+	}
 	slices.SortFunc(kw, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
 	return kw, nil
+}
+
+// bestChunks returns, for each of files none of whose chunks is in seen
+// (chunk IDs), its chunk of best keyword score for kq, if any matches.
+func (ix *Index) bestChunks(ctx context.Context, kq keywordQ, files []scored, seen map[string]bool) ([]scored, error) {
+	has := make(map[string]bool, len(seen))
+	for id := range seen {
+		has[chunkPath(id)] = true
+	}
+	var missing []scored
+	chunks := 0
+	for _, f := range files {
+		if e := ix.man.Files[f.id]; e != nil && !has[f.id] {
+			missing = append(missing, f)
+			chunks += len(e.Chunks)
+		}
+	}
+	if chunks == 0 {
+		return nil, nil
+	}
+	// Every matching chunk of those files, best first: the first of each
+	// file is its best.
+	all, err := ix.searchKeywordIn(ctx, kq, missing, chunks)
+	if err != nil {
+		return nil, err
+	}
+	var out []scored
+	for _, s := range all {
+		if p := chunkPath(s.id); !has[p] {
+			has[p] = true
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // filePrior adds to the score of each chunk of ranked, over the best
