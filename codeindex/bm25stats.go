@@ -15,8 +15,13 @@ import (
 // keywordFields are the text fields of the keyword index, all queried.
 var keywordFields = []string{"content", "head", "symbol", "path"}
 
-// fileField is the one field of the file documents (see fileText).
-const fileField = "file"
+// fileField and commentField are the fields of the file documents: the
+// file's path and whole text (see fileText), and its path and comments
+// (see commentText).
+const (
+	fileField    = "file"
+	commentField = "comments"
+)
 
 // bm25Stats returns the collection statistics of the keyword index's BM25
 // scores. They are computed by the first keyword search after the keyword
@@ -100,6 +105,17 @@ func (ix *Index) fileStats() *search.BM25Stats {
 		terms += e.Terms
 	}
 	return &search.BM25Stats{DocCount: float64(len(ix.man.Files)), FieldCardinality: map[string]int{fileField: terms}}
+}
+
+// commentStats is fileStats for the comment field of the file documents
+// (see commentText): the number of files and the number of terms of all
+// their comment texts. The caller holds ix.mu.
+func (ix *Index) commentStats() *search.BM25Stats {
+	terms := 0
+	for _, e := range ix.man.Files {
+		terms += e.CommentTerms
+	}
+	return &search.BM25Stats{DocCount: float64(len(ix.man.Files)), FieldCardinality: map[string]int{commentField: terms}}
 }
 
 // invalidateStats forgets the BM25 statistics and removes their file; it

@@ -17,8 +17,12 @@ const (
 
 // coverageRamp returns how much the coverage share counts for lq: 0 for a
 // query of at most coverageFrom distinct known terms, 1 from coverageFull
-// on, linearly between.
+// on, linearly between; 0 for a nil lq (no term model, or none of the
+// query's terms known to it).
 func (lq *latentQuery) coverageRamp() float64 {
+	if lq == nil {
+		return 0
+	}
 	n := len(lq.terms)
 	return max(0, min(1, float64(n-coverageFrom)/float64(coverageFull-coverageFrom)))
 }

@@ -92,10 +92,16 @@
 // Every file is also a document of its own, its path and whole text,
 // and a keyword or hybrid search ranks the files first ([WithFileWeight]):
 // the chunks of the best 50 files join the keyword ranking even below its
-// cut, each chunk's score gets a share of its file's, and at most 3 of
+// cut (and the best chunk of each of the 3 best files that has none among
+// them, [WithTopFiles]), each chunk's score gets a share of its file's, and at most 3 of
 // the first 5 hits come from one file. Questions that
 // say what code does, in words its comments, names and strings spread
 // over one file, find that file where no single chunk matches them.
+// A file document also has a field of its path and comments alone, and
+// for a long question (as for the coverage) the files ranked by BM25
+// over their comments join the file ranking ([WithCommentWeight]): prose
+// matched against the code's prose, which its identifiers and literals
+// outnumber in the whole text.
 //
 // # Vector search
 //

@@ -100,10 +100,10 @@ func TestKeywordRankingLooksIntoTheRankedFilesBelowItsCut(t *testing.T) {
 		"b.go": "package a\n\n// Gannet.\nfunc B() {}\n",
 	})
 	kq := ix.keywordQueryOf("gannet", 0)
-	kw, err := ix.keywordRanking(ctx, kq, nil, 1)
+	kw, err := ix.keywordRanking(ctx, kq, nil, 0, 1)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a.go#1"}, fileIDs(kw))
-	kw, err = ix.keywordRanking(ctx, kq, []scored{{"b.go", 1}}, 1)
+	kw, err = ix.keywordRanking(ctx, kq, []scored{{"b.go", 1}}, 0, 1)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a.go#1", "b.go#1"}, fileIDs(kw))
 	all, err := ix.searchKeyword(ctx, kq, 10)
@@ -141,4 +141,41 @@ func TestSpreadTopHoldsBackAFilesChunksBeyondItsShareOfTheFirstHits(t *testing.T
 			require.Equal(t, tt.want, fileIDs(spreadTop(r(tt.in...), 5, 3, tt.testsLast)))
 		})
 	}
+}
+
+func TestKeywordRankingAddsTheBestChunkOfEachTopFileWithoutOne(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openTree(t, map[string]string{
+		"a.go": "package a\n\n// Gannet gannet gannet.\nfunc A() {}\n",
+		"b.go": "package a\n\n// Gannet, petrel, tern and skua.\nfunc B() {}\n\n// Gannet gannet.\nfunc B2() {}\n",
+		"c.go": "package a\n\n// Petrel.\nfunc C() {}\n",
+	})
+	kq := ix.keywordQueryOf("gannet", 0)
+	files := []scored{{"a.go", 3}, {"c.go", 2}, {"b.go", 1}}
+	tests := []struct {
+		top  int
+		want []string
+	}{
+		{0, []string{"a.go#1"}},
+		{1, []string{"a.go#1"}},            // a.go has its chunk already
+		{2, []string{"a.go#1"}},            // no chunk of c.go matches
+		{3, []string{"a.go#1", "b.go#2"}},  // b.go's best chunk, not its other one
+		{10, []string{"a.go#1", "b.go#2"}}, // more than there are files
+	}
+	for _, tt := range tests {
+		kw, err := ix.keywordRanking(ctx, kq, files, tt.top, 1)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, fileIDs(kw), "top %d", tt.top)
+	}
+}
+
+func TestSearchRejectsANegativeNumberOfTopFiles(t *testing.T) {
+	ix, _ := openTree(t, map[string]string{"a.go": "package a\n\n// Gannet.\nfunc A() {}\n"})
+	_, err := ix.Search(context.Background(), "gannet", WithTopFiles(-1))
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	require.Equal(t, "WithTopFiles", oe.Option)
+	hits, err := ix.Search(context.Background(), "gannet", WithTopFiles(0))
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
 }

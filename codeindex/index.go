@@ -228,7 +228,8 @@ func keywordMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt("symbol", text())
 	doc.AddFieldMappingsAt("content", text())
 	doc.AddFieldMappingsAt("head", text())
-	doc.AddFieldMappingsAt("file", text()) // only in file documents (see fileText)
+	doc.AddFieldMappingsAt("file", text())     // only in file documents (see fileText)
+	doc.AddFieldMappingsAt("comments", text()) // only in file documents (see commentText)
 	doc.AddFieldMappingsAt("kind", kind)
 
 	im := bleve.NewIndexMapping()
@@ -470,7 +471,7 @@ func (ix *Index) updateFile(u *updater, st *Stats, rel string, reembed bool, see
 	if !parsed {
 		st.ParseErrors++
 	}
-	return u.stage(rel, sum, old, chunks, fileText(rel, data))
+	return u.stage(rel, sum, old, chunks, fileText(rel, data), commentText(rel, data))
 }
 
 // chunkFile splits the file rel by definition (Go, Python, JavaScript,
@@ -595,10 +596,11 @@ type stagedFile struct {
 	old    *fileEntry
 	chunks []Chunk
 	text   string // the file document's text (see fileText)
+	notes  string // the file document's comment text (see commentText)
 }
 
-func (u *updater) stage(rel string, hash [32]byte, old *fileEntry, chunks []Chunk, text string) error {
-	u.files = append(u.files, stagedFile{rel: rel, hash: hash, old: old, chunks: chunks, text: text})
+func (u *updater) stage(rel string, hash [32]byte, old *fileEntry, chunks []Chunk, text, notes string) error {
+	u.files = append(u.files, stagedFile{rel: rel, hash: hash, old: old, chunks: chunks, text: text, notes: notes})
 	u.chunks += len(chunks)
 	if u.chunks >= flushChunks {
 		return u.flush()
@@ -638,8 +640,10 @@ func (u *updater) flush() error {
 		}
 		terms := 0
 		eachToken(f.text, func(string, int, int) { terms++ })
-		e := &fileEntry{Hash: f.hash, Chunks: make([]chunkMeta, len(f.chunks)), Terms: terms}
-		if err := b.Index(fileDocID(f.rel), map[string]any{"file": f.text}); err != nil {
+		notes := 0
+		eachToken(f.notes, func(string, int, int) { notes++ })
+		e := &fileEntry{Hash: f.hash, Chunks: make([]chunkMeta, len(f.chunks)), Terms: terms, CommentTerms: notes}
+		if err := b.Index(fileDocID(f.rel), map[string]any{fileField: f.text, commentField: f.notes}); err != nil {
 			return fmt.Errorf("codeindex: index %s: %w", f.rel, err)
 		}
 		for j, c := range f.chunks {

@@ -15,7 +15,7 @@ import (
 
 // manifestVersion changes whenever the layout of the index folder or the
 // meaning of what it stores changes.
-const manifestVersion = 7 // 2: the analyzer adds English stems; 3: the keyword index has a head field; 4: Python definitions have heads; 5: JavaScript and TypeScript files are chunked by definition; 6: every file has a file document (see fileDocID); 7: the manifest is manifestFile in the binary format of manifest.encode, no longer legacyManifestFile (gob)
+const manifestVersion = 8 // 2: the analyzer adds English stems; 3: the keyword index has a head field; 4: Python definitions have heads; 5: JavaScript and TypeScript files are chunked by definition; 6: every file has a file document (see fileDocID); 7: the manifest is manifestFile in the binary format of manifest.encode, no longer legacyManifestFile (gob); 8: file documents have a comments field (see commentText) and the manifest counts its terms
 
 // errOldVersion is loadManifest's error for a manifest of another version:
 // Open then rebuilds the folder (its keyword index was analysed another
@@ -40,6 +40,10 @@ type fileEntry struct {
 	Hash   [32]byte // SHA-256 of the content
 	Chunks []chunkMeta
 	Terms  int // how many terms the analyzer makes of the file's document (see fileText), for the file ranking's BM25
+	// CommentTerms is how many terms the analyzer makes of the file's
+	// comment text (see commentText), for the comment ranking's BM25 (see
+	// WithCommentWeight).
+	CommentTerms int
 }
 
 // chunkMeta is a chunk without its content, enough to answer a hit. The
@@ -63,7 +67,7 @@ const manifestMagic = "CIMAN\n"
 // path's length, its hash, its terms and its chunk count; a chunk's is at
 // least its symbol's and kind's lengths and its two lines.
 const (
-	minFileBytes  = 1 + sha256.Size + 1 + 1
+	minFileBytes  = 1 + sha256.Size + 1 + 1 + 1
 	minChunkBytes = 4
 	crcSize       = 4
 )
@@ -100,7 +104,7 @@ func loadManifest(path string) (*manifest, error) {
 //	"CIMAN\n" version
 //	embedder termModel termsChanged
 //	files chunks                      (the totals)
-//	files × (path hash[32] terms chunks
+//	files × (path hash[32] terms commentTerms chunks
 //	         chunks × (symbol kind startLine endLine))
 //	CRC-32C of all the bytes before it, 4 bytes little-endian
 //
@@ -113,7 +117,7 @@ func (m *manifest) encode() []byte {
 	for rel, e := range m.Files {
 		paths = append(paths, rel)
 		chunks += len(e.Chunks)
-		size += len(rel) + sha256.Size + 16
+		size += len(rel) + sha256.Size + 20
 		for _, c := range e.Chunks {
 			size += len(c.Symbol) + len(c.Kind) + 8
 		}
@@ -133,6 +137,7 @@ func (m *manifest) encode() []byte {
 		str(rel)
 		b = append(b, e.Hash[:]...)
 		b = binary.AppendVarint(b, int64(e.Terms))
+		b = binary.AppendVarint(b, int64(e.CommentTerms))
 		b = binary.AppendUvarint(b, uint64(len(e.Chunks)))
 		for _, c := range e.Chunks {
 			str(c.Symbol)
@@ -188,6 +193,7 @@ func decodeManifest(data []byte) (*manifest, error) {
 		rel := r.str()
 		r.hash(&e.Hash)
 		e.Terms = r.int()
+		e.CommentTerms = r.int()
 		n := r.count(minChunkBytes)
 		if r.err != nil {
 			return nil, r.err

@@ -23,7 +23,7 @@ func sampleManifest() *manifest {
 	m.Embedder = "hashing-256+text-v3"
 	m.TermModel = "terms-64-abcdef"
 	m.TermsChanged = 3
-	m.Files["a.go"] = &fileEntry{Hash: [32]byte{1, 2, 3}, Terms: 42, Chunks: []chunkMeta{
+	m.Files["a.go"] = &fileEntry{Hash: [32]byte{1, 2, 3}, Terms: 42, CommentTerms: 7, Chunks: []chunkMeta{
 		{Symbol: "a", Kind: KindPackage, StartLine: 1, EndLine: 3},
 		{Symbol: "a.Hello", Kind: KindFunc, StartLine: 5, EndLine: 1 << 30},
 	}}
@@ -85,9 +85,10 @@ func (b manifestBody) int(v int) manifestBody     { return binary.AppendVarint(b
 func (b manifestBody) str(s string) manifestBody  { return append(b.uint(uint64(len(s))), s...) }
 func (b manifestBody) raw(p ...byte) manifestBody { return append(b, p...) }
 
-// file appends a file's path, hash and terms, and its chunk count.
+// file appends a file's path, hash, terms and comment terms (as many as
+// terms), and its chunk count.
 func (b manifestBody) file(rel string, terms int, chunks uint64) manifestBody {
-	return b.str(rel).raw(make([]byte, sha256.Size)...).int(terms).uint(chunks)
+	return b.str(rel).raw(make([]byte, sha256.Size)...).int(terms).int(terms).uint(chunks)
 }
 
 func (b manifestBody) chunk(sym string, kind Kind, from, to int) manifestBody {

@@ -225,11 +225,13 @@ type searchConfig struct {
 	latentFileWeight      float64
 	latentChunkWeight     float64
 	coverageWeight        float64
+	commentWeight         float64
 	expansion             float64
+	topFiles              int
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, expansion: DefaultExpansionWeight}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight, topFiles: DefaultTopFiles}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -348,6 +350,46 @@ func WithCoverageWeight(w float64) SearchOption {
 	return func(c *searchConfig) { c.coverageWeight = w }
 }
 
+// DefaultTopFiles is how many of the best files of the file ranking have
+// their best chunk among a keyword or hybrid search's candidates (see
+// [WithTopFiles]).
+const DefaultTopFiles = 3
+
+// WithTopFiles sets how many of the best files of the file ranking
+// ([WithFileWeight]) have their best chunk among the keyword candidates
+// of a keyword or hybrid search (default [DefaultTopFiles]; 0 turns it
+// off). The chunks of the best 50 files join the keyword ranking as the
+// 50 best of them all, and a file the question is about can have none
+// among those, beaten by chunks of other files that repeat one of its
+// words: its share of the file ranking then lifts nothing. So each of
+// the first n files that has no chunk among the candidates adds its
+// chunk of best keyword score, if any matches. Vector search alone
+// ([Vector]) is not changed.
+func WithTopFiles(n int) SearchOption { return func(c *searchConfig) { c.topFiles = n } }
+
+// DefaultCommentWeight is the weight of the comment ranking in the file
+// ranking of a long question (see [WithCommentWeight]).
+const DefaultCommentWeight = 1.0
+
+// WithCommentWeight sets how much the files' comments alone count in the
+// file ranking of a keyword or hybrid search for a long question (default
+// [DefaultCommentWeight]; 0 turns it off; it needs the file ranking,
+// [WithFileWeight], on). Every file document of the keyword index also
+// has a field of its path and the text of its line comments (after "//",
+// or "#" in a Python file), and the files are ranked by BM25 over it too:
+// a question written in prose is matched against the prose of the code,
+// where the file's whole text, whose identifiers and literals outnumber
+// its comments, buries it. Each file then scores its file score (over the
+// best file's) plus weight times its comment score (over the best
+// file's), among the 50 best files of either ranking, before the latent
+// file ranking ([WithLatentFileWeight]). Like the coverage of the query's
+// terms ([WithCoverageWeight]), it counts only for a query of more than 6
+// distinct terms the term model knows, fully from 12 on, and not at all
+// in an index without a term model (see [WithTermModel]): a short query,
+// often a name, is ranked as before. Vector search alone ([Vector]) is
+// not changed.
+func WithCommentWeight(w float64) SearchOption { return func(c *searchConfig) { c.commentWeight = w } }
+
 // DefaultExpansionWeight is the weight of the terms a keyword or hybrid
 // search adds to its query (see [WithExpansion]).
 const DefaultExpansionWeight = 0.3
@@ -376,6 +418,8 @@ func (c *searchConfig) validate() error {
 		return &OptionError{Option: "WithRRFK", Reason: fmt.Sprintf("k %v is negative", c.k)}
 	case c.bm25Weight < 0 || c.vecWeight < 0 || c.bm25Weight+c.vecWeight == 0:
 		return &OptionError{Option: "WithWeights", Reason: "weights must be non-negative and not both zero"}
+	case c.topFiles < 0:
+		return &OptionError{Option: "WithTopFiles", Reason: fmt.Sprintf("%d files is negative", c.topFiles)}
 	}
 	for _, w := range []struct {
 		option string
@@ -385,6 +429,7 @@ func (c *searchConfig) validate() error {
 		{"WithLatentFileWeight", c.latentFileWeight},
 		{"WithLatentChunkWeight", c.latentChunkWeight},
 		{"WithCoverageWeight", c.coverageWeight},
+		{"WithCommentWeight", c.commentWeight},
 		{"WithExpansion", c.expansion},
 	} {
 		if w.w < 0 || math.IsNaN(w.w) || math.IsInf(w.w, 0) {

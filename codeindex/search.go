@@ -71,7 +71,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	// The query's latent vector and terms, once for both latent rankings
 	// and the coverage.
 	var lq *latentQuery
-	if sc.mode != Vector && (sc.fileWeight > 0 && sc.latentFileWeight > 0 || sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
+	if sc.mode != Vector && (sc.fileWeight > 0 && (sc.latentFileWeight > 0 || sc.commentWeight > 0) || sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
 		lq = ix.latentQueryOf(q)
 	}
 	var files []scored
@@ -80,6 +80,14 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 		if files, err = ix.searchFiles(ctx, q, fileCandidates); err != nil {
 			<-kqDone
 			return nil, err
+		}
+		if w := sc.commentWeight * lq.coverageRamp(); w > 0 {
+			var notes []scored
+			if notes, err = ix.searchComments(ctx, q, fileCandidates); err != nil {
+				<-kqDone
+				return nil, err
+			}
+			files = fuseComments(files, notes, w, fileCandidates)
 		}
 		if sc.latentFileWeight > 0 {
 			files = ix.latentFiles(lq, files, sc.latentFileWeight, fileCandidates)
@@ -90,7 +98,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	var err error
 	switch sc.mode {
 	case BM25:
-		ranked, err = ix.keywordRanking(ctx, kq, files, pool)
+		ranked, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool)
 	case Vector:
 		ranked, err = ix.searchVector(ctx, q, pool)
 	case Hybrid:
@@ -103,7 +111,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 			vec, vecErr = ix.searchVector(ctx, q, pool)
 		}()
 		var kw []scored
-		kw, err = ix.keywordRanking(ctx, kq, files, pool)
+		kw, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool)
 		<-done
 		if err == nil {
 			err = vecErr
@@ -321,8 +329,9 @@ func (ix *Index) searchKeyword(ctx context.Context, kq keywordQ, n int) ([]score
 // keywordRanking is the keyword ranking of the chunks for q: the n best
 // chunks of the whole index and, when files are given, the n best of the
 // chunks of those files, which a query over the whole index may rank
-// below its first n.
-func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored, n int) ([]scored, error) {
+// below its first n, and the best chunk of each of the first top files
+// that has none among them (see WithTopFiles).
+func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored, top, n int) ([]scored, error) {
 	kw, err := ix.searchKeyword(ctx, kq, n)
 	if err != nil || len(files) == 0 {
 		return kw, err
@@ -337,11 +346,53 @@ func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored
 	}
 	for _, s := range in {
 		if !seen[s.id] {
+			seen[s.id] = true
 			kw = append(kw, s)
 		}
 	}
+	if top > 0 {
+		best, err := ix.bestChunks(ctx, kq, files[:min(top, len(files))], seen)
+		if err != nil {
+			return nil, err
+		}
+		kw = append(kw, best...)
+	}
 	slices.SortFunc(kw, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
 	return kw, nil
+}
+
+// bestChunks returns, for each of files none of whose chunks is in seen
+// (chunk IDs), its chunk of best keyword score for kq, if any matches.
+func (ix *Index) bestChunks(ctx context.Context, kq keywordQ, files []scored, seen map[string]bool) ([]scored, error) {
+	has := make(map[string]bool, len(seen))
+	for id := range seen {
+		has[chunkPath(id)] = true
+	}
+	var missing []scored
+	chunks := 0
+	for _, f := range files {
+		if e := ix.man.Files[f.id]; e != nil && !has[f.id] {
+			missing = append(missing, f)
+			chunks += len(e.Chunks)
+		}
+	}
+	if chunks == 0 {
+		return nil, nil
+	}
+	// Every matching chunk of those files, best first: the first of each
+	// file is its best.
+	all, err := ix.searchKeywordIn(ctx, kq, missing, chunks)
+	if err != nil {
+		return nil, err
+	}
+	var out []scored
+	for _, s := range all {
+		if p := chunkPath(s.id); !has[p] {
+			has[p] = true
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // filePrior adds to the score of each chunk of ranked, over the best
@@ -454,6 +505,52 @@ func (ix *Index) searchFiles(ctx context.Context, q string, n int) ([]scored, er
 		out[i].id = chunkPath(out[i].id)
 	}
 	return out, nil
+}
+
+// searchComments ranks the files by the BM25 score of their comment texts
+// (see commentText) for q: at most n, best first, each scored by its path.
+func (ix *Index) searchComments(ctx context.Context, q string, n int) ([]scored, error) {
+	m := bleve.NewMatchQuery(keywordText(q))
+	m.SetField(commentField)
+	out, err := ix.bm25(ctx, m, ix.commentStats(), n)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].id = chunkPath(out[i].id)
+	}
+	return out, nil
+}
+
+// fuseComments returns the file ranking files (best first) fused with the
+// comment ranking notes (best first; see searchComments): each file
+// scores its score over the best file's plus weight times its comment
+// score over the best comment score, among the files of either ranking,
+// the n best, best first, ties by path. Scores are scaled back by the
+// best file's score, so that the latent file ranking after it sees the
+// scale it had. It returns files unchanged when notes is empty or weight
+// is 0.
+func fuseComments(files, notes []scored, weight float64, n int) []scored {
+	if len(notes) == 0 || weight <= 0 || notes[0].score <= 0 {
+		return files
+	}
+	scale := 1.0
+	if len(files) > 0 && files[0].score > 0 {
+		scale = files[0].score
+	}
+	score := make(map[string]float64, len(files)+len(notes))
+	for _, f := range files {
+		score[f.id] += f.score / scale
+	}
+	for _, c := range notes {
+		score[c.id] += weight * c.score / notes[0].score
+	}
+	out := make([]scored, 0, len(score))
+	for id, s := range score {
+		out = append(out, scored{id: id, score: s * scale})
+	}
+	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
+	return out[:min(n, len(out))]
 }
 
 // bm25 returns the n best documents of the keyword index for kq, scored by

@@ -154,6 +154,7 @@ func TestTermModelOptionsRejectBadValues(t *testing.T) {
 		{"WithLatentFileWeight", codeindex.WithLatentFileWeight},
 		{"WithLatentChunkWeight", codeindex.WithLatentChunkWeight},
 		{"WithCoverageWeight", codeindex.WithCoverageWeight},
+		{"WithCommentWeight", codeindex.WithCommentWeight},
 	}
 	for _, w := range []float64{-1, math.NaN(), math.Inf(1)} {
 		for _, o := range weights {
@@ -174,7 +175,7 @@ func TestLatentWeightsZeroRankAsAnIndexWithoutTermModel(t *testing.T) {
 	ixWith, ixWithout := openIndexed(t, with), openIndexed(t, without, codeindex.WithTermModel(0))
 	for _, q := range []string{"sluggish", "sluggish timer", "deadline of a timer"} {
 		for _, mode := range []codeindex.Mode{codeindex.BM25, codeindex.Hybrid} {
-			a, err := ixWith.Search(ctx, q, codeindex.WithMode(mode), codeindex.WithExpansion(0), codeindex.WithLatentFileWeight(0), codeindex.WithLatentChunkWeight(0), codeindex.WithCoverageWeight(0))
+			a, err := ixWith.Search(ctx, q, codeindex.WithMode(mode), codeindex.WithExpansion(0), codeindex.WithLatentFileWeight(0), codeindex.WithLatentChunkWeight(0), codeindex.WithCoverageWeight(0), codeindex.WithCommentWeight(0))
 			require.NoError(t, err)
 			b, err := ixWithout.Search(ctx, q, codeindex.WithMode(mode))
 			require.NoError(t, err)

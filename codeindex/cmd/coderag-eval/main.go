@@ -12,7 +12,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-latent-file-weight W] [-latent-chunk-weight W] [-coverage-weight W] [-expansion W] [-term-dim N] [-modes bm25,vector,hybrid] [-v]
+//	go run ./codeindex/cmd/coderag-eval [-set FILE,FILE] [-corpus goroot|packages] [-index DIR] [-check] [-fusion mnz|minmax|rrf] [-k K] [-weights BM25,VECTOR] [-tests-last=false] [-file-weight W] [-latent-file-weight W] [-latent-chunk-weight W] [-coverage-weight W] [-comment-weight W] [-top-files N] [-expansion W] [-term-dim N] [-modes bm25,vector,hybrid] [-v]
 package main
 
 import (
@@ -45,6 +45,8 @@ type options struct {
 	latentW   float64
 	latentCW  float64
 	coverageW float64
+	commentW  float64
+	topFiles  int
 	expansion float64
 	termDim   int
 	verbose   bool
@@ -63,6 +65,8 @@ func main() {
 	latentW := flag.Float64("latent-file-weight", codeindex.DefaultLatentFileWeight, "weight of the term model's latent file ranking beside BM25's in bm25 and hybrid search (0: off; codeindex.WithLatentFileWeight)")
 	latentCW := flag.Float64("latent-chunk-weight", codeindex.DefaultLatentChunkWeight, "weight of the term model's latent ranking of the best chunks in bm25 and hybrid search (0: off; codeindex.WithLatentChunkWeight)")
 	coverageW := flag.Float64("coverage-weight", codeindex.DefaultCoverageWeight, "weight of the coverage of a long query's terms among the best chunks in bm25 and hybrid search (0: off; codeindex.WithCoverageWeight)")
+	commentW := flag.Float64("comment-weight", codeindex.DefaultCommentWeight, "weight of the BM25 ranking of the files' comments in the file ranking of a long question in bm25 and hybrid search (0: off; codeindex.WithCommentWeight)")
+	topFiles := flag.Int("top-files", codeindex.DefaultTopFiles, "how many of the best files have their best chunk among the keyword candidates of bm25 and hybrid search (0: off; codeindex.WithTopFiles)")
 	expansion := flag.Float64("expansion", codeindex.DefaultExpansionWeight, "weight of the term model's query expansion in bm25 and hybrid search (0: off; codeindex.WithExpansion)")
 	termDim := flag.Int("term-dim", codeindex.DefaultTermModelDim, "dimension of the term model of the whole-GOROOT index (-corpus goroot; 0: none; codeindex.WithTermModel); another dimension than the kept index's trains it again")
 	verbose := flag.Bool("v", false, "also print the rank of the answering symbol per question")
@@ -77,7 +81,7 @@ func main() {
 		}
 		evaluation.Modes = append(evaluation.Modes, mode)
 	}
-	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, latentW: *latentW, latentCW: *latentCW, coverageW: *coverageW, expansion: *expansion, termDim: *termDim, verbose: *verbose}
+	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, latentW: *latentW, latentCW: *latentCW, coverageW: *coverageW, commentW: *commentW, topFiles: *topFiles, expansion: *expansion, termDim: *termDim, verbose: *verbose}
 	if err := o.parse(*fusion, *weights); err == nil {
 		err = run(o)
 		if err == nil {
@@ -163,9 +167,9 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast), codeindex.WithFileWeight(o.fileW), codeindex.WithLatentFileWeight(o.latentW), codeindex.WithLatentChunkWeight(o.latentCW), codeindex.WithCoverageWeight(o.coverageW), codeindex.WithExpansion(o.expansion)}
-	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; file weight %g; latent file weight %g; latent chunk weight %g; coverage weight %g; expansion %g; tests last: %v; MRR over the top %d\n",
-		o.fusion, o.k, o.wb, o.wv, o.fileW, o.latentW, o.latentCW, o.coverageW, o.expansion, o.testsLast, evaluation.Limit)
+	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast), codeindex.WithFileWeight(o.fileW), codeindex.WithLatentFileWeight(o.latentW), codeindex.WithLatentChunkWeight(o.latentCW), codeindex.WithCoverageWeight(o.coverageW), codeindex.WithCommentWeight(o.commentW), codeindex.WithTopFiles(o.topFiles), codeindex.WithExpansion(o.expansion)}
+	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; file weight %g; latent file weight %g; latent chunk weight %g; coverage weight %g; comment weight %g; top files %d; expansion %g; tests last: %v; MRR over the top %d\n",
+		o.fusion, o.k, o.wb, o.wv, o.fileW, o.latentW, o.latentCW, o.coverageW, o.commentW, o.topFiles, o.expansion, o.testsLast, evaluation.Limit)
 
 	var corpus *evaluation.Corpus
 	if o.corpus == "goroot" {
