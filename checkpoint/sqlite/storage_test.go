@@ -161,17 +161,7 @@ func TestBlobReadsUsePrimaryKey(t *testing.T) {
 		{selectLeaf, []any{"t", "", "a", 1}},
 		{selectMetaPath, []any{"t", "", "a", 1}},
 	} {
-		rows, err := s.db.W.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q.sql, q.args...)
-		require.NoError(t, err)
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
-			plan = append(plan, detail)
-		}
-		require.NoError(t, rows.Err())
-		rows.Close()
+		plan := queryPlan(t, s.db, q.sql, q.args...)
 		for _, line := range plan {
 			if strings.Contains(line, "blobs") || strings.Contains(line, " b ") || strings.HasSuffix(line, " b") {
 				require.Contains(t, line, "channel=? AND version", "plan:\n%s", strings.Join(plan, "\n"))
