@@ -37,9 +37,9 @@ func TestFuseCommentsAddsTheWeightedNormalisedCommentScore(t *testing.T) {
 }
 
 // commentIndex returns the updated index of latentTree with two more
-// files: prose/prose.go says every coverage word once, in a comment in
-// the body of its function, and code/code.go repeats them in strings,
-// never in a comment.
+// files, prose.go in directory prose and code.go in directory code:
+// prose.go says every coverage word once, in a comment in the body of its
+// function, and code.go repeats them in strings, never in a comment.
 func commentIndex(t *testing.T) *Index {
 	t.Helper()
 	tree := latentTree()
