@@ -31,7 +31,7 @@ func TestEveryRunFinishesOnceWhenAProcessIsKilled(t *testing.T) {
 	url := pgdbtest.URL(t)
 	r, err := Run(t.Context(), Config{URL: url, Threads: 20, Runs: 2, Procs: 3, Workers: 4, Clients: 10,
 		NodeDelay: 20 * time.Millisecond, LeaseTTL: time.Second, KillAt: 0.3, childBinary: os.Args[0]})
-	require.NoError(t, err)
+	require.NoError(t, err, "report: %+v", r)
 	require.True(t, r.Killed)
 	require.Equal(t, 40, r.Succeeded)
 	require.Zero(t, r.Lost)
