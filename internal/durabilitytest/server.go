@@ -581,6 +581,11 @@ func serverPauseTrial(t *testing.T, sb ServerBackend, addr string, saver Saver, 
 	// B takes the run over once A's lease expired, and runs it on.
 	took := b.await(t, "taking run "+rid+" over", func(n serverNote) bool { return n.Op == "claim" && n.Run == rid })
 	require.Equal(t, 2, took.Attempt, "trial %d", trial)
+	// Where B took over: a checkpoint A had sent as it was stopped may
+	// have been committed by the database since (A's lease still held
+	// then), and B resumes from it.
+	aN, aPid = latestCheckpoint(t, saver, tid)
+	require.Equal(t, a.pid(), aPid, "trial %d: the latest checkpoint when B took the run over", trial)
 	st.takeovers++
 	st.takeover += time.Unix(0, took.T).Sub(stopped)
 	ended := func() bool {
