@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -90,6 +91,10 @@ func Open(ctx context.Context, url string, opts ...Option) (*Saver, error) {
 		Lock:            "agentgraph/checkpoint/postgres migrate " + o.db.Schema,
 		MigrationsTable: "agentgraph_schema_migrations",
 		Migrations:      migrations,
+		AfterConnect: func(_ context.Context, c *pgx.Conn) error {
+			registerPresized(c.TypeMap())
+			return nil
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint/postgres: %w", err)

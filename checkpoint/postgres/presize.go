@@ -41,8 +41,9 @@ func tryWrapPresized(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) 
 }
 
 // registerPresized makes m (a connection's type map) encode presized
-// values, once. It matches no other type, so the connection's other
-// queries are encoded as before.
+// values, once; Open registers it on every connection of the pool as it
+// is made. It matches no other type, so the connection's other queries
+// are encoded as before.
 func registerPresized(m *pgtype.Map) {
 	ours := reflect.ValueOf(tryWrapPresized).Pointer()
 	if slices.ContainsFunc(m.TryWrapEncodePlanFuncs, func(f pgtype.TryWrapEncodePlanFunc) bool { return reflect.ValueOf(f).Pointer() == ours }) {

@@ -500,7 +500,6 @@ func (g *sender) sendSet(ctx context.Context, b *pgx.Batch, stmts []setStmt) (in
 	if err != nil {
 		return -1, err
 	}
-	registerPresized(c.Conn().TypeMap())
 	br := c.SendBatch(ctx, b)
 	failed := -1
 	for _, st := range stmts {

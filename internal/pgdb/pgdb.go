@@ -47,6 +47,9 @@ type Config struct {
 	// Migrations are the schema versions in order: Migrations[i] brings a
 	// schema from version i to version i+1.
 	Migrations [][]string
+	// AfterConnect, if set, prepares each connection the pool makes
+	// (pgxpool.Config.AfterConnect).
+	AfterConnect func(context.Context, *pgx.Conn) error
 }
 
 // ConnectError is returned by [Open] when the server cannot be reached or
@@ -110,6 +113,7 @@ func Open(ctx context.Context, url string, cfg Config) (*pgxpool.Pool, error) {
 	if cfg.Schema != "" {
 		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
 	}
+	pc.AfterConnect = cfg.AfterConnect
 	host := net.JoinHostPort(pc.ConnConfig.Host, strconv.Itoa(int(pc.ConnConfig.Port)))
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
