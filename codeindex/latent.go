@@ -231,23 +231,11 @@ func (ix *Index) latentFiles(lq *latentQuery, files []scored, weight float64, n 
 			}
 		}
 	}
-	scale := 1.0
-	if len(files) > 0 && files[0].score > 0 {
-		scale = files[0].score
-	}
-	score := make(map[string]float64, len(cosOf)+len(files))
-	for _, f := range files {
-		score[f.id] += f.score / scale
-	}
+	other := make([]scored, 0, len(cosOf))
 	for id, c := range cosOf {
-		score[id] += weight * c / bestCos
+		other = append(other, scored{id: id, score: c})
 	}
-	out := make([]scored, 0, len(score))
-	for id, s := range score {
-		out = append(out, scored{id: id, score: s * scale})
-	}
-	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
-	return out[:min(n, len(out))]
+	return fuseScaled(files, other, bestCos, weight, n)
 }
 
 // The latent chunk ranking. The first latentChunkCandidates chunks of a

@@ -534,16 +534,24 @@ func fuseComments(files, notes []scored, weight float64, n int) []scored {
 	if len(notes) == 0 || weight <= 0 || notes[0].score <= 0 {
 		return files
 	}
+	return fuseScaled(files, notes, notes[0].score, weight, n)
+}
+
+// fuseScaled returns the n best, best first (ties by path), of the files
+// of either ranking: each scores its file score over the best file's plus
+// weight times its other score over best, scaled back by the best file's
+// score (1 without files).
+func fuseScaled(files, other []scored, best, weight float64, n int) []scored {
 	scale := 1.0
 	if len(files) > 0 && files[0].score > 0 {
 		scale = files[0].score
 	}
-	score := make(map[string]float64, len(files)+len(notes))
+	score := make(map[string]float64, len(files)+len(other))
 	for _, f := range files {
 		score[f.id] += f.score / scale
 	}
-	for _, c := range notes {
-		score[c.id] += weight * c.score / notes[0].score
+	for _, o := range other {
+		score[o.id] += weight * o.score / best
 	}
 	out := make([]scored, 0, len(score))
 	for id, s := range score {
