@@ -355,6 +355,9 @@ type client struct {
 	procs   []*child
 	http    *http.Client
 	retries atomic.Int64
+	// settled waits until the database has let go of a dead process:
+	// until then a transaction it had sent may still commit.
+	settled func(ctx context.Context, p *child) error
 }
 
 var errGone = errors.New("no live process")
@@ -441,12 +444,20 @@ func (c *client) createRun(ctx context.Context, i int, tid string, seq int) (str
 			}
 		}
 		var r runRef
-		err := c.postOnce(ctx, i+try, "/threads/"+tid+"/runs", body, &r)
+		p, err := c.postOnce(ctx, i+try, "/threads/"+tid+"/runs", body, &r)
 		if err == nil {
 			return r.RunID, nil
 		}
 		if try >= 5 || ctx.Err() != nil || !errors.Is(err, errLost) {
 			return "", err
+		}
+		if p.dead.Load() && c.settled != nil {
+			// The process died with the POST: the run it was creating
+			// may commit after the answer was lost, so it is looked for
+			// only once the database ended that process's sessions.
+			if err := c.settled(ctx, p); err != nil {
+				return "", err
+			}
 		}
 		c.retries.Add(1)
 	}
@@ -454,12 +465,12 @@ func (c *client) createRun(ctx context.Context, i int, tid string, seq int) (str
 
 var errLost = errors.New("answer lost")
 
-// postOnce sends one POST to process i (or the next live one): a lost
-// answer is errLost, not retried.
-func (c *client) postOnce(ctx context.Context, i int, path string, body, out any) error {
+// postOnce sends one POST to process i (or the next live one), and
+// returns the process asked: a lost answer is errLost, not retried.
+func (c *client) postOnce(ctx context.Context, i int, path string, body, out any) (*child, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for try := range len(c.procs) {
 		p := c.procs[(i+try)%len(c.procs)]
@@ -468,14 +479,24 @@ func (c *client) postOnce(ctx context.Context, i int, path string, body, out any
 		}
 		status, b, err := c.send(ctx, p, "POST", path, raw)
 		if status == 0 && err != nil {
-			return fmt.Errorf("%w: %w", errLost, err)
+			return p, fmt.Errorf("%w: %w", errLost, err)
 		}
 		if err != nil || status >= 500 {
-			return fmt.Errorf("%w: %d %s %v", errLost, status, b, err)
+			return p, fmt.Errorf("%w: %d %s %v", errLost, status, b, err)
 		}
-		return decode("POST", path, status, b, out)
+		return p, decode("POST", path, status, b, out)
 	}
-	return errGone
+	return nil, errGone
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // Run creates a schema, starts the server processes, drives the load,
@@ -531,6 +552,21 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	pctx, stopProcs := context.WithCancel(context.Background())
 	defer stopProcs()
 	cl := &client{http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.Clients}, Timeout: 5 * time.Minute}}
+	cl.settled = func(ctx context.Context, p *child) error {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		for {
+			var n int
+			err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, "serverload-"+p.name).Scan(&n)
+			if err != nil {
+				return fmt.Errorf("waiting for the sessions of dead process %s to end: %w", p.name, err)
+			}
+			if n == 0 {
+				return nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	for i := range c.Procs {
 		ch, err := startChild(pctx, bin, serveConfig{URL: c.URL, Schema: schema, Name: fmt.Sprintf("p%d", i+1), Workers: c.Workers,
 			NodeDelay: c.NodeDelay, Lease: c.LeaseTTL}, c.Log)
@@ -598,7 +634,11 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			var th struct {
 				ThreadID string `json:"thread_id"`
 			}
-			if err := cl.do(ctx, ti, "POST", "/threads", map[string]any{"metadata": map[string]any{"load": ti}}, &th); err != nil {
+			// The thread's id is the driver's and an existing thread is
+			// not an error, so that a POST whose answer was lost with a
+			// killed process is retried without making a second thread.
+			body := map[string]any{"thread_id": newUUID(), "if_exists": "do_nothing", "metadata": map[string]any{"load": ti}}
+			if err := cl.do(ctx, ti, "POST", "/threads", body, &th); err != nil {
 				errs <- err
 				return
 			}
