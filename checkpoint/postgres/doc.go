@@ -39,7 +39,10 @@
 //
 //   - agentgraph_checkpoints: one row per (thread_id, ns, id) with
 //     parent_id, created_at, metadata (jsonb, filtered with @> and ->>),
-//     versions (jsonb), frontier (bytea) and shape.
+//     versions (jsonb), frontier (bytea) and shape. jsonb cannot hold the
+//     character U+0000: metadata stores U+FFFD in its place (a List filter
+//     with U+0000 matches it), as LangGraph's saver strips it; values,
+//     in bytea, keep it.
 //   - agentgraph_blobs: one row per (thread_id, ns, channel, version),
 //     inserted with ON CONFLICT DO NOTHING, so unchanged channels cost
 //     nothing per checkpoint.

@@ -21,6 +21,7 @@ import (
 	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/deltas"
 	"github.com/agentgraph/agentgraph/checkpoint/internal/sqlsaver"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
 // querier is what a pool, a connection and a transaction have in common.
@@ -301,7 +302,9 @@ func preparePut(cp *checkpoint.Checkpoint) (row []any, changed []checkpoint.Chan
 		}
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	return checkpointRow(cp, string(meta), string(versionsJSON)), changed, nil
+	// jsonb cannot hold U+0000: metadata keeps U+FFFD in its place, and
+	// List's filters are read the same way (jsonbFilter).
+	return checkpointRow(cp, string(pgdb.JSONB(meta)), string(versionsJSON)), changed, nil
 }
 
 // putChecked makes a Put in two round trips of a transaction (besides its
@@ -652,7 +655,8 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 	if opts.Before != "" {
 		where = append(where, "id < "+arg(opts.Before))
 	}
-	filter, ok := sqlsaver.Filter(opts.Filter)
+	want := jsonbFilter(opts.Filter)
+	filter, ok := sqlsaver.Filter(want)
 	if !ok {
 		return nil, nil // matches nothing, as Metadata.Matches
 	}
@@ -703,7 +707,7 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 		}
 		if len(opts.Filter) > 0 {
 			// The SQL filter is necessary, not sufficient.
-			match, err := sqlsaver.Matches(meta, r, opts.Filter)
+			match, err := sqlsaver.Matches(meta, r, want)
 			if err != nil {
 				return nil, err
 			}
@@ -717,6 +721,28 @@ func (s *Saver) listRefs(ctx context.Context, threadID string, opts checkpoint.L
 		}
 	}
 	return refs, rows.Err()
+}
+
+// jsonbFilter returns filter as it matches the metadata Put stored: with
+// every U+0000 of its keys and string values as U+FFFD (see pgdb.JSONB).
+func jsonbFilter(filter map[string]any) map[string]any {
+	var out map[string]any
+	for k, v := range filter {
+		if s, _ := v.(string); strings.Contains(k, "\x00") || strings.Contains(s, "\x00") {
+			out = make(map[string]any, len(filter))
+			break
+		}
+	}
+	if out == nil {
+		return filter
+	}
+	for k, v := range filter {
+		if s, ok := v.(string); ok {
+			v = pgdb.Text(s)
+		}
+		out[pgdb.Text(k)] = v
+	}
+	return out
 }
 
 // DeleteThread implements [checkpoint.ThreadDeleter]: it deletes the

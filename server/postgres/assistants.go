@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/server"
 )
 
@@ -66,7 +66,7 @@ func (b *Backend) CreateAssistant(ctx context.Context, a server.AssistantRecord,
 		var err error
 		out, err = scanAssistant(tx.QueryRow(ctx, `INSERT INTO agentgraph_server_assistants (`+assistantCols+`, last_version)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $8, 1) ON CONFLICT (assistant_id) DO NOTHING RETURNING `+assistantCols,
-			a.ID, a.GraphID, cfg, cx, md, textSafe(a.Name), textSafePtr(a.Description), a.CreatedAt))
+			a.ID, a.GraphID, cfg, cx, md, pgdb.Text(a.Name), textSafePtr(a.Description), a.CreatedAt))
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (b *Backend) PatchAssistant(ctx context.Context, id string, p server.Assist
 				version = last_version + 1, last_version = last_version + 1,
 				updated_at = now()
 				WHERE assistant_id = $1 RETURNING `+assistantCols,
-				id, p.GraphID, cfg, cx, md, textSafe(p.Name), p.Description != nil, textSafePtr(p.Description)))
+				id, p.GraphID, cfg, cx, md, pgdb.Text(p.Name), p.Description != nil, textSafePtr(p.Description)))
 			if err != nil {
 				return err
 			}
@@ -243,14 +243,11 @@ func (b *Backend) SetLatestAssistantVersion(ctx context.Context, id string, vers
 	return a, nil
 }
 
-// textSafe returns s with U+0000, which PostgreSQL's text cannot hold, as
-// U+FFFD (see jsonbSafe).
-func textSafe(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
-
+// textSafePtr is [pgdb.Text] of *s, or nil.
 func textSafePtr(s *string) *string {
 	if s == nil {
 		return nil
 	}
-	t := textSafe(*s)
+	t := pgdb.Text(*s)
 	return &t
 }

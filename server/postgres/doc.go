@@ -81,5 +81,8 @@
 // the queue goes on. PostgreSQL's jsonb cannot hold the character U+0000:
 // in the JSON this package stores (a run's input and metadata, a thread's
 // metadata and values, a run's result, an assistant's config, context and
-// metadata) it becomes U+FFFD.
+// metadata) it becomes U+FFFD — refusing the value would fail a finished
+// run's bookkeeping again at every attempt. The checkpoints' values and
+// the runs' events keep it; checkpoint metadata becomes U+FFFD too (see
+// package checkpoint/postgres).
 package postgres

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,41 +175,14 @@ func jsonArg(v any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server/postgres: encoding %T: %w", v, err)
 	}
-	return jsonbSafe(b), nil
+	return pgdb.JSONB(b), nil
 }
 
 func rawOr(b json.RawMessage, def string) []byte {
 	if len(b) == 0 {
 		return []byte(def)
 	}
-	return jsonbSafe(b)
-}
-
-// jsonbSafe returns the JSON text b with every escaped U+0000 turned into
-// an escaped U+FFFD: PostgreSQL's jsonb cannot hold U+0000, and refusing
-// the value would fail a finished run's bookkeeping again at every
-// attempt. Only the server's records (thread values, metadata, run
-// kwargs and results) lose the character; the checkpoints and the events
-// keep it.
-func jsonbSafe(b []byte) []byte {
-	if !bytes.Contains(b, []byte(`\u0000`)) {
-		return b
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 >= len(b) {
-			out = append(out, b[i])
-			continue
-		}
-		if b[i+1] == 'u' && i+6 <= len(b) && string(b[i+2:i+6]) == "0000" {
-			out = append(out, `\ufffd`...)
-			i += 5
-			continue
-		}
-		out = append(out, b[i], b[i+1]) // an escape: its second byte is not a backslash to look at
-		i++
-	}
-	return out
+	return pgdb.JSONB(b)
 }
 
 func notFound(what, id string) error {
@@ -360,7 +332,7 @@ func nullable(b json.RawMessage) []byte {
 	if len(b) == 0 {
 		return nil
 	}
-	return jsonbSafe(b)
+	return pgdb.JSONB(b)
 }
 
 // SetThreadState implements [server.Backend].

@@ -1,4 +1,4 @@
-package postgres
+package pgdb
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestJSONBSafeReplacesOnlyEscapedNuls(t *testing.T) {
+func TestJSONBReplacesOnlyEscapedNuls(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"a":"plain"}`, `{"a":"plain"}`},
 		{`{"a":"x\u0000y"}`, `{"a":"x\ufffdy"}`},
@@ -16,7 +16,7 @@ func TestJSONBSafeReplacesOnlyEscapedNuls(t *testing.T) {
 		{`{"a":"\\\u0000"}`, `{"a":"\\\ufffd"}`},         // a backslash, then a NUL
 		{`{"\u0000":"\u00001"}`, `{"\ufffd":"\ufffd1"}`}, // keys too
 	} {
-		got := jsonbSafe([]byte(tc.in))
+		got := JSONB([]byte(tc.in))
 		require.Equal(t, tc.want, string(got), tc.in)
 		require.True(t, json.Valid(got))
 	}
