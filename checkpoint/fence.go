@@ -97,10 +97,16 @@ type FencedError struct {
 }
 
 func (e *FencedError) Error() string {
-	if e.Holder == "" {
+	switch {
+	case e.Holder == "":
 		return fmt.Sprintf("checkpoint: thread %q: write refused: its lease (fence %d) was released or taken over since, and nobody holds the thread now (fence %d)", e.ThreadID, e.Fence, e.Current)
+	case e.Current > e.Fence:
+		return fmt.Sprintf("checkpoint: thread %q: write refused: its lease (fence %d) was taken over by %s (fence %d)", e.ThreadID, e.Fence, e.Holder, e.Current)
 	}
-	return fmt.Sprintf("checkpoint: thread %q: write refused: its lease (fence %d) was taken over by %s (fence %d)", e.ThreadID, e.Fence, e.Holder, e.Current)
+	// Fences grow with every acquisition: a lease whose fence is not
+	// below the current one was not taken over; it is not a lease this
+	// saver issued for the thread.
+	return fmt.Sprintf("checkpoint: thread %q: write refused: its lease (fence %d) is not one this saver issued for the thread (another database's, or its token altered); %s holds the thread (fence %d)", e.ThreadID, e.Fence, e.Holder, e.Current)
 }
 
 // Is reports whether target is [ErrLeaseLost].
