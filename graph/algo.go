@@ -227,12 +227,15 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 	} else {
 		edges, brs = t.node.next, t.node.branches
 	}
-	if err := l.validateRoute(gotos, cmdSends); err != nil {
-		return err
+	if len(gotos) > 0 || len(cmdSends) > 0 {
+		if err := l.validateRoute(gotos, cmdSends); err != nil {
+			return err
+		}
 	}
-	nodes := t.route.Nodes[:0]
-	nodes = append(nodes, edges...)
-	nodes = append(nodes, gotos...)
+	nodes := append(t.route.Nodes[:0], edges...)
+	if len(gotos) > 0 { // (an empty append still costs a call)
+		nodes = append(nodes, gotos...)
+	}
 	sends := cmdSends
 	if len(brs) > 0 {
 		t.local = t.input
@@ -514,7 +517,9 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 			last = append(last, t.name) // Sends to one node are adjacent
 		}
 		nodes = append(nodes, t.route.Nodes...)
-		sends = append(sends, t.route.Sends...)
+		if len(t.route.Sends) > 0 { // (an empty append of Sends still costs a call)
+			sends = append(sends, t.route.Sends...)
+		}
 		if t.node == nil {
 			continue
 		}

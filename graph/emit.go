@@ -27,13 +27,14 @@ func (l *loop[S]) emit(ev Event) {
 	}
 }
 
-// emitValues yields the whole state (ModeValues). Interrupts are set when
-// the run pauses.
-func (l *loop[S]) emitValues(step int, vals S, intr []Interruption) {
+// emitValues yields the whole state *vals (ModeValues), as it is at the
+// call. Interrupts are set when the run pauses. The state is passed by
+// address: a run that streams no values (most) then copies nothing.
+func (l *loop[S]) emitValues(step int, vals *S, intr []Interruption) {
 	if l.modes&ModeValues == 0 {
 		return
 	}
-	l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: step, Payload: vals, Interrupts: intr})
+	l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: step, Payload: *vals, Interrupts: intr})
 }
 
 // writes is the Writes view of a finished task, when an event shows it

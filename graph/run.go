@@ -531,7 +531,7 @@ func (l *loop[S]) applyCommand(ctx context.Context, tuple *checkpoint.Tuple, cmd
 		}
 	}
 	l.skipBrk = true
-	l.emitValues(l.step, l.vals, nil)
+	l.emitValues(l.step, &l.vals, nil)
 	return nil
 }
 
@@ -580,7 +580,7 @@ func (l *loop[S]) loop(ctx context.Context) error {
 			return err
 		}
 		if changed {
-			l.emitValues(l.step, l.vals, nil)
+			l.emitValues(l.step, &l.vals, nil)
 		}
 		if err := l.save(ctx, "loop"); err != nil {
 			return err
@@ -680,7 +680,8 @@ func (l *loop[S]) pause(ctx context.Context, tasks []*task[S], intr *Interrupted
 	if err := l.merge(done, &view); err == nil {
 		l.view = &view
 	}
-	l.emitValues(l.step, l.output(), intr.Interrupts)
+	out := l.output()
+	l.emitValues(l.step, &out, intr.Interrupts)
 	return intr
 }
 

@@ -35,7 +35,13 @@ type task[S any] struct {
 	env      *taskCtx    // the context of this execution, never reused (see newEnv)
 }
 
+// interrupted reports whether the task paused. A task that never needed a
+// scratchpad (most: only Interrupt and resume values make one) has nothing
+// in its header's more, which is read inline without a call.
 func (t *task[S]) interrupted() bool {
+	if t.hdr.more.Load() == nil {
+		return false
+	}
 	paused, _ := t.hdr.interrupts()
 	return paused
 }
