@@ -501,7 +501,10 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 			}
 		}
 	}
-	nf := l.spare
+	// The next frontier is made in the buffers of the one before last,
+	// in place: a frontier is 17 words, most of them pointers, and
+	// copying it whole costs a write barrier check for every one.
+	nf := &l.spare
 	if cap(l.fr.sends) > cap(nf.sends) {
 		// The current frontier's sends were copied into its tasks' inputs:
 		// its larger buffer can hold the next step's.
@@ -571,7 +574,10 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 	if len(pull) == 0 && len(sends) == 0 && len(deferred) > 0 {
 		pull, deferred = sortedUnique(deferred), nil
 	}
-	l.spare = l.fr
-	l.fr = frontier[S]{nodes: pull, sends: sends, joins: joins, deferred: deferred, last: last, joined: joined}
+	// The current frontier's buffers are the spare ones now (a spare is
+	// only read for its buffers: see release).
+	fr := &l.fr
+	nf.nodes, nf.sends, nf.last = fr.nodes, fr.sends, fr.last
+	fr.input, fr.nodes, fr.sends, fr.joins, fr.deferred, fr.last, fr.joined = nil, pull, sends, joins, deferred, last, joined
 	return changed, nil
 }

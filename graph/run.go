@@ -103,7 +103,7 @@ type loop[S any] struct {
 	todo   []*task[S]
 	next   S           // the state being merged at a barrier
 	view   *S          // what the caller sees when the run paused
-	spare  frontier[S] // the buffers of the frontier before last
+	spare  frontier[S] // the buffers (nodes, sends, last) of the frontier before last
 
 	accumulate bool
 	accum      S // every write of the run's nodes, in order (for subgraphs)
