@@ -37,9 +37,10 @@ type task[S any] struct {
 
 // interrupted reports whether the task paused. A task that never needed a
 // scratchpad (most: only Interrupt and resume values make one) has nothing
-// in its header's more, which is read inline without a call.
+// in its header's more, or, once it ended, detachedMore: that is read
+// inline without a call.
 func (t *task[S]) interrupted() bool {
-	if t.hdr.more.Load() == nil {
+	if m := t.hdr.more.Load(); m == nil || m == detachedMore {
 		return false
 	}
 	paused, _ := t.hdr.interrupts()
