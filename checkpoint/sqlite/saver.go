@@ -349,7 +349,13 @@ func (s *Saver) putWrite(cp *checkpoint.Checkpoint) (writeOp, error) {
 		}
 	}
 	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	p := &putRow{cp: cp, created: created, meta: string(meta), versions: string(versions), changed: changed}
+	// The values are hashed here, on the caller's goroutine, not by the
+	// transaction, which a batch's writes share.
+	wholes := make([]deltas.Blob, len(changed))
+	for i, c := range changed {
+		wholes[i] = deltas.Whole(c.Version, c.Value)
+	}
+	p := &putRow{cp: cp, created: created, meta: string(meta), versions: string(versions), changed: changed, wholes: wholes}
 	return writeOp{
 		do:  func(ctx context.Context, tx sqlitedb.Tx) error { return s.storeCheckpoint(ctx, tx, p) },
 		put: p,
@@ -370,8 +376,8 @@ func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, p *putRow) 
 	if n == 0 {
 		return &unchanged{refusedPut(ctx, tx, cp)}
 	}
-	for _, c := range p.changed {
-		if err := s.storeValue(tx, cp, c); err != nil {
+	for i, c := range p.changed {
+		if err := s.storeValue(tx, cp, c, p.wholes[i]); err != nil {
 			return fmt.Errorf("channel %q: %w", c.Name, err)
 		}
 	}
@@ -394,8 +400,8 @@ func refusedPut(ctx context.Context, tx sqlitedb.Tx, cp *checkpoint.Checkpoint) 
 // the channel's path first. A version stored already keeps its first
 // value, and another value under it is a version conflict; the path read
 // finds it, or else the insert, which then does nothing.
-func (s *Saver) storeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel) error {
-	b, done, err := s.encodeValue(tx, cp, c)
+func (s *Saver) storeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel, whole deltas.Blob) error {
+	b, done, err := s.encodeValue(tx, cp, c, whole)
 	if err != nil || done {
 		return err
 	}
@@ -417,25 +423,25 @@ func (s *Saver) storeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoi
 	return keepFirst(cp, c, stored, b.Hash)
 }
 
-// encodeValue returns the blob that stores the value of channel c of cp:
-// a delta of the channel's previous version when it appends to it, else
-// whole. A value that is never a delta (deltas.AlwaysWhole) is encoded
-// without reading the channel's path. It reports whether the path read
-// found c's version stored already, with this value (else the error is a
-// version conflict): then there is nothing to insert.
-func (s *Saver) encodeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel) (b deltas.Blob, stored bool, err error) {
-	var path []deltas.Blob
-	if !deltas.AlwaysWhole(c.Value) {
-		p, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, c.Name, c.Version)
-		if err != nil {
-			return b, false, err
-		}
-		if exists {
-			return b, true, keepFirst(cp, c, p[0], sha256.Sum256(c.Value))
-		}
-		path = p
+// encodeValue returns the blob that stores the value of channel c of cp,
+// given whole, deltas.Whole of it: a delta of the channel's previous
+// version when it appends to it, else whole. A value that is never a delta
+// (deltas.AlwaysWhole) is whole without reading the channel's path. It
+// reports whether the path read found c's version stored already, with
+// this value (else the error is a version conflict): then there is
+// nothing to insert.
+func (s *Saver) encodeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel, whole deltas.Blob) (b deltas.Blob, stored bool, err error) {
+	if deltas.AlwaysWhole(c.Value) {
+		return whole, false, nil
 	}
-	return deltas.Encode(c.Version, c.Value, path, s.fanout), false, nil
+	path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, c.Name, c.Version)
+	if err != nil {
+		return b, false, err
+	}
+	if exists {
+		return b, true, keepFirst(cp, c, path[0], whole.Hash)
+	}
+	return deltas.EncodeFrom(whole, c.Value, path, s.fanout), false, nil
 }
 
 // keepFirst returns nil when stored, the blob already stored under c's

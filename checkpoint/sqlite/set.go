@@ -62,6 +62,7 @@ type putRow struct {
 	meta     string
 	versions string
 	changed  []checkpoint.Channel // with a value, by name
+	wholes   []deltas.Blob        // changed's values whole (deltas.Whole), hashed by the caller
 }
 
 // checkRows returns, of rows of (index, thread, ns, id, parent, fork,
@@ -285,8 +286,8 @@ func (s *Saver) putSet(tx sqlitedb.Tx, run []*groupWrite) error {
 	var blobs []blobRow
 	for _, w := range run {
 		cp := w.Op.put.cp
-		for _, c := range w.Op.put.changed {
-			b, stored, err := s.encodeValue(tx, cp, c)
+		for i, c := range w.Op.put.changed {
+			b, stored, err := s.encodeValue(tx, cp, c, w.Op.put.wholes[i])
 			if err != nil {
 				return &writeFailure{w: w, err: fmt.Errorf("channel %q: %w", c.Name, err)}
 			}
