@@ -36,13 +36,24 @@ const maxBatch = 512
 // errSaverClosed is the error of a write queued or made after Close.
 var errSaverClosed = errors.New("checkpoint/sqlite: saver closed")
 
-// writeOp is a write of the group.
+// writeOp is a write of the group: a Put (put), which a batch may make
+// together with other Puts, set-based (set.go), or any other write (do).
 type writeOp struct {
-	// do makes the write, statement by statement, in tx.
+	// do makes a write other than a Put, statement by statement, in tx.
 	do func(ctx context.Context, tx sqlitedb.Tx) error
-	// put is the Put that do makes, which a batch may make together with
-	// other Puts, set-based (set.go); nil for any other write.
+	// put is the Put to make, if the write is one.
 	put *putRow
+}
+
+// none reports whether op writes nothing.
+func (op writeOp) none() bool { return op.do == nil && op.put == nil }
+
+// make makes op alone, statement by statement, in tx.
+func (s *Saver) make(ctx context.Context, tx sqlitedb.Tx, op writeOp) error {
+	if op.put != nil {
+		return s.storeCheckpoint(ctx, tx, op.put)
+	}
+	return op.do(ctx, tx)
 }
 
 // groupWrite is one write waiting in, or taken by, the group.
@@ -64,7 +75,7 @@ func (s *Saver) initGroup() {
 func (s *Saver) commit(batch []*groupWrite) {
 	if len(batch) == 1 {
 		w := batch[0]
-		w.Err = s.db.Write(w.Ctx, func(tx sqlitedb.Tx) error { return bare(w.Op.do(w.Ctx, tx)) })
+		w.Err = s.db.Write(w.Ctx, func(tx sqlitedb.Tx) error { return bare(s.make(w.Ctx, tx, w.Op)) })
 		return
 	}
 	// The batch's statements run under a context no caller can cancel:
@@ -95,7 +106,7 @@ func (s *Saver) commit(batch []*groupWrite) {
 				w := batch[i]
 				i++
 				w.Err = nil
-				err := w.Op.do(w.Ctx, tx)
+				err := s.make(w.Ctx, tx, w.Op)
 				if u, ok := err.(*unchanged); ok && refusal(u.err) {
 					w.Err = u.err
 				} else if err != nil {

@@ -342,24 +342,16 @@ func (s *Saver) putWrite(cp *checkpoint.Checkpoint) (writeOp, error) {
 	if !cp.CreatedAt.IsZero() {
 		created = sql.NullInt64{Int64: cp.CreatedAt.UnixNano(), Valid: true}
 	}
-	changed := make([]checkpoint.Channel, 0, len(cp.Channels))
-	for _, ch := range cp.Channels {
-		if ch.Value != nil {
-			changed = append(changed, ch)
-		}
-	}
-	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
 	// The values are hashed here, on the caller's goroutine, not by the
 	// transaction, which a batch's writes share.
-	wholes := make([]deltas.Blob, len(changed))
-	for i, c := range changed {
-		wholes[i] = deltas.Whole(c.Version, c.Value)
+	changed := make([]putValue, 0, len(cp.Channels))
+	for _, ch := range cp.Channels {
+		if ch.Value != nil {
+			changed = append(changed, putValue{ch, deltas.Whole(ch.Version, ch.Value)})
+		}
 	}
-	p := &putRow{cp: cp, created: created, meta: string(meta), versions: string(versions), changed: changed, wholes: wholes}
-	return writeOp{
-		do:  func(ctx context.Context, tx sqlitedb.Tx) error { return s.storeCheckpoint(ctx, tx, p) },
-		put: p,
-	}, nil
+	slices.SortFunc(changed, func(a, b putValue) int { return strings.Compare(a.Name, b.Name) })
+	return writeOp{put: &putRow{cp: cp, created: created, meta: string(meta), versions: string(versions), changed: changed}}, nil
 }
 
 // storeCheckpoint is putWrite's write, made alone.
@@ -376,8 +368,8 @@ func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, p *putRow) 
 	if n == 0 {
 		return &unchanged{refusedPut(ctx, tx, cp)}
 	}
-	for i, c := range p.changed {
-		if err := s.storeValue(tx, cp, c, p.wholes[i]); err != nil {
+	for _, c := range p.changed {
+		if err := s.storeValue(tx, cp, c.Channel, c.whole); err != nil {
 			return fmt.Errorf("channel %q: %w", c.Name, err)
 		}
 	}
@@ -478,7 +470,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		return fmt.Errorf("checkpoint/sqlite: put writes: %w", err)
 	}
 	write, err := writesWrite(ref, writes)
-	if err != nil || write.do == nil {
+	if err != nil || write.none() {
 		return err
 	}
 	if err := s.group.Do(ctx, write); err != nil {
@@ -488,7 +480,8 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 }
 
 // writesWrite checks writes against ref and returns the write that stores
-// them in a write transaction, one without do when there are none.
+// them in a write transaction, one that writes nothing when there are
+// none.
 func writesWrite(ref checkpoint.Ref, writes []checkpoint.Write) (writeOp, error) {
 	if ref.ThreadID == "" || ref.ID == "" {
 		return writeOp{}, errors.New("checkpoint/sqlite: put writes needs a thread ID and a checkpoint ID")
@@ -543,7 +536,7 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 		if err != nil {
 			return err
 		}
-		if w.write.do != nil {
+		if !w.write.none() {
 			writes = append(writes, w)
 		}
 	}
@@ -553,7 +546,7 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 	var failed string // the op whose error the batch's is
 	err := s.group.Do(ctx, writeOp{do: func(ctx context.Context, tx sqlitedb.Tx) error {
 		for _, w := range writes {
-			if err := w.write.do(ctx, tx); err != nil {
+			if err := s.make(ctx, tx, w.write); err != nil {
 				// An op refused after others wrote: the batch is undone
 				// whole, never as if nothing had changed.
 				failed = w.what

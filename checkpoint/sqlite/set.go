@@ -61,8 +61,14 @@ type putRow struct {
 	created  sql.NullInt64
 	meta     string
 	versions string
-	changed  []checkpoint.Channel // with a value, by name
-	wholes   []deltas.Blob        // changed's values whole (deltas.Whole), hashed by the caller
+	changed  []putValue // the channels with a value, by name
+}
+
+// putValue is a channel of a Put with its value, and the value whole
+// (deltas.Whole), hashed by the Put's caller.
+type putValue struct {
+	checkpoint.Channel
+	whole deltas.Blob
 }
 
 // checkRows returns, of rows of (index, thread, ns, id, parent, fork,
@@ -286,13 +292,13 @@ func (s *Saver) putSet(tx sqlitedb.Tx, run []*groupWrite) error {
 	var blobs []blobRow
 	for _, w := range run {
 		cp := w.Op.put.cp
-		for i, c := range w.Op.put.changed {
-			b, stored, err := s.encodeValue(tx, cp, c, w.Op.put.wholes[i])
+		for _, c := range w.Op.put.changed {
+			b, stored, err := s.encodeValue(tx, cp, c.Channel, c.whole)
 			if err != nil {
 				return &writeFailure{w: w, err: fmt.Errorf("channel %q: %w", c.Name, err)}
 			}
 			if !stored {
-				blobs = append(blobs, blobRow{w, c, b})
+				blobs = append(blobs, blobRow{w, c.Channel, b})
 			}
 		}
 	}
