@@ -34,7 +34,13 @@
 // was written) and an error of the database itself in one write abort the
 // transaction: that write gets its error and the others are committed
 // again without it. A write whose context is done while it waits is
-// dropped; one already in a batch is committed or refused with it.
+// dropped; one already in a batch is committed or refused with it. The Puts
+// of a batch are written set-based — a multi-row statement checks the
+// fences and parents of up to 128 of them, one inserts their checkpoint
+// rows, one their values — rather than with a few statements each; a
+// thread's second Put in a batch goes in a later statement than its
+// first, and a statement that fails has the batch made again Put by Put,
+// so that the error is its Put's alone.
 // [Saver.Close] waits for the transaction in flight and fails the writes
 // still waiting.
 //

@@ -17,6 +17,9 @@ import (
 // FULL) per batch instead of one per write. A write that finds no
 // transaction of the group in flight commits at once, alone.
 //
+// The Puts of a batch are made set-based: a statement per table for many
+// Puts at once rather than a few statements per Put (set.go).
+//
 // In a batch of several writes, a write refused for what it is — a
 // conflict, a version conflict, a fenced (stale) lease — before it changed
 // anything (its function returns the refusal as *unchanged) gets its own
@@ -33,38 +36,77 @@ const maxBatch = 512
 // errSaverClosed is the error of a write queued or made after Close.
 var errSaverClosed = errors.New("checkpoint/sqlite: saver closed")
 
-// writeFunc is a write of the group: its statements in tx.
-type writeFunc = func(ctx context.Context, tx sqlitedb.Tx) error
+// writeOp is a write of the group: a Put (put), which a batch may make
+// together with other Puts, set-based (set.go), or any other write (do).
+type writeOp struct {
+	// do makes a write other than a Put, statement by statement, in tx.
+	do func(ctx context.Context, tx sqlitedb.Tx) error
+	// put is the Put to make, if the write is one.
+	put *putRow
+}
+
+// none reports whether op writes nothing.
+func (op writeOp) none() bool { return op.do == nil && op.put == nil }
+
+// make makes op alone, statement by statement, in tx.
+func (s *Saver) make(ctx context.Context, tx sqlitedb.Tx, op writeOp) error {
+	if op.put != nil {
+		return s.storeCheckpoint(ctx, tx, op.put)
+	}
+	return op.do(ctx, tx)
+}
 
 // groupWrite is one write waiting in, or taken by, the group.
-type groupWrite = groupcommit.Write[writeFunc]
+type groupWrite = groupcommit.Write[writeOp]
 
 // initGroup sets up the group commit of s's writes to its file.
 func (s *Saver) initGroup() {
-	s.group.Commit = func(batch []*groupWrite) { commit(s.db, batch) }
+	s.group.Commit = s.commit
 	s.group.MaxBatch = maxBatch
 	s.group.Closed = errSaverClosed
 }
 
 // commit makes the writes of batch in one transaction, setting each
 // write's err. A lone write runs as it would without the group: in a
-// transaction of its own, under its caller's context.
-func commit(db *sqlitedb.DB, batch []*groupWrite) {
+// transaction of its own, under its caller's context. In a batch, the
+// Puts between two other writes are made set-based (see putSet); when a
+// set-based statement fails, the batch is made again write by write, so
+// that the error is its write's alone.
+func (s *Saver) commit(batch []*groupWrite) {
 	if len(batch) == 1 {
 		w := batch[0]
-		w.Err = db.Write(w.Ctx, func(tx sqlitedb.Tx) error { return bare(w.Op(w.Ctx, tx)) })
+		w.Err = s.db.Write(w.Ctx, func(tx sqlitedb.Tx) error { return bare(s.make(w.Ctx, tx, w.Op)) })
 		return
 	}
 	// The batch's statements run under a context no caller can cancel:
 	// one caller giving up must not undo the others' writes.
 	ctx := context.WithoutCancel(batch[0].Ctx)
 	batch = slices.Clone(batch) // the leader's is the list to tell
+	sets := !s.noSets && s.prepareSets(ctx, batch)
 	for len(batch) > 0 {
 		var failed *writeFailure
-		err := db.Write(ctx, func(tx sqlitedb.Tx) error {
-			for _, w := range batch {
+		err := s.db.Write(ctx, func(tx sqlitedb.Tx) error {
+			for i := 0; i < len(batch); {
+				n := 0
+				if sets {
+					n = putRun(batch[i:])
+				}
+				if n > 1 {
+					run := batch[i : i+n]
+					for _, w := range run {
+						w.Err = nil
+					}
+					if err := s.putSet(tx, run); err != nil {
+						failed, _ = err.(*writeFailure)
+						return err
+					}
+					i += n
+					continue
+				}
+				w := batch[i]
+				i++
 				w.Err = nil
-				err := w.Op(w.Ctx, tx)
+				err := s.make(w.Ctx, tx, w.Op)
 				if u, ok := err.(*unchanged); ok && refusal(u.err) {
 					w.Err = u.err
 				} else if err != nil {
@@ -80,6 +122,12 @@ func commit(db *sqlitedb.DB, batch []*groupWrite) {
 			// *sqlitedb.CorruptError); the others go again.
 			f.w.Err = unwrapFailure(err)
 			batch = slices.DeleteFunc(batch, func(w *groupWrite) bool { return w == f.w })
+			continue
+		}
+		if _, ok := errors.AsType[*setFailure](err); ok && sets {
+			// A set-based statement failed: whose write it was, the
+			// writes made one by one tell.
+			sets = false
 			continue
 		}
 		if err != nil {

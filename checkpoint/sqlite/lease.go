@@ -56,7 +56,7 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl t
 	}
 	l := checkpoint.Lease{ThreadID: threadID, Holder: holder, Token: checkpoint.NewLeaseToken()}
 	me := liveness.Self()
-	err := s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error {
+	err := s.group.Do(ctx, writeOp{do: func(ctx context.Context, tx sqlitedb.Tx) error {
 		now := time.Now()
 		exp := now.Add(ttl).UnixNano()
 		take := func(dead string) error {
@@ -79,7 +79,7 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, holder string, ttl t
 		}
 		// Refused after reads only.
 		return &unchanged{&checkpoint.LeaseHeldError{ThreadID: threadID, Holder: cur.holder, Expires: time.Unix(0, cur.expires)}}
-	})
+	}})
 	if err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/sqlite: acquire lease of thread %q: %w", threadID, err)
 	}
@@ -136,7 +136,7 @@ func (s *Saver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time
 	if err := checkpoint.CheckLeaseArgs(ctx, lease.ThreadID, ttl); err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/sqlite: renew lease: %w", err)
 	}
-	err := s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error {
+	err := s.group.Do(ctx, writeOp{do: func(ctx context.Context, tx sqlitedb.Tx) error {
 		exp := time.Now().Add(ttl).UnixNano()
 		res, err := tx.Exec(renewLease, exp, lease.ThreadID, lease.Token)
 		if err != nil {
@@ -149,7 +149,7 @@ func (s *Saver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time
 		}
 		lease.Expires = time.Unix(0, exp)
 		return nil
-	})
+	}})
 	if err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("checkpoint/sqlite: renew lease of thread %q: %w", lease.ThreadID, err)
 	}
@@ -161,10 +161,10 @@ func (s *Saver) ReleaseLease(ctx context.Context, lease checkpoint.Lease) error 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: release lease: %w", err)
 	}
-	err := s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error {
+	err := s.group.Do(ctx, writeOp{do: func(ctx context.Context, tx sqlitedb.Tx) error {
 		_, err := tx.Exec(releaseLease, lease.ThreadID, lease.Token)
 		return err
-	})
+	}})
 	if err != nil {
 		return fmt.Errorf("checkpoint/sqlite: release lease of thread %q: %w", lease.ThreadID, err)
 	}

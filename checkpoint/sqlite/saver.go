@@ -330,37 +330,34 @@ func describeWrites(ref checkpoint.Ref) string {
 
 // putWrite checks and encodes cp, and returns the write that stores it in
 // a write transaction.
-func (s *Saver) putWrite(cp *checkpoint.Checkpoint) (func(context.Context, sqlitedb.Tx) error, error) {
+func (s *Saver) putWrite(cp *checkpoint.Checkpoint) (writeOp, error) {
 	if cp.ThreadID == "" || cp.ID == "" {
-		return nil, errors.New("checkpoint/sqlite: put needs a thread ID and a checkpoint ID")
+		return writeOp{}, errors.New("checkpoint/sqlite: put needs a thread ID and a checkpoint ID")
 	}
 	meta, versions, err := sqlsaver.EncodeColumns(cp)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint/sqlite: put %s: %w", cp.ID, err)
+		return writeOp{}, fmt.Errorf("checkpoint/sqlite: put %s: %w", cp.ID, err)
 	}
 	var created sql.NullInt64
 	if !cp.CreatedAt.IsZero() {
 		created = sql.NullInt64{Int64: cp.CreatedAt.UnixNano(), Valid: true}
 	}
-	changed := make([]checkpoint.Channel, 0, len(cp.Channels))
+	// The values are hashed here, on the caller's goroutine, not by the
+	// transaction, which a batch's writes share.
+	changed := make([]putValue, 0, len(cp.Channels))
 	for _, ch := range cp.Channels {
 		if ch.Value != nil {
-			changed = append(changed, ch)
+			changed = append(changed, putValue{ch, deltas.Whole(ch.Version, ch.Value)})
 		}
 	}
-	slices.SortFunc(changed, func(a, b checkpoint.Channel) int { return strings.Compare(a.Name, b.Name) })
-	return func(ctx context.Context, tx sqlitedb.Tx) error {
-		return s.storeCheckpoint(ctx, tx, cp, created, meta, versions, changed)
-	}, nil
+	slices.SortFunc(changed, func(a, b putValue) int { return strings.Compare(a.Name, b.Name) })
+	return writeOp{put: &putRow{cp: cp, created: created, meta: string(meta), versions: string(versions), changed: changed}}, nil
 }
 
-// storeCheckpoint is putWrite's write.
-func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpoint.Checkpoint, created sql.NullInt64, meta, versions []byte, changed []checkpoint.Channel) error {
-	var token sql.NullString
-	if lease, ok := checkpoint.LeaseFrom(ctx, cp.ThreadID); ok {
-		token = sql.NullString{String: lease.Token, Valid: true}
-	}
-	res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, created, string(meta), string(versions), sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork, token)
+// storeCheckpoint is putWrite's write, made alone.
+func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, p *putRow) error {
+	cp := p.cp
+	res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, p.created, p.meta, p.versions, sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork, leaseToken(ctx, cp.ThreadID))
 	if err != nil {
 		return err
 	}
@@ -369,19 +366,24 @@ func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpo
 		return err
 	}
 	if n == 0 {
-		// Refused by the fence or for its parent: which, the same
-		// transaction's reads say.
-		if err := checkFence(ctx, tx, cp.ThreadID); err != nil {
-			return &unchanged{err}
-		}
-		return &unchanged{parentConflict(tx, cp)}
+		return &unchanged{refusedPut(ctx, tx, cp)}
 	}
-	for _, c := range changed {
-		if err := s.storeValue(tx, cp, c); err != nil {
+	for _, c := range p.changed {
+		if err := s.storeValue(tx, cp, c.Channel, c.whole); err != nil {
 			return fmt.Errorf("channel %q: %w", c.Name, err)
 		}
 	}
 	return nil
+}
+
+// refusedPut returns the error of cp, made with ctx, whose checks
+// refused its checkpoint row (upsertCheckpoint's or checkRows'): the fence
+// or its parent, which the same transaction's reads say.
+func refusedPut(ctx context.Context, tx sqlitedb.Tx, cp *checkpoint.Checkpoint) error {
+	if err := checkFence(ctx, tx, cp.ThreadID); err != nil {
+		return err
+	}
+	return parentConflict(tx, cp)
 }
 
 // storeValue stores the value of channel c of cp: a delta of the
@@ -390,19 +392,11 @@ func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, cp *checkpo
 // the channel's path first. A version stored already keeps its first
 // value, and another value under it is a version conflict; the path read
 // finds it, or else the insert, which then does nothing.
-func (s *Saver) storeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel) error {
-	var path []deltas.Blob
-	if !deltas.AlwaysWhole(c.Value) {
-		p, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, c.Name, c.Version)
-		if err != nil {
-			return err
-		}
-		if exists {
-			return keepFirst(cp, c, p[0], sha256.Sum256(c.Value))
-		}
-		path = p
+func (s *Saver) storeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel, whole deltas.Blob) error {
+	b, done, err := s.encodeValue(tx, cp, c, whole)
+	if err != nil || done {
+		return err
 	}
-	b := deltas.Encode(c.Version, c.Value, path, s.fanout)
 	var base sql.NullInt64
 	if b.Delta {
 		base = sql.NullInt64{Int64: b.Base, Valid: true}
@@ -419,6 +413,27 @@ func (s *Saver) storeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoi
 		return err
 	}
 	return keepFirst(cp, c, stored, b.Hash)
+}
+
+// encodeValue returns the blob that stores the value of channel c of cp,
+// given whole, deltas.Whole of it: a delta of the channel's previous
+// version when it appends to it, else whole. A value that is never a delta
+// (deltas.AlwaysWhole) is whole without reading the channel's path. It
+// reports whether the path read found c's version stored already, with
+// this value (else the error is a version conflict): then there is
+// nothing to insert.
+func (s *Saver) encodeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoint.Channel, whole deltas.Blob) (b deltas.Blob, stored bool, err error) {
+	if deltas.AlwaysWhole(c.Value) {
+		return whole, false, nil
+	}
+	path, exists, err := s.prevPath(tx, cp.ThreadID, cp.Namespace, c.Name, c.Version)
+	if err != nil {
+		return b, false, err
+	}
+	if exists {
+		return b, true, keepFirst(cp, c, path[0], whole.Hash)
+	}
+	return deltas.EncodeFrom(whole, c.Value, path, s.fanout), false, nil
 }
 
 // keepFirst returns nil when stored, the blob already stored under c's
@@ -455,7 +470,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		return fmt.Errorf("checkpoint/sqlite: put writes: %w", err)
 	}
 	write, err := writesWrite(ref, writes)
-	if err != nil || write == nil {
+	if err != nil || write.none() {
 		return err
 	}
 	if err := s.group.Do(ctx, write); err != nil {
@@ -465,17 +480,18 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 }
 
 // writesWrite checks writes against ref and returns the write that stores
-// them in a write transaction, nil when there are none.
-func writesWrite(ref checkpoint.Ref, writes []checkpoint.Write) (func(context.Context, sqlitedb.Tx) error, error) {
+// them in a write transaction, one that writes nothing when there are
+// none.
+func writesWrite(ref checkpoint.Ref, writes []checkpoint.Write) (writeOp, error) {
 	if ref.ThreadID == "" || ref.ID == "" {
-		return nil, errors.New("checkpoint/sqlite: put writes needs a thread ID and a checkpoint ID")
+		return writeOp{}, errors.New("checkpoint/sqlite: put writes needs a thread ID and a checkpoint ID")
 	}
 	if len(writes) == 0 {
-		return nil, nil
+		return writeOp{}, nil
 	}
-	return func(ctx context.Context, tx sqlitedb.Tx) error {
+	return writeOp{do: func(ctx context.Context, tx sqlitedb.Tx) error {
 		return storeWrites(ctx, tx, ref, writes)
-	}, nil
+	}}, nil
 }
 
 // storeWrites is writesWrite's write.
@@ -504,7 +520,7 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 	}
 	type opWrite struct {
 		what  string
-		write func(context.Context, sqlitedb.Tx) error
+		write writeOp
 	}
 	writes := make([]opWrite, 0, len(ops))
 	for _, op := range ops {
@@ -520,7 +536,7 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 		if err != nil {
 			return err
 		}
-		if w.write != nil {
+		if !w.write.none() {
 			writes = append(writes, w)
 		}
 	}
@@ -528,9 +544,9 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 		return nil
 	}
 	var failed string // the op whose error the batch's is
-	err := s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error {
+	err := s.group.Do(ctx, writeOp{do: func(ctx context.Context, tx sqlitedb.Tx) error {
 		for _, w := range writes {
-			if err := w.write(ctx, tx); err != nil {
+			if err := s.make(ctx, tx, w.write); err != nil {
 				// An op refused after others wrote: the batch is undone
 				// whole, never as if nothing had changed.
 				failed = w.what
@@ -538,7 +554,7 @@ func (s *Saver) PutBatch(ctx context.Context, ops []checkpoint.Op) error {
 			}
 		}
 		return nil
-	})
+	}})
 	if err != nil && failed != "" {
 		return fmt.Errorf("checkpoint/sqlite: put batch of %d: %s: %w", len(ops), failed, err)
 	}
@@ -690,7 +706,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("checkpoint/sqlite: delete thread: %w", err)
 	}
-	err := s.group.Do(ctx, func(ctx context.Context, tx sqlitedb.Tx) error {
+	err := s.group.Do(ctx, writeOp{do: func(ctx context.Context, tx sqlitedb.Tx) error {
 		if err := checkFence(ctx, tx, threadID); err != nil {
 			return &unchanged{err}
 		}
@@ -700,7 +716,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 			}
 		}
 		return nil
-	})
+	}})
 	if err != nil {
 		return fmt.Errorf("checkpoint/sqlite: delete thread %q: %w", threadID, err)
 	}

@@ -19,7 +19,13 @@ type Saver struct {
 	path   string // for the package's tests
 	db     *sqlitedb.DB
 	fanout int
-	group  groupcommit.Group[writeFunc] // shares write transactions (group.go)
+	group  groupcommit.Group[writeOp] // shares write transactions (group.go)
+
+	// For the package's tests and benchmarks: noSets makes every batch
+	// write by write; setRun, if set, is told the size of each set-based
+	// run (set.go) as it starts.
+	noSets bool
+	setRun func(n int)
 }
 
 var (

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"net/url"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -71,6 +74,11 @@ type DB struct {
 	path       string
 	errCorrupt error
 	ckpt       *checkpointer // nil for ":memory:"
+
+	// more holds the statements of PrepareWrite, copied on every
+	// addition, so that a transaction reads its map without a lock.
+	more   atomic.Pointer[Stmts]
+	moreMu sync.Mutex // serializes PrepareWrite's additions
 }
 
 // SchemaVersionError is returned by [Open] for a database whose recorded
@@ -237,6 +245,7 @@ func (db *DB) Close() error {
 		cerr = db.ckpt.close()
 	}
 	db.WS.close()
+	db.moreStmts().close()
 	var err error
 	if db.R != nil && db.R != db.W {
 		db.RS.close()
@@ -309,7 +318,7 @@ func (db *DB) Write(ctx context.Context, fn func(Tx) error) error {
 		if err != nil {
 			return err
 		}
-		if err := fn(Tx{tx, ctx, db.WS}); err != nil {
+		if err := fn(Tx{tx, ctx, db.WS, db.moreStmts()}); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -333,7 +342,7 @@ func (db *DB) Read(ctx context.Context, fn func(Tx) error) error {
 			return err
 		}
 		defer tx.Rollback()
-		return fn(Tx{tx, ctx, db.RS})
+		return fn(Tx{tx, ctx, db.RS, nil})
 	}))
 }
 
@@ -375,6 +384,43 @@ func (m Stmts) close() {
 	}
 }
 
+// moreStmts returns the statements PrepareWrite has prepared so far.
+func (db *DB) moreStmts() Stmts {
+	if m := db.more.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+// PrepareWrite prepares q on the writer connection, unless it was
+// prepared already (by Open, as one of Config.WriteQueries, or by an
+// earlier call): the write transactions begun afterwards run q through
+// that statement. It is for queries built at run time, such as a
+// multi-row INSERT of a given number of rows.
+//
+// PrepareWrite takes the writer connection, so it must not be called
+// inside a write transaction of db (it would wait for it forever).
+func (db *DB) PrepareWrite(ctx context.Context, q string) error {
+	if db.WS[q] != nil || db.moreStmts()[q] != nil {
+		return nil
+	}
+	db.moreMu.Lock()
+	defer db.moreMu.Unlock()
+	old := db.moreStmts()
+	if old[q] != nil {
+		return nil
+	}
+	st, err := db.W.PrepareContext(ctx, q)
+	if err != nil {
+		return db.corrupt(err)
+	}
+	m := make(Stmts, len(old)+1)
+	maps.Copy(m, old)
+	m[q] = st
+	db.more.Store(&m)
+	return nil
+}
+
 // Tx is a transaction begun by [DB.Write] or [DB.Read]. Its Query,
 // QueryRow and Exec run under the context the transaction was begun with,
 // through the statement prepared for the query on the transaction's pool
@@ -385,11 +431,20 @@ type Tx struct {
 
 	ctx   context.Context
 	stmts Stmts
+	more  Stmts // PrepareWrite's, for a write transaction
+}
+
+// stmt returns the statement prepared for q, or nil.
+func (t Tx) stmt(q string) *sql.Stmt {
+	if st := t.stmts[q]; st != nil {
+		return st
+	}
+	return t.more[q]
 }
 
 // Query runs a query that returns rows.
 func (t Tx) Query(q string, args ...any) (*sql.Rows, error) {
-	if st := t.stmts[q]; st != nil {
+	if st := t.stmt(q); st != nil {
 		return t.Tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
 	}
 	return t.Tx.QueryContext(t.ctx, q, args...)
@@ -397,7 +452,7 @@ func (t Tx) Query(q string, args ...any) (*sql.Rows, error) {
 
 // QueryRow runs a query that returns at most one row.
 func (t Tx) QueryRow(q string, args ...any) *sql.Row {
-	if st := t.stmts[q]; st != nil {
+	if st := t.stmt(q); st != nil {
 		return t.Tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
 	}
 	return t.Tx.QueryRowContext(t.ctx, q, args...)
@@ -405,7 +460,7 @@ func (t Tx) QueryRow(q string, args ...any) *sql.Row {
 
 // Exec runs a query that returns no rows.
 func (t Tx) Exec(q string, args ...any) (sql.Result, error) {
-	if st := t.stmts[q]; st != nil {
+	if st := t.stmt(q); st != nil {
 		return t.Tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
 	}
 	return t.Tx.ExecContext(t.ctx, q, args...)

@@ -263,3 +263,34 @@ func TestOpenConcurrentlyCreates(t *testing.T) {
 		require.NoError(t, dbs[i].Close())
 	}
 }
+
+func TestPrepareWriteServesLaterWriteTransactions(t *testing.T) {
+	const q = `INSERT INTO t (k, v) VALUES (?, ?), (?, ?)`
+	for _, path := range []string{":memory:", "file"} {
+		t.Run(path, func(t *testing.T) {
+			if path == "file" {
+				path = filepath.Join(t.TempDir(), "db")
+			}
+			db := open(t, path, testConfig())
+			require.NoError(t, db.PrepareWrite(t.Context(), q))
+			first := db.moreStmts()[q]
+			require.NotNil(t, first)
+			require.NoError(t, db.PrepareWrite(t.Context(), q), "again")
+			require.Same(t, first, db.moreStmts()[q], "prepared once")
+			require.NoError(t, db.PrepareWrite(t.Context(), testConfig().WriteQueries[0]))
+			require.Nil(t, db.moreStmts()[testConfig().WriteQueries[0]], "prepared by Open already")
+			require.NoError(t, db.Write(t.Context(), func(tx Tx) error {
+				require.Same(t, first, tx.stmt(q))
+				_, err := tx.Exec(q, "a", "1", "b", "2")
+				return err
+			}))
+			require.NoError(t, db.Read(t.Context(), func(tx Tx) error {
+				var v string
+				require.NoError(t, tx.QueryRow(`SELECT group_concat(v, ',') FROM t`).Scan(&v))
+				require.Equal(t, "1,2", v)
+				return nil
+			}))
+			require.Error(t, db.PrepareWrite(t.Context(), `INSERT INTO nowhere VALUES (?)`))
+		})
+	}
+}

@@ -104,7 +104,20 @@ func AlwaysWhole(value []byte) bool {
 // appends to the previous value (see [Appends]) and a whole value
 // otherwise. fanout < 2 disables deltas.
 func Encode(version int64, value []byte, prev []Blob, fanout int) Blob {
-	whole := Blob{Version: version, Size: int64(len(value)), Hash: sha256.Sum256(value), Data: value}
+	return EncodeFrom(Whole(version, value), value, prev, fanout)
+}
+
+// Whole returns the blob that stores value whole as version: what [Encode]
+// returns when there is no previous version.
+func Whole(version int64, value []byte) Blob {
+	return Blob{Version: version, Size: int64(len(value)), Hash: sha256.Sum256(value), Data: value}
+}
+
+// EncodeFrom is [Encode] given whole, [Whole](version, value): a saver may
+// hash a value before its write transaction, which then only encodes it
+// against the path it reads.
+func EncodeFrom(whole Blob, value []byte, prev []Blob, fanout int) Blob {
+	version := whole.Version
 	if len(prev) == 0 || fanout < 2 {
 		return whole
 	}
