@@ -38,9 +38,10 @@
 // of a batch are written set-based — a multi-row statement checks the
 // fences and parents of up to 128 of them, one inserts their checkpoint
 // rows, one their values — rather than with a few statements each; a
-// thread's second Put in a batch goes in a later statement than its
-// first, and a statement that fails has the batch made again Put by Put,
-// so that the error is its Put's alone.
+// thread's second Put in a namespace goes in a later statement than its
+// first, a statement binds about 4 MiB of values at most, and a statement
+// that fails has the batch made again Put by Put, so that the error is
+// its Put's alone.
 // [Saver.Close] waits for the transaction in flight and fails the writes
 // still waiting.
 //

@@ -165,26 +165,60 @@ func (s *Saver) prepareSets(ctx context.Context, batch []*groupWrite) bool {
 	return true
 }
 
+// maxSetBytes caps the bytes a set-based run binds (putBytes): the
+// driver holds a copy of every value bound to a statement until the
+// statement ends, so a run of 128 Puts of large values would hold them
+// all at once where the Puts made one by one hold one at a time.
+const maxSetBytes = 4 << 20
+
 // putRun returns how many writes at the start of batch can be made in one
 // set-based run: Puts, each of another thread and namespace than the
-// others.
+// others, none naming a channel twice (its second value is stored as a
+// delta of its first, which a run cannot do: it encodes every value
+// before it stores any), binding maxSetBytes at most together. A result
+// below 2 is no run.
 func putRun(batch []*groupWrite) int {
 	if len(batch) < 2 || batch[0].Op.put == nil || batch[1].Op.put == nil {
 		return min(len(batch), 1)
 	}
 	type key struct{ thread, ns string }
 	seen := make(map[key]struct{})
+	size := 0
 	for i, w := range batch {
-		if w.Op.put == nil {
+		p := w.Op.put
+		if p == nil || repeatsChannel(p) {
 			return i
 		}
-		k := key{w.Op.put.cp.ThreadID, w.Op.put.cp.Namespace}
+		k := key{p.cp.ThreadID, p.cp.Namespace}
 		if _, ok := seen[k]; ok {
+			return i
+		}
+		if size += putBytes(p); i > 0 && size > maxSetBytes {
 			return i
 		}
 		seen[k] = struct{}{}
 	}
 	return len(batch)
+}
+
+// repeatsChannel reports whether p names a channel twice.
+func repeatsChannel(p *putRow) bool {
+	for i := 1; i < len(p.changed); i++ {
+		if p.changed[i].Name == p.changed[i-1].Name { // by name
+			return true
+		}
+	}
+	return false
+}
+
+// putBytes is about what a set-based run binds for p: its checkpoint
+// row's variable columns and its values whole (a delta binds less).
+func putBytes(p *putRow) int {
+	n := len(p.meta) + len(p.versions) + len(p.cp.Frontier)
+	for _, v := range p.changed {
+		n += len(v.Value)
+	}
+	return n
 }
 
 // setFailure is the error of a set-based statement, which cannot be told

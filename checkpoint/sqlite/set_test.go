@@ -3,7 +3,10 @@ package sqlite_test
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,4 +221,71 @@ func TestSetBatchGivesEachPutItsOwnOutcome(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordRuns records the sizes of s's set-based runs.
+func recordRuns(s *sqlite.Saver) func() []int {
+	var mu sync.Mutex
+	var runs []int
+	s.OnSetRun(func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		runs = append(runs, n)
+	})
+	return func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(runs)
+	}
+}
+
+// A set-based statement binds about 4 MiB of values at most: the driver
+// holds a copy of each bound value until the statement ends, so twelve
+// Puts of 1 MiB go in runs of three, not in one run of twelve.
+func TestSetRunsBindAtMostFourMiBOfValues(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "checkpoints.db"))
+	runs := recordRuns(s)
+	value := `"` + strings.Repeat("x", 1<<20-2) + `"`
+	writes := make([]func() error, 12)
+	for i := range writes {
+		cp := cpOf(fmt.Sprintf("t%02d", i), "0001", "", 1, value)
+		writes[i] = func() error { return s.Put(t.Context(), cp) }
+	}
+	h := hold(t, s)
+	for i, err := range groupcommittest.InOneBatch(t, s, func() { h.end(t) }, writes...) {
+		require.NoError(t, err, "put %d", i)
+	}
+	require.Equal(t, []int{3, 3, 3, 3}, runs())
+	for i := range writes {
+		got, err := s.Get(t.Context(), checkpoint.Ref{ThreadID: fmt.Sprintf("t%02d", i)})
+		require.NoError(t, err)
+		require.Equal(t, value, string(got.Checkpoint.Channels[0].Value))
+	}
+}
+
+// A Put that names a channel twice, the second version appending to the
+// first, stores the second as a delta of the first in a batch as it does
+// alone: it is made outside the set-based run, which encodes every value
+// before it stores any.
+func TestSetBatchStoresTheDeltaOfAChannelNamedTwiceInOnePut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "checkpoints.db")
+	s := open(t, path)
+	runs := recordRuns(s)
+	twice := &checkpoint.Checkpoint{ThreadID: "twice", ID: "0001", Channels: []checkpoint.Channel{
+		{Name: "a", Version: 1, Value: []byte(`[1]`)},
+		{Name: "a", Version: 2, Value: []byte(`[1,2]`)},
+	}}
+	h := hold(t, s)
+	errs := groupcommittest.InOneBatch(t, s, func() { h.end(t) },
+		func() error { return s.Put(t.Context(), cpOf("g0", "0001", "", 1, `1`)) },
+		func() error { return s.Put(t.Context(), cpOf("g1", "0001", "", 1, `1`)) },
+		func() error { return s.Put(t.Context(), twice) })
+	for i, err := range errs {
+		require.NoError(t, err, "put %d", i)
+	}
+	require.Equal(t, []int{2}, runs(), "g0 and g1 in a run, the Put naming a channel twice alone")
+	var base sql.NullInt64
+	require.NoError(t, rawDB(t, path).QueryRowContext(t.Context(),
+		`SELECT base FROM blobs WHERE thread_id = 'twice' AND version = 2`).Scan(&base))
+	require.True(t, base.Valid, "version 2 stored as a delta of version 1")
 }
