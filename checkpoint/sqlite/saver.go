@@ -357,7 +357,8 @@ func (s *Saver) putWrite(cp *checkpoint.Checkpoint) (writeOp, error) {
 // storeCheckpoint is putWrite's write, made alone.
 func (s *Saver) storeCheckpoint(ctx context.Context, tx sqlitedb.Tx, p *putRow) error {
 	cp := p.cp
-	res, err := tx.Exec(upsertCheckpoint, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, p.created, p.meta, p.versions, sqlsaver.NotNull(cp.Frontier), cp.Shape, cp.Fork, leaseToken(ctx, cp.ThreadID))
+	args := append(p.appendRow(make([]any, 0, 11)), cp.Fork, leaseToken(ctx, cp.ThreadID))
+	res, err := tx.Exec(upsertCheckpoint, args...)
 	if err != nil {
 		return err
 	}
@@ -397,11 +398,7 @@ func (s *Saver) storeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoi
 	if err != nil || done {
 		return err
 	}
-	var base sql.NullInt64
-	if b.Delta {
-		base = sql.NullInt64{Int64: b.Base, Valid: true}
-	}
-	res, err := tx.Exec(insertBlob, cp.ThreadID, cp.Namespace, c.Name, c.Version, base, b.Depth, b.Size, b.Hash[:], b.Data)
+	res, err := tx.Exec(insertBlob, appendBlob(make([]any, 0, 9), cp, c, b)...)
 	if err != nil {
 		return err
 	}
@@ -413,6 +410,16 @@ func (s *Saver) storeValue(tx sqlitedb.Tx, cp *checkpoint.Checkpoint, c checkpoi
 		return err
 	}
 	return keepFirst(cp, c, stored, b.Hash)
+}
+
+// appendBlob appends to args the columns of insertBlob (and of a row of
+// insertBlobs) for blob b of channel c of cp.
+func appendBlob(args []any, cp *checkpoint.Checkpoint, c checkpoint.Channel, b deltas.Blob) []any {
+	var base sql.NullInt64
+	if b.Delta {
+		base = sql.NullInt64{Int64: b.Base, Valid: true}
+	}
+	return append(args, cp.ThreadID, cp.Namespace, c.Name, c.Version, base, b.Depth, b.Size, b.Hash[:], b.Data)
 }
 
 // encodeValue returns the blob that stores the value of channel c of cp,

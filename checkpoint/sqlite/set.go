@@ -64,6 +64,14 @@ type putRow struct {
 	changed  []putValue // the channels with a value, by name
 }
 
+// appendRow appends to args the nine columns of p's checkpoint row, in
+// the order of insertCheckpoints (and of upsertCheckpoint's first nine
+// parameters).
+func (p *putRow) appendRow(args []any) []any {
+	cp := p.cp
+	return append(args, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, p.created, p.meta, p.versions, sqlsaver.NotNull(cp.Frontier), cp.Shape)
+}
+
 // putValue is a channel of a Put with its value, and the value whole
 // (deltas.Whole), hashed by the Put's caller.
 type putValue struct {
@@ -298,9 +306,7 @@ func (s *Saver) putSet(tx sqlitedb.Tx, run []*groupWrite) error {
 	err = chunks(len(run), func(lo, hi, size int) error {
 		args := make([]any, 0, 9*(hi-lo))
 		for _, w := range run[lo:hi] {
-			p := w.Op.put
-			cp := p.cp
-			args = append(args, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, p.created, p.meta, p.versions, sqlsaver.NotNull(cp.Frontier), cp.Shape)
+			args = w.Op.put.appendRow(args)
 		}
 		res, err := tx.Exec(setQueries[1][size], args...)
 		if err != nil {
@@ -340,12 +346,7 @@ func (s *Saver) putSet(tx sqlitedb.Tx, run []*groupWrite) error {
 	err = chunks(len(blobs), func(lo, hi, size int) error {
 		args := make([]any, 0, 9*(hi-lo))
 		for _, r := range blobs[lo:hi] {
-			cp, b := r.w.Op.put.cp, r.b
-			var base sql.NullInt64
-			if b.Delta {
-				base = sql.NullInt64{Int64: b.Base, Valid: true}
-			}
-			args = append(args, cp.ThreadID, cp.Namespace, r.c.Name, r.c.Version, base, b.Depth, b.Size, b.Hash[:], b.Data)
+			args = appendBlob(args, r.w.Op.put.cp, r.c, r.b)
 		}
 		res, err := tx.Exec(setQueries[2][size], args...)
 		if err != nil {
