@@ -42,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -489,16 +490,6 @@ func (c *client) postOnce(ctx context.Context, i int, path string, body, out any
 	return nil, errGone
 }
 
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
 // Run creates a schema, starts the server processes, drives the load,
 // kills a process, checks the outcome and reports.
 func Run(ctx context.Context, c Config) (*Report, error) {
@@ -637,7 +628,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			// The thread's id is the driver's and an existing thread is
 			// not an error, so that a POST whose answer was lost with a
 			// killed process is retried without making a second thread.
-			body := map[string]any{"thread_id": newUUID(), "if_exists": "do_nothing", "metadata": map[string]any{"load": ti}}
+			body := map[string]any{"thread_id": uuid.NewString(), "if_exists": "do_nothing", "metadata": map[string]any{"load": ti}}
 			if err := cl.do(ctx, ti, "POST", "/threads", body, &th); err != nil {
 				errs <- err
 				return
