@@ -115,23 +115,8 @@ func openSQLite(tb testing.TB) (checkpoint.Saver, *storage) {
 }
 
 func openPostgres(tb testing.TB) (checkpoint.Saver, *storage) {
-	url := os.Getenv(pgURLEnv)
-	if url == "" {
-		tb.Skip("set " + pgURLEnv + " (scripts/pg-test.sh starts a throwaway server)")
-	}
+	url, schema, conn := pgSchema(tb)
 	ctx := context.Background()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := fmt.Sprintf("agt_bench_%d_%s", os.Getpid(), hex.EncodeToString(b[:]))
-	conn, err := pgx.Connect(ctx, url)
-	require.NoError(tb, err)
-	tb.Cleanup(func() {
-		_, err := conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
-		if err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-		}
-		conn.Close(context.Background())
-	})
 	s, err := postgres.Open(ctx, url, postgres.WithSchema(schema))
 	require.NoError(tb, err)
 	tb.Cleanup(func() { s.Close() })
@@ -150,6 +135,29 @@ func openPostgres(tb testing.TB) (checkpoint.Saver, *storage) {
 				(SELECT COUNT(*) FROM `+q+`agentgraph_checkpoints)`).Scan(&u.blobs, &u.checkpoints))
 		return u
 	}}
+}
+
+// pgSchema skips tb unless AGENTGRAPH_TEST_POSTGRES_URL is set, and
+// returns the URL, the name of a fresh schema, dropped when tb ends, and
+// a connection to the database (closed then) for tb's own statements.
+func pgSchema(tb testing.TB) (url, schema string, conn *pgx.Conn) {
+	url = os.Getenv(pgURLEnv)
+	if url == "" {
+		tb.Skip("set " + pgURLEnv + " (scripts/pg-test.sh starts a throwaway server)")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema = fmt.Sprintf("agt_bench_%d_%s", os.Getpid(), hex.EncodeToString(b[:]))
+	conn, err := pgx.Connect(context.Background(), url)
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
+		_, err := conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+		if err != nil {
+			tb.Errorf("drop schema %s: %v", schema, err)
+		}
+		conn.Close(context.Background())
+	})
+	return url, schema, conn
 }
 
 var w5Thread atomic.Int64

@@ -117,6 +117,59 @@ func TestCheckPutRefusesEveryArrayShapeThatDoesNotProveTheWrite(t *testing.T) {
 	}
 }
 
+func TestCheckParentRefusesWhatCheckPutWithNoBlobsRefuses(t *testing.T) {
+	s, _ := openInternal(t)
+	pool := s.pool
+	_, err := pool.Exec(t.Context(), `INSERT INTO agentgraph_checkpoints (thread_id, ns, id, parent_id, metadata, versions, frontier, shape)
+		VALUES ('t', '', '0001', '', '{}', '{}', '', ''), ('t', '', '0002', '0001', '{}', '{}', '', '')`)
+	require.NoError(t, err)
+	_, err = pool.Exec(t.Context(), `INSERT INTO agentgraph_leases (thread_id, holder, token, expires_at) VALUES
+		('t', 'me', 'live', now() + interval '1 hour'), ('u', '', '', to_timestamp(0))`)
+	require.NoError(t, err)
+	live, dead, empty := "live", "dead", ""
+	for _, tc := range []struct {
+		name       string
+		thread, id string
+		parent     string  // the parent the write names
+		token      *string // the fenced write's lease token
+		ok         bool
+	}{
+		{name: "the latest as parent", thread: "t", id: "0003", parent: "0002", ok: true},
+		{name: "a stale parent", thread: "t", id: "0003", parent: "0001"},
+		{name: "a new thread's write on a thread that has checkpoints", thread: "t", id: "0003", parent: ""},
+		{name: "the write's own ID left out of the latest", thread: "t", id: "0002", parent: "0001", ok: true},
+		{name: "a new thread", thread: "u", id: "0001", parent: "", ok: true},
+		{name: "a parent on a new thread", thread: "u", id: "0001", parent: "0000"},
+		{name: "fenced by the live lease", thread: "t", id: "0003", parent: "0002", token: &live, ok: true},
+		{name: "fenced by a lost lease", thread: "t", id: "0003", parent: "0002", token: &dead},
+		{name: "fenced by the empty token of a released lease", thread: "u", id: "0001", parent: "", token: &empty},
+		{name: "fenced with no lease row", thread: "v", id: "0001", parent: "", token: &live},
+		{name: "fenced by the live lease, a stale parent", thread: "t", id: "0003", parent: "0001", token: &live},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, q := range []struct {
+				name string
+				args []any
+			}{
+				{"checkParent", []any{tc.thread, "", tc.id, tc.parent, tc.token}},
+				{"checkPut", []any{tc.thread, "", tc.id, tc.parent, tc.token, nil, nil, nil, nil}},
+			} {
+				sql := checkParent
+				if q.name == "checkPut" {
+					sql = checkPut
+				}
+				_, err := pool.Exec(t.Context(), sql, q.args...)
+				if tc.ok {
+					require.NoError(t, err, q.name)
+					continue
+				}
+				require.Error(t, err, q.name)
+				require.True(t, isStale(err), "%s: want the check's error, got %v", q.name, err)
+			}
+		})
+	}
+}
+
 func TestPathReadsReturnOneChainPerChannelWhateverTheArrayShape(t *testing.T) {
 	s, _ := openInternal(t)
 	storeBlob(t, s.pool, "a", 1, 0, "a1")

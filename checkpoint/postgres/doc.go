@@ -44,8 +44,9 @@
 //     with U+0000 matches it), as LangGraph's saver strips it; values,
 //     in bytea, keep it.
 //   - agentgraph_blobs: one row per (thread_id, ns, channel, version),
-//     inserted with ON CONFLICT DO NOTHING, so unchanged channels cost
-//     nothing per checkpoint.
+//     written once (a blob stored already is kept, as ON CONFLICT DO
+//     NOTHING keeps it), so unchanged channels cost nothing per
+//     checkpoint.
 //   - agentgraph_writes: pending writes keyed by (thread_id, ns,
 //     checkpoint_id, task_id, idx): ON CONFLICT DO NOTHING for idx ≥ 0
 //     (first write wins), DO UPDATE for idx < 0 (last write wins).

@@ -35,3 +35,9 @@ func (s *Saver) SetBatches() (sets, refused, upserts, fallbacks int64) {
 	sd := s.sender
 	return sd.sets.Load(), sd.refused.Load(), sd.upserts.Load(), sd.fallbacks.Load()
 }
+
+// AloneUpserts returns how many lone writes the group sent again with ON
+// CONFLICT after their first try met a stored row.
+func (s *Saver) AloneUpserts() int64 {
+	return s.sender.aloneUpserts.Load()
+}

@@ -146,9 +146,10 @@ type sender struct {
 	conn *pgxpool.Conn
 	// sets, refused, upserts and fallbacks count the set-based batches
 	// sent, the writes they refused at their check, the batches sent
-	// again with ON CONFLICT and those sent again as statements (for
+	// again with ON CONFLICT and those sent again as statements, and
+	// aloneUpserts the lone writes sent again with ON CONFLICT (for
 	// tests).
-	sets, refused, upserts, fallbacks atomic.Int64
+	sets, refused, upserts, fallbacks, aloneUpserts atomic.Int64
 }
 
 // initGroup sets up the group commit of s's writes.
@@ -171,14 +172,11 @@ func (g *sender) release() {
 
 // commit sends the writes of batch as one pipelined batch (one implicit
 // transaction), setting each write's err. A lone write is sent under its
-// caller's context.
+// caller's context (commitAlone).
 func (g *sender) commit(batch []*groupWrite) {
 	if len(batch) == 1 {
 		w := batch[0]
-		b := &pgx.Batch{}
-		w.Op.queue(b)
-		b, _ = orderLocks(b) // a PutBatch may write several threads
-		_, w.Err = g.send(w.Ctx, b)
+		w.Err = g.commitAlone(w.Ctx, w.Op)
 		return
 	}
 	// The batch runs under a context no caller can cancel: one caller
@@ -194,7 +192,7 @@ func (g *sender) commit(batch []*groupWrite) {
 		b := &pgx.Batch{}
 		ends := make([]int, len(batch)) // ends[i]: the statements of batch[:i+1]
 		for i, w := range batch {
-			w.Op.queue(b)
+			w.Op.queue(b, true) // a unique violation would be its write's error
 			ends[i] = b.Len()
 		}
 		ob, origin := orderLocks(b)
@@ -220,6 +218,39 @@ func (g *sender) commit(batch []*groupWrite) {
 		batch[i].Err = err
 		batch = slices.Delete(batch, i, i+1)
 	}
+}
+
+// commitAlone sends op, a lone write, as statements: its Puts' inserts
+// without ON CONFLICT first, the cheaper statements for the server, with
+// the check they leave to make (see putPlan.queue); a unique violation —
+// a blob or a checkpoint stored already: a Put made again, a version
+// another saver stored — rolls that batch back, and op is sent again
+// upserted, which has the one-by-one semantics (a blob stored already is
+// kept when its value is the same, a checkpoint row is replaced).
+func (g *sender) commitAlone(ctx context.Context, op groupOp) error {
+	b := &pgx.Batch{}
+	op.queue(b, false)
+	b, _ = orderLocks(b) // a PutBatch may write several threads
+	_, err := g.send(ctx, b)
+	if err == nil || !isUniqueViolation(err) || !op.hasPut() {
+		return err
+	}
+	g.aloneUpserts.Add(1)
+	b = &pgx.Batch{}
+	op.queue(b, true)
+	b, _ = orderLocks(b)
+	_, err = g.send(ctx, b)
+	return err
+}
+
+// hasPut reports whether op holds a Put, whose inserts its queue chooses.
+func (op groupOp) hasPut() bool {
+	for _, it := range op.items {
+		if it.plan != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // send sends b and reads its results in order. It returns the index of

@@ -39,7 +39,9 @@ import (
 // checkpoint, every delta's base is stored with the hash and depth the
 // client encoded against, and every changed channel's version is stored
 // with the value's hash (a version stored before with another value is a
-// version conflict; with the same value, the first is kept, as always).
+// version conflict; with the same value, the first is kept, as always) —
+// which a blob's insert without ON CONFLICT proves by itself when it
+// succeeds (see putPlan.queue).
 // The locks are the two-round-trip path's: the Put lock of the thread and
 // namespace, and, for a fenced write, the thread's lease lock shared (see
 // Fencing in lease.go), in the batch's first statement; the check is a
@@ -86,13 +88,23 @@ $$`
 	// 1,000 threads slower on one saver than one thread (3,400 against
 	// 4,500 steps/s; see bench/SAVERS.md). Both forms pad shorter arrays
 	// with NULLs, in lockstep.
-	checkPut = `SELECT agentgraph_check(
-	COALESCE((SELECT id FROM agentgraph_checkpoints WHERE thread_id = $1 AND ns = $2 AND id <> $3 ORDER BY id DESC LIMIT 1), '') = $4
-	AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM agentgraph_leases WHERE thread_id = $1 AND token = $5 AND token <> ''))
+	checkPut = `SELECT agentgraph_check(` + checkParentAndFence + `
 	AND NOT EXISTS (
 		SELECT 1 FROM (SELECT unnest($6::text[]) AS channel, unnest($7::bigint[]) AS version, unnest($8::bytea[]) AS hash, unnest($9::bigint[]) AS depth) AS w
 		WHERE (SELECT x.hash = w.hash AND (w.depth < 0 OR x.depth = w.depth) FROM agentgraph_blobs AS x
 			WHERE x.thread_id = $1 AND x.ns = $2 AND x.channel = w.channel AND x.version = w.version LIMIT 1) IS NOT TRUE))`
+
+	// checkParent is checkPut for a Put with no blob to verify ($1–$5):
+	// the executor's work on checkPut's blob half is paid at every
+	// statement, even over empty arrays (≈ 15 µs of the backend's time
+	// per W5 step; see bench/SAVERS.md).
+	checkParent = `SELECT agentgraph_check(` + checkParentAndFence + `)`
+
+	// checkParentAndFence is the condition of checkPut and checkParent
+	// on the parent and the lease.
+	checkParentAndFence = `
+	COALESCE((SELECT id FROM agentgraph_checkpoints WHERE thread_id = $1 AND ns = $2 AND id <> $3 ORDER BY id DESC LIMIT 1), '') = $4
+	AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM agentgraph_leases WHERE thread_id = $1 AND token = $5 AND token <> ''))`
 
 	// checkFence checks the fence of a PutWrites or a DeleteThread.
 	checkFence = `SELECT agentgraph_check(EXISTS (SELECT 1 FROM agentgraph_leases WHERE thread_id = $1 AND token = $2 AND token <> ''))`
@@ -240,6 +252,7 @@ type putPlan struct {
 	fenced  bool
 	lease   checkpoint.Lease
 	check   [4]any // the blobs checkPut verifies
+	bases   [4]any // those of check that are delta bases, not blobs of p
 	written []bool // whether blobs[i] was inserted
 }
 
@@ -259,9 +272,9 @@ func (s *Saver) planPut(ctx context.Context, cp *checkpoint.Checkpoint, row []an
 	}
 	p := &putPlan{cp: cp, args: row, paths: make(channelPaths, 0, len(cp.Channels))}
 	p.lease, p.fenced = checkpoint.LeaseFrom(ctx, cp.ThreadID)
-	var chans []string
-	var versions, depths []int64
-	var hashes [][]byte
+	var chans, baseChans []string
+	var versions, depths, baseVersions, baseDepths []int64
+	var hashes, baseHashes [][]byte
 	for _, ch := range changed {
 		var prev []deltas.Blob
 		if cached != nil {
@@ -279,6 +292,7 @@ func (s *Saver) planPut(ctx context.Context, cp *checkpoint.Checkpoint, row []an
 			for _, b := range prev {
 				if b.Version == blob.Base {
 					chans, versions, hashes, depths = append(chans, ch.Name), append(versions, b.Version), append(hashes, b.Hash[:]), append(depths, b.Depth)
+					baseChans, baseVersions, baseHashes, baseDepths = append(baseChans, ch.Name), append(baseVersions, b.Version), append(baseHashes, b.Hash[:]), append(baseDepths, b.Depth)
 				}
 			}
 		}
@@ -292,13 +306,23 @@ func (s *Saver) planPut(ctx context.Context, cp *checkpoint.Checkpoint, row []an
 		}
 	}
 	p.check = [4]any{chans, versions, hashes, depths}
+	p.bases = [4]any{baseChans, baseVersions, baseHashes, baseDepths}
 	p.written = make([]bool, len(p.blobs))
 	return p
 }
 
 // queue queues p's statements in b. The thread, namespace, ID and parent
 // are the checkpoint row's values (p.args), boxed once.
-func (p *putPlan) queue(b *pgx.Batch) {
+//
+// Upserted, the blobs are inserted unless stored already and the
+// checkpoint row replaces one of the same ID, as the long way does, and
+// the check verifies every blob of p.check. Otherwise the inserts have no
+// ON CONFLICT clause (which costs the server a speculative insertion per
+// row): a row stored already fails the batch with a unique violation, and
+// the write is sent again upserted (sender.commitAlone). A blob the plain
+// insert stored is p's own, so the check verifies only the delta bases
+// (p.bases), and with none, the parent and the lease alone (checkParent).
+func (p *putPlan) queue(b *pgx.Batch, upsert bool) {
 	cp := p.cp
 	thread, ns, id, parent := p.args[0], p.args[1], p.args[2], p.args[3]
 	if p.fenced {
@@ -306,22 +330,30 @@ func (p *putPlan) queue(b *pgx.Batch) {
 	} else {
 		b.Queue(lockThread, threadLockKey(cp.ThreadID, cp.Namespace))
 	}
+	blobSQL, cpSQL, check := insertNewBlob, insertNewCheckpoint, p.bases
+	if upsert {
+		blobSQL, cpSQL, check = insertBlob, upsertCheckpoint, p.check
+	}
 	for i, blob := range p.blobs {
 		var base *int64
 		if blob.Delta {
 			base = &blob.Base
 		}
-		b.Queue(insertBlob, thread, ns, p.names[i], blob.Version, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data).Exec(func(ct pgconn.CommandTag) error {
+		b.Queue(blobSQL, thread, ns, p.names[i], blob.Version, base, blob.Depth, blob.Size, blob.Hash[:], blob.Data).Exec(func(ct pgconn.CommandTag) error {
 			p.written[i] = ct.RowsAffected() == 1
 			return nil
 		})
 	}
-	b.Queue(upsertCheckpoint, p.args...)
+	b.Queue(cpSQL, p.args...)
 	var token *string
 	if p.fenced {
 		token = &p.lease.Token
 	}
-	b.Queue(checkPut, thread, ns, id, parent, token, p.check[0], p.check[1], p.check[2], p.check[3])
+	if len(check[0].([]string)) == 0 {
+		b.Queue(checkParent, thread, ns, id, parent, token)
+		return
+	}
+	b.Queue(checkPut, thread, ns, id, parent, token, check[0], check[1], check[2], check[3])
 }
 
 // committed records p's paths once its batch committed. A blob that was

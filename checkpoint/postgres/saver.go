@@ -104,10 +104,15 @@ SELECT channel, version, base, depth, size, hash FROM path`
 	selectLatestOther = `SELECT id FROM agentgraph_checkpoints
 	WHERE thread_id = $1 AND ns = $2 AND id <> $3 ORDER BY id DESC LIMIT 1`
 
-	insertBlob = `INSERT INTO agentgraph_blobs (thread_id, ns, channel, version, base, depth, size, hash, data)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`
-	upsertCheckpoint = `INSERT INTO agentgraph_checkpoints (thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	// insertNewBlob and insertNewCheckpoint are insertBlob and
+	// upsertCheckpoint without their ON CONFLICT clause, for a lone
+	// write's first try (see sender.commitAlone).
+	insertNewBlob = `INSERT INTO agentgraph_blobs (thread_id, ns, channel, version, base, depth, size, hash, data)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	insertNewCheckpoint = `INSERT INTO agentgraph_checkpoints (thread_id, ns, id, parent_id, created_at, metadata, versions, frontier, shape)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	insertBlob       = insertNewBlob + ` ON CONFLICT DO NOTHING`
+	upsertCheckpoint = insertNewCheckpoint + `
 	ON CONFLICT (thread_id, ns, id) DO UPDATE SET
 		parent_id = excluded.parent_id, created_at = excluded.created_at, metadata = excluded.metadata,
 		versions = excluded.versions, frontier = excluded.frontier, shape = excluded.shape`

@@ -116,15 +116,16 @@ type batchItem struct {
 	lease  *checkpoint.Lease
 }
 
-// queue queues op's statements, one by one, in b.
-func (op groupOp) queue(b *pgx.Batch) {
+// queue queues op's statements, one by one, in b; upsert is its Puts'
+// (see putPlan.queue).
+func (op groupOp) queue(b *pgx.Batch, upsert bool) {
 	if op.raw != nil {
 		op.raw(b)
 		return
 	}
 	for _, it := range op.items {
 		if it.plan != nil {
-			it.plan.queue(b)
+			it.plan.queue(b, upsert)
 		} else {
 			queueWrites(b, it.ref, it.writes, it.lease)
 		}
