@@ -128,6 +128,20 @@ func TestTuningNeedsPairs(t *testing.T) {
 	require.Nil(t, m.tuned())
 }
 
+func TestSearchWithTunedChunks(t *testing.T) {
+	ix, _ := latentIndex(t)
+	require.NotNil(t, ix.termModel().tuned())
+	timer, bell := stopRanks(t, ix, WithLatentFileWeight(0), WithTunedChunks(true))
+	require.Less(t, timer, bell, "the tuned vectors too put the definition beside the deadlines first")
+
+	off, err := ix.Search(context.Background(), "halt sluggish", WithMode(BM25))
+	require.NoError(t, err)
+	ix.termModel().Tuned = nil // a model that could not be tuned
+	on, err := ix.Search(context.Background(), "halt sluggish", WithMode(BM25), WithTunedChunks(true))
+	require.NoError(t, err)
+	require.Equal(t, off, on, "without tuned vectors: the LSA ones")
+}
+
 func TestAModelTrainedBeforeTuningIsTrainedAgain(t *testing.T) {
 	require.False(t, trainsAs("lsa-v2/128/0123456789abcdef", 128), "the fourth round's model")
 	require.True(t, trainsAs(termModelID(128, nil), 128))
