@@ -529,11 +529,18 @@ func (ix *Index) updateTermModel(ctx context.Context, paths []string, changed in
 }
 
 // trainTermModel trains a term model on the definitions of the indexed
-// files among paths, in their order: each one's symbol and content; and
-// gives it the vectors of those files (see filevec.go).
+// files among paths, in their order: each one's symbol and content;
+// tunes a copy of its vectors on their doc comments (see tune.go); and
+// gives it the vectors of those files (see latent.go).
 func (ix *Index) trainTermModel(ctx context.Context, paths []string) (*termModel, error) {
+	return ix.trainTermModelWith(ctx, paths, defaultTuning())
+}
+
+// trainTermModelWith is trainTermModel with the tuning tc.
+func (ix *Index) trainTermModelWith(ctx context.Context, paths []string, tc tuneConfig) (*termModel, error) {
 	var c termCounter
 	var fc fileTermCounter
+	var pc pairCounter
 	for _, rel := range paths {
 		if ix.man.Files[rel] == nil {
 			continue
@@ -552,12 +559,17 @@ func (ix *Index) trainTermModel(ctx context.Context, paths []string) (*termModel
 		for _, ch := range chunks {
 			if ch.Kind != KindLines {
 				c.add(ch.Symbol + "\n" + ch.Content)
+				pc.add(&c, ch.Symbol, ch.Content)
 			}
 		}
 		fc.add(rel, data)
 	}
+	docs := len(c.docs)
 	m, err := c.train(ctx, defaultTermTraining(ix.cfg.termDim))
 	if err != nil {
+		return nil, err
+	}
+	if m.Tuned, err = m.tune(ctx, &c, &pc, docs, tc); err != nil {
 		return nil, err
 	}
 	m.setFiles(&fc)

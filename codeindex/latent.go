@@ -170,7 +170,12 @@ type latentQuery struct {
 // latentQueryOf returns the latent query of q; nil when the index has no
 // term model or the model knows none of q's terms.
 func (ix *Index) latentQueryOf(q string) *latentQuery {
-	m := ix.termModel()
+	return latentQueryIn(ix.termModel(), q)
+}
+
+// latentQueryIn returns the latent query of q in m's space; nil when m is
+// nil or knows none of q's terms.
+func latentQueryIn(m *termModel, q string) *latentQuery {
 	ts := modelTerms(q)
 	v := m.termsVector(ts)
 	if v == nil {
@@ -240,7 +245,9 @@ func (ix *Index) latentFiles(lq *latentQuery, files []scored, weight float64, n 
 
 // The latent chunk ranking. The first latentChunkCandidates chunks of a
 // keyword or hybrid ranking each get a vector made as a file's is, of the
-// terms of their symbol and text, and their cosine with the query's vector
+// terms of their symbol and text (of the LSA vectors, or of those tuned
+// on the doc comments: see WithTunedChunks), and their cosine with the
+// query's vector
 // (over the best cosine among them, times the best score of the ranking,
 // times the weight) is added to their score: among the definitions the
 // ranking found, the one that speaks of what the question speaks of, in

@@ -127,7 +127,11 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 		ranked = filePrior(ranked, files, sc.fileWeight)
 	}
 	if sc.mode != Vector && (sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
-		ranked = ix.rerankChunks(lq, ranked, sc.latentChunkWeight, sc.coverageWeight, latentChunkCandidates)
+		lqc := lq // the latent chunk ranking's: in the tuned vectors' space with WithTunedChunks
+		if t := ix.termModel().tuned(); sc.tunedChunks && lq != nil && t != nil {
+			lqc = latentQueryIn(t, q)
+		}
+		ranked = ix.rerankChunks(lqc, ranked, sc.latentChunkWeight, sc.coverageWeight, latentChunkCandidates)
 	}
 	if demote {
 		ranked = testsLast(ranked)

@@ -21,8 +21,9 @@ import (
 const DefaultTermModelDim = 128
 
 // termModelVersion names how the term model is trained (the terms, the
-// documents, the weights, the SVD); a change retrains it.
-const termModelVersion = "lsa-v2"
+// documents, the weights, the SVD, the tuning on the doc comments); a
+// change retrains it.
+const termModelVersion = "lsa-tuned-v1"
 
 // termModelFile is the term model's file in the index folder.
 const termModelFile = "terms.bin"
@@ -67,6 +68,10 @@ type termModel struct {
 	IDF      []float32
 	Files    []modelFile
 	FileVecs []float32
+
+	// The term vectors tuned on the doc comments (see tune.go), term t's
+	// at [t*Dim:(t+1)*Dim] as in Vecs; nil when the model was not tuned.
+	Tuned []float32
 
 	index map[string]int32
 }
@@ -525,8 +530,9 @@ const termMagic = "coderag-terms 2\n"
 // terms (each a uvarint length and its bytes), the vectors (float32), the
 // terms' IDF (float32), the number of files (uint32), each file's path (a
 // uvarint length and its bytes) and hash (32 bytes), and the files'
-// vectors (float32), little-endian. The ID in the header lets a reader tell the recorded
-// model from another without hashing it.
+// vectors (float32), then the number of tuned vectors' floats (uint32, 0
+// for none) and those (float32), little-endian. The ID in the header lets
+// a reader tell the recorded model from another without hashing it.
 func (m *termModel) encode(dim int) (data []byte, id string) {
 	payload := binary.LittleEndian.AppendUint32(nil, uint32(m.Dim))
 	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Terms)))
@@ -543,6 +549,8 @@ func (m *termModel) encode(dim int) (data []byte, id string) {
 		payload = append(payload, f.Hash[:]...)
 	}
 	payload = appendFloats(payload, m.FileVecs)
+	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Tuned)))
+	payload = appendFloats(payload, m.Tuned)
 	id = termModelID(dim, payload)
 	data = append([]byte(termMagic+id+"\n"), payload...)
 	return data, id
@@ -626,7 +634,20 @@ func loadTermModel(path, id string) (*termModel, error) {
 	if m.Dim > 0 && files > len(p)/4/m.Dim {
 		return nil, errStaleTermModel
 	}
-	if m.FileVecs, p, ok = readFloats(p, files*m.Dim); !ok || len(p) != 0 {
+	if m.FileVecs, p, ok = readFloats(p, files*m.Dim); !ok || len(p) < 4 {
+		return nil, errStaleTermModel
+	}
+	if tuned := int(binary.LittleEndian.Uint32(p)); tuned != 0 {
+		if tuned != n*m.Dim {
+			return nil, errStaleTermModel
+		}
+		if m.Tuned, p, ok = readFloats(p[4:], tuned); !ok {
+			return nil, errStaleTermModel
+		}
+	} else {
+		p = p[4:]
+	}
+	if len(p) != 0 {
 		return nil, errStaleTermModel
 	}
 	m.reindex()

@@ -66,6 +66,9 @@ func TestTermModelTrainingIsDeterministic(t *testing.T) {
 	require.Equal(t, ia.man.TermModel, ib.man.TermModel, "the recorded ID hashes the model's file")
 	require.Equal(t, ia.termModel().Terms, ib.termModel().Terms)
 	require.Equal(t, ia.termModel().Vecs, ib.termModel().Vecs)
+	require.NotNil(t, ia.termModel().Tuned, "the doc comments make pairs: the model is tuned")
+	require.NotEqual(t, ia.termModel().Vecs, ia.termModel().Tuned)
+	require.Equal(t, ia.termModel().Tuned, ib.termModel().Tuned)
 	require.Len(t, ia.termModel().Files, len(tree))
 	require.Len(t, ia.termModel().FileVecs, len(tree)*ia.termModel().Dim)
 	require.Equal(t, ia.termModel().Files, ib.termModel().Files)
@@ -91,7 +94,7 @@ func TestTermModelRoundTripsThroughOpen(t *testing.T) {
 	root := t.TempDir()
 	writeTermTree(t, root, termTree())
 	ix := openUpdated(t, root)
-	id, want, vecs := ix.man.TermModel, ix.termModel().expand("sluggish"), ix.termModel().Vecs
+	id, want, vecs, tuned := ix.man.TermModel, ix.termModel().expand("sluggish"), ix.termModel().Vecs, ix.termModel().Tuned
 	files, fileVecs, idf := ix.termModel().Files, ix.termModel().FileVecs, ix.termModel().IDF
 	hits, err := ix.Search(ctx, "sluggish", WithMode(BM25))
 	require.NoError(t, err)
@@ -103,6 +106,8 @@ func TestTermModelRoundTripsThroughOpen(t *testing.T) {
 	require.NotNil(t, ix.termModel(), "read from the folder, no Update needed")
 	require.Equal(t, id, ix.man.TermModel)
 	require.Equal(t, vecs, ix.termModel().Vecs)
+	require.NotNil(t, tuned)
+	require.Equal(t, tuned, ix.termModel().Tuned)
 	require.Equal(t, files, ix.termModel().Files)
 	require.Equal(t, fileVecs, ix.termModel().FileVecs)
 	require.Equal(t, idf, ix.termModel().IDF)
