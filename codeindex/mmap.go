@@ -23,6 +23,20 @@ func readMapped(f *os.File, size int64) (*mappedFile, error) {
 	return &mappedFile{data: data}, nil
 }
 
+// openMapped maps the file at path (see mapFile).
+func openMapped(path string) (*mappedFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return mapFile(f, st.Size())
+}
+
 // float32s returns the n little-endian float32s at offset off of the file
 // in place, when the machine is little-endian and they are aligned.
 func (m *mappedFile) float32s(off, n int) ([]float32, bool) {

@@ -577,9 +577,17 @@ var errStaleTermModel = errors.New("codeindex: term model file is not the one th
 // loadTermModel reads the term model of path, which must be the one
 // recorded as id; errStaleTermModel if it is not, or cannot be read.
 func loadTermModel(path, id string) (*termModel, error) {
-	data, err := os.ReadFile(path)
+	// The file is mapped, not read: its vectors are copied once, from the
+	// page cache, and a fresh process does not also fault in and fill a
+	// buffer of the file's size (tens of MB for a large repository).
+	mf, err := openMapped(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("codeindex: load term model: %w", err)
+	}
+	var data []byte
+	if err == nil {
+		defer mf.close()
+		data = mf.data
 	}
 	head := termMagic + id + "\n"
 	if err != nil || !bytes.HasPrefix(data, []byte(head)) {
@@ -662,6 +670,10 @@ func appendFloats(b []byte, xs []float32) []byte {
 	return b
 }
 
+// floatExpMask is a float32's exponent bits: all set, the value is NaN or
+// an infinity.
+const floatExpMask = 0x7f800000
+
 // readFloats reads n little-endian float32s from p and returns them and
 // the rest of p; ok is false when p is too short.
 func readFloats(p []byte, n int) (xs []float32, rest []byte, ok bool) {
@@ -669,11 +681,13 @@ func readFloats(p []byte, n int) (xs []float32, rest []byte, ok bool) {
 		return nil, p, false
 	}
 	xs = make([]float32, n)
+	q := p[:4*n]
 	for i := range xs {
-		xs[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
-		if math.IsNaN(float64(xs[i])) || math.IsInf(float64(xs[i]), 0) {
+		bits := binary.LittleEndian.Uint32(q[4*i : 4*i+4])
+		if bits&floatExpMask == floatExpMask { // NaN or ±Inf
 			return nil, p, false
 		}
+		xs[i] = math.Float32frombits(bits)
 	}
 	return xs, p[4*n:], true
 }
