@@ -91,8 +91,8 @@
 // among a batch of others (a bag-of-terms dual encoder, in-batch softmax,
 // 3 epochs, deterministic; 4.5 s for GOROOT/src's 29,886 pairs). With
 // [WithTunedChunks] the 50 best chunks are compared with the question
-// through the tuned vectors; it is off by default (see
-// evaluation/README.md, eighth round).
+// through the tuned vectors, by default (see evaluation/README.md, eighth
+// round).
 //
 // A long question (more than six distinct terms the model knows) also
 // weighs the breadth of each of those 50 chunks' match

@@ -134,7 +134,7 @@ func TestSearchWithTunedChunks(t *testing.T) {
 	timer, bell := stopRanks(t, ix, WithLatentFileWeight(0), WithTunedChunks(true))
 	require.Less(t, timer, bell, "the tuned vectors too put the definition beside the deadlines first")
 
-	off, err := ix.Search(context.Background(), "halt sluggish", WithMode(BM25))
+	off, err := ix.Search(context.Background(), "halt sluggish", WithMode(BM25), WithTunedChunks(false))
 	require.NoError(t, err)
 	ix.termModel().Tuned = nil // a model that could not be tuned
 	on, err := ix.Search(context.Background(), "halt sluggish", WithMode(BM25), WithTunedChunks(true))
