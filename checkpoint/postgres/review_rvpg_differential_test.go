@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
@@ -71,21 +70,7 @@ func rvpgScript(t *testing.T, seed uint64, steps int, out *strings.Builder) {
 	counter := 0
 	newID := func() string { counter++; return fmt.Sprintf("%05d", counter) }
 	conn := connect(t, schema)
-	dump := func() []string { // every row but the leases', in key order
-		var rows []string
-		for _, q := range []string{
-			`SELECT x::text FROM agentgraph_checkpoints x ORDER BY thread_id, ns, id`,
-			`SELECT x::text FROM agentgraph_blobs x ORDER BY thread_id, ns, channel, version`,
-			`SELECT x::text FROM agentgraph_writes x ORDER BY thread_id, ns, checkpoint_id, task_id, idx`,
-		} {
-			r, err := conn.Query(t.Context(), q)
-			require.NoError(t, err)
-			got, err := pgx.CollectRows(r, pgx.RowTo[string])
-			require.NoError(t, err)
-			rows = append(rows, got...)
-		}
-		return rows
-	}
+	dump := func() []string { return dumpRows(t, conn) } // every row but the leases', in key order
 
 	view := func(k int, th string) checkpoint.Saver {
 		if l := leases[k][th]; l != nil {

@@ -233,7 +233,13 @@ func (m *reviewModel) writes(k [2]string) (checkpoint.Ref, []checkpoint.Write) {
 // in key order.
 func reviewDump(t *testing.T, schema string) []string {
 	t.Helper()
-	conn := connect(t, schema)
+	return dumpRows(t, connect(t, schema))
+}
+
+// dumpRows returns every row of the saver's tables on conn but the
+// leases', in key order.
+func dumpRows(t *testing.T, conn *pgx.Conn) []string {
+	t.Helper()
 	var rows []string
 	for _, q := range []string{
 		`SELECT x::text FROM agentgraph_checkpoints x ORDER BY thread_id, ns, id`,
