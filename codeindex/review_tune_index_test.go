@@ -204,6 +204,16 @@ func TestReviewTuneCost(t *testing.T) {
 		if m != nil {
 			dim, terms, tuned = m.Dim, len(m.Terms), len(m.Tuned)
 		}
+		if m != nil {
+			paths, err := ix.walk()
+			require.NoError(t, err)
+			for _, tc := range []tuneConfig{{}, defaultTuning()} {
+				start := time.Now()
+				_, err := ix.trainTermModelWith(context.Background(), paths, tc)
+				require.NoError(t, err)
+				t.Logf("training with %d epochs of tuning: %v", tc.epochs, time.Since(start))
+			}
+		}
 		t.Logf("term model %v: %d files, Open+Update %v, terms.bin %d bytes, dim %d, %d terms, %d tuned floats", len(opts) == 0, st.Added, took, size, dim, terms, tuned)
 		require.NoError(t, ix.Close())
 	}
