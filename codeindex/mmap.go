@@ -2,8 +2,10 @@ package codeindex
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"unsafe"
 )
 
@@ -23,9 +25,11 @@ func readMapped(f *os.File, size int64) (*mappedFile, error) {
 	return &mappedFile{data: data}, nil
 }
 
-// openMapped maps the file at path (see mapFile).
+// openMapped maps the regular file at path (see mapFile). It is opened
+// without blocking, so that a FIFO or device there is refused instead of
+// waited on.
 func openMapped(path string) (*mappedFile, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -33,6 +37,9 @@ func openMapped(path string) (*mappedFile, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	return mapFile(f, st.Size())
 }

@@ -33,6 +33,12 @@ import (
 // for its definition to be a training pair.
 const minDocTerms = 4
 
+// minPoolNorm is the least norm of a pooled vector that tune normalises
+// and trains through; one below it counts as zero. A term's weight is at
+// least log 2 (a model's terms are in at most half the documents), so a
+// pool below it is terms that cancel.
+const minPoolNorm = 1e-6
+
 // tuneConfig says how the term vectors are tuned on the doc comments.
 type tuneConfig struct {
 	epochs int     // passes over the pairs; 0: no tuning
@@ -181,10 +187,15 @@ func (m *termModel) tune(ctx context.Context, c *termCounter, p *pairCounter, do
 			ss += x * x
 		}
 		n := math.Sqrt(ss)
-		if n > 0 {
-			for j := range out {
-				out[j] /= n
-			}
+		if n < minPoolNorm {
+			// Terms that (nearly) cancel: a pool of no direction. Its
+			// gradient, weight / n, would overflow float32 into +Inf and
+			// NaN, which the loader refuses.
+			clear(out)
+			return 0
+		}
+		for j := range out {
+			out[j] /= n
 		}
 		return n
 	}
