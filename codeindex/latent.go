@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // The latent rankings: of the files ([WithLatentFileWeight]) and of the
@@ -377,16 +376,12 @@ func (ix *Index) chunkTexts(chunks []scored) []string {
 // readRegular reads the regular file name under root, of at most max
 // bytes, without blocking on a FIFO or device.
 func readRegular(root *os.Root, name string, max int64) ([]byte, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := openRegular(root.OpenFile, name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
+	if fi.Size() > max {
 		return nil, errors.New("not an indexable file")
 	}
 	return io.ReadAll(io.LimitReader(f, max+1))

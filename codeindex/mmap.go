@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 	"unsafe"
@@ -29,19 +30,32 @@ func readMapped(f *os.File, size int64) (*mappedFile, error) {
 // without blocking, so that a FIFO or device there is refused instead of
 // waited on.
 func openMapped(path string) (*mappedFile, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, st, err := openRegular(os.OpenFile, path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return mapFile(f, st.Size())
+}
+
+// openRegular opens name with open (os.OpenFile, or an [os.Root]'s)
+// read-only without blocking on a FIFO or device, and returns it with its
+// information, or an error when it is not a regular file.
+func openRegular(open func(string, int, fs.FileMode) (*os.File, error), name string) (*os.File, fs.FileInfo, error) {
+	f, err := open(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		f.Close()
+		return nil, nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: not a regular file", name)
 	}
-	return mapFile(f, st.Size())
+	return f, st, nil
 }
 
 // float32s returns the n little-endian float32s at offset off of the file
