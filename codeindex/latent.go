@@ -162,6 +162,7 @@ func (m *termModel) termsVector(terms []string) []float32 {
 type latentQuery struct {
 	m     *termModel
 	v     []float32
+	words []string          // the query's terms (modelTerms), in order
 	terms map[int32]float32 // the query's distinct terms the model knows, and their idf
 	idf   float64           // the sum of terms' idf
 }
@@ -169,18 +170,13 @@ type latentQuery struct {
 // latentQueryOf returns the latent query of q; nil when the index has no
 // term model or the model knows none of q's terms.
 func (ix *Index) latentQueryOf(q string) *latentQuery {
-	return latentQueryIn(ix.termModel(), q)
-}
-
-// latentQueryIn returns the latent query of q in m's space; nil when m is
-// nil or knows none of q's terms.
-func latentQueryIn(m *termModel, q string) *latentQuery {
+	m := ix.termModel()
 	ts := modelTerms(q)
 	v := m.termsVector(ts)
 	if v == nil {
 		return nil
 	}
-	lq := &latentQuery{m: m, v: v, terms: map[int32]float32{}}
+	lq := &latentQuery{m: m, v: v, words: ts, terms: map[int32]float32{}}
 	for _, t := range ts {
 		if k, ok := m.index[t]; ok && m.IDF[k] > 0 {
 			if _, dup := lq.terms[k]; !dup {
@@ -190,6 +186,20 @@ func latentQueryIn(m *termModel, q string) *latentQuery {
 		}
 	}
 	return lq
+}
+
+// tuned returns lq in the space of its model's vectors tuned on the doc
+// comments (see tune.go), or lq when the model has none. The tuned model
+// shares the terms, their idf and the files with lq's, so only the
+// query's vector changes.
+func (lq *latentQuery) tuned() *latentQuery {
+	t := lq.m.tuned()
+	if t == nil {
+		return lq
+	}
+	tq := *lq
+	tq.m, tq.v = t, t.termsVector(lq.words)
+	return &tq
 }
 
 // latentFiles returns the file ranking files (BM25, best first) fused with

@@ -128,8 +128,8 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	}
 	if sc.mode != Vector && (sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
 		lqc := lq // the latent chunk ranking's: in the tuned vectors' space with WithTunedChunks
-		if t := ix.termModel().tuned(); sc.tunedChunks && lq != nil && t != nil {
-			lqc = latentQueryIn(t, q)
+		if sc.tunedChunks && lq != nil {
+			lqc = lq.tuned()
 		}
 		ranked = ix.rerankChunks(lqc, ranked, sc.latentChunkWeight, sc.coverageWeight, latentChunkCandidates)
 	}
