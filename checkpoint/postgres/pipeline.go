@@ -272,9 +272,7 @@ func (s *Saver) planPut(ctx context.Context, cp *checkpoint.Checkpoint, row []an
 	}
 	p := &putPlan{cp: cp, args: row, paths: make(channelPaths, 0, len(cp.Channels))}
 	p.lease, p.fenced = checkpoint.LeaseFrom(ctx, cp.ThreadID)
-	var chans, baseChans []string
-	var versions, depths, baseVersions, baseDepths []int64
-	var hashes, baseHashes [][]byte
+	var check, bases blobChecks
 	for _, ch := range changed {
 		var prev []deltas.Blob
 		if cached != nil {
@@ -287,12 +285,12 @@ func (s *Saver) planPut(ctx context.Context, cp *checkpoint.Checkpoint, row []an
 		p.blobs = append(p.blobs, blob)
 		p.names = append(p.names, ch.Name)
 		p.paths.set(ch.Name, newPath(blob, prev))
-		chans, versions, hashes, depths = append(chans, ch.Name), append(versions, ch.Version), append(hashes, blob.Hash[:]), append(depths, -1)
+		check.add(ch.Name, ch.Version, blob.Hash[:], -1)
 		if blob.Delta {
 			for _, b := range prev {
 				if b.Version == blob.Base {
-					chans, versions, hashes, depths = append(chans, ch.Name), append(versions, b.Version), append(hashes, b.Hash[:]), append(depths, b.Depth)
-					baseChans, baseVersions, baseHashes, baseDepths = append(baseChans, ch.Name), append(baseVersions, b.Version), append(baseHashes, b.Hash[:]), append(baseDepths, b.Depth)
+					check.add(ch.Name, b.Version, b.Hash[:], b.Depth)
+					bases.add(ch.Name, b.Version, b.Hash[:], b.Depth)
 				}
 			}
 		}
@@ -305,10 +303,28 @@ func (s *Saver) planPut(ctx context.Context, cp *checkpoint.Checkpoint, row []an
 			p.paths.set(ch.Name, path)
 		}
 	}
-	p.check = [4]any{chans, versions, hashes, depths}
-	p.bases = [4]any{baseChans, baseVersions, baseHashes, baseDepths}
+	p.check, p.bases = check.boxed(), bases.boxed()
 	p.written = make([]bool, len(p.blobs))
 	return p
+}
+
+// blobChecks are the blobs a check statement verifies, as its four
+// arrays: channel, version, hash and depth (-1: a blob of the Put itself,
+// whose depth is not checked).
+type blobChecks struct {
+	chans            []string
+	versions, depths []int64
+	hashes           [][]byte
+}
+
+// add adds a blob to c.
+func (c *blobChecks) add(channel string, version int64, hash []byte, depth int64) {
+	c.chans, c.versions, c.hashes, c.depths = append(c.chans, channel), append(c.versions, version), append(c.hashes, hash), append(c.depths, depth)
+}
+
+// boxed returns c's arrays boxed once, in the check's argument order.
+func (c *blobChecks) boxed() [4]any {
+	return [4]any{c.chans, c.versions, c.hashes, c.depths}
 }
 
 // queue queues p's statements in b. The thread, namespace, ID and parent
