@@ -73,10 +73,13 @@ type Backend interface {
 	// ReleaseRun gives the claimed run up, unfinished, to be claimed again
 	// at once.
 	ReleaseRun(ctx context.Context, c *Claim) error
-	// FinishRun ends the claimed run as res says and updates its thread.
-	// A run a rollback cancelled is deleted instead, and the thread's next
-	// run starts from the checkpoint it started from; a run whose thread
-	// was deleted while it ran is deleted too.
+	// FinishRun ends the claimed run as res says, ends its stream with an
+	// "end" event and updates its thread, as one atomic change: a client
+	// that read the end finds the run ended and its thread as res says
+	// (idle, unless another run is queued). A run a rollback cancelled is
+	// deleted instead, and the thread's next run starts from the
+	// checkpoint it started from; a run whose thread was deleted while it
+	// ran is deleted too.
 	FinishRun(ctx context.Context, c *Claim, res RunResult) error
 	// AppendEvent adds an event to the claimed run's stream and returns
 	// its id (0 for the first of the run).

@@ -1,14 +1,21 @@
 package server_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"path"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentgraph/agentgraph/checkpoint"
 	"github.com/agentgraph/agentgraph/server"
 )
 
@@ -51,4 +58,79 @@ func TestRunWhoseResultCannotBeRecordedFailsOnce(t *testing.T) {
 	require.Len(t, runs, 1)
 	require.Equal(t, "error", runs[0]["status"])
 	require.Equal(t, int32(1), rb.refused.Load(), "the run was not run again")
+}
+
+// slowFinish is a real Backend whose FinishRun starts late, as a loaded
+// machine or a slow database makes it: the window in which a stream's
+// end could be read before its run ended is then wide open.
+type slowFinish struct {
+	server.Backend
+	delay time.Duration
+}
+
+func (b slowFinish) FinishRun(ctx context.Context, c *server.Claim, res server.RunResult) error {
+	select {
+	case <-time.After(b.delay):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return b.Backend.FinishRun(ctx, c, res)
+}
+
+// A client that read a stream's "end" finds the run ended and its thread
+// no longer busy, so that its next run on the thread (a resume, with the
+// default "reject" strategy) is accepted at once, on every Backend.
+func TestAStreamsEndComesWithItsRunEnded(t *testing.T) {
+	if onBackend() {
+		t.Skip("runs on every backend itself: in the run without " + backendEnv)
+	}
+	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend){
+		"memory-backend": func(*testing.T) (checkpoint.Saver, server.Backend) {
+			return checkpoint.NewMemory(), server.NewMemoryBackend()
+		},
+		"sqlite": sqliteEnv, "postgres": postgresEnv,
+	}
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			saver, b := open(t)
+			s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver),
+				server.WithBackend(slowFinish{Backend: b, delay: 300 * time.Millisecond}),
+				server.WithPollInterval(10*time.Millisecond), server.WithAuthToken(token))
+			require.NoError(t, err)
+			hs := httptest.NewServer(s)
+			t.Cleanup(func() {
+				require.NoError(t, s.Shutdown(context.Background()))
+				hs.Close()
+			})
+			e := &env{t: t, srv: hs}
+			tid := e.newThread(nil)
+
+			body, err := json.Marshal(map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}, "stream_mode": []string{"values"}})
+			require.NoError(t, err)
+			req, err := http.NewRequestWithContext(t.Context(), "POST", hs.URL+"/threads/"+tid+"/runs/stream", bytes.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := hs.Client().Do(req)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			runID := path.Base(res.Header.Get("Content-Location"))
+			// Read as a client that stops at the end does, not to the
+			// stream's close.
+			sc := bufio.NewScanner(res.Body)
+			for sc.Scan() && sc.Text() != "event: end" {
+			}
+			require.NoError(t, sc.Err())
+
+			var th map[string]any
+			e.ok("GET", "/threads/"+tid, nil, &th)
+			require.Equal(t, "interrupted", th["status"], "the thread once its stream ended (its graph asks for an approval)")
+			var run map[string]any
+			e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
+			require.Equal(t, "success", run["status"], "the run once its stream ended")
+			r := e.do("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "command": map[string]any{"resume": "ok"}})
+			require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
+		})
+	}
 }

@@ -760,6 +760,7 @@ func (b *MemoryBackend) FinishRun(ctx context.Context, c *Claim, res RunResult) 
 		}
 	} else {
 		r.rec.Status, r.rec.Result, r.rec.UpdatedAt = res.Status, storedRaw(res.Result, "null"), now
+		r.appendLocked("end", json.RawMessage("null"))
 		b.endedLocked(r)
 	}
 	if t == nil {

@@ -37,14 +37,14 @@ func (e *memEnv) create(id string, resumable bool) {
 	require.NoError(e.t, err)
 }
 
-// finish claims the run id, records events of the given data and an
-// end, and finishes it.
+// finish claims the run id, records "values" events of the given data,
+// and finishes it (which records its end).
 func (e *memEnv) finish(id string, data ...string) {
 	e.t.Helper()
 	c, err := e.b.ClaimRun(e.ctx, "h", time.Minute, nil)
 	require.NoError(e.t, err)
 	require.Equal(e.t, id, c.Run.ID)
-	for _, d := range append(data, "null") {
+	for _, d := range data {
 		_, err := e.b.AppendEvent(e.ctx, c, "values", json.RawMessage(d))
 		require.NoError(e.t, err)
 	}
@@ -85,7 +85,7 @@ func TestMemoryBackendKeepsTheEventsAStreamHoldsUntilItLetsGo(t *testing.T) {
 
 func TestMemoryBackendBoundsTheEventsOfEndedResumableRunsInBytes(t *testing.T) {
 	big := `"` + strings.Repeat("x", 60) + `"`
-	size := int64(len("values")+len(big)) + int64(len("values")+len("null"))
+	size := int64(len("values")+len(big)) + int64(len("end")+len("null"))
 	e := newMemEnv(t, DefaultKeptRuns, size*3/2)
 	first, second := newUUID(), newUUID()
 	e.create(first, true)
@@ -125,5 +125,5 @@ func TestMemoryBackendForgetsTheOldestEndedRunsPastItsBound(t *testing.T) {
 	require.Equal(t, 2, total)
 	require.Equal(t, ids[1:], []string{runs[0].ID, runs[1].ID})
 	require.Equal(t, 2, e.b.kept.Len(), "the forgotten run left the runs keeping events")
-	require.Equal(t, e.b.keptBytes, 2*int64(len("values{}")+len("valuesnull")), "and took its bytes with it")
+	require.Equal(t, e.b.keptBytes, 2*int64(len("values{}")+len("endnull")), "and took its bytes with it")
 }

@@ -459,7 +459,9 @@ func (s *Server) executeClaim(c *Claim) {
 	if runErr != nil {
 		emit("error", runErr)
 	}
-	emit("end", nil)
+	// FinishRun records the stream's "end" with the run's end: a client
+	// that read it finds the run ended and the thread free for its next
+	// run.
 	if lost.Load() {
 		return
 	}
@@ -475,9 +477,8 @@ func (s *Server) executeClaim(c *Claim) {
 			return
 		}
 		if faulted(err) {
-			// Its stream says it ended; the attempt that claims it again
-			// finds nothing left to run past its last checkpoint, and
-			// records the end again.
+			// The attempt that claims it again finds nothing left to run
+			// past its last checkpoint, and ends it and its stream.
 			s.release(ctx, c, "after a fault", err)
 			return
 		}
@@ -488,6 +489,7 @@ func (s *Server) executeClaim(c *Claim) {
 		why := &runErrorData{Error: "StorageError", Message: fmt.Sprintf("the run ended but its result could not be recorded: %v", err)}
 		res = RunResult{Status: runError, Thread: ThreadState{Status: statusError}, DropThread: res.DropThread}
 		res.Result, _ = json.Marshal(map[string]any{"__error__": why})
+		emit("error", why)
 		if err := b.FinishRun(ctx, c, res); err != nil {
 			if !errors.Is(err, ErrLeaseLost) {
 				slog.Warn("server: finishing a run as failed", "run_id", rec.ID, "err", err)
@@ -495,6 +497,7 @@ func (s *Server) executeClaim(c *Claim) {
 			return
 		}
 	}
+	sh.notify(rec.ID) // its end, to the streams that follow it here
 	if res.DropThread {
 		_ = s.deleteCheckpoints(ctx, rec.ThreadID) // best effort: the thread is gone anyway
 	}

@@ -558,7 +558,7 @@ var cases = []testCase{
 			require.ErrorIs(e.t, e.b.DeleteRun(e.ctx, r.ID), server.ErrThreadBusy)
 			c := e.claimRun(r.ID)
 			require.ErrorIs(e.t, e.b.DeleteRun(e.ctx, r.ID), server.ErrThreadBusy)
-			_, err := e.b.AppendEvent(e.ctx, c, "end", json.RawMessage(`null`))
+			_, err := e.b.AppendEvent(e.ctx, c, "values", json.RawMessage(`null`))
 			require.NoError(e.t, err)
 			e.finish(c, "success")
 			require.NoError(e.t, e.b2.DeleteRun(e.ctx, r.ID))
@@ -595,6 +595,24 @@ var cases = []testCase{
 			}
 			require.Equal(e.t, []string{"e0", "e1", "e2", "e3", "e4"}, e.eventNames(r.ID, 0))
 			require.Empty(e.t, e.eventNames(r.ID, 5))
+		},
+	},
+	{
+		name:        "finish-run-ends-the-stream",
+		explanation: "FinishRun appends one \"end\" event after the run's events, in the same change that ends the run: the end is the stream's last event, read on either instance with the run ended",
+		run: func(e *env) {
+			th := e.thread(nil)
+			r := e.run(th.ID, "reject")
+			c := e.claimRun(r.ID)
+			_, err := e.b.AppendEvent(e.ctx, c, "values", json.RawMessage(`{"v":1}`))
+			require.NoError(e.t, err)
+			require.Equal(e.t, []string{"values"}, e.eventNames(r.ID, 0), "no end while the run runs")
+			e.finish(c, "success")
+			evs, err := e.b2.Events(e.ctx, r.ID, 1)
+			require.NoError(e.t, err)
+			require.Len(e.t, evs, 1)
+			require.Equal(e.t, server.Event{ID: 1, Name: "end", Data: json.RawMessage("null")}, evs[0])
+			require.Equal(e.t, "success", e.status(r.ID))
 		},
 	},
 	{

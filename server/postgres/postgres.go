@@ -787,9 +787,14 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 						return err
 					}
 				}
-			} else if _, err := tx.Exec(ctx, `UPDATE agentgraph_server_runs SET status = $2, result = $3, holder = NULL, lease_expires = NULL,
+			} else {
+				if _, err := tx.Exec(ctx, `UPDATE agentgraph_server_runs SET status = $2, result = $3, holder = NULL, lease_expires = NULL,
 			updated_at = now() WHERE run_id = $1`, c.Run.ID, res.Status, rawOr(res.Result, "null")); err != nil {
-				return err
+					return err
+				}
+				if err := appendEnd(ctx, tx, c.Run.ID); err != nil {
+					return err
+				}
 			}
 			if err := b.notify(ctx, tx, c.Run.ID); err != nil {
 				return err

@@ -319,6 +319,7 @@ func TestAStreamGetsEveryEventOfARunAnotherProcessWritesInOrder(t *testing.T) {
 			for i := range want {
 				want[i] = sseEvent{Name: "custom", Data: fmt.Sprintf(`{"i":%d}`, i)}
 			}
+			want = append(want, sseEvent{Name: "end", Data: "null"}) // FinishRun's
 			require.Equal(t, want, got)
 			_, polls, connects := postgres.WatchStatsForTest(reader.b)
 			switch {

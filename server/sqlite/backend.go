@@ -837,9 +837,14 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 					return err
 				}
 			}
-		} else if _, err := tx.Exec(`UPDATE `+runsTable+` SET status = ?2, result = ?3, holder = NULL, lease_expires = NULL,
+		} else {
+			if _, err := tx.Exec(`UPDATE `+runsTable+` SET status = ?2, result = ?3, holder = NULL, lease_expires = NULL,
 			updated_at = ?4 WHERE run_id = ?1`, c.Run.ID, res.Status, rawOr(res.Result, "null"), now); err != nil {
-			return err
+				return err
+			}
+			if err := appendEnd(tx, c.Run.ID); err != nil {
+				return err
+			}
 		}
 		if res.DropThread {
 			_, err := tx.Exec(`DELETE FROM `+threadsTable+` WHERE thread_id = ?1`, thread)
