@@ -108,9 +108,12 @@
 // "metadata" first ({run_id, thread_id, attempt}), then events of the
 // modes asked ("values", "updates", "custom", "messages" for
 // messages-tuple, "tasks", "checkpoints", "debug"), "error" ({error,
-// message}) if the run failed, and "end". With stream_subgraphs, the
-// events of subgraphs come too, named "<mode>|<node>:<task id>" and
-// showing the subgraph's own state. The mode "messages" sends, per
+// message}) if the run failed, and "end", recorded with the run's end:
+// a client that read "end" finds the run ended and its thread free for
+// the next run (a resume with the default "reject" strategy is not
+// refused as busy). With stream_subgraphs, the events of subgraphs come
+// too, named "<mode>|<node>:<task id>" and showing the subgraph's own
+// state. The mode "messages" sends, per
 // message a node streams, "messages/metadata" once and then
 // "messages/partial" with the text so far after each token, and after each
 // step "messages/complete" with the state's messages not sent before. The
