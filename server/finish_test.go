@@ -134,3 +134,109 @@ func TestAStreamsEndComesWithItsRunEnded(t *testing.T) {
 		})
 	}
 }
+
+// faultyFinish is a real Backend whose first fails calls of FinishRun
+// meet a transient fault: before the call is made, or, when after, once
+// it was made (its answer lost, as when a connection drops after the
+// commit).
+type faultyFinish struct {
+	server.Backend
+	fails int32
+	after bool
+	calls atomic.Int32
+}
+
+func (b *faultyFinish) FinishRun(ctx context.Context, c *server.Claim, res server.RunResult) error {
+	if b.calls.Add(1) > b.fails {
+		return b.Backend.FinishRun(ctx, c, res)
+	}
+	if b.after {
+		if err := b.Backend.FinishRun(ctx, c, res); err != nil {
+			return err
+		}
+	}
+	return fault("finish")
+}
+
+// A run whose FinishRun meets a fault ends its stream once: a retry that
+// finds the run ended adds nothing, and a run released after the fault
+// lasted has no end until the attempt that claims it again ends it. The
+// stream, and a join of it from its start, end with that one "end",
+// read once the run ended and its thread was updated.
+func TestARunWhoseFinishFaultedEndsItsStreamOnce(t *testing.T) {
+	if onBackend() {
+		t.Skip("runs on every backend itself: in the run without " + backendEnv)
+	}
+	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend){
+		"memory-backend": func(*testing.T) (checkpoint.Saver, server.Backend) {
+			return checkpoint.NewMemory(), server.NewMemoryBackend()
+		},
+		"sqlite": sqliteEnv, "postgres": postgresEnv,
+	}
+	for _, tc := range []struct {
+		name     string
+		fails    int32
+		after    bool
+		attempts int // the claims of the run
+	}{
+		{"its answer lost", 1, true, 1},
+		{"until it is released", 8, false, 2}, // retryTries
+	} {
+		for name, open := range backends {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				saver, b := open(t)
+				fb := &faultyFinish{Backend: b, fails: tc.fails, after: tc.after}
+				s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver),
+					server.WithBackend(fb), server.WithPollInterval(10*time.Millisecond),
+					server.WithRunLeaseTTL(2*time.Second), server.WithAuthToken(token))
+				require.NoError(t, err)
+				hs := httptest.NewServer(s)
+				t.Cleanup(func() {
+					require.NoError(t, s.Shutdown(context.Background()))
+					hs.Close()
+				})
+				e := &env{t: t, srv: hs}
+				tid := e.newThread(nil)
+				r := e.do("POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"},
+					"stream_mode": []string{"values"}, "stream_resumable": true})
+				require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+				evs := parseSSE(t, r.body)
+				ends, attempts := 0, 0
+				for i, ev := range evs {
+					switch ev.Name {
+					case "end":
+						ends++
+					case "metadata":
+						attempts++
+					case "error":
+						t.Fatalf("an error event: %s", ev.Data)
+					}
+					if i > 0 {
+						require.Greater(t, ev.ID, evs[i-1].ID)
+					}
+				}
+				require.Equal(t, 1, ends, "one end: %v", names(evs))
+				require.Equal(t, "end", evs[len(evs)-1].Name)
+				require.Equal(t, tc.attempts, attempts, "%v", names(evs))
+
+				var run map[string]any
+				e.ok("GET", r.header.Get("Content-Location"), nil, &run)
+				require.Equal(t, "success", run["status"])
+				var th map[string]any
+				e.ok("GET", "/threads/"+tid, nil, &th)
+				require.Equal(t, "interrupted", th["status"], "the thread once its stream ended (its graph asks for an approval)")
+				joined := faultFreeStream(t, hs.URL, r.header.Get("Location"))
+				require.Equal(t, evs, joined, "a join from the start reads the same stream")
+
+				// The try after the one whose answer was lost adds nothing
+				// (the executor is done once the server shut down).
+				require.Eventually(t, func() bool { return fb.calls.Load() > tc.fails }, 10*time.Second, 10*time.Millisecond)
+				require.NoError(t, s.Shutdown(context.Background()))
+				stored, err := b.Events(t.Context(), path.Base(r.header.Get("Content-Location")), 0)
+				require.NoError(t, err)
+				require.Len(t, stored, len(evs), "%v", stored)
+				require.Equal(t, "end", stored[len(stored)-1].Name)
+			})
+		}
+	}
+}
