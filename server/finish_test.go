@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -77,9 +78,11 @@ func (b slowFinish) FinishRun(ctx context.Context, c *server.Claim, res server.R
 	return b.Backend.FinishRun(ctx, c, res)
 }
 
-// A client that read a stream's "end" finds the run ended and its thread
-// no longer busy, so that its next run on the thread (a resume, with the
-// default "reject" strategy) is accepted at once, on every Backend.
+// A client that read a stream's "end", or its "error" (where the Go
+// client, as others may, stops reading a failed run's stream), finds the
+// run ended and its thread no longer busy, so that its next run on the
+// thread (with the default "reject" strategy) is accepted at once, on
+// every Backend.
 func TestAStreamsEndComesWithItsRunEnded(t *testing.T) {
 	if onBackend() {
 		t.Skip("runs on every backend itself: in the run without " + backendEnv)
@@ -90,48 +93,63 @@ func TestAStreamsEndComesWithItsRunEnded(t *testing.T) {
 		},
 		"sqlite": sqliteEnv, "postgres": postgresEnv,
 	}
-	for name, open := range backends {
-		t.Run(name, func(t *testing.T) {
-			saver, b := open(t)
-			s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver),
-				server.WithBackend(slowFinish{Backend: b, delay: 300 * time.Millisecond}),
-				server.WithPollInterval(10*time.Millisecond), server.WithAuthToken(token))
-			require.NoError(t, err)
-			hs := httptest.NewServer(s)
-			t.Cleanup(func() {
-				require.NoError(t, s.Shutdown(context.Background()))
-				hs.Close()
+	for _, tc := range []struct {
+		name      string
+		assistant string
+		stopAt    string // the event the client stops reading at
+		run       string // the run's status then
+		thread    string // and its thread's
+		next      map[string]any
+	}{
+		// The agent graph asks for an approval: the next run resumes it.
+		{"a run that succeeded, at its end", "agent", "end", "success", "interrupted", map[string]any{"command": map[string]any{"resume": "ok"}}},
+		{"a run that failed, at its error", "boom", "error", "error", "error", map[string]any{"input": map[string]any{"topic": "y"}}},
+	} {
+		for name, open := range backends {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				saver, b := open(t)
+				s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.Graph("boom", boomGraph(t, saver)),
+					server.WithCheckpointer(saver), server.WithBackend(slowFinish{Backend: b, delay: 300 * time.Millisecond}),
+					server.WithPollInterval(10*time.Millisecond), server.WithAuthToken(token))
+				require.NoError(t, err)
+				hs := httptest.NewServer(s)
+				t.Cleanup(func() {
+					require.NoError(t, s.Shutdown(context.Background()))
+					hs.Close()
+				})
+				e := &env{t: t, srv: hs}
+				tid := e.newThread(nil)
+
+				body, err := json.Marshal(map[string]any{"assistant_id": tc.assistant, "input": map[string]any{"topic": "x"}, "stream_mode": []string{"values"}})
+				require.NoError(t, err)
+				req, err := http.NewRequestWithContext(t.Context(), "POST", hs.URL+"/threads/"+tid+"/runs/stream", bytes.NewReader(body))
+				require.NoError(t, err)
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Content-Type", "application/json")
+				res, err := hs.Client().Do(req)
+				require.NoError(t, err)
+				defer res.Body.Close()
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				runID := path.Base(res.Header.Get("Content-Location"))
+				// Read as a client that stops there does, not to the
+				// stream's close.
+				sc := bufio.NewScanner(res.Body)
+				for sc.Scan() && sc.Text() != "event: "+tc.stopAt {
+				}
+				require.NoError(t, sc.Err())
+
+				var th map[string]any
+				e.ok("GET", "/threads/"+tid, nil, &th)
+				require.Equal(t, tc.thread, th["status"], "the thread once the client stopped reading")
+				var run map[string]any
+				e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
+				require.Equal(t, tc.run, run["status"], "the run once the client stopped reading")
+				next := map[string]any{"assistant_id": tc.assistant}
+				maps.Copy(next, tc.next)
+				r := e.do("POST", "/threads/"+tid+"/runs/wait", next)
+				require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
 			})
-			e := &env{t: t, srv: hs}
-			tid := e.newThread(nil)
-
-			body, err := json.Marshal(map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}, "stream_mode": []string{"values"}})
-			require.NoError(t, err)
-			req, err := http.NewRequestWithContext(t.Context(), "POST", hs.URL+"/threads/"+tid+"/runs/stream", bytes.NewReader(body))
-			require.NoError(t, err)
-			req.Header.Set("Authorization", "Bearer "+token)
-			req.Header.Set("Content-Type", "application/json")
-			res, err := hs.Client().Do(req)
-			require.NoError(t, err)
-			defer res.Body.Close()
-			require.Equal(t, http.StatusOK, res.StatusCode)
-			runID := path.Base(res.Header.Get("Content-Location"))
-			// Read as a client that stops at the end does, not to the
-			// stream's close.
-			sc := bufio.NewScanner(res.Body)
-			for sc.Scan() && sc.Text() != "event: end" {
-			}
-			require.NoError(t, sc.Err())
-
-			var th map[string]any
-			e.ok("GET", "/threads/"+tid, nil, &th)
-			require.Equal(t, "interrupted", th["status"], "the thread once its stream ended (its graph asks for an approval)")
-			var run map[string]any
-			e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
-			require.Equal(t, "success", run["status"], "the run once its stream ended")
-			r := e.do("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "command": map[string]any{"resume": "ok"}})
-			require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
-		})
+		}
 	}
 }
 
