@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,6 +60,12 @@ func TestRunWhoseResultCannotBeRecordedFailsOnce(t *testing.T) {
 	require.Len(t, runs, 1)
 	require.Equal(t, "error", runs[0]["status"])
 	require.Equal(t, int32(1), rb.refused.Load(), "the run was not run again")
+	r := e.do("GET", "/threads/"+tid+"/runs/"+runs[0]["run_id"].(string)+"/stream", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	evs := parseSSE(t, r.body)
+	require.Equal(t, []string{"error", "end"}, names(evs)[len(evs)-2:], "its stream says why, once, before its end")
+	require.Equal(t, 1, strings.Count(string(r.body), "event: error"))
+	require.Contains(t, string(evs[len(evs)-2].Data), "StorageError")
 }
 
 // slowFinish is a real Backend whose FinishRun starts late, as a loaded

@@ -772,6 +772,9 @@ func (b *MemoryBackend) FinishRun(ctx context.Context, c *Claim, res RunResult) 
 		}
 	} else {
 		r.rec.Status, r.rec.Result, r.rec.UpdatedAt = res.Status, storedRaw(res.Result, "null"), now
+		if res.Error != nil {
+			r.appendLocked("error", storedRaw(res.Error, "null"))
+		}
 		r.appendLocked("end", json.RawMessage("null"))
 		b.endedLocked(r)
 	}
