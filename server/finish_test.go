@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,7 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	ckptsqlite "github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/server"
+	srvsqlite "github.com/agentgraph/agentgraph/server/sqlite"
 )
 
 // refusingResults is a real Backend whose FinishRun refuses every
@@ -261,6 +264,103 @@ func TestARunWhoseFinishFaultedEndsItsStreamOnce(t *testing.T) {
 				require.NoError(t, err)
 				require.Len(t, stored, len(evs), "%v", stored)
 				require.Equal(t, "end", stored[len(stored)-1].Name)
+			})
+		}
+	}
+}
+
+// A stream one server serves of a run another server executes, on the
+// Backend they share (two processes on one SQLite file; two Servers on
+// one MemoryBackend), ends as the run does: a client that stopped at its
+// "end" or "error" finds, on either server, the run ended and the thread
+// free for its next run.
+func TestAStreamServedByAnotherServerEndsWithTheRun(t *testing.T) {
+	if onBackend() {
+		t.Skip("runs on every backend itself: in the run without " + backendEnv)
+	}
+	// Each opens the Backend of the executing server and of the one
+	// serving the stream, with their savers.
+	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend, checkpoint.Saver, server.Backend){
+		"memory-backend": func(*testing.T) (checkpoint.Saver, server.Backend, checkpoint.Saver, server.Backend) {
+			saver, b := checkpoint.NewMemory(), server.NewMemoryBackend()
+			return saver, b, saver, b
+		},
+		"sqlite": func(t *testing.T) (checkpoint.Saver, server.Backend, checkpoint.Saver, server.Backend) {
+			file := filepath.Join(t.TempDir(), "server.db")
+			var savers [2]checkpoint.Saver
+			var bs [2]server.Backend
+			for i := range 2 {
+				saver, err := ckptsqlite.Open(t.Context(), file)
+				require.NoError(t, err)
+				b, err := srvsqlite.Open(t.Context(), file)
+				require.NoError(t, err)
+				t.Cleanup(func() { // after the servers' own cleanup
+					require.NoError(t, b.Close())
+					require.NoError(t, saver.Close())
+				})
+				savers[i], bs[i] = saver, b
+			}
+			return savers[0], bs[0], savers[1], bs[1]
+		},
+	}
+	for _, tc := range []struct {
+		name      string
+		assistant string
+		stopAt    string
+		run       string
+		thread    string
+		next      map[string]any
+	}{
+		{"a run that succeeded, at its end", "agent", "end", "success", "interrupted", map[string]any{"command": map[string]any{"resume": "ok"}}},
+		{"a run that failed, at its error", "boom", "error", "error", "error", map[string]any{"input": map[string]any{"topic": "y"}}},
+	} {
+		for name, open := range backends {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				execSaver, execB, streamSaver, streamB := open(t)
+				serve := func(b server.Backend, graphs ...server.Option) *env {
+					s, err := server.New(append(graphs, server.WithBackend(b), server.WithPollInterval(10*time.Millisecond), server.WithAuthToken(token))...)
+					require.NoError(t, err)
+					hs := httptest.NewServer(s)
+					t.Cleanup(func() {
+						require.NoError(t, s.Shutdown(context.Background()))
+						hs.Close()
+					})
+					return &env{t: t, srv: hs}
+				}
+				executor := serve(slowFinish{Backend: execB, delay: 300 * time.Millisecond},
+					server.Graph("agent", agentGraph(t, execSaver)), server.Graph("boom", boomGraph(t, execSaver)), server.WithCheckpointer(execSaver))
+				// It serves another graph: it claims none of the runs.
+				streamer := serve(streamB, server.Graph("other", agentGraph(t, streamSaver)), server.WithCheckpointer(streamSaver))
+
+				tid := executor.newThread(nil)
+				var rn map[string]any
+				executor.ok("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": tc.assistant, "input": map[string]any{"topic": "x"},
+					"stream_mode": []string{"values"}}, &rn)
+				runID := rn["run_id"].(string)
+				req, err := http.NewRequestWithContext(t.Context(), "GET", streamer.srv.URL+"/threads/"+tid+"/runs/"+runID+"/stream", nil)
+				require.NoError(t, err)
+				req.Header.Set("Authorization", "Bearer "+token)
+				res, err := streamer.srv.Client().Do(req)
+				require.NoError(t, err)
+				defer res.Body.Close()
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				sc := bufio.NewScanner(res.Body)
+				for sc.Scan() && sc.Text() != "event: "+tc.stopAt {
+				}
+				require.NoError(t, sc.Err())
+
+				for _, e := range []*env{streamer, executor} {
+					var th map[string]any
+					e.ok("GET", "/threads/"+tid, nil, &th)
+					require.Equal(t, tc.thread, th["status"], "the thread once the client stopped reading")
+					var run map[string]any
+					e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
+					require.Equal(t, tc.run, run["status"], "the run once the client stopped reading")
+				}
+				next := map[string]any{"assistant_id": tc.assistant}
+				maps.Copy(next, tc.next)
+				r := executor.do("POST", "/threads/"+tid+"/runs/wait", next)
+				require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
 			})
 		}
 	}
