@@ -74,8 +74,9 @@ type Backend interface {
 	// at once.
 	ReleaseRun(ctx context.Context, c *Claim) error
 	// FinishRun ends the claimed run as res says, ends its stream with an
-	// "end" event and updates its thread, as one atomic change: a client
-	// that read the end finds the run ended and its thread as res says
+	// "error" event when res has one and an "end" event, and updates its
+	// thread, as one atomic change: a client that read the end (or the
+	// error) finds the run ended and its thread as res says
 	// (idle, unless another run is queued). A run a rollback cancelled is
 	// deleted instead, and the thread's next run starts from the
 	// checkpoint it started from; a run whose thread was deleted while it
@@ -261,6 +262,10 @@ type RunResult struct {
 	// DropThread deletes the run's thread, not the run: the thread of a
 	// stateless run made for it alone.
 	DropThread bool
+	// Error, when not nil, is the data of an "error" event that FinishRun
+	// appends to the run's stream before its end, in the same change: a
+	// client that stops reading at a failed run's error finds it ended.
+	Error json.RawMessage
 }
 
 // Event is one event of a run's stream.

@@ -6,9 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,7 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgraph/agentgraph/checkpoint"
+	ckptsqlite "github.com/agentgraph/agentgraph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/server"
+	srvsqlite "github.com/agentgraph/agentgraph/server/sqlite"
 )
 
 // refusingResults is a real Backend whose FinishRun refuses every
@@ -58,6 +63,12 @@ func TestRunWhoseResultCannotBeRecordedFailsOnce(t *testing.T) {
 	require.Len(t, runs, 1)
 	require.Equal(t, "error", runs[0]["status"])
 	require.Equal(t, int32(1), rb.refused.Load(), "the run was not run again")
+	r := e.do("GET", "/threads/"+tid+"/runs/"+runs[0]["run_id"].(string)+"/stream", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	evs := parseSSE(t, r.body)
+	require.Equal(t, []string{"error", "end"}, names(evs)[len(evs)-2:], "its stream says why, once, before its end")
+	require.Equal(t, 1, strings.Count(string(r.body), "event: error"))
+	require.Contains(t, string(evs[len(evs)-2].Data), "StorageError")
 }
 
 // slowFinish is a real Backend whose FinishRun starts late, as a loaded
@@ -77,9 +88,11 @@ func (b slowFinish) FinishRun(ctx context.Context, c *server.Claim, res server.R
 	return b.Backend.FinishRun(ctx, c, res)
 }
 
-// A client that read a stream's "end" finds the run ended and its thread
-// no longer busy, so that its next run on the thread (a resume, with the
-// default "reject" strategy) is accepted at once, on every Backend.
+// A client that read a stream's "end", or its "error" (where the Go
+// client, as others may, stops reading a failed run's stream), finds the
+// run ended and its thread no longer busy, so that its next run on the
+// thread (with the default "reject" strategy) is accepted at once, on
+// every Backend.
 func TestAStreamsEndComesWithItsRunEnded(t *testing.T) {
 	if onBackend() {
 		t.Skip("runs on every backend itself: in the run without " + backendEnv)
@@ -90,47 +103,265 @@ func TestAStreamsEndComesWithItsRunEnded(t *testing.T) {
 		},
 		"sqlite": sqliteEnv, "postgres": postgresEnv,
 	}
-	for name, open := range backends {
-		t.Run(name, func(t *testing.T) {
-			saver, b := open(t)
-			s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver),
-				server.WithBackend(slowFinish{Backend: b, delay: 300 * time.Millisecond}),
-				server.WithPollInterval(10*time.Millisecond), server.WithAuthToken(token))
-			require.NoError(t, err)
-			hs := httptest.NewServer(s)
-			t.Cleanup(func() {
-				require.NoError(t, s.Shutdown(context.Background()))
-				hs.Close()
+	for _, tc := range []struct {
+		name      string
+		assistant string
+		stopAt    string // the event the client stops reading at
+		run       string // the run's status then
+		thread    string // and its thread's
+		next      map[string]any
+	}{
+		// The agent graph asks for an approval: the next run resumes it.
+		{"a run that succeeded, at its end", "agent", "end", "success", "interrupted", map[string]any{"command": map[string]any{"resume": "ok"}}},
+		{"a run that failed, at its error", "boom", "error", "error", "error", map[string]any{"input": map[string]any{"topic": "y"}}},
+	} {
+		for name, open := range backends {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				saver, b := open(t)
+				s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.Graph("boom", boomGraph(t, saver)),
+					server.WithCheckpointer(saver), server.WithBackend(slowFinish{Backend: b, delay: 300 * time.Millisecond}),
+					server.WithPollInterval(10*time.Millisecond), server.WithAuthToken(token))
+				require.NoError(t, err)
+				hs := httptest.NewServer(s)
+				t.Cleanup(func() {
+					require.NoError(t, s.Shutdown(context.Background()))
+					hs.Close()
+				})
+				e := &env{t: t, srv: hs}
+				tid := e.newThread(nil)
+
+				body, err := json.Marshal(map[string]any{"assistant_id": tc.assistant, "input": map[string]any{"topic": "x"}, "stream_mode": []string{"values"}})
+				require.NoError(t, err)
+				req, err := http.NewRequestWithContext(t.Context(), "POST", hs.URL+"/threads/"+tid+"/runs/stream", bytes.NewReader(body))
+				require.NoError(t, err)
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Content-Type", "application/json")
+				res, err := hs.Client().Do(req)
+				require.NoError(t, err)
+				defer res.Body.Close()
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				runID := path.Base(res.Header.Get("Content-Location"))
+				// Read as a client that stops there does, not to the
+				// stream's close.
+				sc := bufio.NewScanner(res.Body)
+				for sc.Scan() && sc.Text() != "event: "+tc.stopAt {
+				}
+				require.NoError(t, sc.Err())
+
+				var th map[string]any
+				e.ok("GET", "/threads/"+tid, nil, &th)
+				require.Equal(t, tc.thread, th["status"], "the thread once the client stopped reading")
+				var run map[string]any
+				e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
+				require.Equal(t, tc.run, run["status"], "the run once the client stopped reading")
+				next := map[string]any{"assistant_id": tc.assistant}
+				maps.Copy(next, tc.next)
+				r := e.do("POST", "/threads/"+tid+"/runs/wait", next)
+				require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
 			})
-			e := &env{t: t, srv: hs}
-			tid := e.newThread(nil)
+		}
+	}
+}
 
-			body, err := json.Marshal(map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}, "stream_mode": []string{"values"}})
-			require.NoError(t, err)
-			req, err := http.NewRequestWithContext(t.Context(), "POST", hs.URL+"/threads/"+tid+"/runs/stream", bytes.NewReader(body))
-			require.NoError(t, err)
-			req.Header.Set("Authorization", "Bearer "+token)
-			req.Header.Set("Content-Type", "application/json")
-			res, err := hs.Client().Do(req)
-			require.NoError(t, err)
-			defer res.Body.Close()
-			require.Equal(t, http.StatusOK, res.StatusCode)
-			runID := path.Base(res.Header.Get("Content-Location"))
-			// Read as a client that stops at the end does, not to the
-			// stream's close.
-			sc := bufio.NewScanner(res.Body)
-			for sc.Scan() && sc.Text() != "event: end" {
+// faultyFinish is a real Backend whose first fails calls of FinishRun
+// meet a transient fault: before the call is made, or, when after, once
+// it was made (its answer lost, as when a connection drops after the
+// commit).
+type faultyFinish struct {
+	server.Backend
+	fails int32
+	after bool
+	calls atomic.Int32
+}
+
+func (b *faultyFinish) FinishRun(ctx context.Context, c *server.Claim, res server.RunResult) error {
+	if b.calls.Add(1) > b.fails {
+		return b.Backend.FinishRun(ctx, c, res)
+	}
+	if b.after {
+		if err := b.Backend.FinishRun(ctx, c, res); err != nil {
+			return err
+		}
+	}
+	return fault("finish")
+}
+
+// A run whose FinishRun meets a fault ends its stream once: a retry that
+// finds the run ended adds nothing, and a run released after the fault
+// lasted has no end until the attempt that claims it again ends it. The
+// stream, and a join of it from its start, end with that one "end",
+// read once the run ended and its thread was updated.
+func TestARunWhoseFinishFaultedEndsItsStreamOnce(t *testing.T) {
+	if onBackend() {
+		t.Skip("runs on every backend itself: in the run without " + backendEnv)
+	}
+	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend){
+		"memory-backend": func(*testing.T) (checkpoint.Saver, server.Backend) {
+			return checkpoint.NewMemory(), server.NewMemoryBackend()
+		},
+		"sqlite": sqliteEnv, "postgres": postgresEnv,
+	}
+	for _, tc := range []struct {
+		name     string
+		fails    int32
+		after    bool
+		attempts int // the claims of the run
+	}{
+		{"its answer lost", 1, true, 1},
+		{"until it is released", 8, false, 2}, // retryTries
+	} {
+		for name, open := range backends {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				saver, b := open(t)
+				fb := &faultyFinish{Backend: b, fails: tc.fails, after: tc.after}
+				s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver),
+					server.WithBackend(fb), server.WithPollInterval(10*time.Millisecond),
+					server.WithRunLeaseTTL(2*time.Second), server.WithAuthToken(token))
+				require.NoError(t, err)
+				hs := httptest.NewServer(s)
+				t.Cleanup(func() {
+					require.NoError(t, s.Shutdown(context.Background()))
+					hs.Close()
+				})
+				e := &env{t: t, srv: hs}
+				tid := e.newThread(nil)
+				r := e.do("POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"},
+					"stream_mode": []string{"values"}, "stream_resumable": true})
+				require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+				evs := parseSSE(t, r.body)
+				ends, attempts := 0, 0
+				for i, ev := range evs {
+					switch ev.Name {
+					case "end":
+						ends++
+					case "metadata":
+						attempts++
+					case "error":
+						t.Fatalf("an error event: %s", ev.Data)
+					}
+					if i > 0 {
+						require.Greater(t, ev.ID, evs[i-1].ID)
+					}
+				}
+				require.Equal(t, 1, ends, "one end: %v", names(evs))
+				require.Equal(t, "end", evs[len(evs)-1].Name)
+				require.Equal(t, tc.attempts, attempts, "%v", names(evs))
+
+				var run map[string]any
+				e.ok("GET", r.header.Get("Content-Location"), nil, &run)
+				require.Equal(t, "success", run["status"])
+				var th map[string]any
+				e.ok("GET", "/threads/"+tid, nil, &th)
+				require.Equal(t, "interrupted", th["status"], "the thread once its stream ended (its graph asks for an approval)")
+				joined := faultFreeStream(t, hs.URL, r.header.Get("Location"))
+				require.Equal(t, evs, joined, "a join from the start reads the same stream")
+
+				// The try after the one whose answer was lost adds nothing
+				// (the executor is done once the server shut down).
+				require.Eventually(t, func() bool { return fb.calls.Load() > tc.fails }, 10*time.Second, 10*time.Millisecond)
+				require.NoError(t, s.Shutdown(context.Background()))
+				stored, err := b.Events(t.Context(), path.Base(r.header.Get("Content-Location")), 0)
+				require.NoError(t, err)
+				require.Len(t, stored, len(evs), "%v", stored)
+				require.Equal(t, "end", stored[len(stored)-1].Name)
+			})
+		}
+	}
+}
+
+// A stream one server serves of a run another server executes, on the
+// Backend they share (two processes on one SQLite file; two Servers on
+// one MemoryBackend), ends as the run does: a client that stopped at its
+// "end" or "error" finds, on either server, the run ended and the thread
+// free for its next run.
+func TestAStreamServedByAnotherServerEndsWithTheRun(t *testing.T) {
+	if onBackend() {
+		t.Skip("runs on every backend itself: in the run without " + backendEnv)
+	}
+	// Each opens the Backend of the executing server and of the one
+	// serving the stream, with their savers.
+	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend, checkpoint.Saver, server.Backend){
+		"memory-backend": func(*testing.T) (checkpoint.Saver, server.Backend, checkpoint.Saver, server.Backend) {
+			saver, b := checkpoint.NewMemory(), server.NewMemoryBackend()
+			return saver, b, saver, b
+		},
+		"sqlite": func(t *testing.T) (checkpoint.Saver, server.Backend, checkpoint.Saver, server.Backend) {
+			file := filepath.Join(t.TempDir(), "server.db")
+			var savers [2]checkpoint.Saver
+			var bs [2]server.Backend
+			for i := range 2 {
+				saver, err := ckptsqlite.Open(t.Context(), file)
+				require.NoError(t, err)
+				b, err := srvsqlite.Open(t.Context(), file)
+				require.NoError(t, err)
+				t.Cleanup(func() { // after the servers' own cleanup
+					require.NoError(t, b.Close())
+					require.NoError(t, saver.Close())
+				})
+				savers[i], bs[i] = saver, b
 			}
-			require.NoError(t, sc.Err())
+			return savers[0], bs[0], savers[1], bs[1]
+		},
+	}
+	for _, tc := range []struct {
+		name      string
+		assistant string
+		stopAt    string
+		run       string
+		thread    string
+		next      map[string]any
+	}{
+		{"a run that succeeded, at its end", "agent", "end", "success", "interrupted", map[string]any{"command": map[string]any{"resume": "ok"}}},
+		{"a run that failed, at its error", "boom", "error", "error", "error", map[string]any{"input": map[string]any{"topic": "y"}}},
+	} {
+		for name, open := range backends {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				execSaver, execB, streamSaver, streamB := open(t)
+				serve := func(b server.Backend, graphs ...server.Option) *env {
+					s, err := server.New(append(graphs, server.WithBackend(b), server.WithPollInterval(10*time.Millisecond), server.WithAuthToken(token))...)
+					require.NoError(t, err)
+					hs := httptest.NewServer(s)
+					t.Cleanup(func() {
+						require.NoError(t, s.Shutdown(context.Background()))
+						hs.Close()
+					})
+					return &env{t: t, srv: hs}
+				}
+				executor := serve(slowFinish{Backend: execB, delay: 300 * time.Millisecond},
+					server.Graph("agent", agentGraph(t, execSaver)), server.Graph("boom", boomGraph(t, execSaver)), server.WithCheckpointer(execSaver))
+				// It serves another graph: it claims none of the runs.
+				streamer := serve(streamB, server.Graph("other", agentGraph(t, streamSaver)), server.WithCheckpointer(streamSaver))
 
-			var th map[string]any
-			e.ok("GET", "/threads/"+tid, nil, &th)
-			require.Equal(t, "interrupted", th["status"], "the thread once its stream ended (its graph asks for an approval)")
-			var run map[string]any
-			e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
-			require.Equal(t, "success", run["status"], "the run once its stream ended")
-			r := e.do("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "command": map[string]any{"resume": "ok"}})
-			require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
-		})
+				tid := executor.newThread(nil)
+				var rn map[string]any
+				executor.ok("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": tc.assistant, "input": map[string]any{"topic": "x"},
+					"stream_mode": []string{"values"}}, &rn)
+				runID := rn["run_id"].(string)
+				req, err := http.NewRequestWithContext(t.Context(), "GET", streamer.srv.URL+"/threads/"+tid+"/runs/"+runID+"/stream", nil)
+				require.NoError(t, err)
+				req.Header.Set("Authorization", "Bearer "+token)
+				res, err := streamer.srv.Client().Do(req)
+				require.NoError(t, err)
+				defer res.Body.Close()
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				sc := bufio.NewScanner(res.Body)
+				for sc.Scan() && sc.Text() != "event: "+tc.stopAt {
+				}
+				require.NoError(t, sc.Err())
+
+				for _, e := range []*env{streamer, executor} {
+					var th map[string]any
+					e.ok("GET", "/threads/"+tid, nil, &th)
+					require.Equal(t, tc.thread, th["status"], "the thread once the client stopped reading")
+					var run map[string]any
+					e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
+					require.Equal(t, tc.run, run["status"], "the run once the client stopped reading")
+				}
+				next := map[string]any{"assistant_id": tc.assistant}
+				maps.Copy(next, tc.next)
+				r := executor.do("POST", "/threads/"+tid+"/runs/wait", next)
+				require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
+			})
+		}
 	}
 }

@@ -27,7 +27,8 @@ import (
 // [ErrNotFound] and [Backend.ListRuns] no longer lists them), and of the
 // ended runs' events it keeps only those of runs created
 // stream_resumable, up to a bound in bytes of event data beyond which the
-// events of the runs that ended first are dropped ([Backend.Events] then
+// events of the runs that ended first, and that no stream reads, are
+// dropped ([Backend.Events] then
 // fails with an error a join of their stream reports). The events of a run
 // that was not stream_resumable are dropped when it ended and no stream
 // reads them but its "end". The events of runs still pending or running
@@ -136,6 +137,7 @@ func (b *MemoryBackend) holdEvents(runID string) func() {
 		delete(b.readers, runID)
 		if r := b.runs[runID]; r != nil && r.rec.ended() {
 			b.forgetEventsLocked(r)
+			b.trimKeptLocked()
 		}
 	}
 }
@@ -566,17 +568,27 @@ func (b *MemoryBackend) endedLocked(r *memRun) {
 	if r.resumable {
 		r.keptElem = b.kept.PushBack(r)
 		b.keptBytes += r.eventBytes
-		for b.keptBytes > b.keptEventBytes && b.kept.Len() > 0 {
-			old := b.kept.Front().Value.(*memRun)
-			b.unkeepLocked(old)
-			old.events, old.eventBytes, old.dropped = nil, 0, true
-		}
+		b.trimKeptLocked()
 	} else if b.readers[r.rec.ID] == 0 {
 		b.forgetEventsLocked(r)
 	}
 	r.endedElem = b.ended.PushBack(r)
 	for b.ended.Len() > b.keptRuns {
 		b.deleteRunLocked(b.ended.Front().Value.(*memRun))
+	}
+}
+
+// trimKeptLocked drops the events of the ended resumable runs that ended
+// first, but not those of runs a stream reads (see holdEvents), until the
+// kept events are within keptEventBytes; b.mu is held.
+func (b *MemoryBackend) trimKeptLocked() {
+	for e := b.kept.Front(); e != nil && b.keptBytes > b.keptEventBytes; {
+		old := e.Value.(*memRun)
+		e = e.Next()
+		if b.readers[old.rec.ID] == 0 {
+			b.unkeepLocked(old)
+			old.events, old.eventBytes, old.dropped = nil, 0, true
+		}
 	}
 }
 
@@ -760,6 +772,9 @@ func (b *MemoryBackend) FinishRun(ctx context.Context, c *Claim, res RunResult) 
 		}
 	} else {
 		r.rec.Status, r.rec.Result, r.rec.UpdatedAt = res.Status, storedRaw(res.Result, "null"), now
+		if res.Error != nil {
+			r.appendLocked("error", storedRaw(res.Error, "null"))
+		}
 		r.appendLocked("end", json.RawMessage("null"))
 		b.endedLocked(r)
 	}

@@ -127,3 +127,19 @@ func TestMemoryBackendForgetsTheOldestEndedRunsPastItsBound(t *testing.T) {
 	require.Equal(t, 2, e.b.kept.Len(), "the forgotten run left the runs keeping events")
 	require.Equal(t, e.b.keptBytes, 2*int64(len("values{}")+len("endnull")), "and took its bytes with it")
 }
+
+func TestMemoryBackendBoundsTheEventsOfResumableRunsOnceNoStreamReadsThem(t *testing.T) {
+	e := newMemEnv(t, DefaultKeptRuns, 1)
+	id := newUUID()
+	release := e.b.holdEvents(id)
+	e.create(id, true)
+	e.finish(id, `{"a":1}`)
+	evs, err := e.events(id)
+	require.NoError(t, err)
+	require.Equal(t, []string{"values", "end"}, []string{evs[0].Name, evs[1].Name}, "the stream reads every event, past the bound")
+	release()
+	_, err = e.events(id)
+	require.True(t, errEventsDropped(err), "dropped once let go: got %v", err)
+	require.Zero(t, e.b.keptBytes)
+	require.Zero(t, e.b.kept.Len())
+}

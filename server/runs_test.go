@@ -488,3 +488,35 @@ func TestEndedResumableRunsKeepEventsUpToTheirBound(t *testing.T) {
 	e.ok("GET", runPath, nil, &rn)
 	require.Equal(t, "success", rn["status"], "the run itself stays")
 }
+
+// A stream that reads a stream_resumable run while it ends gets every
+// event and its "end", however far past WithKeptEventBytes the run's
+// events are: the bound drops the events of ended runs no stream reads,
+// as for a run that was not resumable.
+func TestAStreamReadingAResumableRunGetsItsEndPastTheEventBound(t *testing.T) {
+	memoryOnly(t, "a backend keeps events in its store")
+	for _, tc := range []struct {
+		name  string
+		bound int64
+	}{
+		{"no bytes kept", 0},
+		{"fewer bytes than the run's", 64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, server.WithKeptEventBytes(tc.bound))
+			tid := e.newThread(nil)
+			r := e.do("POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "b"},
+				"stream_mode": []string{"values", "updates"}, "stream_resumable": true})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			evs := parseSSE(t, r.body)
+			require.NotContains(t, names(evs), "error", "%s", r.body)
+			require.Equal(t, "metadata", evs[0].Name)
+			require.Equal(t, "end", evs[len(evs)-1].Name, "%s", r.body)
+
+			// Once the stream let go, a join finds them dropped.
+			joined := e.do("GET", r.header.Get("Location"), nil)
+			require.Equal(t, 200, joined.status, "%s", joined.body)
+			require.Equal(t, []string{"error"}, names(parseSSE(t, joined.body)))
+		})
+	}
+}

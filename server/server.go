@@ -123,8 +123,9 @@ const DefaultKeptEventBytes = 64 << 20
 // WithKeptEventBytes bounds the events that ended resumable runs
 // (stream_resumable) keep in memory for joins with Last-Event-ID, in
 // bytes of event names and data (default [DefaultKeptEventBytes]):
-// beyond it the events of the runs that ended first are dropped, and a
-// join of their stream gets an "error" event with error "EventsDropped"
+// beyond it the events of the runs that ended first are dropped once no
+// stream reads them, and a join of their stream then gets an "error"
+// event with error "EventsDropped"
 // (the run itself, its result and its thread stay). The events of an
 // ended run that was not resumable are dropped once no stream reads them
 // (a join then gets its "end" alone), and those of runs still pending or

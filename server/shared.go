@@ -457,11 +457,11 @@ func (s *Server) executeClaim(c *Claim) {
 	}
 	res.DropThread = kw.Stateless && kw.OnCompletion != "keep"
 	if runErr != nil {
-		emit("error", runErr)
+		res.Error, _ = json.Marshal(runErr)
 	}
-	// FinishRun records the stream's "end" with the run's end: a client
-	// that read it finds the run ended and the thread free for its next
-	// run.
+	// FinishRun records the stream's "error" and "end" with the run's
+	// end: a client that read either finds the run ended and the thread
+	// free for its next run.
 	if lost.Load() {
 		return
 	}
@@ -489,7 +489,7 @@ func (s *Server) executeClaim(c *Claim) {
 		why := &runErrorData{Error: "StorageError", Message: fmt.Sprintf("the run ended but its result could not be recorded: %v", err)}
 		res = RunResult{Status: runError, Thread: ThreadState{Status: statusError}, DropThread: res.DropThread}
 		res.Result, _ = json.Marshal(map[string]any{"__error__": why})
-		emit("error", why)
+		res.Error, _ = json.Marshal(why)
 		if err := b.FinishRun(ctx, c, res); err != nil {
 			if !errors.Is(err, ErrLeaseLost) {
 				slog.Warn("server: finishing a run as failed", "run_id", rec.ID, "err", err)

@@ -408,10 +408,13 @@ var cases = []testCase{
 			require.Empty(e.t, e.eventNames(r.ID, 0))
 			e.noClaim(e.b)
 
-			id, err := e.b2.AppendEvent(e.ctx, fresh, "end", json.RawMessage(`null`))
+			id, err := e.b2.AppendEvent(e.ctx, fresh, "values", json.RawMessage(`null`))
 			require.NoError(e.t, err)
 			require.Zero(e.t, id)
 			require.NoError(e.t, e.b2.FinishRun(e.ctx, fresh, server.RunResult{Status: "success", Result: json.RawMessage(`{"ok":true}`), Thread: server.ThreadState{Status: "idle"}}))
+			evs, err := e.b.Events(e.ctx, r.ID, 1)
+			require.NoError(e.t, err)
+			require.Equal(e.t, []server.Event{{ID: 1, Name: "end", Data: json.RawMessage("null")}}, evs, "the new holder's end, once")
 			got, err := e.b.Run(e.ctx, r.ID)
 			require.NoError(e.t, err)
 			require.Equal(e.t, "success", got.Status)
@@ -599,7 +602,7 @@ var cases = []testCase{
 	},
 	{
 		name:        "finish-run-ends-the-stream",
-		explanation: "FinishRun appends one \"end\" event after the run's events, in the same change that ends the run: the end is the stream's last event, read on either instance with the run ended",
+		explanation: "FinishRun appends one \"end\" event after the run's events (after the \"error\" event RunResult.Error gives), in the same change that ends the run: the end is the stream's last event, read on either instance with the run ended",
 		run: func(e *env) {
 			th := e.thread(nil)
 			r := e.run(th.ID, "reject")
@@ -613,6 +616,20 @@ var cases = []testCase{
 			require.Len(e.t, evs, 1)
 			require.Equal(e.t, server.Event{ID: 1, Name: "end", Data: json.RawMessage("null")}, evs[0])
 			require.Equal(e.t, "success", e.status(r.ID))
+
+			// A failed run's error comes with its end, before it (a
+			// resumable run: a MemoryBackend keeps its events).
+			r, err = e.b.CreateRun(e.ctx, e.newRun(th.ID, "reject", `{"input":{},"stream_resumable":true}`), nil)
+			require.NoError(e.t, err)
+			c = e.claimRun(r.ID)
+			require.NoError(e.t, e.b.FinishRun(e.ctx, c, server.RunResult{Status: "error", Result: json.RawMessage(`{"__error__":{"error":"E"}}`),
+				Thread: server.ThreadState{Status: "error"}, Error: json.RawMessage(`{"error":"E","message":"m"}`)}))
+			evs, err = e.b2.Events(e.ctx, r.ID, 0)
+			require.NoError(e.t, err)
+			require.Equal(e.t, []server.Event{{ID: 0, Name: "error", Data: json.RawMessage(`{"error":"E","message":"m"}`)},
+				{ID: 1, Name: "end", Data: json.RawMessage("null")}}, evs)
+			require.Equal(e.t, "error", e.status(r.ID))
+			require.Equal(e.t, "error", e.threadStatus(th.ID))
 		},
 	},
 	{

@@ -700,8 +700,13 @@ func endDeadCancelled(ctx context.Context, tx pgx.Tx, run, thread, start string,
 }
 
 func appendEnd(ctx context.Context, tx pgx.Tx, run string) error {
+	return appendEvent(ctx, tx, run, "end", "null")
+}
+
+// appendEvent appends the event (name, data) to run's stream in tx.
+func appendEvent(ctx context.Context, tx pgx.Tx, run, name, data string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO agentgraph_server_events (run_id, id, name, data)
-		SELECT $1, COALESCE((SELECT max(id) + 1 FROM agentgraph_server_events WHERE run_id = $1), 0), 'end', 'null'`, run)
+		SELECT $1, COALESCE((SELECT max(id) + 1 FROM agentgraph_server_events WHERE run_id = $1), 0), $2, $3`, run, name, data)
 	return err
 }
 
@@ -791,6 +796,11 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 				if _, err := tx.Exec(ctx, `UPDATE agentgraph_server_runs SET status = $2, result = $3, holder = NULL, lease_expires = NULL,
 			updated_at = now() WHERE run_id = $1`, c.Run.ID, res.Status, rawOr(res.Result, "null")); err != nil {
 					return err
+				}
+				if res.Error != nil {
+					if err := appendEvent(ctx, tx, c.Run.ID, "error", string(res.Error)); err != nil {
+						return err
+					}
 				}
 				if err := appendEnd(ctx, tx, c.Run.ID); err != nil {
 					return err

@@ -756,9 +756,12 @@ func pendingRuns(tx sqlitedb.Tx, thread string) ([]string, error) {
 	return ids, rows.Err()
 }
 
-func appendEnd(tx sqlitedb.Tx, run string) error {
+func appendEnd(tx sqlitedb.Tx, run string) error { return appendEvent(tx, run, "end", "null") }
+
+// appendEvent appends the event (name, data) to run's stream in tx.
+func appendEvent(tx sqlitedb.Tx, run, name, data string) error {
 	_, err := tx.Exec(`INSERT INTO `+eventsTable+` (run_id, id, name, data)
-		SELECT ?1, COALESCE((SELECT max(id) + 1 FROM `+eventsTable+` WHERE run_id = ?1), 0), 'end', 'null'`, run)
+		SELECT ?1, COALESCE((SELECT max(id) + 1 FROM `+eventsTable+` WHERE run_id = ?1), 0), ?2, ?3`, run, name, data)
 	return err
 }
 
@@ -841,6 +844,11 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 			if _, err := tx.Exec(`UPDATE `+runsTable+` SET status = ?2, result = ?3, holder = NULL, lease_expires = NULL,
 			updated_at = ?4 WHERE run_id = ?1`, c.Run.ID, res.Status, rawOr(res.Result, "null"), now); err != nil {
 				return err
+			}
+			if res.Error != nil {
+				if err := appendEvent(tx, c.Run.ID, "error", rawOr(res.Error, "null")); err != nil {
+					return err
+				}
 			}
 			if err := appendEnd(tx, c.Run.ID); err != nil {
 				return err
