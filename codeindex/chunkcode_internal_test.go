@@ -1,24 +1,35 @@
 package codeindex
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-func TestChunkCode(t *testing.T) {
-	for _, tt := range []struct{ name, text, want string }{
+func TestChunkTermsOf(t *testing.T) {
+	for _, tt := range []struct{ name, text, code string }{
 		{"doc comment left out", "http.Reap\n// Reap drops a slow peer.\n// It waits.\nfunc Reap() {\n\t// inside\n}", "http.Reap\nfunc Reap() {\n\t// inside\n}"},
 		{"no doc comment", "F\nfunc F() {}", "F\nfunc F() {}"},
-		{"python", "mod.add\n# Adds.\ndef add():\n    pass", "mod.add\ndef add():\n    pass"},
-		{"only a comment", "x\n// only\n", "x\n"},
-		{"symbol alone", "x", "x\n"},
-		{"empty", "", "\n"},
+		{"python", "mod.add_item\n# Adds an item.\ndef add_item():\n    pass", "mod.add_item\ndef add_item():\n    pass"},
+		{"block comment", "lib.add\n/**\n * Adds numbers.\n */\nfunction add() {}", "lib.add\nfunction add() {}"},
+		{"only a comment", "x.Only\n// only words here\n", "x.Only\n"},
+		{"symbol alone", "pkg.Name", "pkg.Name"},
+		{"empty", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, chunkCode(tt.text))
+			got := chunkTermsOf(tt.text)
+			require.Equal(t, modelTerms(tt.text), got.all, "every term of the text, in order")
+			require.Equal(t, modelTerms(tt.code), got.code)
 		})
 	}
+}
+
+func TestChunkTermsOfDoesNotShareItsSlices(t *testing.T) {
+	got := chunkTermsOf("pkg.ReadHeader\n// Reads it.\nfunc ReadHeader() { parse() }")
+	code := slices.Clone(got.code)
+	got.all[0] = "changed"
+	require.Equal(t, code, got.code)
 }
 
 // handModel returns a term model of two dimensions whose terms are
@@ -55,14 +66,14 @@ func TestChunkCosine(t *testing.T) {
 		{"the doc comment alone knows a term", "pkg.H\n// deadline\nfunc H() {}", 1, 0.5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			terms := modelTerms(tt.text)
-			require.InDelta(t, tt.whole, lq.chunkCosine(tt.text, terms, false), 1e-3)
-			require.InDelta(t, tt.mix, lq.chunkCosine(tt.text, terms, true), 1e-3)
+			terms := chunkTermsOf(tt.text)
+			require.InDelta(t, tt.whole, lq.chunkCosine(terms, false), 1e-3)
+			require.InDelta(t, tt.mix, lq.chunkCosine(terms, true), 1e-3)
 		})
 	}
 	// Whole texts put the doc comment first; with the code, the code.
-	require.Greater(t, lq.chunkCosine(docOnly, modelTerms(docOnly), false), lq.chunkCosine(code, modelTerms(code), false))
-	require.Less(t, lq.chunkCosine(docOnly, modelTerms(docOnly), true), lq.chunkCosine(code, modelTerms(code), true))
+	require.Greater(t, lq.chunkCosine(chunkTermsOf(docOnly), false), lq.chunkCosine(chunkTermsOf(code), false))
+	require.Less(t, lq.chunkCosine(chunkTermsOf(docOnly), true), lq.chunkCosine(chunkTermsOf(code), true))
 }
 
 func TestCosineOfNoVectorIsZero(t *testing.T) {

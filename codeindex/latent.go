@@ -304,9 +304,9 @@ func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, rc rerankConfig,
 	}
 	n = min(n, len(ranked))
 	texts := ix.chunkTexts(ranked[:n])
-	terms := make([][]string, n) // each text's modelTerms, made once for both shares
+	terms := make([]chunkTerms, n) // each text's terms, made once for both shares
 	for i, text := range texts {
-		terms[i] = modelTerms(text)
+		terms[i] = chunkTermsOf(text)
 	}
 	share := make([]float64, n)
 	var any bool
@@ -314,7 +314,7 @@ func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, rc rerankConfig,
 		cos := make([]float64, n)
 		var best float64
 		for i, ts := range terms {
-			if c := lq.chunkCosine(texts[i], ts, rc.code); c > 0 {
+			if c := lq.chunkCosine(ts, rc.code); c > 0 {
 				cos[i] = c
 				best = max(best, c)
 			}
@@ -328,7 +328,7 @@ func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, rc rerankConfig,
 	}
 	if w := rc.coverage * lq.coverageRamp(); w > 0 {
 		for i, ts := range terms {
-			if c := lq.coverage(ts); c > 0 {
+			if c := lq.coverage(ts.all); c > 0 {
 				share[i] += w * c
 				any = true
 			}
@@ -364,25 +364,37 @@ func (lq *latentQuery) cosine(terms []string) float64 {
 }
 
 // chunkCosine returns the latent chunk ranking's cosine of a chunk of
-// text (see chunkTexts), made of terms (its modelTerms): that of its whole
-// text with lq or, with code (see WithChunkCode), the mean of it and that
-// of its code alone (see chunkCode).
-func (lq *latentQuery) chunkCosine(text string, terms []string, code bool) float64 {
-	c := lq.cosine(terms)
+// terms t: that of its whole text with lq or, with code (see
+// WithChunkCode), the mean of it and that of its code alone.
+func (lq *latentQuery) chunkCosine(t chunkTerms, code bool) float64 {
+	c := lq.cosine(t.all)
 	if code {
-		c = (c + lq.cosine(modelTerms(chunkCode(text)))) / 2
+		c = (c + lq.cosine(t.code)) / 2
 	}
 	return c
 }
 
-// chunkCode returns a chunk's text (see chunkTexts: its symbol, a line
-// break, then its lines) without the doc comment its lines start with:
-// what the tuned vectors were trained to bring a doc comment near (see
-// pairCounter.add).
-func chunkCode(text string) string {
+// chunkTerms are the terms (modelTerms) of a chunk's text (see
+// chunkTexts), all of them in order, and those of its code alone: its
+// symbol, declaration and body, without the doc comment its lines start
+// with — what the tuned vectors were trained to bring a doc comment near
+// (see pairCounter.add).
+type chunkTerms struct {
+	all, code []string
+}
+
+// chunkTermsOf returns the terms of a chunk's text: its symbol, a line
+// break, then its lines. The text is split where no word runs across
+// (line breaks), so it is tokenised once: all is modelTerms(text), code
+// that of the symbol and the lines after the doc comment.
+func chunkTermsOf(text string) chunkTerms {
 	symbol, lines, _ := strings.Cut(text, "\n")
-	_, code := splitDoc(lines)
-	return symbol + "\n" + code
+	doc, body := splitDoc(lines)
+	s, b := modelTerms(symbol), modelTerms(body)
+	return chunkTerms{
+		all:  append(append(s[:len(s):len(s)], modelTerms(doc)...), b...),
+		code: append(s[:len(s):len(s)], b...),
+	}
 }
 
 // chunkTexts returns the symbol and text of each chunk of chunks, "" for
