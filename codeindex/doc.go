@@ -92,7 +92,9 @@
 // 3 epochs, deterministic; 4.5 s for GOROOT/src's 29,886 pairs). With
 // [WithTunedChunks] the 50 best chunks are compared with the question
 // through the tuned vectors, by default (see evaluation/README.md, eighth
-// round).
+// round); with [WithChunkCode], also by default, each is compared both
+// by its whole text and by its code without its doc comment, as the
+// tuned vectors were trained (ninth round).
 //
 // A long question (more than six distinct terms the model knows) also
 // weighs the breadth of each of those 50 chunks' match

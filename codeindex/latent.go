@@ -286,44 +286,49 @@ func (m *termModel) textVector(terms []string) []float32 {
 	return m.sumVectors(make([]float32, m.Dim), weights)
 }
 
+// A rerankConfig says what rerankChunks adds to the best chunks' scores.
+type rerankConfig struct {
+	latent   float64 // the latent chunk ranking's weight (see above)
+	coverage float64 // the coverage's weight (see coverage.go)
+	code     bool    // the latent cosine is the mean of the whole text's and the code's (see WithChunkCode)
+}
+
 // rerankChunks returns ranked (best first) with the shares of the latent
-// chunk ranking (latentWeight, see above) and of the coverage of the
-// query's terms (coverageWeight, see coverage.go) for lq added to its
-// first n chunks, sorted again; ranked unchanged when lq is nil or neither
-// adds anything. Both read the chunks' texts, once.
-func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, latentWeight, coverageWeight float64, n int) []scored {
+// chunk ranking and of the coverage of the query's terms for lq (see
+// rerankConfig) added to its first n chunks, sorted again; ranked
+// unchanged when lq is nil or neither adds anything. Both read the
+// chunks' texts, once.
+func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, rc rerankConfig, n int) []scored {
 	if lq == nil || len(ranked) == 0 {
 		return ranked
 	}
 	n = min(n, len(ranked))
 	texts := ix.chunkTexts(ranked[:n])
-	terms := make([][]string, n) // each text's modelTerms, made once for both shares
+	terms := make([]chunkTerms, n) // each text's terms, made once for both shares
 	for i, text := range texts {
-		terms[i] = modelTerms(text)
+		terms[i] = chunkTermsOf(text)
 	}
 	share := make([]float64, n)
 	var any bool
-	if latentWeight > 0 {
+	if rc.latent > 0 {
 		cos := make([]float64, n)
 		var best float64
 		for i, ts := range terms {
-			if v := lq.m.textVector(ts); v != nil {
-				if c := float64(dot(lq.v, v)); c > 0 && c <= 1.001 { // NaN and Inf fail
-					cos[i] = c
-					best = max(best, c)
-				}
+			if c := lq.chunkCosine(ts, rc.code); c > 0 {
+				cos[i] = c
+				best = max(best, c)
 			}
 		}
 		if best > 0 {
 			for i, c := range cos {
-				share[i] += latentWeight * c / best
+				share[i] += rc.latent * c / best
 				any = any || c > 0
 			}
 		}
 	}
-	if w := coverageWeight * lq.coverageRamp(); w > 0 {
+	if w := rc.coverage * lq.coverageRamp(); w > 0 {
 		for i, ts := range terms {
-			if c := lq.coverage(ts); c > 0 {
+			if c := lq.coverage(ts.all); c > 0 {
 				share[i] += w * c
 				any = true
 			}
@@ -342,6 +347,54 @@ func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, latentWeight, co
 	}
 	slices.SortFunc(out, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
 	return out
+}
+
+// cosine returns the cosine of lq's vector with that of a text made of
+// terms (its modelTerms; see textVector), or 0 when it has no vector or
+// the cosine is not a number in (0, 1].
+func (lq *latentQuery) cosine(terms []string) float64 {
+	v := lq.m.textVector(terms)
+	if v == nil {
+		return 0
+	}
+	if c := float64(dot(lq.v, v)); c > 0 && c <= 1.001 { // NaN and Inf fail
+		return c
+	}
+	return 0
+}
+
+// chunkCosine returns the latent chunk ranking's cosine of a chunk of
+// terms t: that of its whole text with lq or, with code (see
+// WithChunkCode), the mean of it and that of its code alone.
+func (lq *latentQuery) chunkCosine(t chunkTerms, code bool) float64 {
+	c := lq.cosine(t.all)
+	if code {
+		c = (c + lq.cosine(t.code)) / 2
+	}
+	return c
+}
+
+// chunkTerms are the terms (modelTerms) of a chunk's text (see
+// chunkTexts), all of them in order, and those of its code alone: its
+// symbol, declaration and body, without the doc comment its lines start
+// with — what the tuned vectors were trained to bring a doc comment near
+// (see pairCounter.add).
+type chunkTerms struct {
+	all, code []string
+}
+
+// chunkTermsOf returns the terms of a chunk's text: its symbol, a line
+// break, then its lines. The text is split where no word runs across
+// (line breaks), so it is tokenised once: all is modelTerms(text), code
+// that of the symbol and the lines after the doc comment.
+func chunkTermsOf(text string) chunkTerms {
+	symbol, lines, _ := strings.Cut(text, "\n")
+	doc, body := splitDoc(lines)
+	s, b := modelTerms(symbol), modelTerms(body)
+	return chunkTerms{
+		all:  append(append(s[:len(s):len(s)], modelTerms(doc)...), b...),
+		code: append(s[:len(s):len(s)], b...),
+	}
 }
 
 // chunkTexts returns the symbol and text of each chunk of chunks, "" for

@@ -229,10 +229,11 @@ type searchConfig struct {
 	expansion             float64
 	topFiles              int
 	tunedChunks           bool
+	chunkCode             bool
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight, topFiles: DefaultTopFiles, tunedChunks: DefaultTunedChunks}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight, topFiles: DefaultTopFiles, tunedChunks: DefaultTunedChunks, chunkCode: DefaultChunkCode}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -352,6 +353,28 @@ const DefaultTunedChunks = true
 // LSA ones.
 func WithTunedChunks(on bool) SearchOption {
 	return func(c *searchConfig) { c.tunedChunks = on }
+}
+
+// DefaultChunkCode says whether the latent chunk ranking also compares
+// the query with each chunk's code apart from its doc comment when
+// [WithChunkCode] is not given. It is on: over the whole of GOROOT/src
+// it raised or held hybrid symbol and file recall@5 on every question set
+// choices are made on (see evaluation/README.md, ninth round).
+const DefaultChunkCode = true
+
+// WithChunkCode makes the latent chunk ranking (see
+// [WithLatentChunkWeight]) score each of the best chunks by the mean of
+// two cosines with the query: with the chunk's whole text, as before, and
+// with its code alone — its symbol, declaration and body, its doc comment
+// left out (default [DefaultChunkCode]). The tuned term vectors (see
+// [WithTunedChunks]) are trained to bring a doc comment near its own
+// definition's code without that comment; a question, prose as a doc
+// comment is, is then compared with the chunk as the vectors were
+// trained, and a definition whose code does what the question describes
+// is not outscored by one whose doc comment merely repeats its words.
+// Off, a chunk is compared by its whole text alone.
+func WithChunkCode(on bool) SearchOption {
+	return func(c *searchConfig) { c.chunkCode = on }
 }
 
 // DefaultCoverageWeight is the weight of the coverage of a long query's

@@ -131,7 +131,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 		if sc.tunedChunks && lq != nil {
 			lqc = lq.tuned()
 		}
-		ranked = ix.rerankChunks(lqc, ranked, sc.latentChunkWeight, sc.coverageWeight, latentChunkCandidates)
+		ranked = ix.rerankChunks(lqc, ranked, rerankConfig{latent: sc.latentChunkWeight, coverage: sc.coverageWeight, code: sc.chunkCode}, latentChunkCandidates)
 	}
 	if demote {
 		ranked = testsLast(ranked)
