@@ -104,14 +104,14 @@ func (l *loop[S]) prepare() []*task[S] {
 		return append(l.tasks, t)
 	}
 	for _, name := range l.fr.nodes {
-		t := l.newTask(name, l.g.nodes[name], false, 0)
+		t := l.newTask(name, l.g.node(name), false, 0)
 		t.input = l.vals
 		l.initTask(t)
 		l.tasks = append(l.tasks, t)
 	}
 	for i := range l.fr.sends {
 		s := &l.fr.sends[i]
-		t := l.newTask(s.Node, l.g.nodes[s.Node], true, i)
+		t := l.newTask(s.Node, l.g.node(s.Node), true, i)
 		if s.hasInput {
 			t.in = s.input
 		} else {
@@ -315,7 +315,7 @@ func (l *loop[S]) destination(src string, br *branch[S], k string) (string, erro
 	if dest == End {
 		return dest, nil
 	}
-	n := l.g.nodes[dest]
+	n := l.g.node(dest)
 	if n == nil {
 		return "", fmt.Errorf("branch returned unknown node %q", dest)
 	}
@@ -364,7 +364,7 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 		if n == End {
 			continue
 		}
-		nd := l.g.nodes[n]
+		nd := l.g.node(n)
 		if nd == nil {
 			return fmt.Errorf("goto unknown node %q", n)
 		}
@@ -377,7 +377,7 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 		if s.Node == End {
 			return errors.New("send to END: a Send must name a node")
 		}
-		nd := l.g.nodes[s.Node]
+		nd := l.g.node(s.Node)
 		if nd == nil {
 			return fmt.Errorf("send to unknown node %q", s.Node)
 		}
@@ -549,7 +549,7 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 			if seen.count() == len(l.g.joins[ji].sources) {
 				target := l.g.joins[ji].target
 				nodes = append(nodes, target)
-				if !l.g.nodes[target].deferred && !slices.Contains(joined, target) {
+				if !l.g.node(target).deferred && !slices.Contains(joined, target) {
 					joined = append(joined, target)
 				}
 				delete(joins, ji)
@@ -561,7 +561,7 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 	if l.g.hasDeferred {
 		pull = nodes[:0]
 		for _, n := range nodes {
-			if l.g.nodes[n].deferred {
+			if l.g.node(n).deferred {
 				if !slices.Contains(deferred, n) {
 					deferred = append(deferred, n)
 				}
