@@ -443,6 +443,31 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 		newVer = v
 	}
 	base := unsafe.Pointer(dst)
+	if len(tasks) == 1 {
+		// A lone task's writes need no gathering: each written field
+		// merges its one write.
+		t := tasks[0]
+		out := unsafe.Pointer(&t.out)
+		for fi := range sc.fields {
+			c := sc.ch(out, fi)
+			if !c.Written() {
+				continue
+			}
+			ws := append(l.wbuf[:0], c)
+			l.wbuf = ws
+			if err := sc.ch(base, fi).MergeWrites(ws); err != nil {
+				return false, &InvalidUpdateError{Field: sc.fields[fi].name, Writers: []string{t.name}, Err: err}
+			}
+			if bump {
+				l.versions[fi] = newVer
+				changed = true
+			}
+		}
+		if changed {
+			l.maxVer = newVer
+		}
+		return changed, nil
+	}
 	for fi := range sc.fields {
 		ws := l.wbuf[:0]
 		for _, t := range tasks {
