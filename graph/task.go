@@ -43,6 +43,12 @@ func (t *task[S]) interrupted() bool {
 	if m := t.hdr.more.Load(); m == nil || m == detachedMore {
 		return false
 	}
+	return t.paused()
+}
+
+// paused is interrupted for a task with a scratchpad (out of line, so
+// that interrupted inlines).
+func (t *task[S]) paused() bool {
 	paused, _ := t.hdr.interrupts()
 	return paused
 }
