@@ -242,6 +242,7 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 		if err := l.applyOwn(t, &t.local); err != nil {
 			return err
 		}
+		t.merged = !t.push // a pulled task's input is the state (see prepare)
 		local := t.local
 		for _, br := range brs {
 			var r Route[S]
@@ -503,15 +504,52 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 	return changed, nil
 }
 
+// bumpWritten gives every field t wrote the step's new version, as
+// mergeVersions does, without merging anything.
+func (l *loop[S]) bumpWritten(t *task[S]) (bool, error) {
+	sc := l.g.sc
+	newVer := l.maxVer + 1
+	if l.saver != nil {
+		v, err := nextVersion(l.maxVer)
+		if err != nil {
+			return false, err
+		}
+		newVer = v
+	}
+	changed := false
+	out := unsafe.Pointer(&t.out)
+	for fi := range sc.fields {
+		if sc.ch(out, fi).Written() {
+			l.versions[fi] = newVer
+			changed = true
+		}
+	}
+	if changed {
+		l.maxVer = newVer
+	}
+	return changed, nil
+}
+
 // apply ends a step: merges the writes into the state and computes the
 // next frontier.
 func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
-	l.next = l.vals
-	changed, err := l.mergeVersions(tasks, &l.next, true)
-	if err != nil {
-		return false, err
+	var changed bool
+	var err error
+	if len(tasks) == 1 && tasks[0].merged {
+		// The lone task's branches saw the state with its writes merged,
+		// through the same reducers: that is the step's new state, and
+		// merging them again would only repeat the work.
+		if changed, err = l.bumpWritten(tasks[0]); err != nil {
+			return false, err
+		}
+		l.vals = tasks[0].local
+	} else {
+		l.next = l.vals
+		if changed, err = l.mergeVersions(tasks, &l.next, true); err != nil {
+			return false, err
+		}
+		l.vals = l.next
 	}
-	l.vals = l.next
 	if l.accumulate {
 		p := unsafe.Pointer(&l.accum)
 		for _, t := range tasks {
