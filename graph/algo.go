@@ -232,7 +232,7 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 			return err
 		}
 	}
-	nodes := append(t.route.Nodes[:0], edges...)
+	nodes := appendNames(t.route.Nodes[:0], edges)
 	if len(gotos) > 0 { // (an empty append still costs a call)
 		nodes = append(nodes, gotos...)
 	}
@@ -288,7 +288,10 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 			}
 		}
 	}
-	t.route = Route[S]{Nodes: filterEnd(nodes), Sends: sends}
+	if len(gotos) > 0 || len(brs) > 0 {
+		nodes = filterEnd(nodes) // (static edges never lead to End: see nextNodes)
+	}
+	t.route = Route[S]{Nodes: nodes, Sends: sends}
 	return nil
 }
 
@@ -392,6 +395,16 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 		}
 	}
 	return nil
+}
+
+// appendNames appends src to dst. A route names a node or two: element by
+// element, that costs less than the bulk copy an append of a slice of
+// strings makes.
+func appendNames(dst, src []string) []string {
+	for _, n := range src {
+		dst = append(dst, n)
+	}
+	return dst
 }
 
 func filterEnd(nodes []string) []string {
@@ -582,7 +595,7 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 		if len(last) == 0 || last[len(last)-1] != t.name {
 			last = append(last, t.name) // Sends to one node are adjacent
 		}
-		nodes = append(nodes, t.route.Nodes...)
+		nodes = appendNames(nodes, t.route.Nodes)
 		if len(t.route.Sends) > 0 { // (an empty append of Sends still costs a call)
 			sends = append(sends, t.route.Sends...)
 		}
