@@ -104,14 +104,14 @@ func (l *loop[S]) prepare() []*task[S] {
 		return append(l.tasks, t)
 	}
 	for _, name := range l.fr.nodes {
-		t := l.newTask(name, l.g.nodes[name], false, 0)
+		t := l.newTask(name, l.g.node(name), false, 0)
 		t.input = l.vals
 		l.initTask(t)
 		l.tasks = append(l.tasks, t)
 	}
 	for i := range l.fr.sends {
 		s := &l.fr.sends[i]
-		t := l.newTask(s.Node, l.g.nodes[s.Node], true, i)
+		t := l.newTask(s.Node, l.g.node(s.Node), true, i)
 		if s.hasInput {
 			t.in = s.input
 		} else {
@@ -232,7 +232,7 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 			return err
 		}
 	}
-	nodes := append(t.route.Nodes[:0], edges...)
+	nodes := appendNames(t.route.Nodes[:0], edges)
 	if len(gotos) > 0 { // (an empty append still costs a call)
 		nodes = append(nodes, gotos...)
 	}
@@ -242,6 +242,7 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 		if err := l.applyOwn(t, &t.local); err != nil {
 			return err
 		}
+		t.merged = !t.push // a pulled task's input is the state (see prepare)
 		local := t.local
 		for _, br := range brs {
 			var r Route[S]
@@ -287,7 +288,10 @@ func (l *loop[S]) resolve(ctx context.Context, t *task[S], gotos []string, cmdSe
 			}
 		}
 	}
-	t.route = Route[S]{Nodes: filterEnd(nodes), Sends: sends}
+	if len(gotos) > 0 || len(brs) > 0 {
+		nodes = filterEnd(nodes) // (static edges never lead to End: see nextNodes)
+	}
+	t.route = Route[S]{Nodes: nodes, Sends: sends}
 	return nil
 }
 
@@ -315,7 +319,7 @@ func (l *loop[S]) destination(src string, br *branch[S], k string) (string, erro
 	if dest == End {
 		return dest, nil
 	}
-	n := l.g.nodes[dest]
+	n := l.g.node(dest)
 	if n == nil {
 		return "", fmt.Errorf("branch returned unknown node %q", dest)
 	}
@@ -364,7 +368,7 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 		if n == End {
 			continue
 		}
-		nd := l.g.nodes[n]
+		nd := l.g.node(n)
 		if nd == nil {
 			return fmt.Errorf("goto unknown node %q", n)
 		}
@@ -377,7 +381,7 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 		if s.Node == End {
 			return errors.New("send to END: a Send must name a node")
 		}
-		nd := l.g.nodes[s.Node]
+		nd := l.g.node(s.Node)
 		if nd == nil {
 			return fmt.Errorf("send to unknown node %q", s.Node)
 		}
@@ -391,6 +395,16 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 		}
 	}
 	return nil
+}
+
+// appendNames appends src to dst. A route names a node or two: element by
+// element, that costs less than the bulk copy an append of a slice of
+// strings makes.
+func appendNames(dst, src []string) []string {
+	for _, n := range src {
+		dst = append(dst, n)
+	}
+	return dst
 }
 
 func filterEnd(nodes []string) []string {
@@ -443,6 +457,31 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 		newVer = v
 	}
 	base := unsafe.Pointer(dst)
+	if len(tasks) == 1 {
+		// A lone task's writes need no gathering: each written field
+		// merges its one write.
+		t := tasks[0]
+		out := unsafe.Pointer(&t.out)
+		for fi := range sc.fields {
+			c := sc.ch(out, fi)
+			if !c.Written() {
+				continue
+			}
+			ws := append(l.wbuf[:0], c)
+			l.wbuf = ws
+			if err := sc.ch(base, fi).MergeWrites(ws); err != nil {
+				return false, &InvalidUpdateError{Field: sc.fields[fi].name, Writers: []string{t.name}, Err: err}
+			}
+			if bump {
+				l.versions[fi] = newVer
+				changed = true
+			}
+		}
+		if changed {
+			l.maxVer = newVer
+		}
+		return changed, nil
+	}
 	for fi := range sc.fields {
 		ws := l.wbuf[:0]
 		for _, t := range tasks {
@@ -478,15 +517,52 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 	return changed, nil
 }
 
+// bumpWritten gives every field t wrote the step's new version, as
+// mergeVersions does, without merging anything.
+func (l *loop[S]) bumpWritten(t *task[S]) (bool, error) {
+	sc := l.g.sc
+	newVer := l.maxVer + 1
+	if l.saver != nil {
+		v, err := nextVersion(l.maxVer)
+		if err != nil {
+			return false, err
+		}
+		newVer = v
+	}
+	changed := false
+	out := unsafe.Pointer(&t.out)
+	for fi := range sc.fields {
+		if sc.ch(out, fi).Written() {
+			l.versions[fi] = newVer
+			changed = true
+		}
+	}
+	if changed {
+		l.maxVer = newVer
+	}
+	return changed, nil
+}
+
 // apply ends a step: merges the writes into the state and computes the
 // next frontier.
 func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
-	l.next = l.vals
-	changed, err := l.mergeVersions(tasks, &l.next, true)
-	if err != nil {
-		return false, err
+	var changed bool
+	var err error
+	if len(tasks) == 1 && tasks[0].merged {
+		// The lone task's branches saw the state with its writes merged,
+		// through the same reducers: that is the step's new state, and
+		// merging them again would only repeat the work.
+		if changed, err = l.bumpWritten(tasks[0]); err != nil {
+			return false, err
+		}
+		l.vals = tasks[0].local
+	} else {
+		l.next = l.vals
+		if changed, err = l.mergeVersions(tasks, &l.next, true); err != nil {
+			return false, err
+		}
+		l.vals = l.next
 	}
-	l.vals = l.next
 	if l.accumulate {
 		p := unsafe.Pointer(&l.accum)
 		for _, t := range tasks {
@@ -519,7 +595,7 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 		if len(last) == 0 || last[len(last)-1] != t.name {
 			last = append(last, t.name) // Sends to one node are adjacent
 		}
-		nodes = append(nodes, t.route.Nodes...)
+		nodes = appendNames(nodes, t.route.Nodes)
 		if len(t.route.Sends) > 0 { // (an empty append of Sends still costs a call)
 			sends = append(sends, t.route.Sends...)
 		}
@@ -549,7 +625,7 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 			if seen.count() == len(l.g.joins[ji].sources) {
 				target := l.g.joins[ji].target
 				nodes = append(nodes, target)
-				if !l.g.nodes[target].deferred && !slices.Contains(joined, target) {
+				if !l.g.node(target).deferred && !slices.Contains(joined, target) {
 					joined = append(joined, target)
 				}
 				delete(joins, ji)
@@ -561,7 +637,7 @@ func (l *loop[S]) apply(tasks []*task[S]) (bool, error) {
 	if l.g.hasDeferred {
 		pull = nodes[:0]
 		for _, n := range nodes {
-			if l.g.nodes[n].deferred {
+			if l.g.node(n).deferred {
 				if !slices.Contains(deferred, n) {
 					deferred = append(deferred, n)
 				}

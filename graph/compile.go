@@ -156,7 +156,8 @@ func (sc *schema) ch(s unsafe.Pointer, i int) state.Channel {
 // Graph is a compiled, immutable graph, safe for concurrent runs.
 type Graph[S any] struct {
 	nodes           map[string]*node[S]
-	names           []string // sorted
+	byAddr          nodeTable[S] // nodes by the address of their name (see node)
+	names           []string     // sorted
 	startEdges      []string
 	startNext       []string // startEdges as node.next
 	startBr         []*branch[S]
@@ -371,6 +372,13 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		g.nodes[name] = &c
 		g.hasDeferred = g.hasDeferred || n.deferred
 	}
+	// The targets of the static edges are the nodes' own name strings, so
+	// that the frontiers made from them find their nodes by address.
+	for _, n := range g.nodes {
+		canonicalNames(n.next, g.nodes)
+	}
+	g.startNext = canonicalNames(slices.Clone(g.startNext), g.nodes)
+	g.byAddr = newNodeTable(g.nodes)
 	for i, j := range b.joins {
 		for pos, s := range j.sources {
 			n := g.nodes[s]
@@ -382,6 +390,81 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	g.breakNoSaver = breakpointsNeedSaver(g.interruptBefore, g.interruptAfter)
 	g.shape = g.fingerprint()
 	return g, nil
+}
+
+// node returns the compiled node named name, or nil. A name that shares
+// its bytes with a node's own name (every static edge's target, and a
+// string literal equal to the name it was added with, which the linker
+// stores once) is found by its address, without hashing it; any other
+// through the map.
+func (g *Graph[S]) node(name string) *node[S] {
+	if n := g.byAddr.find(name); n != nil {
+		return n
+	}
+	return g.nodes[name]
+}
+
+// nodeTable finds nodes by the address and length of their names' bytes:
+// a string with the same address and length as a node's name has the same
+// bytes (strings are immutable). It is a direct-mapped table, written once
+// by Compile; a name whose slot another name took is not in it.
+type nodeTable[S any] struct {
+	slots []nodeSlot[S]
+	shift uint // 64 minus log2 of len(slots)
+}
+
+type nodeSlot[S any] struct {
+	p    *byte
+	n    int
+	node *node[S]
+}
+
+// newNodeTable makes the table of nodes, with about four slots a node.
+func newNodeTable[S any](nodes map[string]*node[S]) nodeTable[S] {
+	bits := uint(3)
+	for 1<<bits < 4*len(nodes) {
+		bits++
+	}
+	t := nodeTable[S]{slots: make([]nodeSlot[S], 1<<bits), shift: 64 - bits}
+	for _, n := range nodes {
+		if n.name == "" {
+			continue
+		}
+		s := &t.slots[t.slot(unsafe.StringData(n.name))]
+		if s.node == nil {
+			*s = nodeSlot[S]{p: unsafe.StringData(n.name), n: len(n.name), node: n}
+		}
+	}
+	return t
+}
+
+// slot returns the index of the slot of the name whose bytes start at p
+// (Fibonacci hashing of the address).
+func (t *nodeTable[S]) slot(p *byte) uint64 {
+	return uint64(uintptr(unsafe.Pointer(p))) * 0x9E3779B97F4A7C15 >> t.shift
+}
+
+// find returns the node whose name is name by address, or nil.
+func (t *nodeTable[S]) find(name string) *node[S] {
+	if len(t.slots) == 0 || name == "" {
+		return nil
+	}
+	p := unsafe.StringData(name)
+	if s := &t.slots[t.slot(p)&uint64(len(t.slots)-1)]; s.p == p && s.n == len(name) {
+		return s.node
+	}
+	return nil
+}
+
+// canonicalNames replaces every name in names that is a node's by the
+// node's own name string (the same bytes), in place, and returns names.
+func canonicalNames[S any](names []string, nodes map[string]*node[S]) []string {
+	for i, name := range names {
+		if n := nodes[name]; n != nil {
+			names[i] = n.name
+		}
+	}
+	return names
 }
 
 // breakpointsNeedSaver is the error of a run, without a checkpointer, of a

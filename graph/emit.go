@@ -31,9 +31,14 @@ func (l *loop[S]) emit(ev Event) {
 // call. Interrupts are set when the run pauses. The state is passed by
 // address: a run that streams no values (most) then copies nothing.
 func (l *loop[S]) emitValues(step int, vals *S, intr []Interruption) {
-	if l.modes&ModeValues == 0 {
-		return
+	if l.modes&ModeValues != 0 {
+		l.emitValuesNow(step, vals, intr)
 	}
+}
+
+// emitValuesNow is emitValues in a run that streams values (out of line,
+// so that emitValues inlines).
+func (l *loop[S]) emitValuesNow(step int, vals *S, intr []Interruption) {
 	l.emit(Event{Mode: ModeValues, Namespace: l.ns, Step: step, Payload: *vals, Interrupts: intr})
 }
 
@@ -120,9 +125,14 @@ func (l *loop[S]) emitCheckpoint(cp *checkpoint.Checkpoint) {
 // finished yields the events of a task that ended without an error: its
 // update and result, or its interrupts.
 func (l *loop[S]) finished(t *task[S], emit func(Event)) {
-	if l.modes == 0 || t.name == Start {
-		return
+	if l.modes != 0 && t.name != Start {
+		l.finishedNow(t, emit)
 	}
+}
+
+// finishedNow is finished in a run that streams (out of line, so that
+// finished inlines).
+func (l *loop[S]) finishedNow(t *task[S], emit func(Event)) {
 	w := l.writes(t)
 	switch {
 	case t.done:

@@ -586,6 +586,9 @@ func (l *loop[S]) durability() durabilityMode[S] {
 
 // save writes a checkpoint of the current state and frontier.
 func (l *loop[S]) save(ctx context.Context, source string) error {
+	if l.saver == nil {
+		return nil // (checked here too, so that a run without a saver makes no call)
+	}
 	return l.saveAt(ctx, source, l.step)
 }
 

@@ -147,17 +147,21 @@ func (g *Graph[S]) release(l *loop[S]) {
 	// The pooled tasks keep their last contents until newTask reuses them
 	// (or the pool drops the loop at a GC): clearing them here would
 	// zero every task twice a run.
-	buf := func(f frontier[S]) frontier[S] {
-		clear(f.sends[:cap(f.sends)])
-		return frontier[S]{nodes: f.nodes[:0], last: f.last[:0], sends: f.sends[:0]}
-	}
+	clear(l.fr.sends[:cap(l.fr.sends)])
+	clear(l.spare.sends[:cap(l.spare.sends)])
 	clear(l.tasks[:cap(l.tasks)])
 	clear(l.todo[:cap(l.todo)])
-	*l = loop[S]{
-		versions: l.versions, saved: l.saved, pool: l.pool,
-		tasks: l.tasks[:0], wbuf: l.wbuf[:0], todo: l.todo[:0], envs: l.envs, frBuf: l.frBuf[:0],
-		spare: buf(l.spare), fr: buf(l.fr), lastShared: l.lastShared,
-	}
+	// The loop is cleared in place and its buffers put back: a composite
+	// literal of the whole loop would be built apart and then copied.
+	versions, saved, pool, tasks, wbuf, todo, envs, frBuf, lastShared := l.versions, l.saved, l.pool,
+		l.tasks[:0], l.wbuf[:0], l.todo[:0], l.envs, l.frBuf[:0], l.lastShared
+	frNodes, frLast, frSends := l.fr.nodes[:0], l.fr.last[:0], l.fr.sends[:0]
+	spNodes, spLast, spSends := l.spare.nodes[:0], l.spare.last[:0], l.spare.sends[:0]
+	*l = loop[S]{}
+	l.versions, l.saved, l.pool, l.tasks, l.wbuf, l.todo, l.envs, l.frBuf, l.lastShared = versions, saved, pool,
+		tasks, wbuf, todo, envs, frBuf, lastShared
+	l.fr.nodes, l.fr.last, l.fr.sends = frNodes, frLast, frSends
+	l.spare.nodes, l.spare.last, l.spare.sends = spNodes, spLast, spSends
 	g.loops.Put(l)
 }
 

@@ -30,9 +30,13 @@ type task[S any] struct {
 	err      error
 	attempts int
 	one      [1]stateChannel
-	local    S           // the input with the task's own writes, for its branches
-	cmd      *Command[S] // the routing a command node returned, if any
-	env      *taskCtx    // the context of this execution, never reused (see newEnv)
+	local    S // the input with the task's own writes, for its branches
+	// merged is set when local is the state the task's step started
+	// from with the task's writes merged (a pulled task whose branches
+	// ran): for a step's lone task, that is the step's new state.
+	merged bool
+	cmd    *Command[S] // the routing a command node returned, if any
+	env    *taskCtx    // the context of this execution, never reused (see newEnv)
 }
 
 // interrupted reports whether the task paused. A task that never needed a
@@ -43,6 +47,12 @@ func (t *task[S]) interrupted() bool {
 	if m := t.hdr.more.Load(); m == nil || m == detachedMore {
 		return false
 	}
+	return t.paused()
+}
+
+// paused is interrupted for a task with a scratchpad (out of line, so
+// that interrupted inlines).
+func (t *task[S]) paused() bool {
 	paused, _ := t.hdr.interrupts()
 	return paused
 }
