@@ -44,15 +44,7 @@ func (b *refusingResults) FinishRun(ctx context.Context, c *server.Claim, res se
 func TestRunWhoseResultCannotBeRecordedFailsOnce(t *testing.T) {
 	saver, b := sqliteEnv(t)
 	rb := &refusingResults{Backend: b}
-	s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver),
-		server.WithBackend(rb), server.WithAuthToken(token))
-	require.NoError(t, err)
-	hs := httptest.NewServer(s)
-	t.Cleanup(func() {
-		require.NoError(t, s.Shutdown(context.Background()))
-		hs.Close()
-	})
-	e := &env{t: t, srv: hs}
+	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
 	tid := e.newThread(nil)
 	var out map[string]any
 	e.ok("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
@@ -97,12 +89,7 @@ func TestAStreamsEndComesWithItsRunEnded(t *testing.T) {
 	if onBackend() {
 		t.Skip("runs on every backend itself: in the run without " + backendEnv)
 	}
-	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend){
-		"memory-backend": func(*testing.T) (checkpoint.Saver, server.Backend) {
-			return checkpoint.NewMemory(), server.NewMemoryBackend()
-		},
-		"sqlite": sqliteEnv, "postgres": postgresEnv,
-	}
+	backends := sharedBackends()
 	for _, tc := range []struct {
 		name      string
 		assistant string
@@ -118,16 +105,10 @@ func TestAStreamsEndComesWithItsRunEnded(t *testing.T) {
 		for name, open := range backends {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
 				saver, b := open(t)
-				s, err := server.New(server.Graph("agent", agentGraph(t, saver)), server.Graph("boom", boomGraph(t, saver)),
+				e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.Graph("boom", boomGraph(t, saver)),
 					server.WithCheckpointer(saver), server.WithBackend(slowFinish{Backend: b, delay: 300 * time.Millisecond}),
-					server.WithPollInterval(10*time.Millisecond), server.WithAuthToken(token))
-				require.NoError(t, err)
-				hs := httptest.NewServer(s)
-				t.Cleanup(func() {
-					require.NoError(t, s.Shutdown(context.Background()))
-					hs.Close()
-				})
-				e := &env{t: t, srv: hs}
+					server.WithPollInterval(10*time.Millisecond))
+				hs := e.srv
 				tid := e.newThread(nil)
 
 				body, err := json.Marshal(map[string]any{"assistant_id": tc.assistant, "input": map[string]any{"topic": "x"}, "stream_mode": []string{"values"}})
@@ -195,12 +176,7 @@ func TestARunWhoseFinishFaultedEndsItsStreamOnce(t *testing.T) {
 	if onBackend() {
 		t.Skip("runs on every backend itself: in the run without " + backendEnv)
 	}
-	backends := map[string]func(*testing.T) (checkpoint.Saver, server.Backend){
-		"memory-backend": func(*testing.T) (checkpoint.Saver, server.Backend) {
-			return checkpoint.NewMemory(), server.NewMemoryBackend()
-		},
-		"sqlite": sqliteEnv, "postgres": postgresEnv,
-	}
+	backends := sharedBackends()
 	for _, tc := range []struct {
 		name     string
 		fails    int32
@@ -318,14 +294,7 @@ func TestAStreamServedByAnotherServerEndsWithTheRun(t *testing.T) {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
 				execSaver, execB, streamSaver, streamB := open(t)
 				serve := func(b server.Backend, graphs ...server.Option) *env {
-					s, err := server.New(append(graphs, server.WithBackend(b), server.WithPollInterval(10*time.Millisecond), server.WithAuthToken(token))...)
-					require.NoError(t, err)
-					hs := httptest.NewServer(s)
-					t.Cleanup(func() {
-						require.NoError(t, s.Shutdown(context.Background()))
-						hs.Close()
-					})
-					return &env{t: t, srv: hs}
+					return serve(t, append(graphs, server.WithBackend(b), server.WithPollInterval(10*time.Millisecond))...)
 				}
 				executor := serve(slowFinish{Backend: execB, delay: 300 * time.Millisecond},
 					server.Graph("agent", agentGraph(t, execSaver)), server.Graph("boom", boomGraph(t, execSaver)), server.WithCheckpointer(execSaver))
@@ -363,5 +332,17 @@ func TestAStreamServedByAnotherServerEndsWithTheRun(t *testing.T) {
 				require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
 			})
 		}
+	}
+}
+
+// sharedBackends opens each real Backend a server can share, with its
+// saver: a MemoryBackend given with WithBackend, SQLite and PostgreSQL
+// (which skips without AGENTGRAPH_TEST_POSTGRES_URL).
+func sharedBackends() map[string]func(*testing.T) (checkpoint.Saver, server.Backend) {
+	return map[string]func(*testing.T) (checkpoint.Saver, server.Backend){
+		"memory-backend": func(*testing.T) (checkpoint.Saver, server.Backend) {
+			return checkpoint.NewMemory(), server.NewMemoryBackend()
+		},
+		"sqlite": sqliteEnv, "postgres": postgresEnv,
 	}
 }

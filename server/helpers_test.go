@@ -157,6 +157,20 @@ func newEnv(t *testing.T, opts ...server.Option) *env {
 	return &env{t: t, srv: hs, gate: gt}
 }
 
+// serve starts a test server with opts and the test token, shut down
+// and closed when the test ends.
+func serve(t *testing.T, opts ...server.Option) *env {
+	t.Helper()
+	s, err := server.New(append(opts, server.WithAuthToken(token))...)
+	require.NoError(t, err)
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		require.NoError(t, s.Shutdown(context.Background()))
+		hs.Close()
+	})
+	return &env{t: t, srv: hs}
+}
+
 // resp is an HTTP answer.
 type resp struct {
 	status int

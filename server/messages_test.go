@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -75,20 +74,12 @@ func twinGraph(t *testing.T, saver checkpoint.Saver) *graph.Graph[TwinState] {
 func newChatEnv(t *testing.T) *env {
 	t.Helper()
 	saver := checkpoint.NewMemory()
-	s, err := server.New(
+	return serve(t,
 		server.Graph("chat", chatGraph(t, saver)),
 		server.Graph("ask", askGraph(t, saver)),
 		server.Graph("twins", twinGraph(t, saver)),
 		server.WithCheckpointer(saver),
-		server.WithAuthToken(token),
 	)
-	require.NoError(t, err)
-	hs := httptest.NewServer(s)
-	t.Cleanup(func() {
-		require.NoError(t, s.Shutdown(context.Background()))
-		hs.Close()
-	})
-	return &env{t: t, srv: hs}
 }
 
 // human is a human message as LangGraph clients send it.
