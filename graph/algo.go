@@ -449,8 +449,8 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 	sc := l.g.sc
 	changed := false
 	newVer := l.maxVer + 1
-	if bump && l.saver != nil {
-		v, err := nextVersion(l.maxVer)
+	if bump {
+		v, err := l.stepVersion()
 		if err != nil {
 			return false, err
 		}
@@ -517,17 +517,22 @@ func (l *loop[S]) mergeVersions(tasks []*task[S], dst *S, bump bool) (bool, erro
 	return changed, nil
 }
 
+// stepVersion returns the version the fields a step changes get: the
+// next after l.maxVer, drawn by nextVersion when the run checkpoints.
+func (l *loop[S]) stepVersion() (int64, error) {
+	if l.saver != nil {
+		return nextVersion(l.maxVer)
+	}
+	return l.maxVer + 1, nil
+}
+
 // bumpWritten gives every field t wrote the step's new version, as
 // mergeVersions does, without merging anything.
 func (l *loop[S]) bumpWritten(t *task[S]) (bool, error) {
 	sc := l.g.sc
-	newVer := l.maxVer + 1
-	if l.saver != nil {
-		v, err := nextVersion(l.maxVer)
-		if err != nil {
-			return false, err
-		}
-		newVer = v
+	newVer, err := l.stepVersion()
+	if err != nil {
+		return false, err
 	}
 	changed := false
 	out := unsafe.Pointer(&t.out)
