@@ -497,8 +497,9 @@ func (s *Server) executeClaim(c *Claim) {
 			return
 		}
 	}
-	sh.notify(rec.ID) // its end, to the streams that follow it here
 	if res.DropThread {
+		// Its end, to the streams that follow it here, before the deletion.
+		sh.notify(rec.ID)
 		_ = s.deleteCheckpoints(ctx, rec.ThreadID) // best effort: the thread is gone anyway
 	}
 }

@@ -703,6 +703,17 @@ func appendEnd(ctx context.Context, tx pgx.Tx, run string) error {
 	return appendEvent(ctx, tx, run, "end", "null")
 }
 
+// endStream ends run's stream in tx: its "error" event, when errData is
+// not nil, then its "end".
+func endStream(ctx context.Context, tx pgx.Tx, run string, errData json.RawMessage) error {
+	if errData != nil {
+		if err := appendEvent(ctx, tx, run, "error", string(errData)); err != nil {
+			return err
+		}
+	}
+	return appendEnd(ctx, tx, run)
+}
+
 // appendEvent appends the event (name, data) to run's stream in tx.
 func appendEvent(ctx context.Context, tx pgx.Tx, run, name, data string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO agentgraph_server_events (run_id, id, name, data)
@@ -797,12 +808,7 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 			updated_at = now() WHERE run_id = $1`, c.Run.ID, res.Status, rawOr(res.Result, "null")); err != nil {
 					return err
 				}
-				if res.Error != nil {
-					if err := appendEvent(ctx, tx, c.Run.ID, "error", string(res.Error)); err != nil {
-						return err
-					}
-				}
-				if err := appendEnd(ctx, tx, c.Run.ID); err != nil {
+				if err := endStream(ctx, tx, c.Run.ID, res.Error); err != nil {
 					return err
 				}
 			}

@@ -758,6 +758,17 @@ func pendingRuns(tx sqlitedb.Tx, thread string) ([]string, error) {
 
 func appendEnd(tx sqlitedb.Tx, run string) error { return appendEvent(tx, run, "end", "null") }
 
+// endStream ends run's stream in tx: its "error" event, when errData is
+// not nil, then its "end".
+func endStream(tx sqlitedb.Tx, run string, errData json.RawMessage) error {
+	if errData != nil {
+		if err := appendEvent(tx, run, "error", rawOr(errData, "null")); err != nil {
+			return err
+		}
+	}
+	return appendEnd(tx, run)
+}
+
 // appendEvent appends the event (name, data) to run's stream in tx.
 func appendEvent(tx sqlitedb.Tx, run, name, data string) error {
 	_, err := tx.Exec(`INSERT INTO `+eventsTable+` (run_id, id, name, data)
@@ -845,12 +856,7 @@ func (b *Backend) FinishRun(ctx context.Context, c *server.Claim, res server.Run
 			updated_at = ?4 WHERE run_id = ?1`, c.Run.ID, res.Status, rawOr(res.Result, "null"), now); err != nil {
 				return err
 			}
-			if res.Error != nil {
-				if err := appendEvent(tx, c.Run.ID, "error", rawOr(res.Error, "null")); err != nil {
-					return err
-				}
-			}
-			if err := appendEnd(tx, c.Run.ID); err != nil {
+			if err := endStream(tx, c.Run.ID, res.Error); err != nil {
 				return err
 			}
 		}
