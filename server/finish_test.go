@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -90,55 +91,18 @@ func TestAStreamsEndComesWithItsRunEnded(t *testing.T) {
 		t.Skip("runs on every backend itself: in the run without " + backendEnv)
 	}
 	backends := sharedBackends()
-	for _, tc := range []struct {
-		name      string
-		assistant string
-		stopAt    string // the event the client stops reading at
-		run       string // the run's status then
-		thread    string // and its thread's
-		next      map[string]any
-	}{
-		// The agent graph asks for an approval: the next run resumes it.
-		{"a run that succeeded, at its end", "agent", "end", "success", "interrupted", map[string]any{"command": map[string]any{"resume": "ok"}}},
-		{"a run that failed, at its error", "boom", "error", "error", "error", map[string]any{"input": map[string]any{"topic": "y"}}},
-	} {
+	for _, tc := range stopCases {
 		for name, open := range backends {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
 				saver, b := open(t)
 				e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.Graph("boom", boomGraph(t, saver)),
 					server.WithCheckpointer(saver), server.WithBackend(slowFinish{Backend: b, delay: 300 * time.Millisecond}),
 					server.WithPollInterval(10*time.Millisecond))
-				hs := e.srv
 				tid := e.newThread(nil)
-
-				body, err := json.Marshal(map[string]any{"assistant_id": tc.assistant, "input": map[string]any{"topic": "x"}, "stream_mode": []string{"values"}})
-				require.NoError(t, err)
-				req, err := http.NewRequestWithContext(t.Context(), "POST", hs.URL+"/threads/"+tid+"/runs/stream", bytes.NewReader(body))
-				require.NoError(t, err)
-				req.Header.Set("Authorization", "Bearer "+token)
-				req.Header.Set("Content-Type", "application/json")
-				res, err := hs.Client().Do(req)
-				require.NoError(t, err)
-				defer res.Body.Close()
-				require.Equal(t, http.StatusOK, res.StatusCode)
-				runID := path.Base(res.Header.Get("Content-Location"))
-				// Read as a client that stops there does, not to the
-				// stream's close.
-				sc := bufio.NewScanner(res.Body)
-				for sc.Scan() && sc.Text() != "event: "+tc.stopAt {
-				}
-				require.NoError(t, sc.Err())
-
-				var th map[string]any
-				e.ok("GET", "/threads/"+tid, nil, &th)
-				require.Equal(t, tc.thread, th["status"], "the thread once the client stopped reading")
-				var run map[string]any
-				e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
-				require.Equal(t, tc.run, run["status"], "the run once the client stopped reading")
-				next := map[string]any{"assistant_id": tc.assistant}
-				maps.Copy(next, tc.next)
-				r := e.do("POST", "/threads/"+tid+"/runs/wait", next)
-				require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
+				hdr := e.readUntil("POST", "/threads/"+tid+"/runs/stream",
+					map[string]any{"assistant_id": tc.assistant, "input": map[string]any{"topic": "x"}, "stream_mode": []string{"values"}}, tc.stopAt)
+				tc.requireStopped(e, tid, path.Base(hdr.Get("Content-Location")))
+				tc.requireNextAccepted(e, tid)
 			})
 		}
 	}
@@ -279,17 +243,7 @@ func TestAStreamServedByAnotherServerEndsWithTheRun(t *testing.T) {
 			return savers[0], bs[0], savers[1], bs[1]
 		},
 	}
-	for _, tc := range []struct {
-		name      string
-		assistant string
-		stopAt    string
-		run       string
-		thread    string
-		next      map[string]any
-	}{
-		{"a run that succeeded, at its end", "agent", "end", "success", "interrupted", map[string]any{"command": map[string]any{"resume": "ok"}}},
-		{"a run that failed, at its error", "boom", "error", "error", "error", map[string]any{"input": map[string]any{"topic": "y"}}},
-	} {
+	for _, tc := range stopCases {
 		for name, open := range backends {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
 				execSaver, execB, streamSaver, streamB := open(t)
@@ -306,30 +260,11 @@ func TestAStreamServedByAnotherServerEndsWithTheRun(t *testing.T) {
 				executor.ok("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": tc.assistant, "input": map[string]any{"topic": "x"},
 					"stream_mode": []string{"values"}}, &rn)
 				runID := rn["run_id"].(string)
-				req, err := http.NewRequestWithContext(t.Context(), "GET", streamer.srv.URL+"/threads/"+tid+"/runs/"+runID+"/stream", nil)
-				require.NoError(t, err)
-				req.Header.Set("Authorization", "Bearer "+token)
-				res, err := streamer.srv.Client().Do(req)
-				require.NoError(t, err)
-				defer res.Body.Close()
-				require.Equal(t, http.StatusOK, res.StatusCode)
-				sc := bufio.NewScanner(res.Body)
-				for sc.Scan() && sc.Text() != "event: "+tc.stopAt {
-				}
-				require.NoError(t, sc.Err())
-
+				streamer.readUntil("GET", "/threads/"+tid+"/runs/"+runID+"/stream", nil, tc.stopAt)
 				for _, e := range []*env{streamer, executor} {
-					var th map[string]any
-					e.ok("GET", "/threads/"+tid, nil, &th)
-					require.Equal(t, tc.thread, th["status"], "the thread once the client stopped reading")
-					var run map[string]any
-					e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
-					require.Equal(t, tc.run, run["status"], "the run once the client stopped reading")
+					tc.requireStopped(e, tid, runID)
 				}
-				next := map[string]any{"assistant_id": tc.assistant}
-				maps.Copy(next, tc.next)
-				r := executor.do("POST", "/threads/"+tid+"/runs/wait", next)
-				require.Equal(t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
+				tc.requireNextAccepted(executor, tid)
 			})
 		}
 	}
@@ -345,4 +280,69 @@ func sharedBackends() map[string]func(*testing.T) (checkpoint.Saver, server.Back
 		},
 		"sqlite": sqliteEnv, "postgres": postgresEnv,
 	}
+}
+
+// stopCase is a run, the stream event a client stops reading it at, and
+// what the client then finds and may do next.
+type stopCase struct {
+	name      string
+	assistant string
+	stopAt    string // the event the client stops reading at
+	run       string // the run's status then
+	thread    string // and its thread's
+	next      map[string]any
+}
+
+var stopCases = []stopCase{
+	// The agent graph asks for an approval: the next run resumes it.
+	{"a run that succeeded, at its end", "agent", "end", "success", "interrupted", map[string]any{"command": map[string]any{"resume": "ok"}}},
+	{"a run that failed, at its error", "boom", "error", "error", "error", map[string]any{"input": map[string]any{"topic": "y"}}},
+}
+
+// requireStopped requires, through e, the run's and its thread's status
+// once the client stopped reading.
+func (tc stopCase) requireStopped(e *env, tid, runID string) {
+	e.t.Helper()
+	var th map[string]any
+	e.ok("GET", "/threads/"+tid, nil, &th)
+	require.Equal(e.t, tc.thread, th["status"], "the thread once the client stopped reading")
+	var run map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs/"+runID, nil, &run)
+	require.Equal(e.t, tc.run, run["status"], "the run once the client stopped reading")
+}
+
+// requireNextAccepted requires the thread's next run (with the default
+// "reject" strategy) accepted through e.
+func (tc stopCase) requireNextAccepted(e *env, tid string) {
+	e.t.Helper()
+	next := map[string]any{"assistant_id": tc.assistant}
+	maps.Copy(next, tc.next)
+	r := e.do("POST", "/threads/"+tid+"/runs/wait", next)
+	require.Equal(e.t, http.StatusOK, r.status, "the thread's next run: %s", r.body)
+}
+
+// readUntil opens the stream of method target (with body, JSON-encoded,
+// unless nil) and reads it as a client that stops at the event named
+// stopAt does, not to the stream's close; it returns the answer's header.
+func (e *env) readUntil(method, target string, body any, stopAt string) http.Header {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		j, err := json.Marshal(body)
+		require.NoError(e.t, err)
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(e.t.Context(), method, e.srv.URL+target, rd)
+	require.NoError(e.t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := e.srv.Client().Do(req)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	require.Equal(e.t, http.StatusOK, res.StatusCode)
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() && sc.Text() != "event: "+stopAt {
+	}
+	require.NoError(e.t, sc.Err())
+	return res.Header
 }
