@@ -71,7 +71,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	// The query's latent vector and terms, once for both latent rankings
 	// and the coverage.
 	var lq *latentQuery
-	if sc.mode != Vector && (sc.fileWeight > 0 && (sc.latentFileWeight > 0 || sc.commentWeight > 0) || sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
+	if sc.mode != Vector && (sc.fileWeight > 0 && (sc.latentFileWeight > 0 || sc.commentWeight > 0) || sc.latentChunkWeight > 0 || sc.coverageWeight > 0 || sc.maxSim) {
 		lq = ix.latentQueryOf(q)
 	}
 	var files []scored
@@ -126,12 +126,16 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if len(files) > 0 {
 		ranked = filePrior(ranked, files, sc.fileWeight)
 	}
-	if sc.mode != Vector && (sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
+	if sc.mode != Vector && (sc.latentChunkWeight > 0 || sc.coverageWeight > 0 || sc.maxSim) {
 		lqc := lq // the latent chunk ranking's: in the tuned vectors' space with WithTunedChunks
 		if sc.tunedChunks && lq != nil {
 			lqc = lq.tuned()
 		}
-		ranked = ix.rerankChunks(lqc, ranked, rerankConfig{latent: sc.latentChunkWeight, coverage: sc.coverageWeight, code: sc.chunkCode}, latentChunkCandidates)
+		var ms *maxSimQuery // the late interaction's, through the LSA vectors (see WithMaxSim)
+		if sc.maxSim {
+			ms = newMaxSim(lq)
+		}
+		ranked = ix.rerankChunks(lqc, ms, ranked, rerankConfig{latent: sc.latentChunkWeight, coverage: sc.coverageWeight, code: sc.chunkCode}, latentChunkCandidates)
 	}
 	if demote {
 		ranked = testsLast(ranked)
