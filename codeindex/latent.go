@@ -293,11 +293,12 @@ type rerankConfig struct {
 	code     bool    // the latent cosine is the mean of the whole text's and the code's (see WithChunkCode)
 }
 
-// rerankChunks returns ranked (best first) with the shares of the late
-// interaction ms (see maxsim.go; none when nil), the latent chunk ranking
-// and the coverage of the query's terms for lq (see rerankConfig) added
-// to its first n chunks, sorted again; ranked unchanged when lq is nil or
-// none adds anything. All read the chunks' texts, once.
+// rerankChunks returns ranked (best first) with the shares of the latent
+// chunk ranking — its pooled cosine and, when ms is not nil, its late
+// interaction (see maxsim.go) — and of the coverage of the query's terms
+// for lq (see rerankConfig) added to its first n chunks, sorted again;
+// ranked unchanged when lq is nil or none adds anything. All read the
+// chunks' texts, once.
 func (ix *Index) rerankChunks(lq *latentQuery, ms *maxSimQuery, ranked []scored, rc rerankConfig, n int) []scored {
 	if lq == nil || len(ranked) == 0 {
 		return ranked
@@ -310,7 +311,7 @@ func (ix *Index) rerankChunks(lq *latentQuery, ms *maxSimQuery, ranked []scored,
 	}
 	share := make([]float64, n)
 	var any bool
-	if ms != nil {
+	if ms != nil && rc.latent > 0 {
 		sc := make([]float64, n)
 		var best float64
 		for i, ts := range terms {
@@ -319,7 +320,7 @@ func (ix *Index) rerankChunks(lq *latentQuery, ms *maxSimQuery, ranked []scored,
 		}
 		if best > 0 {
 			for i, c := range sc {
-				share[i] += maxSimWeight * c / best
+				share[i] += rc.latent * c / best
 				any = any || c > 0
 			}
 		}

@@ -16,11 +16,9 @@ import "slices"
 // Each chunk scores the mean of its whole text's and its code's (the
 // doc comment left out, see chunkTerms), as the pooled cosine does with
 // WithChunkCode; among the best chunks, that score over the best one's,
-// times maxSimWeight, is added as the latent share is.
-
-// maxSimWeight is the late interaction's weight among the best chunks,
-// the latent chunk ranking's (see DefaultLatentChunkWeight).
-const maxSimWeight = 0.5
+// times the latent chunk ranking's weight (see WithLatentChunkWeight),
+// is added beside the latent share: the late interaction is a second
+// score of that ranking, and off with it.
 
 // A maxSimQuery is a query's distinct terms for the late interaction,
 // with the cosines of the chunks' terms with them, computed once per

@@ -385,17 +385,18 @@ func WithChunkCode(on bool) SearchOption {
 // evaluation/README.md, tenth round).
 const DefaultMaxSim = true
 
-// WithMaxSim makes the keyword and hybrid searches also rank their best
-// chunks by late interaction (MaxSim; default [DefaultMaxSim]): each of
-// the query's distinct terms is matched with the chunk's term whose LSA
-// vector is nearest to its own (the term itself when the chunk has it),
-// and the chunk scores the idf-weighted mean of those cosines, of its
-// whole text and of its code apart from its doc comment (see maxsim.go).
-// The latent chunk ranking (see [WithLatentChunkWeight]) pools all of a
+// WithMaxSim makes the latent chunk ranking (see [WithLatentChunkWeight])
+// also score the best chunks by late interaction (MaxSim; default
+// [DefaultMaxSim]): each of the query's distinct terms is matched with the
+// chunk's term whose LSA vector is nearest to its own (the term itself
+// when the chunk has it), and the chunk scores the idf-weighted mean of
+// those cosines, of its whole text and of its code apart from its doc
+// comment (see maxsim.go). The latent chunk ranking pools all of a
 // question's terms into one vector, in which a long question's few
 // specific words weigh little; the late interaction keeps each of them
-// apart. Its share among the best chunks is weighted as the latent
-// ranking's is. Off, the best chunks are ranked as before.
+// apart. Its share among the best chunks, beside the pooled cosine's, has
+// the latent chunk ranking's weight (none when that weight is 0). Off,
+// the best chunks are ranked as before.
 func WithMaxSim(on bool) SearchOption {
 	return func(c *searchConfig) { c.maxSim = on }
 }

@@ -71,7 +71,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	// The query's latent vector and terms, once for both latent rankings
 	// and the coverage.
 	var lq *latentQuery
-	if sc.mode != Vector && (sc.fileWeight > 0 && (sc.latentFileWeight > 0 || sc.commentWeight > 0) || sc.latentChunkWeight > 0 || sc.coverageWeight > 0 || sc.maxSim) {
+	if sc.mode != Vector && (sc.fileWeight > 0 && (sc.latentFileWeight > 0 || sc.commentWeight > 0) || sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
 		lq = ix.latentQueryOf(q)
 	}
 	var files []scored
@@ -126,13 +126,13 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if len(files) > 0 {
 		ranked = filePrior(ranked, files, sc.fileWeight)
 	}
-	if sc.mode != Vector && (sc.latentChunkWeight > 0 || sc.coverageWeight > 0 || sc.maxSim) {
+	if sc.mode != Vector && (sc.latentChunkWeight > 0 || sc.coverageWeight > 0) {
 		lqc := lq // the latent chunk ranking's: in the tuned vectors' space with WithTunedChunks
 		if sc.tunedChunks && lq != nil {
 			lqc = lq.tuned()
 		}
-		var ms *maxSimQuery // the late interaction's, through the LSA vectors (see WithMaxSim)
-		if sc.maxSim {
+		var ms *maxSimQuery // the latent chunk ranking's late interaction, through the LSA vectors (see WithMaxSim)
+		if sc.maxSim && sc.latentChunkWeight > 0 {
 			ms = newMaxSim(lq)
 		}
 		ranked = ix.rerankChunks(lqc, ms, ranked, rerankConfig{latent: sc.latentChunkWeight, coverage: sc.coverageWeight, code: sc.chunkCode}, latentChunkCandidates)
