@@ -120,6 +120,7 @@ func TestDescriptiveSetLabelsExist(t *testing.T) {
 		{"testdata/descriptive4.json", 40},
 		{"testdata/descriptive5.json", 64},
 		{"testdata/descriptive6.json", 64},
+		{"testdata/descriptive7.json", 60},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			s, err := evaluation.LoadSet(tt.file)
