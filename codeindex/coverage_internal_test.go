@@ -85,10 +85,10 @@ func TestCoveragePutsTheBroadestMatchOfALongQueryFirst(t *testing.T) {
 	narrow, broad := chunkOf(t, ix, "narrow/narrow.go", "narrow.Narrow"), chunkOf(t, ix, "broad/broad.go", "broad.Broad")
 	ranked := []scored{{id: narrow, score: 2}, {id: broad, score: 1.5}}
 	long := ix.latentQueryOf(strings.Join(coverageWords, " "))
-	require.Equal(t, []string{broad, narrow}, fileIDs(ix.rerankChunks(long, ranked, rerankConfig{coverage: DefaultCoverageWeight}, latentChunkCandidates)))
-	require.Equal(t, ranked, ix.rerankChunks(long, ranked, rerankConfig{}, latentChunkCandidates), "weight 0: unchanged")
+	require.Equal(t, []string{broad, narrow}, fileIDs(ix.rerankChunks(long, nil, ranked, rerankConfig{coverage: DefaultCoverageWeight}, latentChunkCandidates)))
+	require.Equal(t, ranked, ix.rerankChunks(long, nil, ranked, rerankConfig{}, latentChunkCandidates), "weight 0: unchanged")
 	short := ix.latentQueryOf(strings.Join(coverageWords[:4], " "))
-	require.Equal(t, ranked, ix.rerankChunks(short, ranked, rerankConfig{coverage: DefaultCoverageWeight}, latentChunkCandidates), "a short query: unchanged")
+	require.Equal(t, ranked, ix.rerankChunks(short, nil, ranked, rerankConfig{coverage: DefaultCoverageWeight}, latentChunkCandidates), "a short query: unchanged")
 }
 
 func TestCoverageOfAChunkWhoseFileChangedIsNothing(t *testing.T) {
@@ -97,7 +97,7 @@ func TestCoverageOfAChunkWhoseFileChangedIsNothing(t *testing.T) {
 	ranked := []scored{{id: narrow, score: 2}, {id: broad, score: 1.5}}
 	writeTermTree(t, ix.root, map[string]string{"broad/broad.go": "package broad\n\n// Broad: " + strings.Join(coverageWords, ", ") + ", again.\nfunc Broad() {}\n"})
 	long := ix.latentQueryOf(strings.Join(coverageWords, " "))
-	require.Equal(t, []string{narrow, broad}, fileIDs(ix.rerankChunks(long, ranked, rerankConfig{coverage: DefaultCoverageWeight}, latentChunkCandidates)),
+	require.Equal(t, []string{narrow, broad}, fileIDs(ix.rerankChunks(long, nil, ranked, rerankConfig{coverage: DefaultCoverageWeight}, latentChunkCandidates)),
 		"the file is no longer the content indexed: its chunk gains nothing, the other does")
 }
 

@@ -101,6 +101,13 @@
 // ([WithCoverageWeight]): the share of its distinct terms, by idf, that
 // the chunk contains, which BM25's per-term sum does not reward.
 //
+// With [WithMaxSim], by default, those 50 chunks are also ranked by late
+// interaction (MaxSim): each of the question's distinct terms is matched
+// with the chunk's term of nearest LSA vector, and the chunk scores the
+// idf-weighted mean of those cosines — a soft coverage that keeps each
+// of a long question's specific words, which its one pooled vector
+// dilutes (see evaluation/README.md, tenth round).
+//
 // Every file is also a document of its own, its path and whole text,
 // and a keyword or hybrid search ranks the files first ([WithFileWeight]):
 // the chunks of the best 50 files join the keyword ranking even below its

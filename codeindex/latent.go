@@ -294,11 +294,12 @@ type rerankConfig struct {
 }
 
 // rerankChunks returns ranked (best first) with the shares of the latent
-// chunk ranking and of the coverage of the query's terms for lq (see
-// rerankConfig) added to its first n chunks, sorted again; ranked
-// unchanged when lq is nil or neither adds anything. Both read the
+// chunk ranking — its pooled cosine and, when ms is not nil, its late
+// interaction (see maxsim.go) — and of the coverage of the query's terms
+// for lq (see rerankConfig) added to its first n chunks, sorted again;
+// ranked unchanged when lq is nil or none adds anything. All read the
 // chunks' texts, once.
-func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, rc rerankConfig, n int) []scored {
+func (ix *Index) rerankChunks(lq *latentQuery, ms *maxSimQuery, ranked []scored, rc rerankConfig, n int) []scored {
 	if lq == nil || len(ranked) == 0 {
 		return ranked
 	}
@@ -310,6 +311,20 @@ func (ix *Index) rerankChunks(lq *latentQuery, ranked []scored, rc rerankConfig,
 	}
 	share := make([]float64, n)
 	var any bool
+	if ms != nil && rc.latent > 0 {
+		sc := make([]float64, n)
+		var best float64
+		for i, ts := range terms {
+			sc[i] = ms.chunkScore(ts)
+			best = max(best, sc[i])
+		}
+		if best > 0 {
+			for i, c := range sc {
+				share[i] += rc.latent * c / best
+				any = any || c > 0
+			}
+		}
+	}
 	if rc.latent > 0 {
 		cos := make([]float64, n)
 		var best float64

@@ -230,10 +230,11 @@ type searchConfig struct {
 	topFiles              int
 	tunedChunks           bool
 	chunkCode             bool
+	maxSim                bool
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight, topFiles: DefaultTopFiles, tunedChunks: DefaultTunedChunks, chunkCode: DefaultChunkCode}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight, topFiles: DefaultTopFiles, tunedChunks: DefaultTunedChunks, chunkCode: DefaultChunkCode, maxSim: DefaultMaxSim}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -375,6 +376,29 @@ const DefaultChunkCode = true
 // Off, a chunk is compared by its whole text alone.
 func WithChunkCode(on bool) SearchOption {
 	return func(c *searchConfig) { c.chunkCode = on }
+}
+
+// DefaultMaxSim says whether the best chunks are also ranked by the late
+// interaction of their terms with the query's when [WithMaxSim] is not
+// given. It is on: over the whole of GOROOT/src it raised hybrid symbol
+// recall@5 or MRR on every question set choices are made on (see
+// evaluation/README.md, tenth round).
+const DefaultMaxSim = true
+
+// WithMaxSim makes the latent chunk ranking (see [WithLatentChunkWeight])
+// also score the best chunks by late interaction (MaxSim; default
+// [DefaultMaxSim]): each of the query's distinct terms is matched with the
+// chunk's term whose LSA vector is nearest to its own (the term itself
+// when the chunk has it), and the chunk scores the idf-weighted mean of
+// those cosines, of its whole text and of its code apart from its doc
+// comment (see maxsim.go). The latent chunk ranking pools all of a
+// question's terms into one vector, in which a long question's few
+// specific words weigh little; the late interaction keeps each of them
+// apart. Its share among the best chunks, beside the pooled cosine's, has
+// the latent chunk ranking's weight (none when that weight is 0). Off,
+// the best chunks are ranked as before.
+func WithMaxSim(on bool) SearchOption {
+	return func(c *searchConfig) { c.maxSim = on }
 }
 
 // DefaultCoverageWeight is the weight of the coverage of a long query's

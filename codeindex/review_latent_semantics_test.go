@@ -115,7 +115,7 @@ func TestReviewLatentFileRankingWhenBM25FindsNoFile(t *testing.T) {
 	}
 	// Chunks all scored 0.
 	chunks := []scored{{id: "netx/timer.go#0", score: 0}, {id: "netx/timer.go#1", score: 0}, {id: "clock/bell.go#1", score: 0}}
-	for _, c := range ix.rerankChunks(ix.latentQueryOf("sluggish deadline"), chunks, rerankConfig{latent: DefaultLatentChunkWeight}, latentChunkCandidates) {
+	for _, c := range ix.rerankChunks(ix.latentQueryOf("sluggish deadline"), nil, chunks, rerankConfig{latent: DefaultLatentChunkWeight}, latentChunkCandidates) {
 		require.False(t, math.IsNaN(c.score) || math.IsInf(c.score, 0), "%s %v", c.id, c.score)
 	}
 }

@@ -131,7 +131,11 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 		if sc.tunedChunks && lq != nil {
 			lqc = lq.tuned()
 		}
-		ranked = ix.rerankChunks(lqc, ranked, rerankConfig{latent: sc.latentChunkWeight, coverage: sc.coverageWeight, code: sc.chunkCode}, latentChunkCandidates)
+		var ms *maxSimQuery // the latent chunk ranking's late interaction, through the LSA vectors (see WithMaxSim)
+		if sc.maxSim && sc.latentChunkWeight > 0 {
+			ms = newMaxSim(lq)
+		}
+		ranked = ix.rerankChunks(lqc, ms, ranked, rerankConfig{latent: sc.latentChunkWeight, coverage: sc.coverageWeight, code: sc.chunkCode}, latentChunkCandidates)
 	}
 	if demote {
 		ranked = testsLast(ranked)
