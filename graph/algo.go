@@ -112,8 +112,8 @@ func (l *loop[S]) prepare() []*task[S] {
 	for i := range l.fr.sends {
 		s := &l.fr.sends[i]
 		t := l.newTask(s.Node, l.g.node(s.Node), true, i)
-		if s.hasInput {
-			t.in = s.input
+		if s.hasInput() {
+			t.in = s.payload()
 		} else {
 			l.g.materialize(&s.Arg, &t.input, &t.one)
 		}
@@ -386,12 +386,12 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 			return fmt.Errorf("send to unknown node %q", s.Node)
 		}
 		switch {
-		case nd.inType == nil && s.hasInput:
-			return fmt.Errorf("send to node %q carries a %T made with graph.SendInput, but the node takes the graph's state: send it a Send{Node, Arg}", s.Node, s.input)
-		case nd.inType != nil && !s.hasInput:
+		case nd.inType == nil && s.hasInput():
+			return fmt.Errorf("send to node %q carries a %T made with graph.SendInput, but the node takes the graph's state: send it a Send{Node, Arg}", s.Node, s.payload())
+		case nd.inType != nil && !s.hasInput():
 			return ownInput(nd)
-		case nd.inType != nil && reflect.TypeOf(s.input) != nd.inType:
-			return fmt.Errorf("send to node %q carries a %T, but the node takes a %s", s.Node, s.input, nd.inType)
+		case nd.inType != nil && reflect.TypeOf(s.payload()) != nd.inType:
+			return fmt.Errorf("send to node %q carries a %T, but the node takes a %s", s.Node, s.payload(), nd.inType)
 		}
 	}
 	return nil

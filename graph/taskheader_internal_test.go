@@ -110,3 +110,10 @@ func TestADetachedTaskComputesItsIDWithoutWritingTheSharedStandIn(t *testing.T) 
 		}
 	}
 }
+
+// A Send is its node's name, its Arg and one interface (a branch may make
+// thousands of them): no flag beside the interface.
+func TestASendIsItsNameItsArgAndOneInterface(t *testing.T) {
+	type st struct{ n int }
+	require.Equal(t, unsafe.Sizeof("")+unsafe.Sizeof(st{})+unsafe.Sizeof(any(nil)), unsafe.Sizeof(Send[st]{}))
+}
