@@ -33,23 +33,38 @@ type frontier[S any] struct {
 }
 
 // seenSources is the set of a join's sources that ran since the join last
-// fired, by position in the join's source list.
-type seenSources []uint64
+// fired, by position in the join's source list: the first 64 inline (a
+// join's progress then costs no allocation), the others 64 to a word.
+type seenSources struct {
+	low  uint64
+	high []uint64
+}
 
 // with returns s with source i added.
 func (s seenSources) with(i int) seenSources {
-	for len(s) <= i/64 {
-		s = append(s, 0)
+	if i < 64 {
+		s.low |= 1 << i
+		return s
 	}
-	s[i/64] |= 1 << (i % 64)
+	i -= 64
+	for len(s.high) <= i/64 {
+		s.high = append(s.high, 0)
+	}
+	s.high[i/64] |= 1 << (i % 64)
 	return s
 }
 
-func (s seenSources) has(i int) bool { return i/64 < len(s) && s[i/64]&(1<<(i%64)) != 0 }
+func (s seenSources) has(i int) bool {
+	if i < 64 {
+		return s.low&(1<<i) != 0
+	}
+	i -= 64
+	return i/64 < len(s.high) && s.high[i/64]&(1<<(i%64)) != 0
+}
 
 func (s seenSources) count() int {
-	n := 0
-	for _, w := range s {
+	n := bits.OnesCount64(s.low)
+	for _, w := range s.high {
 		n += bits.OnesCount64(w)
 	}
 	return n

@@ -156,11 +156,15 @@ func (g *Graph[S]) release(l *loop[S]) {
 	versions, saved, pool, tasks, wbuf, todo, envs, frBuf, lastShared := l.versions, l.saved, l.pool,
 		l.tasks[:0], l.wbuf[:0], l.todo[:0], l.envs, l.frBuf[:0], l.lastShared
 	frNodes, frLast, frSends := l.fr.nodes[:0], l.fr.last[:0], l.fr.sends[:0]
+	// The joins' progress map is emptied and kept: a run of a graph with
+	// a join would otherwise allocate it anew.
+	frJoins := l.fr.joins
+	clear(frJoins)
 	spNodes, spLast, spSends := l.spare.nodes[:0], l.spare.last[:0], l.spare.sends[:0]
 	*l = loop[S]{}
 	l.versions, l.saved, l.pool, l.tasks, l.wbuf, l.todo, l.envs, l.frBuf, l.lastShared = versions, saved, pool,
 		tasks, wbuf, todo, envs, frBuf, lastShared
-	l.fr.nodes, l.fr.last, l.fr.sends = frNodes, frLast, frSends
+	l.fr.nodes, l.fr.last, l.fr.sends, l.fr.joins = frNodes, frLast, frSends, frJoins
 	l.spare.nodes, l.spare.last, l.spare.sends = spNodes, spLast, spSends
 	g.loops.Put(l)
 }
