@@ -96,14 +96,18 @@ type loop[S any] struct {
 	ctx    context.Context
 	env    *taskEnv
 	emitFn func(Event)
-	pool   []*task[S]
-	npool  int
-	tasks  []*task[S]
-	wbuf   []stateChannel
-	todo   []*task[S]
-	next   S           // the state being merged at a barrier
-	view   *S          // what the caller sees when the run paused
-	spare  frontier[S] // the buffers (nodes, sends, last) of the frontier before last
+	// sched is the scheduler of the loop's last concurrent step, whose
+	// Wait returned: the next concurrent step reuses it (see
+	// scheduler.reuse).
+	sched *scheduler
+	pool  []*task[S]
+	npool int
+	tasks []*task[S]
+	wbuf  []stateChannel
+	todo  []*task[S]
+	next  S           // the state being merged at a barrier
+	view  *S          // what the caller sees when the run paused
+	spare frontier[S] // the buffers (nodes, sends, last) of the frontier before last
 
 	accumulate bool
 	accum      S // every write of the run's nodes, in order (for subgraphs)
@@ -153,8 +157,8 @@ func (g *Graph[S]) release(l *loop[S]) {
 	clear(l.todo[:cap(l.todo)])
 	// The loop is cleared in place and its buffers put back: a composite
 	// literal of the whole loop would be built apart and then copied.
-	versions, saved, pool, tasks, wbuf, todo, envs, frBuf, lastShared := l.versions, l.saved, l.pool,
-		l.tasks[:0], l.wbuf[:0], l.todo[:0], l.envs, l.frBuf[:0], l.lastShared
+	versions, saved, pool, tasks, wbuf, todo, envs, frBuf, lastShared, sched := l.versions, l.saved, l.pool,
+		l.tasks[:0], l.wbuf[:0], l.todo[:0], l.envs, l.frBuf[:0], l.lastShared, l.sched
 	frNodes, frLast, frSends := l.fr.nodes[:0], l.fr.last[:0], l.fr.sends[:0]
 	// The joins' progress map is emptied and kept: a run of a graph with
 	// a join would otherwise allocate it anew.
@@ -162,8 +166,8 @@ func (g *Graph[S]) release(l *loop[S]) {
 	clear(frJoins)
 	spNodes, spLast, spSends := l.spare.nodes[:0], l.spare.last[:0], l.spare.sends[:0]
 	*l = loop[S]{}
-	l.versions, l.saved, l.pool, l.tasks, l.wbuf, l.todo, l.envs, l.frBuf, l.lastShared = versions, saved, pool,
-		tasks, wbuf, todo, envs, frBuf, lastShared
+	l.versions, l.saved, l.pool, l.tasks, l.wbuf, l.todo, l.envs, l.frBuf, l.lastShared, l.sched = versions, saved, pool,
+		tasks, wbuf, todo, envs, frBuf, lastShared, sched
 	l.fr.nodes, l.fr.last, l.fr.sends, l.fr.joins = frNodes, frLast, frSends, frJoins
 	l.spare.nodes, l.spare.last, l.spare.sends = spNodes, spLast, spSends
 	g.loops.Put(l)
@@ -741,7 +745,13 @@ func watched(ctx context.Context) context.Context {
 // scheduler): the calling goroutine works among them, or, when the run
 // streams, relays their events while goroutines work.
 func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
-	s := newScheduler(ctx)
+	s := l.sched
+	if s == nil {
+		s = newScheduler(ctx)
+	} else {
+		l.sched = nil // until its Wait returned
+		s.reuse(ctx)
+	}
 	s.SetLimit(l.cfg.maxConc)
 	streaming := l.modes != 0
 	emit := l.emitFn
@@ -786,11 +796,13 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 		return nil
 	})
 	var werr error
+	waited := false // Wait returned (not unwound): s may be reused
 	if streaming {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			werr = s.Wait()
+			waited = true
 		}()
 	relay:
 		for {
@@ -812,6 +824,11 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 		}
 	} else {
 		werr = s.Wait()
+		waited = true
+	}
+	if waited {
+		s.park()
+		l.sched = s
 	}
 	var firstErr *task[S]
 	for _, t := range todo {
