@@ -187,9 +187,11 @@ func (l *loop[S]) taskEnv() *taskEnv {
 	return l.env
 }
 
-// envSlab is how many task contexts are allocated at once: 64 of 32
-// bytes fill a 2,048-byte size class.
-const envSlab = 64
+// envSlab is how many task contexts are allocated at once: 63 of 32
+// bytes and the 8-byte header of an object with pointers over 512 bytes
+// fill the 2,048-byte size class (64 took the 2,304-byte one: 36 bytes a
+// context).
+const envSlab = 63
 
 // newEnv hands out a fresh task context, with the task's header. They are
 // allocated envSlab at a time and never handed out twice: a context may
