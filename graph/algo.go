@@ -33,23 +33,38 @@ type frontier[S any] struct {
 }
 
 // seenSources is the set of a join's sources that ran since the join last
-// fired, by position in the join's source list.
-type seenSources []uint64
+// fired, by position in the join's source list: the first 64 inline (a
+// join's progress then costs no allocation), the others 64 to a word.
+type seenSources struct {
+	low  uint64
+	high []uint64
+}
 
 // with returns s with source i added.
 func (s seenSources) with(i int) seenSources {
-	for len(s) <= i/64 {
-		s = append(s, 0)
+	if i < 64 {
+		s.low |= 1 << i
+		return s
 	}
-	s[i/64] |= 1 << (i % 64)
+	i -= 64
+	for len(s.high) <= i/64 {
+		s.high = append(s.high, 0)
+	}
+	s.high[i/64] |= 1 << (i % 64)
 	return s
 }
 
-func (s seenSources) has(i int) bool { return i/64 < len(s) && s[i/64]&(1<<(i%64)) != 0 }
+func (s seenSources) has(i int) bool {
+	if i < 64 {
+		return s.low&(1<<i) != 0
+	}
+	i -= 64
+	return i/64 < len(s.high) && s.high[i/64]&(1<<(i%64)) != 0
+}
 
 func (s seenSources) count() int {
-	n := 0
-	for _, w := range s {
+	n := bits.OnesCount64(s.low)
+	for _, w := range s.high {
 		n += bits.OnesCount64(w)
 	}
 	return n
@@ -112,8 +127,8 @@ func (l *loop[S]) prepare() []*task[S] {
 	for i := range l.fr.sends {
 		s := &l.fr.sends[i]
 		t := l.newTask(s.Node, l.g.node(s.Node), true, i)
-		if s.hasInput {
-			t.in = s.input
+		if s.hasInput() {
+			t.in = s.payload()
 		} else {
 			l.g.materialize(&s.Arg, &t.input, &t.one)
 		}
@@ -172,9 +187,11 @@ func (l *loop[S]) taskEnv() *taskEnv {
 	return l.env
 }
 
-// envSlab is how many task contexts are allocated at once: 64 of 32
-// bytes fill a 2,048-byte size class.
-const envSlab = 64
+// envSlab is how many task contexts are allocated at once: 63 of 32
+// bytes and the 8-byte header of an object with pointers over 512 bytes
+// fill the 2,048-byte size class (64 took the 2,304-byte one: 36 bytes a
+// context).
+const envSlab = 63
 
 // newEnv hands out a fresh task context, with the task's header. They are
 // allocated envSlab at a time and never handed out twice: a context may
@@ -386,12 +403,12 @@ func (l *loop[S]) validateRoute(gotos []string, sends []Send[S]) error {
 			return fmt.Errorf("send to unknown node %q", s.Node)
 		}
 		switch {
-		case nd.inType == nil && s.hasInput:
-			return fmt.Errorf("send to node %q carries a %T made with graph.SendInput, but the node takes the graph's state: send it a Send{Node, Arg}", s.Node, s.input)
-		case nd.inType != nil && !s.hasInput:
+		case nd.inType == nil && s.hasInput():
+			return fmt.Errorf("send to node %q carries a %T made with graph.SendInput, but the node takes the graph's state: send it a Send{Node, Arg}", s.Node, s.payload())
+		case nd.inType != nil && !s.hasInput():
 			return ownInput(nd)
-		case nd.inType != nil && reflect.TypeOf(s.input) != nd.inType:
-			return fmt.Errorf("send to node %q carries a %T, but the node takes a %s", s.Node, s.input, nd.inType)
+		case nd.inType != nil && reflect.TypeOf(s.payload()) != nd.inType:
+			return fmt.Errorf("send to node %q carries a %T, but the node takes a %s", s.Node, s.payload(), nd.inType)
 		}
 	}
 	return nil

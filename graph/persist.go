@@ -153,8 +153,8 @@ type frontierJSON struct {
 func (g *Graph[S]) encodeSends(sends []Send[S]) ([]sendJSON, error) {
 	var out []sendJSON
 	for i := range sends {
-		if sends[i].hasInput {
-			in := sends[i].input
+		if sends[i].hasInput() {
+			in := sends[i].payload()
 			b, err := json.Marshal(in)
 			if err != nil {
 				return nil, fmt.Errorf("graph: encoding the %T input sent to node %s: %w", in, sends[i].Node, err)
@@ -189,7 +189,7 @@ func (g *Graph[S]) decodeSends(in []sendJSON, ev *evolution) ([]Send[S], error) 
 		case n.inType != nil:
 			var in any
 			if in, err = n.decodeIn(s.Input); err == nil {
-				out = append(out, Send[S]{Node: s.Node, input: in, hasInput: true})
+				out = append(out, sendOf[S](s.Node, in))
 				continue
 			}
 		case s.Input != nil:

@@ -96,6 +96,16 @@ type loop[S any] struct {
 	ctx    context.Context
 	env    *taskEnv
 	emitFn func(Event)
+	// sched is the scheduler of the loop's last concurrent step, whose
+	// Wait returned: the next concurrent step reuses it (see
+	// scheduler.reuse).
+	sched *scheduler
+	// The step runConcurrent's jobs run (set during its Wait), and job,
+	// the method value l.concurrentJob, made once per loop.
+	ccTodo []*task[S]
+	ccEnv  *taskEnv
+	ccEmit func(Event)
+	job    func(context.Context, int) error
 	pool   []*task[S]
 	npool  int
 	tasks  []*task[S]
@@ -153,14 +163,18 @@ func (g *Graph[S]) release(l *loop[S]) {
 	clear(l.todo[:cap(l.todo)])
 	// The loop is cleared in place and its buffers put back: a composite
 	// literal of the whole loop would be built apart and then copied.
-	versions, saved, pool, tasks, wbuf, todo, envs, frBuf, lastShared := l.versions, l.saved, l.pool,
-		l.tasks[:0], l.wbuf[:0], l.todo[:0], l.envs, l.frBuf[:0], l.lastShared
+	versions, saved, pool, tasks, wbuf, todo, envs, frBuf, lastShared, sched, job := l.versions, l.saved, l.pool,
+		l.tasks[:0], l.wbuf[:0], l.todo[:0], l.envs, l.frBuf[:0], l.lastShared, l.sched, l.job
 	frNodes, frLast, frSends := l.fr.nodes[:0], l.fr.last[:0], l.fr.sends[:0]
+	// The joins' progress map is emptied and kept: a run of a graph with
+	// a join would otherwise allocate it anew.
+	frJoins := l.fr.joins
+	clear(frJoins)
 	spNodes, spLast, spSends := l.spare.nodes[:0], l.spare.last[:0], l.spare.sends[:0]
 	*l = loop[S]{}
-	l.versions, l.saved, l.pool, l.tasks, l.wbuf, l.todo, l.envs, l.frBuf, l.lastShared = versions, saved, pool,
-		tasks, wbuf, todo, envs, frBuf, lastShared
-	l.fr.nodes, l.fr.last, l.fr.sends = frNodes, frLast, frSends
+	l.versions, l.saved, l.pool, l.tasks, l.wbuf, l.todo, l.envs, l.frBuf, l.lastShared, l.sched, l.job = versions, saved, pool,
+		tasks, wbuf, todo, envs, frBuf, lastShared, sched, job
+	l.fr.nodes, l.fr.last, l.fr.sends, l.fr.joins = frNodes, frLast, frSends, frJoins
 	l.spare.nodes, l.spare.last, l.spare.sends = spNodes, spLast, spSends
 	g.loops.Put(l)
 }
@@ -737,7 +751,13 @@ func watched(ctx context.Context) context.Context {
 // scheduler): the calling goroutine works among them, or, when the run
 // streams, relays their events while goroutines work.
 func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
-	s := newScheduler(ctx)
+	s := l.sched
+	if s == nil {
+		s = newScheduler(ctx)
+	} else {
+		l.sched = nil // until its Wait returned
+		s.reuse(ctx)
+	}
 	s.SetLimit(l.cfg.maxConc)
 	streaming := l.modes != 0
 	emit := l.emitFn
@@ -757,43 +777,30 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 		e := todo[0].hdr.env
 		env = &taskEnv{Context: s.ctx, run: e.run, emit: emit, cp: e.cp}
 	}
-	s.Each(len(todo), func(sctx context.Context, i int) error {
-		t := todo[i]
-		returned := false
-		defer func() {
-			if !returned {
-				// Unwound by runtime.Goexit, from its node or branch.
-				t.goexited()
-			}
-		}()
-		l.execute(sctx, t, env)
-		returned = true
-		if t.err == nil && t.done && l.saver != nil {
-			// Saved even if a sibling fails meanwhile: that is what
-			// spares this task a re-run.
-			if err := l.putWrites(context.WithoutCancel(sctx), t.hdr.ID(), t); err != nil {
-				t.err = err
-			}
-		}
-		if t.err != nil {
-			return t.err
-		}
-		l.finished(t, emit)
-		return nil
-	})
+	// The jobs read the step from the loop (a closure over it would be
+	// allocated every step); Wait runs them all before it returns.
+	l.ccTodo, l.ccEnv, l.ccEmit = todo, env, emit
+	if l.job == nil {
+		l.job = l.concurrentJob
+	}
+	s.Each(len(todo), l.job)
 	var werr error
+	waited := false // Wait returned (not unwound): s may be reused
 	if streaming {
-		done := make(chan struct{})
+		// The result comes back on done, closed without one when Wait
+		// was unwound: neither variable escapes to the goroutine.
+		done := make(chan error, 1)
 		go func() {
 			defer close(done)
-			werr = s.Wait()
+			done <- s.Wait()
 		}()
 	relay:
 		for {
 			select {
 			case ev := <-events:
 				l.sink(ev)
-			case <-done:
+			case err, ok := <-done:
+				werr, waited = err, ok
 				break relay
 			}
 		}
@@ -808,6 +815,12 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 		}
 	} else {
 		werr = s.Wait()
+		waited = true
+	}
+	l.ccTodo, l.ccEnv, l.ccEmit = nil, nil, nil
+	if waited {
+		s.park()
+		l.sched = s
 	}
 	var firstErr *task[S]
 	for _, t := range todo {
@@ -831,6 +844,33 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 	if werr != nil {
 		return werr // cancelled before every task ran
 	}
+	return nil
+}
+
+// concurrentJob runs the i-th task of the step runConcurrent runs (see
+// ccTodo) under sctx, the scheduler's context.
+func (l *loop[S]) concurrentJob(sctx context.Context, i int) error {
+	t := l.ccTodo[i]
+	returned := false
+	defer func() {
+		if !returned {
+			// Unwound by runtime.Goexit, from its node or branch.
+			t.goexited()
+		}
+	}()
+	l.execute(sctx, t, l.ccEnv)
+	returned = true
+	if t.err == nil && t.done && l.saver != nil {
+		// Saved even if a sibling fails meanwhile: that is what
+		// spares this task a re-run.
+		if err := l.putWrites(context.WithoutCancel(sctx), t.hdr.ID(), t); err != nil {
+			t.err = err
+		}
+	}
+	if t.err != nil {
+		return t.err
+	}
+	l.finished(t, l.ccEmit)
 	return nil
 }
 

@@ -44,6 +44,14 @@ type scheduler struct {
 	timer   atomic.Pointer[time.Timer]
 	errOnce sync.Once
 	err     error
+
+	// The supervisor's settings (see supervise): how many jobs may run
+	// at once, GOMAXPROCS, and the jobs claimed at its last tick.
+	width, procs int64
+	seen         atomic.Int64
+	// tm is the supervisor's timer, made by the first Wait that needs
+	// one and re-armed by the Waits of a reused scheduler (see reuse).
+	tm *time.Timer
 }
 
 // newScheduler returns a scheduler whose jobs get a context derived from
@@ -51,6 +59,24 @@ type scheduler struct {
 func newScheduler(ctx context.Context) *scheduler {
 	ctx, cancel := context.WithCancelCause(ctx)
 	return &scheduler{ctx: ctx, cancel: cancel}
+}
+
+// park empties s, whose Wait returned, to be kept for reuse: it keeps
+// only its timer and its buffer of jobs, so that a kept scheduler holds
+// on to no context, job or task. Wait returned only once every worker and
+// every tick of the supervisor was done (each holds a place in wg), so
+// nothing else uses s.
+func (s *scheduler) park() {
+	tm, jobs := s.tm, s.jobs[:0]
+	clear(s.jobs[:cap(s.jobs)])
+	*s = scheduler{tm: tm, jobs: jobs}
+}
+
+// reuse readies a parked s for a new set of jobs whose context derives
+// from ctx, as newScheduler would. The context is always a new one: the
+// jobs of the previous Wait may have kept theirs, cancelled for good.
+func (s *scheduler) reuse(ctx context.Context) {
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
 }
 
 // SetLimit bounds the number of jobs running at once; n <= 0 means no
@@ -162,35 +188,47 @@ func (s *scheduler) claimedAll() {
 // was claimed during the whole period, every waiting job gets a goroutine;
 // otherwise the jobs take time, and workers are added up to GOMAXPROCS.
 func (s *scheduler) supervise(n, limit int64) {
-	procs := int64(runtime.GOMAXPROCS(0))
-	var seen atomic.Int64
-	seen.Store(-1)
-	tick := func() {
-		claimed := min(s.next.Load(), n)
-		if claimed == n || s.ctx.Err() != nil {
-			s.wg.Done()
-			return
-		}
-		t := s.timer.Load()
-		if claimed == seen.Load() || t == nil {
-			s.spawn(n, min(n-claimed, limit-s.workers.Load()))
-			s.wg.Done()
-			return
-		}
-		seen.Store(claimed)
-		if w, most := s.workers.Load(), min(procs, limit); w < most {
-			s.spawn(n, most-w)
-		}
-		t.Reset(spawnDelay)
-		// claimedAll may have missed the timer while this ran.
-		if s.next.Load() >= n && t.Stop() {
-			s.wg.Done()
-		}
-	}
+	s.procs, s.width = int64(runtime.GOMAXPROCS(0)), limit
+	s.seen.Store(-1)
 	s.wg.Add(1)
-	t := time.AfterFunc(time.Hour, tick) // armed once published
+	t := s.tm
+	if t == nil {
+		t = time.AfterFunc(time.Hour, s.tick) // armed once published
+		s.tm = t
+	}
 	s.timer.Store(t)
 	t.Reset(spawnDelay)
+}
+
+// tick is the supervisor's timer function (see supervise). It holds a
+// place of its own in wg until it returns: once it re-armed the timer,
+// the timer's place may be given back (by claimedAll) while it still
+// reads s, and a Wait returning then would let s and its timer be reused
+// under it.
+func (s *scheduler) tick() {
+	s.wg.Add(1) // the timer's place is still held: wg is not zero
+	defer s.wg.Done()
+	n, limit := s.n, s.width
+	claimed := min(s.next.Load(), n)
+	if claimed == n || s.ctx.Err() != nil {
+		s.wg.Done()
+		return
+	}
+	t := s.timer.Load()
+	if claimed == s.seen.Load() || t == nil {
+		s.spawn(n, min(n-claimed, limit-s.workers.Load()))
+		s.wg.Done()
+		return
+	}
+	s.seen.Store(claimed)
+	if w, most := s.workers.Load(), min(s.procs, limit); w < most {
+		s.spawn(n, most-w)
+	}
+	t.Reset(spawnDelay)
+	// claimedAll may have missed the timer while this ran.
+	if s.next.Load() >= n && t.Stop() {
+		s.wg.Done()
+	}
 }
 
 // spawnDelay is how long a step's tasks may wait for a worker before

@@ -120,6 +120,48 @@ func TestSchedulerRunsBlockedJobsConcurrently(t *testing.T) {
 	require.NoError(t, s.Wait())
 }
 
+// A scheduler parked after its Wait and reused (as a loop does from one
+// concurrent step to the next) runs its new jobs as a new one would: its
+// supervisor, timer included, works again (blocked jobs each get a
+// goroutine), a failure of one round does not carry into the next, every
+// round's context is a new one, and a context kept from an earlier round
+// stays cancelled.
+func TestSchedulerReusedRunsEachRoundAsANewOne(t *testing.T) {
+	const n = 8
+	s := newScheduler(t.Context())
+	var kept []context.Context
+	for round := range 50 {
+		if round > 0 {
+			s.park()
+			s.reuse(t.Context())
+		}
+		var jobCtx context.Context
+		if round%5 == 4 {
+			s.Go(func(ctx context.Context) error { jobCtx = ctx; return errors.New("round " + strconv.Itoa(round)) })
+			require.EqualError(t, s.Wait(), "round "+strconv.Itoa(round))
+		} else {
+			var wg sync.WaitGroup
+			wg.Add(n)
+			for i := range n {
+				s.Go(func(ctx context.Context) error {
+					if i == 0 {
+						jobCtx = ctx
+					}
+					wg.Done()
+					wg.Wait() // only a goroutine per job finishes the round
+					return nil
+				})
+			}
+			require.NoError(t, s.Wait(), "round %d", round)
+		}
+		for _, k := range kept {
+			require.NotSame(t, k, jobCtx, "round %d shares an earlier round's context", round)
+			require.Error(t, k.Err(), "a kept context stays cancelled")
+		}
+		kept = append(kept, jobCtx)
+	}
+}
+
 func TestSchedulerJobCallingGoexitFailsTheOthers(t *testing.T) {
 	s := newScheduler(t.Context())
 	s.SetLimit(2)

@@ -172,3 +172,17 @@ func TestARouterChoosingANodeWithItsOwnInputFailsTheRun(t *testing.T) {
 	_, err = g.Invoke(t.Context(), weatherState{})
 	require.ErrorContains(t, err, `node "report" takes its own input`)
 }
+
+// A Send says whether SendInput made it, whatever its payload, a nil
+// interface included; a Send carrying Arg has no input.
+func TestASendReportsItsInputEvenANilOne(t *testing.T) {
+	in, ok := graph.SendInput[weatherState, any]("report", nil).Input()
+	require.True(t, ok, "a nil payload is still an input")
+	require.Nil(t, in)
+	in, ok = graph.SendInput[weatherState]("report", cityInput{City: "Oslo"}).Input()
+	require.True(t, ok)
+	require.Equal(t, cityInput{City: "Oslo"}, in)
+	in, ok = graph.Send[weatherState]{Node: "plan"}.Input()
+	require.False(t, ok, "a Send carrying Arg")
+	require.Nil(t, in)
+}

@@ -39,9 +39,32 @@ type Send[S any] struct {
 	Node string
 	Arg  S
 	// input is the payload of a SendInput, for a node with its own input
-	// type (hasInput set, even for a nil payload).
-	input    any
-	hasInput bool
+	// type: nil for a Send carrying Arg, noPayload for a nil payload (one
+	// word less than a flag beside it, in every Send a branch makes).
+	input any
+}
+
+// noPayload stands in Send.input for a SendInput payload that is a nil
+// interface, so that a nil input still means a Send carrying Arg.
+type noPayload struct{}
+
+// sendOf returns a Send of node with in as its input, even a nil one.
+func sendOf[S any](node string, in any) Send[S] {
+	if in == nil {
+		in = noPayload{}
+	}
+	return Send[S]{Node: node, input: in}
+}
+
+// hasInput reports whether s was made by SendInput.
+func (s *Send[S]) hasInput() bool { return s.input != nil }
+
+// payload returns the input of a Send made by SendInput (nil otherwise).
+func (s *Send[S]) payload() any {
+	if _, ok := s.input.(noPayload); ok {
+		return nil
+	}
+	return s.input
 }
 
 // SendInput returns a [Send] of one task of node with in as its input: the
@@ -51,12 +74,12 @@ type Send[S any] struct {
 //
 //	graph.SendInput[State]("summarize", Page{URL: u, Index: i})
 func SendInput[S, I any](node string, in I) Send[S] {
-	return Send[S]{Node: node, input: in, hasInput: true}
+	return sendOf[S](node, in)
 }
 
 // Input returns the payload of a Send made with [SendInput], and whether
 // it was made so (false for a Send carrying Arg).
-func (s Send[S]) Input() (any, bool) { return s.input, s.hasInput }
+func (s Send[S]) Input() (any, bool) { return s.payload(), s.hasInput() }
 
 // Route is what a branch function chooses: nodes (or path-map keys) to run
 // next, and Send tasks.

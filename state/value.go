@@ -10,10 +10,11 @@ import (
 // it in one step (from parallel nodes) are an error naming the field and the
 // writers. Its zero value holds no value.
 type Value[T any] struct {
-	v       T
-	ok      bool
-	w       T
-	written bool
+	// The two flags follow both values, so that they share one word: for
+	// an int, 24 bytes instead of 32 (a state is copied into every task,
+	// and a Send carries one).
+	v, w        T
+	ok, written bool
 }
 
 // Set returns a Value carrying the write v — handy in struct literals:
