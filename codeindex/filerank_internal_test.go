@@ -100,10 +100,10 @@ func TestKeywordRankingLooksIntoTheRankedFilesBelowItsCut(t *testing.T) {
 		"b.go": "package a\n\n// Gannet.\nfunc B() {}\n",
 	})
 	kq := ix.keywordQueryOf("gannet", 0)
-	kw, err := ix.keywordRanking(ctx, kq, nil, 0, 1)
+	kw, err := ix.keywordRanking(ctx, kq, nil, 0, 1, fileChunkConfig{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a.go#1"}, fileIDs(kw))
-	kw, err = ix.keywordRanking(ctx, kq, []scored{{"b.go", 1}}, 0, 1)
+	kw, err = ix.keywordRanking(ctx, kq, []scored{{"b.go", 1}}, 0, 1, fileChunkConfig{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a.go#1", "b.go#1"}, fileIDs(kw))
 	all, err := ix.searchKeyword(ctx, kq, 10)
@@ -163,7 +163,7 @@ func TestKeywordRankingAddsTheBestChunkOfEachTopFileWithoutOne(t *testing.T) {
 		{10, []string{"a.go#1", "b.go#2"}}, // more than there are files
 	}
 	for _, tt := range tests {
-		kw, err := ix.keywordRanking(ctx, kq, files, tt.top, 1)
+		kw, err := ix.keywordRanking(ctx, kq, files, tt.top, 1, fileChunkConfig{})
 		require.NoError(t, err)
 		require.Equal(t, tt.want, fileIDs(kw), "top %d", tt.top)
 	}

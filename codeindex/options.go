@@ -231,10 +231,11 @@ type searchConfig struct {
 	tunedChunks           bool
 	chunkCode             bool
 	maxSim                bool
+	fileChunks            bool
 }
 
 func defaultSearchConfig() searchConfig {
-	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight, topFiles: DefaultTopFiles, tunedChunks: DefaultTunedChunks, chunkCode: DefaultChunkCode, maxSim: DefaultMaxSim}
+	return searchConfig{mode: Hybrid, limit: DefaultLimit, k: DefaultRRFK, bm25Weight: 1, vecWeight: 1, fusion: FuseMNZ, testsLast: true, fileWeight: DefaultFileWeight, latentFileWeight: DefaultLatentFileWeight, latentChunkWeight: DefaultLatentChunkWeight, coverageWeight: DefaultCoverageWeight, commentWeight: DefaultCommentWeight, expansion: DefaultExpansionWeight, topFiles: DefaultTopFiles, tunedChunks: DefaultTunedChunks, chunkCode: DefaultChunkCode, maxSim: DefaultMaxSim, fileChunks: DefaultFileChunks}
 }
 
 // WithMode selects the ranking (default Hybrid).
@@ -399,6 +400,31 @@ const DefaultMaxSim = true
 // the best chunks are ranked as before.
 func WithMaxSim(on bool) SearchOption {
 	return func(c *searchConfig) { c.maxSim = on }
+}
+
+// DefaultFileChunks says whether the best files' chunks of highest latent
+// cosine join a long question's keyword candidates when
+// [WithFileChunks] is not given. It is on: over the whole of GOROOT/src
+// it raised the share of the descriptive questions whose answering
+// definition is among the candidates at all (see evaluation/README.md,
+// eleventh round).
+const DefaultFileChunks = true
+
+// WithFileChunks makes a keyword or hybrid search of a long question
+// (at least 12 distinct terms the term model knows: where the coverage
+// counts fully, see [WithCoverageWeight]) add to its keyword candidates, for each of the first 10 files of the
+// file ranking, the 2 of its chunks that match the query, are not
+// candidates yet, and have the highest cosine with the query in the
+// latent chunk ranking's space (see [WithLatentChunkWeight],
+// [WithTunedChunks], [WithChunkCode]), each with its keyword score
+// (default [DefaultFileChunks]). The file ranking often has the answering
+// file among its first while the answering definition, which says the
+// question's idea in other words, is not among the keyword candidates:
+// no reranking can then bring it up. It is off when the latent chunk
+// ranking's weight is 0 or the index has no term model. Off, the
+// candidates are those of before.
+func WithFileChunks(on bool) SearchOption {
+	return func(c *searchConfig) { c.fileChunks = on }
 }
 
 // DefaultCoverageWeight is the weight of the coverage of a long query's

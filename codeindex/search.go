@@ -94,11 +94,21 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 		}
 	}
 	<-kqDone
+	// The best files' chunks by the latent chunk ranking (see
+	// WithFileChunks): for a long question (the coverage's full ramp),
+	// when that ranking counts.
+	var fc fileChunkConfig
+	if sc.fileChunks && sc.latentChunkWeight > 0 && lq.coverageRamp() >= 1 {
+		fc = fileChunkConfig{lq: lq, code: sc.chunkCode}
+		if sc.tunedChunks {
+			fc.lq = lq.tuned()
+		}
+	}
 	var ranked []scored
 	var err error
 	switch sc.mode {
 	case BM25:
-		ranked, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool)
+		ranked, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool, fc)
 	case Vector:
 		ranked, err = ix.searchVector(ctx, q, pool)
 	case Hybrid:
@@ -111,7 +121,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 			vec, vecErr = ix.searchVector(ctx, q, pool)
 		}()
 		var kw []scored
-		kw, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool)
+		kw, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool, fc)
 		<-done
 		if err == nil {
 			err = vecErr
@@ -338,8 +348,9 @@ func (ix *Index) searchKeyword(ctx context.Context, kq keywordQ, n int) ([]score
 // chunks of the whole index and, when files are given, the n best of the
 // chunks of those files, which a query over the whole index may rank
 // below its first n, and the best chunk of each of the first top files
-// that has none among them (see WithTopFiles).
-func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored, top, n int) ([]scored, error) {
+// that has none among them (see WithTopFiles), and with fc's query, the
+// chunks of the first files that fileChunks adds (see WithFileChunks).
+func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored, top, n int, fc fileChunkConfig) ([]scored, error) {
 	kw, err := ix.searchKeyword(ctx, kq, n)
 	if err != nil || len(files) == 0 {
 		return kw, err
@@ -364,6 +375,16 @@ func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored
 			return nil, err
 		}
 		kw = append(kw, best...)
+		for _, s := range best {
+			seen[s.id] = true
+		}
+	}
+	if fc.lq != nil {
+		more, err := ix.fileChunks(ctx, kq, fc.lq, fc.code, files[:min(fileChunkFiles, len(files))], seen, fileChunksPer)
+		if err != nil {
+			return nil, err
+		}
+		kw = append(kw, more...)
 	}
 	slices.SortFunc(kw, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
 	return kw, nil

@@ -51,6 +51,7 @@ type options struct {
 	tunedChunks bool
 	chunkCode   bool
 	maxSim      bool
+	fileChunks  bool
 	termDim     int
 	verbose     bool
 }
@@ -71,6 +72,7 @@ func main() {
 	commentW := flag.Float64("comment-weight", codeindex.DefaultCommentWeight, "weight of the BM25 ranking of the files' comments in the file ranking of a long question in bm25 and hybrid search (0: off; codeindex.WithCommentWeight)")
 	topFiles := flag.Int("top-files", codeindex.DefaultTopFiles, "how many of the best files have their best chunk among the keyword candidates of bm25 and hybrid search (0: off; codeindex.WithTopFiles)")
 	maxSim := flag.Bool("max-sim", codeindex.DefaultMaxSim, "also rank the best chunks by the late interaction (MaxSim) of their terms with the query's (codeindex.WithMaxSim)")
+	fileChunks := flag.Bool("file-chunks", codeindex.DefaultFileChunks, "add to a long question's keyword candidates the chunks of the best files of highest latent cosine in bm25 and hybrid search (codeindex.WithFileChunks)")
 	chunkCode := flag.Bool("chunk-code", codeindex.DefaultChunkCode, "in the latent chunk ranking, compare the query with each chunk's code apart from its doc comment too (codeindex.WithChunkCode)")
 	tunedChunks := flag.Bool("tuned-chunks", codeindex.DefaultTunedChunks, "compare the query with the best chunks through the term vectors tuned on the doc comments in the latent chunk ranking (codeindex.WithTunedChunks)")
 	expansion := flag.Float64("expansion", codeindex.DefaultExpansionWeight, "weight of the term model's query expansion in bm25 and hybrid search (0: off; codeindex.WithExpansion)")
@@ -87,7 +89,7 @@ func main() {
 		}
 		evaluation.Modes = append(evaluation.Modes, mode)
 	}
-	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, latentW: *latentW, latentCW: *latentCW, coverageW: *coverageW, commentW: *commentW, topFiles: *topFiles, expansion: *expansion, tunedChunks: *tunedChunks, chunkCode: *chunkCode, maxSim: *maxSim, termDim: *termDim, verbose: *verbose}
+	o := options{sets: strings.Split(*set, ","), corpus: *corpus, index: *index, check: *check, k: *k, testsLast: *testsLast, fileW: *fileW, latentW: *latentW, latentCW: *latentCW, coverageW: *coverageW, commentW: *commentW, topFiles: *topFiles, expansion: *expansion, tunedChunks: *tunedChunks, chunkCode: *chunkCode, maxSim: *maxSim, fileChunks: *fileChunks, termDim: *termDim, verbose: *verbose}
 	if err := o.parse(*fusion, *weights); err == nil {
 		err = run(o)
 		if err == nil {
@@ -173,9 +175,9 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast), codeindex.WithFileWeight(o.fileW), codeindex.WithLatentFileWeight(o.latentW), codeindex.WithLatentChunkWeight(o.latentCW), codeindex.WithCoverageWeight(o.coverageW), codeindex.WithCommentWeight(o.commentW), codeindex.WithTopFiles(o.topFiles), codeindex.WithExpansion(o.expansion), codeindex.WithTunedChunks(o.tunedChunks), codeindex.WithChunkCode(o.chunkCode), codeindex.WithMaxSim(o.maxSim)}
-	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; file weight %g; latent file weight %g; latent chunk weight %g; coverage weight %g; comment weight %g; top files %d; expansion %g; tuned chunks: %v; chunk code: %v; max sim: %v; tests last: %v; MRR over the top %d\n",
-		o.fusion, o.k, o.wb, o.wv, o.fileW, o.latentW, o.latentCW, o.coverageW, o.commentW, o.topFiles, o.expansion, o.tunedChunks, o.chunkCode, o.maxSim, o.testsLast, evaluation.Limit)
+	sopts := []codeindex.SearchOption{codeindex.WithFusion(o.fusion), codeindex.WithRRFK(o.k), codeindex.WithWeights(o.wb, o.wv), codeindex.WithTestsLast(o.testsLast), codeindex.WithFileWeight(o.fileW), codeindex.WithLatentFileWeight(o.latentW), codeindex.WithLatentChunkWeight(o.latentCW), codeindex.WithCoverageWeight(o.coverageW), codeindex.WithCommentWeight(o.commentW), codeindex.WithTopFiles(o.topFiles), codeindex.WithExpansion(o.expansion), codeindex.WithTunedChunks(o.tunedChunks), codeindex.WithChunkCode(o.chunkCode), codeindex.WithMaxSim(o.maxSim), codeindex.WithFileChunks(o.fileChunks)}
+	fmt.Printf("hybrid: fusion %s (k=%g for rrf), weights bm25=%g vector=%g; file weight %g; latent file weight %g; latent chunk weight %g; coverage weight %g; comment weight %g; top files %d; expansion %g; tuned chunks: %v; chunk code: %v; max sim: %v; file chunks: %v; tests last: %v; MRR over the top %d\n",
+		o.fusion, o.k, o.wb, o.wv, o.fileW, o.latentW, o.latentCW, o.coverageW, o.commentW, o.topFiles, o.expansion, o.tunedChunks, o.chunkCode, o.maxSim, o.fileChunks, o.testsLast, evaluation.Limit)
 
 	var corpus *evaluation.Corpus
 	if o.corpus == "goroot" {
