@@ -50,7 +50,8 @@ type scheduler struct {
 	width, procs int64
 	seen         atomic.Int64
 	// tm is the supervisor's timer, made by the first Wait that needs
-	// one and re-armed by the Waits of a reused scheduler (see reuse).
+	// one and re-armed by the Waits of a reused scheduler (see reuse) in
+	// the same run (a loop drops it when released: see Graph.release).
 	tm *time.Timer
 }
 
