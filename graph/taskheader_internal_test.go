@@ -124,13 +124,18 @@ func TestASendIsItsNameItsArgAndOneInterface(t *testing.T) {
 // a slab one context larger (a size class up) cost.
 func TestATaskContextCostsItsOwnBytesInItsSlab(t *testing.T) {
 	const contexts = 100 * envSlab
-	l := &loop[struct{}]{}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range contexts {
-		l.newEnv()
+	// The least of five measurements: the count is process-wide, and a
+	// goroutine another test left running may allocate during one.
+	per := math.Inf(1)
+	for range 5 {
+		l := &loop[struct{}]{}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range contexts {
+			l.newEnv()
+		}
+		runtime.ReadMemStats(&after)
+		per = min(per, float64(after.TotalAlloc-before.TotalAlloc)/contexts)
 	}
-	runtime.ReadMemStats(&after)
-	per := float64(after.TotalAlloc-before.TotalAlloc) / contexts
 	require.LessOrEqual(t, per, 33.0, "bytes allocated per task context")
 }
