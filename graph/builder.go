@@ -162,13 +162,21 @@ func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *B
 // Goto or a state-carrying Send that reaches it fails the run with an
 // error naming it), and it
 // returns writes to the graph's state like any node. Its input is saved
-// in checkpoints as JSON, so I must round-trip through encoding/json.
+// in checkpoints as JSON, so I must round-trip through encoding/json. I
+// must be a concrete type, not an interface such as any: a Send is
+// matched with the node by its payload's type, and a checkpoint could
+// not restore an interface value's dynamic type (Compile fails, naming
+// the node).
 //
 // It is a function, not a method, because Go methods cannot take type
 // parameters.
 func AddNodeWithInput[S, I any](b *Builder[S], name string, fn func(ctx context.Context, in I) (S, error), opts ...NodeOption) *Builder[S] {
 	if fn == nil {
 		b.problem("node %q: nil function", name)
+		return b
+	}
+	if t := reflect.TypeFor[I](); t.Kind() == reflect.Interface {
+		b.problem("node %q: its own input type %s is an interface; it must be a concrete type (a Send reaches the node by its payload's type, and a checkpoint restores that type)", name, t)
 		return b
 	}
 	call := func(ctx context.Context, in any) (S, error) {

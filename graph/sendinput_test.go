@@ -125,6 +125,33 @@ func TestAnEdgeIntoANodeWithItsOwnInputFailsCompile(t *testing.T) {
 	}
 }
 
+func TestANodeWhoseOwnInputIsAnInterfaceFailsCompile(t *testing.T) {
+	tests := []struct {
+		name string
+		add  func(b *graph.Builder[weatherState])
+		want string
+	}{
+		{"any", func(b *graph.Builder[weatherState]) {
+			graph.AddNodeWithInput(b, "report", func(ctx context.Context, in any) (weatherState, error) { return weatherState{}, nil })
+		}, `node "report": its own input type interface {} is an interface`},
+		{"fmt.Stringer", func(b *graph.Builder[weatherState]) {
+			graph.AddNodeWithInput(b, "report", func(ctx context.Context, in fmt.Stringer) (weatherState, error) { return weatherState{}, nil })
+		}, `node "report": its own input type fmt.Stringer is an interface`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := graph.New[weatherState]()
+			b.AddNode("plan", func(ctx context.Context, s weatherState) (weatherState, error) { return s, nil })
+			b.AddEdge(graph.Start, "plan").AddEdge("plan", graph.End)
+			tt.add(b)
+			_, err := b.Compile()
+			var ce *graph.CompileError
+			require.ErrorAs(t, err, &ce)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
 func TestAWrongSendToANodeWithItsOwnInputFailsTheRun(t *testing.T) {
 	tests := []struct {
 		name string
