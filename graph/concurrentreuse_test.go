@@ -56,6 +56,18 @@ func meetingGraph(t *testing.T, width int) *graph.Graph[reuseState] {
 			s.Meet.Get().meet(s.Step.Get())
 			return reuseState{Ran: state.Items(name + "@" + strconv.Itoa(s.Step.Get()))}, nil
 		})
+	}
+	addStepLoop(b, names...)
+	g, err := b.Compile()
+	require.NoError(t, err)
+	return g
+}
+
+// addStepLoop adds the node "next", which starts the run, counts the
+// steps and sends the run to every one of names until Steps steps of them
+// ran, and the edges from each of names back to it.
+func addStepLoop(b *graph.Builder[reuseState], names ...string) {
+	for _, name := range names {
 		b.AddEdge(name, "next")
 	}
 	b.AddNode("next", func(_ context.Context, s reuseState) (reuseState, error) {
@@ -68,9 +80,6 @@ func meetingGraph(t *testing.T, width int) *graph.Graph[reuseState] {
 		}
 		return graph.To[reuseState](names...), nil
 	}, graph.WithDestinations(append([]string{graph.End}, names...)...))
-	g, err := b.Compile()
-	require.NoError(t, err)
-	return g
 }
 
 // Runs of one compiled graph from many goroutines at once, each with
@@ -310,18 +319,7 @@ func TestAnAbandonedNodeOfAConcurrentStepOutlivesItsStepHarmlessly(t *testing.T)
 	b.AddNode("quick", func(context.Context, reuseState) (reuseState, error) {
 		return reuseState{Ran: state.Items("quick")}, nil
 	})
-	b.AddEdge("stubborn", "next")
-	b.AddEdge("quick", "next")
-	b.AddNode("next", func(_ context.Context, s reuseState) (reuseState, error) {
-		return reuseState{Step: state.Set(s.Step.Get() + 1)}, nil
-	})
-	b.AddEdge(graph.Start, "next")
-	b.AddBranch("next", func(_ context.Context, s reuseState) (graph.Route[reuseState], error) {
-		if s.Step.Get() > s.Steps.Get() {
-			return graph.To[reuseState](graph.End), nil
-		}
-		return graph.To[reuseState]("stubborn", "quick"), nil
-	}, graph.WithDestinations(graph.End, "stubborn", "quick"))
+	addStepLoop(b, "stubborn", "quick")
 	g, err := b.Compile()
 	require.NoError(t, err)
 
