@@ -172,11 +172,7 @@ func (g *Graph[S]) release(l *loop[S]) {
 	clear(frJoins)
 	spNodes, spLast, spSends := l.spare.nodes[:0], l.spare.last[:0], l.spare.sends[:0]
 	if sched != nil {
-		// The scheduler's timer stays with its run: the loop's next run
-		// may be in another testing/synctest bubble, or out of one, and
-		// the runtime ends the program at a timer made in a bubble used
-		// outside it.
-		sched.tm = nil
+		sched.endRun()
 	}
 	*l = loop[S]{}
 	l.versions, l.saved, l.pool, l.tasks, l.wbuf, l.todo, l.envs, l.frBuf, l.lastShared, l.sched, l.job = versions, saved, pool,

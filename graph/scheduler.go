@@ -51,7 +51,7 @@ type scheduler struct {
 	seen         atomic.Int64
 	// tm is the supervisor's timer, made by the first Wait that needs
 	// one and re-armed by the Waits of a reused scheduler (see reuse) in
-	// the same run (a loop drops it when released: see Graph.release).
+	// the same run (dropped when the run ends: see endRun).
 	tm *time.Timer
 }
 
@@ -72,6 +72,12 @@ func (s *scheduler) park() {
 	clear(s.jobs[:cap(s.jobs)])
 	*s = scheduler{tm: tm, jobs: jobs}
 }
+
+// endRun drops the timer of a parked s when the run that used it ends:
+// the scheduler's next run may be in another testing/synctest bubble, or
+// out of one, and the runtime ends the program at a timer made in a
+// bubble used outside it. The steps of one run share the timer.
+func (s *scheduler) endRun() { s.tm = nil }
 
 // reuse readies a parked s for a new set of jobs whose context derives
 // from ctx, as newScheduler would. The context is always a new one: the
