@@ -750,6 +750,17 @@ func watched(ctx context.Context) context.Context {
 	return ctx
 }
 
+// drainUntil drops the events a step's tasks send until done is closed.
+func drainUntil(events <-chan Event, done <-chan error) {
+	for {
+		select {
+		case <-events:
+		case <-done:
+			return
+		}
+	}
+}
+
 // runConcurrent runs several tasks at once, on a scheduler (see
 // scheduler): the calling goroutine works among them, or, when the run
 // streams, relays their events while goroutines work.
@@ -797,6 +808,17 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 			defer close(done)
 			done <- s.Wait()
 		}()
+		relayed := false
+		defer func() {
+			if !relayed {
+				// The sink panicked: the stream's consumer did, and its
+				// panic unwinds the run, whose context the stream cancels.
+				// The step's tasks may still emit until they see that;
+				// their events are dropped, so none blocks for ever on a
+				// relay nobody reads, and Wait's goroutine ends with them.
+				go drainUntil(events, done)
+			}
+		}()
 	relay:
 		for {
 			select {
@@ -816,6 +838,7 @@ func (l *loop[S]) runConcurrent(ctx context.Context, todo []*task[S]) error {
 			}
 			break
 		}
+		relayed = true
 	} else {
 		werr = s.Wait()
 		waited = true

@@ -399,6 +399,21 @@ func (a *apart[S]) emit(ev Event) {
 	}
 }
 
+// relay hands one of the node's events to emit. When emit panics (the
+// stream's consumer did, and its panic unwinds the run) the node's later
+// events are dropped, as after detach: without that it would block for
+// ever on a relay nobody reads.
+func (a *apart[S]) relay(emit func(Event), ev Event) {
+	relayed := false
+	defer func() {
+		if !relayed {
+			close(a.quit)
+		}
+	}()
+	emit(ev)
+	relayed = true
+}
+
 // noEmit drops an event: the sink of a node when the run streams nothing.
 func noEmit(Event) {}
 
@@ -478,7 +493,7 @@ func (l *loop[S]) attemptApart(ctx context.Context, t *task[S]) error {
 		var abandon error
 		select {
 		case ev := <-a.events:
-			emit(ev)
+			a.relay(emit, ev)
 			continue
 		case <-a.done:
 			waiting = false
