@@ -16,12 +16,17 @@ import (
 
 // A Hit is one chunk returned by [Index.Search].
 type Hit struct {
-	Path      string  `json:"path"`       // slash-separated, relative to the indexed root
-	StartLine int     `json:"start_line"` // 1-based
-	EndLine   int     `json:"end_line"`   // 1-based, inclusive
-	Symbol    string  `json:"symbol"`     // empty for line windows
-	Kind      Kind    `json:"kind"`
-	Score     float64 `json:"score"` // BM25 score, cosine similarity or fused score (see [Fusion]), by mode; with the file ranking (see [WithFileWeight]), over the best chunk's plus the file's share
+	Path      string `json:"path"`       // slash-separated, relative to the indexed root
+	StartLine int    `json:"start_line"` // 1-based
+	EndLine   int    `json:"end_line"`   // 1-based, inclusive
+	Symbol    string `json:"symbol"`     // empty for line windows
+	Kind      Kind   `json:"kind"`
+	// Score is the chunk's BM25 score, cosine similarity or fused score
+	// (see [Fusion]), by mode; with the file ranking (see
+	// [WithFileWeight]), over the best chunk's plus the file's share. It
+	// need not fall down the hits: their order may also spread the first
+	// hits over files and put test files' chunks last (see [Index.Search]).
+	Score float64 `json:"score"`
 }
 
 // Search returns the chunks that best match query, best first: by BM25 over
@@ -29,8 +34,9 @@ type Hit struct {
 // default) by a fusion of both ([WithFusion]). The keyword and hybrid
 // rankings also weigh the file around each chunk, ranked by its whole
 // text ([WithFileWeight]). Unless [WithTestsLast] is off or the query
-// mentions tests, chunks of test files come after all others. A query
-// with no search terms has no hits.
+// mentions tests, chunks of test files come after all others, and with
+// the file ranking no file has more than three of the first five hits: a
+// hit may thus follow one of lower score. A query with no search terms has no hits.
 func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]Hit, error) {
 	sc := defaultSearchConfig()
 	for _, o := range opts {
