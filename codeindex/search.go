@@ -54,6 +54,20 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if demote || sc.mode == Hybrid {
 		pool = max(sc.limit, candidates)
 	}
+	// The vector ranking of a hybrid search needs nothing of the others:
+	// it runs beside all of them from the start, the term model's first
+	// loading (see termModel) and the file ranking included. Whatever
+	// returns waits for it, as it reads the index under ix.mu.
+	var vec []scored
+	var vecErr error
+	vecDone := make(chan struct{})
+	if sc.mode == Hybrid {
+		go func() {
+			defer close(vecDone)
+			vec, vecErr = ix.searchVector(ctx, q, pool)
+		}()
+		defer func() { <-vecDone }()
+	}
 	// The file ranking first (see WithFileWeight): the keyword ranking
 	// looks into its files too, and it weighs every ranking's chunks.
 	// The keyword query's expansion (see WithExpansion) beside the file
@@ -113,17 +127,11 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	case Vector:
 		ranked, err = ix.searchVector(ctx, q, pool)
 	case Hybrid:
-		// The two rankings are independent: run them side by side.
-		var vec []scored
-		var vecErr error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			vec, vecErr = ix.searchVector(ctx, q, pool)
-		}()
+		// The two rankings are independent: the vector one runs beside
+		// (see above).
 		var kw []scored
 		kw, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool, fc)
-		<-done
+		<-vecDone
 		if err == nil {
 			err = vecErr
 		}
