@@ -2,7 +2,6 @@ package codeindex
 
 import (
 	"cmp"
-	"context"
 	"slices"
 )
 
@@ -24,37 +23,32 @@ const (
 )
 
 // fileChunks returns, for each of files, its per chunks of highest cosine
-// with lq (see latentQuery.chunkCosine; with code, the mean of the whole
-// text's and the code's) among its chunks that match kq and are not in
-// seen (chunk IDs), each with its keyword score; equal cosines in keyword
-// order. It returns nil when lq is nil.
-func (ix *Index) fileChunks(ctx context.Context, kq keywordQ, lq *latentQuery, code bool, files []scored, seen map[string]bool, per int) ([]scored, error) {
-	if lq == nil || per <= 0 {
-		return nil, nil
+// with fc's query (see latentQuery.chunkCosine; with fc.code, the mean of
+// the whole text's and the code's) among its chunks in all (the keyword matches of
+// chunks of files and maybe others, best first; see fileMatches) that are
+// not in seen (chunk IDs), each with its keyword score; equal cosines in
+// keyword order. It returns nil when fc's query is nil.
+func (ix *Index) fileChunks(all []scored, fc fileChunkConfig, files []scored, seen map[string]bool, per int) []scored {
+	if fc.lq == nil || per <= 0 {
+		return nil
 	}
-	chunks := 0
+	in := make(map[string]bool, len(files))
 	for _, f := range files {
-		if e := ix.man.Files[f.id]; e != nil {
-			chunks += len(e.Chunks)
-		}
+		in[f.id] = true
 	}
-	if chunks == 0 {
-		return nil, nil
-	}
-	all, err := ix.searchKeywordIn(ctx, kq, files, chunks)
-	if err != nil {
-		return nil, err
-	}
-	cand := all[:0:0]
+	var cand []scored
 	for _, s := range all {
-		if !seen[s.id] {
+		if !seen[s.id] && in[chunkPath(s.id)] {
 			cand = append(cand, s)
 		}
+	}
+	if len(cand) == 0 {
+		return nil
 	}
 	texts := ix.chunkTexts(cand)
 	cos := make([]float64, len(cand))
 	for i, t := range texts {
-		cos[i] = lq.chunkCosine(chunkTermsOf(t), code)
+		cos[i] = fc.lq.chunkCosine(fc.memo.chunkTerms(t), fc.code)
 	}
 	order := make([]int, len(cand))
 	for i := range order {
@@ -69,13 +63,15 @@ func (ix *Index) fileChunks(ctx context.Context, kq keywordQ, lq *latentQuery, c
 			out = append(out, cand[i])
 		}
 	}
-	return out, nil
+	return out
 }
 
 // A fileChunkConfig is what keywordRanking needs for fileChunks: the
-// latent chunk ranking's query (nil: no chunks added) and whether its
-// cosine is the mean of a chunk's whole text's and its code's.
+// latent chunk ranking's query (nil: no chunks added), whether its
+// cosine is the mean of a chunk's whole text's and its code's, and the
+// search's terms of the words of the chunks read (see termMemo).
 type fileChunkConfig struct {
 	lq   *latentQuery
 	code bool
+	memo termMemo
 }

@@ -26,6 +26,8 @@ func TestFileChunksAddsTheChunksOfHighestLatentCosine(t *testing.T) {
 	kq := keywordQ{text: "checksum table"}
 	names, update, total := "a.go#1", "a.go#2", "a.go#3"
 	files := []scored{{"a.go", 1}}
+	all, err := ix.fileMatches(ctx, kq, []scored{{"b.go", 2}, {"a.go", 1}})
+	require.NoError(t, err)
 	for _, tt := range []struct {
 		name string
 		lq   *latentQuery
@@ -45,8 +47,7 @@ func TestFileChunksAddsTheChunksOfHighestLatentCosine(t *testing.T) {
 			for _, id := range tt.seen {
 				seen[id] = true
 			}
-			got, err := ix.fileChunks(ctx, kq, tt.lq, false, files, seen, tt.per)
-			require.NoError(t, err)
+			got := ix.fileChunks(all, fileChunkConfig{lq: tt.lq, memo: termMemo{}}, files, seen, tt.per) // b.go's chunk is not among files'
 			require.Equal(t, tt.want, fileIDs(got))
 			for _, s := range got {
 				require.Positive(t, s.score, "the keyword score")

@@ -179,3 +179,37 @@ func TestSearchRejectsANegativeNumberOfTopFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
 }
+
+func TestFileMatchesHoldsEachFileSetsOwnKeywordRanking(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openTree(t, map[string]string{
+		"a.go": "package a\n\n// Gannet gannet gannet.\nfunc A() {}\n\n// Gannet and tern.\nfunc A2() {}\n",
+		"b.go": "package a\n\n// Gannet, petrel, tern and skua.\nfunc B() {}\n\n// Gannet gannet.\nfunc B2() {}\n",
+		"c.go": "package a\n\n// Petrel.\nfunc C() {}\n\n// Tern.\nfunc C2() {}\n",
+	})
+	kq := ix.keywordQueryOf("gannet tern", 0)
+	files := []scored{{"a.go", 3}, {"c.go", 2}, {"b.go", 1}}
+	all, err := ix.fileMatches(ctx, kq, files)
+	require.NoError(t, err)
+	require.Len(t, all, 5, "every matching chunk")
+	// The matches of any of the files, in all's order, are what a query
+	// over their chunks alone returns.
+	for _, sub := range [][]scored{files, files[:1], files[1:], {files[2]}} {
+		in := map[string]bool{}
+		for _, f := range sub {
+			in[f.id] = true
+		}
+		var cut []scored
+		for _, s := range all {
+			if in[chunkPath(s.id)] {
+				cut = append(cut, s)
+			}
+		}
+		want, err := ix.searchKeywordIn(ctx, kq, sub, 100)
+		require.NoError(t, err)
+		require.Equal(t, want, cut, "files %v", sub)
+	}
+	none, err := ix.fileMatches(ctx, kq, []scored{{"gone.go", 1}})
+	require.NoError(t, err)
+	require.Empty(t, none)
+}

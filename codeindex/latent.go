@@ -288,9 +288,10 @@ func (m *termModel) textVector(terms []string) []float32 {
 
 // A rerankConfig says what rerankChunks adds to the best chunks' scores.
 type rerankConfig struct {
-	latent   float64 // the latent chunk ranking's weight (see above)
-	coverage float64 // the coverage's weight (see coverage.go)
-	code     bool    // the latent cosine is the mean of the whole text's and the code's (see WithChunkCode)
+	latent   float64  // the latent chunk ranking's weight (see above)
+	coverage float64  // the coverage's weight (see coverage.go)
+	code     bool     // the latent cosine is the mean of the whole text's and the code's (see WithChunkCode)
+	memo     termMemo // the search's terms of the words of the chunks read (nil: none)
 }
 
 // rerankChunks returns ranked (best first) with the shares of the latent
@@ -307,7 +308,7 @@ func (ix *Index) rerankChunks(lq *latentQuery, ms *maxSimQuery, ranked []scored,
 	texts := ix.chunkTexts(ranked[:n])
 	terms := make([]chunkTerms, n) // each text's terms, made once for both shares
 	for i, text := range texts {
-		terms[i] = chunkTermsOf(text)
+		terms[i] = rc.memo.chunkTerms(text)
 	}
 	share := make([]float64, n)
 	var any bool
@@ -402,12 +403,56 @@ type chunkTerms struct {
 // break, then its lines. The text is split where no word runs across
 // (line breaks), so it is tokenised once: all is modelTerms(text), code
 // that of the symbol and the lines after the doc comment.
-func chunkTermsOf(text string) chunkTerms {
+func chunkTermsOf(text string) chunkTerms { return termMemo(nil).chunkTerms(text) }
+
+// A termMemo holds the terms (modelTerms) of each word it has been asked
+// for, for one search: the chunks a search reads — hundreds, for a long
+// question's best files (see fileChunks) — say the same identifiers over
+// and over, and splitting and stemming each anew was most of the time
+// spent reading them. A nil termMemo remembers nothing.
+type termMemo map[string][]string
+
+// isWordByte reports whether c is part of a word for modelTerms, which
+// splits a text into words at every other byte and takes each alone.
+func isWordByte(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// terms returns modelTerms(text), a new slice: the terms of each of its
+// words (see isWordByte) in order, each word's taken from tm when there.
+func (tm termMemo) terms(text string) []string {
+	if tm == nil {
+		return modelTerms(text)
+	}
+	var out []string
+	for i := 0; i < len(text); {
+		if !isWordByte(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isWordByte(text[j]) {
+			j++
+		}
+		w := text[i:j]
+		i = j
+		ts, ok := tm[w]
+		if !ok {
+			ts = modelTerms(w)
+			tm[w] = ts
+		}
+		out = append(out, ts...)
+	}
+	return out
+}
+
+// chunkTerms is chunkTermsOf(text), its words' terms taken from tm.
+func (tm termMemo) chunkTerms(text string) chunkTerms {
 	symbol, lines, _ := strings.Cut(text, "\n")
 	doc, body := splitDoc(lines)
-	s, b := modelTerms(symbol), modelTerms(body)
+	s, b := tm.terms(symbol), tm.terms(body)
 	return chunkTerms{
-		all:  append(append(s[:len(s):len(s)], modelTerms(doc)...), b...),
+		all:  append(append(s[:len(s):len(s)], tm.terms(doc)...), b...),
 		code: append(s[:len(s):len(s)], b...),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -148,4 +149,25 @@ func TestLatentChunkRankingDoesNotFollowALinkOutOfTheRoot(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(outside, "timer.go"), p))
 	timer, bell := stopRanks(t, ix, WithLatentFileWeight(0), WithLatentChunkWeight(DefaultLatentChunkWeight))
 	require.Less(t, bell, timer, "the link is not followed: BM25's order")
+}
+
+func TestTermMemoTokenisesAsModelTerms(t *testing.T) {
+	texts := []string{
+		"",
+		"pkg.(*Reader).ReadMIMEHeader\n// ReadMIMEHeader reads a MIME-style header from r.\nfunc (r *Reader) ReadMIMEHeader() (MIMEHeader, error) { return readMIMEHeader(r, maxHeaders) }",
+		"x_y__z HTTPServer2Go utf8 a1b2 the of 9lives ünïcode naïve_name",
+		strings.Repeat("verylongidentifier", 20) + " short_one " + strings.Repeat("ab", 100),
+		"\t\n  ;;; ReadMIMEHeader readMIMEHeader READ_MIME_HEADER",
+	}
+	memo := termMemo{}
+	for range 2 { // empty, then filled by the texts before
+		for _, text := range texts {
+			require.Equal(t, modelTerms(text), memo.terms(text), "%q", text)
+			require.Equal(t, chunkTermsOf(text), memo.chunkTerms(text), "%q", text)
+		}
+	}
+	require.NotEmpty(t, memo)
+	got := memo.terms("read header")
+	got[0] = "changed"
+	require.Equal(t, modelTerms("read header"), memo.terms("read header"), "a caller's slice is its own")
 }

@@ -60,6 +60,20 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	if demote || sc.mode == Hybrid {
 		pool = max(sc.limit, candidates)
 	}
+	// The vector ranking of a hybrid search needs nothing of the others:
+	// it runs beside all of them from the start, the term model's first
+	// loading (see termModel) and the file ranking included. Whatever
+	// returns waits for it, as it reads the index under ix.mu.
+	var vec []scored
+	var vecErr error
+	vecDone := make(chan struct{})
+	if sc.mode == Hybrid {
+		go func() {
+			defer close(vecDone)
+			vec, vecErr = ix.searchVector(ctx, q, pool)
+		}()
+		defer func() { <-vecDone }()
+	}
 	// The file ranking first (see WithFileWeight): the keyword ranking
 	// looks into its files too, and it weighs every ranking's chunks.
 	// The keyword query's expansion (see WithExpansion) beside the file
@@ -103,9 +117,10 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	// The best files' chunks by the latent chunk ranking (see
 	// WithFileChunks): for a long question (the coverage's full ramp),
 	// when that ranking counts.
+	memo := termMemo{} // the terms of the chunks' words, for fileChunks and rerankChunks
 	var fc fileChunkConfig
 	if sc.fileChunks && sc.latentChunkWeight > 0 && lq.coverageRamp() >= 1 {
-		fc = fileChunkConfig{lq: lq, code: sc.chunkCode}
+		fc = fileChunkConfig{lq: lq, code: sc.chunkCode, memo: memo}
 		if sc.tunedChunks {
 			fc.lq = lq.tuned()
 		}
@@ -118,17 +133,11 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 	case Vector:
 		ranked, err = ix.searchVector(ctx, q, pool)
 	case Hybrid:
-		// The two rankings are independent: run them side by side.
-		var vec []scored
-		var vecErr error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			vec, vecErr = ix.searchVector(ctx, q, pool)
-		}()
+		// The two rankings are independent: the vector one runs beside
+		// (see above).
 		var kw []scored
 		kw, err = ix.keywordRanking(ctx, kq, files, sc.topFiles, pool, fc)
-		<-done
+		<-vecDone
 		if err == nil {
 			err = vecErr
 		}
@@ -151,7 +160,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts ...SearchOption) ([]
 		if sc.maxSim && sc.latentChunkWeight > 0 {
 			ms = newMaxSim(lq)
 		}
-		ranked = ix.rerankChunks(lqc, ms, ranked, rerankConfig{latent: sc.latentChunkWeight, coverage: sc.coverageWeight, code: sc.chunkCode}, latentChunkCandidates)
+		ranked = ix.rerankChunks(lqc, ms, ranked, rerankConfig{latent: sc.latentChunkWeight, coverage: sc.coverageWeight, code: sc.chunkCode, memo: memo}, latentChunkCandidates)
 	}
 	if demote {
 		ranked = testsLast(ranked)
@@ -356,12 +365,28 @@ func (ix *Index) searchKeyword(ctx context.Context, kq keywordQ, n int) ([]score
 // below its first n, and the best chunk of each of the first top files
 // that has none among them (see WithTopFiles), and with fc's query, the
 // chunks of the first files that fileChunks adds (see WithFileChunks).
+//
+// Each keyword query scans the postings of all the query's terms over
+// the whole index, filtered or not (a filter is applied to the matches,
+// see searchKeywordIn), and the scan is most of a search's time: the
+// files' chunks are asked for once, all their matches (see fileMatches),
+// beside the whole index's best, and the three lists are cut from them.
 func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored, top, n int, fc fileChunkConfig) ([]scored, error) {
-	kw, err := ix.searchKeyword(ctx, kq, n)
-	if err != nil || len(files) == 0 {
-		return kw, err
+	if len(files) == 0 {
+		return ix.searchKeyword(ctx, kq, n)
 	}
-	in, err := ix.searchKeywordIn(ctx, kq, files, n)
+	var kw []scored
+	var kwErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		kw, kwErr = ix.searchKeyword(ctx, kq, n)
+	}()
+	all, err := ix.fileMatches(ctx, kq, files)
+	<-done
+	if kwErr != nil {
+		return nil, kwErr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -369,65 +394,69 @@ func (ix *Index) keywordRanking(ctx context.Context, kq keywordQ, files []scored
 	for _, s := range kw {
 		seen[s.id] = true
 	}
-	for _, s := range in {
+	for _, s := range all[:min(n, len(all))] { // the n best of the files' chunks
 		if !seen[s.id] {
 			seen[s.id] = true
 			kw = append(kw, s)
 		}
 	}
 	if top > 0 {
-		best, err := ix.bestChunks(ctx, kq, files[:min(top, len(files))], seen)
-		if err != nil {
-			return nil, err
-		}
+		best := bestChunks(all, files[:min(top, len(files))], seen)
 		kw = append(kw, best...)
 		for _, s := range best {
 			seen[s.id] = true
 		}
 	}
 	if fc.lq != nil {
-		more, err := ix.fileChunks(ctx, kq, fc.lq, fc.code, files[:min(fileChunkFiles, len(files))], seen, fileChunksPer)
-		if err != nil {
-			return nil, err
-		}
-		kw = append(kw, more...)
+		kw = append(kw, ix.fileChunks(all, fc, files[:min(fileChunkFiles, len(files))], seen, fileChunksPer)...)
 	}
 	slices.SortFunc(kw, func(a, b scored) int { return rankCompare(a.score, a.id, b.score, b.id) })
 	return kw, nil
 }
 
-// bestChunks returns, for each of files none of whose chunks is in seen
-// (chunk IDs), its chunk of best keyword score for kq, if any matches.
-func (ix *Index) bestChunks(ctx context.Context, kq keywordQ, files []scored, seen map[string]bool) ([]scored, error) {
-	has := make(map[string]bool, len(seen))
-	for id := range seen {
-		has[chunkPath(id)] = true
-	}
-	var missing []scored
+// fileMatches returns every chunk of files that matches kq, best first
+// (ties by chunk ID), scored as searchKeyword scores it: a filter does
+// not change a match's score, so any of files' lists cut from it is the
+// one searchKeywordIn would return for those files alone.
+func (ix *Index) fileMatches(ctx context.Context, kq keywordQ, files []scored) ([]scored, error) {
 	chunks := 0
 	for _, f := range files {
-		if e := ix.man.Files[f.id]; e != nil && !has[f.id] {
-			missing = append(missing, f)
+		if e := ix.man.Files[f.id]; e != nil {
 			chunks += len(e.Chunks)
 		}
 	}
 	if chunks == 0 {
 		return nil, nil
 	}
-	// Every matching chunk of those files, best first: the first of each
-	// file is its best.
-	all, err := ix.searchKeywordIn(ctx, kq, missing, chunks)
-	if err != nil {
-		return nil, err
+	return ix.searchKeywordIn(ctx, kq, files, chunks)
+}
+
+// bestChunks returns, for each of files none of whose chunks is in seen
+// (chunk IDs), its chunk of best keyword score among all (the matches of
+// the files' chunks, best first; see fileMatches), if any matches.
+func bestChunks(all, files []scored, seen map[string]bool) []scored {
+	has := make(map[string]bool, len(seen))
+	for id := range seen {
+		has[chunkPath(id)] = true
 	}
+	missing := map[string]bool{}
+	for _, f := range files {
+		if !has[f.id] {
+			missing[f.id] = true
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	// The first of each file is its best.
 	var out []scored
 	for _, s := range all {
-		if p := chunkPath(s.id); !has[p] {
-			has[p] = true
+		if p := chunkPath(s.id); missing[p] {
+			delete(missing, p)
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // filePrior adds to the score of each chunk of ranked, over the best
