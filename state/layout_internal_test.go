@@ -79,3 +79,25 @@ func TestAnEmptyAppendEncodesAsAnEmptyList(t *testing.T) {
 	require.NoError(t, f.UnmarshalJSON([]byte("[]")))
 	require.Nil(t, f.Get())
 }
+
+// A list of zero-size items and one of large items merge and grow as any
+// other: the two-word list keeps their length and, for large items, their
+// values.
+func TestAnAppendOfZeroSizeOrLargeItemsMerges(t *testing.T) {
+	var z Append[struct{}]
+	for i := range 20 {
+		w := Items(struct{}{}, struct{}{})
+		require.NoError(t, z.Channel().MergeWrites([]Channel{w.Channel()}))
+		require.Equal(t, 2*(i+1), z.Len())
+		require.Len(t, z.Get(), 2*(i+1))
+	}
+	type big [64]int
+	var b Append[big]
+	for i := range 20 {
+		w := Items(big{i})
+		require.NoError(t, b.Channel().MergeWrites([]Channel{w.Channel()}))
+	}
+	for i, x := range b.Get() {
+		require.Equal(t, i, x[0])
+	}
+}
