@@ -174,11 +174,19 @@ var startName = Start
 // step starts from. One is made per run and per checkpoint saved; it is
 // never changed once made.
 func (l *loop[S]) taskEnv() *taskEnv {
-	if l.shared == nil { // outside a run: GetState, History, UpdateState
-		l.shared = &runShared{ns: l.ns, names: l.g.hdrNames}
-	}
+	// (An env's run is never nil: this is not the case of a loop outside
+	// a run, which has no shared settings yet.)
 	if e := l.env; e != nil && e.run == l.shared && e.cp == l.cpID {
 		return e
+	}
+	return l.newTaskEnv()
+}
+
+// newTaskEnv makes the loop's next taskEnv (see taskEnv), out of line so
+// that taskEnv inlines.
+func (l *loop[S]) newTaskEnv() *taskEnv {
+	if l.shared == nil { // outside a run: GetState, History, UpdateState
+		l.shared = &runShared{ns: l.ns, names: l.g.hdrNames}
 	}
 	ctx, emit := l.ctx, l.emitFn
 	if ctx == nil { // outside a run: no node runs with it

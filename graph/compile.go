@@ -405,10 +405,10 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 // nameIndex returns the index of name, the name of node n (nil when name
 // is not a node's), in g.hdrNames, or -1 when it is not there.
 func (g *Graph[S]) nameIndex(name string, n *node[S]) int {
-	switch {
-	case n != nil && n.name == name && n.hidx > 0:
+	if n != nil && n.name == name { // a compiled node's hidx is at least 1
 		return n.hidx
-	case name == Start:
+	}
+	if name == Start {
 		return 0
 	}
 	return -1

@@ -170,16 +170,25 @@ const (
 // of h.env (see runShared.names), or -1 when it has none. It is called
 // before the task is handed out, once h.env is set.
 func (h *taskHeader) setPos(step, idx int, push bool, name string, ni int) {
-	var p taskPos
-	if push {
-		p = posPush
-	}
-	if s := step + 1; s >= 0 && s < 1<<posStepBits && idx >= 0 && idx <= posMaxIdx &&
-		ni >= 0 && ni <= posMaxName && h.env != nil && ni < len(h.env.run.names) {
-		h.pos = p | taskPos(s) | taskPos(ni)<<posNameShift | taskPos(idx)<<posIdxShift
+	// (Unsigned, a negative step, position or index is out of range too.)
+	if s := uint64(step + 1); s < 1<<posStepBits && uint64(idx) <= posMaxIdx && uint64(ni) <= posMaxName &&
+		h.env != nil && uint64(ni) < uint64(len(h.env.run.names)) {
+		h.pos = taskPos(s) | taskPos(ni)<<posNameShift | taskPos(idx)<<posIdxShift
+		if push {
+			h.pos |= posPush
+		}
 		return
 	}
-	h.pos = p | posBig
+	h.setBig(step, idx, push, name)
+}
+
+// setBig keeps the task's step, position and name in more.big (see
+// setPos).
+func (h *taskHeader) setBig(step, idx int, push bool, name string) {
+	h.pos = posBig
+	if push {
+		h.pos |= posPush
+	}
 	h.more.Store(&taskMore{big: &bigPos{step: step, idx: idx, name: name}})
 }
 

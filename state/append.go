@@ -134,12 +134,12 @@ func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
 		base, add = ow.base, len(ow.updates)
 	}
 	var out []T
-	if used := f.used; used != nil && len(base) > 0 && sameArray(base, (*Append[T])(f).list()) {
-		c := int(used.Load() >> 32)
-		old, _ := packUse(c, len(base))
-		grown, ok := packUse(c, len(base)+add)
-		if c-len(base) >= add && ok && used.CompareAndSwap(old, grown) {
-			out = unsafe.Slice(f.p, c)[:len(base)]
+	if used := f.used; used != nil && len(base) > 0 && unsafe.SliceData(base) == f.p {
+		// base is f's own array (not an overwrite's), whose capacity
+		// fits the packed word, and so does any count up to it.
+		c, n := used.Load()>>32, uint64(len(base))
+		if c-n >= uint64(add) && used.CompareAndSwap(c<<32|n, c<<32|(n+uint64(add))) {
+			out = unsafe.Slice(f.p, c)[:n]
 		}
 	}
 	if out == nil {
@@ -165,12 +165,6 @@ func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
 	}
 	(*Append[T])(f).setList(out)
 	return nil
-}
-
-// sameArray reports whether a and b start at the same element, so that
-// base is still f's own array (not an overwrite's).
-func sameArray[T any](a, b []T) bool {
-	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
 }
 
 // ComposeWrite appends next's write to the receiver's.
