@@ -165,7 +165,8 @@ func (l *loop[S]) newTask(name string, n *node[S], push bool, idx int) *task[S] 
 	return t
 }
 
-// startName is the name in the header of every input task.
+// startName is the name of every input task in a run's names (see
+// Graph.hdrNames).
 var startName = Start
 
 // taskEnv returns what the contexts of the step's inline tasks share (see
@@ -173,11 +174,19 @@ var startName = Start
 // step starts from. One is made per run and per checkpoint saved; it is
 // never changed once made.
 func (l *loop[S]) taskEnv() *taskEnv {
-	if l.shared == nil { // outside a run: GetState, History, UpdateState
-		l.shared = &runShared{ns: l.ns}
-	}
+	// (An env's run is never nil: this is not the case of a loop outside
+	// a run, which has no shared settings yet.)
 	if e := l.env; e != nil && e.run == l.shared && e.cp == l.cpID {
 		return e
+	}
+	return l.newTaskEnv()
+}
+
+// newTaskEnv makes the loop's next taskEnv (see taskEnv), out of line so
+// that taskEnv inlines.
+func (l *loop[S]) newTaskEnv() *taskEnv {
+	if l.shared == nil { // outside a run: GetState, History, UpdateState
+		l.shared = &runShared{ns: l.ns, names: l.g.hdrNames}
 	}
 	ctx, emit := l.ctx, l.emitFn
 	if ctx == nil { // outside a run: no node runs with it
@@ -187,11 +196,10 @@ func (l *loop[S]) taskEnv() *taskEnv {
 	return l.env
 }
 
-// envSlab is how many task contexts are allocated at once: 63 of 32
+// envSlab is how many task contexts are allocated at once: 85 of 24
 // bytes and the 8-byte header of an object with pointers over 512 bytes
-// fill the 2,048-byte size class (64 took the 2,304-byte one: 36 bytes a
-// context).
-const envSlab = 63
+// fill the 2,048-byte size class (one more would take the 2,304-byte one).
+const envSlab = 85
 
 // newEnv hands out a fresh task context, with the task's header. They are
 // allocated envSlab at a time and never handed out twice: a context may
@@ -207,16 +215,7 @@ func (l *loop[S]) newEnv() *taskCtx {
 
 func (l *loop[S]) initTask(t *task[S]) {
 	t.hdr.env = l.taskEnv()
-	t.hdr.setPos(l.step, t.idx, t.push)
-	switch {
-	case t.node != nil && t.node.name == t.name:
-		t.hdr.name = &t.node.name
-	case t.name == Start:
-		t.hdr.name = &startName
-	default:
-		name := t.name
-		t.hdr.name = &name
-	}
+	t.hdr.setPos(l.step, t.idx, t.push, t.name, l.g.nameIndex(t.name, t.node))
 	if l.resume != nil {
 		t.hdr.scratch().resume = l.resume // not handed out yet: no lock needed
 	}

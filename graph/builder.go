@@ -31,6 +31,7 @@ type MultiRouterFunc[S any] func(ctx context.Context, s S) ([]string, error)
 
 type node[S any] struct {
 	name  string
+	hidx  int // its name's index in the compiled graph's hdrNames (0: none)
 	fn    CommandFunc[S]
 	plain NodeFunc[S] // the function of a node added with AddNode (fn wraps it)
 	// A node added with AddNodeWithInput: its input type, its function

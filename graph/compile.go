@@ -155,9 +155,12 @@ func (sc *schema) ch(s unsafe.Pointer, i int) state.Channel {
 
 // Graph is a compiled, immutable graph, safe for concurrent runs.
 type Graph[S any] struct {
-	nodes           map[string]*node[S]
-	byAddr          nodeTable[S] // nodes by the address of their name (see node)
-	names           []string     // sorted
+	nodes  map[string]*node[S]
+	byAddr nodeTable[S] // nodes by the address of their name (see node)
+	names  []string     // sorted
+	// hdrNames are Start's name and the nodes' own names, in the order of
+	// names, which task headers index (see taskPos, node.hidx).
+	hdrNames        []*string
 	startEdges      []string
 	startNext       []string // startEdges as node.next
 	startBr         []*branch[S]
@@ -379,6 +382,13 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	g.startNext = canonicalNames(slices.Clone(g.startNext), g.nodes)
 	g.byAddr = newNodeTable(g.nodes)
+	g.hdrNames = make([]*string, 1, len(g.names)+1)
+	g.hdrNames[0] = &startName
+	for _, name := range g.names {
+		n := g.nodes[name]
+		n.hidx = len(g.hdrNames)
+		g.hdrNames = append(g.hdrNames, &n.name)
+	}
 	for i, j := range b.joins {
 		for pos, s := range j.sources {
 			n := g.nodes[s]
@@ -390,6 +400,18 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	g.breakNoSaver = breakpointsNeedSaver(g.interruptBefore, g.interruptAfter)
 	g.shape = g.fingerprint()
 	return g, nil
+}
+
+// nameIndex returns the index of name, the name of node n (nil when name
+// is not a node's), in g.hdrNames, or -1 when it is not there.
+func (g *Graph[S]) nameIndex(name string, n *node[S]) int {
+	if n != nil && n.name == name { // a compiled node's hidx is at least 1
+		return n.hidx
+	}
+	if name == Start {
+		return 0
+	}
+	return -1
 }
 
 // node returns the compiled node named name, or nil. A name that shares

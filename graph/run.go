@@ -470,7 +470,8 @@ func (l *loop[S]) load(ctx context.Context, input *S, cmd *Command[S]) error {
 // or new ones.
 func (l *loop[S]) share(stop int) {
 	sh := runShared{stop: stop, ns: l.ns, thread: l.cfg.thread, saver: l.saver, modes: l.modes, limit: l.cfg.limit,
-		subgraphs: l.cfg.subgraphs, durability: l.cfg.durability, parents: l.parents, abandoned: l.cfg.abandoned}
+		subgraphs: l.cfg.subgraphs, durability: l.cfg.durability, parents: l.parents, abandoned: l.cfg.abandoned,
+		names: l.g.hdrNames}
 	// Settings with a saver or parents (not comparable) are always new.
 	if p := l.lastShared; p != nil && sh.saver == nil && p.saver == nil && sh.parents == nil && p.parents == nil &&
 		sh.stop == p.stop && sh.limit == p.limit && sh.ns == p.ns && sh.thread == p.thread && sh.modes == p.modes &&

@@ -28,6 +28,9 @@ type runShared struct {
 	durability Durability
 	parents    map[string]string
 	abandoned  *sync.WaitGroup // see WithAbandonedNodes
+	// names are the graph's node names, Start's first (see
+	// Graph.hdrNames), which task headers index (see taskPos).
+	names []*string
 }
 
 // nestedInfo is what a subgraph run inherits from the task that runs it.
@@ -81,7 +84,7 @@ type taskEnv struct {
 // scratchpad is guarded by its own mutex), and what it points to is not
 // reused: a context kept by the node's goroutines after the node returned
 // reads the same values for ever, without a data race. It is kept small
-// (32 bytes, four words), as every task gets one: in a process whose
+// (24 bytes, three words), as every task gets one: in a process whose
 // garbage collector has not cycled yet every byte of it is memory touched
 // for the first time, and afterwards every byte brings the next cycle
 // nearer (on a small heap a cycle keeps the write barrier on for
@@ -103,14 +106,14 @@ func (c *taskCtx) Value(key any) any {
 
 // taskHeader identifies a task; its ID is computed when first asked for.
 // Its identity is written before the task runs and only read after. A
-// header is made for every task (see loop.newEnv), so it is kept to four
-// words: what the tasks of a step share is in env, the name points to the
-// node's, the step, position and flags are packed in pos, and the ID and
-// the interrupt bookkeeping, which many tasks never need, are in more,
-// made on first use.
+// header is made for every task (see loop.newEnv), so it is kept to three
+// words: what the tasks of a step share is in env, the node's name is an
+// index into the run's table of the graph's names (see runShared.names),
+// packed in pos with the step, position and flags, and the ID and the
+// interrupt bookkeeping, which many tasks never need, are in more, made on
+// first use.
 type taskHeader struct {
 	env  *taskEnv // nil for a command's task, which no node sees
-	name *string  // the node's name (nil: "")
 	more atomic.Pointer[taskMore]
 	pos  taskPos
 }
@@ -121,13 +124,17 @@ type taskHeader struct {
 type taskMore struct {
 	id atomic.Pointer[string]
 	sp atomic.Pointer[scratchpad]
-	// big holds the step and position of a task whose pos could not (see
-	// taskPos); it is set before the task is handed out.
+	// big holds the name, step and position of a task whose pos could not
+	// (see taskPos); it is set before the task is handed out.
 	big *bigPos
 }
 
-// bigPos is the step and position of a task outside taskPos's range.
-type bigPos struct{ step, idx int }
+// bigPos is the name, step and position of a task outside taskPos's
+// range, or whose name is not in its run's table.
+type bigPos struct {
+	step, idx int
+	name      string
+}
 
 // detachedMore is the more of every task whose node returned before it
 // needed an ID or a scratchpad. It is never changed: ID replaces it.
@@ -137,37 +144,52 @@ var detachedMore = func() *taskMore {
 	return m
 }()
 
-// taskPos packs a task's step, its position among the step's Sends (0 for
-// a pulled node) and its flags into one word: the step plus one in the low
-// 40 bits (steps start at -1, the input's), then the push and resuming
-// flags, then a flag saying that the step and position are in more.big
-// instead, and the position in the top 21 bits. No run reaches a step of
-// 2^40 or 2^21 Sends in one step in practice; both are kept exactly all
-// the same.
+// taskPos packs a task's step, its node's name, its position among the
+// step's Sends (0 for a pulled node) and its flags into one word: the step
+// plus one in the low 26 bits (steps start at -1, the input's), then the
+// push and resuming flags, then a flag saying that the step, position and
+// name are in more.big instead, then the name's index in the run's table
+// of names (14 bits), and the position in the top 21 bits. No run reaches
+// a step of 2^26, a graph of 2^14 nodes or 2^21 Sends in one step in
+// practice; all are kept exactly all the same.
 type taskPos uint64
 
 const (
-	posStepBits = 40
-	posPush     = taskPos(1) << 40
-	posResuming = taskPos(1) << 41
-	posBig      = taskPos(1) << 42
-	posIdxShift = 43
-	posMaxIdx   = 1<<(64-posIdxShift) - 1
+	posStepBits  = 26
+	posPush      = taskPos(1) << posStepBits
+	posResuming  = posPush << 1
+	posBig       = posPush << 2
+	posNameShift = posStepBits + 3
+	posMaxName   = 1<<(posIdxShift-posNameShift) - 1
+	posIdxShift  = 43
+	posMaxIdx    = 1<<(64-posIdxShift) - 1
 )
 
-// setPos sets the header's step, position and push flag (and clears the
-// resuming flag); it is called before the task is handed out.
-func (h *taskHeader) setPos(step, idx int, push bool) {
-	var p taskPos
-	if push {
-		p = posPush
-	}
-	if s := step + 1; s >= 0 && s < 1<<posStepBits && idx >= 0 && idx <= posMaxIdx {
-		h.pos = p | taskPos(s) | taskPos(idx)<<posIdxShift
+// setPos sets the header's step, position, push flag and node name (and
+// clears the resuming flag); ni is name's index in the names of the run
+// of h.env (see runShared.names), or -1 when it has none. It is called
+// before the task is handed out, once h.env is set.
+func (h *taskHeader) setPos(step, idx int, push bool, name string, ni int) {
+	// (Unsigned, a negative step, position or index is out of range too.)
+	if s := uint64(step + 1); s < 1<<posStepBits && uint64(idx) <= posMaxIdx && uint64(ni) <= posMaxName &&
+		h.env != nil && uint64(ni) < uint64(len(h.env.run.names)) {
+		h.pos = taskPos(s) | taskPos(ni)<<posNameShift | taskPos(idx)<<posIdxShift
+		if push {
+			h.pos |= posPush
+		}
 		return
 	}
-	h.pos = p | posBig
-	h.more.Store(&taskMore{big: &bigPos{step: step, idx: idx}})
+	h.setBig(step, idx, push, name)
+}
+
+// setBig keeps the task's step, position and name in more.big (see
+// setPos).
+func (h *taskHeader) setBig(step, idx int, push bool, name string) {
+	h.pos = posBig
+	if push {
+		h.pos |= posPush
+	}
+	h.more.Store(&taskMore{big: &bigPos{step: step, idx: idx, name: name}})
 }
 
 // setResuming marks the task as one with pending writes, before it is
@@ -199,8 +221,9 @@ func (h *taskHeader) resuming() bool { return h.pos&posResuming != 0 }
 
 // copyIdentity makes h, not handed out yet, name the same task as th: the
 // same name, step, position and flags, so that it computes the same ID.
+// Its env must have th's run, as the name's index is into its names.
 func (h *taskHeader) copyIdentity(th *taskHeader) {
-	h.name, h.pos = th.name, th.pos
+	h.pos = th.pos
 	if th.pos&posBig != 0 {
 		h.more.Store(&taskMore{big: th.more.Load().big})
 	}
@@ -208,10 +231,13 @@ func (h *taskHeader) copyIdentity(th *taskHeader) {
 
 // nodeName returns the name of the task's node.
 func (h *taskHeader) nodeName() string {
-	if h.name == nil {
+	switch {
+	case h.pos&posBig != 0:
+		return h.more.Load().big.name
+	case h.env == nil: // never given a name (see setPos)
 		return ""
 	}
-	return *h.name
+	return *h.env.run.names[h.pos>>posNameShift&posMaxName]
 }
 
 // scratch returns the task's scratchpad, making it on first use (a

@@ -339,9 +339,8 @@ func (g *Graph[S]) UpdateState(ctx context.Context, values S, asNode string, opt
 			}
 		}
 		rctx := &taskCtx{}
-		rctx.hdr.env = &taskEnv{Context: ctx, run: &runShared{ns: l.ns, stop: l.step + 1}, emit: noEmit}
-		rctx.hdr.name = &asNode
-		rctx.hdr.setPos(l.step, 0, false)
+		rctx.hdr.env = &taskEnv{Context: ctx, run: &runShared{ns: l.ns, stop: l.step + 1, names: g.hdrNames}, emit: noEmit}
+		rctx.hdr.setPos(l.step, 0, false, asNode, g.nameIndex(asNode, g.nodes[asNode]))
 		tk := &task[S]{hdr: &rctx.hdr, name: asNode, node: g.nodes[asNode], input: l.vals, out: values}
 		if asNode == Start {
 			l.fr.input = &values

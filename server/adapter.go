@@ -131,6 +131,8 @@ func fieldsOf(t reflect.Type) *stateFields {
 				}
 				if v, ok := f.Type.FieldByName("v"); ok {
 					fc.inner = v.Type
+				} else if get, ok := f.Type.MethodByName("Get"); ok && base == "Append" {
+					fc.inner = get.Type.Out(0) // its list is two words, not a field "v"
 				}
 			}
 			sf.byKey[key] = len(sf.fields)

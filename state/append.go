@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"math"
 	"sync/atomic"
 	"unsafe"
 )
@@ -10,18 +11,42 @@ import (
 // deterministic order the runtime merges writes (triggered nodes by name,
 // then Send tasks by index).
 type Append[T any] struct {
-	v []T
+	// p and n are the current list, its first element and its length (p
+	// nil: no list; see list). The list is two words, not a slice's three:
+	// a state is copied into every task and a Send carries one. The
+	// capacity of its array, which only an in-place merge needs, is in
+	// used.
+	p *T
+	n int
 	// add is a pending write that appends (non-nil, maybe empty, when
 	// there is one): the common write, kept inline.
 	add []T
 	// w is a pending write that overwrites (then add is nil).
 	w *ops[[]T, T]
-	// used counts the elements of v's backing array that some value
-	// already holds. A merge appends in place only when it is the first to
-	// grow the array past len(v); any other merge from the same base (a
-	// fork, a parallel subgraph) copies. Readers only ever see v[:len(v)],
-	// which is never written again.
-	used *atomic.Int64
+	// used packs the capacity of the list's array (the high 32 bits) and
+	// how many of its elements some value already holds (the low 32). A
+	// merge appends in place only when it is the first to grow the array
+	// past n; any other merge from the same base (a fork, a parallel
+	// subgraph) copies. Readers only ever see the first n elements, which
+	// are never written again. Nil for an array made elsewhere (decoded,
+	// overwritten) or too large to pack: its merges copy.
+	used *atomic.Uint64
+}
+
+// list returns the current list (nil when there is none; empty, not nil,
+// when it is an empty list), its capacity its length.
+func (f *Append[T]) list() []T { return unsafe.Slice(f.p, f.n) }
+
+// setList makes v the current list.
+func (f *Append[T]) setList(v []T) { f.p, f.n = unsafe.SliceData(v), len(v) }
+
+// packUse packs an array's capacity and its used elements for
+// Append.used; ok is false when either does not fit in 32 bits.
+func packUse(capacity, used int) (u uint64, ok bool) {
+	if uint64(capacity) > math.MaxUint32 || uint64(used) > math.MaxUint32 {
+		return 0, false
+	}
+	return uint64(capacity)<<32 | uint64(used), true
 }
 
 // Items returns an Append carrying a write of items — handy in literals.
@@ -33,10 +58,10 @@ func Items[T any](items ...T) Append[T] {
 
 // Get returns the current list. Its capacity equals its length, so appending
 // to it copies; do not modify its elements in place.
-func (f Append[T]) Get() []T { return f.v[:len(f.v):len(f.v)] }
+func (f Append[T]) Get() []T { return f.list() }
 
 // Len returns the length of the current list.
-func (f Append[T]) Len() int { return len(f.v) }
+func (f Append[T]) Len() int { return f.n }
 
 // Append records a write that appends items.
 func (f *Append[T]) Append(items ...T) {
@@ -90,7 +115,7 @@ func (f *appendChannel[T]) updates() []T {
 
 // MergeWrites concatenates the writes' items to the list.
 func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
-	base := f.v
+	base := (*Append[T])(f).list()
 	var ow *ops[[]T, T]
 	add := 0
 	for _, c := range writes {
@@ -109,16 +134,24 @@ func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
 		base, add = ow.base, len(ow.updates)
 	}
 	var out []T
-	if used := f.used; used != nil && len(base) > 0 && cap(base)-len(base) >= add && sameArray(base, f.v) &&
-		used.CompareAndSwap(int64(len(base)), int64(len(base)+add)) {
-		out = base
-	} else {
+	if used := f.used; used != nil && len(base) > 0 && unsafe.SliceData(base) == f.p {
+		// base is f's own array (not an overwrite's), whose capacity
+		// fits the packed word, and so does any count up to it.
+		c, n := used.Load()>>32, uint64(len(base))
+		if c-n >= uint64(add) && used.CompareAndSwap(c<<32|n, c<<32|(n+uint64(add))) {
+			out = unsafe.Slice(f.p, c)[:n]
+		}
+	}
+	if out == nil {
 		// Room to grow in place: a list that gets an item a step would
 		// otherwise be copied at lengths 1, 2 and 4 as well.
 		out = make([]T, len(base), max(len(base)+add, 2*len(base), 8))
 		copy(out, base)
-		f.used = new(atomic.Int64)
-		f.used.Store(int64(len(base) + add))
+		f.used = nil
+		if u, ok := packUse(cap(out), len(base)+add); ok {
+			f.used = new(atomic.Uint64)
+			f.used.Store(u)
+		}
 	}
 	if ow != nil {
 		out = append(out, ow.updates...)
@@ -130,14 +163,8 @@ func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
 	if len(out) == 0 {
 		out, f.used = nil, nil
 	}
-	f.v = out
+	(*Append[T])(f).setList(out)
 	return nil
-}
-
-// sameArray reports whether a and b start at the same element, so that
-// base is still f's own array (not an overwrite's).
-func sameArray[T any](a, b []T) bool {
-	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
 }
 
 // ComposeWrite appends next's write to the receiver's.
@@ -158,7 +185,7 @@ func (f *appendChannel[T]) setPending(o *ops[[]T, T]) {
 }
 
 // WriteValue makes the current list an overwrite.
-func (f *appendChannel[T]) WriteValue() { (*Append[T])(f).Overwrite(f.v) }
+func (f *appendChannel[T]) WriteValue() { (*Append[T])(f).Overwrite((*Append[T])(f).list()) }
 
 // MarshalWrite encodes the pending write.
 func (f *appendChannel[T]) MarshalWrite() ([]byte, error) { return f.pending().marshal() }
@@ -181,10 +208,10 @@ func (f *appendChannel[T]) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON encodes the current list ([] when empty).
 func (f Append[T]) MarshalJSON() ([]byte, error) {
-	if f.v == nil {
+	if f.p == nil {
 		return []byte("[]"), nil
 	}
-	return json.Marshal(f.v)
+	return json.Marshal(f.list())
 }
 
 // UnmarshalJSON decodes a list.
@@ -196,6 +223,7 @@ func (f *Append[T]) UnmarshalJSON(data []byte) error {
 	if len(v) == 0 {
 		v = nil
 	}
-	*f = Append[T]{v: v}
+	*f = Append[T]{}
+	f.setList(v)
 	return nil
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 
@@ -12,4 +13,91 @@ import (
 func TestAValueIsItsTwoValuesAndOneWordOfFlags(t *testing.T) {
 	require.Equal(t, uintptr(24), unsafe.Sizeof(Value[int]{}))
 	require.Equal(t, uintptr(40), unsafe.Sizeof(Value[string]{}))
+}
+
+// An Append's list is two words (its array's capacity is kept with the
+// count of used elements): a state is copied into every task and a Send
+// carries one.
+func TestAnAppendIsSevenWords(t *testing.T) {
+	require.Equal(t, uintptr(56), unsafe.Sizeof(Append[int]{}))
+}
+
+// A list that gets an item a step grows in place within its array, and a
+// value kept at every length reads its own items for ever; the capacity
+// comes back from the packed count.
+func TestAnAppendGrowsInPlaceAndKeptValuesStay(t *testing.T) {
+	var cur Append[int]
+	var kept []Append[int]
+	arrays := map[*int]bool{}
+	for i := range 40 {
+		w := Items(i)
+		require.NoError(t, cur.Channel().MergeWrites([]Channel{w.Channel()}))
+		require.Equal(t, i+1, cur.Len())
+		arrays[cur.p] = true
+		require.Equal(t, uint64(i+1), cur.used.Load()&math.MaxUint32)
+		require.GreaterOrEqual(t, int(cur.used.Load()>>32), i+1)
+		kept = append(kept, cur)
+	}
+	require.Len(t, arrays, 4, "arrays of 8, 16, 32 and 64") // not one per item
+	for n, k := range kept {
+		got := k.Get()
+		require.Len(t, got, n+1)
+		require.Equal(t, n+1, cap(got))
+		for i, x := range got {
+			require.Equal(t, i, x)
+		}
+	}
+	// A fork from a kept value copies instead of writing past its end.
+	fork := kept[9]
+	w := Items(-1)
+	require.NoError(t, fork.Channel().MergeWrites([]Channel{w.Channel()}))
+	require.NotSame(t, kept[10].p, fork.p)
+	require.Equal(t, 10, kept[10].Get()[10])
+	require.Equal(t, -1, fork.Get()[10])
+}
+
+// Capacities and counts that do not fit the packed word are refused (the
+// list then copies on every merge instead of growing in place).
+func TestPackUseRefusesWhatDoesNotFit(t *testing.T) {
+	u, ok := packUse(math.MaxUint32, math.MaxUint32)
+	require.True(t, ok)
+	require.Equal(t, uint64(math.MaxUint64), u)
+	_, ok = packUse(math.MaxUint32+1, 1)
+	require.False(t, ok)
+	_, ok = packUse(8, math.MaxUint32+1)
+	require.False(t, ok)
+}
+
+// The empty list encodes as [] and decodes to no list.
+func TestAnEmptyAppendEncodesAsAnEmptyList(t *testing.T) {
+	var f Append[int]
+	b, err := f.MarshalJSON()
+	require.NoError(t, err)
+	require.Equal(t, "[]", string(b))
+	require.NoError(t, f.UnmarshalJSON([]byte("[1,2]")))
+	require.Equal(t, []int{1, 2}, f.Get())
+	require.NoError(t, f.UnmarshalJSON([]byte("[]")))
+	require.Nil(t, f.Get())
+}
+
+// A list of zero-size items and one of large items merge and grow as any
+// other: the two-word list keeps their length and, for large items, their
+// values.
+func TestAnAppendOfZeroSizeOrLargeItemsMerges(t *testing.T) {
+	var z Append[struct{}]
+	for i := range 20 {
+		w := Items(struct{}{}, struct{}{})
+		require.NoError(t, z.Channel().MergeWrites([]Channel{w.Channel()}))
+		require.Equal(t, 2*(i+1), z.Len())
+		require.Len(t, z.Get(), 2*(i+1))
+	}
+	type big [64]int
+	var b Append[big]
+	for i := range 20 {
+		w := Items(big{i})
+		require.NoError(t, b.Channel().MergeWrites([]Channel{w.Channel()}))
+	}
+	for i, x := range b.Get() {
+		require.Equal(t, i, x[0])
+	}
 }
