@@ -412,33 +412,17 @@ func chunkTermsOf(text string) chunkTerms { return termMemo(nil).chunkTerms(text
 // spent reading them. A nil termMemo remembers nothing.
 type termMemo map[string][]string
 
-// isWordByte reports whether c is part of a word for modelTerms, which
-// splits a text into words at every other byte and takes each alone.
-func isWordByte(c byte) bool {
-	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
 // terms returns modelTerms(text), a new slice: the terms of each of its
-// words (see isWordByte) in order, each word's taken from tm when there.
+// words (see words) in order, each word's taken from tm when there.
 func (tm termMemo) terms(text string) []string {
 	if tm == nil {
 		return modelTerms(text)
 	}
 	var out []string
-	for i := 0; i < len(text); {
-		if !isWordByte(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isWordByte(text[j]) {
-			j++
-		}
-		w := text[i:j]
-		i = j
+	for w := range words(text) {
 		ts, ok := tm[w]
 		if !ok {
-			ts = modelTerms(w)
+			ts = appendWordTerms(nil, w)
 			tm[w] = ts
 		}
 		out = append(out, ts...)

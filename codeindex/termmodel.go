@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -82,32 +83,53 @@ type termModel struct {
 // digit left out, and identifiers of other scripts too.
 func modelTerms(text string) []string {
 	var out []string
-	isWord := func(c byte) bool {
-		return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-	}
-	for i := 0; i < len(text); {
-		if !isWord(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isWord(text[j]) {
-			j++
-		}
-		word := text[i:j]
-		i = j
-		if len(word) > maxWordLen {
-			continue
-		}
-		for _, p := range splitIdent(word) {
-			lp := strings.ToLower(p)
-			if len(lp) < 2 || stopwords[lp] || lp[0] >= '0' && lp[0] <= '9' {
-				continue
-			}
-			out = append(out, stem(lp))
-		}
+	for w := range words(text) {
+		out = appendWordTerms(out, w)
 	}
 	return out
+}
+
+// appendWordTerms appends the terms of word, one word of [words], to out
+// (see modelTerms).
+func appendWordTerms(out []string, word string) []string {
+	if len(word) > maxWordLen {
+		return out
+	}
+	for _, p := range splitIdent(word) {
+		lp := strings.ToLower(p)
+		if len(lp) < 2 || stopwords[lp] || lp[0] >= '0' && lp[0] <= '9' {
+			continue
+		}
+		out = append(out, stem(lp))
+	}
+	return out
+}
+
+// words yields the words of text for the term model: its runs of ASCII
+// letters, digits and underscores (see isWordByte), in order.
+func words(text string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for i := 0; i < len(text); {
+			if !isWordByte(text[i]) {
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(text) && isWordByte(text[j]) {
+				j++
+			}
+			if !yield(text[i:j]) {
+				return
+			}
+			i = j
+		}
+	}
+}
+
+// isWordByte reports whether c is part of a word for the term model (see
+// words).
+func isWordByte(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // termCounter gathers the documents a term model is trained on, each as
