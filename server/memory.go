@@ -138,6 +138,7 @@ func (b *MemoryBackend) holdEvents(runID string) func() {
 		if r := b.runs[runID]; r != nil && r.rec.ended() {
 			b.forgetEventsLocked(r)
 			b.trimKeptLocked()
+			b.trimEndedLocked()
 		}
 	}
 }
@@ -573,8 +574,23 @@ func (b *MemoryBackend) endedLocked(r *memRun) {
 		b.forgetEventsLocked(r)
 	}
 	r.endedElem = b.ended.PushBack(r)
-	for b.ended.Len() > b.keptRuns {
-		b.deleteRunLocked(b.ended.Front().Value.(*memRun))
+	b.trimEndedLocked()
+}
+
+// trimEndedLocked forgets the runs that ended before the last keptRuns,
+// but not those a stream reads (see holdEvents): a stream would otherwise
+// find its run gone before it read the run's last events, and end as if
+// it had. Such a run stays beyond the bound, in its place among the
+// ended runs, and is forgotten when its last reader lets go, if it is
+// still beyond; b.mu is held.
+func (b *MemoryBackend) trimEndedLocked() {
+	e := b.ended.Front()
+	for over := b.ended.Len() - b.keptRuns; over > 0 && e != nil; over-- {
+		old := e.Value.(*memRun)
+		e = e.Next()
+		if b.readers[old.rec.ID] == 0 {
+			b.deleteRunLocked(old)
+		}
 	}
 }
 

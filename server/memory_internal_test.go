@@ -143,3 +143,30 @@ func TestMemoryBackendBoundsTheEventsOfResumableRunsOnceNoStreamReadsThem(t *tes
 	require.Zero(t, e.b.keptBytes)
 	require.Zero(t, e.b.kept.Len())
 }
+
+func TestMemoryBackendForgetsAnEndedRunAStreamReadsOnlyOnceTheStreamLetsGo(t *testing.T) {
+	e := newMemEnv(t, 1, DefaultKeptEventBytes)
+	read := newUUID()
+	release := e.b.holdEvents(read)
+	e.create(read, true)
+	e.finish(read, `{"a":1}`)
+	later := newUUID()
+	e.create(later, true)
+	e.finish(later, `{}`)
+
+	_, err := e.b.Run(e.ctx, read)
+	require.NoError(t, err, "kept past the bound while a stream reads it")
+	evs, err := e.events(read)
+	require.NoError(t, err)
+	require.Equal(t, []string{"values", "end"}, []string{evs[0].Name, evs[1].Name}, "with every event")
+	_, err = e.b.Run(e.ctx, later)
+	require.NoError(t, err, "the newer run is kept too")
+
+	release()
+	_, err = e.b.Run(e.ctx, read)
+	require.ErrorIs(t, err, ErrNotFound, "forgotten once let go")
+	runs, total, err := e.b.ListRuns(e.ctx, e.tid, "", 10, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	require.Equal(t, later, runs[0].ID)
+}

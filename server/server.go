@@ -150,7 +150,8 @@ const DefaultKeptRuns = 10_000
 // remembers (default [DefaultKeptRuns]): beyond them the oldest ended
 // runs are forgotten — GET and join answer 404 for them, and they leave
 // their threads' run lists — so that a long-lived server's memory stays
-// bounded. Threads' checkpoints are not touched. A Backend given with
+// bounded; a run whose stream is being read is forgotten once its last
+// stream ends. Threads' checkpoints are not touched. A Backend given with
 // WithBackend keeps every run until it or its thread is deleted.
 func WithKeptRuns(n int) Option {
 	return optionFunc(func(c *config) error {
