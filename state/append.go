@@ -11,13 +11,12 @@ import (
 // deterministic order the runtime merges writes (triggered nodes by name,
 // then Send tasks by index).
 type Append[T any] struct {
-	// p and n are the current list, its first element and its length (p
-	// nil: no list; see list). The list is two words, not a slice's three:
-	// a state is copied into every task and a Send carries one. The
-	// capacity of its array, which only an in-place merge needs, is in
-	// used.
-	p *T
-	n int
+	// v is the current list (nil: no list), its capacity its array's. It
+	// is a slice, not a pointer to its first element and a length (one
+	// word less): reflect.DeepEqual, and so testify's Equal that users
+	// compare states and node outputs with, would then compare only the
+	// first item of two lists.
+	v []T
 	// add is a pending write that appends (non-nil, maybe empty, when
 	// there is one): the common write, kept inline.
 	add []T
@@ -35,10 +34,10 @@ type Append[T any] struct {
 
 // list returns the current list (nil when there is none; empty, not nil,
 // when it is an empty list), its capacity its length.
-func (f *Append[T]) list() []T { return unsafe.Slice(f.p, f.n) }
+func (f *Append[T]) list() []T { return f.v[:len(f.v):len(f.v)] }
 
 // setList makes v the current list.
-func (f *Append[T]) setList(v []T) { f.p, f.n = unsafe.SliceData(v), len(v) }
+func (f *Append[T]) setList(v []T) { f.v = v }
 
 // packUse packs an array's capacity and its used elements for
 // Append.used; ok is false when either does not fit in 32 bits.
@@ -61,7 +60,7 @@ func Items[T any](items ...T) Append[T] {
 func (f Append[T]) Get() []T { return f.list() }
 
 // Len returns the length of the current list.
-func (f Append[T]) Len() int { return f.n }
+func (f Append[T]) Len() int { return len(f.v) }
 
 // Append records a write that appends items.
 func (f *Append[T]) Append(items ...T) {
@@ -134,12 +133,12 @@ func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
 		base, add = ow.base, len(ow.updates)
 	}
 	var out []T
-	if used := f.used; used != nil && len(base) > 0 && unsafe.SliceData(base) == f.p {
+	if used := f.used; used != nil && len(base) > 0 && unsafe.SliceData(base) == unsafe.SliceData(f.v) {
 		// base is f's own array (not an overwrite's), whose capacity
 		// fits the packed word, and so does any count up to it.
 		c, n := used.Load()>>32, uint64(len(base))
 		if c-n >= uint64(add) && used.CompareAndSwap(c<<32|n, c<<32|(n+uint64(add))) {
-			out = unsafe.Slice(f.p, c)[:n]
+			out = unsafe.Slice(unsafe.SliceData(f.v), c)[:n]
 		}
 	}
 	if out == nil {
@@ -208,7 +207,7 @@ func (f *appendChannel[T]) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON encodes the current list ([] when empty).
 func (f Append[T]) MarshalJSON() ([]byte, error) {
-	if f.p == nil {
+	if f.v == nil {
 		return []byte("[]"), nil
 	}
 	return json.Marshal(f.list())
