@@ -2,7 +2,6 @@ package state
 
 import (
 	"encoding/json"
-	"math"
 	"sync/atomic"
 	"unsafe"
 )
@@ -22,31 +21,19 @@ type Append[T any] struct {
 	add []T
 	// w is a pending write that overwrites (then add is nil).
 	w *ops[[]T, T]
-	// used packs the capacity of the list's array (the high 32 bits) and
-	// how many of its elements some value already holds (the low 32). A
-	// merge appends in place only when it is the first to grow the array
-	// past n; any other merge from the same base (a fork, a parallel
-	// subgraph) copies. Readers only ever see the first n elements, which
-	// are never written again. Nil for an array made elsewhere (decoded,
-	// overwritten) or too large to pack: its merges copy.
-	used *atomic.Uint64
+	// used counts the elements of v's backing array (v holds the whole
+	// array: its capacity is the array's) that some value already holds.
+	// A merge appends in place only when it is the first to grow the array
+	// past len(v); any other merge from the same base (a fork, a parallel
+	// subgraph) copies. Readers only ever see v[:len(v)], which is never
+	// written again. Nil for an array made elsewhere (decoded,
+	// overwritten): its merges copy.
+	used *atomic.Int64
 }
 
 // list returns the current list (nil when there is none; empty, not nil,
 // when it is an empty list), its capacity its length.
 func (f *Append[T]) list() []T { return f.v[:len(f.v):len(f.v)] }
-
-// setList makes v the current list.
-func (f *Append[T]) setList(v []T) { f.v = v }
-
-// packUse packs an array's capacity and its used elements for
-// Append.used; ok is false when either does not fit in 32 bits.
-func packUse(capacity, used int) (u uint64, ok bool) {
-	if uint64(capacity) > math.MaxUint32 || uint64(used) > math.MaxUint32 {
-		return 0, false
-	}
-	return uint64(capacity)<<32 | uint64(used), true
-}
 
 // Items returns an Append carrying a write of items — handy in literals.
 func Items[T any](items ...T) Append[T] {
@@ -114,7 +101,7 @@ func (f *appendChannel[T]) updates() []T {
 
 // MergeWrites concatenates the writes' items to the list.
 func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
-	base := (*Append[T])(f).list()
+	base := f.v
 	var ow *ops[[]T, T]
 	add := 0
 	for _, c := range writes {
@@ -133,24 +120,17 @@ func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
 		base, add = ow.base, len(ow.updates)
 	}
 	var out []T
-	if used := f.used; used != nil && len(base) > 0 && unsafe.SliceData(base) == unsafe.SliceData(f.v) {
-		// base is f's own array (not an overwrite's), whose capacity
-		// fits the packed word, and so does any count up to it.
-		c, n := used.Load()>>32, uint64(len(base))
-		if c-n >= uint64(add) && used.CompareAndSwap(c<<32|n, c<<32|(n+uint64(add))) {
-			out = unsafe.Slice(unsafe.SliceData(f.v), c)[:n]
-		}
-	}
-	if out == nil {
+	if used := f.used; used != nil && len(base) > 0 && cap(base)-len(base) >= add &&
+		unsafe.SliceData(base) == unsafe.SliceData(f.v) && // f's own array, not an overwrite's
+		used.CompareAndSwap(int64(len(base)), int64(len(base)+add)) {
+		out = base
+	} else {
 		// Room to grow in place: a list that gets an item a step would
 		// otherwise be copied at lengths 1, 2 and 4 as well.
 		out = make([]T, len(base), max(len(base)+add, 2*len(base), 8))
 		copy(out, base)
-		f.used = nil
-		if u, ok := packUse(cap(out), len(base)+add); ok {
-			f.used = new(atomic.Uint64)
-			f.used.Store(u)
-		}
+		f.used = new(atomic.Int64)
+		f.used.Store(int64(len(base) + add))
 	}
 	if ow != nil {
 		out = append(out, ow.updates...)
@@ -162,7 +142,7 @@ func (f *appendChannel[T]) MergeWrites(writes []Channel) error {
 	if len(out) == 0 {
 		out, f.used = nil, nil
 	}
-	(*Append[T])(f).setList(out)
+	f.v = out
 	return nil
 }
 
@@ -222,7 +202,6 @@ func (f *Append[T]) UnmarshalJSON(data []byte) error {
 	if len(v) == 0 {
 		v = nil
 	}
-	*f = Append[T]{}
-	f.setList(v)
+	*f = Append[T]{v: v}
 	return nil
 }

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"math"
 	"testing"
 	"unsafe"
 
@@ -23,8 +22,7 @@ func TestAnAppendIsEightWords(t *testing.T) {
 }
 
 // A list that gets an item a step grows in place within its array, and a
-// value kept at every length reads its own items for ever; the capacity
-// comes back from the packed count.
+// value kept at every length reads its own items for ever.
 func TestAnAppendGrowsInPlaceAndKeptValuesStay(t *testing.T) {
 	var cur Append[int]
 	var kept []Append[int]
@@ -34,8 +32,8 @@ func TestAnAppendGrowsInPlaceAndKeptValuesStay(t *testing.T) {
 		require.NoError(t, cur.Channel().MergeWrites([]Channel{w.Channel()}))
 		require.Equal(t, i+1, cur.Len())
 		arrays[unsafe.SliceData(cur.v)] = true
-		require.Equal(t, uint64(i+1), cur.used.Load()&math.MaxUint32)
-		require.GreaterOrEqual(t, int(cur.used.Load()>>32), i+1)
+		require.Equal(t, int64(i+1), cur.used.Load())
+		require.GreaterOrEqual(t, cap(cur.v), i+1)
 		kept = append(kept, cur)
 	}
 	require.Len(t, arrays, 4, "arrays of 8, 16, 32 and 64") // not one per item
@@ -54,18 +52,6 @@ func TestAnAppendGrowsInPlaceAndKeptValuesStay(t *testing.T) {
 	require.NotSame(t, unsafe.SliceData(kept[10].v), unsafe.SliceData(fork.v))
 	require.Equal(t, 10, kept[10].Get()[10])
 	require.Equal(t, -1, fork.Get()[10])
-}
-
-// Capacities and counts that do not fit the packed word are refused (the
-// list then copies on every merge instead of growing in place).
-func TestPackUseRefusesWhatDoesNotFit(t *testing.T) {
-	u, ok := packUse(math.MaxUint32, math.MaxUint32)
-	require.True(t, ok)
-	require.Equal(t, uint64(math.MaxUint64), u)
-	_, ok = packUse(math.MaxUint32+1, 1)
-	require.False(t, ok)
-	_, ok = packUse(8, math.MaxUint32+1)
-	require.False(t, ok)
 }
 
 // The empty list encodes as [] and decodes to no list.

@@ -80,7 +80,7 @@ func TestAnAppendWithoutAUseCounterCopiesOnMerge(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte("[1,2,3]"), &a))
 			return a
 		}},
-		{"counter dropped (as past 2^32)", func() Append[int] {
+		{"counter dropped", func() Append[int] {
 			a := appendOf(1, 2, 3)
 			a.used = nil
 			return a
@@ -94,7 +94,7 @@ func TestAnAppendWithoutAUseCounterCopiesOnMerge(t *testing.T) {
 			require.NoError(t, a.Channel().MergeWrites([]Channel{w.Channel()}))
 			require.Equal(t, []int{1, 2, 3, 4}, a.Get())
 			require.NotSame(t, unsafe.SliceData(kept.v), unsafe.SliceData(a.v), "copied")
-			require.NotNil(t, a.used, "the copy packs its own counter")
+			require.NotNil(t, a.used, "the copy has its own counter")
 			other := kept
 			w2 := Items(5)
 			require.NoError(t, other.Channel().MergeWrites([]Channel{w2.Channel()}))
