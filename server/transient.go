@@ -48,8 +48,9 @@ func (e *TransientError) Is(target error) bool { return target == ErrTransient }
 // (serialization failure), 40P01 (deadlock), 57P01–57P03 (the server
 // shutting down or starting); a driver error that says it is safe to
 // retry (a SafeToRetry method returning true, as pgx's); and SQLite's
-// SQLITE_BUSY and SQLITE_LOCKED (an error with a Code method, as
-// modernc.org/sqlite's, whose primary code is 5 or 6). The package
+// SQLITE_BUSY, SQLITE_LOCKED and SQLITE_PROTOCOL (an error with a Code
+// method, as modernc.org/sqlite's, whose primary code is 5, 6 or 15; the
+// last is a connection that kept losing the race for a WAL lock). The package
 // imports no driver: it reads these errors through their methods.
 //
 // A context cancelled is not transient: whoever cancelled it wanted the
@@ -96,7 +97,7 @@ func IsTransient(err error) bool {
 		Code() int
 	}](err); ok {
 		switch e.Code() & 0xff {
-		case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
+		case 5, 6, 15: // SQLITE_BUSY, SQLITE_LOCKED, SQLITE_PROTOCOL
 			return true
 		}
 	}

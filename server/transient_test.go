@@ -64,6 +64,14 @@ func connectTimedOut(t *testing.T) error {
 	return err
 }
 
+// sqliteCode is an error with SQLite's result code, read as
+// modernc.org/sqlite's *Error is (whose fields are unexported; some codes,
+// as SQLITE_PROTOCOL, cannot be provoked on demand).
+type sqliteCode int
+
+func (e sqliteCode) Error() string { return fmt.Sprintf("sqlite error %d", int(e)) }
+func (e sqliteCode) Code() int     { return int(e) }
+
 // sqliteBusy is modernc.org/sqlite's error for a write transaction begun
 // while another connection holds the database's write lock.
 func sqliteBusy(t *testing.T) error {
@@ -103,6 +111,8 @@ func TestIsTransientTellsFaultsThatMayPassFromTheRest(t *testing.T) {
 		{"the server shutting down", func(*testing.T) error { return &pgconn.PgError{Code: "57P01"} }, true},
 		{"too many connections", func(*testing.T) error { return &pgconn.PgError{Code: "53300"} }, true},
 		{"SQLITE_BUSY", sqliteBusy, true},
+		{"SQLITE_PROTOCOL, a lost race for a WAL lock", func(*testing.T) error { return fmt.Errorf("begin: %w", sqliteCode(15)) }, true},
+		{"SQLITE_CORRUPT", func(*testing.T) error { return sqliteCode(11) }, false},
 		{"ErrTransient wrapped", func(*testing.T) error { return fmt.Errorf("backend: %w", server.ErrTransient) }, true},
 		{"a TransientError", func(*testing.T) error {
 			return &server.TransientError{Op: "x", Attempts: 8, Err: errors.New("gone")}

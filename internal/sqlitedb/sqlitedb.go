@@ -471,8 +471,8 @@ func (t Tx) Exec(q string, args ...any) (sql.Result, error) {
 const maxAttempts = 8
 
 // Retry runs f until it succeeds, fails with an error other than
-// SQLITE_BUSY or SQLITE_LOCKED, or has been tried 8 times, waiting a
-// jittered, growing delay between attempts. If ctx is done when f fails,
+// SQLITE_BUSY, SQLITE_LOCKED or SQLITE_PROTOCOL, or has been tried 8
+// times, waiting a jittered, growing delay between attempts. If ctx is done when f fails,
 // the error also wraps ctx.Err().
 func Retry(ctx context.Context, f func() error) error {
 	backoff := 5 * time.Millisecond
@@ -501,6 +501,11 @@ func Retry(ctx context.Context, f func() error) error {
 const (
 	sqliteBusy   = 5 // SQLITE_BUSY
 	sqliteLocked = 6 // SQLITE_LOCKED
+	// sqliteProtocol is SQLite's error for a connection that kept losing
+	// the race for a WAL lock when starting a transaction (SQLITE_PROTOCOL:
+	// SQLite retries that race itself, and gives up only after many
+	// losses, as under heavy contention between processes): busy, too.
+	sqliteProtocol = 15
 )
 
 const (
@@ -568,13 +573,23 @@ func create(ctx context.Context, path string, cfg Config) error {
 	return nil
 }
 
+// isBusy reports whether err is SQLite's error for a database another
+// connection holds: SQLITE_BUSY, SQLITE_LOCKED or SQLITE_PROTOCOL (an
+// error with a Code method, as modernc.org/sqlite's, whose primary code
+// is one of those).
 func isBusy(err error) bool {
-	e, ok := errors.AsType[*sqlite.Error](err)
+	e, ok := errors.AsType[interface {
+		error
+		Code() int
+	}](err)
 	if !ok {
 		return false
 	}
-	c := e.Code() & 0xff
-	return c == sqliteBusy || c == sqliteLocked
+	switch e.Code() & 0xff {
+	case sqliteBusy, sqliteLocked, sqliteProtocol:
+		return true
+	}
+	return false
 }
 
 // KeyPath returns the JSON path, for json_extract and json_type, of the

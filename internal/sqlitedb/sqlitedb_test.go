@@ -159,6 +159,46 @@ func TestRetryStopsAtOtherErrors(t *testing.T) {
 	require.Equal(t, 1, calls)
 }
 
+// codeError is an error with SQLite's result code, as modernc.org/sqlite's
+// *Error reports it (its fields are unexported, and SQLITE_PROTOCOL cannot
+// be provoked on demand).
+type codeError int
+
+func (e codeError) Error() string { return fmt.Sprintf("sqlite error %d", int(e)) }
+func (e codeError) Code() int     { return int(e) }
+
+func TestRetryRetriesOnlyABusyDatabase(t *testing.T) {
+	tests := []struct {
+		name  string
+		code  int
+		calls int
+	}{
+		{"SQLITE_BUSY", 5, 3},
+		{"SQLITE_LOCKED", 6, 3},
+		{"SQLITE_PROTOCOL", 15, 3},
+		{"SQLITE_BUSY_SNAPSHOT, an extended busy code", 5 | 2<<8, 3},
+		{"SQLITE_CORRUPT", 11, 1},
+		{"SQLITE_CONSTRAINT", 19, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			err := Retry(t.Context(), func() error {
+				if calls++; calls < 3 {
+					return fmt.Errorf("begin: %w", codeError(tt.code))
+				}
+				return nil
+			})
+			if tt.calls == 1 {
+				require.ErrorIs(t, err, codeError(tt.code))
+			} else {
+				require.NoError(t, err)
+			}
+			require.Equal(t, tt.calls, calls)
+		})
+	}
+}
+
 func TestKeyPath(t *testing.T) {
 	for key, want := range map[string]string{"": `$.""`, "a.b": `$."a.b"`, "é": `$."é"`, `a"b`: "", `a\b`: "", "a\nb": "", "\x1f": ""} {
 		got, ok := KeyPath(key)
