@@ -122,6 +122,7 @@ func TestDescriptiveSetLabelsExist(t *testing.T) {
 		{"testdata/descriptive6.json", 64},
 		{"testdata/descriptive7.json", 60},
 		{"testdata/descriptive8.json", 70},
+		{"testdata/descriptive9.json", 70},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			s, err := evaluation.LoadSet(tt.file)
