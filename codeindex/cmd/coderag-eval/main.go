@@ -30,7 +30,7 @@ import (
 )
 
 // sets are the bundled question sets, in report order.
-var sets = []string{"questions.json", "holdout.json", "holdout2.json", "descriptive.json", "descriptive2.json", "descriptive3.json", "descriptive4.json", "descriptive5.json", "descriptive6.json", "descriptive7.json", "descriptive8.json"}
+var sets = []string{"questions.json", "holdout.json", "holdout2.json", "descriptive.json", "descriptive2.json", "descriptive3.json", "descriptive4.json", "descriptive5.json", "descriptive6.json", "descriptive7.json", "descriptive8.json", "descriptive9.json"}
 
 type options struct {
 	sets        []string
