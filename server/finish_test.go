@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -62,6 +63,39 @@ func TestRunWhoseResultCannotBeRecordedFailsOnce(t *testing.T) {
 	require.Equal(t, []string{"error", "end"}, names(evs)[len(evs)-2:], "its stream says why, once, before its end")
 	require.Equal(t, 1, strings.Count(string(r.body), "event: error"))
 	require.Contains(t, string(evs[len(evs)-2].Data), "StorageError")
+}
+
+// flakyFailure is refusingResults whose first recording of the failed
+// run meets a transient fault, as a dropped connection is.
+type flakyFailure struct {
+	refusingResults
+	faults atomic.Int32
+}
+
+func (b *flakyFailure) FinishRun(ctx context.Context, c *server.Claim, res server.RunResult) error {
+	if res.Status != "success" && b.faults.Add(1) == 1 {
+		return fmt.Errorf("finish: %w", server.ErrTransient)
+	}
+	return b.refusingResults.FinishRun(ctx, c, res)
+}
+
+// The failed end of a run whose result cannot be recorded is retried
+// through a transient fault, as the first FinishRun is: the run still
+// ends once, and is not run again.
+func TestRunWhoseResultCannotBeRecordedFailsOnceThroughATransientFault(t *testing.T) {
+	saver, b := sqliteEnv(t)
+	rb := &flakyFailure{refusingResults: refusingResults{Backend: b}}
+	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
+	tid := e.newThread(nil)
+	var out map[string]any
+	e.ok("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
+	require.Equal(t, "StorageError", out["__error__"].(map[string]any)["error"])
+	var runs []map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &runs)
+	require.Len(t, runs, 1)
+	require.Equal(t, "error", runs[0]["status"])
+	require.Equal(t, int32(1), rb.refused.Load(), "the run was not run again")
+	require.Equal(t, int32(2), rb.faults.Load(), "the failed end was tried again")
 }
 
 // slowFinish is a real Backend whose FinishRun starts late, as a loaded

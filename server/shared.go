@@ -490,7 +490,10 @@ func (s *Server) executeClaim(c *Claim) {
 		res = RunResult{Status: runError, Thread: ThreadState{Status: statusError}, DropThread: res.DropThread}
 		res.Result, _ = json.Marshal(map[string]any{"__error__": why})
 		res.Error, _ = json.Marshal(why)
-		if err := b.FinishRun(ctx, c, res); err != nil {
+		// Tried as the first was: a transient fault here would otherwise
+		// leave the run claimed, to be run again once its lease expired.
+		err := s.backendTry(ctx, "finishing run "+rec.ID+" as failed", func(ctx context.Context) error { return b.FinishRun(ctx, c, res) })
+		if err != nil {
 			if !errors.Is(err, ErrLeaseLost) {
 				slog.Warn("server: finishing a run as failed", "run_id", rec.ID, "err", err)
 			}
