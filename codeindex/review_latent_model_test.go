@@ -1,7 +1,8 @@
 package codeindex
 
-// Review attacks on terms.bin ("coderag-terms 2"): crafted headers that
-// carry the recorded ID, truncation, trailing bytes, non-finite floats.
+// Review attacks on terms.bin (version 2 when they were written; encode
+// writes version 3 since): crafted headers that carry the recorded ID,
+// truncation, trailing bytes, non-finite floats.
 
 import (
 	"bytes"
