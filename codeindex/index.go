@@ -75,8 +75,9 @@ type Index struct {
 
 // Open opens the index of root, creating an empty one if the index folder
 // (root/.coderag unless [WithDir]) holds none. Opening reads the manifest and
-// opens the keyword index; the vector file is mapped (read, where files
-// cannot be mapped) on first use and unmapped by Close. Call
+// opens the keyword index; the vector file and the term model's are
+// mapped (read, where files cannot be mapped) on first use and unmapped
+// by Close. Call
 // [Index.Update] to index the files, and Close when done. An Index holds
 // its folder locked (flock, where the platform has it) from before Open
 // looks at it until Close: another Open of the folder, in this process or
