@@ -75,8 +75,9 @@ type Index struct {
 
 // Open opens the index of root, creating an empty one if the index folder
 // (root/.coderag unless [WithDir]) holds none. Opening reads the manifest and
-// opens the keyword index; the vector file is mapped (read, where files
-// cannot be mapped) on first use and unmapped by Close. Call
+// opens the keyword index; the vector file and the term model's are
+// mapped (read, where files cannot be mapped) on first use and unmapped
+// by Close. Call
 // [Index.Update] to index the files, and Close when done. An Index holds
 // its folder locked (flock, where the platform has it) from before Open
 // looks at it until Close: another Open of the folder, in this process or
@@ -266,6 +267,10 @@ func (ix *Index) Close() error {
 	ix.vmu.Lock()
 	err := ix.vec.close() // searches hold ix.mu: none reads the mapping now
 	ix.vmu.Unlock()
+	ix.tmu.Lock()
+	err = errors.Join(err, ix.terms.close()) // as the vectors' mapping
+	ix.terms, ix.termsTried = nil, true
+	ix.tmu.Unlock()
 	err = errors.Join(err, ix.kw.Close())
 	if ix.lock != nil {
 		// After the keyword index: the folder is left consistent first.
@@ -308,10 +313,15 @@ func (ix *Index) termModel() *termModel {
 	return ix.terms
 }
 
-// setTermModel replaces the term model.
+// setTermModel replaces the term model, and releases the mapping of the
+// one it replaces (see loadTermModel). The caller holds ix.mu for
+// writing: no search uses the model it replaces.
 func (ix *Index) setTermModel(m *termModel) {
 	ix.tmu.Lock()
 	defer ix.tmu.Unlock()
+	if ix.terms != m {
+		ix.terms.close() // an unmap's error leaves nothing to mend
+	}
 	ix.terms, ix.termsTried = m, true
 }
 
@@ -512,8 +522,20 @@ func (ix *Index) updateTermModel(ctx context.Context, paths []string, changed in
 		return true, nil
 	}
 	ix.man.TermsChanged += changed
-	if ix.termModel() != nil && trainsAs(ix.man.TermModel, ix.cfg.termDim) && ix.man.TermsChanged*retrainShare <= len(ix.man.Files) {
-		return changed > 0, nil
+	if m := ix.termModel(); m != nil && trainsAs(ix.man.TermModel, ix.cfg.termDim) && ix.man.TermsChanged*retrainShare <= len(ix.man.Files) {
+		if !m.v2 {
+			return changed > 0, nil
+		}
+		// A version 2 file (see encode) is rewritten, not retrained, in
+		// the current format, whose floats the next Open uses in place;
+		// its ID, a hash of the payload, changes with it.
+		data, id := m.encode(ix.cfg.termDim)
+		if err := saveTermModel(path, data); err != nil {
+			return false, err
+		}
+		m.v2 = false
+		ix.man.TermModel = id
+		return true, nil
 	}
 	m, err := ix.trainTermModel(ctx, paths)
 	if err != nil {

@@ -233,3 +233,13 @@ func FuzzDecodeManifest(f *testing.F) {
 		}
 	})
 }
+
+func TestOwnedManifestDecodesAsACopy(t *testing.T) {
+	data := sampleManifest().encode()
+	want, err := decodeManifest(data)
+	require.NoError(t, err)
+	got, err := decodeOwnedManifest(slices.Clone(data))
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, data, got.encode())
+}

@@ -1,7 +1,8 @@
 package codeindex
 
-// Review attacks on terms.bin ("coderag-terms 2"): crafted headers that
-// carry the recorded ID, truncation, trailing bytes, non-finite floats.
+// Review attacks on terms.bin (version 2 when they were written; encode
+// writes version 3 since): crafted headers that carry the recorded ID,
+// truncation, trailing bytes, non-finite floats.
 
 import (
 	"bytes"
@@ -135,6 +136,7 @@ func poisoned(t *testing.T, root string, ix *Index, id string, poison func(m *te
 	t.Helper()
 	m, err := loadTermModel(filepath.Join(ix.Dir(), termModelFile), id)
 	require.NoError(t, err)
+	m = materialized(t, m)
 	poison(m)
 	enc, _ := m.encode(DefaultTermModelDim)
 	head := len(termMagic) + bytes.IndexByte(enc[len(termMagic):], '\n') + 1 // the payload follows the header line
@@ -188,3 +190,19 @@ func TestReviewLatentNonFiniteModelIsStaleAndSearchScoresStayFinite(t *testing.T
 		})
 	}
 }
+
+// materialized is m with its floats copied out of the mapping (see
+// loadTermModel), which it releases, so that a test may change them.
+func materialized(t *testing.T, m *termModel) *termModel {
+	t.Helper()
+	c := *m
+	c.Vecs, c.IDF, c.FileVecs = slicesCloneF(m.Vecs), slicesCloneF(m.IDF), slicesCloneF(m.FileVecs)
+	if m.Tuned != nil {
+		c.Tuned = slicesCloneF(m.Tuned)
+	}
+	c.mapped = nil
+	require.NoError(t, m.close())
+	return &c
+}
+
+func slicesCloneF(xs []float32) []float32 { return append([]float32{}, xs...) }

@@ -48,13 +48,11 @@ func reviewTunedModelFile(t *testing.T) (string, []byte, string) {
 }
 
 // reviewTunedCountAt returns the offset of the tuned block's length field
-// in data, a model file of id: its last 4+4×len(Tuned) bytes.
+// in data, a model file of id (see termLayoutOf).
 func reviewTunedCountAt(t *testing.T, path, id string, data []byte) int {
 	t.Helper()
-	m, err := loadTermModel(path, id)
-	require.NoError(t, err)
-	at := len(data) - 4 - 4*len(m.Tuned)
-	require.Equal(t, uint32(len(m.Tuned)), binary.LittleEndian.Uint32(data[at:]))
+	at := termLayoutOf(t, path, id, data).tunedCount
+	require.Equal(t, uint32(termLayoutOf(t, path, id, data).tuned), binary.LittleEndian.Uint32(data[at:]))
 	return at
 }
 
@@ -97,17 +95,11 @@ func TestReviewTuneLyingTunedLengthIsRefusedWithoutAGiantAllocation(t *testing.T
 
 func TestReviewTuneLyingCountsAreRefusedWithoutAGiantAllocation(t *testing.T) {
 	path, data, id := reviewTunedModelFile(t)
-	head := len(termMagic + id + "\n")
 	// The dimension, the number of terms; the number of files follows the
 	// IDF, whose offset the loaded model tells.
-	m, err := loadTermModel(path, id)
-	require.NoError(t, err)
-	p := head + 8
-	for _, term := range m.Terms {
-		p += len(binary.AppendUvarint(nil, uint64(len(term)))) + len(term)
-	}
-	filesAt := p + 4*len(m.Vecs) + 4*len(m.IDF)
-	require.Equal(t, uint32(len(m.Files)), binary.LittleEndian.Uint32(data[filesAt:]))
+	lay := termLayoutOf(t, path, id, data)
+	head, filesAt := lay.head, lay.files
+	require.Equal(t, uint32(lay.nFiles), binary.LittleEndian.Uint32(data[filesAt:]))
 	for _, field := range []struct {
 		name string
 		at   int
@@ -129,7 +121,7 @@ func TestReviewTuneLyingCountsAreRefusedWithoutAGiantAllocation(t *testing.T) {
 
 func TestReviewTuneNaNOrInfInTheTunedBlockIsRefused(t *testing.T) {
 	path, data, id := reviewTunedModelFile(t)
-	at := reviewTunedCountAt(t, path, id, data) + 4
+	at := termLayoutOf(t, path, id, data).tunedAt
 	for _, bits := range []uint32{0x7fc00000, 0xffc00001, 0x7f800000, 0xff800000, 0x7f800001} {
 		bad := append([]byte(nil), data...)
 		binary.LittleEndian.PutUint32(bad[len(bad)-4:], bits)
@@ -149,10 +141,18 @@ func TestReviewTuneNaNOrInfInTheTunedBlockIsRefused(t *testing.T) {
 }
 
 func TestReviewTuneLoadedModelOutlivesItsFile(t *testing.T) {
-	// Nothing of the loaded model may point into the mapping: the file is
-	// overwritten in place (a MAP_SHARED mapping would show it), then
-	// truncated (touching a mapped page past the end raises SIGBUS).
-	path, data, id := reviewTunedModelFile(t)
+	// Nothing of a model loaded from a version 2 file may point into the
+	// mapping: the file is overwritten in place (a MAP_SHARED mapping would
+	// show it), then truncated (touching a mapped page past the end raises
+	// SIGBUS). A version 3 file's floats are used in place (see
+	// loadTermModel), so it is only ever replaced by a rename: see
+	// TestTermModelInPlaceOutlivesItsFileReplaced.
+	path, data3, id3 := reviewTunedModelFile(t)
+	m3, err := loadTermModel(path, id3)
+	require.NoError(t, err)
+	data, id := encodeTermModelV2(m3, DefaultTermModelDim)
+	require.NoError(t, m3.close())
+	require.NoError(t, os.WriteFile(path, data, 0o644))
 	m, err := loadTermModel(path, id)
 	require.NoError(t, err)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -161,22 +161,38 @@ func TestReviewTuneLoadedModelOutlivesItsFile(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(0))
 	require.NoError(t, f.Close())
-	again, _ := m.encode(DefaultTermModelDim)
+	again, _ := encodeTermModelV2(m, DefaultTermModelDim)
 	require.Equal(t, data, again, "the model is the file as it was loaded")
+	again3, _ := m.encode(DefaultTermModelDim)
+	require.Equal(t, data3, again3, "and the version 3 file of the same model")
 	for _, term := range m.Terms {
 		require.NotEmpty(t, term)
 	}
 }
 
 func TestReviewTuneModelFileIsUnmappedAfterTheLoad(t *testing.T) {
+	// A version 2 file's floats are copied: no mapping is left after the
+	// load. A version 3 file's are used in place until the model's close.
 	path, _, id := reviewTunedModelFile(t)
-	_, err := loadTermModel(path, id)
-	require.NoError(t, err)
-	maps, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		t.Skip("no /proc/self/maps")
+	maps := func() string {
+		b, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Skip("no /proc/self/maps")
+		}
+		return string(b)
 	}
-	require.NotContains(t, string(maps), path, "no mapping of the model file is left")
+	m, err := loadTermModel(path, id)
+	require.NoError(t, err)
+	if littleEndian {
+		require.Contains(t, maps(), path, "the version 3 model is mapped")
+	}
+	data, id2 := encodeTermModelV2(m, DefaultTermModelDim)
+	require.NoError(t, m.close())
+	require.NotContains(t, maps(), path, "no mapping of the model file is left after its close")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	_, err = loadTermModel(path, id2)
+	require.NoError(t, err)
+	require.NotContains(t, maps(), path, "no mapping of the version 2 file is left after the load")
 }
 
 func TestReviewTuneSymlinkedModelFileLoads(t *testing.T) {

@@ -75,6 +75,11 @@ type termModel struct {
 	Tuned []float32
 
 	index map[string]int32
+
+	// The mapping of the model's file when some of its floats are used
+	// in place from it (see loadTermModel); nil otherwise.
+	mapped *mappedFile
+	v2     bool // read from a version 2 file, which Update rewrites
 }
 
 // modelTerms returns the terms of text for the term model: each
@@ -543,39 +548,71 @@ func trainsAs(id string, dim int) bool {
 	return strings.HasPrefix(id, fmt.Sprintf("%s/%d/", termModelVersion, dim))
 }
 
-// termMagic starts a term model file.
-const termMagic = "coderag-terms 2\n"
+// The term model's file formats: each starts with its magic line, then
+// the model's ID (see termModelID) and a newline. termMagic is the one
+// encode writes, termMagicV2 the one before it, which is still read.
+const (
+	termMagic   = "coderag-terms 3\n"
+	termMagicV2 = "coderag-terms 2\n"
+)
+
+// termAlign is the alignment, in the file, of a version 3 file's payload
+// and of each of its blocks of floats, so that a little-endian machine
+// uses them in place from the file's mapping; a cache line.
+const termAlign = 64
 
 // encode returns the content of the model's file and the model's ID (see
 // termModelID) for the dimension dim it was asked to have: a header line
-// with the ID, then the dimension and the number of terms (uint32), the
-// terms (each a uvarint length and its bytes), the vectors (float32), the
-// terms' IDF (float32), the number of files (uint32), each file's path (a
-// uvarint length and its bytes) and hash (32 bytes), and the files'
-// vectors (float32), then the number of tuned vectors' floats (uint32, 0
-// for none) and those (float32), little-endian. The ID in the header lets
-// a reader tell the recorded model from another without hashing it.
+// with the ID, zeros up to a multiple of termAlign bytes, then the payload:
+// the dimension and the number of terms (uint32), the terms (each a
+// uvarint length and its bytes), the vectors (float32), the terms' IDF
+// (float32), the number of files (uint32), each file's path (a uvarint
+// length and its bytes) and hash (32 bytes), and the files' vectors
+// (float32), then the number of tuned vectors' floats (uint32, 0 for none)
+// and those (float32), little-endian; each block of floats after zeros up
+// to the next multiple of termAlign bytes of the file (version 3; version
+// 2 had neither the header's nor the blocks' zeros). The ID, a hash of the
+// payload, in the header lets a reader tell the recorded model from
+// another without hashing it.
 func (m *termModel) encode(dim int) (data []byte, id string) {
+	// The header's length is known before the payload's hash: the ID's
+	// hash part has a fixed length.
+	headLen := len(termMagic) + len(termModelID(dim, nil)) + 1
+	headPad := alignUp(headLen, termAlign) - headLen
 	payload := binary.LittleEndian.AppendUint32(nil, uint32(m.Dim))
 	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Terms)))
 	for _, t := range m.Terms {
 		payload = binary.AppendUvarint(payload, uint64(len(t)))
 		payload = append(payload, t...)
 	}
-	payload = appendFloats(payload, m.Vecs)
-	payload = appendFloats(payload, m.IDF)
+	payload = appendAlignedFloats(payload, m.Vecs)
+	payload = appendAlignedFloats(payload, m.IDF)
 	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Files)))
 	for _, f := range m.Files {
 		payload = binary.AppendUvarint(payload, uint64(len(f.Path)))
 		payload = append(payload, f.Path...)
 		payload = append(payload, f.Hash[:]...)
 	}
-	payload = appendFloats(payload, m.FileVecs)
+	payload = appendAlignedFloats(payload, m.FileVecs)
 	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Tuned)))
-	payload = appendFloats(payload, m.Tuned)
+	payload = appendAlignedFloats(payload, m.Tuned)
 	id = termModelID(dim, payload)
-	data = append([]byte(termMagic+id+"\n"), payload...)
+	data = make([]byte, 0, headLen+headPad+len(payload))
+	data = append(data, termMagic+id+"\n"...)
+	data = append(data, make([]byte, headPad)...)
+	data = append(data, payload...)
 	return data, id
+}
+
+// alignUp is n rounded up to a multiple of a.
+func alignUp(n, a int) int { return (n + a - 1) / a * a }
+
+// appendAlignedFloats appends zeros to b up to a multiple of termAlign
+// bytes, then xs (see appendFloats); b starts at a multiple of termAlign
+// bytes of the file.
+func appendAlignedFloats(b []byte, xs []float32) []byte {
+	b = append(b, make([]byte, alignUp(len(b), termAlign)-len(b))...)
+	return appendFloats(b, xs)
 }
 
 // saveTermModel writes data, an encoded term model, to path, through a
@@ -598,90 +635,207 @@ var errStaleTermModel = errors.New("codeindex: term model file is not the one th
 
 // loadTermModel reads the term model of path, which must be the one
 // recorded as id; errStaleTermModel if it is not, or cannot be read.
+//
+// The file is mapped, not read. A version 3 file's blocks of floats are
+// used in place from the mapping where the machine is little-endian
+// (nearly every one): the model then holds the mapping until its close,
+// and the file must not change in place meanwhile (Update replaces it by
+// a rename, which leaves the mapped file as it was). A version 2 file's
+// floats, unaligned, are copied out of the mapping (as are a version 3
+// file's on a big-endian machine), and the mapping is released before
+// loadTermModel returns.
 func loadTermModel(path, id string) (*termModel, error) {
-	// The file is mapped, not read: its vectors are copied once, from the
-	// page cache, and a fresh process does not also fault in and fill a
-	// buffer of the file's size (tens of MB for a large repository).
 	mf, err := openMapped(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("codeindex: load term model: %w", err)
 	}
-	var data []byte
-	if err == nil {
-		defer mf.close()
-		data = mf.data
-	}
-	head := termMagic + id + "\n"
-	if err != nil || !bytes.HasPrefix(data, []byte(head)) {
+	if err != nil {
 		return nil, errStaleTermModel
 	}
-	p := data[len(head):]
-	if len(p) < 8 {
+	m, err := decodeTermModel(mf, id)
+	if m == nil || m.mapped == nil {
+		mf.close()
+	}
+	return m, err
+}
+
+// A termDecoder reads a term model file's payload (see encode).
+type termDecoder struct {
+	mf      *mappedFile
+	p       []byte // the rest of the file
+	off     int    // p's offset in the file
+	aligned bool   // version 3: each block of floats at a multiple of termAlign
+	inPlace bool   // a block of floats is in the mapping
+}
+
+// skip drops the first n bytes of the rest.
+func (d *termDecoder) skip(n int) {
+	d.p = d.p[n:]
+	d.off += n
+}
+
+// floats reads n float32s, in place from the mapping where it can (see
+// loadTermModel); ok is false when the file is too short, the zeros
+// before an aligned block are not zeros, or one of the floats is NaN or
+// infinite.
+func (d *termDecoder) floats(n int) (xs []float32, ok bool) {
+	if d.aligned {
+		pad := alignUp(d.off, termAlign) - d.off
+		if pad > len(d.p) || !allZero(d.p[:pad]) {
+			return nil, false
+		}
+		d.skip(pad)
+	}
+	if n < 0 || n > len(d.p)/4 {
+		return nil, false
+	}
+	if d.aligned && n > 0 {
+		if xs, ok := d.mf.float32s(d.off, n); ok {
+			if !allFinite(xs) {
+				return nil, false
+			}
+			d.inPlace = true
+			d.skip(4 * n)
+			return xs, true
+		}
+	}
+	xs, rest, ok := readFloats(d.p, n)
+	if !ok {
+		return nil, false
+	}
+	d.skip(len(d.p) - len(rest))
+	return xs, true
+}
+
+// decodeTermModel decodes the term model file mapped as mf, which must
+// be the one recorded as id (see loadTermModel). The model holds mf when
+// a block of floats is used in place from it; otherwise the caller
+// releases it.
+func decodeTermModel(mf *mappedFile, id string) (*termModel, error) {
+	data := mf.data
+	d := &termDecoder{mf: mf}
+	switch {
+	case bytes.HasPrefix(data, []byte(termMagic+id+"\n")):
+		// The payload starts at the next multiple of termAlign, after zeros.
+		head := alignUp(len(termMagic)+len(id)+1, termAlign)
+		if head > len(data) || !allZero(data[len(termMagic)+len(id)+1:head]) {
+			return nil, errStaleTermModel
+		}
+		d.aligned = true
+		d.p, d.off = data[head:], head
+	case bytes.HasPrefix(data, []byte(termMagicV2+id+"\n")):
+		head := len(termMagicV2) + len(id) + 1
+		d.p, d.off = data[head:], head
+	default:
 		return nil, errStaleTermModel
 	}
-	n := int(binary.LittleEndian.Uint32(p[4:]))
-	dim := int64(binary.LittleEndian.Uint32(p))
+	if len(d.p) < 8 {
+		return nil, errStaleTermModel
+	}
+	n := int(binary.LittleEndian.Uint32(d.p[4:]))
+	dim := int64(binary.LittleEndian.Uint32(d.p))
 	// Each term takes at least a length byte, its vector and its IDF.
-	if n < 0 || int64(n) > int64(len(p))/(5+4*dim) {
+	if n < 0 || int64(n) > int64(len(d.p))/(5+4*dim) {
 		return nil, errStaleTermModel
 	}
 	m := &termModel{Dim: int(dim), Terms: make([]string, 0, n)}
-	p = p[8:]
+	d.skip(8)
 	for range n {
-		l, k := binary.Uvarint(p)
-		if k <= 0 || l > uint64(len(p)-k) {
+		l, k := binary.Uvarint(d.p)
+		if k <= 0 || l > uint64(len(d.p)-k) {
 			return nil, errStaleTermModel
 		}
-		m.Terms = append(m.Terms, string(p[k:k+int(l)]))
-		p = p[k+int(l):]
+		m.Terms = append(m.Terms, string(d.p[k:k+int(l)]))
+		d.skip(k + int(l))
 	}
 	var ok bool
-	if m.Dim < 0 || n > 0 && m.Dim > len(p)/4/n {
+	if m.Dim < 0 || n > 0 && m.Dim > len(d.p)/4/n {
 		return nil, errStaleTermModel
 	}
-	if m.Vecs, p, ok = readFloats(p, n*m.Dim); !ok {
+	if m.Vecs, ok = d.floats(n * m.Dim); !ok {
 		return nil, errStaleTermModel
 	}
-	if m.IDF, p, ok = readFloats(p, n); !ok || len(p) < 4 {
+	if m.IDF, ok = d.floats(n); !ok || len(d.p) < 4 {
 		return nil, errStaleTermModel
 	}
-	files := int(binary.LittleEndian.Uint32(p))
-	p = p[4:]
+	files := int(binary.LittleEndian.Uint32(d.p))
+	d.skip(4)
 	if files < 0 {
 		return nil, errStaleTermModel
 	}
-	m.Files = make([]modelFile, 0, min(files, len(p)/33))
+	m.Files = make([]modelFile, 0, min(files, len(d.p)/33))
 	for range files {
-		l, k := binary.Uvarint(p)
-		if k <= 0 || l > uint64(len(p)-k) || len(p)-k-int(l) < 32 {
+		l, k := binary.Uvarint(d.p)
+		if k <= 0 || l > uint64(len(d.p)-k) || len(d.p)-k-int(l) < 32 {
 			return nil, errStaleTermModel
 		}
-		f := modelFile{Path: string(p[k : k+int(l)])}
-		copy(f.Hash[:], p[k+int(l):])
+		f := modelFile{Path: string(d.p[k : k+int(l)])}
+		copy(f.Hash[:], d.p[k+int(l):])
 		m.Files = append(m.Files, f)
-		p = p[k+int(l)+32:]
+		d.skip(k + int(l) + 32)
 	}
-	if m.Dim > 0 && files > len(p)/4/m.Dim {
+	if m.Dim > 0 && files > len(d.p)/4/m.Dim {
 		return nil, errStaleTermModel
 	}
-	if m.FileVecs, p, ok = readFloats(p, files*m.Dim); !ok || len(p) < 4 {
+	if m.FileVecs, ok = d.floats(files * m.Dim); !ok || len(d.p) < 4 {
 		return nil, errStaleTermModel
 	}
-	if tuned := int(binary.LittleEndian.Uint32(p)); tuned != 0 {
-		if tuned != n*m.Dim {
+	tuned := int(binary.LittleEndian.Uint32(d.p))
+	d.skip(4)
+	if tuned != 0 && tuned != n*m.Dim {
+		return nil, errStaleTermModel
+	}
+	if tuned != 0 || d.aligned {
+		// A version 3 file pads an empty tuned block too.
+		var xs []float32
+		if xs, ok = d.floats(tuned); !ok {
 			return nil, errStaleTermModel
 		}
-		if m.Tuned, p, ok = readFloats(p[4:], tuned); !ok {
-			return nil, errStaleTermModel
+		if tuned != 0 {
+			m.Tuned = xs
 		}
-	} else {
-		p = p[4:]
 	}
-	if len(p) != 0 {
+	if len(d.p) != 0 {
 		return nil, errStaleTermModel
 	}
+	if d.inPlace {
+		m.mapped = mf
+	}
+	m.v2 = !d.aligned
 	m.reindex()
 	return m, nil
+}
+
+// allZero reports whether every byte of b is 0.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// allFinite reports whether no x of xs is NaN or infinite.
+func allFinite(xs []float32) bool {
+	for _, x := range xs {
+		if math.Float32bits(x)&floatExpMask == floatExpMask {
+			return false
+		}
+	}
+	return true
+}
+
+// close releases the file the model's floats are mapped from (see
+// loadTermModel); the model must not be used afterwards. A model that
+// holds no mapping is left as it is.
+func (m *termModel) close() error {
+	if m == nil || m.mapped == nil {
+		return nil
+	}
+	mf := m.mapped
+	*m = termModel{}
+	return mf.close()
 }
 
 // appendFloats appends xs to b, little-endian.
