@@ -579,23 +579,7 @@ func (m *termModel) encode(dim int) (data []byte, id string) {
 	// hash part has a fixed length.
 	headLen := len(termMagic) + len(termModelID(dim, nil)) + 1
 	headPad := alignUp(headLen, termAlign) - headLen
-	payload := binary.LittleEndian.AppendUint32(nil, uint32(m.Dim))
-	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Terms)))
-	for _, t := range m.Terms {
-		payload = binary.AppendUvarint(payload, uint64(len(t)))
-		payload = append(payload, t...)
-	}
-	payload = appendAlignedFloats(payload, m.Vecs)
-	payload = appendAlignedFloats(payload, m.IDF)
-	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Files)))
-	for _, f := range m.Files {
-		payload = binary.AppendUvarint(payload, uint64(len(f.Path)))
-		payload = append(payload, f.Path...)
-		payload = append(payload, f.Hash[:]...)
-	}
-	payload = appendAlignedFloats(payload, m.FileVecs)
-	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Tuned)))
-	payload = appendAlignedFloats(payload, m.Tuned)
+	payload := m.appendPayload(nil, termAlign)
 	id = termModelID(dim, payload)
 	data = make([]byte, 0, headLen+headPad+len(payload))
 	data = append(data, termMagic+id+"\n"...)
@@ -607,12 +591,33 @@ func (m *termModel) encode(dim int) (data []byte, id string) {
 // alignUp is n rounded up to a multiple of a.
 func alignUp(n, a int) int { return (n + a - 1) / a * a }
 
-// appendAlignedFloats appends zeros to b up to a multiple of termAlign
-// bytes, then xs (see appendFloats); b starts at a multiple of termAlign
-// bytes of the file.
-func appendAlignedFloats(b []byte, xs []float32) []byte {
-	b = append(b, make([]byte, alignUp(len(b), termAlign)-len(b))...)
-	return appendFloats(b, xs)
+// appendPayload appends the model's payload (see encode) to b, each
+// block of floats after zeros up to a multiple of align bytes of b's
+// start (1: none, as version 2 wrote them).
+func (m *termModel) appendPayload(b []byte, align int) []byte {
+	start := len(b)
+	floats := func(b []byte, xs []float32) []byte {
+		n := start + alignUp(len(b)-start, align)
+		b = append(b, make([]byte, n-len(b))...)
+		return appendFloats(b, xs)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.Dim))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Terms)))
+	for _, t := range m.Terms {
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		b = append(b, t...)
+	}
+	b = floats(b, m.Vecs)
+	b = floats(b, m.IDF)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Files)))
+	for _, f := range m.Files {
+		b = binary.AppendUvarint(b, uint64(len(f.Path)))
+		b = append(b, f.Path...)
+		b = append(b, f.Hash[:]...)
+	}
+	b = floats(b, m.FileVecs)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Tuned)))
+	return floats(b, m.Tuned)
 }
 
 // saveTermModel writes data, an encoded term model, to path, through a

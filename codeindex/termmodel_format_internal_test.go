@@ -17,23 +17,7 @@ import (
 // encodeTermModelV2 is the version 2 encoding of m (see encode): the
 // format before the floats were aligned, which is still read.
 func encodeTermModelV2(m *termModel, dim int) (data []byte, id string) {
-	payload := binary.LittleEndian.AppendUint32(nil, uint32(m.Dim))
-	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Terms)))
-	for _, t := range m.Terms {
-		payload = binary.AppendUvarint(payload, uint64(len(t)))
-		payload = append(payload, t...)
-	}
-	payload = appendFloats(payload, m.Vecs)
-	payload = appendFloats(payload, m.IDF)
-	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Files)))
-	for _, f := range m.Files {
-		payload = binary.AppendUvarint(payload, uint64(len(f.Path)))
-		payload = append(payload, f.Path...)
-		payload = append(payload, f.Hash[:]...)
-	}
-	payload = appendFloats(payload, m.FileVecs)
-	payload = binary.LittleEndian.AppendUint32(payload, uint32(len(m.Tuned)))
-	payload = appendFloats(payload, m.Tuned)
+	payload := m.appendPayload(nil, 1)
 	id = termModelID(dim, payload)
 	return append([]byte(termMagicV2+id+"\n"), payload...), id
 }
