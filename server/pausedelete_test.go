@@ -135,12 +135,24 @@ func (b pausedBackend) FinishRun(ctx context.Context, c *server.Claim, res serve
 // first checkpoint; the thread is deleted through process B. The delete
 // waits until A's leases expired and deletes under the thread's lease,
 // so that A, woken up, has its checkpoint write refused: the thread stays
-// deleted, with no checkpoint.
+// deleted, with no checkpoint. When B then makes a thread of the same ID
+// again before A wakes up, A's write is refused all the same: the new
+// thread gets nothing of the old one's run, and runs its own.
 func TestDeletingAThreadFencesAPausedProcessHoldingItsRun(t *testing.T) {
 	if onBackend() {
 		t.Skip("runs on every backend itself: in the run without " + backendEnv)
 	}
-	for name, open := range map[string]func(*testing.T) (checkpoint.Saver, server.Backend){"sqlite": sqliteEnv, "postgres": postgresEnv} {
+	for _, tc := range []struct {
+		name     string
+		open     func(*testing.T) (checkpoint.Saver, server.Backend)
+		recreate bool
+	}{
+		{"sqlite", sqliteEnv, false},
+		{"postgres", postgresEnv, false},
+		{"sqlite, the thread made again", sqliteEnv, true},
+		{"postgres, the thread made again", postgresEnv, true},
+	} {
+		name, open := tc.name, tc.open
 		t.Run(name, func(t *testing.T) {
 			saver, backend := open(t)
 			p := newPause()
@@ -179,6 +191,9 @@ func TestDeletingAThreadFencesAPausedProcessHoldingItsRun(t *testing.T) {
 			faultFreeCall(t, b.URL, "DELETE", "/threads/"+th.ThreadID, nil, nil)
 			_, err := saver.Get(t.Context(), checkpoint.Ref{ThreadID: th.ThreadID})
 			require.ErrorIs(t, err, checkpoint.ErrNotFound)
+			if tc.recreate {
+				faultFreeCall(t, b.URL, "POST", "/threads", map[string]any{"thread_id": th.ThreadID}, nil)
+			}
 
 			// A wakes up in the middle of writing its checkpoint: the
 			// write is made before anything else of A's (the renewal of its
@@ -193,8 +208,29 @@ func TestDeletingAThreadFencesAPausedProcessHoldingItsRun(t *testing.T) {
 			require.NoError(t, srvA.Shutdown(ctx), "A's run returned")
 			_, err = saver.Get(t.Context(), checkpoint.Ref{ThreadID: th.ThreadID})
 			require.ErrorIs(t, err, checkpoint.ErrNotFound, "the deleted thread has no checkpoint")
-			_, err = backend.Thread(t.Context(), th.ThreadID)
-			require.True(t, errors.Is(err, server.ErrNotFound), "the deleted thread stays deleted: %v", err)
+			if !tc.recreate {
+				_, err = backend.Thread(t.Context(), th.ThreadID)
+				require.True(t, errors.Is(err, server.ErrNotFound), "the deleted thread stays deleted: %v", err)
+				return
+			}
+			// The thread made again is new: empty, idle, and its own run
+			// starts from its own input.
+			var got struct {
+				Status string         `json:"status"`
+				Values map[string]any `json:"values"`
+			}
+			faultFreeCall(t, b.URL, "GET", "/threads/"+th.ThreadID, nil, &got)
+			require.Equal(t, "idle", got.Status)
+			require.Empty(t, got.Values, "nothing of the old thread's run")
+			var out map[string]any
+			faultFreeCall(t, b.URL, "POST", "/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "steps",
+				"input": map[string]any{"seq": 2}}, &out)
+			require.Equal(t, []any{"a"}, out["steps"], "one step, of its own run")
+			var history []map[string]any
+			faultFreeCall(t, b.URL, "POST", "/threads/"+th.ThreadID+"/history", map[string]any{}, &history)
+			for _, h := range history {
+				require.NotEqual(t, float64(1), h["values"].(map[string]any)["seq"], "no checkpoint of the old run: %v", h)
+			}
 		})
 	}
 }
