@@ -31,7 +31,7 @@ import (
 // dropped ([Backend.Events] then
 // fails with an error a join of their stream reports). The events of a run
 // that was not stream_resumable are dropped when it ended and no stream
-// reads them but its "end". The events of runs still pending or running
+// reads them but how it ended: its "error", if it failed, and its "end". The events of runs still pending or running
 // are not bounded.
 //
 // The records it returns share nothing it changes later, but their maps
@@ -79,7 +79,7 @@ type memRun struct {
 	nextEvent  int   // the id of the run's next event
 	eventBytes int64 // of the events' names and data
 	resumable  bool  // created stream_resumable: keeps its events once ended
-	forgotten  bool  // ended, not resumable: its events were dropped but its end
+	forgotten  bool  // ended, not resumable: its events were dropped but its error and end
 	dropped    bool  // ended, resumable: its events were dropped past keptEventBytes
 	endedElem  *list.Element
 	keptElem   *list.Element
@@ -609,11 +609,19 @@ func (b *MemoryBackend) trimKeptLocked() {
 }
 
 // forgetEventsLocked drops the events of r, an ended run that was not
-// resumable, but its end; b.mu is held.
+// resumable, but how it ended: its "error", if it failed, and its "end"
+// (see Events); b.mu is held.
 func (b *MemoryBackend) forgetEventsLocked(r *memRun) {
-	if !r.resumable && !r.forgotten {
-		r.events, r.eventBytes, r.forgotten = nil, 0, true
+	if r.resumable || r.forgotten {
+		return
 	}
+	var kept []Event
+	var size int64
+	if n := len(r.events); n >= 2 && r.events[n-2].Name == "error" {
+		kept = []Event{r.events[n-2]}
+		size = int64(len(kept[0].Name) + len(kept[0].Data))
+	}
+	r.events, r.eventBytes, r.forgotten = kept, size, true
 }
 
 // unkeepLocked takes r off the runs keeping their events; b.mu is held.
@@ -820,8 +828,9 @@ func (b *MemoryBackend) AppendEvent(ctx context.Context, c *Claim, name string, 
 }
 
 // Events implements [Backend]. Of a run whose events were dropped it
-// returns its end alone when it was not resumable, and an error saying so
-// when it was (see [MemoryBackend]).
+// returns its end alone when it was not resumable (after its "error",
+// when it failed), and an error saying so when it was (see
+// [MemoryBackend]).
 func (b *MemoryBackend) Events(ctx context.Context, runID string, from int) ([]Event, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -832,10 +841,16 @@ func (b *MemoryBackend) Events(ctx context.Context, runID string, from int) ([]E
 	case r.dropped:
 		return nil, &eventsDroppedError{runID: runID, bound: b.keptEventBytes}
 	case r.forgotten:
-		if end := r.nextEvent - 1; from <= end {
-			return []Event{{ID: end, Name: "end", Data: json.RawMessage("null")}}, nil
+		var out []Event
+		for _, ev := range r.events { // its error, if it failed
+			if ev.ID >= from {
+				out = append(out, ev)
+			}
 		}
-		return nil, nil
+		if end := r.nextEvent - 1; from <= end {
+			out = append(out, Event{ID: end, Name: "end", Data: json.RawMessage("null")})
+		}
+		return out, nil
 	}
 	i, _ := slices.BinarySearchFunc(r.events, from, func(ev Event, id int) int { return cmp.Compare(ev.ID, id) })
 	if i == len(r.events) {

@@ -520,3 +520,25 @@ func TestAStreamReadingAResumableRunGetsItsEndPastTheEventBound(t *testing.T) {
 		})
 	}
 }
+
+// A join of the stream of a run that was not stream_resumable, once the
+// run ended and no stream reads it, gets how it ended: its "error", then
+// its "end" (its other events are dropped).
+func TestAJoinOfAFailedRunThatWasNotResumableGetsItsError(t *testing.T) {
+	memoryOnly(t, "a backend keeps events in its store")
+	e := newEnv(t)
+	tid := e.newThread(nil)
+	r := e.do("POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "boom", "input": map[string]any{"topic": "x"}})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	evs := parseSSE(t, r.body)
+	require.Equal(t, []string{"error", "end"}, names(evs)[len(evs)-2:], "%s", r.body)
+	var runs []map[string]any
+	e.ok("GET", "/threads/"+tid+"/runs", nil, &runs)
+	require.Len(t, runs, 1)
+
+	joined := e.do("GET", "/threads/"+tid+"/runs/"+runs[0]["run_id"].(string)+"/stream", nil)
+	require.Equal(t, 200, joined.status, "%s", joined.body)
+	got := parseSSE(t, joined.body)
+	require.Equal(t, []string{"error", "end"}, names(got))
+	require.Equal(t, string(evs[len(evs)-2].Data), string(got[0].Data), "the same error")
+}
