@@ -95,3 +95,31 @@ func TestRvcs15StatelessFailedEndWhoseAnswerIsLostDropsItsCheckpoints(t *testing
 	require.Eventually(t, func() bool { return checkpointsOf(t, saver, tid) == 0 }, 2*time.Second, 10*time.Millisecond,
 		"the dropped thread's checkpoints are deleted")
 }
+
+// lostFinish is a real Backend whose first FinishRun is made but its
+// answer lost.
+type lostFinish struct {
+	server.Backend
+	tries atomic.Int32
+}
+
+func (b *lostFinish) FinishRun(ctx context.Context, c *server.Claim, res server.RunResult) error {
+	err := b.Backend.FinishRun(ctx, c, res)
+	if b.tries.Add(1) == 1 && err == nil {
+		return fmt.Errorf("finish: answer lost: %w", server.ErrTransient)
+	}
+	return err
+}
+
+func TestRvcs15StatelessEndWhoseAnswerIsLostDropsItsCheckpoints(t *testing.T) {
+	t.Skip("finding: as the failed end's: the retry meets ErrLeaseLost and executeClaim returns before deleting the stateless thread's checkpoints")
+	saver, b := sqliteEnv(t)
+	rb := &lostFinish{Backend: b}
+	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
+	var out map[string]any
+	r := e.ok("POST", "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
+	require.Equal(t, int32(2), rb.tries.Load())
+	tid := statelessThread(t, e, r)
+	require.Eventually(t, func() bool { return checkpointsOf(t, saver, tid) == 0 }, 2*time.Second, 10*time.Millisecond,
+		"the dropped thread's checkpoints are deleted")
+}
