@@ -49,3 +49,20 @@ func TestReviewRvcs15SearchesRacingCloseEndInErrClosed(t *testing.T) {
 	_, err = ix.Update(ctx)
 	require.ErrorIs(t, err, ErrClosed)
 }
+
+func TestReviewRvcs15BigEndianLoadCopiesTheFloats(t *testing.T) {
+	path, _, id := reviewTunedModelFile(t)
+	inPlace, err := loadTermModel(path, id)
+	require.NoError(t, err)
+	t.Cleanup(func() { inPlace.close() })
+	was := littleEndian
+	littleEndian = false
+	t.Cleanup(func() { littleEndian = was })
+	copied, err := loadTermModel(path, id)
+	require.NoError(t, err)
+	require.Nil(t, copied.mapped, "nothing in place: the mapping is released")
+	require.Equal(t, inPlace.Vecs, copied.Vecs)
+	require.Equal(t, inPlace.Tuned, copied.Tuned)
+	require.Equal(t, inPlace.FileVecs, copied.FileVecs)
+	require.Equal(t, inPlace.expand("deadline timer halt"), copied.expand("deadline timer halt"))
+}
