@@ -69,6 +69,11 @@ type Index struct {
 	terms      *termModel // the term model (see WithTermModel); nil when there is none
 	termsTried bool       // whether terms was read from the folder
 
+	// unsaved: an Update failed, perhaps after changing man (and the
+	// model's or the vectors' files) without saving it: the next Update
+	// saves the vectors and the manifest even when it changes nothing.
+	unsaved bool
+
 	smu   sync.Mutex        // guards stats (see bm25Stats)
 	stats *search.BM25Stats // nil until read from statsFile by Open or computed by a keyword search
 }
@@ -342,12 +347,17 @@ type Stats struct {
 // and re-embedded, new files are added and the chunks of deleted files are
 // removed. Progress goes to the [WithProgress] callback. If ctx is cancelled
 // the work done so far is kept in memory and the next Update resumes it.
-func (ix *Index) Update(ctx context.Context) (Stats, error) {
+func (ix *Index) Update(ctx context.Context) (_ Stats, err error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.closed {
 		return Stats{}, ErrClosed
 	}
+	defer func() {
+		if err != nil {
+			ix.unsaved = true
+		}
+	}()
 	var st Stats
 	paths, err := ix.walk()
 	if err != nil {
@@ -412,7 +422,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		}
 		st.Removed = len(gone)
 	}
-	saveManifest := u.dirty || len(gone) > 0 || reembed || vec.v1
+	saveManifest := u.dirty || len(gone) > 0 || reembed || vec.v1 || ix.unsaved
 	if saveManifest {
 		// A version 1 file is rewritten in the current format, which is
 		// mapped instead of read on the next Open.
@@ -431,6 +441,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 			return st, err
 		}
 	}
+	ix.unsaved = false
 	st.Files = len(ix.man.Files)
 	for _, e := range ix.man.Files {
 		st.Chunks += len(e.Chunks)
