@@ -83,7 +83,6 @@ func TestRvcs15StatelessFailedEndDropsItsCheckpoints(t *testing.T) {
 }
 
 func TestRvcs15StatelessFailedEndWhoseAnswerIsLostDropsItsCheckpoints(t *testing.T) {
-	t.Skip("finding: the retried FinishRun meets ErrLeaseLost after its first try committed (answer lost) and executeClaim returns before the DropThread block: a stateless run's checkpoints stay in the saver (the primary FinishRun's retry has the same gap)")
 	saver, b := sqliteEnv(t)
 	rb := &lostFailure{refusingResults: refusingResults{Backend: b}}
 	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
@@ -112,7 +111,6 @@ func (b *lostFinish) FinishRun(ctx context.Context, c *server.Claim, res server.
 }
 
 func TestRvcs15StatelessEndWhoseAnswerIsLostDropsItsCheckpoints(t *testing.T) {
-	t.Skip("finding: as the failed end's: the retry meets ErrLeaseLost and executeClaim returns before deleting the stateless thread's checkpoints")
 	saver, b := sqliteEnv(t)
 	rb := &lostFinish{Backend: b}
 	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))

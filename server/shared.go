@@ -474,6 +474,7 @@ func (s *Server) executeClaim(c *Claim) {
 	err = s.backendTry(ctx, "finishing run "+rec.ID, func(ctx context.Context) error { return b.FinishRun(ctx, c, res) })
 	if err != nil {
 		if errors.Is(err, ErrLeaseLost) {
+			s.dropIfGone(ctx, rec, res.DropThread)
 			return
 		}
 		if faulted(err) {
@@ -493,10 +494,12 @@ func (s *Server) executeClaim(c *Claim) {
 		// Tried as the first was: a transient fault here would otherwise
 		// leave the run claimed, to be run again once its lease expired.
 		err := s.backendTry(ctx, "finishing run "+rec.ID+" as failed", func(ctx context.Context) error { return b.FinishRun(ctx, c, res) })
+		if errors.Is(err, ErrLeaseLost) {
+			s.dropIfGone(ctx, rec, res.DropThread)
+			return
+		}
 		if err != nil {
-			if !errors.Is(err, ErrLeaseLost) {
-				slog.Warn("server: finishing a run as failed", "run_id", rec.ID, "err", err)
-			}
+			slog.Warn("server: finishing a run as failed", "run_id", rec.ID, "err", err)
 			return
 		}
 	}
@@ -505,6 +508,24 @@ func (s *Server) executeClaim(c *Claim) {
 		sh.notify(rec.ID)
 		_ = s.deleteCheckpoints(ctx, rec.ThreadID) // best effort: the thread is gone anyway
 	}
+}
+
+// dropIfGone deletes the checkpoints of rec's thread, when its run drops
+// it (a stateless run) and the thread is gone from the Backend: for a
+// FinishRun that met ErrLeaseLost, which a try whose answer was lost
+// meets after it finished the run (and dropped its thread) as well as a
+// holder whose run was taken over. A run taken over and still running
+// keeps its thread, so nothing is deleted under it; the one that takes
+// it to its end deletes them, as a repeat deletes nothing more.
+func (s *Server) dropIfGone(ctx context.Context, rec RunRecord, drop bool) {
+	if !drop {
+		return
+	}
+	if _, err := s.cfg.backend.Thread(ctx, rec.ThreadID); !errors.Is(err, ErrNotFound) {
+		return
+	}
+	s.shared.notify(rec.ID)
+	_ = s.deleteCheckpoints(ctx, rec.ThreadID) // best effort, as after a FinishRun that answered
 }
 
 // release gives claim c back to the Backend, unfinished, to be claimed
