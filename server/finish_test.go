@@ -80,22 +80,43 @@ func (b *flakyFailure) FinishRun(ctx context.Context, c *server.Claim, res serve
 }
 
 // The failed end of a run whose result cannot be recorded is retried
-// through a transient fault, as the first FinishRun is: the run still
-// ends once, and is not run again.
-func TestRunWhoseResultCannotBeRecordedFailsOnceThroughATransientFault(t *testing.T) {
-	saver, b := sqliteEnv(t)
-	rb := &flakyFailure{refusingResults: refusingResults{Backend: b}}
-	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
-	tid := e.newThread(nil)
-	var out map[string]any
-	e.ok("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
-	require.Equal(t, "StorageError", out["__error__"].(map[string]any)["error"])
-	var runs []map[string]any
-	e.ok("GET", "/threads/"+tid+"/runs", nil, &runs)
-	require.Len(t, runs, 1)
-	require.Equal(t, "error", runs[0]["status"])
-	require.Equal(t, int32(1), rb.refused.Load(), "the run was not run again")
-	require.Equal(t, int32(2), rb.faults.Load(), "the failed end was tried again")
+// through a transient fault, as the first FinishRun is, and after a try
+// that was made but whose answer was lost: the run still ends once,
+// failed, is not run again, and its stream says so once.
+func TestRunWhoseResultCannotBeRecordedFailsOnceThroughAFaultOfItsFailedEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		backend func(server.Backend) (server.Backend, *refusingResults, *atomic.Int32)
+	}{
+		{"a transient fault", func(b server.Backend) (server.Backend, *refusingResults, *atomic.Int32) {
+			rb := &flakyFailure{refusingResults: refusingResults{Backend: b}}
+			return rb, &rb.refusingResults, &rb.faults
+		}},
+		{"an answer lost after the commit", func(b server.Backend) (server.Backend, *refusingResults, *atomic.Int32) {
+			rb := &lostFailure{refusingResults: refusingResults{Backend: b}}
+			return rb, &rb.refusingResults, &rb.tries
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saver, b := sqliteEnv(t)
+			rb, refusing, tries := tc.backend(b)
+			e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
+			tid := e.newThread(nil)
+			var out map[string]any
+			e.ok("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
+			require.Equal(t, "StorageError", out["__error__"].(map[string]any)["error"])
+			var runs []map[string]any
+			e.ok("GET", "/threads/"+tid+"/runs", nil, &runs)
+			require.Len(t, runs, 1)
+			require.Equal(t, "error", runs[0]["status"])
+			require.Equal(t, int32(1), refusing.refused.Load(), "the run was not run again")
+			require.Equal(t, int32(2), tries.Load(), "the failed end was tried again")
+			r := e.do("GET", "/threads/"+tid+"/runs/"+runs[0]["run_id"].(string)+"/stream", nil)
+			require.Equal(t, http.StatusOK, r.status)
+			require.Equal(t, 1, strings.Count(string(r.body), "event: error"), "one error event")
+			require.Equal(t, 1, strings.Count(string(r.body), "event: end"), "one end event")
+		})
+	}
 }
 
 // slowFinish is a real Backend whose FinishRun starts late, as a loaded

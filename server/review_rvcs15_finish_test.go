@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,26 +26,6 @@ func (b *lostFailure) FinishRun(ctx context.Context, c *server.Claim, res server
 		return fmt.Errorf("finish: answer lost: %w", server.ErrTransient)
 	}
 	return err
-}
-
-func TestRvcs15FailedEndWhoseAnswerIsLostEndsTheRunOnce(t *testing.T) {
-	saver, b := sqliteEnv(t)
-	rb := &lostFailure{refusingResults: refusingResults{Backend: b}}
-	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
-	tid := e.newThread(nil)
-	var out map[string]any
-	e.ok("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
-	require.Equal(t, "StorageError", out["__error__"].(map[string]any)["error"])
-	var runs []map[string]any
-	e.ok("GET", "/threads/"+tid+"/runs", nil, &runs)
-	require.Len(t, runs, 1)
-	require.Equal(t, "error", runs[0]["status"])
-	require.Equal(t, int32(1), rb.refused.Load(), "the run was not run again")
-	require.Equal(t, int32(2), rb.tries.Load(), "tried again after the lost answer")
-	r := e.do("GET", "/threads/"+tid+"/runs/"+runs[0]["run_id"].(string)+"/stream", nil)
-	require.Equal(t, http.StatusOK, r.status)
-	require.Equal(t, 1, strings.Count(string(r.body), "event: error"), "one error event")
-	require.Equal(t, 1, strings.Count(string(r.body), "event: end"), "one end event")
 }
 
 // statelessThread is the thread of the stateless run that answered r.
