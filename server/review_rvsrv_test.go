@@ -2,10 +2,16 @@ package server_test
 
 import (
 	"context"
+	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentgraph/agentgraph/checkpoint"
+	"github.com/agentgraph/agentgraph/server"
 )
 
 // failedRun runs the boom graph on a new thread, its stream read to its
@@ -63,4 +69,82 @@ func TestAJoinPastAFailedRunsEndGetsNothing(t *testing.T) {
 	r := e.doCtx(context.Background(), "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": strconv.Itoa(end.ID)})
 	require.Equal(t, 200, r.status, "%s", r.body)
 	require.Empty(t, parseSSE(t, r.body))
+}
+
+// takenOver is a real Backend whose first FinishRun comes too late: the
+// holder's lease expired (no longer renewed) and another holder, "thief",
+// claimed the run, which it holds, still running, when the first
+// holder's FinishRun is made (and meets ErrLeaseLost). The server claims
+// nothing more once the run is taken over.
+type takenOver struct {
+	server.Backend
+	ttl      time.Duration
+	stalled  atomic.Bool
+	thief    atomic.Pointer[server.Claim]
+	finished chan error
+}
+
+func (b *takenOver) ClaimRun(ctx context.Context, holder string, ttl time.Duration, graphs []string) (*server.Claim, error) {
+	if b.stalled.Load() {
+		return nil, nil
+	}
+	return b.Backend.ClaimRun(ctx, holder, ttl, graphs)
+}
+
+func (b *takenOver) RenewLease(ctx context.Context, c *server.Claim, ttl time.Duration) (string, error) {
+	if b.stalled.Load() {
+		return "", nil // not renewed
+	}
+	return b.Backend.RenewLease(ctx, c, ttl)
+}
+
+func (b *takenOver) FinishRun(ctx context.Context, c *server.Claim, res server.RunResult) error {
+	if !b.stalled.CompareAndSwap(false, true) {
+		return b.Backend.FinishRun(ctx, c, res)
+	}
+	ctx = context.WithoutCancel(ctx) // past the try's deadline, the lease's
+	time.Sleep(b.ttl + 200*time.Millisecond)
+	if thief, err := b.Backend.ClaimRun(ctx, "thief", time.Hour, nil); err == nil && thief != nil && thief.Run.ID == c.Run.ID {
+		b.thief.Store(thief)
+	}
+	err := b.Backend.FinishRun(ctx, c, res)
+	b.finished <- err
+	return err
+}
+
+// A stateless run taken over by another holder, which still runs it,
+// keeps its thread's checkpoints when its first holder's FinishRun meets
+// ErrLeaseLost: they are the new holder's.
+func TestAStatelessRunTakenOverKeepsItsCheckpointsForItsNewHolder(t *testing.T) {
+	if onBackend() {
+		t.Skip("runs on each shared Backend itself")
+	}
+	for name, env := range map[string]func(*testing.T) (checkpoint.Saver, server.Backend){"sqlite": sqliteEnv, "postgres": postgresEnv} {
+		t.Run(name, func(t *testing.T) {
+			if name == "postgres" && os.Getenv("AGENTGRAPH_TEST_POSTGRES_URL") == "" {
+				t.Skip("AGENTGRAPH_TEST_POSTGRES_URL is not set")
+			}
+			saver, b := env(t)
+			const ttl = 300 * time.Millisecond
+			tb := &takenOver{Backend: b, ttl: ttl, finished: make(chan error, 1)}
+			e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(tb),
+				server.WithRunLeaseTTL(ttl), server.WithPollInterval(10*time.Millisecond))
+			var run map[string]any
+			e.ok("POST", "/runs", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &run)
+			tid := run["thread_id"].(string)
+
+			select {
+			case err := <-tb.finished:
+				require.ErrorIs(t, err, server.ErrLeaseLost)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the run was not finished")
+			}
+			require.NotNil(t, tb.thief.Load(), "the run was taken over")
+			_, err := b.Thread(context.Background(), tid)
+			require.NoError(t, err, "the thread of a run taken over is there")
+			for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+				require.Positive(t, checkpointsOf(t, saver, tid), "the new holder's checkpoints are kept")
+			}
+		})
+	}
 }
