@@ -148,3 +148,24 @@ func TestAStatelessRunTakenOverKeepsItsCheckpointsForItsNewHolder(t *testing.T) 
 		})
 	}
 }
+
+// A stateless run cancelled while pending ends, and its thread is
+// dropped, as one cancelled while it runs: nothing is left of it but
+// the run's record.
+func TestAStatelessRunCancelledWhilePendingDropsItsThread(t *testing.T) {
+	t.Skip("finding: a stateless run cancelled while pending keeps its thread")
+	e := newEnv(t, server.WithWorkers(1))
+	var first, second map[string]any
+	e.ok("POST", "/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "a"}}, &first)
+	<-e.gate.started // the one worker runs it
+	e.ok("POST", "/runs", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "b"}}, &second)
+	tid, rid := second["thread_id"].(string), second["run_id"].(string)
+	require.Equal(t, "pending", second["status"])
+
+	e.ok("POST", "/threads/"+tid+"/runs/"+rid+"/cancel", nil, nil)
+	e.gate.release <- struct{}{}
+	require.Eventually(t, func() bool {
+		return e.do("GET", "/threads/"+first["thread_id"].(string), nil).status == 404
+	}, 5*time.Second, 10*time.Millisecond, "the first stateless run's thread is dropped at its end")
+	require.Equal(t, 404, e.do("GET", "/threads/"+tid, nil).status, "the cancelled stateless run's thread is dropped")
+}
