@@ -168,4 +168,7 @@ func TestAStatelessRunCancelledWhilePendingDropsItsThread(t *testing.T) {
 		return e.do("GET", "/threads/"+first["thread_id"].(string), nil).status == 404
 	}, 5*time.Second, 10*time.Millisecond, "the first stateless run's thread is dropped at its end")
 	require.Equal(t, 404, e.do("GET", "/threads/"+tid, nil).status, "the cancelled stateless run's thread is dropped")
+	var got map[string]any
+	e.ok("GET", "/runs/"+rid, nil, &got)
+	require.Equal(t, "interrupted", got["status"], "its record stays, as a stateless run's does at its end")
 }
