@@ -469,12 +469,9 @@ func (s *Server) executeClaim(c *Claim) {
 		s.release(ctx, c, "after a fault", emitErr)
 		return
 	}
-	// A try whose answer was lost may have finished the run: the next one
-	// then finds the claim gone (ErrLeaseLost), and the run ended.
-	err = s.backendTry(ctx, "finishing run "+rec.ID, func(ctx context.Context) error { return b.FinishRun(ctx, c, res) })
+	err = s.finish(ctx, c, res, "finishing run "+rec.ID)
 	if err != nil {
 		if errors.Is(err, ErrLeaseLost) {
-			s.dropIfGone(ctx, rec, res.DropThread)
 			return
 		}
 		if faulted(err) {
@@ -493,39 +490,42 @@ func (s *Server) executeClaim(c *Claim) {
 		res.Error, _ = json.Marshal(why)
 		// Tried as the first was: a transient fault here would otherwise
 		// leave the run claimed, to be run again once its lease expired.
-		err := s.backendTry(ctx, "finishing run "+rec.ID+" as failed", func(ctx context.Context) error { return b.FinishRun(ctx, c, res) })
-		if errors.Is(err, ErrLeaseLost) {
-			s.dropIfGone(ctx, rec, res.DropThread)
-			return
-		}
-		if err != nil {
-			slog.Warn("server: finishing a run as failed", "run_id", rec.ID, "err", err)
+		if err := s.finish(ctx, c, res, "finishing run "+rec.ID+" as failed"); err != nil {
+			if !errors.Is(err, ErrLeaseLost) {
+				slog.Warn("server: finishing a run as failed", "run_id", rec.ID, "err", err)
+			}
 			return
 		}
 	}
 	if res.DropThread {
-		// Its end, to the streams that follow it here, before the deletion.
-		sh.notify(rec.ID)
-		_ = s.deleteCheckpoints(ctx, rec.ThreadID) // best effort: the thread is gone anyway
+		s.dropThread(ctx, rec)
 	}
 }
 
-// dropIfGone deletes the checkpoints of rec's thread, when its run drops
-// it (a stateless run) and the thread is gone from the Backend: for a
-// FinishRun that met ErrLeaseLost, which a try whose answer was lost
-// meets after it finished the run (and dropped its thread) as well as a
-// holder whose run was taken over. A run taken over and still running
-// keeps its thread, so nothing is deleted under it; the one that takes
-// it to its end deletes them, as a repeat deletes nothing more.
-func (s *Server) dropIfGone(ctx context.Context, rec RunRecord, drop bool) {
-	if !drop {
-		return
+// finish records res as the end of c's run (see Backend.FinishRun),
+// through transient faults. A try whose answer was lost may have
+// finished the run: the next one then finds the claim gone
+// (ErrLeaseLost), as a holder whose run was taken over does. Then a
+// stateless run's thread, if gone from the Backend, has its checkpoints
+// deleted here (see dropThread): the try that dropped it could not say
+// so. A run taken over and still running keeps its thread, and nothing
+// is deleted under it.
+func (s *Server) finish(ctx context.Context, c *Claim, res RunResult, op string) error {
+	err := s.backendTry(ctx, op, func(ctx context.Context) error { return s.cfg.backend.FinishRun(ctx, c, res) })
+	if errors.Is(err, ErrLeaseLost) && res.DropThread {
+		if _, terr := s.cfg.backend.Thread(ctx, c.Run.ThreadID); errors.Is(terr, ErrNotFound) {
+			s.dropThread(ctx, c.Run)
+		}
 	}
-	if _, err := s.cfg.backend.Thread(ctx, rec.ThreadID); !errors.Is(err, ErrNotFound) {
-		return
-	}
+	return err
+}
+
+// dropThread deletes the checkpoints of the thread of rec, a stateless
+// run that ended and dropped it, after telling the streams that follow
+// the run here that it ended.
+func (s *Server) dropThread(ctx context.Context, rec RunRecord) {
 	s.shared.notify(rec.ID)
-	_ = s.deleteCheckpoints(ctx, rec.ThreadID) // best effort, as after a FinishRun that answered
+	_ = s.deleteCheckpoints(ctx, rec.ThreadID) // best effort: the thread is gone anyway
 }
 
 // release gives claim c back to the Backend, unfinished, to be claimed
