@@ -91,7 +91,7 @@ func loadManifest(path string) (*manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("codeindex: load manifest: %w", err)
 	}
-	m, err := decodeOwnedManifest(data) // data is read for it alone
+	m, err := decodeManifest(data) // data is read for it alone
 	if err != nil && !errors.Is(err, errOldVersion) {
 		return nil, &CorruptError{File: path, Err: err}
 	}
@@ -153,23 +153,11 @@ func (m *manifest) encode() []byte {
 // decodeManifest decodes a manifest file (see manifest.encode), or
 // returns errOldVersion when it is of another version, and another error
 // when it is damaged: too short, of another format, its checksum wrong,
-// a length or count beyond its end. It allocates little: every string is
-// a slice of one copy of data, the chunks of all files are one slice,
-// the file entries another.
+// a length or count beyond its end. It takes data, which nothing may
+// change afterwards: every string of the manifest is a slice of it (a
+// cold search's Open spent ~10 ms copying a large one), the chunks of
+// all files are one slice, the file entries another.
 func decodeManifest(data []byte) (*manifest, error) {
-	return decodeManifestOf(data, false)
-}
-
-// decodeOwnedManifest is decodeManifest of data that nothing else holds
-// or changes afterwards: its strings are slices of data itself, not of a
-// copy (a cold search's Open spent ~10 ms copying a large manifest).
-func decodeOwnedManifest(data []byte) (*manifest, error) {
-	return decodeManifestOf(data, true)
-}
-
-// decodeManifestOf is decodeManifest; with owned, its strings are slices
-// of data (see decodeOwnedManifest).
-func decodeManifestOf(data []byte, owned bool) (*manifest, error) {
 	if len(data) < len(manifestMagic) || string(data[:len(manifestMagic)]) != manifestMagic {
 		return nil, errors.New("not a manifest file")
 	}
@@ -188,12 +176,7 @@ func decodeManifestOf(data []byte, owned bool) (*manifest, error) {
 	if crc32.Checksum(data[:end], castagnoli) != binary.LittleEndian.Uint32(data[end:]) {
 		return nil, errors.New("checksum mismatch")
 	}
-	r.b = data[:end]
-	if owned && end > 0 {
-		r.s = unsafe.String(unsafe.SliceData(data), end)
-	} else {
-		r.s = string(data[:end])
-	}
+	r.b, r.s = data[:end], unsafe.String(unsafe.SliceData(data), end)
 	m := &manifest{Version: version}
 	m.Embedder = r.str()
 	m.TermModel = r.str()
