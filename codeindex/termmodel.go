@@ -790,15 +790,13 @@ func decodeTermModel(mf *mappedFile, id string) (*termModel, error) {
 	if tuned != 0 && tuned != n*m.Dim {
 		return nil, errStaleTermModel
 	}
-	if tuned != 0 || d.aligned {
-		// A version 3 file pads an empty tuned block too.
-		var xs []float32
-		if xs, ok = d.floats(tuned); !ok {
-			return nil, errStaleTermModel
-		}
-		if tuned != 0 {
-			m.Tuned = xs
-		}
+	// Read even when empty: a version 3 file pads an empty block too.
+	xs, ok := d.floats(tuned)
+	if !ok {
+		return nil, errStaleTermModel
+	}
+	if tuned != 0 {
+		m.Tuned = xs
 	}
 	if len(d.p) != 0 {
 		return nil, errStaleTermModel

@@ -31,8 +31,8 @@ import (
 // dropped ([Backend.Events] then
 // fails with an error a join of their stream reports). The events of a run
 // that was not stream_resumable are dropped when it ended and no stream
-// reads them but how it ended: its "error", if it failed, and its "end". The events of runs still pending or running
-// are not bounded.
+// reads them but how it ended: its "error", if it failed, and its "end".
+// The events of runs still pending or running are not bounded.
 //
 // The records it returns share nothing it changes later, but their maps
 // and raw JSON may be shared with it and must not be modified; nor may

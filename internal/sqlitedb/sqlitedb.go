@@ -472,8 +472,8 @@ const maxAttempts = 8
 
 // Retry runs f until it succeeds, fails with an error other than
 // SQLITE_BUSY, SQLITE_LOCKED or SQLITE_PROTOCOL, or has been tried 8
-// times, waiting a jittered, growing delay between attempts. If ctx is done when f fails,
-// the error also wraps ctx.Err().
+// times, waiting a jittered, growing delay between attempts. If ctx is
+// done when f fails, the error also wraps ctx.Err().
 func Retry(ctx context.Context, f func() error) error {
 	backoff := 5 * time.Millisecond
 	for attempt := 1; ; attempt++ {
