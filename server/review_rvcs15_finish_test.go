@@ -48,31 +48,6 @@ func checkpointsOf(t *testing.T, saver checkpoint.Saver, tid string) int {
 	return n
 }
 
-func TestRvcs15StatelessFailedEndDropsItsCheckpoints(t *testing.T) {
-	saver, b := sqliteEnv(t)
-	rb := &refusingResults{Backend: b}
-	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
-	var out map[string]any
-	r := e.ok("POST", "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
-	require.Equal(t, "StorageError", out["__error__"].(map[string]any)["error"])
-	tid := statelessThread(t, e, r)
-	require.Eventually(t, func() bool { return checkpointsOf(t, saver, tid) == 0 }, 2*time.Second, 10*time.Millisecond,
-		"the dropped thread's checkpoints are deleted")
-}
-
-func TestRvcs15StatelessFailedEndWhoseAnswerIsLostDropsItsCheckpoints(t *testing.T) {
-	saver, b := sqliteEnv(t)
-	rb := &lostFailure{refusingResults: refusingResults{Backend: b}}
-	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
-	var out map[string]any
-	r := e.ok("POST", "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
-	require.Equal(t, "StorageError", out["__error__"].(map[string]any)["error"])
-	require.Equal(t, int32(2), rb.tries.Load())
-	tid := statelessThread(t, e, r)
-	require.Eventually(t, func() bool { return checkpointsOf(t, saver, tid) == 0 }, 2*time.Second, 10*time.Millisecond,
-		"the dropped thread's checkpoints are deleted")
-}
-
 // lostFinish is a real Backend whose first FinishRun is made but its
 // answer lost.
 type lostFinish struct {
@@ -88,14 +63,44 @@ func (b *lostFinish) FinishRun(ctx context.Context, c *server.Claim, res server.
 	return err
 }
 
-func TestRvcs15StatelessEndWhoseAnswerIsLostDropsItsCheckpoints(t *testing.T) {
-	saver, b := sqliteEnv(t)
-	rb := &lostFinish{Backend: b}
-	e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
-	var out map[string]any
-	r := e.ok("POST", "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
-	require.Equal(t, int32(2), rb.tries.Load())
-	tid := statelessThread(t, e, r)
-	require.Eventually(t, func() bool { return checkpointsOf(t, saver, tid) == 0 }, 2*time.Second, 10*time.Millisecond,
-		"the dropped thread's checkpoints are deleted")
+// A stateless run's thread and its checkpoints go at its end, whether
+// its result was recorded or it ended failed (StorageError), and also
+// when the try that ended it lost its answer (the retry meets
+// ErrLeaseLost).
+func TestRvcs15StatelessRunDropsItsCheckpointsAtItsEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		backend      func(server.Backend) (server.Backend, func() int32)
+		storageError bool
+		tries        int32 // of FinishRun, when counted
+	}{
+		{"its result refused: a failed end", func(b server.Backend) (server.Backend, func() int32) {
+			return &refusingResults{Backend: b}, nil
+		}, true, 0},
+		{"its failed end's answer lost", func(b server.Backend) (server.Backend, func() int32) {
+			rb := &lostFailure{refusingResults: refusingResults{Backend: b}}
+			return rb, rb.tries.Load
+		}, true, 2},
+		{"its end's answer lost", func(b server.Backend) (server.Backend, func() int32) {
+			rb := &lostFinish{Backend: b}
+			return rb, rb.tries.Load
+		}, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saver, b := sqliteEnv(t)
+			rb, tries := tc.backend(b)
+			e := serve(t, server.Graph("agent", agentGraph(t, saver)), server.WithCheckpointer(saver), server.WithBackend(rb))
+			var out map[string]any
+			r := e.ok("POST", "/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"topic": "x"}}, &out)
+			if tc.storageError {
+				require.Equal(t, "StorageError", out["__error__"].(map[string]any)["error"])
+			}
+			if tries != nil {
+				require.Equal(t, tc.tries, tries())
+			}
+			tid := statelessThread(t, e, r)
+			require.Eventually(t, func() bool { return checkpointsOf(t, saver, tid) == 0 }, 2*time.Second, 10*time.Millisecond,
+				"the dropped thread's checkpoints are deleted")
+		})
+	}
 }
