@@ -69,9 +69,10 @@ type Index struct {
 	terms      *termModel // the term model (see WithTermModel); nil when there is none
 	termsTried bool       // whether terms was read from the folder
 
-	// unsaved: an Update failed, perhaps after changing man (and the
-	// model's or the vectors' files) without saving it: the next Update
-	// saves the vectors and the manifest even when it changes nothing.
+	// unsaved: an Update failed after it began to change the index in
+	// memory (man, the vectors, the model's file), perhaps before saving
+	// it: the next Update saves the vectors and the manifest even when it
+	// changes nothing.
 	unsaved bool
 
 	smu   sync.Mutex        // guards stats (see bm25Stats)
@@ -347,17 +348,12 @@ type Stats struct {
 // and re-embedded, new files are added and the chunks of deleted files are
 // removed. Progress goes to the [WithProgress] callback. If ctx is cancelled
 // the work done so far is kept in memory and the next Update resumes it.
-func (ix *Index) Update(ctx context.Context) (_ Stats, err error) {
+func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.closed {
 		return Stats{}, ErrClosed
 	}
-	defer func() {
-		if err != nil {
-			ix.unsaved = true
-		}
-	}()
 	var st Stats
 	paths, err := ix.walk()
 	if err != nil {
@@ -367,6 +363,11 @@ func (ix *Index) Update(ctx context.Context) (_ Stats, err error) {
 	if err != nil {
 		return st, err
 	}
+	// From here on the index in memory may get ahead of its files, until
+	// they are saved at the end: an Update that fails on the way leaves
+	// the next one to save them, even if it changes nothing.
+	behind := ix.unsaved
+	ix.unsaved = true
 	embID := embedderID(ix.cfg.embedder) + "+" + embedTextVersion
 	reembed := ix.man.Embedder != embID
 	if reembed {
@@ -422,7 +423,7 @@ func (ix *Index) Update(ctx context.Context) (_ Stats, err error) {
 		}
 		st.Removed = len(gone)
 	}
-	saveManifest := u.dirty || len(gone) > 0 || reembed || vec.v1 || ix.unsaved
+	saveManifest := u.dirty || len(gone) > 0 || reembed || vec.v1 || behind
 	if saveManifest {
 		// A version 1 file is rewritten in the current format, which is
 		// mapped instead of read on the next Open.
